@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import { connect, errors as natsErrors, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
+import {
+  AppError,
+  ERROR_CODES,
+  detailsFromZod,
+  isAppError,
+  type Catalog,
+  type ErrorCode,
+  type ErrorDetails,
+  type ParsedRequestOf,
+  type ReplyInputOf,
+  type ReplyOf,
+  type RequestContext,
+  type RequestOf,
+  type TenantContext,
+} from '@erp/contracts';
+import { translatePgError } from '@erp/db';
+import { ERROR_HEADER, buildHeaders, extractTraceContext, readRequestContext } from './headers';
+import type { Logger } from './logger';
+
+const tracer = trace.getTracer('@erp/bus');
+
+/** Context type a handler receives: tenant subjects are sure to have a company. */
+export type HandlerContext<Spec> = Spec extends { tenant: true } ? TenantContext : RequestContext;
+
+/** One handler per subject of the catalog: the mapped type makes a missing subject a compile error. */
+export type Handlers<C extends Catalog> = {
+  [S in keyof C]: (request: ParsedRequestOf<C, S>, ctx: HandlerContext<C[S]>) => Promise<ReplyInputOf<C, S>>;
+};
+
+type WireReply = { ok: true; data: unknown } | { ok: false; error: { code: ErrorCode; message: string; details?: ErrorDetails } };
+
+export interface BusObserver {
+  /** A request this process sent got its answer (or failed): `code` is 'OK' or an error code. */
+  requested?(subject: string, code: string, seconds: number): void;
+  /** A request this process handled. */
+  handled?(subject: string, code: string, seconds: number): void;
+}
+
+export interface BusOptions {
+  servers: string;
+  /** Every subject is published under `<prefix>.`: environments and test runs share one server safely. */
+  prefix: string;
+  /** Connection name, shown in NATS monitoring. */
+  name: string;
+  logger: Logger;
+  requestTimeoutMs?: number;
+  observer?: BusObserver;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+}
+
+/**
+ * Typed request/reply over NATS. Requests carry the request context and W3C trace context in
+ * headers; replies carry either data or a typed error code. Handlers subscribe in a queue group
+ * so replicas of a service share the load.
+ */
+export class Bus {
+  private readonly subs: Subscription[] = [];
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly stopHooks: Array<() => Promise<void>> = [];
+  private draining = false;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly options: Required<Pick<BusOptions, 'prefix' | 'requestTimeoutMs'>> & BusOptions,
+  ) {}
+
+  static async connect(options: BusOptions): Promise<Bus> {
+    const nc = await connect({
+      servers: options.servers,
+      name: options.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+    return new Bus(nc, { requestTimeoutMs: 10_000, ...options });
+  }
+
+  get logger(): Logger {
+    return this.options.logger;
+  }
+
+  /** Full subject name under this bus's prefix. */
+  subject(name: string): string {
+    return `${this.options.prefix}.${name}`;
+  }
+
+  /** Whether the connection is usable (for readiness). */
+  isConnected(): boolean {
+    return !this.nc.isClosed() && !this.draining && this.nc.status !== undefined;
+  }
+
+  async request<C extends Catalog, S extends keyof C & string>(
+    catalog: C,
+    subject: S,
+    payload: RequestOf<C, S>,
+    ctx: RequestContext,
+    options: RequestOptions = {},
+  ): Promise<ReplyOf<C, S>> {
+    void catalog; // the catalog fixes the types; the service validates the payload
+    const started = performance.now();
+    const span = tracer.startSpan(`${subject} request`, {
+      kind: SpanKind.CLIENT,
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
+    });
+    let code = 'OK';
+    try {
+      const headers = buildHeaders(ctx, trace.setSpan(otelContext.active(), span));
+      let msg: Msg;
+      try {
+        msg = await this.nc.request(this.subject(subject), JSON.stringify(payload), {
+          timeout: options.timeoutMs ?? this.options.requestTimeoutMs,
+          headers,
+        });
+      } catch (err) {
+        throw transportError(subject, err);
+      }
+      const reply = msg.json<WireReply>();
+      if (reply.ok) return reply.data as ReplyOf<C, S>;
+      throw new AppError(reply.error.code, reply.error.message, reply.error.details);
+    } catch (err) {
+      code = isAppError(err) ? err.code : 'INTERNAL';
+      span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+      throw err;
+    } finally {
+      span.end();
+      this.options.observer?.requested?.(subject, code, (performance.now() - started) / 1000);
+    }
+  }
+
+  /**
+   * Serves every subject of a catalog in one queue group. Payloads are parsed with the contract
+   * before the handler sees them; replies are parsed with the contract before they leave.
+   */
+  serve<C extends Catalog>(catalog: C, handlers: Handlers<C>, options: { queue: string }): void {
+    for (const name of Object.keys(catalog) as Array<keyof C & string>) {
+      const spec = catalog[name]!;
+      const handler = handlers[name] as (req: unknown, ctx: RequestContext) => Promise<unknown>;
+      const sub = this.nc.subscribe(this.subject(name), {
+        queue: options.queue,
+        callback: (err, msg) => {
+          if (err) {
+            this.logger.error({ err, subject: name }, 'subscription failed');
+            return;
+          }
+          this.track(this.handle(name, spec, handler, msg));
+        },
+      });
+      this.subs.push(sub);
+    }
+  }
+
+  /** Plain (non-queue) subscription: every replica receives every message. For cache invalidation. */
+  subscribeAll(pattern: string, onMessage: (subject: string, payload: unknown) => void): void {
+    const prefixLength = this.options.prefix.length + 1;
+    const sub = this.nc.subscribe(this.subject(pattern), {
+      callback: (err, msg) => {
+        if (err) return;
+        try {
+          onMessage(msg.subject.slice(prefixLength), msg.json());
+        } catch (cause) {
+          this.logger.warn({ err: cause, subject: msg.subject }, 'broadcast message ignored');
+        }
+      },
+    });
+    this.subs.push(sub);
+  }
+
+  /** Registers work to await when draining (consumers, relays). */
+  onDrain(hook: () => Promise<void>): void {
+    this.stopHooks.push(hook);
+  }
+
+  /** Counts a unit of work so `drain()` waits for it. */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.inflight.add(work);
+    void work.finally(() => this.inflight.delete(work)).catch(() => undefined);
+    return work;
+  }
+
+  /**
+   * Stops taking new work, waits for what is in flight (handlers, consumers), then closes the
+   * connection after flushing the replies.
+   */
+  async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    await Promise.allSettled(this.subs.map((s) => s.drain()));
+    await Promise.allSettled(this.stopHooks.map((hook) => hook()));
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
+  }
+
+  private async handle(
+    name: string,
+    spec: Catalog[string],
+    handler: (req: unknown, ctx: RequestContext) => Promise<unknown>,
+    msg: Msg,
+  ): Promise<void> {
+    const started = performance.now();
+    const ctx = readRequestContext(msg.headers) ?? { requestId: randomUUID() };
+    const log = this.logger.child({ requestId: ctx.requestId, subject: name, empresaId: ctx.empresa?.id });
+    const span = tracer.startSpan(
+      `${name} process`,
+      { kind: SpanKind.SERVER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': name } },
+      extractTraceContext(msg.headers),
+    );
+    let reply: WireReply;
+    try {
+      reply = await otelContext.with(trace.setSpan(otelContext.active(), span), async () => {
+        let raw: unknown;
+        try {
+          raw = msg.data.length > 0 ? msg.json() : {};
+        } catch {
+          throw new AppError('BAD_REQUEST', 'El mensaje no es JSON válido');
+        }
+        const parsed = spec.request.safeParse(raw);
+        if (!parsed.success) throw AppError.validation('Datos inválidos', detailsFromZod(parsed.error));
+        if (spec.tenant && !ctx.empresa) throw new AppError('UNAUTHORIZED', 'La solicitud no identifica a la empresa');
+        const result = await handler(parsed.data, ctx);
+        const checked = spec.reply.safeParse(result);
+        if (!checked.success) {
+          log.error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
+          throw new Error(`Reply of ${name} does not match its contract`);
+        }
+        return { ok: true as const, data: checked.data };
+      });
+    } catch (thrown) {
+      const err = translatePgError(thrown);
+      if (isAppError(err) && (ERROR_CODES as readonly string[]).includes(err.code)) {
+        if (err.code === 'INTERNAL' || err.code === 'UNAVAILABLE') log.error({ err: thrown }, err.message);
+        reply = { ok: false, error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
+      } else {
+        const errorId = randomUUID();
+        log.error({ err: thrown, errorId }, 'unhandled error');
+        reply = { ok: false, error: { code: 'INTERNAL', message: `Error interno del servidor (ref. ${errorId})` } };
+      }
+      span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
+    } finally {
+      span.end();
+    }
+    const code = reply.ok ? 'OK' : reply.error.code;
+    if (msg.reply) {
+      const headers = reply.ok ? undefined : buildHeaders(undefined);
+      headers?.set(ERROR_HEADER, code);
+      msg.respond(JSON.stringify(reply), headers ? { headers } : undefined);
+    }
+    this.options.observer?.handled?.(name, code, (performance.now() - started) / 1000);
+  }
+}
+
+function transportError(subject: string, err: unknown): AppError {
+  if (err instanceof natsErrors.RequestError && err.isNoResponders()) {
+    return new AppError('UNAVAILABLE', `Servicio no disponible (${subject.split('.')[0]})`, undefined, { cause: err });
+  }
+  if (err instanceof natsErrors.NoRespondersError) {
+    return new AppError('UNAVAILABLE', `Servicio no disponible (${subject.split('.')[0]})`, undefined, { cause: err });
+  }
+  if (err instanceof natsErrors.TimeoutError || (err instanceof natsErrors.RequestError && err.cause instanceof natsErrors.TimeoutError)) {
+    return new AppError('TIMEOUT', `El servicio no respondió a tiempo (${subject.split('.')[0]})`, undefined, { cause: err });
+  }
+  return new AppError('UNAVAILABLE', 'Bus de mensajes no disponible', undefined, { cause: err });
+}

@@ -1,0 +1,5 @@
+export * from './bus';
+export * from './headers';
+export * from './jetstream';
+export * from './outbox';
+export type { Logger } from './logger';

@@ -1,0 +1,185 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+  type JsMsg,
+  type PubAck,
+} from '@nats-io/jetstream';
+import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
+import { AppError, isAppError, streamName, type EventCatalog, type PayloadOf, type RequestContext } from '@erp/contracts';
+import { translatePgError } from '@erp/db';
+import type { Bus } from './bus';
+import { buildHeaders, extractTraceContext, readRequestContext } from './headers';
+
+const tracer = trace.getTracer('@erp/bus');
+const nanos = (ms: number) => ms * 1_000_000;
+
+/** Creates (or widens) the one events stream of this prefix. Safe to call from every service at start. */
+export async function ensureEventStream(bus: Bus): Promise<string> {
+  const jsm = await jetstreamManager(bus.nc);
+  const name = streamName(bus.options.prefix);
+  const config = {
+    name,
+    subjects: [bus.subject('events.>')],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: nanos(7 * 24 * 3600_000),
+    duplicate_window: nanos(10 * 60_000),
+  };
+  try {
+    await jsm.streams.info(name);
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError)) throw err;
+    try {
+      await jsm.streams.add(config);
+    } catch (addErr) {
+      // Another service created it between our look-up and our add: fine if it exists now.
+      await jsm.streams.info(name).catch(() => {
+        throw addErr;
+      });
+    }
+  }
+  return name;
+}
+
+export interface PublishOptions {
+  /** Deduplication id (JetStream `Nats-Msg-Id`): the outbox row id, so a re-publish is dropped. */
+  msgId: string;
+  ctx?: RequestContext;
+  /** Trace headers captured when the event was recorded. */
+  trace?: Record<string, string>;
+}
+
+/** Publishes an event on the stream and waits for the stream's acknowledgement. */
+export async function publishEvent(bus: Bus, subject: string, payload: unknown, options: PublishOptions): Promise<PubAck> {
+  const headers = buildHeaders(options.ctx);
+  for (const [key, value] of Object.entries(options.trace ?? {})) headers.set(key, value);
+  return jetstream(bus.nc).publish(bus.subject(subject), JSON.stringify(payload), { msgID: options.msgId, headers });
+}
+
+/** Thrown by a consumer handler for an event that can never succeed: it is terminated, not retried. */
+export class PoisonEventError extends Error {
+  override readonly name = 'PoisonEventError';
+}
+
+export interface EventMeta {
+  eventId: string;
+  subject: string;
+  deliveryCount: number;
+  ctx: RequestContext | undefined;
+}
+
+export interface ConsumerOptions<E extends EventCatalog, S extends keyof E & string> {
+  /** Durable name, shared by the replicas of one service: each event goes to one of them. */
+  durable: string;
+  events: E;
+  subjects: readonly S[];
+  handler: (subject: S, payload: PayloadOf<E, S>, meta: EventMeta) => Promise<void>;
+  /** Messages processed at once by this process. */
+  concurrency?: number;
+  /** Pause before each redelivery, by attempt; the last value repeats. */
+  backoffMs?: readonly number[];
+  maxDeliver?: number;
+  ackWaitMs?: number;
+}
+
+const RETRYABLE_CODES = new Set(['UNAVAILABLE', 'TIMEOUT', 'INTERNAL']);
+
+/**
+ * A durable pull consumer with bounded concurrency. Every message is parsed with its contract
+ * first (a payload that breaks it is terminated); success acks, a retryable failure naks with
+ * backoff, a poison event or a business-rule error terminates with a logged reason. Handlers must
+ * be idempotent on `meta.eventId`: redelivery after a crash is normal.
+ */
+export async function startConsumer<E extends EventCatalog, S extends keyof E & string>(
+  bus: Bus,
+  options: ConsumerOptions<E, S>,
+): Promise<void> {
+  const stream = await ensureEventStream(bus);
+  const jsm = await jetstreamManager(bus.nc);
+  const concurrency = options.concurrency ?? 8;
+  const backoff = options.backoffMs ?? [250, 1_000, 5_000, 15_000, 60_000];
+  const maxDeliver = options.maxDeliver ?? 50;
+  const config = {
+    durable_name: options.durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subjects: options.subjects.map((s) => bus.subject(s)),
+    max_deliver: maxDeliver,
+    ack_wait: nanos(options.ackWaitMs ?? 30_000),
+    max_ack_pending: Math.max(concurrency * 4, 64),
+  };
+  try {
+    await jsm.consumers.info(stream, options.durable);
+    await jsm.consumers.update(stream, options.durable, config);
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError)) throw err;
+    await jsm.consumers.add(stream, config).catch(async (addErr) => {
+      await jsm.consumers.info(stream, options.durable).catch(() => {
+        throw addErr;
+      });
+    });
+  }
+  const consumer = await jetstream(bus.nc).consumers.get(stream, options.durable);
+  const messages = await consumer.consume({ max_messages: concurrency });
+  const log = bus.logger.child({ consumer: options.durable });
+  const prefixLength = bus.options.prefix.length + 1;
+  const running = new Set<Promise<void>>();
+
+  const processOne = async (m: JsMsg): Promise<void> => {
+    const subject = m.subject.slice(prefixLength) as S;
+    const eventId = m.headers?.has('Nats-Msg-Id') ? m.headers.get('Nats-Msg-Id') : `${m.info.stream}:${m.seq}`;
+    const meta: EventMeta = { eventId, subject, deliveryCount: m.info.deliveryCount, ctx: readRequestContext(m.headers) };
+    const span = tracer.startSpan(`${subject} consume`, { kind: SpanKind.CONSUMER }, extractTraceContext(m.headers));
+    try {
+      await otelContext.with(trace.setSpan(otelContext.active(), span), async () => {
+        const spec = options.events[subject];
+        if (!spec) throw new PoisonEventError(`No contract for ${subject}`);
+        let raw: unknown;
+        try {
+          raw = m.json();
+        } catch {
+          throw new PoisonEventError('Payload is not JSON');
+        }
+        const parsed = spec.payload.safeParse(raw);
+        if (!parsed.success) throw new PoisonEventError(`Payload breaks the contract of ${subject}: ${parsed.error.message}`);
+        await options.handler(subject, parsed.data as PayloadOf<E, S>, meta);
+      });
+      m.ack();
+    } catch (thrown) {
+      const err = translatePgError(thrown);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      const retryable = !(err instanceof PoisonEventError) && (!isAppError(err) || RETRYABLE_CODES.has(err.code));
+      if (retryable && meta.deliveryCount < maxDeliver) {
+        const delay = backoff[Math.min(meta.deliveryCount - 1, backoff.length - 1)] ?? 1_000;
+        log.warn({ err: thrown, eventId, subject, attempt: meta.deliveryCount, retryInMs: delay }, 'event failed; will retry');
+        m.nak(delay);
+      } else {
+        log.error({ err: thrown, eventId, subject, attempt: meta.deliveryCount }, 'event terminated');
+        m.term(err instanceof Error ? err.message.slice(0, 200) : 'terminated');
+      }
+    } finally {
+      span.end();
+    }
+  };
+
+  const loop = (async () => {
+    for await (const m of messages) {
+      while (running.size >= concurrency) await Promise.race(running);
+      const work = processOne(m);
+      running.add(work);
+      void work.finally(() => running.delete(work));
+    }
+    await Promise.allSettled([...running]);
+  })();
+  loop.catch((err: unknown) => log.error({ err }, 'consumer loop stopped'));
+
+  bus.onDrain(async () => {
+    await messages.close().catch(() => undefined);
+    await loop.catch(() => undefined);
+  });
+}

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Generated, type Kysely, type Transaction } from 'kysely';
+import type { EventCatalog, PayloadOf, RequestContext } from '@erp/contracts';
+import type { Bus } from './bus';
+import { traceCarrier } from './headers';
+import { publishEvent } from './jetstream';
+
+/** Tables every service schema gets: the outbox, and the ids of events it has already applied. */
+export interface OutboxTables {
+  outbox: {
+    id: string;
+    subject: string;
+    payload: unknown;
+    context: unknown;
+    trace: unknown;
+    created_at: Generated<Date>;
+    published_at: Date | null;
+  };
+  processed_events: {
+    consumer: string;
+    event_id: string;
+    processed_at: Generated<Date>;
+  };
+}
+
+// Services type their Kysely with their own tables plus these; the helpers accept any of them.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any> | Transaction<any>;
+const asOutbox = (db: AnyDb) => db as unknown as Kysely<OutboxTables>;
+
+/** Migration step that creates the outbox tables in the schema the migration runs in. */
+export async function createOutboxTables(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('outbox')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('subject', 'text', (c) => c.notNull())
+    .addColumn('payload', 'jsonb', (c) => c.notNull())
+    .addColumn('context', 'jsonb')
+    .addColumn('trace', 'jsonb')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`clock_timestamp()`))
+    .addColumn('published_at', 'timestamptz')
+    .execute();
+  await db.schema.createIndex('outbox_pending_idx').on('outbox').column('created_at').where(sql.ref('published_at'), 'is', null).execute();
+  await db.schema
+    .createTable('processed_events')
+    .addColumn('consumer', 'text', (c) => c.notNull())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('processed_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addPrimaryKeyConstraint('processed_events_pk', ['consumer', 'event_id'])
+    .execute();
+}
+
+/**
+ * Records an event in the same transaction as the change it announces; the relay publishes it
+ * after commit. Returns the event id (also its JetStream `Nats-Msg-Id`).
+ */
+export async function enqueueEvent<E extends EventCatalog, S extends keyof E & string>(
+  trx: Transaction<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  events: E,
+  subject: S,
+  payload: PayloadOf<E, S>,
+  ctx?: RequestContext,
+): Promise<string> {
+  const id = randomUUID();
+  const checked = events[subject]!.payload.parse(payload);
+  await asOutbox(trx)
+    .insertInto('outbox')
+    .values({
+      id,
+      subject,
+      payload: JSON.stringify(checked),
+      context: ctx ? JSON.stringify(ctx) : null,
+      trace: JSON.stringify(traceCarrier()),
+    })
+    .execute();
+  return id;
+}
+
+/**
+ * Claims an event for a consumer inside the transaction that applies its effect. Returns false
+ * when it was already applied: the caller then does nothing (redelivery is normal).
+ */
+export async function claimEvent(trx: Transaction<any>, consumer: string, eventId: string): Promise<boolean> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const inserted = await asOutbox(trx)
+    .insertInto('processed_events')
+    .values({ consumer, event_id: eventId })
+    .onConflict((oc) => oc.doNothing())
+    .returning('event_id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+export interface OutboxRelayOptions {
+  db: AnyDb;
+  bus: Bus;
+  pollMs?: number;
+  batchSize?: number;
+  /** Published rows older than this are deleted (JetStream's dedup window is far shorter). */
+  retentionMs?: number;
+}
+
+/**
+ * Publishes outbox rows to JetStream in commit order. Several replicas can run it: rows are
+ * claimed with `FOR UPDATE SKIP LOCKED`, and a row published twice (crash between publish and
+ * mark) is dropped by JetStream's deduplication on its id.
+ */
+export class OutboxRelay {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private lastCleanup = 0;
+
+  constructor(private readonly options: OutboxRelayOptions) {}
+
+  start(): void {
+    this.options.bus.onDrain(() => this.stop());
+    this.schedule(0);
+  }
+
+  /** Asks for a run now (after a commit that enqueued events). */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  /** Publishes what is pending now; resolves when the outbox is empty or publishing fails. */
+  async flush(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.publishBatch();
+      total += n;
+      if (n < (this.options.batchSize ?? 200)) return total;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.run().finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.schedule(0);
+        } else this.schedule(this.options.pollMs ?? 500);
+      });
+    }, ms);
+  }
+
+  private async run(): Promise<void> {
+    try {
+      await this.flush();
+      if (Date.now() - this.lastCleanup > 60_000) {
+        this.lastCleanup = Date.now();
+        const cutoff = new Date(Date.now() - (this.options.retentionMs ?? 24 * 3600_000));
+        await asOutbox(this.options.db).deleteFrom('outbox').where('published_at', '<', cutoff).execute();
+      }
+    } catch (err) {
+      this.options.bus.logger.warn({ err }, 'outbox relay failed; will retry');
+    }
+  }
+
+  private async publishBatch(): Promise<number> {
+    const db = asOutbox(this.options.db) as Kysely<OutboxTables>;
+    return db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('outbox')
+        .selectAll()
+        .where('published_at', 'is', null)
+        .orderBy('created_at')
+        .limit(this.options.batchSize ?? 200)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      for (const row of rows) {
+        await publishEvent(this.options.bus, row.subject, row.payload, {
+          msgId: row.id,
+          ctx: (row.context ?? undefined) as RequestContext | undefined,
+          trace: (row.trace ?? undefined) as Record<string, string> | undefined,
+        });
+      }
+      if (rows.length > 0) {
+        await trx
+          .updateTable('outbox')
+          .set({ published_at: sql<Date>`now()` })
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .execute();
+      }
+      return rows.length;
+    });
+  }
+}

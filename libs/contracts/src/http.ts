@@ -1,0 +1,129 @@
+import { z } from 'zod';
+
+/** Base path of the partner API. */
+export const API_BASE = '/api/external/v1';
+/** Version the interface description carries. */
+export const API_VERSION = '1.4.0';
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is refused). */
+export const DateString = z.string().refine((value) => {
+  const m = DATE_RE.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)');
+
+/** A query-string integer: digits only (no "1e3", no "1.0"), then bounds. */
+export function queryInt(bounds: { min?: number; max?: number } = {}) {
+  let n = z.number().int();
+  if (bounds.min !== undefined) n = n.min(bounds.min, `Debe ser mayor o igual a ${bounds.min}`);
+  if (bounds.max !== undefined) n = n.max(bounds.max, `Debe ser menor o igual a ${bounds.max}`);
+  return z
+    .string()
+    .regex(/^-?\d{1,15}$/, 'Debe ser un número entero')
+    .transform(Number)
+    .pipe(n);
+}
+
+/** A query-string boolean: true/false/1/0. */
+export const QueryBoolean = z
+  .enum(['true', 'false', '1', '0'], { message: 'Debe ser true, false, 1 o 0' })
+  .transform((v) => v === 'true' || v === '1');
+
+/** Path parameter `{id}`: a positive integer that fits Postgres `integer`. */
+export const IdParam = z.object({
+  id: queryInt({ min: 1, max: 2_147_483_647 }),
+});
+
+/** Common list parameters. */
+export const PaginationQuery = z.object({
+  page: queryInt({ min: 1, max: 1_000_000 }).default(1),
+  per_page: queryInt({ min: 1, max: 200 }).default(100),
+});
+
+/** What a service needs to page: already validated numbers. */
+export const PageRequest = z.object({
+  page: z.number().int().min(1),
+  per_page: z.number().int().min(1).max(200),
+});
+export type PageRequest = z.infer<typeof PageRequest>;
+
+export const Pagination = z.object({
+  current_page: z.number().int(),
+  per_page: z.number().int(),
+  total: z.number().int(),
+  total_pages: z.number().int(),
+  has_next: z.boolean(),
+  has_prev: z.boolean(),
+  from: z.number().int().nullable(),
+  to: z.number().int().nullable(),
+});
+export type Pagination = z.infer<typeof Pagination>;
+
+/** Builds the spec's pagination block from the page asked for and the total count. */
+export function paginate(page: PageRequest, total: number): Pagination {
+  const totalPages = Math.ceil(total / page.per_page);
+  const first = (page.page - 1) * page.per_page + 1;
+  const onPage = Math.max(0, Math.min(page.per_page, total - first + 1));
+  return {
+    current_page: page.page,
+    per_page: page.per_page,
+    total,
+    total_pages: totalPages,
+    has_next: page.page < totalPages,
+    has_prev: page.page > 1,
+    from: onPage > 0 ? first : null,
+    to: onPage > 0 ? first + onPage - 1 : null,
+  };
+}
+
+export const Meta = z.object({
+  empresa: z.string(),
+  timestamp: z.string(),
+  filters_applied: z.record(z.string(), z.unknown()),
+  idempotent: z.boolean().optional(),
+});
+export type Meta = z.infer<typeof Meta>;
+
+/** Success envelope around a data schema. */
+export function envelope<T extends z.ZodType>(data: T) {
+  return z.object({ success: z.literal(true), data, meta: Meta });
+}
+
+/** Success envelope of a list. */
+export function listEnvelope<T extends z.ZodType>(item: T) {
+  return z.object({ success: z.literal(true), data: z.array(item), pagination: Pagination, meta: Meta });
+}
+
+export const ErrorEnvelope = z.object({
+  success: z.literal(false),
+  error: z.string(),
+  code: z.number().int(),
+  details: z.record(z.string(), z.array(z.string())).optional(),
+});
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
+
+/** A list page as a service replies it: the rows, the total and the normalised filters. */
+export function pageReply<T extends z.ZodType>(item: T) {
+  return z.object({
+    items: z.array(item),
+    pagination: Pagination,
+    filters_applied: z.record(z.string(), z.unknown()),
+  });
+}
+
+/** Money and quantities leave the services as JSON numbers, parsed from exact decimal strings. */
+export const DecimalNumber = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isFinite(n)) {
+    ctx.addIssue({ code: 'custom', message: `Decimal inválido: ${String(v)}` });
+    return z.NEVER;
+  }
+  return n;
+});
+
+/** Timestamps leave the services as ISO 8601 UTC strings. */
+export const Timestamp = z.union([z.date(), z.string()]).transform((v) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString()));

@@ -1,0 +1,5 @@
+export * from './pool';
+export * from './errors';
+export * from './transaction';
+export * from './migrate';
+export { sql, type Kysely, type Transaction, type Generated, type ColumnType, type Selectable, type Insertable } from 'kysely';

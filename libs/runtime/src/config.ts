@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Environment every service reads. Services extend it with their own keys. */
+export const BaseConfig = z.object({
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/erp'),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** Prefix of every NATS subject (and of the JetStream stream name). */
+  SUBJECT_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('erp'),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Port of /healthz, /readyz and /metrics; 0 picks a free port. */
+  OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** Deadline for a graceful stop; Kubernetes' termination grace period must be longer. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
+});
+export type BaseConfig = z.output<typeof BaseConfig>;
+
+/**
+ * Parses the environment once into a frozen object. Throws one readable error naming every bad
+ * key (values are never echoed: some are secrets).
+ */
+export function loadConfig<S extends z.ZodType<BaseConfig>>(schema: S, env: NodeJS.ProcessEnv = process.env): Readonly<z.output<S>> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  return Object.freeze(parsed.data) as Readonly<z.output<S>>;
+}

@@ -1,0 +1,5 @@
+export * from './config';
+export * from './logger';
+export * from './metrics';
+export * from './service';
+export * from './migrate';

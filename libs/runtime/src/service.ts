@@ -1,0 +1,218 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql, type Kysely } from 'kysely';
+import type { Registry } from 'prom-client';
+import { Bus, ensureEventStream } from '@erp/bus';
+import { createDb, migrateSchema, type Migrations } from '@erp/db';
+import type { ServiceName } from '@erp/contracts';
+import type { BaseConfig } from './config';
+import { createLogger, type AppLogger } from './logger';
+import { createMetrics } from './metrics';
+
+/** A readiness check: resolves with a short status, throws when not ready. */
+export type ReadinessCheck = () => Promise<string>;
+
+export interface ServiceContext<C extends BaseConfig> {
+  name: ServiceName;
+  config: Readonly<C>;
+  logger: AppLogger;
+  /** Bound to the service's own schema: unqualified table names are that schema's tables. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>;
+  bus: Bus;
+  metrics: Registry;
+  /** Registers a stop step. Steps run in reverse order of registration, under the deadline. */
+  onShutdown(name: string, step: () => Promise<void>): void;
+  /** A check that must pass for /readyz (`required`), or that only reports a degraded state. */
+  addReadinessCheck(name: string, check: ReadinessCheck, options?: { required?: boolean }): void;
+}
+
+export interface ServiceSpec<C extends BaseConfig> {
+  name: ServiceName;
+  /** The Postgres schema this service owns; its migrations run at start when `migrateOnStart`. */
+  schema: string;
+  migrations: Migrations;
+  config: Readonly<C>;
+  /** Registers handlers, consumers and servers. Runs after db and NATS are up. */
+  setup(ctx: ServiceContext<C>): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Run the schema's migrations before serving (tests and `npm start`; production uses the migrate Job). */
+  migrateOnStart?: boolean;
+  logger?: AppLogger;
+  /** Last step before the process exits (flushing telemetry). */
+  beforeExit?: () => Promise<void>;
+}
+
+export interface RunningService<C extends BaseConfig> {
+  ctx: ServiceContext<C>;
+  /** Port of the ops server (/healthz, /readyz, /metrics). */
+  opsPort: number;
+  /** Stops in reverse start order under the configured deadline. Resolves false when the deadline hit. */
+  stop(): Promise<boolean>;
+}
+
+/**
+ * Starts a service in the fixed order: db → NATS → event stream → handlers (setup) → ops server,
+ * and prepares the reverse stop order. Telemetry is started earlier, by the entry point's first import.
+ */
+export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, options: StartOptions = {}): Promise<RunningService<C>> {
+  const { config } = spec;
+  const logger = options.logger ?? createLogger(spec.name, config.LOG_LEVEL);
+  const steps: Array<{ name: string; step: () => Promise<void> }> = [];
+  const onShutdown = (name: string, step: () => Promise<void>) => void steps.push({ name, step });
+  const checks: Array<{ name: string; check: ReadinessCheck; required: boolean }> = [];
+  let stopping = false;
+
+  const rootDb = createDb<unknown>({ connectionString: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: spec.name });
+  onShutdown('db', () => rootDb.destroy());
+  try {
+    await sql`select 1`.execute(rootDb);
+    if (options.migrateOnStart) await migrateSchema(rootDb, spec.schema, spec.migrations);
+  } catch (err) {
+    await rootDb.destroy();
+    throw err;
+  }
+  const db = rootDb.withSchema(spec.schema);
+
+  const { registry, busObserver } = createMetrics(spec.name);
+  const bus = await Bus.connect({
+    servers: config.NATS_URL,
+    prefix: config.SUBJECT_PREFIX,
+    name: spec.name,
+    logger,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    observer: busObserver,
+  });
+  onShutdown('nats', () => bus.drain());
+  await ensureEventStream(bus);
+
+  checks.push({ name: 'postgres', required: true, check: async () => (await sql`select 1`.execute(rootDb), 'ok') });
+  checks.push({
+    name: 'nats',
+    required: true,
+    check: async () => {
+      if (!bus.isConnected()) throw new Error('disconnected');
+      return 'ok';
+    },
+  });
+
+  const ctx: ServiceContext<C> = {
+    name: spec.name,
+    config,
+    logger,
+    db,
+    bus,
+    metrics: registry,
+    onShutdown,
+    addReadinessCheck: (name, check, opts) => void checks.push({ name, check, required: opts?.required ?? true }),
+  };
+  await spec.setup(ctx);
+
+  const ops = http.createServer((req, res) => {
+    void handleOps(req, res).catch(() => {
+      res.statusCode = 500;
+      res.end();
+    });
+  });
+  const handleOps = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (path === '/metrics') {
+      res.setHeader('Content-Type', registry.contentType);
+      return res.end(await registry.metrics());
+    }
+    if (path === '/readyz') {
+      const results: Record<string, string> = {};
+      let ready = !stopping;
+      await Promise.all(
+        checks.map(async ({ name, check, required }) => {
+          try {
+            results[name] = await withTimeout(check(), 2_000);
+          } catch (err) {
+            results[name] = `${required ? 'down' : 'degraded'}: ${(err as Error).message}`;
+            if (required) ready = false;
+          }
+        }),
+      );
+      if (stopping) results.shutdown = 'in progress';
+      return json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks: results });
+    }
+    return json(res, 404, { status: 'not found' });
+  };
+  await new Promise<void>((resolve) => ops.listen(config.OPS_PORT, resolve));
+  onShutdown('ops-server', () => new Promise((resolve) => ops.close(() => resolve())));
+  const opsPort = (ops.address() as AddressInfo).port;
+  logger.info({ opsPort, schema: spec.schema, prefix: config.SUBJECT_PREFIX }, 'service started');
+
+  let stopped: Promise<boolean> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping = true;
+      logger.info({}, 'stopping');
+      const run = (async () => {
+        // The ops server answers /readyz 503 until the end, so it closes last of the servers:
+        // stop steps run newest first, except that it is moved to the very end.
+        const ordered = [...steps].reverse().sort((a, b) => Number(a.name === 'ops-server') - Number(b.name === 'ops-server'));
+        for (const { name, step } of ordered) {
+          try {
+            await step();
+          } catch (err) {
+            logger.warn({ err, step: name }, 'stop step failed');
+          }
+        }
+      })();
+      const inTime = await Promise.race([run.then(() => true), delay(config.SHUTDOWN_TIMEOUT_MS).then(() => false)]);
+      logger.info({ inTime }, 'stopped');
+      return inTime;
+    })());
+
+  return { ctx, opsPort, stop };
+}
+
+/**
+ * Entry-point helper: starts the service, stops it on SIGTERM/SIGINT and exits with 128 + signal
+ * (or 1 when the deadline was hit or start failed).
+ */
+export function runService<C extends BaseConfig>(spec: ServiceSpec<C>, options: StartOptions = {}): void {
+  const logger = options.logger ?? createLogger(spec.name, spec.config.LOG_LEVEL);
+  startService(spec, { ...options, logger }).then(
+    (service) => {
+      const onSignal = (signal: NodeJS.Signals, code: number) => {
+        logger.info({ signal }, 'signal received');
+        void service
+          .stop()
+          .then(async (inTime) => {
+            await options.beforeExit?.();
+            process.exit(inTime ? 128 + code : 1);
+          });
+      };
+      process.once('SIGTERM', () => onSignal('SIGTERM', 15));
+      process.once('SIGINT', () => onSignal('SIGINT', 2));
+    },
+    (err: unknown) => {
+      logger.fatal({ err }, 'failed to start');
+      process.exit(1);
+    },
+  );
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify(body));
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,36 @@
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+
+/**
+ * OpenTelemetry for the process. Imported first by every entry point so that http, express, pg
+ * and ioredis are instrumented before they load. It follows the standard OTEL_* variables:
+ * spans are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set; without it, trace
+ * context still propagates (HTTP → NATS → SQL) but nothing is exported.
+ */
+function startTelemetry(): NodeSDK | undefined {
+  if (process.env.OTEL_SDK_DISABLED === 'true') return undefined;
+  const exporting = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const sdk = new NodeSDK({
+    serviceName: process.env.OTEL_SERVICE_NAME ?? 'erp',
+    ...(exporting ? { traceExporter: new OTLPTraceExporter() } : { spanProcessors: [] }),
+    instrumentations: [
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)/.test(req.url ?? '') }),
+      new ExpressInstrumentation(),
+      new PgInstrumentation({ requireParentSpan: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+    ],
+  });
+  sdk.start();
+  return sdk;
+}
+
+export const telemetry = startTelemetry();
+
+/** Flushes pending spans; part of the shutdown sequence. */
+export async function stopTelemetry(): Promise<void> {
+  await telemetry?.shutdown().catch(() => undefined);
+}
