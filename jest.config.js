@@ -9,8 +9,10 @@ module.exports = {
   testEnvironmentOptions: { customExportConditions: ['development', 'node', 'require', 'default'] },
   roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.json' }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   maxWorkers: 2,
   testTimeout: 60_000,
   setupFiles: ['<rootDir>/test/setup-env.js'],
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
 };

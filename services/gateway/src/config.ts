@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { BaseConfig } from '@erp/runtime';
+
+export const GatewayConfig = BaseConfig.extend({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key, so environments and test runs can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).default('erp'),
+  /** How long a verified API key is trusted without asking Postgres; revocations also clear it at once. */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
+  RATE_LIMIT_STANDARD: z.coerce.number().int().min(1).default(1000),
+  RATE_LIMIT_DATE_FILTERED: z.coerce.number().int().min(1).default(2000),
+});
+export type GatewayConfig = z.output<typeof GatewayConfig>;

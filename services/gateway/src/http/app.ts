@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { Histogram, type Registry } from 'prom-client';
+import { API_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
+import type { Bus, Logger } from '@erp/bus';
+import type { Authenticator } from '../authenticator';
+import type { Credential } from '../db/credentials.repository';
+import { bearerToken } from '../domain/api-key';
+import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
+import type { RateLimiter } from '../rate-limiter';
+import { MESSAGES, STATUS_BY_CODE, sendError } from './errors';
+import type { AnyRoute, RouteResult } from './route';
+
+export interface AppDeps {
+  bus: Bus;
+  auth: Authenticator;
+  limiter: RateLimiter;
+  logger: Logger;
+  metrics: Registry;
+  routes: readonly AnyRoute[];
+  /** Set while shutting down: responses ask clients to close their connections. */
+  isDraining: () => boolean;
+}
+
+interface Locals {
+  requestId: string;
+  credential?: Credential;
+  rate?: RateDecision;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_LIMIT = '1mb';
+
+/** The public HTTP edge: envelope, errors, authentication, quota, validation, dispatch over NATS. */
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  const duration = new Histogram({
+    name: 'erp_http_request_duration_seconds',
+    help: 'HTTP requests served by the gateway, by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [deps.metrics],
+  });
+
+  app.use((req, res, next) => {
+    const started = performance.now();
+    const incoming = req.get('x-request-id');
+    const requestId = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+    (res.locals as Locals).requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    if (deps.isDraining()) res.setHeader('Connection', 'close');
+    res.on('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      const seconds = (performance.now() - started) / 1000;
+      duration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+      const locals = res.locals as Locals;
+      deps.logger.info(
+        { requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000), empresaId: locals.credential?.empresa.id },
+        'request',
+      );
+    });
+    next();
+  });
+
+  const api = express.Router({ strict: false });
+  const methodsByPath = new Map<string, Set<string>>();
+  // Literal paths before parameterised ones, so /inventory/summary is never taken for /inventory/:id.
+  const ordered = [...deps.routes].sort((a, b) => paramCount(a.path) - paramCount(b.path));
+  for (const route of ordered) {
+    const methods = methodsByPath.get(route.path) ?? new Set<string>();
+    methods.add(route.method.toUpperCase());
+    methodsByPath.set(route.path, methods);
+    const chain: RequestHandler[] = [authenticate(deps), rateLimit(deps)];
+    if (route.method !== 'get') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }));
+    chain.push(dispatch(route, deps));
+    api[route.method](route.path, ...chain);
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
+    api.all(path, (_req, res) => {
+      res.setHeader('Allow', allow);
+      sendError(res, 405, MESSAGES.methodNotAllowed);
+    });
+  }
+  app.use(API_BASE, api);
+
+  app.use((_req, res) => sendError(res, 404, MESSAGES.routeNotFound));
+
+  // Express recognises error handlers by their four parameters.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    void _next;
+    const locals = res.locals as Locals;
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') return sendError(res, 413, MESSAGES.bodyTooLarge);
+    if (type === 'entity.parse.failed') return sendError(res, 400, MESSAGES.malformedJson);
+    if (type === 'encoding.unsupported' || type === 'charset.unsupported') return sendError(res, 415, MESSAGES.unsupportedMediaType);
+    if (type === 'request.aborted') return undefined;
+    if (isAppError(err)) {
+      const status = STATUS_BY_CODE[err.code];
+      if (status >= 500) deps.logger.warn({ requestId: locals.requestId, code: err.code, err }, err.message);
+      return sendError(res, status, status === 500 ? MESSAGES.internal : err.message, err.details);
+    }
+    const errorId = randomUUID();
+    deps.logger.error({ requestId: locals.requestId, errorId, err }, 'unhandled error');
+    res.setHeader('X-Error-Id', errorId);
+    return sendError(res, 500, MESSAGES.internal);
+  });
+
+  return app;
+}
+
+function paramCount(path: string): number {
+  return (path.match(/:/g) ?? []).length;
+}
+
+function authenticate(deps: AppDeps): RequestHandler {
+  return async (req, res, next) => {
+    const key = bearerToken(req.get('authorization'));
+    const credential = key ? await deps.auth.verify(key) : undefined;
+    if (!credential) return sendError(res, 401, MESSAGES.unauthorized);
+    (res.locals as Locals).credential = credential;
+    next();
+  };
+}
+
+function rateLimit(deps: AppDeps): RequestHandler {
+  return async (req, res, next) => {
+    const locals = res.locals as Locals;
+    const rate = await deps.limiter.consume(locals.credential!.apiKeyId, hasDateFilters(req.query));
+    locals.rate = rate;
+    res.setHeader('X-RateLimit-Limit', String(rate.limit));
+    res.setHeader('X-RateLimit-Remaining', String(rate.remaining));
+    res.setHeader('X-RateLimit-Reset', String(rate.window.reset));
+    if (!rate.allowed) {
+      res.setHeader('Retry-After', String(Math.max(1, rate.window.reset - Math.floor(deps.limiter.now() / 1000))));
+      return sendError(res, 429, MESSAGES.rateLimited);
+    }
+    next();
+  };
+}
+
+const requireJson: RequestHandler = (req, res, next) => {
+  const hasBody = req.get('content-length') !== undefined ? req.get('content-length') !== '0' : req.get('transfer-encoding') !== undefined;
+  if (hasBody && !req.is('application/json')) return sendError(res, 415, MESSAGES.unsupportedMediaType);
+  if (!hasBody) return sendError(res, 400, MESSAGES.malformedJson, { _: ['El cuerpo de la solicitud es obligatorio'] });
+  next();
+};
+
+function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
+  return async (req, res) => {
+    const locals = res.locals as Locals;
+    const params = route.params?.safeParse(req.params);
+    const query = route.query?.safeParse(req.query ?? {});
+    if (params && !params.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(params.error));
+    if (query && !query.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(query.error));
+    const body = route.body?.safeParse(req.body);
+    if (body && !body.success) return sendError(res, 422, MESSAGES.invalidBody, detailsFromZod(body.error));
+    const credential = locals.credential!;
+    const ctx: TenantContext = { requestId: locals.requestId, empresa: credential.empresa, usuario: credential.usuario };
+    const result: RouteResult = await route.handle(
+      { params: params?.data, query: query?.data, body: body?.data },
+      { ctx, bus: deps.bus, credential, rate: locals.rate! },
+    );
+    res.status(result.status ?? 200).json({
+      success: true,
+      data: result.data,
+      ...(result.pagination ? { pagination: result.pagination } : {}),
+      meta: {
+        empresa: credential.empresa.nombre,
+        timestamp: new Date().toISOString(),
+        filters_applied: result.filters_applied ?? {},
+        ...(result.idempotent !== undefined ? { idempotent: result.idempotent } : {}),
+      },
+    });
+  };
+}

@@ -1,0 +1,42 @@
+import type { Response } from 'express';
+import type { ErrorCode, ErrorDetails, ErrorEnvelope } from '@erp/contracts';
+
+/** The one table from error codes to HTTP statuses. */
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  VALIDATION_FAILED: 422,
+  BUSINESS_RULE: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+  TIMEOUT: 504,
+};
+
+export const MESSAGES = {
+  unauthorized: 'API key inválido o empresa inactiva',
+  rateLimited: 'Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).',
+  internal: 'Error interno del servidor',
+  routeNotFound: 'Ruta no encontrada',
+  methodNotAllowed: 'Método no permitido',
+  invalidParams: 'Parámetros inválidos',
+  invalidBody: 'Datos inválidos',
+  malformedJson: 'El cuerpo de la solicitud no es JSON válido',
+  bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
+  unsupportedMediaType: 'El contenido debe enviarse como application/json',
+} as const;
+
+/** Seconds a client should wait before retrying a 503. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** Sends the error envelope: `code` always equals the HTTP status. */
+export function sendError(res: Response, status: number, message: string, details?: ErrorDetails): void {
+  const body: ErrorEnvelope = { success: false, error: message, code: status, ...(details ? { details } : {}) };
+  if (status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  res.status(status).json(body);
+}

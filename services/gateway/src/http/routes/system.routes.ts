@@ -1,0 +1,24 @@
+import { defineRoute } from '../route';
+
+export function systemRoutes(limits: { standard: number; withDateFilters: number }) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/system/rate-limit',
+      summary: 'Estado de la cuota horaria del API key (la llamada cuenta)',
+      handle: async (_input, { rate, ctx }) => ({
+        data: {
+          requests_used: rate.used,
+          max_requests: rate.limit,
+          remaining_requests: rate.remaining,
+          reset_time: new Date(rate.window.reset * 1000).toISOString(),
+          window_minutes: 60,
+          limits: { standard: limits.standard, with_date_filters: limits.withDateFilters },
+          current_limit_type: rate.limitType,
+          empresa_id: ctx.empresa.id,
+          empresa_nombre: ctx.empresa.nombre,
+        },
+      }),
+    }),
+  ];
+}

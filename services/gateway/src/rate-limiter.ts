@@ -1,0 +1,106 @@
+import type { Redis } from 'ioredis';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Logger } from '@erp/bus';
+import { decision, limitFor, windowAt, type RateDecision, type RateLimitRule } from './domain/rate-limit';
+
+/**
+ * Count-and-check in one round trip: a request is counted only when it is under its limit, so
+ * refused requests never eat quota, and concurrent requests can never together pass the limit.
+ */
+const CONSUME_LUA = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used >= tonumber(ARGV[1]) then return {0, used} end
+used = redis.call('INCR', KEYS[1])
+if used == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return {1, used}
+`;
+
+type RedisWithConsume = Redis & {
+  rateLimitConsume(key: string, limit: number, ttlSeconds: number): Promise<[number, number]>;
+};
+
+export interface RateLimiterOptions {
+  redis: Redis;
+  keyPrefix: string;
+  rule: RateLimitRule;
+  logger: Logger;
+  metrics: Registry;
+  clock?: () => number;
+}
+
+/**
+ * Fixed-window hourly quota per API key in Redis. When Redis cannot answer, a per-process
+ * counter with the same rule keeps the API serving (each replica then counts on its own), and
+ * the condition is logged, counted and shown by /readyz as degraded.
+ */
+export class RateLimiter {
+  private readonly redis: RedisWithConsume;
+  private readonly fallbackCounts = new Map<string, number>();
+  private usingFallback = false;
+  private readonly fallbackTotal: Counter;
+  private readonly redisUp: Gauge;
+  private readonly clock: () => number;
+
+  constructor(private readonly options: RateLimiterOptions) {
+    this.clock = options.clock ?? Date.now;
+    // Sent with EVALSHA (falling back to EVAL once after a Redis restart flushes its script cache).
+    options.redis.defineCommand('rateLimitConsume', { numberOfKeys: 1, lua: CONSUME_LUA });
+    this.redis = options.redis as RedisWithConsume;
+    this.fallbackTotal = new Counter({
+      name: 'erp_gateway_rate_limit_fallback_total',
+      help: 'Requests whose quota was counted in-process because Redis was unreachable',
+      registers: [options.metrics],
+    });
+    this.redisUp = new Gauge({
+      name: 'erp_gateway_redis_up',
+      help: '1 when the last rate-limit call reached Redis, 0 when it fell back',
+      registers: [options.metrics],
+    });
+    this.redisUp.set(1);
+  }
+
+  /** Current time in ms by the limiter's clock (injectable for tests of the hour rollover). */
+  now(): number {
+    return this.clock();
+  }
+
+  get degraded(): boolean {
+    return this.usingFallback;
+  }
+
+  /** Counts one request of `apiKeyId` if it is under its limit. */
+  async consume(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision> {
+    const window = windowAt(this.clock());
+    const limit = limitFor(this.options.rule, dateFiltered);
+    const key = `${this.options.keyPrefix}:rl:${apiKeyId}:${window.start}`;
+    const ttl = window.reset - window.start + 60;
+    try {
+      const [allowed, used] = await this.redis.rateLimitConsume(key, limit, ttl);
+      this.markRedis(true);
+      return decision(allowed === 1, used, limit, dateFiltered, window, false);
+    } catch (err) {
+      this.markRedis(false, err);
+      this.fallbackTotal.inc();
+      return this.consumeLocally(key, limit, dateFiltered, window);
+    }
+  }
+
+  /** The same rule as the script, in this process only. Old windows are dropped as hours pass. */
+  private consumeLocally(key: string, limit: number, dateFiltered: boolean, window: ReturnType<typeof windowAt>): RateDecision {
+    for (const k of this.fallbackCounts.keys()) {
+      if (!k.endsWith(`:${window.start}`)) this.fallbackCounts.delete(k);
+    }
+    const used = this.fallbackCounts.get(key) ?? 0;
+    if (used >= limit) return decision(false, used, limit, dateFiltered, window, true);
+    this.fallbackCounts.set(key, used + 1);
+    return decision(true, used + 1, limit, dateFiltered, window, true);
+  }
+
+  private markRedis(up: boolean, err?: unknown): void {
+    this.redisUp.set(up ? 1 : 0);
+    if (up === !this.usingFallback) return;
+    this.usingFallback = !up;
+    if (up) this.options.logger.info({}, 'rate limiter back on Redis');
+    else this.options.logger.warn({ err }, 'Redis unreachable: rate limits counted per process until it returns');
+  }
+}

@@ -1,0 +1,101 @@
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { gatewayEvents, gatewaySubjects } from '@erp/contracts';
+import { OutboxRelay } from '@erp/bus';
+import type { ServiceSpec } from '@erp/runtime';
+import { Authenticator } from './authenticator';
+import type { GatewayConfig } from './config';
+import { migrations } from './db/migrations';
+import type { GatewayDb } from './db/tables';
+import { adminHandlers } from './handlers/admin.handlers';
+import { createApp } from './http/app';
+import { inventoryRoutes } from './http/routes/inventory.routes';
+import { systemRoutes } from './http/routes/system.routes';
+import { RateLimiter } from './rate-limiter';
+
+export const GATEWAY_SCHEMA = 'gateway';
+
+export interface GatewayOptions {
+  /** Clock of the rate limiter (tests move it across the top of the hour). */
+  clock?: () => number;
+  /** Called with the HTTP port once listening (PORT=0 picks a free one). */
+  onListening?: (port: number) => void;
+}
+
+export function gatewayService(config: Readonly<GatewayConfig>, options: GatewayOptions = {}): ServiceSpec<GatewayConfig> {
+  return {
+    name: 'gateway',
+    schema: GATEWAY_SCHEMA,
+    migrations,
+    config,
+    async setup({ db: anyDb, bus, logger, metrics, onShutdown, addReadinessCheck }) {
+      const db = anyDb as Kysely<GatewayDb>;
+      const relay = new OutboxRelay({ db, bus });
+      relay.start();
+      bus.serve(gatewaySubjects, adminHandlers(db, relay), { queue: 'gateway' });
+
+      const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS);
+      const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;
+      bus.subscribeAll('events.gateway.credentials.changed', (_subject, payload) => {
+        auth.invalidate(credentialsChanged.parse(payload).empresa_id);
+      });
+
+      // Commands fail at once while Redis is unreachable (no offline queue), so the limiter falls back instead of waiting.
+      const redis = new Redis(config.REDIS_URL, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: 500,
+        connectTimeout: 2_000,
+        retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      });
+      redis.on('error', () => undefined); // reported through the limiter's fallback log and metrics
+      onShutdown('redis', async () => {
+        await redis.quit().catch(() => redis.disconnect());
+      });
+      const limiter = new RateLimiter({
+        redis,
+        keyPrefix: config.REDIS_KEY_PREFIX,
+        rule: { standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED },
+        logger,
+        metrics,
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      addReadinessCheck(
+        'redis',
+        async () => {
+          await redis.ping();
+          return 'ok';
+        },
+        { required: false },
+      );
+
+      let draining = false;
+      const app = createApp({
+        bus,
+        auth,
+        limiter,
+        logger,
+        metrics,
+        isDraining: () => draining,
+        routes: [...inventoryRoutes, ...systemRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED })],
+      });
+      const server = app.listen(config.PORT);
+      await new Promise<void>((resolve, reject) => {
+        server.once('listening', resolve);
+        server.once('error', reject);
+      });
+      server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
+      const port = (server.address() as AddressInfo).port;
+      logger.info({ port }, 'gateway listening');
+      options.onListening?.(port);
+      onShutdown('http', async () => {
+        draining = true;
+        // Stop accepting; requests already accepted finish (their NATS requests are still served).
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await closed;
+      });
+    },
+  };
+}

@@ -1,0 +1,4 @@
+import { BaseConfig } from '@erp/runtime';
+
+export const PackagesConfig = BaseConfig;
+export type PackagesConfig = BaseConfig;

@@ -1,0 +1,3 @@
+export { packagesService, PACKAGES_SCHEMA } from './service';
+export { PackagesConfig } from './config';
+export { migrations as packagesMigrations } from './db/migrations';

@@ -1,0 +1,4 @@
+import { BaseConfig } from '@erp/runtime';
+
+export const ReturnsConfig = BaseConfig;
+export type ReturnsConfig = BaseConfig;

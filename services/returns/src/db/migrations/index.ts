@@ -1,0 +1,7 @@
+import type { Migrations } from '@erp/db';
+import * as m0001 from './0001-outbox';
+
+/** Ordered by name; never rename or edit a migration that has shipped. */
+export const migrations: Migrations = {
+  '0001-outbox': m0001,
+};

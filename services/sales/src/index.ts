@@ -1,0 +1,3 @@
+export { salesService, SALES_SCHEMA } from './service';
+export { SalesConfig } from './config';
+export { migrations as salesMigrations } from './db/migrations';

@@ -1,0 +1,5 @@
+import { runMigrations } from '@erp/runtime';
+import { WEBHOOK_INGEST_SCHEMA } from './service';
+import { migrations } from './db/migrations';
+
+runMigrations(WEBHOOK_INGEST_SCHEMA, migrations);
