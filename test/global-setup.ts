@@ -1,4 +1,4 @@
-// Loaded by Node itself (not the test resolver), so it imports the source path directly.
+// Global setup is loaded by Node, outside the test resolver: import the source path.
 import { resolveInfra } from '../libs/testing/src/infra';
 
 /** Finds (or starts) Postgres, NATS and Redis once per run and hands their URLs to the workers. */

@@ -119,6 +119,12 @@ export class Stack {
   }
 }
 
+/** The parsed JSON body of a response, untyped on purpose: tests assert its shape. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function json(res: Response): Promise<any> {
+  return res.json();
+}
+
 const ALL: readonly ServiceName[] = ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'];
 
 /** A compact two-company fixture: overlapping names and codes, so isolation is visible. */

@@ -1,4 +1,4 @@
-import { KEY_A, KEY_B, Stack, twoCompanies } from '../support/stack';
+import { KEY_A, KEY_B, Stack, json, twoCompanies } from '../support/stack';
 import type { SeedOutput } from '@erp/admin';
 
 describe('GET /inventory/{id} through gateway, NATS and the inventory service', () => {
@@ -16,7 +16,7 @@ describe('GET /inventory/{id} through gateway, NATS and the inventory service', 
   it('returns the product of the key’s company with its stock in both warehouses as JSON numbers', async () => {
     const res = await stack.api(`/api/external/v1/inventory/${productOf('a')}`, { key: KEY_A });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.success).toBe(true);
     expect(body.meta).toEqual({ empresa: 'Empresa A', timestamp: expect.any(String), filters_applied: {} });
     expect(body.data).toMatchObject({
@@ -39,15 +39,15 @@ describe('GET /inventory/{id} through gateway, NATS and the inventory service', 
   it('answers 404 "Producto no encontrado" for another company’s product', async () => {
     const res = await stack.api(`/api/external/v1/inventory/${productOf('b')}`, { key: KEY_A });
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ success: false, error: 'Producto no encontrado', code: 404 });
+    expect(await json(res)).toEqual({ success: false, error: 'Producto no encontrado', code: 404 });
     const own = await stack.api(`/api/external/v1/inventory/${productOf('b')}`, { key: KEY_B });
-    expect((await own.json()).data.inventarios[0].stock).toBe(7);
+    expect((await json(own)).data.inventarios[0].stock).toBe(7);
   });
 
   it.each(['abc', '1.5', '0', '-3', '99999999999'])('answers 400 with details for the id %p', async (id) => {
     const res = await stack.api(`/api/external/v1/inventory/${id}`, { key: KEY_A });
     expect(res.status).toBe(400);
-    const body = await res.json();
+    const body = await json(res);
     expect(body).toMatchObject({ success: false, code: 400 });
     expect(Object.keys(body.details)).toEqual(['id']);
   });

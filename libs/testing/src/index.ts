@@ -1,2 +1,3 @@
+export * from './dependencies';
 export * from './infra';
 export * from './isolation';
