@@ -1,1 +1,2 @@
 export * from './seed';
+export * from './connect';

@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { gatewaySubjects, isAppError } from '@erp/contracts';
+import { connectAdminBus } from './connect';
+import { seedFixture } from './seed';
+
+const USAGE = `Usage: npm run admin -- <command>
+
+  seed FILE                       load a fixture (see shared fixture format); prints ids, keys and tokens as JSON
+  empresas                        list companies with their active key count
+  empresa activate|deactivate ID  switch a company on or off (its keys stop working within seconds)
+  apikey create EMPRESA_ID [USUARIO_ID]   create an API key (shown once)
+  apikey revoke API_KEY_ID        revoke an API key (effective within seconds)
+
+Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp).`;
+
+const id = (value: string | undefined, what: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer`);
+  return n;
+};
+
+async function main(args: string[]): Promise<unknown> {
+  const [command, sub, a, b] = args;
+  if (!command || command === 'help' || command === '--help') {
+    console.log(USAGE);
+    return undefined;
+  }
+  const bus = await connectAdminBus();
+  const ctx = { requestId: `admin-${randomUUID()}` };
+  try {
+    switch (command) {
+      case 'seed': {
+        if (!sub) throw new Error('seed needs a FILE');
+        const output = await seedFixture(bus, JSON.parse(await readFile(sub, 'utf8')));
+        for (const [empresa, sections] of Object.entries(output.skipped)) {
+          console.error(`note: ${empresa}: sections not loaded yet: ${sections.join(', ')}`);
+        }
+        return { empresas: output.empresas };
+      }
+      case 'empresas':
+        return bus.request(gatewaySubjects, 'gateway.admin.empresa.list', {}, ctx);
+      case 'empresa':
+        if (sub !== 'activate' && sub !== 'deactivate') throw new Error('empresa needs activate or deactivate');
+        return bus.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: id(a, 'ID'), activo: sub === 'activate' }, ctx);
+      case 'apikey':
+        if (sub === 'create') {
+          return bus.request(
+            gatewaySubjects,
+            'gateway.admin.apikey.create',
+            { empresa_id: id(a, 'EMPRESA_ID'), ...(b ? { usuario_id: id(b, 'USUARIO_ID') } : {}) },
+            ctx,
+          );
+        }
+        if (sub === 'revoke') return bus.request(gatewaySubjects, 'gateway.admin.apikey.revoke', { id: id(a, 'API_KEY_ID') }, ctx);
+        throw new Error('apikey needs create or revoke');
+      default:
+        throw new Error(`Unknown command "${command}"\n\n${USAGE}`);
+    }
+  } finally {
+    await bus.drain();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (result) => {
+    if (result !== undefined) console.log(JSON.stringify(result, null, 2));
+  },
+  (err: unknown) => {
+    if (isAppError(err)) {
+      console.error(`${err.code}: ${err.message}${err.details ? `\n${JSON.stringify(err.details, null, 2)}` : ''}`);
+    } else console.error((err as Error).message);
+    process.exit(1);
+  },
+);
