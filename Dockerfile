@@ -1,0 +1,65 @@
+# syntax=docker/dockerfile:1
+#
+# One image per service, built from the repository root:
+#   docker build --build-arg SERVICE=gateway -t erp-gateway .
+# The default command runs the service (`node dist/main.js`); `node dist/migrate.js` migrates its
+# schema and exits (the chart's hook Job). Both paths are relative to the working directory,
+# /app/services/$SERVICE. No HEALTHCHECK: Kubernetes probes the ops port (/healthz, /readyz).
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# Only the npm manifests, so that dependency layers stay cached while sources change.
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /src
+COPY . .
+RUN mkdir /manifests \
+ && find . -path ./node_modules -prune -o \( -name package.json -o -name package-lock.json -o -name .npmrc \) -print \
+    | tar -cf - -T - | tar -xf - -C /manifests
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY --from=manifests /manifests/ ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+ARG SERVICE
+RUN test -n "$SERVICE" && test -f "services/$SERVICE/src/main.ts" \
+ || { echo "build arg SERVICE must name a folder under services/ (got '$SERVICE')" >&2; exit 1; }
+# Builds the service and the libs it references, nothing else.
+RUN npx tsc -b "services/$SERVICE/tsconfig.json"
+# Keep only what runs: package.json (for the exports map) and dist/ of each built package.
+RUN for dir in libs/* "services/$SERVICE"; do \
+      if [ -d "$dir/dist" ]; then \
+        mkdir -p "/out/$dir" && cp "$dir/package.json" "/out/$dir/" && cp -r "$dir/dist" "/out/$dir/"; \
+        rm -f "/out/$dir/dist/.tsbuildinfo"; \
+      fi; \
+    done \
+ && cp package.json /out/
+
+# Production dependencies of this one service (and of the libs it links), no dev dependencies.
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY --from=manifests /manifests/ ./
+ARG SERVICE
+RUN npm ci --omit=dev --no-audit --no-fund --workspace "services/$SERVICE" \
+ && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+# tini is PID 1: it forwards SIGTERM to node (graceful shutdown) and reaps zombies.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+ARG SERVICE
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps \
+    SERVICE=${SERVICE}
+LABEL org.opencontainers.image.title="erp-${SERVICE}" \
+      org.opencontainers.image.description="ERP partner API: ${SERVICE} service"
+# Owned by root and not writable by the runtime user: the root filesystem can be mounted
+# read-only, and the process cannot change its own code either way.
+COPY --from=prod-deps /app/node_modules /app/node_modules
+COPY --from=build /out/ /app/
+WORKDIR /app/services/${SERVICE}
+# Numeric, so that Kubernetes can check runAsNonRoot against the image.
+USER 1000:1000
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/main.js"]
