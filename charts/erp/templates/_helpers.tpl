@@ -1,0 +1,170 @@
+{{/* Chart name, or nameOverride. */}}
+{{- define "erp.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Prefix of every object name: the release name, with the chart name unless it already has it. */}}
+{{- define "erp.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Name of a service's objects. Call with (dict "root" $ "name" $serviceName). */}}
+{{- define "erp.serviceFullname" -}}
+{{- printf "%s-%s" (include "erp.fullname" .root) .name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every object. */}}
+{{- define "erp.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/part-of: {{ include "erp.name" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Selector of one service's pods of one component (server, migration).
+Call with (dict "root" $ "name" $serviceName "component" "server").
+*/}}
+{{- define "erp.selectorLabels" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* A service's values: each key it sets, else the one from serviceDefaults. Returns YAML. */}}
+{{- define "erp.serviceValues" -}}
+{{- $svc := deepCopy .root.Values.serviceDefaults }}
+{{- range $key, $value := .values }}
+{{- $_ := set $svc $key $value }}
+{{- end }}
+{{- toYaml $svc }}
+{{- end }}
+
+{{/* Image reference of a service. Call with (dict "root" $ "name" $serviceName "svc" $svc). */}}
+{{- define "erp.image" -}}
+{{- if .svc.image }}
+{{- .svc.image }}
+{{- else }}
+{{- $image := .root.Values.image }}
+{{- $repository := printf "%s-%s" $image.repository .name }}
+{{- if $image.registry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" $image.registry) $repository }}
+{{- end }}
+{{- printf "%s:%s" $repository (default .root.Chart.AppVersion $image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+An environment value as a string. Helm reads YAML numbers as floats, which would print 25000000
+as 2.5e+07: whole numbers are printed as integers.
+*/}}
+{{- define "erp.envValue" -}}
+{{- if and (kindIs "float64" .) (eq (float64 (int64 .)) .) }}
+{{- int64 . | toString }}
+{{- else }}
+{{- toString . }}
+{{- end }}
+{{- end }}
+
+{{/* SHUTDOWN_TIMEOUT_MS of a service (its own env, else the shared config), in whole seconds, rounded up. */}}
+{{- define "erp.shutdownSeconds" -}}
+{{- $ms := .root.Values.config.SHUTDOWN_TIMEOUT_MS | default 25000 }}
+{{- if hasKey (.svc.env | default dict) "SHUTDOWN_TIMEOUT_MS" }}
+{{- $ms = get .svc.env "SHUTDOWN_TIMEOUT_MS" }}
+{{- end }}
+{{- div (add (int64 $ms) 999) 1000 }}
+{{- end }}
+
+{{/*
+Environment of a service's containers beside the shared ConfigMap: identity for traces, ports,
+secrets from existing Secrets, then the service's own env.
+Call with (dict "root" $ "name" $serviceName "svc" $svc "job" bool). For the migration Job
+("job" true) the shared config is inlined, as hook Jobs run before the release's ConfigMap
+exists, and what only a running server needs (ports, Redis) is left out.
+*/}}
+{{- define "erp.env" -}}
+{{- $root := .root }}
+{{- if .job }}
+{{- range $key, $value := $root.Values.config }}
+{{- if not (hasKey ($.svc.env | default dict) $key) }}
+- name: {{ $key }}
+  value: {{ include "erp.envValue" $value | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: OTEL_SERVICE_NAME
+  value: {{ .name | quote }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ printf "service.namespace=%s,service.version=%s,k8s.namespace.name=$(POD_NAMESPACE),k8s.pod.name=$(POD_NAME)" (include "erp.fullname" $root) $root.Chart.AppVersion | quote }}
+{{- if not .job }}
+- name: OPS_PORT
+  value: {{ $root.Values.opsPort | quote }}
+{{- end }}
+{{- if and .svc.public (not .job) }}
+- name: PORT
+  value: {{ .svc.httpPort | quote }}
+{{- end }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $root.Values.existingSecrets.database.name }}
+      key: {{ $root.Values.existingSecrets.database.key }}
+{{- if and .svc.redis (not .job) }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $root.Values.existingSecrets.redis.name }}
+      key: {{ $root.Values.existingSecrets.redis.key }}
+{{- end }}
+{{- range $key, $value := .svc.env }}
+- name: {{ $key }}
+  value: {{ include "erp.envValue" $value | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Restricted pod security (Pod Security Standards "restricted"). */}}
+{{- define "erp.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 1000
+runAsGroup: 1000
+fsGroup: 1000
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "erp.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* One egress rule from networkPolicy.egress.<name>; an empty `to` means any destination. */}}
+{{- define "erp.egressRule" -}}
+- ports:
+    {{- toYaml .ports | nindent 4 }}
+  {{- with .to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
