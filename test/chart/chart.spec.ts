@@ -1,0 +1,475 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IJob } from 'kubernetes-models/batch/v1/Job';
+import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPod } from 'kubernetes-models/v1/Pod';
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+import type { IService } from 'kubernetes-models/v1/Service';
+import { openToolbox, type Toolbox } from './toolbox';
+import {
+  containersOf,
+  effectiveEnv,
+  named,
+  ofKind,
+  parseObjects,
+  podTemplates,
+  selects,
+  validateObject,
+  type KubeObject,
+} from './kube-objects';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const CHART = path.join(ROOT, 'charts', 'erp');
+const RELEASE = 'erp';
+const NAMESPACE = 'erp-test';
+/** The one service that takes traffic from outside the cluster. */
+const PUBLIC_SERVICE = 'gateway';
+
+/** Every service of the repository (a folder of services/ with a package.json): the chart must run them all. */
+const SERVICES = fs
+  .readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(ROOT, 'services', entry.name, 'package.json')))
+  .map((entry) => entry.name)
+  .sort();
+
+const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as {
+  opsPort: number;
+  existingSecrets: Record<'database' | 'redis', { name: string; key: string }>;
+  networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
+};
+const chartMeta = parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
+const OPS_PORT = chartValues.opsPort;
+
+/** What an SRE might set for a small installation with fixed capacity and a slower drain. */
+const FIXED_SIZE = {
+  autoscaling: { enabled: false },
+  podDisruptionBudget: { enabled: false },
+  serviceDefaults: { replicas: 1 },
+  image: { registry: 'registry.example.com/acme', tag: '2.0.0' },
+  config: { SHUTDOWN_TIMEOUT_MS: 60_000 },
+  services: { sales: { env: { SHUTDOWN_TIMEOUT_MS: 90_000 } } },
+  ingress: { className: 'nginx', hosts: ['api.example.com'], tls: [{ secretName: 'api-tls', hosts: ['api.example.com'] }] },
+};
+
+let toolbox: Toolbox;
+beforeAll(() => {
+  toolbox = openToolbox();
+});
+afterAll(() => toolbox?.dispose());
+
+interface ValuesCase {
+  name: string;
+  values?: object;
+  valuesFile?: string;
+}
+
+function valuesArgs({ values, valuesFile }: Omit<ValuesCase, 'name'>): string[] {
+  if (valuesFile) return ['--values', path.join(ROOT, valuesFile)];
+  if (values) return ['--values', toolbox.writeFile(`values-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(values))];
+  return [];
+}
+
+async function render(options: Omit<ValuesCase, 'name'> = {}): Promise<KubeObject[]> {
+  return parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, ...valuesArgs(options)]));
+}
+
+const serverDeployment = (objects: KubeObject[], service: string) => named(ofKind<IDeployment>(objects, 'Deployment'), `${RELEASE}-${service}`);
+const mainContainer = (deployment: IDeployment): IContainer => deployment.spec!.template.spec!.containers[0]!;
+const portNumber = (container: IContainer, port: number | string | undefined) =>
+  typeof port === 'string' ? container.ports?.find((p) => p.name === port)?.containerPort : port;
+
+describe.each<ValuesCase>([
+  { name: 'default values' },
+  { name: 'values for a fixed-size installation', values: FIXED_SIZE },
+  { name: 'the development values (deploy/values-dev.yaml)', valuesFile: 'deploy/values-dev.yaml' },
+])('the chart with $name', (valuesCase) => {
+  let objects: KubeObject[];
+  let configMaps: IConfigMap[];
+  beforeAll(async () => {
+    objects = await render(valuesCase);
+    configMaps = ofKind<IConfigMap>(objects, 'ConfigMap');
+  });
+
+  it('passes helm lint --strict', async () => {
+    const sut = await toolbox.helm(['lint', '--strict', CHART, '--namespace', NAMESPACE, ...valuesArgs(valuesCase)]);
+    expect(sut).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('renders only objects that match their Kubernetes schema', () => {
+    expect(objects.length).toBeGreaterThan(0);
+    for (const object of objects) expect(() => validateObject(object)).not.toThrow();
+  });
+
+  it('renders one Deployment, Service, ServiceAccount, NetworkPolicy and migration Job per service of the repository', () => {
+    const names = (kind: string) =>
+      ofKind(objects, kind)
+        .map((o) => o.metadata.name)
+        .sort();
+    const perService = SERVICES.map((s) => `${RELEASE}-${s}`).sort();
+    expect(names('Deployment')).toEqual(perService);
+    expect(names('Service')).toEqual(perService);
+    expect(names('ServiceAccount')).toEqual(perService);
+    expect(names('NetworkPolicy')).toEqual([...perService, `${RELEASE}-migrations`].sort());
+    expect(names('Job')).toEqual(perService.map((n) => `${n}-migrate`));
+    for (const service of SERVICES) {
+      const deployment = serverDeployment(objects, service);
+      expect(deployment.spec!.template.spec!.serviceAccountName).toBe(`${RELEASE}-${service}`);
+      expect(mainContainer(deployment).env).toContainEqual({ name: 'OTEL_SERVICE_NAME', value: service });
+    }
+  });
+
+  it('runs every container as non-root on a read-only root filesystem, without capabilities or privilege escalation', () => {
+    const templates = podTemplates(objects);
+    expect(templates.map((t) => t.owner)).toEqual(expect.arrayContaining([...SERVICES.map((s) => `Deployment/${RELEASE}-${s}`)]));
+    for (const { owner, spec } of templates) {
+      expect({ owner, automount: spec.automountServiceAccountToken }).toEqual({ owner, automount: false });
+      expect({ owner, host: [spec.hostNetwork, spec.hostPID, spec.hostIPC].some(Boolean) }).toEqual({ owner, host: false });
+      for (const container of containersOf(spec)) {
+        const context = container.securityContext ?? {};
+        const sut = {
+          owner,
+          runAsNonRoot: context.runAsNonRoot ?? spec.securityContext?.runAsNonRoot,
+          rootUser: (context.runAsUser ?? spec.securityContext?.runAsUser) === 0,
+          readOnlyRootFilesystem: context.readOnlyRootFilesystem,
+          allowPrivilegeEscalation: context.allowPrivilegeEscalation,
+          privileged: context.privileged ?? false,
+          dropsAll: context.capabilities?.drop?.includes('ALL') ?? false,
+          adds: context.capabilities?.add ?? [],
+          seccomp: (context.seccompProfile ?? spec.securityContext?.seccompProfile)?.type,
+        };
+        expect(sut).toEqual({
+          owner,
+          runAsNonRoot: true,
+          rootUser: false,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          privileged: false,
+          dropsAll: true,
+          adds: [],
+          seccomp: 'RuntimeDefault',
+        });
+      }
+    }
+  });
+
+  it('gives services and migrations a writable /tmp from an emptyDir and nothing else writable', () => {
+    for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
+      const mounts = containersOf(spec).flatMap((c) => c.volumeMounts ?? []);
+      expect({ owner, mounts: mounts.map((m) => m.mountPath) }).toEqual({ owner, mounts: ['/tmp'] });
+      const volume = spec.volumes?.find((v) => v.name === mounts[0]!.name);
+      expect({ owner, emptyDir: Boolean(volume?.emptyDir) }).toEqual({ owner, emptyDir: true });
+    }
+  });
+
+  it('probes every service on its ops port: startup and liveness on /healthz, readiness on /readyz', () => {
+    for (const service of SERVICES) {
+      const container = mainContainer(serverDeployment(objects, service));
+      const probe = (name: 'startupProbe' | 'livenessProbe' | 'readinessProbe') => {
+        const httpGet = container[name]?.httpGet;
+        return { service, probe: name, path: httpGet?.path, port: portNumber(container, httpGet?.port) };
+      };
+      expect(probe('startupProbe')).toEqual({ service, probe: 'startupProbe', path: '/healthz', port: OPS_PORT });
+      expect(probe('livenessProbe')).toEqual({ service, probe: 'livenessProbe', path: '/healthz', port: OPS_PORT });
+      expect(probe('readinessProbe')).toEqual({ service, probe: 'readinessProbe', path: '/readyz', port: OPS_PORT });
+      expect(effectiveEnv(container, configMaps).OPS_PORT).toBe(String(OPS_PORT));
+    }
+  });
+
+  it('gives every pod longer to stop than its SHUTDOWN_TIMEOUT_MS plus its preStop pause', () => {
+    for (const service of SERVICES) {
+      const deployment = serverDeployment(objects, service);
+      const container = mainContainer(deployment);
+      const deadlineMs = Number(effectiveEnv(container, configMaps).SHUTDOWN_TIMEOUT_MS);
+      const preStop = container.lifecycle?.preStop?.exec?.command ?? [];
+      const pauseSeconds = preStop[0] === 'sleep' ? Number(preStop[1]) : 0;
+      const sut = deployment.spec!.template.spec!.terminationGracePeriodSeconds!;
+      expect({ service, deadlineMs }).toEqual({ service, deadlineMs: expect.any(Number) });
+      expect(deadlineMs).toBeGreaterThan(0);
+      expect({ service, sut, enough: sut > deadlineMs / 1000 + pauseSeconds }).toEqual({ service, sut, enough: true });
+    }
+  });
+
+  it('rolls Deployments out without taking a ready pod away first', () => {
+    for (const service of SERVICES) {
+      const sut = serverDeployment(objects, service).spec!.strategy;
+      expect({ service, type: sut?.type, maxUnavailable: sut?.rollingUpdate?.maxUnavailable }).toEqual({
+        service,
+        type: 'RollingUpdate',
+        maxUnavailable: 0,
+      });
+    }
+  });
+
+  it("migrates each service's schema in a pre-install/pre-upgrade hook Job that does not need the release's ConfigMap", () => {
+    for (const service of SERVICES) {
+      const sut = named(ofKind<IJob>(objects, 'Job'), `${RELEASE}-${service}-migrate`);
+      const hooks = (sut.metadata.annotations?.['helm.sh/hook'] ?? '').split(',');
+      const deletePolicy = (sut.metadata.annotations?.['helm.sh/hook-delete-policy'] ?? '').split(',');
+      expect({ service, hooks: hooks.sort() }).toEqual({ service, hooks: ['pre-install', 'pre-upgrade'] });
+      expect(deletePolicy).toContain('before-hook-creation');
+      const pod = sut.spec!.template.spec!;
+      const container = pod.containers[0]!;
+      expect(pod.restartPolicy).toBe('Never');
+      expect(container.args).toEqual(['node', 'dist/migrate.js']);
+      expect(container.image).toBe(mainContainer(serverDeployment(objects, service)).image);
+      expect(container.envFrom).toBeUndefined();
+      const env = effectiveEnv(container, []);
+      expect({ service, SUBJECT_PREFIX: env.SUBJECT_PREFIX, LOG_LEVEL: env.LOG_LEVEL }).toEqual({
+        service,
+        SUBJECT_PREFIX: expect.any(String),
+        LOG_LEVEL: expect.any(String),
+      });
+    }
+  });
+
+  it('lets only the gateway take traffic from outside the cluster', () => {
+    const policies = ofKind<INetworkPolicy>(objects, 'NetworkPolicy');
+    for (const { owner, labels } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
+      const applying = policies.filter((p) => selects(p.spec!.podSelector.matchLabels, labels));
+      expect({ owner, policies: applying.length }).toEqual({ owner, policies: expect.any(Number) });
+      expect(applying.length).toBeGreaterThan(0);
+      for (const policy of applying) expect({ owner, types: policy.spec!.policyTypes }).toEqual({ owner, types: ['Ingress', 'Egress'] });
+
+      const rules = applying.flatMap((p) => p.spec!.ingress ?? []);
+      const isGateway = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
+      const publicRules = rules.filter((r) => (r.ports ?? []).some((p) => p.port !== 'ops' && p.port !== OPS_PORT));
+      expect({ owner, publicRules: publicRules.length > 0 }).toEqual({ owner, publicRules: isGateway });
+      // Every other opening is the ops port (metrics, helm test), from named peers only.
+      for (const rule of rules.filter((r) => !publicRules.includes(r))) {
+        expect({ owner, restricted: (rule.from ?? []).length > 0 }).toEqual({ owner, restricted: true });
+      }
+    }
+
+    const services = ofKind<IService>(objects, 'Service');
+    for (const service of services) expect({ name: service.metadata.name, type: service.spec!.type }).toEqual({ name: service.metadata.name, type: 'ClusterIP' });
+    const withHttp = services.filter((s) => s.spec!.ports!.some((p) => p.name === 'http')).map((s) => s.metadata.name);
+    expect(withHttp).toEqual([`${RELEASE}-${PUBLIC_SERVICE}`]);
+    for (const ingress of ofKind<IIngress>(objects, 'Ingress')) {
+      const backends = (ingress.spec!.rules ?? []).flatMap((r) => r.http?.paths ?? []).map((p) => p.backend.service?.name);
+      expect(new Set(backends)).toEqual(new Set([`${RELEASE}-${PUBLIC_SERVICE}`]));
+    }
+  });
+
+  it('lets pods connect only to DNS, NATS, Postgres, the trace collector and, for the gateway alone, Redis', () => {
+    const egress = chartValues.networkPolicy.egress;
+    const portsOf = (...names: string[]) => new Set(names.flatMap((n) => egress[n]!.ports.map((p) => p.port)));
+    const policies = ofKind<INetworkPolicy>(objects, 'NetworkPolicy');
+    for (const { owner, labels } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
+      const rules = policies.filter((p) => selects(p.spec!.podSelector.matchLabels, labels)).flatMap((p) => p.spec!.egress ?? []);
+      for (const rule of rules) expect({ owner, ports: (rule.ports ?? []).length > 0 }).toEqual({ owner, ports: true });
+      const sut = new Set(rules.flatMap((r) => (r.ports ?? []).map((p) => p.port)));
+      const allowed = owner.startsWith('Job/')
+        ? portsOf('dns', 'postgres')
+        : owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`
+          ? portsOf('dns', 'nats', 'postgres', 'otel', 'redis')
+          : portsOf('dns', 'nats', 'postgres', 'otel');
+      expect({ owner, ports: [...sut].sort() }).toEqual({ owner, ports: [...allowed].sort() });
+    }
+  });
+
+  it('reads DATABASE_URL and REDIS_URL from existing Secrets, creates no Secret and carries no credentials', () => {
+    expect(ofKind(objects, 'Secret')).toEqual([]);
+    const { database, redis } = chartValues.existingSecrets;
+    for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
+      const env = spec.containers[0]!.env ?? [];
+      const secretRef = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
+      expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: database.name, key: database.key } });
+      const wantsRedis = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
+      expect({ owner, ref: secretRef('REDIS_URL') }).toEqual({ owner, ref: wantsRedis ? { name: redis.name, key: redis.key } : undefined });
+    }
+    const plainValues = [
+      ...configMaps.flatMap((c) => Object.values(c.data ?? {})),
+      ...podTemplates(objects).flatMap(({ spec }) => containersOf(spec).flatMap((c) => (c.env ?? []).map((e) => e.value ?? ''))),
+    ];
+    expect(plainValues.filter((v) => /:\/\/[^/\s]*@/.test(v))).toEqual([]);
+  });
+});
+
+describe('the chart with default values', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => {
+    objects = await render();
+  });
+
+  it('autoscales every service with an HPA and leaves the replica count to it', () => {
+    for (const service of SERVICES) {
+      const deployment = serverDeployment(objects, service);
+      const sut = named(ofKind<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler'), deployment.metadata.name);
+      expect(sut.spec!.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+      expect(sut.spec!.minReplicas).toBeGreaterThanOrEqual(2);
+      expect(sut.spec!.maxReplicas).toBeGreaterThanOrEqual(sut.spec!.minReplicas!);
+      expect(deployment.spec!.replicas).toBeUndefined();
+    }
+  });
+
+  it('keeps all but one pod of a service through voluntary disruptions', () => {
+    for (const service of SERVICES) {
+      const deployment = serverDeployment(objects, service);
+      const sut = named(ofKind<IPodDisruptionBudget>(objects, 'PodDisruptionBudget'), deployment.metadata.name);
+      expect(sut.spec!.maxUnavailable).toBe(1);
+      expect(sut.spec!.selector!.matchLabels).toEqual(deployment.spec!.selector.matchLabels);
+    }
+  });
+
+  it('routes the API and the webhook paths to the gateway through the Ingress', () => {
+    const sut = named(ofKind<IIngress>(objects, 'Ingress'), RELEASE);
+    const paths = sut.spec!.rules!.flatMap((r) => r.http!.paths);
+    expect(paths.map((p) => [p.path, p.pathType, p.backend.service]).sort()).toEqual([
+      ['/api/external/v1', 'Prefix', { name: `${RELEASE}-gateway`, port: { name: 'http' } }],
+      ['/api/webhook', 'Prefix', { name: `${RELEASE}-gateway`, port: { name: 'http' } }],
+    ]);
+    const gateway = mainContainer(serverDeployment(objects, 'gateway'));
+    const http = gateway.ports!.find((p) => p.name === 'http')!;
+    expect(effectiveEnv(gateway, ofKind<IConfigMap>(objects, 'ConfigMap')).PORT).toBe(String(http.containerPort));
+  });
+
+  it("has a helm test that curls the gateway's /readyz through its Service", () => {
+    const sut = ofKind<IPod>(objects, 'Pod').filter((p) => p.metadata.annotations?.['helm.sh/hook'] === 'test');
+    expect(sut).toHaveLength(1);
+    const container = sut[0]!.spec!.containers[0]!;
+    expect([...(container.command ?? []), ...(container.args ?? [])]).toEqual(
+      expect.arrayContaining(['curl', '--fail', `http://${RELEASE}-gateway:${OPS_PORT}/readyz`]),
+    );
+    const gatewayService = named(ofKind<IService>(objects, 'Service'), `${RELEASE}-gateway`);
+    expect(gatewayService.spec!.ports).toContainEqual(expect.objectContaining({ name: 'ops', port: OPS_PORT }));
+  });
+
+  it('names each image <repository>-<service>:<appVersion>', () => {
+    for (const service of SERVICES) {
+      expect(mainContainer(serverDeployment(objects, service)).image).toBe(`erp-${service}:${chartMeta.appVersion}`);
+    }
+  });
+
+  it('pauses the gateway before SIGTERM so load balancers stop sending it requests first', () => {
+    const sut = mainContainer(serverDeployment(objects, 'gateway')).lifecycle?.preStop?.exec?.command;
+    expect(sut?.[0]).toBe('sleep');
+    expect(Number(sut?.[1])).toBeGreaterThan(0);
+  });
+});
+
+describe('the chart for a fixed-size installation', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => {
+    objects = await render({ values: FIXED_SIZE });
+  });
+
+  it('runs the configured replicas, without HPA or PodDisruptionBudget', () => {
+    expect(ofKind(objects, 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(ofKind(objects, 'PodDisruptionBudget')).toEqual([]);
+    for (const service of SERVICES) expect({ service, replicas: serverDeployment(objects, service).spec!.replicas }).toEqual({ service, replicas: 1 });
+  });
+
+  it('derives the grace period from a longer deadline, also when one service sets its own', () => {
+    const grace = (service: string) => serverDeployment(objects, service).spec!.template.spec!.terminationGracePeriodSeconds!;
+    expect(grace('sales')).toBeGreaterThan(90);
+    expect(grace('inventory')).toBeGreaterThan(60);
+    expect(grace('inventory')).toBeLessThanOrEqual(90);
+  });
+
+  it('pulls each image from the configured registry and tag', () => {
+    for (const service of SERVICES) {
+      expect(mainContainer(serverDeployment(objects, service)).image).toBe(`registry.example.com/acme/erp-${service}:2.0.0`);
+    }
+  });
+
+  it('serves the API on the configured host, class and TLS secret', () => {
+    const sut = named(ofKind<IIngress>(objects, 'Ingress'), RELEASE).spec!;
+    expect(sut.ingressClassName).toBe('nginx');
+    expect(sut.tls).toEqual([{ secretName: 'api-tls', hosts: ['api.example.com'] }]);
+    expect(sut.rules!.map((r) => r.host)).toEqual(['api.example.com']);
+  });
+});
+
+describe('the chart refuses', () => {
+  it.each<[string, object, RegExp]>([
+    ['a misspelt service setting', { services: { sales: { replicaz: 2 } } }, /replicaz/],
+    ['a secret in the shared config', { config: { DATABASE_URL: 'postgres://u:p@h/db' } }, /DATABASE_URL/],
+    ['a replica count that is not a number', { services: { sales: { replicas: 'two' } } }, /replicas/],
+    ['an HPA maximum below its minimum', { services: { sales: { replicas: 4, maxReplicas: 2 } } }, /maxReplicas \(2\) is below replicas \(4\)/],
+    ['a public service without an HTTP port', { services: { sales: { public: true } } }, /needs httpPort/],
+  ])('%s', async (_case, values, message) => {
+    await expect(render({ values })).rejects.toThrow(message);
+  });
+});
+
+describe('the development cluster dependencies (deploy/k8s)', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => {
+    objects = parseObjects(await toolbox.kubectl(['kustomize', path.join(ROOT, 'deploy', 'k8s')]));
+  });
+
+  it('build with kustomize into objects that match their Kubernetes schema', () => {
+    expect(objects.length).toBeGreaterThan(0);
+    for (const object of objects) expect(() => validateObject(object)).not.toThrow();
+  });
+
+  it("carry the labels and ports that the chart's egress rules allow", () => {
+    const egress = chartValues.networkPolicy.egress as unknown as Record<
+      string,
+      { ports: Array<{ port: number }>; to: Array<{ podSelector?: { matchLabels?: Record<string, string> } }> }
+    >;
+    const deployments = ofKind<IDeployment>(objects, 'Deployment');
+    for (const target of ['nats', 'postgres', 'redis', 'otel']) {
+      const selector = egress[target]!.to[0]!.podSelector!.matchLabels;
+      const sut = deployments.find((d) => selects(selector, d.spec!.template.metadata!.labels));
+      expect({ target, found: Boolean(sut) }).toEqual({ target, found: true });
+      const containerPorts = sut!.spec!.template.spec!.containers.flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
+      expect(containerPorts).toEqual(expect.arrayContaining(egress[target]!.ports.map((p) => p.port)));
+    }
+  });
+
+  it('provide the Secrets the chart reads, and Services at the addresses of its default config', () => {
+    const secrets = ofKind<ISecret>(objects, 'Secret');
+    for (const ref of Object.values(chartValues.existingSecrets)) {
+      expect(Object.keys(named(secrets, ref.name).stringData ?? {})).toContain(ref.key);
+    }
+    const config = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { config: Record<string, string> }).config;
+    const services = ofKind<IService>(objects, 'Service');
+    for (const url of [config.NATS_URL!, config.OTEL_EXPORTER_OTLP_ENDPOINT!]) {
+      const { hostname, port } = new URL(url);
+      expect(named(services, hostname).spec!.ports!.map((p) => p.port)).toContain(Number(port));
+    }
+  });
+});
+
+describe('skaffold.yaml and deploy/compose.yaml', () => {
+  it('build one image per service from the root Dockerfile and hand each to its chart entry', () => {
+    const skaffold = parse(fs.readFileSync(path.join(ROOT, 'skaffold.yaml'), 'utf8')) as {
+      build: { artifacts: Array<{ image: string; docker: { dockerfile: string; buildArgs: { SERVICE: string } } }> };
+      deploy: { helm: { releases: Array<{ chartPath: string; setValueTemplates: Record<string, string> }> } };
+    };
+    const artifacts = skaffold.build.artifacts;
+    expect(artifacts.map((a) => a.docker.buildArgs.SERVICE).sort()).toEqual(SERVICES);
+    for (const artifact of artifacts) {
+      expect(artifact).toEqual({ image: `erp-${artifact.docker.buildArgs.SERVICE}`, docker: expect.objectContaining({ dockerfile: 'Dockerfile' }) });
+    }
+    const release = skaffold.deploy.helm.releases[0]!;
+    expect(release.chartPath).toBe('charts/erp');
+    expect(release.setValueTemplates).toEqual(
+      Object.fromEntries(SERVICES.map((s) => [`services.${s}.image`, `{{.IMAGE_FULLY_QUALIFIED_erp_${s.replace(/-/g, '_')}}}`])),
+    );
+  });
+
+  it('runs the dependencies, and every service from the same Dockerfile under the services profile', () => {
+    const compose = parse(fs.readFileSync(path.join(ROOT, 'deploy', 'compose.yaml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { build?: { context: string; dockerfile: string; args?: { SERVICE?: string } }; profiles?: string[] }>;
+    };
+    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['postgres', 'nats', 'redis', 'otel-collector', 'jaeger']));
+    const built = Object.entries(compose.services).filter(([, s]) => s.build);
+    expect(built.map(([name]) => name).sort()).toEqual(SERVICES);
+    for (const [name, service] of built) {
+      expect({ name, build: service.build, profiles: service.profiles }).toEqual({
+        name,
+        build: { context: '..', dockerfile: 'Dockerfile', args: { SERVICE: name } },
+        profiles: ['services'],
+      });
+    }
+  });
+});
