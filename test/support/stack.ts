@@ -1,4 +1,5 @@
 import { jetstreamManager } from '@nats-io/jetstream';
+import pg from 'pg';
 import { Bus } from '@erp/bus';
 import { streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
@@ -108,6 +109,18 @@ export class Stack {
       ...rest,
       headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string> | undefined) },
     });
+  }
+
+  /** Runs SQL on the stack's database, for assertions on what the services stored. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async query<R extends Record<string, any> = Record<string, any>>(text: string, params: unknown[] = []): Promise<R[]> {
+    const client = new pg.Client({ connectionString: this.iso.databaseUrl });
+    await client.connect();
+    try {
+      return (await client.query<R>(text, params)).rows;
+    } finally {
+      await client.end();
+    }
   }
 
   async stop(): Promise<void> {

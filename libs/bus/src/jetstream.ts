@@ -108,7 +108,10 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
     durable_name: options.durable,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    filter_subjects: options.subjects.map((s) => bus.subject(s)),
+    // A single subject uses `filter_subject`, which every JetStream server supports; several need 2.10+.
+    ...(options.subjects.length === 1
+      ? { filter_subject: bus.subject(options.subjects[0]!) }
+      : { filter_subjects: options.subjects.map((s) => bus.subject(s)) }),
     max_deliver: maxDeliver,
     ack_wait: nanos(options.ackWaitMs ?? 30_000),
     max_ack_pending: Math.max(concurrency * 4, 64),

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { gatewayEvents, gatewaySubjects } from '@erp/contracts';
+import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from '@erp/contracts';
 import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
 import { Authenticator } from './authenticator';
@@ -9,8 +9,10 @@ import type { GatewayConfig } from './config';
 import { migrations } from './db/migrations';
 import type { GatewayDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
+import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
 import { createApp } from './http/app';
 import { inventoryRoutes } from './http/routes/inventory.routes';
+import { packagesRoutes } from './http/routes/packages.routes';
 import { systemRoutes } from './http/routes/system.routes';
 import { RateLimiter } from './rate-limiter';
 
@@ -34,6 +36,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       bus.serve(gatewaySubjects, adminHandlers(db, relay), { queue: 'gateway' });
+      bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
 
       const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS);
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;
@@ -51,7 +54,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       });
       redis.on('error', () => undefined); // reported through the limiter's fallback log and metrics
       onShutdown('redis', async () => {
-        await redis.quit().catch(() => redis.disconnect());
+        if (redis.status === 'ready') await redis.quit().catch(() => undefined);
+        redis.disconnect(); // also stops reconnection attempts to a Redis that never came back
       });
       const limiter = new RateLimiter({
         redis,
@@ -78,7 +82,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         logger,
         metrics,
         isDraining: () => draining,
-        routes: [...inventoryRoutes, ...systemRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED })],
+        routes: [...inventoryRoutes, ...packagesRoutes, ...systemRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED })],
       });
       const server = app.listen(config.PORT);
       await new Promise<void>((resolve, reject) => {
@@ -93,8 +97,11 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         draining = true;
         // Stop accepting; requests already accepted finish (their NATS requests are still served).
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Keep-alive connections become idle as their last response is sent: close them as they do.
+        const sweeper = setInterval(() => server.closeIdleConnections(), 50);
         server.closeIdleConnections();
         await closed;
+        clearInterval(sweeper);
       });
     },
   };

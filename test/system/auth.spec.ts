@@ -1,0 +1,82 @@
+import { gatewaySubjects } from '@erp/contracts';
+import { KEY_A, KEY_B, Stack, json, twoCompanies } from '../support/stack';
+import type { SeedOutput } from '@erp/admin';
+
+const UNAUTHORIZED = { success: false, error: 'API key inválido o empresa inactiva', code: 401 };
+const ctx = { requestId: 'auth-spec' };
+
+/** Polls until the request answers `status`; returns the milliseconds it took. */
+async function msUntilStatus(request: () => Promise<Response>, status: number, timeoutMs = 8_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const res = await request();
+    if (res.status === status) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`still ${res.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('API key authentication at the gateway', () => {
+  let stack: Stack;
+  let seeded: SeedOutput;
+
+  beforeAll(async () => {
+    // A long cache TTL proves that revocation works through the bus event, not through expiry.
+    stack = await Stack.start({ services: ['gateway', 'inventory'], gateway: { AUTH_CACHE_TTL_MS: '600000' } });
+    seeded = await stack.seed(twoCompanies());
+  });
+  afterAll(() => stack.stop());
+
+  const path = '/api/external/v1/system/rate-limit';
+
+  it.each([
+    ['no Authorization header', {}],
+    ['a Basic scheme', { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+    ['a Bearer with nothing after it', { Authorization: 'Bearer ' }],
+    ['an unknown key', { Authorization: 'Bearer unknown_key_0000000000000000000000' }],
+    ['a key with a character keys never have', { Authorization: `Bearer ${KEY_A}\u00e9` }],
+  ])('refuses %s with 401 and the spec message, without rate-limit headers', async (_case, headers) => {
+    const res = await stack.api(path, { headers });
+    expect(res.status).toBe(401);
+    expect(await json(res)).toEqual(UNAUTHORIZED);
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('identifies the company by the key and names it in meta', async () => {
+    const res = await stack.api(path, { key: KEY_B });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body.meta.empresa).toBe('Empresa B');
+    expect(body.data).toMatchObject({ empresa_id: seeded.empresas.b!.id, empresa_nombre: 'Empresa B' });
+  });
+
+  it('stops accepting a revoked key within seconds, without a restart', async () => {
+    const empresaId = seeded.empresas.a!.id;
+    const created = await stack.admin.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: empresaId }, ctx);
+    expect((await stack.api(path, { key: created.key })).status).toBe(200); // now cached
+    await stack.admin.request(gatewaySubjects, 'gateway.admin.apikey.revoke', { id: created.id }, ctx);
+    const ms = await msUntilStatus(() => stack.api(path, { key: created.key }), 401);
+    expect(ms).toBeLessThan(5_000);
+    expect((await stack.api(path, { key: KEY_A })).status).toBe(200);
+  });
+
+  it('refuses every key of an inactive company within seconds, and accepts them again once reactivated', async () => {
+    const empresaId = seeded.empresas.b!.id;
+    expect((await stack.api(path, { key: KEY_B })).status).toBe(200);
+    await stack.admin.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: empresaId, activo: false }, ctx);
+    expect(await msUntilStatus(() => stack.api(path, { key: KEY_B }), 401)).toBeLessThan(5_000);
+    expect(await json(await stack.api(path, { key: KEY_B }))).toEqual(UNAUTHORIZED);
+    expect((await stack.api(path, { key: KEY_A })).status).toBe(200);
+    await stack.admin.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: empresaId, activo: true }, ctx);
+    expect((await stack.api(path, { key: KEY_B })).status).toBe(200);
+  });
+
+  it('stores keys only as hashes', async () => {
+    const rows = await stack.query<{ key_hash: Buffer; prefix: string }>('select key_hash, prefix from gateway.api_keys');
+    const hashes = rows.map((r) => r.key_hash.toString('hex'));
+    expect(hashes.every((h) => h.length === 64)).toBe(true);
+    const dump = JSON.stringify(rows);
+    expect(dump).not.toContain(KEY_A);
+    expect(dump).not.toContain(KEY_B);
+  });
+});
