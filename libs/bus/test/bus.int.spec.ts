@@ -1,0 +1,235 @@
+import { context as otelContext, propagation, trace, ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { z } from 'zod';
+import { AppError, defineCatalog, defineEvents, isAppError, streamName, type RequestContext } from '@erp/contracts';
+import { createDb, inTransaction, migrateSchema, sql, type Kysely } from '@erp/db';
+import { createLogger } from '@erp/runtime';
+import { isolate, type Isolation } from '@erp/testing';
+import { Bus, OutboxRelay, PoisonEventError, claimEvent, createOutboxTables, enqueueEvent, publishEvent, startConsumer, type EventMeta } from '../src';
+
+const catalog = defineCatalog({
+  'echo.sum': {
+    tenant: true,
+    errors: ['BUSINESS_RULE'],
+    request: z.object({ a: z.number(), b: z.number() }),
+    reply: z.object({ sum: z.number(), empresa: z.number(), traceId: z.string().optional(), servedBy: z.string() }),
+  },
+  'echo.slow': { tenant: false, errors: [], request: z.object({ ms: z.number() }), reply: z.object({ done: z.boolean() }) },
+});
+const events = defineEvents({
+  'events.test.thing.happened': { payload: z.object({ n: z.number().int() }) },
+});
+
+const ctx: RequestContext = { requestId: 'bus-spec', empresa: { id: 7, nombre: 'Empresa Ñandú', iva: '13', venderSinStock: true } };
+const logger = createLogger('bus-spec', 'silent');
+
+describe('Bus request/reply over NATS', () => {
+  let iso: Isolation;
+  let client: Bus;
+  let serverA: Bus;
+  let serverB: Bus;
+  const connect = (name: string) => Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name, logger, requestTimeoutMs: 2_000 });
+
+  beforeAll(async () => {
+    otelContext.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    iso = await isolate('bus');
+    [client, serverA, serverB] = await Promise.all([connect('client'), connect('a'), connect('b')]);
+    for (const [server, name] of [
+      [serverA, 'a'],
+      [serverB, 'b'],
+    ] as const) {
+      server.serve(
+        catalog,
+        {
+          'echo.sum': async ({ a, b }, c) => {
+            if (a < 0) throw AppError.rule('a no puede ser negativo', { a: ['debe ser >= 0'] });
+            if (a === 13) throw new Error('secret internal detail');
+            return { sum: a + b, empresa: c.empresa.id, traceId: trace.getSpanContext(otelContext.active())?.traceId, servedBy: name };
+          },
+          'echo.slow': async ({ ms }) => {
+            await new Promise((resolve) => setTimeout(resolve, ms));
+            return { done: true };
+          },
+        },
+        { queue: 'echo' },
+      );
+    }
+  });
+  afterAll(async () => {
+    await Promise.all([client.drain(), serverA.drain(), serverB.drain()]);
+    await iso.drop();
+  });
+
+  it('delivers the payload and the request context, and returns the typed reply', async () => {
+    const reply = await client.request(catalog, 'echo.sum', { a: 2, b: 3 }, ctx);
+    expect(reply).toMatchObject({ sum: 5, empresa: 7 });
+  });
+
+  it('carries the W3C trace context from the caller into the handler', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parent = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED });
+    const reply = await otelContext.with(parent, () => client.request(catalog, 'echo.sum', { a: 1, b: 1 }, ctx));
+    expect(reply.traceId).toBe(traceId);
+  });
+
+  it('spreads requests over the replicas of a queue group, each request handled once', async () => {
+    const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => client.request(catalog, 'echo.sum', { a: i, b: 0 }, ctx).catch(() => null)));
+    const ok = replies.filter((r) => r !== null);
+    expect(ok).toHaveLength(59); // a = 13 fails on purpose
+    const byServer = new Set(ok.map((r) => r!.servedBy));
+    expect(byServer).toEqual(new Set(['a', 'b']));
+  });
+
+  it('returns a thrown AppError as the same typed error with its details', async () => {
+    const err = await client.request(catalog, 'echo.sum', { a: -1, b: 0 }, ctx).catch((e: unknown) => e);
+    expect(isAppError(err) && { code: err.code, message: err.message, details: err.details }).toEqual({
+      code: 'BUSINESS_RULE',
+      message: 'a no puede ser negativo',
+      details: { a: ['debe ser >= 0'] },
+    });
+  });
+
+  it('refuses a payload that breaks the contract with VALIDATION_FAILED naming the field', async () => {
+    const err = await client.request(catalog, 'echo.sum', { a: 'x', b: 1 } as never, ctx).catch((e: unknown) => e);
+    expect(isAppError(err) && err.code).toBe('VALIDATION_FAILED');
+    expect((err as AppError).details).toHaveProperty('a');
+  });
+
+  it('refuses a tenant subject without a company in the context', async () => {
+    const err = await client.request(catalog, 'echo.sum', { a: 1, b: 1 }, { requestId: 'no-company' }).catch((e: unknown) => e);
+    expect(isAppError(err) && err.code).toBe('UNAUTHORIZED');
+  });
+
+  it('hides unexpected errors behind INTERNAL with a reference', async () => {
+    const err = await client.request(catalog, 'echo.sum', { a: 13, b: 0 }, ctx).catch((e: unknown) => e);
+    expect(isAppError(err) && err.code).toBe('INTERNAL');
+    expect((err as AppError).message).toMatch(/^Error interno del servidor \(ref\. [0-9a-f-]{36}\)$/);
+    expect((err as AppError).message).not.toContain('secret');
+  });
+
+  it('answers UNAVAILABLE at once when nobody serves the subject, TIMEOUT when the server is too slow', async () => {
+    const started = Date.now();
+    const none = await client.request(defineCatalog({ 'nobody.here': catalog['echo.slow'] }), 'nobody.here', { ms: 1 }, ctx).catch((e: unknown) => e);
+    expect(isAppError(none) && none.code).toBe('UNAVAILABLE');
+    expect(Date.now() - started).toBeLessThan(500);
+    const slow = await client.request(catalog, 'echo.slow', { ms: 400 }, ctx, { timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(isAppError(slow) && slow.code).toBe('TIMEOUT');
+  });
+
+  it('finishes in-flight requests when a server drains', async () => {
+    const extra = await connect('draining');
+    extra.serve(catalog, { 'echo.sum': async () => ({ sum: 0, empresa: 0, servedBy: 'x' }), 'echo.slow': async ({ ms }) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { done: true };
+    } }, { queue: 'other-group' });
+    const pending = client.request(catalog, 'echo.slow', { ms: 300 }, ctx);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await extra.drain();
+    await expect(pending).resolves.toEqual({ done: true });
+  });
+});
+
+describe('outbox, JetStream publishing and durable consumers', () => {
+  let iso: Isolation;
+  let bus: Bus;
+  let db: Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let relay: OutboxRelay;
+  const seen: Array<{ n: number; meta: EventMeta }> = [];
+  const failOnce = new Set<number>([2]);
+
+  beforeAll(async () => {
+    iso = await isolate('outbox');
+    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'outbox-spec', logger });
+    const root = createDb<unknown>({ connectionString: iso.databaseUrl, max: 4 });
+    await migrateSchema(root, 'svc', { '0001': { up: (m) => createOutboxTables(m) } });
+    db = root.withSchema('svc');
+    relay = new OutboxRelay({ db, bus, pollMs: 50 });
+    relay.start();
+    await startConsumer(bus, {
+      durable: 'spec-consumer',
+      events,
+      subjects: ['events.test.thing.happened'],
+      backoffMs: [50],
+      handler: async (_subject, payload, meta) => {
+        if (payload.n === 99) throw new PoisonEventError('never valid');
+        if (failOnce.delete(payload.n)) throw new AppError('UNAVAILABLE', 'try later');
+        seen.push({ n: payload.n, meta });
+      },
+    });
+  });
+  afterAll(async () => {
+    await bus.drain();
+    const jsm = await jetstreamManager(bus.nc).catch(() => undefined);
+    await jsm?.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
+    await db.destroy();
+    await iso.drop();
+  });
+
+  const waitFor = async (predicate: () => boolean, ms = 5_000) => {
+    const deadline = Date.now() + ms;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+
+  it('publishes committed events once, with the outbox id as event id and the request context', async () => {
+    const ids = await inTransaction(db, async (trx) => [
+      await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 1 }, ctx),
+      await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 3 }, ctx),
+    ]);
+    relay.nudge();
+    await waitFor(() => seen.some((s) => s.n === 3));
+    const first = seen.find((s) => s.n === 1)!;
+    expect(first.meta.eventId).toBe(ids[0]);
+    expect(first.meta.ctx).toEqual(ctx);
+    const pending = await db.selectFrom('outbox').select('id').where('published_at', 'is', null).execute();
+    expect(pending).toEqual([]);
+  });
+
+  it('publishes nothing for a rolled-back transaction', async () => {
+    await expect(
+      inTransaction(db, async (trx) => {
+        await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 50 }, ctx);
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    await inTransaction(db, (trx) => enqueueEvent(trx, events, 'events.test.thing.happened', { n: 51 }, ctx));
+    relay.nudge();
+    await waitFor(() => seen.some((s) => s.n === 51));
+    expect(seen.some((s) => s.n === 50)).toBe(false);
+  });
+
+  it('redelivers after a retryable failure and terminates a poison event without calling the handler again', async () => {
+    await inTransaction(db, async (trx) => {
+      await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 99 }, ctx);
+      await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 2 }, ctx);
+    });
+    relay.nudge();
+    await waitFor(() => seen.some((s) => s.n === 2));
+    expect(seen.find((s) => s.n === 2)!.meta.deliveryCount).toBe(2);
+    expect(seen.some((s) => s.n === 99)).toBe(false);
+  });
+
+  it('drops a re-published event with the same id (a relay crash between publish and mark)', async () => {
+    const id = '00000000-0000-4000-8000-000000000001';
+    await publishEvent(bus, 'events.test.thing.happened', { n: 70 }, { msgId: id });
+    const second = await publishEvent(bus, 'events.test.thing.happened', { n: 70 }, { msgId: id });
+    expect(second.duplicate).toBe(true);
+    await waitFor(() => seen.some((s) => s.n === 70));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(seen.filter((s) => s.n === 70)).toHaveLength(1);
+  });
+
+  it('claims an event id once per consumer inside the effect’s transaction', async () => {
+    const claim = () => inTransaction(db, (trx) => claimEvent(trx, 'c1', 'evt-1'));
+    expect(await claim()).toBe(true);
+    expect(await claim()).toBe(false);
+    expect(await inTransaction(db, (trx) => claimEvent(trx, 'c2', 'evt-1'))).toBe(true);
+    const rows = await sql<{ n: number }>`select count(*)::int as n from svc.processed_events`.execute(db);
+    expect(rows.rows[0]!.n).toBe(2);
+  });
+});

@@ -1,0 +1,78 @@
+import { isAppError } from '@erp/contracts';
+import { isolate, type Isolation } from '@erp/testing';
+import { createDb, inTransaction, migrateSchema, pgErrorKind, sql, translatePgError, type Kysely } from '../src';
+
+describe('libs/db against Postgres', () => {
+  let iso: Isolation;
+  let db: Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+  beforeAll(async () => {
+    iso = await isolate('db');
+    db = createDb({ connectionString: iso.databaseUrl, max: 4 });
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await iso.drop();
+  });
+
+  it('reads numeric as exact decimal strings, date as Y-m-d whatever the time zone, and counts as numbers', async () => {
+    await sql`set timezone to 'Pacific/Kiritimati'`.execute(db);
+    const { rows } = await sql<{ big: string; cents: string; day: string; n: number }>`
+      select 12345678901234.5678::numeric(18,4) as big, (0.1::numeric + 0.2::numeric) as cents,
+             '2026-03-01'::date as day, count(*) as n from generate_series(1, 3)`.execute(db);
+    expect(rows[0]).toEqual({ big: '12345678901234.5678', cents: '0.3', day: '2026-03-01', n: 3 });
+  });
+
+  it('migrates each schema on its own: same table names never collide, and a second run applies nothing', async () => {
+    const migrations = {
+      '0001-things': {
+        up: async (m: Kysely<unknown>) => {
+          await m.schema.createTable('things').addColumn('id', 'integer', (c) => c.primaryKey()).execute();
+          await sql`create index things_id_idx on things (id)`.execute(m);
+        },
+      },
+    };
+    await migrateSchema(db, 'alpha', migrations);
+    await migrateSchema(db, 'beta', migrations);
+    const again = await migrateSchema(db, 'alpha', migrations);
+    expect(again.results).toEqual([]);
+    const { rows } = await sql<{ table_schema: string }>`
+      select table_schema from information_schema.tables where table_name = 'things' order by 1`.execute(db);
+    expect(rows.map((r) => r.table_schema)).toEqual(['alpha', 'beta']);
+  });
+
+  it('translates constraint violations into domain errors', async () => {
+    await sql`create table uniq (code text primary key, parent text references uniq(code))`.execute(db);
+    await sql`insert into uniq values ('a', null)`.execute(db);
+    const dup = await sql`insert into uniq values ('a', null)`.execute(db).catch((e: unknown) => e);
+    expect(pgErrorKind(dup)).toBe('unique_violation');
+    const conflict = translatePgError(dup);
+    expect(isAppError(conflict) && conflict.code).toBe('CONFLICT');
+    const orphan = await sql`insert into uniq values ('b', 'zzz')`.execute(db).catch((e: unknown) => e);
+    const invalid = translatePgError(orphan);
+    expect(isAppError(invalid) && invalid.code).toBe('VALIDATION_FAILED');
+    const other = new Error('not a database error');
+    expect(translatePgError(other)).toBe(other);
+  });
+
+  it('retries a transaction whole after a serialization failure, so both concurrent writers succeed', async () => {
+    await sql`create table counter (id int primary key, n int not null)`.execute(db);
+    await sql`insert into counter values (1, 0)`.execute(db);
+    let attempts = 0;
+    const increment = () =>
+      inTransaction(
+        db,
+        async (trx) => {
+          attempts++;
+          const { rows } = await sql<{ n: number }>`select n from counter where id = 1`.execute(trx);
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          await sql`update counter set n = ${rows[0]!.n + 1} where id = 1`.execute(trx);
+        },
+        { isolation: 'serializable' },
+      );
+    await Promise.all([increment(), increment(), increment()]);
+    const { rows } = await sql<{ n: number }>`select n from counter where id = 1`.execute(db);
+    expect(rows[0]!.n).toBe(3);
+    expect(attempts).toBeGreaterThan(3);
+  });
+});
