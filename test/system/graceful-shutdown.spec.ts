@@ -1,30 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
+import { spawnService } from '../support/processes';
 import { KEY_A, Stack, stackEnv, twoCompanies } from '../support/stack';
 import type { SeedOutput } from '@erp/admin';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-/** Starts the gateway's real entry point as a process and resolves with its HTTP port. */
-function spawnGateway(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: number; exit: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', 'services/gateway/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, LOG_LEVEL: 'info', OTEL_SDK_DISABLED: 'true' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('gateway did not start')), 30_000);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg === 'gateway listening' && entry.port) {
-        clearTimeout(timer);
-        resolve({ child, port: entry.port, exit });
-      }
-    });
-  });
-}
 
 describe('graceful shutdown of the gateway', () => {
   let stack: Stack;
@@ -38,7 +14,7 @@ describe('graceful shutdown of the gateway', () => {
   afterAll(() => stack.stop());
 
   it('answers every request it accepted before SIGTERM, then exits with 143', async () => {
-    const { child, port, exit } = await spawnGateway(stackEnv(stack.iso, { PORT: '0' }));
+    const { child, port, exit } = await spawnService('gateway', stackEnv(stack.iso, { PORT: '0' }));
     const url = `http://127.0.0.1:${port}/api/external/v1/inventory/${(seeded.empresas.a!.productos as Record<string, number>).laptop}`;
     let answered = 0;
     const outcomes = await new Promise<Array<number | string>>((resolve) => {

@@ -37,6 +37,8 @@ export interface BusObserver {
   requested?(subject: string, code: string, seconds: number): void;
   /** A request this process handled. */
   handled?(subject: string, code: string, seconds: number): void;
+  /** A JetStream message a durable consumer of this process settled (`deliveryCount` > 1 is a redelivery). */
+  consumed?(consumer: string, subject: string, outcome: 'ack' | 'nak' | 'term', deliveryCount: number): void;
 }
 
 export interface BusOptions {

@@ -153,6 +153,7 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
         await options.handler(subject, parsed.data as PayloadOf<E, S>, meta);
       });
       m.ack();
+      bus.options.observer?.consumed?.(options.durable, subject, 'ack', meta.deliveryCount);
     } catch (thrown) {
       const err = translatePgError(thrown);
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -161,9 +162,11 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
         const delay = backoff[Math.min(meta.deliveryCount - 1, backoff.length - 1)] ?? 1_000;
         log.warn({ err: thrown, eventId, subject, attempt: meta.deliveryCount, retryInMs: delay }, 'event failed; will retry');
         m.nak(delay);
+        bus.options.observer?.consumed?.(options.durable, subject, 'nak', meta.deliveryCount);
       } else {
         log.error({ err: thrown, eventId, subject, attempt: meta.deliveryCount }, 'event terminated');
         m.term(err instanceof Error ? err.message.slice(0, 200) : 'terminated');
+        bus.options.observer?.consumed?.(options.durable, subject, 'term', meta.deliveryCount);
       }
     } finally {
       span.end();

@@ -99,6 +99,19 @@ export interface OutboxRelayOptions {
   retentionMs?: number;
 }
 
+/** Events recorded but not yet published, and how long the oldest has waited (for metrics). */
+export async function outboxBacklog(db: AnyDb): Promise<{ pending: number; oldestAgeSeconds: number }> {
+  const row = await asOutbox(db)
+    .selectFrom('outbox')
+    .select([
+      sql<number>`count(*)::int`.as('pending'),
+      sql<number>`coalesce(extract(epoch from now() - min(created_at)), 0)::float8`.as('oldest'),
+    ])
+    .where('published_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return { pending: row.pending, oldestAgeSeconds: row.oldest };
+}
+
 /**
  * Publishes outbox rows to JetStream in commit order. Several replicas can run it: rows are
  * claimed with `FOR UPDATE SKIP LOCKED`, and a row published twice (crash between publish and

@@ -1,4 +1,4 @@
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BusObserver } from '@erp/bus';
 
 /** One Prometheus registry per service, with process metrics and the bus timings. */
@@ -21,11 +21,52 @@ export function createMetrics(service: string): { registry: Registry; busObserve
     buckets,
     registers: [registry],
   });
+  const consumed = new Counter({
+    name: 'erp_consumer_messages_total',
+    help: 'JetStream messages settled by durable consumers, by outcome (ack, nak = retry later, term = given up)',
+    labelNames: ['consumer', 'subject', 'outcome'],
+    registers: [registry],
+  });
+  const redelivered = new Counter({
+    name: 'erp_consumer_redeliveries_total',
+    help: 'JetStream messages handled again after an earlier delivery failed or timed out',
+    labelNames: ['consumer', 'subject'],
+    registers: [registry],
+  });
   return {
     registry,
     busObserver: {
       requested: (subject, code, seconds) => requested.observe({ subject, code }, seconds),
       handled: (subject, code, seconds) => handled.observe({ subject, code }, seconds),
+      consumed: (consumer, subject, outcome, deliveryCount) => {
+        consumed.inc({ consumer, subject, outcome });
+        if (deliveryCount > 1) redelivered.inc({ consumer, subject });
+      },
     },
   };
+}
+
+/** Outbox backlog gauges, read from the service's own outbox when Prometheus scrapes. */
+export function registerOutboxMetrics(registry: Registry, backlog: () => Promise<{ pending: number; oldestAgeSeconds: number }>): void {
+  let last = { pending: 0, oldestAgeSeconds: 0 };
+  const refresh = async () => {
+    last = await backlog().catch(() => last);
+  };
+  new Gauge({
+    name: 'erp_outbox_pending_events',
+    help: 'Events committed to the outbox and not yet published to JetStream',
+    registers: [registry],
+    async collect() {
+      await refresh();
+      this.set(last.pending);
+    },
+  });
+  new Gauge({
+    name: 'erp_outbox_oldest_pending_age_seconds',
+    help: 'Age of the oldest unpublished outbox event (0 when none)',
+    registers: [registry],
+    collect() {
+      this.set(last.oldestAgeSeconds);
+    },
+  });
 }

@@ -2,12 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
-import { Bus, ensureEventStream } from '@erp/bus';
+import { Bus, ensureEventStream, outboxBacklog } from '@erp/bus';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
 import type { ServiceName } from '@erp/contracts';
 import type { BaseConfig } from './config';
 import { createLogger, type AppLogger } from './logger';
-import { createMetrics } from './metrics';
+import { createMetrics, registerOutboxMetrics } from './metrics';
 
 /** A readiness check: resolves with a short status, throws when not ready. */
 export type ReadinessCheck = () => Promise<string>;
@@ -77,6 +77,8 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
   const db = rootDb.withSchema(spec.schema);
 
   const { registry, busObserver } = createMetrics(spec.name);
+  // Every service schema has an outbox (createOutboxTables is part of each first migration).
+  registerOutboxMetrics(registry, () => outboxBacklog(db));
   const bus = await Bus.connect({
     servers: config.NATS_URL,
     prefix: config.SUBJECT_PREFIX,

@@ -13,6 +13,9 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
  */
 function startTelemetry(): NodeSDK | undefined {
   if (process.env.OTEL_SDK_DISABLED === 'true') return undefined;
+  // Metrics are scraped from /metrics (prom-client) and logs go to stdout: the SDK exports traces only.
+  process.env.OTEL_METRICS_EXPORTER ??= 'none';
+  process.env.OTEL_LOGS_EXPORTER ??= 'none';
   const exporting = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'erp',

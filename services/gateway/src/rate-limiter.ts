@@ -39,6 +39,7 @@ export class RateLimiter {
   private usingFallback = false;
   private readonly fallbackTotal: Counter;
   private readonly redisUp: Gauge;
+  private readonly decisions: Counter;
   private readonly clock: () => number;
 
   constructor(private readonly options: RateLimiterOptions) {
@@ -57,6 +58,12 @@ export class RateLimiter {
       registers: [options.metrics],
     });
     this.redisUp.set(1);
+    this.decisions = new Counter({
+      name: 'erp_gateway_rate_limit_decisions_total',
+      help: 'Quota decisions by result (allowed, refused) and limit type',
+      labelNames: ['result', 'limit_type'],
+      registers: [options.metrics],
+    });
   }
 
   /** Current time in ms by the limiter's clock (injectable for tests of the hour rollover). */
@@ -70,6 +77,12 @@ export class RateLimiter {
 
   /** Counts one request of `apiKeyId` if it is under its limit. */
   async consume(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision> {
+    const result = await this.decide(apiKeyId, dateFiltered);
+    this.decisions.inc({ result: result.allowed ? 'allowed' : 'refused', limit_type: result.limitType });
+    return result;
+  }
+
+  private async decide(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision> {
     const window = windowAt(this.clock());
     const limit = limitFor(this.options.rule, dateFiltered);
     const key = `${this.options.keyPrefix}:rl:${apiKeyId}:${window.start}`;
