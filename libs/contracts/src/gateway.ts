@@ -84,3 +84,18 @@ export const gatewayEvents = defineEvents({
     payload: z.object({ empresa_id: z.number().int(), api_key_id: z.number().int().optional() }),
   },
 });
+
+/** Lookups other services make into the gateway's users (the gateway owns them). */
+export const gatewayDirectorySubjects = defineCatalog({
+  /**
+   * The company's users by code, trimmed and case-insensitive; an active user wins over an
+   * inactive one, then the lowest id. Codes nobody has are absent from the reply.
+   */
+  'gateway.usuario.by-codigo': {
+    tenant: true,
+    errors: [],
+    request: z.object({ codigos: z.array(z.string().min(1).max(255)).max(1000) }),
+    /** Code as asked → user id. */
+    reply: z.record(z.string(), z.number().int()),
+  },
+});

@@ -6,3 +6,4 @@ export * from './http';
 export * from './subjects';
 export * from './gateway';
 export * from './inventory';
+export * from './packages';

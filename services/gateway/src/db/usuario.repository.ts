@@ -1,0 +1,30 @@
+import { sql, type Kysely } from 'kysely';
+import type { GatewayDb } from './tables';
+
+/**
+ * The company's user for each code in one query. Codes compare trimmed and case-insensitive,
+ * by Postgres alone; an active user wins over an inactive one, then the lowest id. Returns the
+ * code as asked → user id; codes nobody has are absent.
+ */
+export async function findUsuarioIdsByCodigo(db: Kysely<GatewayDb>, empresaId: number, codigos: readonly string[]): Promise<Record<string, number>> {
+  const asked = [...new Set(codigos)];
+  if (asked.length === 0) return {};
+  const rows = await db
+    .selectFrom(sql<{ codigo: string }>`(select unnest(${asked}::text[]) as codigo)`.as('c'))
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('usuarios as u')
+          .select('u.id')
+          .where('u.empresa_id', '=', empresaId)
+          .where(sql<boolean>`lower(btrim(u.codigo)) = lower(btrim(c.codigo))`)
+          .orderBy('u.activo', 'desc')
+          .orderBy('u.id')
+          .limit(1)
+          .as('match'),
+      (join) => join.onTrue(),
+    )
+    .select(['c.codigo', 'match.id'])
+    .execute();
+  return Object.fromEntries(rows.map((r) => [r.codigo, r.id]));
+}
