@@ -96,7 +96,7 @@ export function createApp(deps: AppDeps): express.Express {
     const locals = res.locals as Locals;
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') return sendError(res, 413, MESSAGES.bodyTooLarge);
-    if (type === 'entity.parse.failed') return sendError(res, 400, MESSAGES.malformedJson);
+    if (type === 'entity.parse.failed') return sendError(res, 400, MESSAGES.malformedJson, { _: [MESSAGES.malformedJsonDetail] });
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') return sendError(res, 415, MESSAGES.unsupportedMediaType);
     if (type === 'request.aborted') return undefined;
     if (isAppError(err)) {
@@ -158,13 +158,14 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
     if (params && !params.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(params.error));
     if (query && !query.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(query.error));
     const body = route.body?.safeParse(req.body);
-    if (body && !body.success) return sendError(res, 422, MESSAGES.invalidBody, detailsFromZod(body.error));
+    if (body && !body.success) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, detailsFromZod(body.error));
     const credential = locals.credential!;
     const ctx: TenantContext = { requestId: locals.requestId, empresa: credential.empresa, usuario: credential.usuario };
     const result: RouteResult = await route.handle(
       { params: params?.data, query: query?.data, body: body?.data },
       { ctx, bus: deps.bus, credential, rate: locals.rate! },
     );
+    if ('raw' in result) return void res.status(result.status ?? 200).json(result.raw);
     res.status(result.status ?? 200).json({
       success: true,
       data: result.data,

@@ -27,6 +27,7 @@ export const MESSAGES = {
   invalidParams: 'Parámetros inválidos',
   invalidBody: 'Datos inválidos',
   malformedJson: 'El cuerpo de la solicitud no es JSON válido',
+  malformedJsonDetail: 'No se pudo interpretar el cuerpo como JSON: revise su sintaxis',
   bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
   unsupportedMediaType: 'El contenido debe enviarse como application/json',
 } as const;

@@ -12,7 +12,8 @@ export interface ApiContext {
   rate: RateDecision;
 }
 
-export interface RouteResult {
+/** A result sent inside the success envelope (`success`, `data`, `pagination`, `meta`). */
+export interface EnvelopeResult {
   status?: number;
   data: unknown;
   pagination?: Pagination;
@@ -20,11 +21,20 @@ export interface RouteResult {
   idempotent?: boolean;
 }
 
+/** A result sent as the whole body, for the endpoints whose spec gives another shape. */
+export interface RawResult {
+  status?: number;
+  raw: Record<string, unknown>;
+}
+
+export type RouteResult = EnvelopeResult | RawResult;
+
 type Input<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /**
  * One public endpoint: its method and path, the zod schemas of its input (query and path
- * problems answer 400, body problems 422), and the handler that turns it into a bus request.
+ * problems answer 400, body problems 422 unless `bodyErrorStatus` says otherwise), and the
+ * handler that turns it into a bus request.
  */
 export interface RouteDef<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined> {
   method: 'get' | 'post' | 'put';
@@ -34,6 +44,8 @@ export interface RouteDef<P extends z.ZodType | undefined = undefined, Q extends
   params?: P;
   query?: Q;
   body?: B;
+  /** Status of a body that fails `body`: 422 by default; 400 where the spec says so. */
+  bodyErrorStatus?: 400 | 422;
   handle(input: { params: Input<P>; query: Input<Q>; body: Input<B> }, api: ApiContext): Promise<RouteResult>;
 }
 
