@@ -1,6 +1,11 @@
+import { packagesSubjects } from '@erp/contracts';
+import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
+import type { Kysely } from 'kysely';
 import type { PackagesConfig } from './config';
 import { migrations } from './db/migrations';
+import type { PackagesDb } from './db/tables';
+import { importPackagesHandler } from './handlers/import-packages.handler';
 
 export const PACKAGES_SCHEMA = 'packages';
 
@@ -10,8 +15,17 @@ export function packagesService(config: Readonly<PackagesConfig>): ServiceSpec<P
     schema: PACKAGES_SCHEMA,
     migrations,
     config,
-    async setup() {
-      // Subjects of this service are registered here as its capabilities land.
+    async setup({ db: anyDb, bus }) {
+      const db = anyDb as Kysely<PackagesDb>;
+      const relay = new OutboxRelay({ db, bus });
+      relay.start();
+      bus.serve(
+        packagesSubjects,
+        {
+          'packages.import': importPackagesHandler(db, bus, () => relay.nudge()),
+        },
+        { queue: 'packages' },
+      );
     },
   };
 }
