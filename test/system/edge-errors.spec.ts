@@ -6,7 +6,7 @@ describe('gateway error envelope and service availability', () => {
   let seeded: SeedOutput;
 
   beforeAll(async () => {
-    stack = await Stack.start({ services: ['gateway', 'inventory'] });
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'packages'] });
     seeded = await stack.seed(twoCompanies());
   });
   afterAll(() => stack.stop());
@@ -27,6 +27,39 @@ describe('gateway error envelope and service availability', () => {
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
     expect(await json(res)).toEqual({ success: false, error: 'Método no permitido', code: 405 });
+  });
+
+  describe('on a write route', () => {
+    const post = (body: string | Buffer, contentType = 'application/json') =>
+      stack.api('/api/external/v1/packages/import', { key: KEY_A, method: 'POST', headers: { 'Content-Type': contentType }, body });
+
+    it('answers malformed JSON with 400', async () => {
+      const res = await post('{"packages": [');
+      expect(res.status).toBe(400);
+      expect(await json(res)).toMatchObject({ success: false, error: 'El cuerpo de la solicitud no es JSON válido', code: 400 });
+    });
+
+    it('answers a body over 1 MB with 413 before reading it all', async () => {
+      const res = await post(Buffer.alloc(1024 * 1024 + 1, 'a'));
+      expect(res.status).toBe(413);
+      expect(await json(res)).toEqual({ success: false, error: 'El cuerpo de la solicitud supera el máximo de 1 MB', code: 413 });
+    });
+
+    it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/xml'])('answers a %s body with 415', async (type) => {
+      const res = await post('packages=1', type);
+      expect(res.status).toBe(415);
+      expect(await json(res)).toEqual({ success: false, error: 'El contenido debe enviarse como application/json', code: 415 });
+    });
+
+    it('answers an empty body with 400', async () => {
+      const res = await stack.api('/api/external/v1/packages/import', { key: KEY_A, method: 'POST' });
+      expect(res.status).toBe(400);
+    });
+
+    it('stores nothing for any of these', async () => {
+      const rows = await stack.query<{ n: number }>('select count(*)::int as n from packages.paquetes');
+      expect(rows[0]!.n).toBe(0);
+    });
   });
 
   it('echoes a well-formed X-Request-Id and replaces a malformed one', async () => {
