@@ -6,4 +6,5 @@ export * from './http';
 export * from './subjects';
 export * from './gateway';
 export * from './inventory';
+export * from './webhooks';
 export * from './packages';
