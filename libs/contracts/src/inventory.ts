@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineCatalog } from './catalog';
-import { DecimalNumber, Timestamp } from './http';
+import { DecimalNumber, PaginationQuery, QueryBoolean, Timestamp, pageReply } from './http';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
+export type TipoProducto = (typeof TIPOS_PRODUCTO)[number];
 
 export const StockEntry = z.object({
   id_producto: z.number().int(),
@@ -38,6 +39,78 @@ export const Product = z.object({
   inventarios: z.array(StockEntry),
 });
 export type Product = z.output<typeof Product>;
+
+/** Orderings of `GET /inventory`; `id` in the same direction always breaks ties. */
+export const INVENTORY_ORDER_BY = ['nombre', 'codigo', 'precio', 'costo', 'created_at'] as const;
+export const ORDER_DIRECTIONS = ['asc', 'desc'] as const;
+
+/** A partial-match text filter: trimmed; blank means "not sent". */
+const FilterText = z
+  .string()
+  .trim()
+  .max(100, 'Debe tener como máximo 100 caracteres')
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+/** Query string of `GET /inventory`, as the gateway validates it (problems answer 400 with details). */
+export const InventoryListQuery = PaginationQuery.extend({
+  codigo: FilterText,
+  nombre: FilterText,
+  categoria: FilterText,
+  marca: FilterText,
+  tipo: z.enum(TIPOS_PRODUCTO, { message: 'Debe ser Producto o Servicio' }).optional(),
+  enable: z
+    .enum(['0', '1'], { message: 'Debe ser 1 o 0' })
+    .transform((v) => (v === '1' ? 1 : 0) as 0 | 1)
+    .optional(),
+  con_stock: QueryBoolean.optional(),
+  stock_minimo: QueryBoolean.optional(),
+  order_by: z.enum(INVENTORY_ORDER_BY, { message: `Debe ser uno de: ${INVENTORY_ORDER_BY.join(', ')}` }).optional(),
+  order_direction: z
+    .string()
+    .toLowerCase()
+    .pipe(z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }))
+    .optional(),
+});
+
+/** The filters of the product list, already typed; what `filters_applied` echoes. */
+export const InventoryFilters = z.object({
+  codigo: z.string().min(1).max(100).optional(),
+  nombre: z.string().min(1).max(100).optional(),
+  categoria: z.string().min(1).max(100).optional(),
+  marca: z.string().min(1).max(100).optional(),
+  tipo: z.enum(TIPOS_PRODUCTO).optional(),
+  enable: z.union([z.literal(0), z.literal(1)]).optional(),
+  /** true: stock above zero in at least one active warehouse. */
+  con_stock: z.boolean().optional(),
+  /** true: stock at or below its minimum in at least one active warehouse. */
+  stock_minimo: z.boolean().optional(),
+});
+export type InventoryFilters = z.output<typeof InventoryFilters>;
+
+export const InventoryListRequest = InventoryFilters.extend({
+  page: z.number().int().min(1).default(1),
+  per_page: z.number().int().min(1).max(200).default(100),
+  order_by: z.enum(INVENTORY_ORDER_BY).default('nombre'),
+  order_direction: z.enum(ORDER_DIRECTIONS).default('asc'),
+});
+export type InventoryListRequest = z.output<typeof InventoryListRequest>;
+
+export const InventorySummary = z.object({
+  productos: z.object({ total: z.number().int(), activos: z.number().int(), inactivos: z.number().int() }),
+  inventario: z.object({
+    stock_total: DecimalNumber,
+    valor_total: DecimalNumber,
+    productos_con_stock: z.number().int(),
+    productos_sin_stock: z.number().int(),
+    productos_stock_bajo: z.number().int(),
+  }),
+  productos_por_categoria: z.array(z.object({ categoria: z.string(), cantidad: z.number().int() })),
+});
+export type InventorySummary = z.output<typeof InventorySummary>;
+
+/** Name under which products without a category are counted. */
+export const SIN_CATEGORIA = 'Sin categoría';
 
 const SeedBodega = z.object({ ref: z.string().min(1), nombre: z.string().min(1), activo: z.boolean().default(true) });
 const SeedSucursal = z.object({
@@ -106,6 +179,18 @@ export const inventorySubjects = defineCatalog({
         z.object({ ok: z.literal(false), message: z.string() }),
       ]),
     ),
+  },
+  'inventory.product.list': {
+    tenant: true,
+    errors: [],
+    request: InventoryListRequest,
+    reply: pageReply(Product),
+  },
+  'inventory.summary': {
+    tenant: true,
+    errors: [],
+    request: z.object({}),
+    reply: InventorySummary,
   },
   'inventory.admin.seed': {
     tenant: false,

@@ -5,6 +5,8 @@ import type { InventoryConfig } from './config';
 import { migrations } from './db/migrations';
 import type { InventoryDb } from './db/tables';
 import { getProductHandler } from './handlers/get-product.handler';
+import { inventorySummaryHandler } from './handlers/inventory-summary.handler';
+import { listProductsHandler } from './handlers/list-products.handler';
 import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
 
@@ -22,6 +24,8 @@ export function inventoryService(config: Readonly<InventoryConfig>): ServiceSpec
         inventorySubjects,
         {
           'inventory.product.get': getProductHandler(db),
+          'inventory.product.list': listProductsHandler(db),
+          'inventory.summary': inventorySummaryHandler(db),
           'inventory.sucursal.resolve': resolveSucursalHandler(db),
           'inventory.admin.seed': seedHandler(db),
         },

@@ -1,11 +1,121 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { SIN_CATEGORIA, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
+import { containsPattern } from '../domain/list-filters';
 import type { InventoryDb } from './tables';
 
+type ProductScope = ExpressionBuilder<InventoryDb & { p: InventoryDb['productos'] }, 'p'>;
+
+/** Columns of the Product contract, read from `productos as p` left-joined to `categorias as c`. */
+const PRODUCT_COLUMNS = [
+  'p.id',
+  'p.nombre',
+  'p.descripcion',
+  'p.codigo',
+  'p.barcode',
+  'c.nombre as nombre_categoria',
+  'p.precio',
+  'p.costo',
+  'p.costo_anterior',
+  'p.costo_promedio',
+  'p.marca',
+  'p.tipo',
+  sql<0 | 1>`p.enable::int`.as('enable'),
+  'p.img',
+  'p.created_at',
+  'p.updated_at',
+] as const;
+
+/** A product's entries in active warehouses of active branches, as one correlated sub-select. */
+function stockEntries(eb: ProductScope, empresaId: number, withTimestamps: boolean) {
+  const base = eb
+    .selectFrom('inventarios as i')
+    .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
+    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+    .whereRef('i.producto_id', '=', 'p.id')
+    .where('i.empresa_id', '=', empresaId)
+    .where('b.activo', '=', true)
+    .where('s.activo', '=', true)
+    .select([
+      'i.producto_id as id_producto',
+      'i.bodega_id as id_bodega',
+      's.id as id_sucursal',
+      // Text keeps the decimals exact through JSON; the contract turns them into numbers.
+      sql<string>`i.stock::text`.as('stock'),
+      sql<string>`i.stock_minimo::text`.as('stock_minimo'),
+      sql<string>`i.stock_maximo::text`.as('stock_maximo'),
+      'i.nota',
+      'b.nombre as nombre_bodega',
+      's.nombre as nombre_sucursal',
+    ])
+    .orderBy('i.bodega_id');
+  return jsonArrayFrom(withTimestamps ? base.select(['i.created_at', 'i.updated_at']) : base).as('inventarios');
+}
+
+/** Whether the product has an entry in an active warehouse of an active branch (narrowed by the caller). */
+function activeEntries(eb: ProductScope) {
+  return eb
+    .selectFrom('inventarios as i')
+    .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
+    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+    .select(sql<number>`1`.as('one'))
+    .whereRef('i.producto_id', '=', 'p.id')
+    .where('b.activo', '=', true)
+    .where('s.activo', '=', true);
+}
+
+/** The company's live products matching the filters (no columns selected yet). */
+function filteredProducts(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters) {
+  let q = db
+    .selectFrom('productos as p')
+    .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
+    .where('p.empresa_id', '=', empresaId)
+    .where('p.deleted_at', 'is', null);
+  if (f.codigo !== undefined) q = q.where('p.codigo', 'ilike', containsPattern(f.codigo));
+  if (f.nombre !== undefined) q = q.where('p.nombre', 'ilike', containsPattern(f.nombre));
+  if (f.categoria !== undefined) q = q.where('c.nombre', 'ilike', containsPattern(f.categoria));
+  if (f.marca !== undefined) q = q.where('p.marca', 'ilike', containsPattern(f.marca));
+  if (f.tipo !== undefined) q = q.where('p.tipo', '=', f.tipo);
+  if (f.enable !== undefined) q = q.where('p.enable', '=', f.enable === 1);
+  if (f.con_stock) q = q.where((eb) => eb.exists(activeEntries(eb).where('i.stock', '>', '0')));
+  if (f.stock_minimo) q = q.where((eb) => eb.exists(activeEntries(eb).whereRef('i.stock', '<=', 'i.stock_minimo')));
+  return q;
+}
+
 /**
- * One product of the company with its stock in active warehouses of active branches, in one
- * round trip. Soft-deleted products are never found.
+ * One page of the product list in two statements whatever its size: the count, and the rows
+ * with their stock entries (a correlated JSON sub-select, not one query per product).
  */
+export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, request: InventoryListRequest) {
+  const direction = request.order_direction;
+  const [count, rows] = await Promise.all([
+    filteredProducts(db, empresaId, request)
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow(),
+    // The page's ids first, then their columns and stock: Postgres would otherwise build the
+    // stock JSON of every row the offset skips.
+    db
+      .selectFrom(
+        filteredProducts(db, empresaId, request)
+          .select('p.id')
+          .orderBy(`p.${request.order_by}`, direction)
+          .orderBy('p.id', direction)
+          .limit(request.per_page)
+          .offset((request.page - 1) * request.per_page)
+          .as('page'),
+      )
+      .innerJoin('productos as p', 'p.id', 'page.id')
+      .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
+      .select(PRODUCT_COLUMNS)
+      .select((eb) => stockEntries(eb, empresaId, false))
+      .orderBy(`p.${request.order_by}`, direction)
+      .orderBy('p.id', direction)
+      .execute(),
+  ]);
+  return { total: Number(count.total), rows };
+}
+
+/** One product of the company with its stock entries and their timestamps. Soft-deleted products are never found. */
 export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: number, id: number) {
   return db
     .selectFrom('productos as p')
@@ -13,50 +123,66 @@ export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: n
     .where('p.empresa_id', '=', empresaId)
     .where('p.id', '=', id)
     .where('p.deleted_at', 'is', null)
-    .select([
-      'p.id',
-      'p.nombre',
-      'p.descripcion',
-      'p.codigo',
-      'p.barcode',
-      'c.nombre as nombre_categoria',
-      'p.precio',
-      'p.costo',
-      'p.costo_anterior',
-      'p.costo_promedio',
-      'p.marca',
-      'p.tipo',
-      sql<0 | 1>`p.enable::int`.as('enable'),
-      'p.img',
-      'p.created_at',
-      'p.updated_at',
-    ])
-    .select((eb) =>
-      jsonArrayFrom(
-        eb
-          .selectFrom('inventarios as i')
-          .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
-          .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
-          .whereRef('i.producto_id', '=', 'p.id')
-          .where('i.empresa_id', '=', empresaId)
-          .where('b.activo', '=', true)
-          .where('s.activo', '=', true)
-          .select([
-            'i.producto_id as id_producto',
-            'i.bodega_id as id_bodega',
-            's.id as id_sucursal',
-            // Text keeps the decimals exact through JSON; the contract turns them into numbers.
-            sql<string>`i.stock::text`.as('stock'),
-            sql<string>`i.stock_minimo::text`.as('stock_minimo'),
-            sql<string>`i.stock_maximo::text`.as('stock_maximo'),
-            'i.nota',
-            'b.nombre as nombre_bodega',
-            's.nombre as nombre_sucursal',
-            'i.created_at',
-            'i.updated_at',
-          ])
-          .orderBy('i.bodega_id'),
-      ).as('inventarios'),
-    )
+    .select(PRODUCT_COLUMNS)
+    .select((eb) => stockEntries(eb, empresaId, true))
     .executeTakeFirst();
+}
+
+/**
+ * The inventory summary in two statements. Per product, its active entries are folded first
+ * (stock, value, with/low stock flags), so every count is over products and the invariants hold:
+ * activos + inactivos = total, con + sin = total, categories sum to total.
+ */
+export async function summarizeInventory(db: Kysely<InventoryDb>, empresaId: number) {
+  const perProduct = db
+    .with('live', (qb) =>
+      qb
+        .selectFrom('productos')
+        .select(['id', 'enable', 'categoria_id', 'costo_promedio'])
+        .where('empresa_id', '=', empresaId)
+        .where('deleted_at', 'is', null),
+    )
+    .with('entries', (qb) =>
+      qb
+        .selectFrom('inventarios as i')
+        .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
+        .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+        .innerJoin('live as l', 'l.id', 'i.producto_id')
+        .where('i.empresa_id', '=', empresaId)
+        .where('b.activo', '=', true)
+        .where('s.activo', '=', true)
+        .groupBy('i.producto_id')
+        .select([
+          'i.producto_id',
+          sql<string>`sum(i.stock)`.as('stock'),
+          sql<string>`sum(i.stock * l.costo_promedio)`.as('valor'),
+          sql<boolean>`bool_or(i.stock > 0)`.as('con_stock'),
+          sql<boolean>`bool_or(i.stock <= i.stock_minimo)`.as('stock_bajo'),
+        ]),
+    );
+
+  const [totals, categorias] = await Promise.all([
+    perProduct
+      .selectFrom('live as l')
+      .leftJoin('entries as e', 'e.producto_id', 'l.id')
+      .select([
+        sql<number>`count(*)::int`.as('total'),
+        sql<number>`(count(*) filter (where l.enable))::int`.as('activos'),
+        sql<number>`(count(*) filter (where not l.enable))::int`.as('inactivos'),
+        sql<string>`coalesce(sum(e.stock), 0)::text`.as('stock_total'),
+        sql<string>`round(coalesce(sum(e.valor), 0), 2)::text`.as('valor_total'),
+        sql<number>`(count(*) filter (where e.con_stock))::int`.as('con_stock'),
+        sql<number>`(count(*) filter (where e.stock_bajo))::int`.as('stock_bajo'),
+      ])
+      .executeTakeFirstOrThrow(),
+    perProduct
+      .selectFrom('live as l')
+      .leftJoin('categorias as c', 'c.id', 'l.categoria_id')
+      .select([sql<string>`coalesce(c.nombre, ${SIN_CATEGORIA})`.as('categoria'), sql<number>`count(*)::int`.as('cantidad')])
+      .groupBy('c.nombre')
+      .orderBy('cantidad', 'desc')
+      .orderBy('categoria')
+      .execute(),
+  ]);
+  return { totals, categorias };
 }

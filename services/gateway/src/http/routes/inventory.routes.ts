@@ -1,7 +1,25 @@
-import { IdParam, inventorySubjects } from '@erp/contracts';
+import { IdParam, InventoryListQuery, inventorySubjects } from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export const inventoryRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/inventory',
+    summary: 'Productos con su stock por bodega: filtros, orden y paginación',
+    query: InventoryListQuery,
+    handle: async ({ query }, { bus, ctx }) => {
+      const page = await bus.request(inventorySubjects, 'inventory.product.list', query, ctx);
+      return { data: page.items, pagination: page.pagination, filters_applied: page.filters_applied };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/inventory/summary',
+    summary: 'Resumen del inventario: productos, stock, valor y categorías',
+    handle: async (_input, { bus, ctx }) => ({
+      data: await bus.request(inventorySubjects, 'inventory.summary', {}, ctx),
+    }),
+  }),
   defineRoute({
     method: 'get',
     path: '/inventory/:id',

@@ -1,0 +1,20 @@
+import { InventoryListRequest } from '@erp/contracts';
+import { containsPattern, filtersApplied } from './list-filters';
+
+describe('filtersApplied', () => {
+  it('echoes the filters sent, normalised, without paging or ordering', () => {
+    const request = InventoryListRequest.parse({ nombre: 'lap', enable: 1, con_stock: false, page: 2, order_by: 'precio' });
+    expect(filtersApplied(request)).toEqual({ nombre: 'lap', enable: 1, con_stock: false });
+  });
+
+  it('is empty when no filter was sent', () => {
+    expect(filtersApplied(InventoryListRequest.parse({}))).toEqual({});
+  });
+});
+
+describe('containsPattern', () => {
+  it('matches anywhere and escapes the pattern characters a caller typed', () => {
+    expect(containsPattern('lap')).toBe('%lap%');
+    expect(containsPattern('50%_off\\')).toBe('%50\\%\\_off\\\\%');
+  });
+});
