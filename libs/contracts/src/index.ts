@@ -8,3 +8,4 @@ export * from './gateway';
 export * from './inventory';
 export * from './webhooks';
 export * from './packages';
+export * from './sales';

@@ -112,6 +112,94 @@ export type InventorySummary = z.output<typeof InventorySummary>;
 /** Name under which products without a category are counted. */
 export const SIN_CATEGORIA = 'Sin categoría';
 
+const Id = z.number().int().positive().max(2_147_483_647);
+
+/**
+ * An exact decimal between services: a JSON number or a decimal string in, a plain decimal
+ * string out (never exponent notation), so no side ever does money or stock in binary floats.
+ */
+const DecimalText = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const text = typeof v === 'number' ? String(v) : v.trim();
+  if (!/^-?\d{1,15}(\.\d{1,12})?$/.test(text)) {
+    ctx.addIssue({ code: 'custom', message: 'Debe ser un número decimal' });
+    return z.NEVER;
+  }
+  return text;
+});
+const PositiveQuantity = DecimalText.refine((v) => Number(v) > 0, 'Debe ser mayor que 0');
+const NonZeroQuantity = DecimalText.refine((v) => Number(v) !== 0, 'Debe ser distinto de 0');
+
+/** Idempotency key of a stock operation: the same key never moves stock twice. */
+const OperationKey = z.string().trim().min(1).max(200);
+
+/** Who owns a reservation's key, and so who is asked whether the operation exists. */
+export const ORIGENES_RESERVA = ['venta'] as const;
+export const ESTADOS_RESERVA = ['reservada', 'confirmada', 'liberada'] as const;
+export type EstadoReserva = (typeof ESTADOS_RESERVA)[number];
+
+/** What a sale needs of a product. Decimals are exact strings. */
+export const ResolvedProduct = z.object({
+  id: z.number().int(),
+  codigo: z.string(),
+  barcode: z.string().nullable(),
+  nombre: z.string(),
+  descripcion: z.string().nullable(),
+  marca: z.string().nullable(),
+  tipo: z.enum(TIPOS_PRODUCTO),
+  enable: z.union([z.literal(0), z.literal(1)]),
+  precio: z.string(),
+  costo: z.string(),
+  costo_promedio: z.string(),
+  porcentaje_impuesto: z.string().nullable(),
+  /** Stock in the warehouse asked for; null when none was asked or the product has no entry there. */
+  stock: z.string().nullable(),
+});
+export type ResolvedProduct = z.output<typeof ResolvedProduct>;
+
+const Failure = z.object({ ok: z.literal(false), message: z.string() });
+
+export const ResolvedBodega = z.object({
+  ok: z.literal(true),
+  id_bodega: z.number().int(),
+  nombre: z.string(),
+  id_sucursal: z.number().int(),
+  nombre_sucursal: z.string(),
+});
+
+export const Reservation = z.object({
+  clave: z.string(),
+  estado: z.enum(ESTADOS_RESERVA),
+  origen: z.enum(ORIGENES_RESERVA),
+  /** Null only for a release that arrived before its reservation (kept so a late reserve moves nothing). */
+  id_bodega: z.number().int().nullable(),
+  lineas: z.array(z.object({ id_producto: z.number().int(), cantidad: z.string(), mueve_stock: z.boolean() })),
+  /** Whether this call changed the reservation; a redelivered call answers false. */
+  aplicado: z.boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type Reservation = z.output<typeof Reservation>;
+
+const StockMovement = z.object({
+  id_producto: z.number().int(),
+  id_bodega: z.number().int(),
+  cantidad: z.string(),
+  stock_resultante: z.string(),
+});
+
+export const AdjustLine = z
+  .object({
+    id_producto: Id,
+    id_bodega: Id,
+    /** Relative change, signed. */
+    cantidad: NonZeroQuantity.optional(),
+    /** Absolute stock to set. */
+    stock: DecimalText.optional(),
+  })
+  .refine((l) => (l.cantidad === undefined) !== (l.stock === undefined), {
+    message: 'Indique cantidad (relativa) o stock (absoluto), uno de los dos',
+  });
+
 const SeedBodega = z.object({ ref: z.string().min(1), nombre: z.string().min(1), activo: z.boolean().default(true) });
 const SeedSucursal = z.object({
   ref: z.string().min(1),
@@ -191,6 +279,72 @@ export const inventorySubjects = defineCatalog({
     errors: [],
     request: z.object({}),
     reply: InventorySummary,
+  },
+  /**
+   * Resolves products of the company (by id, or by `codigo` then `barcode`) and checks a warehouse
+   * (of the company, active, of an active branch, of `id_sucursal` when given). One answer per item.
+   */
+  'inventory.product.resolve': {
+    tenant: true,
+    errors: [],
+    request: z.object({
+      id_bodega: Id.optional(),
+      id_sucursal: Id.optional(),
+      items: z.array(z.union([z.object({ id_producto: Id }), z.object({ codigo: z.string().trim().min(1).max(255) })])).max(500),
+    }),
+    reply: z.object({
+      bodega: z.union([ResolvedBodega, Failure]).nullable(),
+      items: z.array(z.union([z.object({ ok: z.literal(true), producto: ResolvedProduct }), Failure])),
+    }),
+  },
+  /**
+   * Takes stock for a set of lines under a key, all or nothing. When selling without stock is
+   * forbidden (the company's setting, unless `permitir_sin_stock` overrides it) lines short of
+   * stock are refused with BUSINESS_RULE and details per line (`lineas.N.cantidad`). Services
+   * never move stock. Redelivery answers the recorded reservation and moves nothing.
+   */
+  'inventory.stock.reserve': {
+    tenant: true,
+    errors: ['VALIDATION_FAILED', 'BUSINESS_RULE', 'CONFLICT'],
+    request: z.object({
+      clave: OperationKey,
+      origen: z.enum(ORIGENES_RESERVA).default('venta'),
+      id_bodega: Id,
+      permitir_sin_stock: z.boolean().optional(),
+      lineas: z.array(z.object({ id_producto: Id, cantidad: PositiveQuantity })).min(1).max(500),
+    }),
+    reply: Reservation,
+  },
+  /** Makes a reservation final. A reservation released earlier takes its stock again. */
+  'inventory.stock.confirm': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ clave: OperationKey }),
+    reply: Reservation,
+  },
+  /** Gives a reservation's stock back once. Releasing an unknown key records it, so a late reserve moves nothing. */
+  'inventory.stock.release': {
+    tenant: true,
+    errors: ['CONFLICT'],
+    request: z.object({ clave: OperationKey }),
+    reply: Reservation,
+  },
+  /**
+   * Applies relative (`cantidad`) or absolute (`stock`) changes under a key, all or nothing:
+   * returns, edits of sales by difference, platform stock updates, the back office. A key
+   * already applied answers its recorded movements and moves nothing.
+   */
+  'inventory.stock.adjust': {
+    tenant: true,
+    errors: ['VALIDATION_FAILED', 'BUSINESS_RULE'],
+    request: z.object({
+      clave: OperationKey,
+      origen: z.string().regex(/^[a-z_]{1,40}$/, 'Debe ser un identificador en minúsculas'),
+      concepto: z.string().trim().max(200).optional(),
+      permitir_sin_stock: z.boolean().optional(),
+      lineas: z.array(AdjustLine).min(1).max(500),
+    }),
+    reply: z.object({ clave: z.string(), aplicado: z.boolean(), movimientos: z.array(StockMovement) }),
   },
   'inventory.admin.seed': {
     tenant: false,

@@ -1,4 +1,26 @@
+import { z } from 'zod';
 import { BaseConfig } from '@erp/runtime';
 
-export const InventoryConfig = BaseConfig;
-export type InventoryConfig = BaseConfig;
+/** Defaults of the inventory's own keys, also used when the service is given a plain BaseConfig. */
+export const INVENTORY_DEFAULTS = {
+  /** A reservation still `reservada` this long after it was taken is checked with its origin. */
+  RESERVATION_TIMEOUT_MS: 60_000,
+  /** How often the sweeper looks for such reservations. */
+  RESERVATION_SWEEP_INTERVAL_MS: 10_000,
+  /** How long the sweeper waits for the origin's answer before leaving the reservation for later. */
+  RESERVATION_CHECK_TIMEOUT_MS: 2_000,
+} as const;
+
+export const InventoryConfig = BaseConfig.extend({
+  RESERVATION_TIMEOUT_MS: z.coerce.number().int().min(100).default(INVENTORY_DEFAULTS.RESERVATION_TIMEOUT_MS),
+  RESERVATION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(INVENTORY_DEFAULTS.RESERVATION_SWEEP_INTERVAL_MS),
+  RESERVATION_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).default(INVENTORY_DEFAULTS.RESERVATION_CHECK_TIMEOUT_MS),
+});
+export type InventoryConfig = z.output<typeof InventoryConfig>;
+
+/** A BaseConfig (as the test stack builds it) or a full InventoryConfig: missing keys take their defaults. */
+export type InventoryConfigInput = BaseConfig & Partial<Omit<InventoryConfig, keyof BaseConfig>>;
+
+export function withInventoryDefaults(config: Readonly<InventoryConfigInput>): Readonly<InventoryConfig> {
+  return Object.freeze({ ...INVENTORY_DEFAULTS, ...config });
+}

@@ -1,3 +1,3 @@
 export { inventoryService, INVENTORY_SCHEMA } from './service';
-export { InventoryConfig } from './config';
+export { InventoryConfig, INVENTORY_DEFAULTS } from './config';
 export { migrations as inventoryMigrations } from './db/migrations';

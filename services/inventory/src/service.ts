@@ -1,24 +1,32 @@
 import { inventorySubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import type { Kysely } from 'kysely';
-import type { InventoryConfig } from './config';
+import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
+import { startSaleCreatedConsumer } from './consumers/sale-created.consumer';
 import { migrations } from './db/migrations';
 import type { InventoryDb } from './db/tables';
+import { adjustStockHandler } from './handlers/adjust-stock.handler';
+import { confirmStockHandler } from './handlers/confirm-stock.handler';
 import { getProductHandler } from './handlers/get-product.handler';
 import { inventorySummaryHandler } from './handlers/inventory-summary.handler';
 import { listProductsHandler } from './handlers/list-products.handler';
+import { releaseStockHandler } from './handlers/release-stock.handler';
+import { reserveStockHandler } from './handlers/reserve-stock.handler';
+import { resolveProductsHandler } from './handlers/resolve-products.handler';
 import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
+import { ReservationSweeper } from './reservation-sweeper';
 
 export const INVENTORY_SCHEMA = 'inventory';
 
-export function inventoryService(config: Readonly<InventoryConfig>): ServiceSpec<InventoryConfig> {
+export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig> {
+  const config = withInventoryDefaults(input);
   return {
     name: 'inventory',
     schema: INVENTORY_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus }) {
+    async setup({ db: anyDb, bus, logger, onShutdown }) {
       const db = anyDb as Kysely<InventoryDb>;
       bus.serve(
         inventorySubjects,
@@ -26,11 +34,26 @@ export function inventoryService(config: Readonly<InventoryConfig>): ServiceSpec
           'inventory.product.get': getProductHandler(db),
           'inventory.product.list': listProductsHandler(db),
           'inventory.summary': inventorySummaryHandler(db),
+          'inventory.product.resolve': resolveProductsHandler(db),
           'inventory.sucursal.resolve': resolveSucursalHandler(db),
+          'inventory.stock.reserve': reserveStockHandler(db, { checkAfterMs: config.RESERVATION_TIMEOUT_MS }),
+          'inventory.stock.confirm': confirmStockHandler(db),
+          'inventory.stock.release': releaseStockHandler(db),
+          'inventory.stock.adjust': adjustStockHandler(db),
           'inventory.admin.seed': seedHandler(db),
         },
         { queue: 'inventory' },
       );
+      await startSaleCreatedConsumer(db, bus);
+      const sweeper = new ReservationSweeper({
+        db,
+        bus,
+        logger: logger.child({ component: 'reservation-sweeper' }),
+        intervalMs: config.RESERVATION_SWEEP_INTERVAL_MS,
+        checkTimeoutMs: config.RESERVATION_CHECK_TIMEOUT_MS,
+      });
+      sweeper.start();
+      onShutdown('reservation-sweeper', () => sweeper.stop());
     },
   };
 }

@@ -186,3 +186,49 @@ export async function summarizeInventory(db: Kysely<InventoryDb>, empresaId: num
   ]);
   return { totals, categorias };
 }
+
+/**
+ * The company's live products with any of the ids, codes or barcodes asked for, with their
+ * stock in one warehouse when `bodegaId` is given. Decimals stay exact strings.
+ */
+export async function findProductsForSale(
+  db: Kysely<InventoryDb>,
+  empresaId: number,
+  wanted: { ids: readonly number[]; codes: readonly string[] },
+  bodegaId: number | undefined,
+) {
+  if (wanted.ids.length === 0 && wanted.codes.length === 0) return [];
+  return db
+    .selectFrom('productos as p')
+    .leftJoin('inventarios as i', (join) =>
+      join
+        .onRef('i.producto_id', '=', 'p.id')
+        .on('i.empresa_id', '=', empresaId)
+        .on('i.bodega_id', '=', bodegaId ?? -1),
+    )
+    .where('p.empresa_id', '=', empresaId)
+    .where('p.deleted_at', 'is', null)
+    .where((eb) =>
+      eb.or([
+        ...(wanted.ids.length > 0 ? [eb('p.id', 'in', [...new Set(wanted.ids)])] : []),
+        ...(wanted.codes.length > 0 ? [eb('p.codigo', 'in', [...new Set(wanted.codes)]), eb('p.barcode', 'in', [...new Set(wanted.codes)])] : []),
+      ]),
+    )
+    .select([
+      'p.id',
+      'p.codigo',
+      'p.barcode',
+      'p.nombre',
+      'p.descripcion',
+      'p.marca',
+      'p.tipo',
+      sql<0 | 1>`p.enable::int`.as('enable'),
+      sql<string>`p.precio::text`.as('precio'),
+      sql<string>`p.costo::text`.as('costo'),
+      sql<string>`p.costo_promedio::text`.as('costo_promedio'),
+      sql<string | null>`p.porcentaje_impuesto::text`.as('porcentaje_impuesto'),
+      sql<string | null>`i.stock::text`.as('stock'),
+    ])
+    .orderBy('p.id')
+    .execute();
+}

@@ -1,5 +1,6 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
+import type { EstadoReserva } from '@erp/contracts';
 
 /** Numeric columns are read as exact decimal strings; they are written as strings too. */
 type Decimal = string;
@@ -64,10 +65,73 @@ export interface InventariosTable {
   updated_at: Generated<Date>;
 }
 
+export const TIPOS_MOVIMIENTO = ['inventario_inicial', 'reserva', 'liberacion', 'ajuste'] as const;
+export type TipoMovimiento = (typeof TIPOS_MOVIMIENTO)[number];
+
+export interface MovimientosTable {
+  id: Generated<string>;
+  empresa_id: number;
+  producto_id: number;
+  bodega_id: number;
+  tipo: TipoMovimiento;
+  /** Signed: negative takes stock out. */
+  cantidad: Decimal;
+  stock_resultante: Decimal;
+  origen: string;
+  clave: string | null;
+  concepto: string | null;
+  created_at: Generated<Date>;
+}
+
+/** A line of a reservation as it was asked (quantities exact). */
+export interface ReservaLinea {
+  id_producto: number;
+  cantidad: Decimal;
+  mueve_stock: boolean;
+}
+
+type Json<T> = ColumnType<T, string, string>;
+
+export interface ReservasTable {
+  id: Generated<string>;
+  empresa_id: number;
+  clave: string;
+  origen: string;
+  bodega_id: number | null;
+  estado: EstadoReserva;
+  lineas: Json<ReservaLinea[]>;
+  revisar_en: ColumnType<Date, Date | string, Date | string>;
+  revisiones: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  confirmed_at: Date | null;
+  released_at: Date | null;
+}
+
+export interface AjusteMovimiento {
+  id_producto: number;
+  id_bodega: number;
+  cantidad: Decimal;
+  stock_resultante: Decimal;
+}
+
+export interface AjustesTable {
+  id: Generated<string>;
+  empresa_id: number;
+  clave: string;
+  origen: string;
+  concepto: string | null;
+  movimientos: Json<AjusteMovimiento[]>;
+  created_at: Generated<Date>;
+}
+
 export interface InventoryDb extends OutboxTables {
   sucursales: SucursalesTable;
   bodegas: BodegasTable;
   categorias: CategoriasTable;
   productos: ProductosTable;
   inventarios: InventariosTable;
+  movimientos: MovimientosTable;
+  reservas: ReservasTable;
+  ajustes: AjustesTable;
 }

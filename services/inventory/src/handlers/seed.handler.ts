@@ -1,6 +1,6 @@
 import { AppError, type ParsedRequestOf, type inventorySubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
 
 type SeedRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.admin.seed'>;
@@ -32,6 +32,8 @@ export function seedHandler(db: Kysely<InventoryDb>) {
         }
       }
 
+      // Initial stock enters through the ledger like every other change: stock = Σ movements from the start.
+      const openings: Insertable<InventoryDb['movimientos']>[] = [];
       const categoryIds = new Map<string, number>();
       for (const nombre of new Set(req.productos.flatMap((p) => (p.categoria ? [p.categoria] : [])))) {
         const row = await trx
@@ -82,8 +84,22 @@ export function seedHandler(db: Kysely<InventoryDb>) {
               nota: inv.nota ?? null,
             })
             .execute();
+          if (Number(inv.stock) !== 0) {
+            openings.push({
+              empresa_id: empresaId,
+              producto_id: id,
+              bodega_id: bodegaId,
+              tipo: 'inventario_inicial',
+              cantidad: inv.stock,
+              stock_resultante: inv.stock,
+              origen: 'inventario',
+              clave: null,
+              concepto: 'Inventario inicial',
+            });
+          }
         }
       }
+      for (let i = 0; i < openings.length; i += 1000) await trx.insertInto('movimientos').values(openings.slice(i, i + 1000)).execute();
       return { sucursales, bodegas, productos };
     });
 }

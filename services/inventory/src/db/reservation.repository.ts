@@ -1,0 +1,92 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { EstadoReserva } from '@erp/contracts';
+import type { InventoryDb, ReservaLinea } from './tables';
+
+const COLUMNS = ['id', 'clave', 'origen', 'bodega_id', 'estado', 'lineas', 'revisiones', 'created_at', 'updated_at'] as const;
+
+export interface ReservaRow {
+  id: string;
+  clave: string;
+  origen: string;
+  bodega_id: number | null;
+  estado: EstadoReserva;
+  lineas: ReservaLinea[];
+  revisiones: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function findReserva(trx: Transaction<InventoryDb>, empresaId: number, clave: string, options: { lock?: boolean } = {}): Promise<ReservaRow | undefined> {
+  const q = trx.selectFrom('reservas').select(COLUMNS).where('empresa_id', '=', empresaId).where('clave', '=', clave);
+  return (options.lock ? q.forUpdate() : q).executeTakeFirst();
+}
+
+/**
+ * Records a reservation unless its key exists; undefined when it does (a concurrent duplicate
+ * waits on the unique key until the first commits, then finds it).
+ */
+export async function insertReserva(
+  trx: Transaction<InventoryDb>,
+  row: { empresaId: number; clave: string; origen: string; bodegaId: number | null; estado: EstadoReserva; lineas: ReservaLinea[]; revisarEnMs: number },
+): Promise<ReservaRow | undefined> {
+  return trx
+    .insertInto('reservas')
+    .values({
+      empresa_id: row.empresaId,
+      clave: row.clave,
+      origen: row.origen,
+      bodega_id: row.bodegaId,
+      estado: row.estado,
+      lineas: JSON.stringify(row.lineas),
+      revisar_en: sql<Date>`now() + ${row.revisarEnMs} * interval '1 millisecond'`,
+      confirmed_at: null,
+      released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
+    })
+    .onConflict((oc) => oc.columns(['empresa_id', 'clave']).doNothing())
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
+
+export async function setReservaEstado(trx: Transaction<InventoryDb>, id: string, estado: EstadoReserva): Promise<ReservaRow> {
+  return trx
+    .updateTable('reservas')
+    .set({
+      estado,
+      updated_at: sql<Date>`now()`,
+      ...(estado === 'confirmada' ? { confirmed_at: sql<Date>`now()` } : {}),
+      ...(estado === 'liberada' ? { released_at: sql<Date>`now()` } : {}),
+    })
+    .where('id', '=', id)
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+export interface DueReserva {
+  id: string;
+  empresa_id: number;
+  clave: string;
+  origen: string;
+  revisiones: number;
+}
+
+/** Reservations still `reservada` whose check time has come, oldest first. */
+export async function findDueReservas(db: Kysely<InventoryDb> | Transaction<InventoryDb>, limit: number): Promise<DueReserva[]> {
+  return db
+    .selectFrom('reservas')
+    .select(['id', 'empresa_id', 'clave', 'origen', 'revisiones'])
+    .where('estado', '=', 'reservada')
+    .where('revisar_en', '<=', sql<Date>`now()`)
+    .orderBy('revisar_en')
+    .limit(limit)
+    .execute();
+}
+
+/** Leaves a reservation for a later check (its origin could not answer). */
+export async function postponeReserva(db: Kysely<InventoryDb>, id: string, delayMs: number): Promise<void> {
+  await db
+    .updateTable('reservas')
+    .set({ revisar_en: sql<Date>`now() + ${delayMs} * interval '1 millisecond'`, revisiones: sql<number>`revisiones + 1` })
+    .where('id', '=', id)
+    .where('estado', '=', 'reservada')
+    .execute();
+}

@@ -1,0 +1,137 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { TipoProducto } from '@erp/contracts';
+import type { PlannedMove, StockKey } from '../domain/stock-plan';
+import type { BodegaRow } from '../domain/resolve-product';
+import type { InventoryDb, TipoMovimiento } from './tables';
+
+type Db = Kysely<InventoryDb> | Transaction<InventoryDb>;
+
+const keyOf = (k: StockKey) => `${k.productoId}:${k.bodegaId}`;
+const byKey = (a: StockKey, b: StockKey) => a.productoId - b.productoId || a.bodegaId - b.bodegaId;
+
+/** A warehouse of the company with its branch, or undefined (another company's reads as missing). */
+export async function findBodega(db: Db, empresaId: number, id: number): Promise<BodegaRow | undefined> {
+  return db
+    .selectFrom('bodegas as b')
+    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+    .where('b.empresa_id', '=', empresaId)
+    .where('b.id', '=', id)
+    .select(['b.id', 'b.nombre', 'b.activo', 's.id as sucursal_id', 's.nombre as sucursal_nombre', 's.activo as sucursal_activo'])
+    .executeTakeFirst();
+}
+
+/** Ids among `ids` that are warehouses of the company. */
+export async function companyBodegaIds(db: Db, empresaId: number, ids: readonly number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('bodegas').select('id').where('empresa_id', '=', empresaId).where('id', 'in', [...new Set(ids)]).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export interface StockProduct {
+  id: number;
+  codigo: string;
+  tipo: TipoProducto;
+}
+
+/** The company's live products among `ids`, by id. */
+export async function findStockProducts(db: Db, empresaId: number, ids: readonly number[]): Promise<Map<number, StockProduct>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('productos')
+    .select(['id', 'codigo', 'tipo'])
+    .where('empresa_id', '=', empresaId)
+    .where('deleted_at', 'is', null)
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Creates missing stock entries at 0 (in key order, like the locks), so stock can be moved into or below them. */
+export async function ensureStockRows(trx: Transaction<InventoryDb>, empresaId: number, keys: readonly StockKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  await trx
+    .insertInto('inventarios')
+    .values([...keys].sort(byKey).map((k) => ({ empresa_id: empresaId, producto_id: k.productoId, bodega_id: k.bodegaId, stock: '0' })))
+    .onConflict((oc) => oc.columns(['producto_id', 'bodega_id']).doNothing())
+    .execute();
+}
+
+export interface LockedStock {
+  id: number;
+  stock: string;
+}
+
+/**
+ * Locks the stock entries of `keys` until the transaction ends, always in (product, warehouse)
+ * order so two operations over the same products queue instead of deadlocking. Concurrent
+ * reservations therefore see each other's result: they can never together take more than there is.
+ */
+export async function lockStock(trx: Transaction<InventoryDb>, empresaId: number, keys: readonly StockKey[]): Promise<Map<string, LockedStock>> {
+  if (keys.length === 0) return new Map();
+  const rows = await trx
+    .selectFrom('inventarios')
+    .select(['id', 'producto_id', 'bodega_id', sql<string>`stock::text`.as('stock')])
+    .where('empresa_id', '=', empresaId)
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('producto_id', '=', k.productoId), eb('bodega_id', '=', k.bodegaId)]))))
+    .orderBy('producto_id')
+    .orderBy('bodega_id')
+    .forUpdate()
+    .execute();
+  return new Map(rows.map((r) => [keyOf({ productoId: r.producto_id, bodegaId: r.bodega_id }), { id: r.id, stock: r.stock }]));
+}
+
+export function lockedStockOf(locked: Map<string, LockedStock>) {
+  return (key: StockKey) => locked.get(keyOf(key))?.stock;
+}
+
+export interface MovementMeta {
+  tipo: TipoMovimiento;
+  origen: string;
+  clave: string | null;
+  concepto: string | null;
+}
+
+/**
+ * Applies planned moves to locked entries and writes one ledger row per move in the same
+ * transaction, with the stock the update left (under the lock it is the planned one).
+ */
+export async function applyMoves(
+  trx: Transaction<InventoryDb>,
+  empresaId: number,
+  locked: Map<string, LockedStock>,
+  moves: readonly PlannedMove[],
+  meta: MovementMeta,
+): Promise<PlannedMove[]> {
+  const applied: PlannedMove[] = [];
+  for (const move of [...moves].sort(byKey)) {
+    const entry = locked.get(keyOf(move));
+    if (!entry) throw new Error(`Stock entry ${keyOf(move)} was not locked before moving it`);
+    const row = await trx
+      .updateTable('inventarios')
+      .set({ stock: sql<string>`stock + ${move.cantidad}::numeric`, updated_at: sql<Date>`now()` })
+      .where('id', '=', entry.id)
+      .returning(sql<string>`stock::text`.as('stock'))
+      .executeTakeFirstOrThrow();
+    entry.stock = row.stock;
+    applied.push({ ...move, stockResultante: row.stock });
+  }
+  if (applied.length > 0) {
+    await trx
+      .insertInto('movimientos')
+      .values(
+        applied.map((m) => ({
+          empresa_id: empresaId,
+          producto_id: m.productoId,
+          bodega_id: m.bodegaId,
+          tipo: meta.tipo,
+          cantidad: m.cantidad,
+          stock_resultante: m.stockResultante,
+          origen: meta.origen,
+          clave: meta.clave,
+          concepto: meta.concepto,
+        })),
+      )
+      .execute();
+  }
+  return applied;
+}

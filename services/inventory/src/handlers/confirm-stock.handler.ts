@@ -1,0 +1,9 @@
+import type { TenantContext } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import type { Kysely } from 'kysely';
+import type { InventoryDb } from '../db/tables';
+import { confirmReservation } from '../ledger/reservations';
+
+export function confirmStockHandler(db: Kysely<InventoryDb>) {
+  return async ({ clave }: { clave: string }, ctx: TenantContext) => inTransaction(db, (trx) => confirmReservation(trx, ctx.empresa.id, clave));
+}

@@ -1,0 +1,9 @@
+import type { TenantContext } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import type { Kysely } from 'kysely';
+import type { InventoryDb } from '../db/tables';
+import { releaseReservation } from '../ledger/reservations';
+
+export function releaseStockHandler(db: Kysely<InventoryDb>) {
+  return async ({ clave }: { clave: string }, ctx: TenantContext) => inTransaction(db, (trx) => releaseReservation(trx, ctx.empresa.id, clave));
+}

@@ -1,0 +1,24 @@
+import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/contracts';
+import type { Kysely } from 'kysely';
+import { findProductsForSale } from '../db/product.repository';
+import { findBodega } from '../db/stock.repository';
+import type { InventoryDb } from '../db/tables';
+import { checkBodega, resolveProducts } from '../domain/resolve-product';
+
+type ResolveRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.product.resolve'>;
+
+export function resolveProductsHandler(db: Kysely<InventoryDb>) {
+  return async (req: ResolveRequest, ctx: TenantContext) => {
+    const empresaId = ctx.empresa.id;
+    const ids = req.items.flatMap((item) => ('id_producto' in item ? [item.id_producto] : []));
+    const codes = req.items.flatMap((item) => ('codigo' in item ? [item.codigo] : []));
+    const [products, bodegaRow] = await Promise.all([
+      findProductsForSale(db, empresaId, { ids, codes }, req.id_bodega),
+      req.id_bodega !== undefined ? findBodega(db, empresaId, req.id_bodega) : Promise.resolve(undefined),
+    ]);
+    return {
+      bodega: req.id_bodega !== undefined ? checkBodega(req.id_bodega, bodegaRow, req.id_sucursal) : null,
+      items: resolveProducts(req.items, products),
+    };
+  };
+}
