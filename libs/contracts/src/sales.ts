@@ -1,5 +1,327 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
+import { DateString, DecimalNumber, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { ORDER_DIRECTIONS } from './inventory';
+
+/** Values of `estado` accepted by `POST /sales`. */
+export const ESTADOS_VENTA_CREACION = ['Pagada', 'Completada', 'Pendiente', 'Cotizacion'] as const;
+/** Values of `estado` a sale is stored and returned with (DESIGN §4): `Pagada` is stored as `Completada`. */
+export const ESTADOS_VENTA = ['Completada', 'Pendiente', 'Anulada', 'Cotizacion'] as const;
+export type EstadoVenta = (typeof ESTADOS_VENTA)[number];
+export type EstadoVentaCreacion = (typeof ESTADOS_VENTA_CREACION)[number];
+
+/** Where a sale came from: the partner API, an e-commerce platform, or the fixture loader. */
+export const ORIGENES_VENTA = ['api', 'woocommerce', 'shopify', 'fixture'] as const;
+
+/** Orderings of `GET /sales`; `id` in the same direction always breaks ties. */
+export const SALES_ORDER_BY = ['fecha', 'total', 'correlativo', 'created_at'] as const;
+
+export const MAX_LINES_PER_SALE = 100;
+/** Largest amount a sale or line may reach: what `numeric(18,2)` keeps with room for sums. */
+export const MAX_SALE_AMOUNT = '9999999999999.99';
+
+const MAX_ID = 2_147_483_647;
+
+const missingOr = (wrongType: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined || issue.input === null ? 'Es obligatorio' : wrongType;
+
+const isObject = (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value);
+
+/** Decimal places of a JSON number as written in its shortest form (exponent forms count as too many). */
+export function decimalPlaces(value: number): number {
+  const text = String(value);
+  if (/e/i.test(text)) return /e-/i.test(text) ? Number.POSITIVE_INFINITY : 0;
+  const dot = text.indexOf('.');
+  return dot === -1 ? 0 : text.length - dot - 1;
+}
+
+/** A JSON number with bounds and a maximum of decimal places (so it is stored exactly). */
+function amount(options: { min: number; max: number; scale: number; required?: boolean }) {
+  return z
+    .number({ error: missingOr('Debe ser un número') })
+    .min(options.min, `Debe ser mayor o igual a ${options.min}`)
+    .max(options.max, `Debe ser menor o igual a ${options.max}`)
+    .refine((v) => decimalPlaces(v) <= options.scale, `Debe tener como máximo ${options.scale} decimales`);
+}
+
+const Id = z
+  .number({ error: missingOr('Debe ser un número entero') })
+  .int('Debe ser un número entero')
+  .positive('Debe ser mayor que 0')
+  .max(MAX_ID, 'No es un id válido');
+
+const OptionalText = (max: number) =>
+  z
+    .string({ error: 'Debe ser texto' })
+    .trim()
+    .max(max, `Debe tener como máximo ${max} caracteres`)
+    .nullish()
+    .transform((v) => (v ? v : undefined));
+
+const RequiredDate = z
+  .string({ error: missingOr('Debe ser una fecha con formato Y-m-d') })
+  .refine((v) => DateString.safeParse(v).success, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)');
+
+/** One line of `detalles` in `POST /sales`. */
+export const SaleLineInput = z
+  .object(
+    {
+      id: Id.optional(),
+      id_producto: Id.optional(),
+      codigo_producto: z
+        .string({ error: 'Debe ser texto' })
+        .trim()
+        .min(1, 'No puede estar vacío')
+        .max(255, 'Debe tener como máximo 255 caracteres')
+        .optional(),
+      cantidad: amount({ min: 0.0001, max: 999_999_999, scale: 4 }),
+      precio: amount({ min: 0, max: 999_999_999_999, scale: 4 }).optional(),
+      descuento: amount({ min: 0, max: 999_999_999_999, scale: 2 }).optional(),
+      id_presentacion: Id.optional(),
+      porcentaje_impuesto: amount({ min: 0, max: 100, scale: 4 }).optional(),
+    },
+    { error: 'Cada línea debe ser un objeto JSON' },
+  )
+  .refine((l) => l.id_producto !== undefined || l.codigo_producto !== undefined, {
+    message: 'Debe indicar id_producto o codigo_producto',
+    path: ['id_producto'],
+    when: isObject,
+  });
+export type SaleLineInput = z.output<typeof SaleLineInput>;
+
+/** Fields of `POST /sales` (spec "POST /sales", limits of "Limits"). */
+const SaleFields = z.object(
+  {
+    referencia_externa: OptionalText(255),
+    referencia: OptionalText(255),
+    fecha: RequiredDate,
+    estado: z.enum(ESTADOS_VENTA_CREACION, { error: missingOr(`Debe ser uno de: ${ESTADOS_VENTA_CREACION.join(', ')}`) }),
+    id_sucursal: Id.optional(),
+    sucursal: z.string({ error: 'Debe ser texto' }).trim().min(1, 'No puede estar vacío').max(255, 'Debe tener como máximo 255 caracteres').optional(),
+    id_bodega: Id,
+    id_documento: Id,
+    id_canal: Id.optional(),
+    id_cliente: Id.optional(),
+    cotizacion: z.boolean({ error: 'Debe ser true o false' }).optional(),
+    fecha_expiracion: RequiredDate.optional(),
+    forma_pago: OptionalText(100),
+    observaciones: OptionalText(1000),
+    monto_pago: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).optional(),
+    cambio: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).optional(),
+    detalles: z
+      .array(SaleLineInput, { error: missingOr('Debe ser una lista de líneas') })
+      .min(1, 'Debe incluir al menos 1 línea')
+      .max(MAX_LINES_PER_SALE, `Debe incluir como máximo ${MAX_LINES_PER_SALE} líneas`),
+  },
+  { error: 'El cuerpo debe ser un objeto JSON' },
+);
+
+type SaleFieldsOut = z.output<typeof SaleFields>;
+
+/**
+ * The rules between fields, checked even when some field fails, so one answer names every
+ * problem (`when` lets a refinement run past other issues).
+ */
+function withSaleRules<T extends z.ZodType<SaleFieldsOut>>(schema: T) {
+  const when = isObject;
+  return schema
+    .refine((v) => v.id_sucursal !== undefined || v.sucursal !== undefined, {
+      message: 'Debe indicar id_sucursal o sucursal',
+      path: ['id_sucursal'],
+      when,
+    })
+    .refine((v) => v.estado === 'Cotizacion' || v.id_canal !== undefined, {
+      message: 'Es obligatorio salvo cuando el estado es Cotizacion',
+      path: ['id_canal'],
+      when,
+    })
+    .refine((v) => v.estado !== 'Pendiente' || v.id_cliente !== undefined, {
+      message: 'Es obligatorio cuando el estado es Pendiente',
+      path: ['id_cliente'],
+      when,
+    })
+    .refine((v) => v.cotizacion !== true || v.estado === 'Cotizacion', {
+      message: 'Solo puede ser true cuando el estado es Cotizacion',
+      path: ['cotizacion'],
+      when,
+    })
+    .refine((v) => !v.referencia || !v.referencia_externa || v.referencia === v.referencia_externa, {
+      message: 'Es un alias de referencia_externa y no coincide con ella',
+      path: ['referencia'],
+      when,
+    })
+    .refine((v) => !v.fecha_expiracion || typeof v.fecha !== 'string' || v.fecha_expiracion >= v.fecha, {
+      message: 'No puede ser anterior a fecha',
+      path: ['fecha_expiracion'],
+      when,
+    });
+}
+
+/** Body of `POST /sales` as the gateway validates it (problems answer 422 with details per field). */
+export const SaleCreateBody = withSaleRules(SaleFields);
+export type SaleCreateBody = z.output<typeof SaleCreateBody>;
+
+/**
+ * What `sales.create` accepts: the body of `POST /sales`, plus what other callers of the same
+ * pipeline need (webhook orders may sell without stock; every sale records its origin).
+ */
+export const SaleCreateRequest = withSaleRules(
+  SaleFields.extend({
+    permitir_sin_stock: z.boolean().optional(),
+    origen: z.enum(ORIGENES_VENTA).default('api'),
+  }),
+);
+export type SaleCreateRequest = z.output<typeof SaleCreateRequest>;
+
+/** A sale line as returned (spec "Sale detail" plus DESIGN §4's extra fields). */
+export const SaleLine = z.object({
+  id: z.number().int(),
+  id_producto: z.number().int(),
+  codigo: z.string().nullable(),
+  nombre_producto: z.string().nullable(),
+  descripcion: z.string().nullable(),
+  cantidad: DecimalNumber,
+  precio: DecimalNumber,
+  descuento: DecimalNumber,
+  porcentaje_impuesto: DecimalNumber,
+  sub_total: DecimalNumber,
+  iva: DecimalNumber,
+  exenta: DecimalNumber,
+  total: DecimalNumber,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+/** A sale as returned by every sales endpoint. */
+export const Sale = z.object({
+  id: z.number().int(),
+  fecha: z.string(),
+  correlativo: z.string().nullable(),
+  referencia: z.string().nullable(),
+  referencia_externa: z.string().nullable(),
+  cotizacion: z.boolean(),
+  estado: z.enum(ESTADOS_VENTA),
+  forma_pago: z.string().nullable(),
+  total: DecimalNumber,
+  iva: DecimalNumber.nullable(),
+  sub_total: DecimalNumber.nullable(),
+  descuento: DecimalNumber.nullable(),
+  exenta: DecimalNumber,
+  monto_pago: DecimalNumber.nullable(),
+  cambio: DecimalNumber,
+  saldo: DecimalNumber.nullable(),
+  nombre_cliente: z.string().nullable(),
+  nombre_usuario: z.string().nullable(),
+  nombre_vendedor: z.string().nullable(),
+  id_sucursal: z.number().int(),
+  id_bodega: z.number().int(),
+  id_documento: z.number().int(),
+  nombre_documento: z.string(),
+  id_canal: z.number().int().nullable(),
+  id_cliente: z.number().int().nullable(),
+  fecha_expiracion: z.string().nullable(),
+  observaciones: z.string().nullable(),
+  documento_fiscal_emitido: z.boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  detalles: z.array(SaleLine),
+});
+export type Sale = z.output<typeof Sale>;
+export type SaleInput = z.input<typeof Sale>;
+
+const dateOrder = (v: { fecha_inicio?: string | undefined; fecha_fin?: string | undefined }) =>
+  !v.fecha_inicio || !v.fecha_fin || v.fecha_fin >= v.fecha_inicio;
+const DATE_ORDER_ISSUE = { message: 'No puede ser anterior a fecha_inicio', path: ['fecha_fin'] };
+
+const SalesFilterFields = {
+  fecha_inicio: DateString.optional(),
+  fecha_fin: DateString.optional(),
+  estado: z.enum(ESTADOS_VENTA, { message: `Debe ser uno de: ${ESTADOS_VENTA.join(', ')}` }).optional(),
+};
+
+/** Query string of `GET /sales` (problems answer 400 with details). */
+export const SalesListQuery = PaginationQuery.extend({
+  ...SalesFilterFields,
+  order_by: z.enum(SALES_ORDER_BY, { message: `Debe ser uno de: ${SALES_ORDER_BY.join(', ')}` }).optional(),
+  order_direction: z
+    .string()
+    .toLowerCase()
+    .pipe(z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }))
+    .optional(),
+}).refine(dateOrder, DATE_ORDER_ISSUE);
+
+/** Query string of `GET /sales/summary`. */
+export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
+
+/** The filters of sale lists and summaries, typed; what `filters_applied` echoes. */
+export const SalesFilters = z
+  .object({
+    fecha_inicio: DateString.optional(),
+    fecha_fin: DateString.optional(),
+    estado: z.enum(ESTADOS_VENTA).optional(),
+  })
+  .refine(dateOrder, DATE_ORDER_ISSUE);
+export type SalesFilters = z.output<typeof SalesFilters>;
+
+export const SalesListRequest = z
+  .object({
+    fecha_inicio: DateString.optional(),
+    fecha_fin: DateString.optional(),
+    estado: z.enum(ESTADOS_VENTA).optional(),
+    page: z.number().int().min(1).default(1),
+    per_page: z.number().int().min(1).max(200).default(100),
+    order_by: z.enum(SALES_ORDER_BY).default('fecha'),
+    order_direction: z.enum(ORDER_DIRECTIONS).default('desc'),
+  })
+  .refine(dateOrder, DATE_ORDER_ISSUE);
+export type SalesListRequest = z.output<typeof SalesListRequest>;
+
+/** `filters_applied` of a sales list or summary: the filters sent, without paging or ordering. */
+export function salesFiltersApplied(request: SalesFilters): Record<string, string> {
+  const applied: Record<string, string> = {};
+  if (request.fecha_inicio !== undefined) applied.fecha_inicio = request.fecha_inicio;
+  if (request.fecha_fin !== undefined) applied.fecha_fin = request.fecha_fin;
+  if (request.estado !== undefined) applied.estado = request.estado;
+  return applied;
+}
+
+export const SalesSummary = z.object({
+  cantidad_ventas: z.number().int(),
+  total_ventas: DecimalNumber,
+  total_iva: DecimalNumber,
+  total_descuentos: DecimalNumber,
+  promedio_venta: DecimalNumber,
+  ventas_por_estado: z.array(z.object({ estado: z.enum(ESTADOS_VENTA), cantidad: z.number().int(), total: DecimalNumber })),
+});
+export type SalesSummary = z.output<typeof SalesSummary>;
+
+/** Path parameter `{id}` of `GET /sales/{id}`. */
+export const SaleIdParam = z.object({ id: queryInt({ min: 1, max: MAX_ID }) });
+
+const RefMap = z.record(z.string(), z.number().int());
+const SeedDecimal = z.union([z.number(), z.string().regex(/^\d+(\.\d{1,2})?$/)]).transform(String);
+
+const SeedDocumento = z.object({
+  ref: z.string().min(1),
+  nombre: z.string().trim().min(1).max(255),
+  /** The branch, already resolved to its id by the loader. */
+  id_sucursal: z.number().int().positive(),
+  prefijo: z.string().max(50).default(''),
+  /** Next number to issue. */
+  correlativo: z.number().int().min(0).max(MAX_ID).default(1),
+  activo: z.boolean().default(true),
+  solo_cotizacion: z.boolean().default(false),
+});
+const SeedCanal = z.object({ ref: z.string().min(1), nombre: z.string().trim().min(1).max(255), activo: z.boolean().default(true) });
+const SeedCliente = z.object({
+  ref: z.string().min(1),
+  nombre: z.string().trim().min(1).max(255),
+  email: z.string().max(255).optional(),
+  limite_credito: SeedDecimal.default('0'),
+  activo: z.boolean().default(true),
+});
+
+const VentaRef = z.object({ empresa_id: z.number().int().positive(), id_venta: z.number().int().positive().max(MAX_ID) });
 
 /**
  * Subjects the sales service answers for other services. `sales.sale.exists` tells the owner of
@@ -11,6 +333,69 @@ export const salesSubjects = defineCatalog({
     errors: [],
     request: z.object({ empresa_id: z.number().int().positive(), clave: z.string().min(1).max(200) }),
     reply: z.object({ exists: z.boolean() }),
+  },
+});
+
+/** Subjects of the partner API's sales endpoints (and of the other callers of the invoicing pipeline). */
+export const salesApiSubjects = defineCatalog({
+  /**
+   * The invoicing pipeline: validation, branch, products, warehouse, document type, channel,
+   * customer and acting user; tax; stock reserved before the sale's transaction (released if it
+   * fails); correlative, sale, lines and the created event in one transaction. A reference
+   * already used by the company answers its sale with `idempotent: true`.
+   */
+  'sales.create': {
+    tenant: true,
+    errors: ['VALIDATION_FAILED', 'BUSINESS_RULE'],
+    request: SaleCreateRequest,
+    reply: z.object({ venta: Sale, idempotent: z.boolean() }),
+  },
+  'sales.sale.get': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id: z.number().int().positive() }),
+    reply: Sale,
+  },
+  'sales.sale.list': {
+    tenant: true,
+    errors: [],
+    request: SalesListRequest,
+    reply: pageReply(Sale),
+  },
+  'sales.summary': {
+    tenant: true,
+    errors: [],
+    request: SalesFilters,
+    reply: SalesSummary,
+  },
+});
+
+/** Back-office subjects of the sales service (admin CLI and fixture loader). Never exposed over HTTP. */
+export const salesAdminSubjects = defineCatalog({
+  'sales.admin.seed': {
+    tenant: false,
+    errors: ['VALIDATION_FAILED'],
+    request: z.object({
+      empresa_id: z.number().int().positive(),
+      documentos: z.array(SeedDocumento).default([]),
+      canales: z.array(SeedCanal).default([]),
+      clientes: z.array(SeedCliente).default([]),
+    }),
+    reply: z.object({ documentos: RefMap, canales: RefMap, clientes: RefMap }),
+  },
+  /** Annuls a sale: state `Anulada`, its stock returned once (a repeated call moves nothing). */
+  'sales.admin.annul': {
+    tenant: false,
+    errors: ['NOT_FOUND', 'BUSINESS_RULE'],
+    request: VentaRef,
+    reply: Sale,
+  },
+  /** Marks the sale's fiscal document emitted: from then on the sale cannot be edited. */
+  'sales.admin.fiscal-emitted': {
+    tenant: false,
+    errors: ['NOT_FOUND'],
+    request: VentaRef,
+    reply: Sale,
   },
 });
 
