@@ -1,4 +1,27 @@
+import { z } from 'zod';
 import { BaseConfig } from '@erp/runtime';
 
-export const SalesConfig = BaseConfig;
-export type SalesConfig = BaseConfig;
+/**
+ * Chaos-testing hook, off in every real deployment: the process kills itself (SIGKILL, as a
+ * crash would) right after inventory reserved a sale's stock, or right after the sale's
+ * transaction committed and before its event is published. Tests use it to prove that stock
+ * ends exactly right after a restart.
+ */
+export const FAULT_INJECTIONS = ['off', 'exit-after-reserve', 'exit-after-commit'] as const;
+export type FaultInjection = (typeof FAULT_INJECTIONS)[number];
+
+export const SALES_DEFAULTS = {
+  SALES_FAULT_INJECTION: 'off' as FaultInjection,
+};
+
+export const SalesConfig = BaseConfig.extend({
+  SALES_FAULT_INJECTION: z.enum(FAULT_INJECTIONS).default(SALES_DEFAULTS.SALES_FAULT_INJECTION),
+});
+export type SalesConfig = z.output<typeof SalesConfig>;
+
+/** A BaseConfig (as the test stack builds it) or a full SalesConfig: missing keys take their defaults. */
+export type SalesConfigInput = BaseConfig & Partial<Omit<SalesConfig, keyof BaseConfig>>;
+
+export function withSalesDefaults(config: Readonly<SalesConfigInput>): Readonly<SalesConfig> {
+  return Object.freeze({ ...SALES_DEFAULTS, ...config });
+}

@@ -1,3 +1,3 @@
 export { salesService, SALES_SCHEMA } from './service';
-export { SalesConfig } from './config';
+export { SalesConfig, SALES_DEFAULTS } from './config';
 export { migrations as salesMigrations } from './db/migrations';

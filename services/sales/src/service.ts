@@ -1,17 +1,41 @@
+import type { Kysely } from 'kysely';
+import { OutboxRelay } from '@erp/bus';
+import { salesAdminSubjects, salesApiSubjects, salesSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
-import type { SalesConfig } from './config';
+import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { migrations } from './db/migrations';
+import type { SalesDb } from './db/tables';
+import { adminHandlers } from './handlers/admin.handlers';
+import { createSaleHandler } from './handlers/create-sale.handler';
+import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
+import { saleExistsHandler } from './handlers/sale-exists.handler';
 
 export const SALES_SCHEMA = 'sales';
 
-export function salesService(config: Readonly<SalesConfig>): ServiceSpec<SalesConfig> {
+export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig> {
+  const config = withSalesDefaults(input);
   return {
     name: 'sales',
     schema: SALES_SCHEMA,
     migrations,
     config,
-    async setup() {
-      // Subjects of this service are registered here as its capabilities land.
+    async setup({ db: anyDb, bus, logger }) {
+      const db = anyDb as Kysely<SalesDb>;
+      const relay = new OutboxRelay({ db, bus });
+      relay.start();
+      if (config.SALES_FAULT_INJECTION !== 'off') logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
+      bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
+      bus.serve(
+        salesApiSubjects,
+        {
+          'sales.create': createSaleHandler({ db, bus, onCommitted: () => relay.nudge(), fault: config.SALES_FAULT_INJECTION }),
+          'sales.sale.get': getSaleHandler(db),
+          'sales.sale.list': listSalesHandler(db),
+          'sales.summary': salesSummaryHandler(db),
+        },
+        { queue: 'sales' },
+      );
+      bus.serve(salesAdminSubjects, adminHandlers(db, bus), { queue: 'sales' });
     },
   };
 }

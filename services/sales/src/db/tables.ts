@@ -1,0 +1,113 @@
+import type { Generated } from 'kysely';
+import type { OutboxTables } from '@erp/bus';
+import type { EstadoVenta } from '@erp/contracts';
+
+/** Numeric columns are read as exact decimal strings; they are written as strings too. */
+type Decimal = string;
+
+export interface DocumentosTable {
+  id: Generated<number>;
+  empresa_id: number;
+  sucursal_id: number;
+  nombre: string;
+  prefijo: Generated<string>;
+  /** Next number to issue. */
+  correlativo: Generated<number>;
+  activo: Generated<boolean>;
+  solo_cotizacion: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface CanalesTable {
+  id: Generated<number>;
+  empresa_id: number;
+  nombre: string;
+  activo: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ClientesTable {
+  id: Generated<number>;
+  empresa_id: number;
+  nombre: string;
+  email: string | null;
+  limite_credito: Generated<Decimal>;
+  activo: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface VentasTable {
+  id: Generated<number>;
+  empresa_id: number;
+  sucursal_id: number;
+  bodega_id: number;
+  documento_id: number;
+  canal_id: number | null;
+  cliente_id: number | null;
+  usuario_id: number | null;
+  /** `YYYY-MM-DD`. */
+  fecha: string;
+  correlativo: string;
+  numero: number;
+  referencia_externa: string | null;
+  estado: EstadoVenta;
+  cotizacion: boolean;
+  origen: string;
+  forma_pago: string | null;
+  observaciones: string | null;
+  monto_pago: Decimal | null;
+  cambio: Decimal;
+  fecha_expiracion: string | null;
+  sub_total: Decimal;
+  iva: Decimal;
+  total: Decimal;
+  descuento: Decimal;
+  exenta: Decimal;
+  saldo: Decimal;
+  nombre_cliente: string | null;
+  nombre_usuario: string | null;
+  nombre_vendedor: string | null;
+  nombre_documento: string;
+  documento: unknown;
+  documento_fiscal_emitido: Generated<boolean>;
+  clave_reserva: string | null;
+  stock_devuelto_at: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface VentaDetallesTable {
+  id: Generated<number>;
+  venta_id: number;
+  empresa_id: number;
+  /** Position of the line in the sale as sent. */
+  linea: number;
+  id_producto: number;
+  codigo: string | null;
+  nombre_producto: string | null;
+  descripcion: string | null;
+  mueve_stock: boolean;
+  id_presentacion: number | null;
+  cantidad: Decimal;
+  precio: Decimal;
+  descuento: Decimal;
+  porcentaje_impuesto: Decimal;
+  sub_total: Decimal;
+  iva: Decimal;
+  total: Decimal;
+  exenta: Decimal;
+  costo: Decimal;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface SalesDb extends OutboxTables {
+  documentos: DocumentosTable;
+  canales: CanalesTable;
+  clientes: ClientesTable;
+  ventas: VentasTable;
+  venta_detalles: VentaDetallesTable;
+}

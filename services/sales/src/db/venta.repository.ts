@@ -1,0 +1,229 @@
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import type { SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import type { SalesDb, VentaDetallesTable, VentasTable } from './tables';
+
+type Db = Kysely<SalesDb> | Transaction<SalesDb>;
+
+export const REFERENCIA_INDEX = 'ventas_empresa_referencia_key';
+
+export async function findVentaIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('ventas')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('referencia_externa', '=', referencia)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/**
+ * Serialises the requests that carry one reference for the rest of the transaction, so a
+ * concurrent duplicate waits for the first to commit and then finds its sale instead of
+ * reserving stock it would have to give back. The unique index stays the guarantee.
+ */
+export async function lockReferencia(trx: Transaction<SalesDb>, empresaId: number, referencia: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`venta:${empresaId}:${referencia}`}, 0))`.execute(trx);
+}
+
+export async function insertVenta(trx: Transaction<SalesDb>, venta: Insertable<VentasTable>): Promise<number> {
+  const row = await trx.insertInto('ventas').values(venta).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function insertDetalles(trx: Transaction<SalesDb>, detalles: Insertable<VentaDetallesTable>[]): Promise<void> {
+  if (detalles.length > 0) await trx.insertInto('venta_detalles').values(detalles).execute();
+}
+
+export async function saleExistsWithClave(db: Db, empresaId: number, clave: string): Promise<boolean> {
+  const row = await db.selectFrom('ventas').select('id').where('empresa_id', '=', empresaId).where('clave_reserva', '=', clave).executeTakeFirst();
+  return row !== undefined;
+}
+
+const SALE_COLUMNS = [
+  'v.id',
+  'v.fecha',
+  'v.correlativo',
+  'v.referencia_externa',
+  'v.cotizacion',
+  'v.estado',
+  'v.forma_pago',
+  'v.total',
+  'v.iva',
+  'v.sub_total',
+  'v.descuento',
+  'v.exenta',
+  'v.monto_pago',
+  'v.cambio',
+  'v.saldo',
+  'v.nombre_cliente',
+  'v.nombre_usuario',
+  'v.nombre_vendedor',
+  'v.sucursal_id',
+  'v.bodega_id',
+  'v.documento_id',
+  'v.nombre_documento',
+  'v.canal_id',
+  'v.cliente_id',
+  'v.fecha_expiracion',
+  'v.observaciones',
+  'v.documento_fiscal_emitido',
+  'v.created_at',
+  'v.updated_at',
+] as const;
+
+const LINE_COLUMNS = [
+  'id',
+  'venta_id',
+  'id_producto',
+  'codigo',
+  'nombre_producto',
+  'descripcion',
+  'cantidad',
+  'precio',
+  'descuento',
+  'porcentaje_impuesto',
+  'sub_total',
+  'iva',
+  'exenta',
+  'total',
+  'created_at',
+  'updated_at',
+] as const;
+
+type SaleRow = Pick<VentasTable, 'fecha' | 'correlativo' | 'referencia_externa' | 'cotizacion' | 'estado' | 'forma_pago' | 'total' | 'iva' | 'sub_total' | 'descuento' | 'exenta' | 'monto_pago' | 'cambio' | 'saldo' | 'nombre_cliente' | 'nombre_usuario' | 'nombre_vendedor' | 'sucursal_id' | 'bodega_id' | 'documento_id' | 'nombre_documento' | 'canal_id' | 'cliente_id' | 'fecha_expiracion' | 'observaciones'> & {
+  id: number;
+  documento_fiscal_emitido: boolean;
+  created_at: Date;
+  updated_at: Date;
+};
+
+function toSale(row: SaleRow, detalles: SaleInput['detalles']): SaleInput {
+  return {
+    id: row.id,
+    fecha: row.fecha,
+    correlativo: row.correlativo,
+    referencia: row.referencia_externa,
+    referencia_externa: row.referencia_externa,
+    cotizacion: row.cotizacion,
+    estado: row.estado,
+    forma_pago: row.forma_pago,
+    total: row.total,
+    iva: row.iva,
+    sub_total: row.sub_total,
+    descuento: row.descuento,
+    exenta: row.exenta,
+    monto_pago: row.monto_pago,
+    cambio: row.cambio,
+    saldo: row.saldo,
+    nombre_cliente: row.nombre_cliente,
+    nombre_usuario: row.nombre_usuario,
+    nombre_vendedor: row.nombre_vendedor,
+    id_sucursal: row.sucursal_id,
+    id_bodega: row.bodega_id,
+    id_documento: row.documento_id,
+    nombre_documento: row.nombre_documento,
+    id_canal: row.canal_id,
+    id_cliente: row.cliente_id,
+    fecha_expiracion: row.fecha_expiracion,
+    observaciones: row.observaciones,
+    documento_fiscal_emitido: row.documento_fiscal_emitido,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    detalles,
+  };
+}
+
+/** The lines of several sales in one query, grouped by sale, in the order they were sent. */
+async function linesOf(db: Db, empresaId: number, ventaIds: readonly number[]): Promise<Map<number, SaleInput['detalles']>> {
+  const byVenta = new Map<number, SaleInput['detalles']>(ventaIds.map((id) => [id, []]));
+  if (ventaIds.length === 0) return byVenta;
+  const rows = await db
+    .selectFrom('venta_detalles')
+    .select(LINE_COLUMNS)
+    .where('empresa_id', '=', empresaId)
+    .where('venta_id', 'in', [...ventaIds])
+    .orderBy('venta_id')
+    .orderBy('linea')
+    .execute();
+  for (const { venta_id, ...line } of rows) byVenta.get(venta_id)?.push(line);
+  return byVenta;
+}
+
+export async function findSale(db: Db, empresaId: number, id: number): Promise<SaleInput | undefined> {
+  const row = await db.selectFrom('ventas as v').select(SALE_COLUMNS).where('v.empresa_id', '=', empresaId).where('v.id', '=', id).executeTakeFirst();
+  if (!row) return undefined;
+  return toSale(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
+}
+
+function filtered(db: Db, empresaId: number, f: SalesFilters) {
+  let q = db.selectFrom('ventas as v').where('v.empresa_id', '=', empresaId);
+  if (f.fecha_inicio !== undefined) q = q.where('v.fecha', '>=', f.fecha_inicio);
+  if (f.fecha_fin !== undefined) q = q.where('v.fecha', '<=', f.fecha_fin);
+  if (f.estado !== undefined) q = q.where('v.estado', '=', f.estado);
+  return q;
+}
+
+/** One page of sales with their lines in three statements whatever the page size. */
+export async function listSales(db: Db, empresaId: number, request: SalesListRequest): Promise<{ total: number; items: SaleInput[] }> {
+  const dir = request.order_direction;
+  let page = filtered(db, empresaId, request).select(SALE_COLUMNS);
+  if (request.order_by === 'correlativo') {
+    page = page.orderBy(sql`left(v.correlativo, length(v.correlativo) - length(v.numero::text))`, dir).orderBy('v.numero', dir);
+  } else page = page.orderBy(`v.${request.order_by}`, dir);
+  const [count, rows] = await Promise.all([
+    filtered(db, empresaId, request)
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow(),
+    page
+      .orderBy('v.id', dir)
+      .limit(request.per_page)
+      .offset((request.page - 1) * request.per_page)
+      .execute(),
+  ]);
+  const lines = await linesOf(db, empresaId, rows.map((r) => r.id));
+  return { total: Number(count.total), items: rows.map((r) => toSale(r, lines.get(r.id) ?? [])) };
+}
+
+/** Count and sums per state under the filters, in one statement. */
+export async function summarizeSales(db: Db, empresaId: number, filters: SalesFilters) {
+  return filtered(db, empresaId, filters)
+    .select([
+      'v.estado',
+      sql<number>`count(*)::int`.as('cantidad'),
+      sql<string>`sum(v.total)`.as('total'),
+      sql<string>`sum(v.iva)`.as('iva'),
+      sql<string>`sum(v.descuento)`.as('descuento'),
+    ])
+    .groupBy('v.estado')
+    .execute();
+}
+
+/** The sale row locked for a back-office change, with what annulling needs. */
+export async function lockVenta(trx: Transaction<SalesDb>, empresaId: number, id: number) {
+  return trx
+    .selectFrom('ventas')
+    .select(['id', 'estado', 'bodega_id', 'stock_devuelto_at', 'clave_reserva'])
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function stockLinesOf(db: Db, empresaId: number, ventaId: number) {
+  return db
+    .selectFrom('venta_detalles')
+    .select(['id_producto', 'cantidad'])
+    .where('empresa_id', '=', empresaId)
+    .where('venta_id', '=', ventaId)
+    .where('mueve_stock', '=', true)
+    .orderBy('linea')
+    .execute();
+}
+
+export async function updateVenta(trx: Transaction<SalesDb>, id: number, changes: Partial<Pick<VentasTable, 'estado' | 'saldo' | 'stock_devuelto_at'>> & { documento_fiscal_emitido?: boolean }): Promise<void> {
+  await trx
+    .updateTable('ventas')
+    .set({ ...changes, updated_at: new Date() })
+    .where('id', '=', id)
+    .execute();
+}

@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { enqueueEvent, type Bus } from '@erp/bus';
+import {
+  AppError,
+  inventorySubjects,
+  isAppError,
+  salesEvents,
+  type ParsedRequestOf,
+  type ReplyInputOf,
+  type TenantContext,
+  type salesApiSubjects,
+} from '@erp/contracts';
+import { inTransaction, isUniqueViolation } from '@erp/db';
+import type { FaultInjection } from '../config';
+import { advanceCorrelativo, findCanal, findCliente, findDocumento, lockDocumento, pendingBalance } from '../db/catalog.repository';
+import type { SalesDb } from '../db/tables';
+import { REFERENCIA_INDEX, findSale, findVentaIdByReferencia, insertDetalles, insertVenta, lockReferencia } from '../db/venta.repository';
+import { CONSUMIDOR_FINAL, planSale, saleDocument, type SalePlan, type SaleResolutions } from '../domain/sale-plan';
+import { creditProblem, documentoProblem, formatCorrelativo, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
+
+type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
+type CreateReply = ReplyInputOf<typeof salesApiSubjects, 'sales.create'>;
+
+export interface CreateSaleDeps {
+  db: Kysely<SalesDb>;
+  bus: Bus;
+  /** Called after a sale commits (nudges the outbox relay). */
+  onCommitted?: () => void;
+  fault?: FaultInjection;
+}
+
+/** Where the reservation of the sale being created stands, for the undo on failure. */
+type ReserveState = 'none' | 'attempted' | 'refused' | 'taken';
+
+/**
+ * The invoicing pipeline of `POST /sales`, of platform orders and of the fixture loader:
+ * resolve and check → tax → reserve stock (inventory) → one transaction that takes the next
+ * correlative under the document type's row lock and writes the sale, its lines and the
+ * created event → reply. A failure after the reservation releases it; a crash there leaves it
+ * to inventory's sweeper, which asks `sales.sale.exists`.
+ */
+export function createSaleHandler(deps: CreateSaleDeps) {
+  const { db } = deps;
+  const saleOf = async (empresaId: number, id: number) => {
+    const venta = await findSale(db, empresaId, id);
+    if (!venta) throw new Error(`Sale ${id} vanished after it was written`);
+    return venta;
+  };
+
+  return async (req: CreateRequest, ctx: TenantContext): Promise<CreateReply> => {
+    const empresaId = ctx.empresa.id;
+    const referencia = req.referencia_externa ?? req.referencia ?? null;
+    // A retry of a sale that exists answers it even if its products or stock changed since.
+    if (referencia) {
+      const id = await findVentaIdByReferencia(db, empresaId, referencia);
+      if (id !== undefined) return { venta: await saleOf(empresaId, id), idempotent: true };
+    }
+
+    const planned = planSale(req, ctx, await resolveReferences(deps, req, ctx));
+    if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
+    const plan = planned.plan;
+    if (plan.estado === 'Pendiente' && plan.cliente) {
+      // Checked again under the customer's lock in the transaction; this spares a reservation.
+      const problem = creditProblem(plan.cliente, await pendingBalance(db, empresaId, plan.cliente.id), plan.payment.saldo);
+      if (problem) throw AppError.rule(problem, { id_cliente: [problem] });
+    }
+
+    const result = await commitSale(deps, plan, req, ctx);
+    if ('winner' in result) return { venta: await saleOf(empresaId, result.winner), idempotent: true };
+    deps.onCommitted?.();
+    return { venta: await saleOf(empresaId, result.id), idempotent: false };
+  };
+}
+
+async function resolveReferences(deps: CreateSaleDeps, req: CreateRequest, ctx: TenantContext): Promise<SaleResolutions> {
+  const { db, bus } = deps;
+  const empresaId = ctx.empresa.id;
+  const [branches, products, documento, canal, cliente] = await Promise.all([
+    bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: [req.id_sucursal !== undefined ? { id_sucursal: req.id_sucursal } : { sucursal: req.sucursal! }] }, ctx),
+    bus.request(
+      inventorySubjects,
+      'inventory.product.resolve',
+      {
+        id_bodega: req.id_bodega,
+        items: req.detalles.map((d) => (d.id_producto !== undefined ? { id_producto: d.id_producto } : { codigo: d.codigo_producto! })),
+      },
+      ctx,
+    ),
+    findDocumento(db, empresaId, req.id_documento),
+    req.id_canal !== undefined ? findCanal(db, empresaId, req.id_canal) : Promise.resolve(undefined),
+    req.id_cliente !== undefined ? findCliente(db, empresaId, req.id_cliente) : Promise.resolve(undefined),
+  ]);
+  const branch = branches[0];
+  const bodega = products.bodega;
+  return {
+    sucursal: !branch ? { ok: false, message: 'La sucursal no existe' } : branch.ok ? { ok: true, value: { id: branch.id_sucursal, nombre: branch.nombre } } : branch,
+    bodega: !bodega ? { ok: false, message: `La bodega ${req.id_bodega} no existe` } : bodega.ok ? { ok: true, value: { id: bodega.id_bodega, nombre: bodega.nombre, id_sucursal: bodega.id_sucursal } } : bodega,
+    productos: products.items.map((item) => (item.ok ? { ok: true as const, value: item.producto } : item)),
+    documento,
+    canal,
+    cliente,
+  };
+}
+
+async function commitSale(deps: CreateSaleDeps, plan: SalePlan, req: CreateRequest, ctx: TenantContext): Promise<{ id: number } | { winner: number }> {
+  const { db, bus } = deps;
+  const empresaId = plan.empresaId;
+  const clave = plan.stockLines.length > 0 ? randomUUID() : null;
+  const state: { reserve: ReserveState } = { reserve: 'none' };
+  try {
+    return await inTransaction(db, async (trx) => {
+      if (plan.referencia) {
+        await lockReferencia(trx, empresaId, plan.referencia);
+        const winner = await findVentaIdByReferencia(trx, empresaId, plan.referencia);
+        if (winner !== undefined) return { winner };
+      }
+      // Reserved once even if the transaction is retried: the key stays the same.
+      if (clave && state.reserve !== 'taken') {
+        state.reserve = 'attempted';
+        await reserveStock(bus, plan, clave, req.permitir_sin_stock, ctx, state);
+        state.reserve = 'taken';
+        if (deps.fault === 'exit-after-reserve') crash();
+      }
+
+      const documento = await lockDocumento(trx, empresaId, plan.documento.id);
+      const problem = documentoProblem(documento, plan.documento.id, plan.sucursal.id, plan.estado);
+      if (problem) throw AppError.rule(problem, { id_documento: [problem] });
+      if (plan.estado === 'Pendiente' && plan.cliente) {
+        const cliente = await findCliente(trx, empresaId, plan.cliente.id, { lock: true });
+        const credit = cliente && creditProblem(cliente, await pendingBalance(trx, empresaId, cliente.id), plan.payment.saldo);
+        if (credit) throw AppError.rule(credit, { id_cliente: [credit] });
+      }
+
+      const numero = documento!.correlativo;
+      await advanceCorrelativo(trx, documento!.id, numero);
+      const correlativo = formatCorrelativo(documento!.prefijo, numero);
+      const emitidoEn = new Date();
+      const id = await insertVenta(trx, {
+        empresa_id: empresaId,
+        sucursal_id: plan.sucursal.id,
+        bodega_id: plan.bodega.id,
+        documento_id: documento!.id,
+        canal_id: plan.canal?.id ?? null,
+        cliente_id: plan.cliente?.id ?? null,
+        usuario_id: plan.usuario.id,
+        fecha: req.fecha,
+        correlativo,
+        numero,
+        referencia_externa: plan.referencia,
+        estado: plan.estado,
+        cotizacion: plan.cotizacion,
+        origen: req.origen,
+        forma_pago: req.forma_pago ?? 'Efectivo',
+        observaciones: req.observaciones ?? null,
+        monto_pago: plan.payment.monto_pago,
+        cambio: plan.payment.cambio,
+        fecha_expiracion: req.fecha_expiracion ?? null,
+        ...plan.totals,
+        saldo: plan.payment.saldo,
+        nombre_cliente: plan.cliente?.nombre ?? CONSUMIDOR_FINAL,
+        nombre_usuario: plan.usuario.nombre,
+        nombre_vendedor: null,
+        nombre_documento: documento!.nombre,
+        documento: JSON.stringify(saleDocument(plan, req, ctx, { correlativo, numero, emitido_en: emitidoEn.toISOString() })),
+        clave_reserva: clave,
+        stock_devuelto_at: null,
+        created_at: emitidoEn,
+        updated_at: emitidoEn,
+      });
+      await insertDetalles(
+        trx,
+        plan.lines.map((l) => ({
+          venta_id: id,
+          empresa_id: empresaId,
+          linea: l.index,
+          id_producto: l.producto.id,
+          codigo: l.producto.codigo,
+          nombre_producto: l.producto.nombre,
+          descripcion: l.producto.descripcion,
+          mueve_stock: l.mueve_stock,
+          id_presentacion: l.id_presentacion,
+          cantidad: l.cantidad,
+          precio: l.precio,
+          descuento: l.descuento,
+          porcentaje_impuesto: l.porcentaje_impuesto,
+          sub_total: l.sub_total,
+          iva: l.iva,
+          total: l.total,
+          exenta: l.exenta,
+          costo: l.costo,
+          created_at: emitidoEn,
+          updated_at: emitidoEn,
+        })),
+      );
+      await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: id, clave_reserva: clave }, ctx);
+      return { id };
+    }).then((outcome) => {
+      if ('id' in outcome && deps.fault === 'exit-after-commit') crash();
+      return outcome;
+    });
+  } catch (err) {
+    if (clave && (state.reserve === 'attempted' || state.reserve === 'taken')) await releaseStock(bus, clave, ctx);
+    if (plan.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
+      const winner = await findVentaIdByReferencia(db, empresaId, plan.referencia);
+      if (winner !== undefined) return { winner };
+    }
+    throw err;
+  }
+}
+
+/** Takes the stock of the sale's product lines under its key; a refusal names the sale's lines. */
+async function reserveStock(bus: Bus, plan: SalePlan, clave: string, permitirSinStock: boolean | undefined, ctx: TenantContext, state: { reserve: ReserveState }) {
+  try {
+    await bus.request(
+      inventorySubjects,
+      'inventory.stock.reserve',
+      {
+        clave,
+        origen: 'venta',
+        id_bodega: plan.bodega.id,
+        ...(permitirSinStock !== undefined ? { permitir_sin_stock: permitirSinStock } : {}),
+        lineas: plan.stockLines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad })),
+      },
+      ctx,
+    );
+  } catch (err) {
+    if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
+      // Refused whole: nothing was taken, so there is nothing to release.
+      state.reserve = 'refused';
+      const details = remapReserveDetails(err.details, plan.stockLines.map((l) => [l.index]));
+      throw AppError.rule(Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
+    }
+    throw err;
+  }
+}
+
+/** Gives the reservation back; if inventory cannot be reached now, its sweeper releases it later. */
+async function releaseStock(bus: Bus, clave: string, ctx: TenantContext): Promise<void> {
+  try {
+    await bus.request(inventorySubjects, 'inventory.stock.release', { clave }, ctx);
+  } catch (err) {
+    bus.logger.warn({ err, clave }, 'release of a failed sale’s reservation failed; the sweeper will release it');
+  }
+}
+
+/** The chaos-testing hook: die at once, as a crash or `kill -9` would, with nothing cleaned up. */
+function crash(): never {
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable');
+}

@@ -1,0 +1,11 @@
+import type { Kysely } from 'kysely';
+import type { SalesDb } from '../db/tables';
+import { saleExistsWithClave } from '../db/venta.repository';
+
+/**
+ * Whether a committed sale holds this reservation key: inventory's sweeper confirms the
+ * reservation when it does and releases it when it does not.
+ */
+export function saleExistsHandler(db: Kysely<SalesDb>) {
+  return async ({ empresa_id, clave }: { empresa_id: number; clave: string }) => ({ exists: await saleExistsWithClave(db, empresa_id, clave) });
+}

@@ -1,0 +1,171 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Bus } from '@erp/bus';
+import { SaleCreateRequest, inventorySubjects, isAppError, type TenantContext } from '@erp/contracts';
+import { createPool, migrateSchema } from '@erp/db';
+import { createLogger } from '@erp/runtime';
+import { isolate, type Isolation } from '@erp/testing';
+import { migrations } from '../src/db/migrations';
+import type { SalesDb } from '../src/db/tables';
+import { adminHandlers } from '../src/handlers/admin.handlers';
+import { createSaleHandler } from '../src/handlers/create-sale.handler';
+import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
+import { SALES_SCHEMA } from '../src/service';
+
+/** Inventory stand-in: branch 1 with warehouse 2, every product id exists at 11.30, and a record of reservations. */
+const inventoryStub = {
+  'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'],
+  'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
+  'inventory.stock.reserve': inventorySubjects['inventory.stock.reserve'],
+  'inventory.stock.release': inventorySubjects['inventory.stock.release'],
+};
+
+const ctx: TenantContext = { requestId: 'int', empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true }, usuario: { id: 9, nombre: 'Ana' } };
+
+describe('sales.create against Postgres and NATS', () => {
+  let iso: Isolation;
+  let rootDb: Kysely<unknown>;
+  let db: Kysely<SalesDb>;
+  let bus: Bus;
+  let sut: ReturnType<typeof createSaleHandler>;
+  let documentoId: number;
+  const reserved: string[] = [];
+  const released: string[] = [];
+
+  const request = (over: Record<string, unknown> = {}) =>
+    SaleCreateRequest.parse({ fecha: '2026-02-01', estado: 'Completada', id_sucursal: 1, id_bodega: 2, id_documento: documentoId, id_canal: canalId, detalles: [{ id_producto: 5, cantidad: 1 }], ...over });
+  let canalId: number;
+
+  beforeAll(async () => {
+    iso = await isolate('sales');
+    rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 10 }) }) });
+    await migrateSchema(rootDb, SALES_SCHEMA, migrations);
+    db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
+    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'sales-int', logger: createLogger('sales-int', 'silent') });
+    const now = new Date().toISOString();
+    bus.serve(
+      inventoryStub,
+      {
+        'inventory.sucursal.resolve': async ({ items }) => items.map(() => ({ ok: true as const, id_sucursal: 1, nombre: 'Centro' })),
+        'inventory.product.resolve': async ({ items }) => ({
+          bodega: { ok: true as const, id_bodega: 2, nombre: 'Principal', id_sucursal: 1, nombre_sucursal: 'Centro' },
+          items: items.map((item) => ({
+            ok: true as const,
+            producto: {
+              id: 'id_producto' in item ? item.id_producto : 5,
+              codigo: 'P',
+              barcode: null,
+              nombre: 'Producto',
+              descripcion: null,
+              marca: null,
+              tipo: 'Producto' as const,
+              enable: 1 as const,
+              precio: '11.30',
+              costo: '5',
+              costo_promedio: '5',
+              porcentaje_impuesto: null,
+              stock: null,
+            },
+          })),
+        }),
+        'inventory.stock.reserve': async (req) => {
+          reserved.push(req.clave);
+          return { clave: req.clave, estado: 'reservada' as const, origen: 'venta' as const, id_bodega: req.id_bodega, lineas: [], aplicado: true, created_at: now, updated_at: now };
+        },
+        'inventory.stock.release': async ({ clave }) => {
+          released.push(clave);
+          return { clave, estado: 'liberada' as const, origen: 'venta' as const, id_bodega: 2, lineas: [], aplicado: true, created_at: now, updated_at: now };
+        },
+      },
+      { queue: 'inventory' },
+    );
+    const admin = adminHandlers(db, bus);
+    const seeded = await admin['sales.admin.seed'](
+      { empresa_id: 1, documentos: [{ ref: 'f', nombre: 'Factura', id_sucursal: 1, prefijo: 'F-', correlativo: 1, activo: true, solo_cotizacion: false }], canales: [{ ref: 't', nombre: 'Tienda', activo: true }], clientes: [] },
+      ctx,
+    );
+    documentoId = seeded.documentos.f!;
+    canalId = seeded.canales.t!;
+    sut = createSaleHandler({ db, bus });
+  });
+
+  afterAll(async () => {
+    await bus.drain();
+    await rootDb.destroy();
+    await iso.drop();
+  });
+
+  const numbers = async () =>
+    (await db.selectFrom('ventas').select('numero').where('documento_id', '=', documentoId).orderBy('numero').execute()).map((r) => r.numero);
+  const nextNumber = async () => (await db.selectFrom('documentos').select('correlativo').where('id', '=', documentoId).executeTakeFirstOrThrow()).correlativo;
+
+  it('gives 30 concurrent sales of one document type 30 distinct consecutive correlatives', async () => {
+    const before = await nextNumber();
+    const replies = await Promise.all(Array.from({ length: 30 }, () => sut(request(), ctx)));
+    const expected = Array.from({ length: 30 }, (_, i) => before + i);
+    expect(new Set(replies.map((r) => r.venta.correlativo))).toEqual(new Set(expected.map((n) => `F-${n}`)));
+    expect(await numbers()).toEqual(expected);
+    expect(await nextNumber()).toBe(before + 30);
+  });
+
+  it('leaves no gap when sales fail inside their transaction in the middle of the burst, and releases their stock', async () => {
+    // A failure after the number was taken: the insert of a line with cantidad 13 raises.
+    await sql`create function sales.fail_on_13() returns trigger language plpgsql as $$
+      begin if new.cantidad = 13 then raise exception 'injected failure'; end if; return new; end $$`.execute(rootDb);
+    await sql`create trigger fail_on_13 before insert on sales.venta_detalles for each row execute function sales.fail_on_13()`.execute(rootDb);
+    try {
+      const before = await nextNumber();
+      const countBefore = (await numbers()).length;
+      released.length = 0;
+      reserved.length = 0;
+      const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => sut(request({ detalles: [{ id_producto: 5, cantidad: i % 3 === 1 ? 13 : 1 }] }), ctx)));
+      const failed = outcomes.filter((o) => o.status === 'rejected');
+      expect(failed).toHaveLength(10);
+      const all = await numbers();
+      expect(all.slice(countBefore)).toEqual(Array.from({ length: 20 }, (_, i) => before + i));
+      expect(await nextNumber()).toBe(before + 20);
+      // Every failed sale gave its reservation back; no successful one did.
+      expect(released).toHaveLength(10);
+      expect(reserved).toHaveLength(30);
+    } finally {
+      await sql`drop trigger fail_on_13 on sales.venta_detalles`.execute(rootDb);
+    }
+  });
+
+  it('creates one sale and reserves once for 10 concurrent requests with one new reference', async () => {
+    reserved.length = 0;
+    released.length = 0;
+    const replies = await Promise.all(Array.from({ length: 10 }, () => sut(request({ referencia_externa: 'ORD-1' }), ctx)));
+    expect(replies.filter((r) => !r.idempotent)).toHaveLength(1);
+    expect(new Set(replies.map((r) => r.venta.id)).size).toBe(1);
+    expect(reserved).toHaveLength(1);
+    expect(released).toHaveLength(0);
+    const count = await db.selectFrom('ventas').select((eb) => eb.fn.countAll<number>().as('n')).where('referencia_externa', '=', 'ORD-1').executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(1);
+  });
+
+  it('answers a retry by the alias referencia with the same sale', async () => {
+    const again = await sut(request({ referencia: 'ORD-1' }), ctx);
+    expect(again.idempotent).toBe(true);
+  });
+
+  it('tells the sweeper whether a committed sale holds a reservation key', async () => {
+    const row = await db.selectFrom('ventas').select(['clave_reserva', 'empresa_id']).where('referencia_externa', '=', 'ORD-1').executeTakeFirstOrThrow();
+    const exists = saleExistsHandler(db);
+    expect(await exists({ empresa_id: 1, clave: row.clave_reserva! })).toEqual({ exists: true });
+    expect(await exists({ empresa_id: 2, clave: row.clave_reserva! })).toEqual({ exists: false });
+    expect(await exists({ empresa_id: 1, clave: 'nunca' })).toEqual({ exists: false });
+  });
+
+  it('refuses a customer over its credit limit before reserving anything', async () => {
+    const admin = adminHandlers(db, bus);
+    const { clientes } = await admin['sales.admin.seed']({ empresa_id: 1, documentos: [], canales: [], clientes: [{ ref: 'c', nombre: 'Juan', limite_credito: '30', activo: true }] }, ctx);
+    reserved.length = 0;
+    await sut(request({ estado: 'Pendiente', id_cliente: clientes.c, detalles: [{ id_producto: 5, cantidad: 2 }] }), ctx); // owes 22.60
+    const refused = await sut(request({ estado: 'Pendiente', id_cliente: clientes.c, detalles: [{ id_producto: 5, cantidad: 1 }] }), ctx).catch((e: unknown) => e);
+    expect(isAppError(refused) && refused.code).toBe('BUSINESS_RULE');
+    expect(isAppError(refused) && refused.details).toEqual({
+      id_cliente: ['La venta excede el límite de crédito del cliente "Juan": límite 30.00, saldo pendiente 22.60, esta venta 11.30, disponible 7.40'],
+    });
+    expect(reserved).toHaveLength(1);
+  });
+});
