@@ -200,6 +200,28 @@ export const AdjustLine = z
     message: 'Indique cantidad (relativa) o stock (absoluto), uno de los dos',
   });
 
+const NonNegativeDecimal = DecimalText.refine((v) => Number(v) >= 0, 'Debe ser mayor o igual a 0');
+const OptionalText = (max: number) => z.string().trim().max(max).nullable().optional();
+
+/** Product fields the back office and platform updates may set. Decimals are exact strings. */
+const ProductFields = z.object({
+  nombre: z.string().trim().min(1).max(255),
+  descripcion: OptionalText(2000),
+  barcode: OptionalText(255),
+  /** Category by name: created for the company when it does not exist. */
+  categoria: OptionalText(255),
+  marca: OptionalText(255),
+  precio: NonNegativeDecimal,
+  costo: NonNegativeDecimal.optional(),
+  costo_anterior: NonNegativeDecimal.optional(),
+  costo_promedio: NonNegativeDecimal.optional(),
+  porcentaje_impuesto: DecimalText.refine((v) => Number(v) >= 0 && Number(v) <= 100, 'Debe estar entre 0 y 100')
+    .nullable()
+    .optional(),
+  img: OptionalText(2000),
+  enable: z.union([z.literal(0), z.literal(1)]).optional(),
+});
+
 const SeedBodega = z.object({ ref: z.string().min(1), nombre: z.string().min(1), activo: z.boolean().default(true) });
 const SeedSucursal = z.object({
   ref: z.string().min(1),
@@ -345,6 +367,29 @@ export const inventorySubjects = defineCatalog({
       lineas: z.array(AdjustLine).min(1).max(500),
     }),
     reply: z.object({ clave: z.string(), aplicado: z.boolean(), movimientos: z.array(StockMovement) }),
+  },
+  /**
+   * Creates a product of the company (no stock: that enters through `inventory.stock.adjust`).
+   * A live product with the same `codigo` is answered instead, with `creado: false`, so a retried
+   * creation never makes two.
+   */
+  'inventory.product.create': {
+    tenant: true,
+    errors: ['VALIDATION_FAILED'],
+    request: ProductFields.extend({ codigo: z.string().trim().min(1).max(255), tipo: z.enum(TIPOS_PRODUCTO).default('Producto') }),
+    reply: z.object({ id: z.number().int(), creado: z.boolean() }),
+  },
+  /** Changes some fields of a product of the company (`enable` 0/1 disables and enables it). */
+  'inventory.product.update': {
+    tenant: true,
+    errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_FAILED'],
+    request: z.object({
+      id: Id,
+      cambios: ProductFields.partial()
+        .extend({ codigo: z.string().trim().min(1).max(255).optional() })
+        .refine((c) => Object.values(c).some((v) => v !== undefined), 'Indique al menos un cambio'),
+    }),
+    reply: Product,
   },
   'inventory.admin.seed': {
     tenant: false,

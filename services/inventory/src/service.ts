@@ -7,6 +7,7 @@ import { migrations } from './db/migrations';
 import type { InventoryDb } from './db/tables';
 import { adjustStockHandler } from './handlers/adjust-stock.handler';
 import { confirmStockHandler } from './handlers/confirm-stock.handler';
+import { createProductHandler } from './handlers/create-product.handler';
 import { getProductHandler } from './handlers/get-product.handler';
 import { inventorySummaryHandler } from './handlers/inventory-summary.handler';
 import { listProductsHandler } from './handlers/list-products.handler';
@@ -15,6 +16,7 @@ import { reserveStockHandler } from './handlers/reserve-stock.handler';
 import { resolveProductsHandler } from './handlers/resolve-products.handler';
 import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
+import { updateProductHandler } from './handlers/update-product.handler';
 import { ReservationSweeper } from './reservation-sweeper';
 
 export const INVENTORY_SCHEMA = 'inventory';
@@ -40,6 +42,8 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.stock.confirm': confirmStockHandler(db),
           'inventory.stock.release': releaseStockHandler(db),
           'inventory.stock.adjust': adjustStockHandler(db),
+          'inventory.product.create': createProductHandler(db),
+          'inventory.product.update': updateProductHandler(db),
           'inventory.admin.seed': seedHandler(db),
         },
         { queue: 'inventory' },

@@ -1,0 +1,54 @@
+import { sql, type Transaction } from 'kysely';
+import type { InventoryDb, ProductosTable } from './tables';
+
+/** The company's category of that name, created when missing. */
+export async function categoryIdFor(trx: Transaction<InventoryDb>, empresaId: number, nombre: string): Promise<number> {
+  const row = await trx
+    .insertInto('categorias')
+    .values({ empresa_id: empresaId, nombre })
+    .onConflict((oc) => oc.columns(['empresa_id', 'nombre']).doUpdateSet({ nombre }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+type NewProduct = Omit<ProductosTable, 'id' | 'empresa_id' | 'enable' | 'created_at' | 'updated_at' | 'deleted_at'> & { enable: boolean };
+
+/**
+ * Inserts a product unless a live one of the company has its `codigo`; undefined when it does
+ * (a concurrent insert of the same code waits for the first and then does nothing).
+ */
+export async function insertProduct(trx: Transaction<InventoryDb>, empresaId: number, product: NewProduct): Promise<number | undefined> {
+  const row = await trx
+    .insertInto('productos')
+    .values({ ...product, empresa_id: empresaId, deleted_at: null })
+    .onConflict((oc) => oc.columns(['empresa_id', 'codigo']).where('deleted_at', 'is', null).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export async function findLiveProductId(trx: Transaction<InventoryDb>, empresaId: number, codigo: string): Promise<number | undefined> {
+  const row = await trx
+    .selectFrom('productos')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('codigo', '=', codigo)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export type ProductChanges = Partial<Omit<NewProduct, 'tipo'>>;
+
+/** Applies the changes to a live product of the company; false when there is none. */
+export async function updateProduct(trx: Transaction<InventoryDb>, empresaId: number, id: number, changes: ProductChanges): Promise<boolean> {
+  const result = await trx
+    .updateTable('productos')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -1,0 +1,29 @@
+import { AppError, type ParsedRequestOf, type TenantContext, type inventorySubjects } from '@erp/contracts';
+import { inTransaction, isUniqueViolation } from '@erp/db';
+import type { Kysely } from 'kysely';
+import { findProductWithStock } from '../db/product.repository';
+import { categoryIdFor, updateProduct, type ProductChanges } from '../db/product-write.repository';
+import type { InventoryDb } from '../db/tables';
+
+type UpdateRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.product.update'>;
+
+export function updateProductHandler(db: Kysely<InventoryDb>) {
+  return async ({ id, cambios }: UpdateRequest, ctx: TenantContext) => {
+    const empresaId = ctx.empresa.id;
+    try {
+      await inTransaction(db, async (trx) => {
+        const { categoria, enable, ...plain } = cambios;
+        const changes: ProductChanges = Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined));
+        if (categoria !== undefined) changes.categoria_id = categoria === null ? null : await categoryIdFor(trx, empresaId, categoria);
+        if (enable !== undefined) changes.enable = enable === 1;
+        if (!(await updateProduct(trx, empresaId, id, changes))) throw AppError.notFound('Producto no encontrado');
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'productos_empresa_codigo_key')) {
+        throw new AppError('CONFLICT', `Ya existe un producto con el código ${cambios.codigo}`, { 'cambios.codigo': ['Ya lo usa otro producto'] });
+      }
+      throw err;
+    }
+    return (await findProductWithStock(db, empresaId, id))!;
+  };
+}

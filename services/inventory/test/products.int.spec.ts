@@ -1,0 +1,84 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import { InventoryListRequest, inventorySubjects, isAppError } from '@erp/contracts';
+import { createPool } from '@erp/db';
+import { INVENTORY_SCHEMA } from '../src';
+import { listProducts } from '../src/db/product.repository';
+import type { InventoryDb } from '../src/db/tables';
+import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
+
+describe('products over the bus: list, create, update', () => {
+  let h: InventoryHarness;
+  let statements: string[];
+  let counted: Kysely<InventoryDb>;
+
+  beforeAll(async () => {
+    h = await startInventory('list');
+    const productos = Array.from({ length: 30 }, (_, i) => ({
+      ref: `p${i}`,
+      nombre: `Producto ${String(i).padStart(2, '0')}`,
+      codigo: `P-${i}`,
+      precio: '1',
+      inventarios: [
+        { bodega: 'principal', stock: i },
+        { bodega: 'reserva', stock: 0 },
+        { bodega: 'vieja', stock: 5 },
+      ],
+    }));
+    await seedCompany(h.bus, 1, productos);
+    statements = [];
+    counted = new Kysely<InventoryDb>({
+      dialect: new PostgresDialect({ pool: createPool({ connectionString: h.iso.databaseUrl, max: 2 }) }),
+      log: (event) => void statements.push(event.query.sql),
+    }).withSchema(INVENTORY_SCHEMA);
+  });
+  afterAll(async () => {
+    await counted?.destroy();
+    await h?.stop();
+  });
+
+  it('fetches a page and the stock of all its products in two statements, whatever the page size', async () => {
+    for (const perPage of [1, 30]) {
+      statements.length = 0;
+      const { rows, total } = await listProducts(counted, 1, InventoryListRequest.parse({ per_page: perPage, con_stock: true, nombre: 'producto' }));
+      expect(total).toBe(29);
+      expect(rows).toHaveLength(Math.min(perPage, 29));
+      expect(rows.every((r) => r.inventarios.length === 2)).toBe(true);
+      expect(statements).toHaveLength(2);
+    }
+  });
+
+  it('answers the page with the normalised filters over the bus', async () => {
+    const page = await h.bus.request(inventorySubjects, 'inventory.product.list', { per_page: 5, page: 2, order_by: 'codigo', enable: 1 }, tenant(1, true));
+    expect(page.items.map((p) => p.codigo)).toEqual(['P-13', 'P-14', 'P-15', 'P-16', 'P-17']);
+    expect(page.pagination).toMatchObject({ current_page: 2, total: 30, total_pages: 6, from: 6, to: 10 });
+    expect(page.filters_applied).toEqual({ enable: 1 });
+    const other = await h.bus.request(inventorySubjects, 'inventory.product.list', {}, tenant(2, true));
+    expect(other.pagination.total).toBe(0);
+  });
+
+  it('creates a product once per code, with its category, and answers the existing one to a retry', async () => {
+    const ctx = tenant(1, true);
+    const request = { codigo: 'WEB-1', nombre: 'Gorra', precio: '12.5', categoria: 'Ropa', marca: 'Sol', porcentaje_impuesto: 0 };
+    const [first, second] = await Promise.all([1, 2].map(() => h.bus.request(inventorySubjects, 'inventory.product.create', request, ctx)));
+    expect([first!.creado, second!.creado].sort()).toEqual([false, true]);
+    expect(second!.id).toBe(first!.id);
+    const product = await h.bus.request(inventorySubjects, 'inventory.product.get', { id: first!.id }, ctx);
+    expect(product).toMatchObject({ codigo: 'WEB-1', nombre: 'Gorra', precio: 12.5, costo_promedio: 0, nombre_categoria: 'Ropa', marca: 'Sol', tipo: 'Producto', enable: 1, inventarios: [] });
+    // Another company may use the same code.
+    expect(await h.bus.request(inventorySubjects, 'inventory.product.create', request, tenant(2, true))).toMatchObject({ creado: true });
+  });
+
+  it('updates some fields, disables and enables, and refuses another company’s product or a code in use', async () => {
+    const ctx = tenant(1, true);
+    const { id } = await h.bus.request(inventorySubjects, 'inventory.product.create', { codigo: 'WEB-2', nombre: 'Bufanda', precio: 9 }, ctx);
+    const updated = await h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { nombre: 'Bufanda larga', precio: '10.25', enable: 0, categoria: 'Ropa' } }, ctx);
+    expect(updated).toMatchObject({ id, nombre: 'Bufanda larga', precio: 10.25, enable: 0, nombre_categoria: 'Ropa', codigo: 'WEB-2' });
+    expect(await h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { enable: 1, categoria: null } }, ctx)).toMatchObject({ enable: 1, nombre_categoria: null });
+
+    const refused = async (work: Promise<unknown>) => work.then(() => undefined, (e: unknown) => (isAppError(e) ? e.code : String(e)));
+    expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { nombre: 'X' } }, tenant(2, true)))).toBe('NOT_FOUND');
+    expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { codigo: 'WEB-1' } }, ctx))).toBe('CONFLICT');
+    expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: {} }, ctx))).toBe('VALIDATION_FAILED');
+    expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { precio: -1 } }, ctx))).toBe('VALIDATION_FAILED');
+  });
+});
