@@ -13,6 +13,7 @@ import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
 import { createApp } from './http/app';
 import { inventoryRoutes } from './http/routes/inventory.routes';
 import { packagesRoutes } from './http/routes/packages.routes';
+import { salesRoutes } from './http/routes/sales.routes';
 import { systemRoutes } from './http/routes/system.routes';
 import { RateLimiter } from './rate-limiter';
 
@@ -82,7 +83,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         logger,
         metrics,
         isDraining: () => draining,
-        routes: [...inventoryRoutes, ...packagesRoutes, ...systemRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED })],
+        routes: [...inventoryRoutes, ...salesRoutes, ...packagesRoutes, ...systemRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED })],
       });
       const server = app.listen(config.PORT);
       await new Promise<void>((resolve, reject) => {
