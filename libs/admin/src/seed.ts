@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Bus } from '@erp/bus';
 import { gatewaySubjects, inventorySubjects, type RequestContext } from '@erp/contracts';
+import { seedSales } from './seed-sales';
 
 /** The fixture document (shared/fixtures/README.md). Entities are validated by the service that owns them. */
 export const Fixture = z.object({
@@ -40,7 +41,7 @@ export interface SeedOutput {
 }
 
 /** Sections the loader knows how to load today. */
-const LOADED = new Set(['ref', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva', 'usuarios', 'api_keys', 'sucursales', 'productos']);
+const LOADED = new Set(['ref', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva', 'usuarios', 'api_keys', 'sucursales', 'productos', 'documentos', 'canales', 'clientes', 'ventas']);
 
 /**
  * Loads a fixture through the services' back-office subjects, each service writing its own
@@ -77,6 +78,7 @@ export async function seedFixture(bus: Bus, input: unknown): Promise<SeedOutput>
       ctx,
     );
     const refs: Record<string, RefMap> = { usuarios: gateway.usuarios, ...inventory };
+    Object.assign(refs, await seedSales(bus, gateway.id, empresa, refs, ctx));
     await bus.request(gatewaySubjects, 'gateway.admin.empresa.refs.record', { empresa_id: gateway.id, refs }, ctx);
     output.empresas[empresa.ref] = { ...refs, id: gateway.id, existing: false, api_keys: gateway.api_keys };
     const skipped = Object.keys(empresa).filter((k) => !LOADED.has(k) && Array.isArray(empresa[k]) && (empresa[k] as unknown[]).length > 0);
