@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { isolate, type Isolation } from '@erp/testing';
+import { generateBenchData, type BenchDataResult } from './data/generate';
+import { silentProgress } from './data/progress';
+
+/** The benchmark's data generator at a tiny scale, so it cannot rot between benchmark runs. */
+describe('generateBenchData', () => {
+  let iso: Isolation;
+  let client: pg.Client;
+  let sut: BenchDataResult;
+
+  beforeAll(async () => {
+    iso = await isolate('bench');
+    sut = await generateBenchData({
+      databaseUrl: iso.databaseUrl,
+      scale: { sales: 200, products: 50, warehouses: 3, returns: 20, packages: 40 },
+      seed: 7,
+      recreate: false,
+      progress: silentProgress,
+      today: '2026-01-31',
+    });
+    client = new pg.Client({ connectionString: iso.databaseUrl });
+    await client.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.end();
+    await iso?.drop();
+  });
+
+  const count = async (table: string, where = 'true') => Number((await client.query(`select count(*) as n from ${table} where ${where}`)).rows[0].n);
+
+  it('loads a large company beside two smaller ones, each with its own API key', async () => {
+    expect(sut.companies.map((c) => c.clave)).toEqual(['bench-grande', 'bench-mediana', 'bench-pequena']);
+    for (const company of sut.companies) {
+      const hash = createHash('sha256').update(company.apiKey).digest();
+      const { rows } = await client.query('select empresa_id from gateway.api_keys where key_hash = $1 and activo', [hash]);
+      expect(rows).toEqual([{ empresa_id: company.empresaId }]);
+    }
+  });
+
+  it('reports the rows that are in the tables', async () => {
+    expect(Object.keys(sut.counts).length).toBeGreaterThan(0);
+    for (const [table, rows] of Object.entries(sut.counts)) expect(await count(table)).toBe(rows);
+    // 50 products in the large company, at least 10 in each smaller one.
+    expect(sut.counts['inventory.productos']).toBe(70);
+  });
+
+  it('stocks every physical product in every warehouse of its own company', async () => {
+    const expected = Number(
+      (
+        await client.query(`select count(*) as n from inventory.productos p join inventory.bodegas b on b.empresa_id = p.empresa_id where p.tipo = 'Producto'`)
+      ).rows[0].n,
+    );
+    expect(await count('inventory.inventarios')).toBe(expected);
+    expect(await count('inventory.inventarios i join inventory.productos p on p.id = i.producto_id', `p.empresa_id <> i.empresa_id`)).toBe(0);
+  });
+
+  it('keeps the stock equal to the sum of its ledger movements', async () => {
+    if (!('inventory.movimientos' in sut.counts)) return;
+    const { rows } = await client.query(`
+      select count(*) as n from inventory.inventarios i
+      where i.stock <> coalesce((select sum(m.cantidad) from inventory.movimientos m where m.producto_id = i.producto_id and m.bodega_id = i.bodega_id), 0)`);
+    expect(Number(rows[0].n)).toBe(0);
+  });
+
+  it('writes packages whose totals add up, linked to the seller with their advisor code', async () => {
+    expect(await count('packages.paquetes', 'total <> precio + cuenta_a_terceros + otros')).toBe(0);
+    expect(await count('packages.paquetes p join gateway.usuarios u on u.id = p.usuario_id', 'u.codigo <> p.codigo_asesor or u.empresa_id <> p.empresa_id')).toBe(0);
+  });
+
+  it('moves every identity past the loaded ids, so the services insert after them', async () => {
+    for (const table of ['gateway.empresas', 'inventory.productos', 'packages.paquetes']) {
+      const { rows } = await client.query(`select nextval(pg_get_serial_sequence($1, 'id')) > (select max(id) from ${table}) as ok`, [table]);
+      expect(rows[0].ok).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,73 @@
+import type pg from 'pg';
+import type { CompanyPlan } from './plan';
+import type { Progress } from './progress';
+import type { Random } from './random';
+
+/** What the gateway loader wrote for a company, read by the loaders of the other schemas. */
+export interface LoadedUser {
+  id: number;
+  nombre: string;
+  rol: 'Administrador' | 'Supervisor' | 'Vendedor';
+  /** Advisor code of sellers (packages link `codigo_asesor` to it). */
+  codigo: string | null;
+}
+
+export interface LoadedBodega {
+  id: number;
+  nombre: string;
+  sucursalId: number;
+}
+
+/** A company's products by position: ids are contiguous, so arrays indexed from `firstId` describe them. */
+export interface LoadedProducts {
+  firstId: number;
+  count: number;
+  codigo: string[];
+  nombre: string[];
+  /** Unit price including tax, in cents. */
+  precioCents: Int32Array;
+  /** Unit cost, in cents. */
+  costoCents: Int32Array;
+  /** Tax rate of the product in percent, or -1 for the company's rate. */
+  impuesto: Int8Array;
+  /** 1 for services (they never move stock). */
+  servicio: Uint8Array;
+}
+
+export interface LoadedCompany {
+  plan: CompanyPlan;
+  empresaId: number;
+  /** Company tax rate, percent. */
+  iva: number;
+  usuarios: LoadedUser[];
+  sucursales: Array<{ id: number; nombre: string }>;
+  bodegas: LoadedBodega[];
+  productos?: LoadedProducts;
+}
+
+export interface LoadContext {
+  client: pg.ClientBase;
+  companies: LoadedCompany[];
+  random: Random;
+  progress: Progress;
+  /** Last day of the two years of history, `YYYY-MM-DD`. */
+  today: string;
+}
+
+/** One schema's bulk loader. The loaders run in order; each reads what the earlier ones recorded. */
+export interface Loader {
+  schema: string;
+  /** Why this schema cannot be loaded yet (its tables have not landed), or undefined. */
+  missing(client: pg.ClientBase): Promise<string | undefined>;
+  /** Loads every company; returns rows written per table. */
+  load(ctx: LoadContext): Promise<Record<string, number>>;
+}
+
+/** The tables among `tables` that do not exist in `schema`. */
+export async function missingTables(client: pg.ClientBase, schema: string, tables: readonly string[]): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    `select t as name from unnest($2::text[]) t where to_regclass(format('%I.%I', $1::text, t)) is null`,
+    [schema, tables],
+  );
+  return rows.map((r) => r.name);
+}
