@@ -39,7 +39,8 @@ const SeedIntegracion = z.object({
   documento: z.string().min(1),
   canal: z.string().min(1).optional(),
   token: Token.optional(),
-  secreto: z.string().min(1).max(500).optional(),
+  /** Signing secret; null or absent: deliveries are not signed. */
+  secreto: z.string().min(1).max(500).nullish(),
   activo: z.boolean().default(true),
 });
 

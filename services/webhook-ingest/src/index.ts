@@ -1,3 +1,6 @@
-export { webhookIngestService, WEBHOOK_INGEST_SCHEMA } from './service';
+export { webhookIngestService, WEBHOOK_INGEST_SCHEMA, type WebhookIngestOptions } from './service';
 export { WebhookIngestConfig } from './config';
 export { migrations as webhookIngestMigrations } from './db/migrations';
+export { signBody } from './domain/signature';
+export type { CatalogPort, SalesPort, CreateSaleInput, InventoryPort } from './processing/ports';
+export type { ProcessingDeps } from './processing/process-order';

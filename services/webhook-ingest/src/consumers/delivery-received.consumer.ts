@@ -1,0 +1,34 @@
+import type { Kysely } from 'kysely';
+import { startConsumer, type Bus } from '@erp/bus';
+import { webhookEvents } from '@erp/contracts';
+import type { WebhookDb } from '../db/tables';
+import { processDelivery } from '../processing/process-delivery';
+import type { ProcessingDeps } from '../processing/process-order';
+
+export const DELIVERY_CONSUMER = 'webhook-ingest-deliveries';
+
+export interface DeliveryConsumerOptions {
+  concurrency: number;
+  backoffMs: readonly number[];
+  maxDeliver: number;
+}
+
+/**
+ * Processes stored deliveries. Idempotent on the delivery itself (only a `recibida` one is
+ * processed, under its row lock), so a redelivered event or a replay's new event is harmless.
+ * Transient failures (a service down) are retried with backoff; the last attempt keeps the
+ * delivery as failed with its reason.
+ */
+export async function startDeliveryConsumer(db: Kysely<WebhookDb>, bus: Bus, deps: ProcessingDeps, options: DeliveryConsumerOptions): Promise<void> {
+  await startConsumer(bus, {
+    durable: DELIVERY_CONSUMER,
+    events: webhookEvents,
+    subjects: ['events.webhooks.delivery.received'],
+    concurrency: options.concurrency,
+    backoffMs: options.backoffMs,
+    maxDeliver: options.maxDeliver,
+    handler: async (_subject, event, meta) => {
+      await processDelivery(db, deps, event.id_entrega, { lastAttempt: meta.deliveryCount >= options.maxDeliver, logger: bus.logger });
+    },
+  });
+}

@@ -1,0 +1,38 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Plataforma } from '@erp/contracts';
+import type { WebhookDb } from './tables';
+
+type Db = Kysely<WebhookDb> | Transaction<WebhookDb>;
+
+export async function findIntegracionByTokenHash(db: Db, tokenHash: Buffer) {
+  return db.selectFrom('integraciones').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export async function insertIntegracion(
+  db: Db,
+  row: {
+    empresa_id: number;
+    plataforma: Plataforma;
+    usuario_id: number;
+    sucursal_id: number;
+    bodega_id: number;
+    documento_id: number | null;
+    canal_id: number | null;
+    token_hash: Buffer;
+    token_prefix: string;
+    secreto: string | null;
+    activo: boolean;
+  },
+): Promise<number> {
+  const { id } = await db.insertInto('integraciones').values(row).returning('id').executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function replaceToken(db: Db, id: number, tokenHash: Buffer, prefix: string) {
+  return db
+    .updateTable('integraciones')
+    .set({ token_hash: tokenHash, token_prefix: prefix, updated_at: new Date() })
+    .where('id', '=', id)
+    .returning(['id', 'plataforma'])
+    .executeTakeFirst();
+}

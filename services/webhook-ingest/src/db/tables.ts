@@ -1,0 +1,67 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { OutboxTables } from '@erp/bus';
+import type { EstadoEntrega, Plataforma, RecursoWebhook } from '@erp/contracts';
+
+type Json<T> = ColumnType<T, string, string>;
+
+export interface IntegracionesTable {
+  id: Generated<number>;
+  empresa_id: number;
+  plataforma: Plataforma;
+  usuario_id: number;
+  sucursal_id: number;
+  bodega_id: number;
+  documento_id: number | null;
+  canal_id: number | null;
+  token_hash: Buffer;
+  token_prefix: string;
+  secreto: string | null;
+  activo: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface EntregasTable {
+  id: Generated<number>;
+  integracion_id: number;
+  empresa_id: number;
+  plataforma: Plataforma;
+  recurso: RecursoWebhook;
+  tema: string | null;
+  clave_dedup: string;
+  referencia: string | null;
+  headers: Json<Record<string, string>>;
+  cuerpo: Buffer;
+  estado: Generated<EstadoEntrega>;
+  motivo: string | null;
+  intentos: Generated<number>;
+  id_venta: number | null;
+  recibida_at: Generated<Date>;
+  procesada_at: Date | null;
+}
+
+export interface PedidosTable {
+  empresa_id: number;
+  referencia: string;
+  estado_plataforma: string | null;
+  version: Date | null;
+  id_venta: number | null;
+  cancelado: Generated<boolean>;
+  updated_at: Generated<Date>;
+}
+
+export interface MapeosProductoTable {
+  empresa_id: number;
+  plataforma: Plataforma;
+  id_externo: string;
+  producto_id: number;
+  version: Date | null;
+  updated_at: Generated<Date>;
+}
+
+export interface WebhookDb extends OutboxTables {
+  integraciones: IntegracionesTable;
+  entregas: EntregasTable;
+  pedidos: PedidosTable;
+  mapeos_producto: MapeosProductoTable;
+}

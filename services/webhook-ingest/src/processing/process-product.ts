@@ -1,0 +1,82 @@
+import { sql, type Transaction } from 'kysely';
+import type { ResolvedProduct } from '@erp/contracts';
+import type { LockedEntrega } from '../db/entrega.repository';
+import type { WebhookDb } from '../db/tables';
+import { wooProductIntent } from '../domain/products';
+import { parseBody, type Outcome, type ProcessingDeps } from './process-order';
+import { Unprocessable } from './ports';
+
+/**
+ * Applies a WooCommerce product delivery: finds our product (mapping, then SKU; an unknown SKU
+ * creates it), sets its stock in the integration's warehouse (absolute, through the ledger, keyed
+ * by the delivery so a replay moves nothing twice), then name, price and enabled when they differ.
+ */
+export async function processProduct(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
+  const intent = wooProductIntent(parseBody(entrega));
+  if (!intent) throw new Unprocessable('El producto no trae id');
+  const mapping = await trx
+    .selectFrom('mapeos_producto')
+    .select(['producto_id', 'version'])
+    .where('empresa_id', '=', entrega.empresa_id)
+    .where('plataforma', '=', entrega.plataforma)
+    .where('id_externo', '=', intent.id_externo)
+    .forUpdate()
+    .executeTakeFirst();
+  if (mapping?.version && intent.version && intent.version < mapping.version) {
+    return { estado: 'ignorada', motivo: 'Entrega desactualizada: ya se aplicó una versión más reciente del producto' };
+  }
+  const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
+
+  if (intent.eliminado) {
+    if (!mapping) return { estado: 'ignorada', motivo: 'Producto eliminado en la plataforma sin producto vinculado' };
+    await deps.catalog.updateProduct(ctx, mapping.producto_id, { enable: 0 });
+    return { estado: 'procesada', motivo: 'Producto deshabilitado' };
+  }
+
+  let current: ResolvedProduct | undefined;
+  const query = mapping ? { id_producto: mapping.producto_id } : intent.sku ? { codigo: intent.sku } : undefined;
+  if (!query) throw new Unprocessable('El producto no tiene SKU ni producto vinculado');
+  const resolved = await deps.inventory.resolve(ctx, { items: [query] });
+  const item = resolved.items[0];
+  if (item?.ok) current = item.producto;
+
+  let productoId: number;
+  if (current) {
+    productoId = current.id;
+    const changes: { nombre?: string; precio?: string; enable?: 0 | 1 } = {};
+    if (intent.nombre && intent.nombre !== current.nombre) changes.nombre = intent.nombre;
+    if (intent.precio !== null && Number(intent.precio) !== Number(current.precio)) changes.precio = intent.precio;
+    if ((intent.activo ? 1 : 0) !== current.enable) changes.enable = intent.activo ? 1 : 0;
+    await applyStock();
+    if (Object.keys(changes).length > 0) await deps.catalog.updateProduct(ctx, productoId, changes);
+  } else {
+    if (!intent.sku) throw new Unprocessable('El producto vinculado ya no existe y el producto no trae SKU');
+    productoId = await deps.catalog.createProduct(ctx, {
+      codigo: intent.sku,
+      nombre: intent.nombre ?? intent.sku,
+      precio: intent.precio ?? '0',
+      enable: intent.activo ? 1 : 0,
+    });
+    await applyStock();
+  }
+
+  await trx
+    .insertInto('mapeos_producto')
+    .values({ empresa_id: entrega.empresa_id, plataforma: entrega.plataforma, id_externo: intent.id_externo, producto_id: productoId, version: intent.version })
+    .onConflict((oc) =>
+      oc.columns(['empresa_id', 'plataforma', 'id_externo']).doUpdateSet({ producto_id: productoId, version: intent.version, updated_at: sql<Date>`now()` }),
+    )
+    .execute();
+  return { estado: 'procesada' };
+
+  async function applyStock(): Promise<void> {
+    if (intent!.stock === null) return;
+    await deps.inventory.adjust(ctx, {
+      clave: `webhook-entrega-${entrega.id}`,
+      origen: 'webhook',
+      concepto: `Stock de WooCommerce (producto ${intent!.id_externo})`,
+      permitir_sin_stock: true,
+      lineas: [{ id_producto: productoId, id_bodega: entrega.bodega_id, stock: intent!.stock }],
+    });
+  }
+}
