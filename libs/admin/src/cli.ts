@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
-import { gatewaySubjects, isAppError } from '@erp/contracts';
+import { gatewaySubjects, isAppError, webhookSubjects } from '@erp/contracts';
 import { connectAdminBus } from './connect';
 import { seedFixture } from './seed';
 
@@ -11,6 +11,10 @@ const USAGE = `Usage: npm run admin -- <command>
   empresa activate|deactivate ID  switch a company on or off (its keys stop working within seconds)
   apikey create EMPRESA_ID [USUARIO_ID]   create an API key (shown once)
   apikey revoke API_KEY_ID        revoke an API key (effective within seconds)
+  webhooks failed [EMPRESA_ID]    list failed webhook deliveries with their reasons
+  webhooks replay ID... | --empresa EMPRESA_ID
+                                  process failed deliveries again (after fixing the catalog or the integration)
+  webhooks rotate INTEGRACION_ID  issue a new webhook token (shown once; the old one stops working)
 
 Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp).`;
 
@@ -54,6 +58,18 @@ async function main(args: string[]): Promise<unknown> {
         }
         if (sub === 'revoke') return bus.request(gatewaySubjects, 'gateway.admin.apikey.revoke', { id: id(a, 'API_KEY_ID') }, ctx);
         throw new Error('apikey needs create or revoke');
+      case 'webhooks':
+        if (sub === 'failed') {
+          return bus.request(webhookSubjects, 'webhooks.admin.delivery.list', { estado: 'fallida', ...(a ? { empresa_id: id(a, 'EMPRESA_ID') } : {}) }, ctx);
+        }
+        if (sub === 'replay') {
+          const rest = args.slice(2);
+          if (rest[0] === '--empresa') return bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { empresa_id: id(rest[1], 'EMPRESA_ID') }, ctx);
+          if (rest.length === 0) throw new Error('webhooks replay needs delivery ids or --empresa EMPRESA_ID');
+          return bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: rest.map((v) => id(v, 'ID')) }, ctx);
+        }
+        if (sub === 'rotate') return bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
+        throw new Error('webhooks needs failed, replay or rotate');
       default:
         throw new Error(`Unknown command "${command}"\n\n${USAGE}`);
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Bus } from '@erp/bus';
-import { gatewaySubjects, inventorySubjects, type RequestContext } from '@erp/contracts';
+import { gatewaySubjects, inventorySubjects, webhookSubjects, type RequestContext } from '@erp/contracts';
 import { seedSales } from './seed-sales';
 
 /** The fixture document (shared/fixtures/README.md). Entities are validated by the service that owns them. */
@@ -26,12 +26,14 @@ export const Fixture = z.object({
 export type Fixture = z.input<typeof Fixture>;
 
 type RefMap = Record<string, number>;
+/** An integration's webhook token in clear, with its id and the path to give the platform. */
+export type WebhookToken = { id: number; token: string; path: string };
 
 export interface SeededEmpresa {
   id: number;
   existing: boolean;
   api_keys: Record<string, string>;
-  [kind: string]: RefMap | Record<string, string> | number | boolean;
+  [kind: string]: RefMap | Record<string, string> | Record<string, WebhookToken> | number | boolean;
 }
 
 export interface SeedOutput {
@@ -41,7 +43,7 @@ export interface SeedOutput {
 }
 
 /** Sections the loader knows how to load today. */
-const LOADED = new Set(['ref', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva', 'usuarios', 'api_keys', 'sucursales', 'productos', 'documentos', 'canales', 'clientes', 'ventas']);
+const LOADED = new Set(['ref', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva', 'usuarios', 'api_keys', 'sucursales', 'productos', 'documentos', 'canales', 'clientes', 'ventas', 'integraciones']);
 
 /**
  * Loads a fixture through the services' back-office subjects, each service writing its own
@@ -79,8 +81,13 @@ export async function seedFixture(bus: Bus, input: unknown): Promise<SeedOutput>
     );
     const refs: Record<string, RefMap> = { usuarios: gateway.usuarios, ...inventory };
     Object.assign(refs, await seedSales(bus, gateway.id, empresa, refs, ctx));
+    // Integrations point at users, branches, warehouses, documents and channels: seeded last.
+    const integraciones = Array.isArray(empresa.integraciones) && empresa.integraciones.length > 0
+      ? (await bus.request(webhookSubjects, 'webhooks.admin.seed', { empresa_id: gateway.id, refs, integraciones: empresa.integraciones as never }, ctx)).integraciones
+      : {};
+    if (Object.keys(integraciones).length > 0) refs.integraciones = Object.fromEntries(Object.entries(integraciones).map(([ref, i]) => [ref, i.id]));
     await bus.request(gatewaySubjects, 'gateway.admin.empresa.refs.record', { empresa_id: gateway.id, refs }, ctx);
-    output.empresas[empresa.ref] = { ...refs, id: gateway.id, existing: false, api_keys: gateway.api_keys };
+    output.empresas[empresa.ref] = { ...refs, id: gateway.id, existing: false, api_keys: gateway.api_keys, integraciones };
     const skipped = Object.keys(empresa).filter((k) => !LOADED.has(k) && Array.isArray(empresa[k]) && (empresa[k] as unknown[]).length > 0);
     if (skipped.length > 0) output.skipped[empresa.ref] = skipped;
   }

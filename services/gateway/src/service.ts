@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from '@erp/contracts';
+import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects, webhookGatewaySubjects } from '@erp/contracts';
 import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
 import { Authenticator } from './authenticator';
@@ -10,6 +10,7 @@ import { migrations } from './db/migrations';
 import type { GatewayDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
 import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
+import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
 import { inventoryRoutes } from './http/routes/inventory.routes';
 import { packagesRoutes } from './http/routes/packages.routes';
@@ -38,6 +39,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       relay.start();
       bus.serve(gatewaySubjects, adminHandlers(db, relay), { queue: 'gateway' });
       bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
+      bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 
       const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS);
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Histogram, type Registry } from 'prom-client';
-import { API_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
+import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import type { Authenticator } from '../authenticator';
 import type { Credential } from '../db/credentials.repository';
@@ -10,6 +10,7 @@ import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { RateLimiter } from '../rate-limiter';
 import { MESSAGES, STATUS_BY_CODE, sendError } from './errors';
 import type { AnyRoute, RouteResult } from './route';
+import { webhookRouter } from './webhooks';
 
 export interface AppDeps {
   bus: Bus;
@@ -87,6 +88,7 @@ export function createApp(deps: AppDeps): express.Express {
     });
   }
   app.use(API_BASE, api);
+  app.use(WEBHOOK_BASE, webhookRouter(deps));
 
   app.use((_req, res) => sendError(res, 404, MESSAGES.routeNotFound));
 

@@ -1,0 +1,55 @@
+import express, { type RequestHandler } from 'express';
+import { isAppError, webhookSubjects, type Plataforma, type RecursoWebhook } from '@erp/contracts';
+import type { Bus, Logger } from '@erp/bus';
+import { MESSAGES, STATUS_BY_CODE, sendError } from './errors';
+
+/** Headers a delivery keeps: the platforms' own (topic, signature, ids) and the content type. */
+function relevantHeaders(headers: express.Request['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    if (name.startsWith('x-wc-') || name.startsWith('x-shopify-') || name === 'content-type' || name === 'user-agent') {
+      out[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+  }
+  return out;
+}
+
+/**
+ * Inbound platform webhooks: no API key and no quota; the integration token is in the path. The
+ * body is taken raw (any content type: WooCommerce pings with a form body) because signatures are
+ * computed over its exact bytes, and handed to webhook-ingest, which stores it before we answer.
+ */
+export function webhookRouter(deps: { bus: Bus; logger: Logger }): express.Router {
+  const router = express.Router({ strict: false });
+  const raw = express.raw({ type: () => true, limit: '1mb' });
+  const receive = (plataforma: Plataforma, recurso: RecursoWebhook): RequestHandler =>
+    async (req, res) => {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const requestId = String(res.getHeader('X-Request-Id') ?? '');
+      try {
+        const reply = await deps.bus.request(
+          webhookSubjects,
+          'webhooks.receive',
+          { plataforma, recurso, token: String(req.params.token), headers: relevantHeaders(req.headers), cuerpo_base64: body.toString('base64') },
+          { requestId },
+        );
+        res.status(200).json({ success: true, estado: reply.estado, id_entrega: reply.id_entrega });
+      } catch (err) {
+        if (!isAppError(err)) throw err;
+        const status = STATUS_BY_CODE[err.code];
+        if (status >= 500) deps.logger.warn({ requestId, code: err.code, err }, err.message);
+        sendError(res, status, status === 500 ? MESSAGES.internal : err.message, status === 401 ? undefined : err.details);
+      }
+    };
+  router.post('/woocommerce/:token', raw, receive('woocommerce', 'pedido'));
+  router.post('/woocommerce/:token/producto', raw, receive('woocommerce', 'producto'));
+  router.post('/shopify/:token', raw, receive('shopify', 'pedido'));
+  for (const path of ['/woocommerce/:token', '/woocommerce/:token/producto', '/shopify/:token']) {
+    router.all(path, (_req, res) => {
+      res.setHeader('Allow', 'POST');
+      sendError(res, 405, MESSAGES.methodNotAllowed);
+    });
+  }
+  return router;
+}
