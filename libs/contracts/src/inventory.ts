@@ -391,6 +391,33 @@ export const inventorySubjects = defineCatalog({
     }),
     reply: Product,
   },
+  /** Back office: a branch of a company. */
+  'inventory.admin.sucursal.create': {
+    tenant: false,
+    errors: ['VALIDATION_FAILED'],
+    request: z.object({ empresa_id: Id, nombre: z.string().trim().min(1).max(255), activo: z.boolean().default(true) }),
+    reply: z.object({ id: z.number().int() }),
+  },
+  /** Back office: a warehouse in a branch of the same company. */
+  'inventory.admin.bodega.create': {
+    tenant: false,
+    errors: ['NOT_FOUND', 'VALIDATION_FAILED'],
+    request: z.object({ empresa_id: Id, id_sucursal: Id, nombre: z.string().trim().min(1).max(255), activo: z.boolean().default(true) }),
+    reply: z.object({ id: z.number().int() }),
+  },
+  /** Back office: an inactive branch hides its warehouses' stock from reads and refuses reservations. */
+  'inventory.admin.sucursal.set-active': {
+    tenant: false,
+    errors: ['NOT_FOUND'],
+    request: z.object({ empresa_id: Id, id: Id, activo: z.boolean() }),
+    reply: z.object({ id: z.number().int(), activo: z.boolean() }),
+  },
+  'inventory.admin.bodega.set-active': {
+    tenant: false,
+    errors: ['NOT_FOUND'],
+    request: z.object({ empresa_id: Id, id: Id, activo: z.boolean() }),
+    reply: z.object({ id: z.number().int(), activo: z.boolean() }),
+  },
   'inventory.admin.seed': {
     tenant: false,
     errors: ['VALIDATION_FAILED'],

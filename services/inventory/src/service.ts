@@ -11,6 +11,7 @@ import { createProductHandler } from './handlers/create-product.handler';
 import { getProductHandler } from './handlers/get-product.handler';
 import { inventorySummaryHandler } from './handlers/inventory-summary.handler';
 import { listProductsHandler } from './handlers/list-products.handler';
+import { locationAdminHandlers } from './handlers/location-admin.handlers';
 import { releaseStockHandler } from './handlers/release-stock.handler';
 import { reserveStockHandler } from './handlers/reserve-stock.handler';
 import { resolveProductsHandler } from './handlers/resolve-products.handler';
@@ -44,6 +45,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.stock.adjust': adjustStockHandler(db),
           'inventory.product.create': createProductHandler(db),
           'inventory.product.update': updateProductHandler(db),
+          ...locationAdminHandlers(db),
           'inventory.admin.seed': seedHandler(db),
         },
         { queue: 'inventory' },

@@ -6,7 +6,7 @@ import { listProducts } from '../src/db/product.repository';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
 
-describe('products over the bus: list, create, update', () => {
+describe('the catalog over the bus: product list, products, branches and warehouses', () => {
   let h: InventoryHarness;
   let statements: string[];
   let counted: Kysely<InventoryDb>;
@@ -80,5 +80,31 @@ describe('products over the bus: list, create, update', () => {
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { codigo: 'WEB-1' } }, ctx))).toBe('CONFLICT');
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: {} }, ctx))).toBe('VALIDATION_FAILED');
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { precio: -1 } }, ctx))).toBe('VALIDATION_FAILED');
+  });
+
+  it('creates branches and warehouses, and a deactivated warehouse hides its stock and refuses reservations', async () => {
+    const admin = { requestId: 'admin' };
+    const { id: sucursal } = await h.bus.request(inventorySubjects, 'inventory.admin.sucursal.create', { empresa_id: 1, nombre: 'Sucursal Sur' }, admin);
+    const { id: bodega } = await h.bus.request(inventorySubjects, 'inventory.admin.bodega.create', { empresa_id: 1, id_sucursal: sucursal, nombre: 'Bodega Sur' }, admin);
+    const notTheirs = await h.bus
+      .request(inventorySubjects, 'inventory.admin.bodega.create', { empresa_id: 2, id_sucursal: sucursal, nombre: 'Intrusa' }, admin)
+      .then(() => 'created', (e: unknown) => (isAppError(e) ? e.code : String(e)));
+    expect(notTheirs).toBe('NOT_FOUND');
+
+    const ctx = tenant(1, true);
+    const { id } = await h.bus.request(inventorySubjects, 'inventory.product.create', { codigo: 'SUR-1', nombre: 'Producto Sur', precio: 1 }, ctx);
+    await h.bus.request(inventorySubjects, 'inventory.stock.adjust', { clave: 'inicial:SUR-1', origen: 'admin', lineas: [{ id_producto: id, id_bodega: bodega, stock: 4 }] }, ctx);
+    expect((await h.bus.request(inventorySubjects, 'inventory.product.get', { id }, ctx)).inventarios.map((i) => [i.nombre_bodega, i.stock])).toEqual([['Bodega Sur', 4]]);
+
+    await h.bus.request(inventorySubjects, 'inventory.admin.bodega.set-active', { empresa_id: 1, id: bodega, activo: false }, admin);
+    expect((await h.bus.request(inventorySubjects, 'inventory.product.get', { id }, ctx)).inventarios).toEqual([]);
+    const reserve = await h.bus
+      .request(inventorySubjects, 'inventory.stock.reserve', { clave: 'sur-1', id_bodega: bodega, lineas: [{ id_producto: id, cantidad: 1 }] }, ctx)
+      .then(() => undefined, (e: unknown) => (isAppError(e) ? e.details : String(e)));
+    expect(reserve).toEqual({ id_bodega: [`La bodega ${bodega} está inactiva`] });
+    const other = await h.bus
+      .request(inventorySubjects, 'inventory.admin.sucursal.set-active', { empresa_id: 2, id: sucursal, activo: false }, admin)
+      .then(() => 'changed', (e: unknown) => (isAppError(e) ? e.code : String(e)));
+    expect(other).toBe('NOT_FOUND');
   });
 });
