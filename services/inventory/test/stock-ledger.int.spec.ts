@@ -227,6 +227,9 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     const resolved = await h.bus.request(inventorySubjects, 'inventory.product.resolve', { id_bodega: principal(), items: [{ id_producto: a.productos.scan! }, { codigo: 'SCAN' }] }, B);
     expect(resolved.bodega).toEqual({ ok: false, message: `La bodega ${principal()} no existe` });
     expect(resolved.items.every((i) => !i.ok)).toBe(true);
+    const branches = await h.bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: [{ id_sucursal: a.sucursales.centro! }, { sucursal: 'Sucursal Centro' }] }, B);
+    expect(branches[0]).toEqual({ ok: false, message: `La sucursal ${a.sucursales.centro} no existe o está inactiva` });
+    expect(branches[1]).toEqual({ ok: true, id_sucursal: b.sucursales.centro, nombre: 'Sucursal Centro' });
 
     const reserveA = await rejection(h.bus.request(inventorySubjects, 'inventory.stock.reserve', { clave: 'x-1', id_bodega: principal(), lineas: [{ id_producto: a.productos.scan!, cantidad: 1 }] }, B));
     expect(Object.keys(reserveA.details ?? {}).sort()).toEqual(['id_bodega', 'lineas.0.id_producto']);
