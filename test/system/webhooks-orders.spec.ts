@@ -1,0 +1,165 @@
+import type { SeedOutput, WebhookToken } from '@erp/admin';
+import { inventorySubjects, webhookSubjects } from '@erp/contracts';
+import { Stack, json } from '../support/stack';
+import { deliver, shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder } from '../support/webhook-fixture';
+
+const WOO_SECRET = 'wc_secret_0d9e8f7a6b5c';
+const KEY = 'test_key_webhook_orders_0123456789ab';
+
+function fixture(): unknown {
+  return {
+    empresas: [
+      {
+        ref: 'tienda',
+        nombre: 'Tienda en Línea S.A.',
+        vender_sin_stock: false,
+        usuarios: [{ ref: 'admin', nombre: 'Admin Tienda', rol: 'Administrador' }],
+        api_keys: [{ ref: 'main', usuario: 'admin', key: KEY }],
+        sucursales: [{ ref: 'centro', nombre: 'Sucursal Centro', bodegas: [{ ref: 'principal', nombre: 'Bodega Principal' }] }],
+        documentos: [{ ref: 'ticket', nombre: 'Ticket', sucursal: 'centro', prefijo: 'T-', correlativo: 1, activo: true }],
+        canales: [{ ref: 'web', nombre: 'Tienda en línea' }],
+        productos: [
+          { ref: 'laptop', nombre: 'Laptop 14', codigo: 'LAP-14', tipo: 'Producto', precio: 649.99, enable: 1, inventarios: [{ bodega: 'principal', stock: 10 }] },
+          { ref: 'mouse', nombre: 'Mouse', codigo: 'MOU-01', barcode: '7401000000021', tipo: 'Producto', precio: 19.95, enable: 1, inventarios: [{ bodega: 'principal', stock: 1 }] },
+        ],
+        integraciones: [
+          { ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web', secreto: WOO_SECRET },
+          { ref: 'shop', plataforma: 'shopify', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web' },
+        ],
+      },
+    ],
+  };
+}
+
+describe('platform orders become sales exactly once', () => {
+  let stack: Stack;
+  let seeded: SeedOutput;
+  let integ: Record<string, WebhookToken>;
+
+  beforeAll(async () => {
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'webhook-ingest'] });
+    seeded = await stack.seed(fixture());
+    integ = seeded.empresas.tienda!.integraciones as Record<string, WebhookToken>;
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  const productoId = (ref: string) => (seeded.empresas.tienda!.productos as Record<string, number>)[ref]!;
+  const stockOf = async (id: number) => {
+    const res = await stack.api(`/api/external/v1/inventory/${id}`, { key: KEY });
+    return (await json(res)).data.inventarios[0]?.stock as number | undefined;
+  };
+  const salesWith = (referencia: string) =>
+    stack.query<{ id: number; estado: string }>('select id, estado from sales.ventas where referencia_externa = $1', [referencia]);
+  const delivery = (id: number) => stack.query<{ estado: string; motivo: string | null; id_venta: number | null }>('select estado, motivo, id_venta from webhook_ingest.entregas where id = $1', [id]);
+  const settled = async (id: number, timeoutMs = 20_000) => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const [row] = await delivery(id);
+      if (row && row.estado !== 'recibida') return row;
+      if (Date.now() > until) throw new Error(`delivery ${id} not processed in time`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const sendWoo = async (payload: unknown) => {
+    const body = JSON.stringify(payload);
+    const res = await deliver(stack.baseUrl, integ.woo!.path, body, wooHeaders(body, 'order.updated', WOO_SECRET));
+    expect(res.status).toBe(200);
+    return (await json(res)) as { estado: string; id_entrega: number };
+  };
+
+  it('the same order delivered 5 times at once, and again later, gives one sale and one stock movement', async () => {
+    const order = wooOrder({
+      id: 5101,
+      status: 'processing',
+      date_modified_gmt: '2026-03-12T16:04:35',
+      line_items: [{ product_id: 93, sku: 'LAP-14', name: 'Laptop 14', quantity: 2, total: '1150.43', total_tax: '149.55' }],
+    });
+    const body = JSON.stringify(order);
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () => deliver(stack.baseUrl, integ.woo!.path, body, wooHeaders(body, 'order.updated', WOO_SECRET))),
+    );
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const ids = new Set(await Promise.all(replies.map(async (r) => (await json(r)).id_entrega)));
+    expect(ids.size).toBe(1);
+    const processed = await settled([...ids][0]);
+    expect(processed).toMatchObject({ estado: 'procesada', id_venta: expect.any(Number) });
+
+    // Later, WooCommerce retries (new delivery id, same order): recognised, nothing moves again.
+    expect(await sendWoo(order)).toMatchObject({ estado: 'duplicada' });
+    const sales = await salesWith('woo-5101');
+    expect(sales).toEqual([{ id: processed.id_venta, estado: 'Completada' }]);
+    const sale = await json(await stack.api(`/api/external/v1/sales/${processed.id_venta}`, { key: KEY }));
+    expect(sale.data).toMatchObject({ total: 1299.98, detalles: [{ cantidad: 2, id_producto: productoId('laptop') }] });
+    expect(await stockOf(productoId('laptop'))).toBe(8);
+    const moves = await stack.query("select count(*)::int as n from inventory.movimientos where producto_id = $1 and tipo <> 'inventario_inicial'", [productoId('laptop')]);
+    expect(moves[0]!.n).toBe(1);
+  });
+
+  it('a Shopify order with an 18-digit id, retried with the same event id, is one sale; stock may go below zero', async () => {
+    const body = shopifyOrderBody({
+      id: '820982911946154508',
+      financial_status: 'paid',
+      line_items: [{ id: '866550311766439020', product_id: '632910392', variant_id: '808950810', sku: '7401000000021', title: 'Mouse', quantity: 3, price: '19.95' }],
+    });
+    const first = await deliver(stack.baseUrl, integ.shop!.path, body, shopifyHeaders(body, 'orders/create', undefined, 'evt-1'));
+    const { id_entrega } = await json(first);
+    expect(await settled(id_entrega)).toMatchObject({ estado: 'procesada' });
+    const retry = await deliver(stack.baseUrl, integ.shop!.path, body, shopifyHeaders(body, 'orders/create', undefined, 'evt-1'));
+    expect(await json(retry)).toMatchObject({ estado: 'duplicada', id_entrega });
+    expect(await salesWith('shop-820982911946154508')).toHaveLength(1);
+    // The company forbids selling without stock, but the platform already took the order.
+    expect(await stockOf(productoId('mouse'))).toBe(-2);
+  });
+
+  it('processing → cancelled → stale processing: the sale ends annulled and stock where it started', async () => {
+    const before = await stockOf(productoId('laptop'));
+    const at = (status: string, modified: string) =>
+      wooOrder({ id: 5102, status, date_modified_gmt: modified, line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+    const created = await sendWoo(at('processing', '2026-03-12T10:00:00'));
+    expect(await settled(created.id_entrega)).toMatchObject({ estado: 'procesada' });
+    expect(await stockOf(productoId('laptop'))).toBe(before! - 1);
+    const cancelled = await sendWoo(at('cancelled', '2026-03-12T11:00:00'));
+    expect(await settled(cancelled.id_entrega)).toMatchObject({ estado: 'procesada' });
+    const stale = await sendWoo(at('processing', '2026-03-12T10:30:00'));
+    expect(await settled(stale.id_entrega)).toMatchObject({ estado: 'ignorada' });
+    expect(await salesWith('woo-5102')).toEqual([{ id: expect.any(Number), estado: 'Anulada' }]);
+    expect(await stockOf(productoId('laptop'))).toBe(before);
+  });
+
+  it('orders arriving while inventory is stopped are all answered 200 and all become sales once it is back', async () => {
+    const before = await stockOf(productoId('laptop'));
+    await stack.stopService('inventory');
+    const sent = await Promise.all(
+      [5201, 5202, 5203].map((id) => sendWoo(wooOrder({ id, status: 'processing', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] }))),
+    );
+    expect(sent.map((r) => r.estado)).toEqual(['recibida', 'recibida', 'recibida']);
+    await new Promise((r) => setTimeout(r, 700));
+    await stack.startService('inventory');
+    for (const r of sent) expect(await settled(r.id_entrega)).toMatchObject({ estado: 'procesada' });
+    for (const id of [5201, 5202, 5203]) expect(await salesWith(`woo-${id}`)).toHaveLength(1);
+    expect(await stockOf(productoId('laptop'))).toBe(before! - 3);
+  });
+
+  it('an unknown product keeps the delivery failed; after the product is added a replay creates the sale once', async () => {
+    const order = wooOrder({ id: 5103, status: 'completed', line_items: [{ product_id: 777, sku: 'NEW-77', name: 'Producto nuevo', quantity: 1, total: '8.85', total_tax: '1.15' }] });
+    const sent = await sendWoo(order);
+    expect(await settled(sent.id_entrega)).toMatchObject({ estado: 'fallida', motivo: expect.stringContaining('NEW-77') });
+    const failed = await stack.admin.request(webhookSubjects, 'webhooks.admin.delivery.list', { empresa_id: seeded.empresas.tienda!.id }, { requestId: 't' });
+    expect(failed).toEqual([expect.objectContaining({ id: sent.id_entrega, referencia: 'woo-5103', estado: 'fallida' })]);
+
+    await stack.admin.request(
+      inventorySubjects,
+      'inventory.admin.seed',
+      { empresa_id: seeded.empresas.tienda!.id, productos: [{ ref: 'nuevo', nombre: 'Producto nuevo', codigo: 'NEW-77', precio: 10 }] },
+      { requestId: 't' },
+    );
+    const replay = await stack.admin.request(webhookSubjects, 'webhooks.admin.delivery.replay', { empresa_id: seeded.empresas.tienda!.id }, { requestId: 't' });
+    expect(replay.reencoladas).toEqual([sent.id_entrega]);
+    expect(await settled(sent.id_entrega)).toMatchObject({ estado: 'procesada', id_venta: expect.any(Number) });
+    await stack.admin.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [sent.id_entrega] }, { requestId: 't' });
+    expect(await sendWoo(order)).toMatchObject({ estado: 'duplicada' });
+    expect(await salesWith('woo-5103')).toHaveLength(1);
+  });
+});
