@@ -8,6 +8,7 @@ import { migrations } from '../src/db/migrations';
 import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
+import { listSalesHandler } from '../src/handlers/read-sales.handler';
 import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
 import { SALES_SCHEMA } from '../src/service';
 
@@ -167,5 +168,22 @@ describe('sales.create against Postgres and NATS', () => {
       id_cliente: ['La venta excede el límite de crédito del cliente "Juan": límite 30.00, saldo pendiente 22.60, esta venta 11.30, disponible 7.40'],
     });
     expect(reserved).toHaveLength(1);
+  });
+
+  it('lists a page of sales with their lines in three statements, whatever the page size', async () => {
+    const statements: string[] = [];
+    const logged = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }),
+      log: (event) => void (event.level === 'query' && statements.push(event.query.sql)),
+    });
+    try {
+      const list = listSalesHandler(logged.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>);
+      const page = await list({ page: 1, per_page: 50, order_by: 'fecha', order_direction: 'desc' }, ctx);
+      expect(page.items).toHaveLength(50);
+      expect(page.items.every((v) => v.detalles.length === 1)).toBe(true);
+      expect(statements).toHaveLength(3);
+    } finally {
+      await logged.destroy();
+    }
   });
 });
