@@ -70,8 +70,27 @@ describe('generateBenchData', () => {
     expect(await count('packages.paquetes p join gateway.usuarios u on u.id = p.usuario_id', 'u.codigo <> p.codigo_asesor or u.empresa_id <> p.empresa_id')).toBe(0);
   });
 
+  it('writes sales with three lines whose amounts add up to the sale', async () => {
+    if (!('sales.ventas' in sut.counts)) return;
+    expect(sut.counts['sales.venta_detalles']).toBe(3 * sut.counts['sales.ventas']!);
+    const { rows } = await client.query(`
+      select count(*) as n from sales.ventas v
+      cross join lateral (select sum(d.sub_total) s, sum(d.iva) i, sum(d.total) t, sum(d.descuento) d from sales.venta_detalles d where d.venta_id = v.id) l
+      where (v.sub_total, v.iva, v.total, v.descuento) is distinct from (l.s, l.i, l.t, l.d)`);
+    expect(Number(rows[0].n)).toBe(0);
+    expect(await count('sales.ventas', `estado = 'Pendiente' and cliente_id is null`)).toBe(0);
+  });
+
+  it('numbers each document type without gaps and leaves its counter on the next number', async () => {
+    if (!('sales.ventas' in sut.counts)) return;
+    const { rows } = await client.query(`
+      select d.id, d.correlativo, count(v.id)::int as n, coalesce(max(v.numero), 0) as max
+      from sales.documentos d left join sales.ventas v on v.documento_id = d.id group by d.id`);
+    for (const doc of rows) expect({ id: doc.id, counter: doc.correlativo, max: doc.max }).toEqual({ id: doc.id, counter: doc.n + 1, max: doc.n });
+  });
+
   it('moves every identity past the loaded ids, so the services insert after them', async () => {
-    for (const table of ['gateway.empresas', 'inventory.productos', 'packages.paquetes']) {
+    for (const table of ['gateway.empresas', 'inventory.productos', 'packages.paquetes', 'sales.ventas']) {
       const { rows } = await client.query(`select nextval(pg_get_serial_sequence($1, 'id')) > (select max(id) from ${table}) as ok`, [table]);
       expect(rows[0].ok).toBe(true);
     }

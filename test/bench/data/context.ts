@@ -47,6 +47,8 @@ export interface LoadedCompany {
 
 export interface LoadContext {
   client: pg.ClientBase;
+  /** Another connection with the same session settings, for a loader that fills two tables at once; the loader ends it. */
+  connect(): Promise<pg.Client>;
   companies: LoadedCompany[];
   random: Random;
   progress: Progress;

@@ -28,13 +28,13 @@ export async function copyRows(
   schema: string,
   table: string,
   columns: readonly string[],
-  rows: Iterable<readonly CopyValue[]>,
+  rows: Iterable<readonly CopyValue[]> | AsyncIterable<readonly CopyValue[]>,
   progress?: ProgressStep,
 ): Promise<number> {
   let count = 0;
-  function* chunks(): Generator<string> {
+  async function* chunks(): AsyncGenerator<string> {
     let lines: string[] = [];
-    for (const row of rows) {
+    for await (const row of rows) {
       if (row.length !== columns.length) throw new Error(`${schema}.${table}: a row has ${row.length} values for ${columns.length} columns`);
       lines.push(row.map(encode).join('\t'));
       if (lines.length === CHUNK_ROWS) {
@@ -102,6 +102,64 @@ export async function deferIndexes(client: pg.ClientBase, schema: string, tables
       }
     },
   };
+}
+
+/**
+ * Rows produced alongside another table's (a sale's lines), consumed by a second COPY on its own
+ * connection so both tables load at once. Bounded: the producer waits in `room()` while the
+ * consumer is `limit` rows behind, so memory stays flat at any scale.
+ */
+export class RowQueue implements AsyncIterable<CopyValue[]> {
+  private rows: CopyValue[][] = [];
+  private closed = false;
+  private abandoned = false;
+  private wakeConsumer: (() => void) | undefined;
+  private wakeProducer: (() => void) | undefined;
+
+  constructor(private readonly limit: number) {}
+
+  push(row: CopyValue[]): void {
+    if (this.abandoned) throw new Error('the COPY consuming these rows stopped');
+    this.rows.push(row);
+    this.wake('consumer');
+  }
+
+  async room(): Promise<void> {
+    while (this.rows.length >= this.limit && !this.closed) await new Promise<void>((resolve) => (this.wakeProducer = resolve));
+  }
+
+  /** No more rows (also after a failure of the producer, so the consumer's COPY ends). */
+  close(): void {
+    this.closed = true;
+    this.wake('consumer');
+    this.wake('producer');
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<CopyValue[]> {
+    try {
+      for (;;) {
+        if (this.rows.length > 0) {
+          const batch = this.rows;
+          this.rows = [];
+          this.wake('producer');
+          yield* batch;
+        } else if (this.closed) return;
+        else await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
+      }
+    } finally {
+      // A consumer that stops (its COPY failed) must not leave the producer waiting for room.
+      if (!this.closed) this.abandoned = true;
+      this.closed = true;
+      this.wake('producer');
+    }
+  }
+
+  private wake(who: 'consumer' | 'producer'): void {
+    const wake = who === 'consumer' ? this.wakeConsumer : this.wakeProducer;
+    if (who === 'consumer') this.wakeConsumer = undefined;
+    else this.wakeProducer = undefined;
+    wake?.();
+  }
 }
 
 /** Moves each identity sequence past the ids written explicitly, so the services' inserts continue after them. */

@@ -11,6 +11,7 @@ import type { LoadedCompany, Loader } from './context';
 import { gatewayLoader } from './loaders/gateway.loader';
 import { inventoryLoader } from './loaders/inventory.loader';
 import { packagesLoader } from './loaders/packages.loader';
+import { salesLoader } from './loaders/sales.loader';
 import { companyPlans, type Scale } from './plan';
 import type { Progress } from './progress';
 import { Random } from './random';
@@ -27,11 +28,10 @@ const SCHEMAS: ReadonlyArray<readonly [schema: string, migrations: Migrations]> 
 ];
 
 /** One loader per schema, in dependency order: each reads the ids the earlier ones recorded. */
-export const LOADERS: readonly Loader[] = [gatewayLoader, inventoryLoader, packagesLoader];
+export const LOADERS: readonly Loader[] = [gatewayLoader, inventoryLoader, packagesLoader, salesLoader];
 
 /** Schemas that have tables but no bulk loader yet, with the reason (BENCHMARKS.md lists them too). */
 export const NOT_LOADED: Readonly<Record<string, string>> = {
-  sales: 'sales loader not written yet',
   returns: 'the returns tables have not landed',
   webhook_ingest: 'nothing to bulk-load: the webhook scenario creates its own integration',
 };
@@ -85,14 +85,18 @@ export async function generateBenchData(options: BenchDataOptions): Promise<Benc
     await db.destroy();
   }
 
-  const client = new pg.Client({ connectionString: options.databaseUrl, application_name: 'bench-data' });
-  await client.connect();
-  try {
+  const connect = async () => {
+    const c = new pg.Client({ connectionString: options.databaseUrl, application_name: 'bench-data' });
+    await c.connect();
     // Bulk load: losing the tail of it in a crash only means running the generator again.
-    await client.query(`set synchronous_commit = off`);
-    await client.query(`set maintenance_work_mem = '512MB'`);
+    await c.query(`set synchronous_commit = off`);
+    await c.query(`set maintenance_work_mem = '512MB'`);
+    return c;
+  };
+  const client = await connect();
+  try {
     const companies: LoadedCompany[] = companyPlans(options.scale).map((plan) => ({ plan, empresaId: 0, iva: 13, usuarios: [], sucursales: [], bodegas: [] }));
-    const ctx = { client, companies, random: new Random(options.seed), progress, today: options.today ?? todayUtc() };
+    const ctx = { client, connect, companies, random: new Random(options.seed), progress, today: options.today ?? todayUtc() };
     const counts: Record<string, number> = {};
     const skipped: BenchDataResult['skipped'] = [];
     for (const loader of LOADERS) {
