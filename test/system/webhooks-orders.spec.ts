@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { inventorySubjects, webhookSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
@@ -5,6 +8,7 @@ import { deliver, shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder } from 
 
 const WOO_SECRET = 'wc_secret_0d9e8f7a6b5c';
 const KEY = 'test_key_webhook_orders_0123456789ab';
+const ROOT = path.resolve(__dirname, '../..');
 
 function fixture(): unknown {
   return {
@@ -61,6 +65,14 @@ describe('platform orders become sales exactly once', () => {
       if (Date.now() > until) throw new Error(`delivery ${id} not processed in time`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  };
+  /** The admin CLI as an operator runs it, against this stack's NATS prefix. */
+  const admin = async (...args: string[]) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix, LOG_LEVEL: 'silent' },
+    });
+    return JSON.parse(stdout);
   };
   const sendWoo = async (payload: unknown) => {
     const body = JSON.stringify(payload);
@@ -146,8 +158,8 @@ describe('platform orders become sales exactly once', () => {
     const order = wooOrder({ id: 5103, status: 'completed', line_items: [{ product_id: 777, sku: 'NEW-77', name: 'Producto nuevo', quantity: 1, total: '8.85', total_tax: '1.15' }] });
     const sent = await sendWoo(order);
     expect(await settled(sent.id_entrega)).toMatchObject({ estado: 'fallida', motivo: expect.stringContaining('NEW-77') });
-    const failed = await stack.admin.request(webhookSubjects, 'webhooks.admin.delivery.list', { empresa_id: seeded.empresas.tienda!.id }, { requestId: 't' });
-    expect(failed).toEqual([expect.objectContaining({ id: sent.id_entrega, referencia: 'woo-5103', estado: 'fallida' })]);
+    const failed = await admin('webhooks', 'failed', String(seeded.empresas.tienda!.id));
+    expect(failed).toEqual([expect.objectContaining({ id: sent.id_entrega, referencia: 'woo-5103', estado: 'fallida', motivo: expect.stringContaining('NEW-77') })]);
 
     await stack.admin.request(
       inventorySubjects,
@@ -155,11 +167,19 @@ describe('platform orders become sales exactly once', () => {
       { empresa_id: seeded.empresas.tienda!.id, productos: [{ ref: 'nuevo', nombre: 'Producto nuevo', codigo: 'NEW-77', precio: 10 }] },
       { requestId: 't' },
     );
-    const replay = await stack.admin.request(webhookSubjects, 'webhooks.admin.delivery.replay', { empresa_id: seeded.empresas.tienda!.id }, { requestId: 't' });
+    const replay = await admin('webhooks', 'replay', '--empresa', String(seeded.empresas.tienda!.id));
     expect(replay.reencoladas).toEqual([sent.id_entrega]);
     expect(await settled(sent.id_entrega)).toMatchObject({ estado: 'procesada', id_venta: expect.any(Number) });
     await stack.admin.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [sent.id_entrega] }, { requestId: 't' });
     expect(await sendWoo(order)).toMatchObject({ estado: 'duplicada' });
     expect(await salesWith('woo-5103')).toHaveLength(1);
+  });
+
+  it('rotating a token from the CLI stops the old one at once', async () => {
+    const rotated = await admin('webhooks', 'rotate', String(integ.shop!.id));
+    expect(rotated).toEqual({ id: integ.shop!.id, token: expect.any(String), path: `/api/webhook/shopify/${rotated.token}` });
+    const body = JSON.stringify({ id: 1, title: 'x' });
+    expect((await deliver(stack.baseUrl, integ.shop!.path, body, shopifyHeaders(body, 'products/update'))).status).toBe(401);
+    expect((await deliver(stack.baseUrl, rotated.path, body, shopifyHeaders(body, 'products/update'))).status).toBe(200);
   });
 });

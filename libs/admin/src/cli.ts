@@ -43,32 +43,32 @@ async function main(args: string[]): Promise<unknown> {
         return { empresas: output.empresas };
       }
       case 'empresas':
-        return bus.request(gatewaySubjects, 'gateway.admin.empresa.list', {}, ctx);
+        return await bus.request(gatewaySubjects, 'gateway.admin.empresa.list', {}, ctx);
       case 'empresa':
         if (sub !== 'activate' && sub !== 'deactivate') throw new Error('empresa needs activate or deactivate');
-        return bus.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: id(a, 'ID'), activo: sub === 'activate' }, ctx);
+        return await bus.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: id(a, 'ID'), activo: sub === 'activate' }, ctx);
       case 'apikey':
         if (sub === 'create') {
-          return bus.request(
+          return await bus.request(
             gatewaySubjects,
             'gateway.admin.apikey.create',
             { empresa_id: id(a, 'EMPRESA_ID'), ...(b ? { usuario_id: id(b, 'USUARIO_ID') } : {}) },
             ctx,
           );
         }
-        if (sub === 'revoke') return bus.request(gatewaySubjects, 'gateway.admin.apikey.revoke', { id: id(a, 'API_KEY_ID') }, ctx);
+        if (sub === 'revoke') return await bus.request(gatewaySubjects, 'gateway.admin.apikey.revoke', { id: id(a, 'API_KEY_ID') }, ctx);
         throw new Error('apikey needs create or revoke');
       case 'webhooks':
         if (sub === 'failed') {
-          return bus.request(webhookSubjects, 'webhooks.admin.delivery.list', { estado: 'fallida', ...(a ? { empresa_id: id(a, 'EMPRESA_ID') } : {}) }, ctx);
+          return await bus.request(webhookSubjects, 'webhooks.admin.delivery.list', { estado: 'fallida', ...(a ? { empresa_id: id(a, 'EMPRESA_ID') } : {}) }, ctx);
         }
         if (sub === 'replay') {
           const rest = args.slice(2);
-          if (rest[0] === '--empresa') return bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { empresa_id: id(rest[1], 'EMPRESA_ID') }, ctx);
+          if (rest[0] === '--empresa') return await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { empresa_id: id(rest[1], 'EMPRESA_ID') }, ctx);
           if (rest.length === 0) throw new Error('webhooks replay needs delivery ids or --empresa EMPRESA_ID');
-          return bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: rest.map((v) => id(v, 'ID')) }, ctx);
+          return await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: rest.map((v) => id(v, 'ID')) }, ctx);
         }
-        if (sub === 'rotate') return bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
+        if (sub === 'rotate') return await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
         throw new Error('webhooks needs failed, replay or rotate');
       default:
         throw new Error(`Unknown command "${command}"\n\n${USAGE}`);
