@@ -9,3 +9,4 @@ export * from './inventory';
 export * from './webhooks';
 export * from './packages';
 export * from './sales';
+export * from './returns';

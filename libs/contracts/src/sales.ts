@@ -323,6 +323,37 @@ const SeedCliente = z.object({
 
 const VentaRef = z.object({ empresa_id: z.number().int().positive(), id_venta: z.number().int().positive().max(MAX_ID) });
 
+/** A sale as the returns service reads it (`sales.sale.returnable`). Decimals are exact strings. */
+export const ReturnableSale = z.object({
+  id: z.number().int(),
+  estado: z.enum(ESTADOS_VENTA),
+  fecha: z.string(),
+  correlativo: z.string(),
+  id_bodega: z.number().int(),
+  nombre_cliente: z.string().nullable(),
+  detalles: z.array(
+    z.object({
+      id: z.number().int(),
+      id_producto: z.number().int(),
+      codigo: z.string().nullable(),
+      nombre_producto: z.string().nullable(),
+      descripcion: z.string().nullable(),
+      /** False for services: they never move stock. */
+      mueve_stock: z.boolean(),
+      cantidad: z.string(),
+      precio: z.string(),
+      descuento: z.string(),
+      porcentaje_impuesto: z.string(),
+      sub_total: z.string(),
+      iva: z.string(),
+      exenta: z.string(),
+      total: z.string(),
+      costo: z.string(),
+    }),
+  ),
+});
+export type ReturnableSale = z.output<typeof ReturnableSale>;
+
 /**
  * Subjects the sales service answers for other services. `sales.sale.exists` tells the owner of
  * a stock reservation's key whether the sale it was taken for was committed.
@@ -333,6 +364,20 @@ export const salesSubjects = defineCatalog({
     errors: [],
     request: z.object({ empresa_id: z.number().int().positive(), clave: z.string().min(1).max(200) }),
     reply: z.object({ exists: z.boolean() }),
+  },
+});
+
+/** What the sales service answers the returns service. */
+export const salesForReturnsSubjects = defineCatalog({
+  /**
+   * What the returns service needs of a sale of the company to return it: its state, warehouse,
+   * names, and every line with its price, cost and tax as exact decimal strings.
+   */
+  'sales.sale.returnable': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id_venta: z.number().int().positive().max(MAX_ID) }),
+    reply: ReturnableSale,
   },
 });
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
-import { salesAdminSubjects, salesApiSubjects, salesSubjects } from '@erp/contracts';
+import { salesAdminSubjects, salesApiSubjects, salesForReturnsSubjects, salesSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { migrations } from './db/migrations';
@@ -9,6 +9,7 @@ import { adminHandlers } from './handlers/admin.handlers';
 import { createSaleHandler } from './handlers/create-sale.handler';
 import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
 import { saleExistsHandler } from './handlers/sale-exists.handler';
+import { saleReturnableHandler } from './handlers/sale-returnable.handler';
 
 export const SALES_SCHEMA = 'sales';
 
@@ -25,6 +26,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       relay.start();
       if (config.SALES_FAULT_INJECTION !== 'off') logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
       bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
+      bus.serve(salesForReturnsSubjects, { 'sales.sale.returnable': saleReturnableHandler(db) }, { queue: 'sales' });
       bus.serve(
         salesApiSubjects,
         {
