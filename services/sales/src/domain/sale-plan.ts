@@ -1,4 +1,4 @@
-import type { ResolvedProduct, SaleCreateRequest, TenantContext } from '@erp/contracts';
+import type { EstadoVentaCreacion, ResolvedProduct, SaleCreateRequest, TenantContext } from '@erp/contracts';
 import { MAX_SALE_AMOUNT } from '@erp/contracts';
 import { Decimal, fromNumber } from './money';
 import { documentoProblem, payment, storedEstado, takesStock, type DocumentoRow, type Payment } from './sale-rules';
@@ -16,9 +16,57 @@ export interface SaleResolutions {
   cliente: { id: number; nombre: string; limite_credito: string; activo: boolean } | undefined;
 }
 
+/** A product as a line names it: by id, or by code (or barcode). */
+export type ProductRef = { id_producto: number } | { codigo: string };
+
+/** One line of a sale to plan. Amounts are exact decimal strings. */
+export interface DraftLine {
+  /** The line of the sale it updates in place (updates only). */
+  id?: number;
+  producto: ProductRef;
+  cantidad: string;
+  /** Unit price including tax; the product's (or the kept line's) when absent. */
+  precio?: string;
+  descuento: string;
+  /** The line's own rate; the product's, else the company's, when absent. */
+  porcentaje_impuesto?: string;
+  id_presentacion: number | null;
+  /**
+   * The stored line an update keeps: while the line keeps its product, an omitted `precio` or
+   * `porcentaje_impuesto` keeps the stored one instead of taking the product's.
+   */
+  kept?: { id_producto: number; precio: string; porcentaje_impuesto: string };
+}
+
+/**
+ * What a sale should be, whoever asks: `POST /sales` from its request, `PUT /sales/{id}` from the
+ * stored sale with the changes sent. The same plan, tax and checks apply to both.
+ */
+export interface SaleDraft {
+  /** As accepted on create: `Pagada` is a `Completada` paid in full. */
+  estado: EstadoVentaCreacion;
+  referencia: string | null;
+  fecha: string;
+  fecha_expiracion: string | null;
+  forma_pago: string | null;
+  observaciones: string | null;
+  sucursal: { id_sucursal: number } | { sucursal: string };
+  id_bodega: number;
+  id_documento: number;
+  id_canal: number | null;
+  id_cliente: number | null;
+  monto_pago?: string;
+  cambio?: string;
+  /** The acting user (create) or the user the sale was issued by (update). */
+  usuario: { id: number; nombre: string } | null;
+  detalles: DraftLine[];
+}
+
 export interface PlannedLine extends TaxedLine {
   /** Position in `detalles`. */
   index: number;
+  /** The stored line it updates in place, if any. */
+  lineId: number | null;
   producto: ResolvedProduct;
   id_presentacion: number | null;
   costo: string;
@@ -45,64 +93,99 @@ export interface SalePlan {
 
 export type PlanResult = { ok: true; plan: SalePlan } | { ok: false; details: Record<string, string[]> };
 
+/** The draft of `POST /sales`: JSON numbers become the exact decimals they were written as. */
+export function createDraft(req: SaleCreateRequest, ctx: TenantContext): SaleDraft {
+  return {
+    estado: req.estado,
+    referencia: req.referencia_externa ?? req.referencia ?? null,
+    fecha: req.fecha,
+    fecha_expiracion: req.fecha_expiracion ?? null,
+    forma_pago: req.forma_pago ?? 'Efectivo',
+    observaciones: req.observaciones ?? null,
+    sucursal: req.id_sucursal !== undefined ? { id_sucursal: req.id_sucursal } : { sucursal: req.sucursal! },
+    id_bodega: req.id_bodega,
+    id_documento: req.id_documento,
+    id_canal: req.id_canal ?? null,
+    id_cliente: req.id_cliente ?? null,
+    monto_pago: req.monto_pago !== undefined ? fromNumber(req.monto_pago) : undefined,
+    cambio: req.cambio !== undefined ? fromNumber(req.cambio) : undefined,
+    usuario: ctx.usuario ?? null,
+    detalles: req.detalles.map((d) => ({
+      producto: d.id_producto !== undefined ? { id_producto: d.id_producto } : { codigo: d.codigo_producto! },
+      cantidad: fromNumber(d.cantidad),
+      precio: d.precio !== undefined ? fromNumber(d.precio) : undefined,
+      descuento: d.descuento !== undefined ? fromNumber(d.descuento) : '0',
+      porcentaje_impuesto: d.porcentaje_impuesto !== undefined ? fromNumber(d.porcentaje_impuesto) : undefined,
+      id_presentacion: d.id_presentacion ?? null,
+    })),
+  };
+}
+
+/** Plans the sale of a `POST /sales` request. */
+export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: SaleResolutions): PlanResult {
+  return planDraft(createDraft(req, ctx), ctx, found);
+}
+
 /**
- * Checks everything the request points to and computes the lines, the totals and the payment.
+ * Checks everything the draft points to and computes the lines, the totals and the payment.
  * Pure: the caller resolves the references first; every problem is reported at once, by field.
  */
-export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: SaleResolutions): PlanResult {
+export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResolutions): PlanResult {
   const details: Record<string, string[]> = {};
   const fail = (field: string, message: string) => void (details[field] ??= []).push(message);
-  const estado = storedEstado(req.estado);
+  const estado = storedEstado(draft.estado);
 
-  const sucursalField = req.id_sucursal !== undefined ? 'id_sucursal' : 'sucursal';
+  const sucursalField = 'id_sucursal' in draft.sucursal ? 'id_sucursal' : 'sucursal';
   if (!found.sucursal.ok) fail(sucursalField, found.sucursal.message);
   const sucursalId = found.sucursal.ok ? found.sucursal.value.id : undefined;
 
   if (!found.bodega.ok) fail('id_bodega', found.bodega.message);
   else if (sucursalId !== undefined && found.bodega.value.id_sucursal !== sucursalId) {
-    fail('id_bodega', `La bodega ${req.id_bodega} no pertenece a la sucursal ${found.sucursal.ok ? found.sucursal.value.nombre : sucursalId}`);
+    fail('id_bodega', `La bodega ${draft.id_bodega} no pertenece a la sucursal ${found.sucursal.ok ? found.sucursal.value.nombre : sucursalId}`);
   }
 
-  const docProblem = documentoProblem(found.documento, req.id_documento, sucursalId, estado);
+  const docProblem = documentoProblem(found.documento, draft.id_documento, sucursalId, estado);
   if (docProblem) fail('id_documento', docProblem);
 
-  if (req.id_canal !== undefined) {
-    if (!found.canal) fail('id_canal', `El canal ${req.id_canal} no existe`);
+  if (draft.id_canal !== null) {
+    if (!found.canal) fail('id_canal', `El canal ${draft.id_canal} no existe`);
     else if (!found.canal.activo) fail('id_canal', `El canal "${found.canal.nombre}" está inactivo`);
   }
-  if (req.id_cliente !== undefined) {
-    if (!found.cliente) fail('id_cliente', `El cliente ${req.id_cliente} no existe`);
+  if (draft.id_cliente !== null) {
+    if (!found.cliente) fail('id_cliente', `El cliente ${draft.id_cliente} no existe`);
     else if (!found.cliente.activo) fail('id_cliente', `El cliente "${found.cliente.nombre}" está inactivo`);
   }
-  if (!ctx.usuario) fail('usuario', 'La empresa no tiene un usuario activo: asocie la API key a un usuario o active un usuario administrador');
+  if (!draft.usuario) fail('usuario', 'La empresa no tiene un usuario activo: asocie la API key a un usuario o active un usuario administrador');
 
   const lines: PlannedLine[] = [];
-  req.detalles.forEach((input, index) => {
-    const productField = input.id_producto !== undefined ? `detalles.${index}.id_producto` : `detalles.${index}.codigo_producto`;
+  draft.detalles.forEach((input, index) => {
+    const productField = 'id_producto' in input.producto ? `detalles.${index}.id_producto` : `detalles.${index}.codigo_producto`;
     const resolved = found.productos[index];
     if (!resolved || !resolved.ok) return fail(productField, resolved?.message ?? 'El producto no existe');
     const producto = resolved.value;
     if (producto.enable !== 1) return fail(productField, `El producto ${producto.codigo} está inactivo`);
+    const kept = input.kept && input.kept.id_producto === producto.id ? input.kept : undefined;
     const taxed = taxLine({
-      cantidad: fromNumber(input.cantidad),
-      precio: input.precio !== undefined ? fromNumber(input.precio) : producto.precio,
-      descuento: input.descuento !== undefined ? fromNumber(input.descuento) : '0',
-      porcentaje_impuesto: resolveRate(input.porcentaje_impuesto !== undefined ? fromNumber(input.porcentaje_impuesto) : undefined, producto.porcentaje_impuesto, ctx.empresa.iva),
+      cantidad: input.cantidad,
+      precio: input.precio ?? kept?.precio ?? producto.precio,
+      descuento: input.descuento,
+      porcentaje_impuesto: resolveRate(input.porcentaje_impuesto ?? kept?.porcentaje_impuesto, producto.porcentaje_impuesto, ctx.empresa.iva),
     });
     if (!taxed.ok) return fail(`detalles.${index}.${taxed.field}`, taxed.message);
     if (new Decimal(taxed.line.total).gt(MAX_SALE_AMOUNT)) return fail(`detalles.${index}.cantidad`, `El total de la línea supera el máximo de ${MAX_SALE_AMOUNT}`);
     lines.push({
       ...taxed.line,
       index,
+      lineId: input.id ?? null,
       producto,
-      id_presentacion: input.id_presentacion ?? null,
+      id_presentacion: input.id_presentacion,
       costo: producto.costo_promedio,
       mueve_stock: producto.tipo === 'Producto',
     });
   });
 
   const totals = saleTotals(lines);
-  if (lines.length === req.detalles.length && new Decimal(totals.total).gt(MAX_SALE_AMOUNT)) {
+  if (lines.length === draft.detalles.length && new Decimal(totals.total).gt(MAX_SALE_AMOUNT)) {
     fail('detalles', `El total de la venta supera el máximo de ${MAX_SALE_AMOUNT}`);
   }
   if (Object.keys(details).length > 0) return { ok: false, details };
@@ -113,7 +196,7 @@ export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: Sale
     ok: true,
     plan: {
       empresaId: ctx.empresa.id,
-      referencia: req.referencia_externa ?? req.referencia ?? null,
+      referencia: draft.referencia,
       estado,
       cotizacion: estado === 'Cotizacion',
       sucursal: { id: sucursal.id, nombre: sucursal.nombre },
@@ -121,10 +204,10 @@ export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: Sale
       documento: found.documento!,
       canal: found.canal ? { id: found.canal.id, nombre: found.canal.nombre } : null,
       cliente: found.cliente ? { id: found.cliente.id, nombre: found.cliente.nombre, limite_credito: found.cliente.limite_credito } : null,
-      usuario: ctx.usuario!,
+      usuario: draft.usuario!,
       lines,
       totals,
-      payment: payment(req.estado, totals.total, req.monto_pago !== undefined ? fromNumber(req.monto_pago) : undefined, req.cambio !== undefined ? fromNumber(req.cambio) : undefined),
+      payment: payment(draft.estado, totals.total, draft.monto_pago, draft.cambio),
       stockLines: takesStock(estado) ? lines.filter((l) => l.mueve_stock) : [],
     },
   };
@@ -137,14 +220,16 @@ export const CONSUMIDOR_FINAL = 'Consumidor Final';
  * The sale document: an immutable snapshot of the sale as issued (company, document type,
  * correlative, parties, lines and tax breakdown), stored with the sale and never updated.
  */
-export function saleDocument(plan: SalePlan, req: SaleCreateRequest, ctx: TenantContext, issued: { correlativo: string; numero: number; emitido_en: string }) {
+export function saleDocument(plan: SalePlan, draft: SaleDraft, ctx: TenantContext, issued: { correlativo: string; numero: number; emitido_en: string; actualizado_en?: string }) {
   return {
     version: 1,
     emitido_en: issued.emitido_en,
+    /** When an update issued the document again (same correlative); null as first issued. */
+    actualizado_en: issued.actualizado_en ?? null,
     empresa: { id: ctx.empresa.id, nombre: ctx.empresa.nombre },
     documento: { id: plan.documento.id, nombre: plan.documento.nombre, prefijo: plan.documento.prefijo, numero: issued.numero, correlativo: issued.correlativo },
-    fecha: req.fecha,
-    fecha_expiracion: req.fecha_expiracion ?? null,
+    fecha: draft.fecha,
+    fecha_expiracion: draft.fecha_expiracion,
     estado: plan.estado,
     cotizacion: plan.cotizacion,
     sucursal: plan.sucursal,
@@ -153,8 +238,8 @@ export function saleDocument(plan: SalePlan, req: SaleCreateRequest, ctx: Tenant
     cliente: plan.cliente ? { id: plan.cliente.id, nombre: plan.cliente.nombre } : { id: null, nombre: CONSUMIDOR_FINAL },
     usuario: plan.usuario,
     referencia_externa: plan.referencia,
-    forma_pago: req.forma_pago ?? 'Efectivo',
-    observaciones: req.observaciones ?? null,
+    forma_pago: draft.forma_pago,
+    observaciones: draft.observaciones,
     lineas: plan.lines.map((l) => ({
       id_producto: l.producto.id,
       codigo: l.producto.codigo,

@@ -13,11 +13,12 @@ import {
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { FaultInjection } from '../config';
-import { advanceCorrelativo, findCanal, findCliente, findDocumento, lockDocumento, pendingBalance } from '../db/catalog.repository';
+import { advanceCorrelativo, findCliente, lockDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { REFERENCIA_INDEX, findSale, findVentaIdByReferencia, insertDetalles, insertVenta, lockReferencia } from '../db/venta.repository';
-import { CONSUMIDOR_FINAL, planSale, saleDocument, type SalePlan, type SaleResolutions } from '../domain/sale-plan';
+import { CONSUMIDOR_FINAL, createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, formatCorrelativo, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
+import { resolveReferences } from './sale-references';
 
 type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
 type CreateReply = ReplyInputOf<typeof salesApiSubjects, 'sales.create'>;
@@ -57,7 +58,8 @@ export function createSaleHandler(deps: CreateSaleDeps) {
       if (id !== undefined) return { venta: await saleOf(empresaId, id), idempotent: true };
     }
 
-    const planned = planSale(req, ctx, await resolveReferences(deps, req, ctx));
+    const draft = createDraft(req, ctx);
+    const planned = planDraft(draft, ctx, await resolveReferences(db, deps.bus, draft, ctx));
     if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
     const plan = planned.plan;
     if (plan.estado === 'Pendiente' && plan.cliente) {
@@ -66,44 +68,14 @@ export function createSaleHandler(deps: CreateSaleDeps) {
       if (problem) throw AppError.rule(problem, { id_cliente: [problem] });
     }
 
-    const result = await commitSale(deps, plan, req, ctx);
+    const result = await commitSale(deps, plan, draft, req, ctx);
     if ('winner' in result) return { venta: await saleOf(empresaId, result.winner), idempotent: true };
     deps.onCommitted?.();
     return { venta: await saleOf(empresaId, result.id), idempotent: false };
   };
 }
 
-async function resolveReferences(deps: CreateSaleDeps, req: CreateRequest, ctx: TenantContext): Promise<SaleResolutions> {
-  const { db, bus } = deps;
-  const empresaId = ctx.empresa.id;
-  const [branches, products, documento, canal, cliente] = await Promise.all([
-    bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: [req.id_sucursal !== undefined ? { id_sucursal: req.id_sucursal } : { sucursal: req.sucursal! }] }, ctx),
-    bus.request(
-      inventorySubjects,
-      'inventory.product.resolve',
-      {
-        id_bodega: req.id_bodega,
-        items: req.detalles.map((d) => (d.id_producto !== undefined ? { id_producto: d.id_producto } : { codigo: d.codigo_producto! })),
-      },
-      ctx,
-    ),
-    findDocumento(db, empresaId, req.id_documento),
-    req.id_canal !== undefined ? findCanal(db, empresaId, req.id_canal) : Promise.resolve(undefined),
-    req.id_cliente !== undefined ? findCliente(db, empresaId, req.id_cliente) : Promise.resolve(undefined),
-  ]);
-  const branch = branches[0];
-  const bodega = products.bodega;
-  return {
-    sucursal: !branch ? { ok: false, message: 'La sucursal no existe' } : branch.ok ? { ok: true, value: { id: branch.id_sucursal, nombre: branch.nombre } } : branch,
-    bodega: !bodega ? { ok: false, message: `La bodega ${req.id_bodega} no existe` } : bodega.ok ? { ok: true, value: { id: bodega.id_bodega, nombre: bodega.nombre, id_sucursal: bodega.id_sucursal } } : bodega,
-    productos: products.items.map((item) => (item.ok ? { ok: true as const, value: item.producto } : item)),
-    documento,
-    canal,
-    cliente,
-  };
-}
-
-async function commitSale(deps: CreateSaleDeps, plan: SalePlan, req: CreateRequest, ctx: TenantContext): Promise<{ id: number } | { winner: number }> {
+async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft, req: CreateRequest, ctx: TenantContext): Promise<{ id: number } | { winner: number }> {
   const { db, bus } = deps;
   const empresaId = plan.empresaId;
   const clave = plan.stockLines.length > 0 ? randomUUID() : null;
@@ -144,25 +116,25 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, req: CreateReque
         canal_id: plan.canal?.id ?? null,
         cliente_id: plan.cliente?.id ?? null,
         usuario_id: plan.usuario.id,
-        fecha: req.fecha,
+        fecha: draft.fecha,
         correlativo,
         numero,
         referencia_externa: plan.referencia,
         estado: plan.estado,
         cotizacion: plan.cotizacion,
         origen: req.origen,
-        forma_pago: req.forma_pago ?? 'Efectivo',
-        observaciones: req.observaciones ?? null,
+        forma_pago: draft.forma_pago,
+        observaciones: draft.observaciones,
         monto_pago: plan.payment.monto_pago,
         cambio: plan.payment.cambio,
-        fecha_expiracion: req.fecha_expiracion ?? null,
+        fecha_expiracion: draft.fecha_expiracion,
         ...plan.totals,
         saldo: plan.payment.saldo,
         nombre_cliente: plan.cliente?.nombre ?? CONSUMIDOR_FINAL,
         nombre_usuario: plan.usuario.nombre,
         nombre_vendedor: null,
         nombre_documento: documento!.nombre,
-        documento: JSON.stringify(saleDocument(plan, req, ctx, { correlativo, numero, emitido_en: emitidoEn.toISOString() })),
+        documento: JSON.stringify(saleDocument(plan, draft, ctx, { correlativo, numero, emitido_en: emitidoEn.toISOString() })),
         clave_reserva: clave,
         stock_devuelto_at: null,
         created_at: emitidoEn,

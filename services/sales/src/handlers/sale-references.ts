@@ -1,0 +1,37 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Bus } from '@erp/bus';
+import { inventorySubjects, type TenantContext } from '@erp/contracts';
+import { findCanal, findCliente, findDocumento } from '../db/catalog.repository';
+import type { SalesDb } from '../db/tables';
+import type { SaleDraft, SaleResolutions } from '../domain/sale-plan';
+
+/**
+ * Looks up everything a draft points to, at once: the branch and the products (with the
+ * warehouse) from inventory, the document type, channel and customer here. `db` may be the
+ * transaction that holds the sale being updated, so the lookups never wait for another connection.
+ */
+export async function resolveReferences(db: Kysely<SalesDb> | Transaction<SalesDb>, bus: Bus, draft: SaleDraft, ctx: TenantContext): Promise<SaleResolutions> {
+  const empresaId = ctx.empresa.id;
+  const [branches, products, documento, canal, cliente] = await Promise.all([
+    bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: [draft.sucursal] }, ctx),
+    bus.request(
+      inventorySubjects,
+      'inventory.product.resolve',
+      { id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) },
+      ctx,
+    ),
+    findDocumento(db, empresaId, draft.id_documento),
+    draft.id_canal !== null ? findCanal(db, empresaId, draft.id_canal) : Promise.resolve(undefined),
+    draft.id_cliente !== null ? findCliente(db, empresaId, draft.id_cliente) : Promise.resolve(undefined),
+  ]);
+  const branch = branches[0];
+  const bodega = products.bodega;
+  return {
+    sucursal: !branch ? { ok: false, message: 'La sucursal no existe' } : branch.ok ? { ok: true, value: { id: branch.id_sucursal, nombre: branch.nombre } } : branch,
+    bodega: !bodega ? { ok: false, message: `La bodega ${draft.id_bodega} no existe` } : bodega.ok ? { ok: true, value: { id: bodega.id_bodega, nombre: bodega.nombre, id_sucursal: bodega.id_sucursal } } : bodega,
+    productos: products.items.map((item) => (item.ok ? { ok: true as const, value: item.producto } : item)),
+    documento,
+    canal,
+    cliente,
+  };
+}
