@@ -162,7 +162,9 @@ describe('webhook-ingest against Postgres and NATS', () => {
     iso = await isolate('webhooks');
     bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'webhooks-int', logger: createLogger('webhooks-int', 'silent') });
     fakes.serve(bus);
-    service = (await startService(webhookIngestService(loadConfig(BaseConfig, stackEnv(iso)), { deps: { catalog } }), {
+    // Four attempts (0.5 s, 1 s, 2 s apart) so that giving up on a delivery fits in a test.
+    const config = { ...loadConfig(BaseConfig, stackEnv(iso)), WEBHOOK_MAX_ATTEMPTS: 4 };
+    service = (await startService(webhookIngestService(config, { deps: { catalog } }), {
       migrateOnStart: true,
     })) as unknown as RunningService<BaseConfig>;
     db = new pg.Client({ connectionString: iso.databaseUrl });
@@ -332,6 +334,20 @@ describe('webhook-ingest against Postgres and NATS', () => {
     expect((await entrega(r.id_entrega!)).estado).toBe('recibida');
     fakes.inventoryDown = false;
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada' });
+  });
+
+  it('keeps a delivery as failed when its attempts run out, and a replay processes it', async () => {
+    fakes.inventoryDown = true;
+    // A platform product not mapped yet: matching it needs inventory.
+    const d = wooDelivery(wooOrder({ id: 960, status: 'processing', line_items: [{ product_id: 42, sku: 'CAM-01', quantity: 1, total: '20.00' }] }));
+    const r = await receive('woocommerce', woo.token, d.body, d.headers);
+    try {
+      expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'fallida', intentos: 4, motivo: expect.stringContaining('Sin éxito tras varios intentos') });
+    } finally {
+      fakes.inventoryDown = false;
+    }
+    await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' });
+    expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada', intentos: 5 });
   });
 
   it('updates a product from WooCommerce: absolute stock keyed by the delivery, then name, price and state', async () => {

@@ -28,7 +28,11 @@ export async function startDeliveryConsumer(db: Kysely<WebhookDb>, bus: Bus, dep
     backoffMs: options.backoffMs,
     maxDeliver: options.maxDeliver,
     handler: async (_subject, event, meta) => {
-      await processDelivery(db, deps, event.id_entrega, { lastAttempt: meta.deliveryCount >= options.maxDeliver, logger: bus.logger });
+      await processDelivery(db, deps, event.id_entrega, {
+        attempt: meta.deliveryCount,
+        lastAttempt: meta.deliveryCount >= options.maxDeliver,
+        logger: bus.logger,
+      });
     },
   });
 }

@@ -64,6 +64,8 @@ export async function finishEntrega(
   db: Db,
   id: number,
   outcome: { estado: Exclude<EstadoEntrega, 'recibida'>; motivo?: string | null; id_venta?: number | null },
+  /** Attempts this outcome took (failed attempts roll back, so they are counted when one finishes). */
+  attempts = 1,
 ): Promise<void> {
   await db
     .updateTable('entregas')
@@ -71,7 +73,7 @@ export async function finishEntrega(
       estado: outcome.estado,
       motivo: outcome.motivo ?? null,
       id_venta: outcome.id_venta ?? null,
-      intentos: sql<number>`intentos + 1`,
+      intentos: sql<number>`intentos + ${attempts}`,
       procesada_at: sql<Date>`now()`,
     })
     .where('id', '=', id)

@@ -20,7 +20,7 @@ export async function processDelivery(
   db: Kysely<WebhookDb>,
   deps: ProcessingDeps,
   idEntrega: number,
-  options: { lastAttempt?: boolean; logger?: Logger } = {},
+  options: { attempt?: number; lastAttempt?: boolean; logger?: Logger } = {},
 ): Promise<ProcessResult> {
   try {
     return await inTransaction(db, async (trx) => {
@@ -28,7 +28,7 @@ export async function processDelivery(
       if (!entrega || entrega.estado !== 'recibida') return 'omitida';
       try {
         const outcome = entrega.recurso === 'pedido' ? await processOrder(trx, entrega, deps) : await processProduct(trx, entrega, deps);
-        await finishEntrega(trx, entrega.id, outcome);
+        await finishEntrega(trx, entrega.id, outcome, options.attempt);
         return outcome.estado;
       } catch (err) {
         if (!isPermanent(err)) throw err;
@@ -43,7 +43,7 @@ export async function processDelivery(
       const marked = await inTransaction(db, async (trx) => {
         const entrega = await lockEntrega(trx, idEntrega);
         if (!entrega || entrega.estado !== 'recibida') return false;
-        await finishEntrega(trx, idEntrega, { estado: 'fallida', motivo });
+        await finishEntrega(trx, idEntrega, { estado: 'fallida', motivo }, options.attempt);
         return true;
       });
       return marked ? 'fallida' : 'omitida';
