@@ -10,3 +10,5 @@ export * from './webhooks';
 export * from './packages';
 export * from './sales';
 export * from './returns';
+export * from './system';
+export * from './webhook-payloads';

@@ -12,10 +12,7 @@ import { adminHandlers } from './handlers/admin.handlers';
 import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
-import { inventoryRoutes } from './http/routes/inventory.routes';
-import { packagesRoutes } from './http/routes/packages.routes';
-import { salesRoutes } from './http/routes/sales.routes';
-import { systemRoutes } from './http/routes/system.routes';
+import { apiRoutes } from './http/routes';
 import { RateLimiter } from './rate-limiter';
 
 export const GATEWAY_SCHEMA = 'gateway';
@@ -85,7 +82,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         logger,
         metrics,
         isDraining: () => draining,
-        routes: [...inventoryRoutes, ...salesRoutes, ...packagesRoutes, ...systemRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED })],
+        routes: apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }),
       });
       const server = app.listen(config.PORT);
       await new Promise<void>((resolve, reject) => {

@@ -32,6 +32,20 @@ export type RouteResult = EnvelopeResult | RawResult;
 type Input<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /**
+ * What a successful call answers, declared beside the route so the OpenAPI document (and through
+ * it the contract tests and the typed client) cannot miss or misstate an endpoint.
+ */
+export interface RouteResponse {
+  /** `single`: `schema` is the envelope's `data`; `list`: one item of `data`, with `pagination`; `raw`: the whole body. */
+  kind: 'single' | 'list' | 'raw';
+  schema: z.ZodType;
+  /** Success statuses and what each means; `{200: ...}` when omitted. */
+  statuses?: Partial<Record<200 | 201, string>>;
+  /** `meta.idempotent` is always sent. */
+  idempotent?: boolean;
+}
+
+/**
  * One public endpoint: its method and path, the zod schemas of its input (query and path
  * problems answer 400, body problems 422 unless `bodyErrorStatus` says otherwise), and the
  * handler that turns it into a bus request.
@@ -41,11 +55,18 @@ export interface RouteDef<P extends z.ZodType | undefined = undefined, Q extends
   /** Express path below the API base, e.g. `/inventory/:id`. */
   path: string;
   summary: string;
+  /** Longer text for the reference (Markdown): rules between fields that a schema cannot say. */
+  description?: string;
   params?: P;
   query?: Q;
   body?: B;
   /** Status of a body that fails `body`: 422 by default; 400 where the spec says so. */
   bodyErrorStatus?: 400 | 422;
+  /** The reference's body when it says more than `body` checks here (e.g. items validated one by one by the service). */
+  documentedBody?: z.ZodType;
+  response?: RouteResponse;
+  /** Statuses the services behind the route add to the ones the gateway derives from its input (e.g. 422 for a business rule). */
+  errors?: readonly number[];
   handle(input: { params: Input<P>; query: Input<Q>; body: Input<B> }, api: ApiContext): Promise<RouteResult>;
 }
 

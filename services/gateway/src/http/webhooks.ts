@@ -15,6 +15,13 @@ function relevantHeaders(headers: express.Request['headers']): Record<string, st
   return out;
 }
 
+/** The inbound webhook endpoints, below `WEBHOOK_BASE`; the router and the API reference both derive from this list. */
+export const WEBHOOK_ROUTES: ReadonlyArray<{ path: string; plataforma: Plataforma; recurso: RecursoWebhook; summary: string }> = [
+  { path: '/woocommerce/:token', plataforma: 'woocommerce', recurso: 'pedido', summary: 'Pedido de la plataforma A (WooCommerce): se convierte en venta y mueve el stock' },
+  { path: '/woocommerce/:token/producto', plataforma: 'woocommerce', recurso: 'producto', summary: 'Producto de la plataforma A (WooCommerce): actualiza el catálogo y el stock' },
+  { path: '/shopify/:token', plataforma: 'shopify', recurso: 'pedido', summary: 'Pedido de la plataforma B (Shopify): se convierte en venta y mueve el stock' },
+];
+
 /**
  * Inbound platform webhooks: no API key and no quota; the integration token is in the path. The
  * body is taken raw (any content type: WooCommerce pings with a form body) because signatures are
@@ -42,10 +49,8 @@ export function webhookRouter(deps: { bus: Bus; logger: Logger }): express.Route
         sendError(res, status, status === 500 ? MESSAGES.internal : err.message, status === 401 ? undefined : err.details);
       }
     };
-  router.post('/woocommerce/:token', raw, receive('woocommerce', 'pedido'));
-  router.post('/woocommerce/:token/producto', raw, receive('woocommerce', 'producto'));
-  router.post('/shopify/:token', raw, receive('shopify', 'pedido'));
-  for (const path of ['/woocommerce/:token', '/woocommerce/:token/producto', '/shopify/:token']) {
+  for (const { path, plataforma, recurso } of WEBHOOK_ROUTES) router.post(path, raw, receive(plataforma, recurso));
+  for (const { path } of WEBHOOK_ROUTES) {
     router.all(path, (_req, res) => {
       res.setHeader('Allow', 'POST');
       sendError(res, 405, MESSAGES.methodNotAllowed);

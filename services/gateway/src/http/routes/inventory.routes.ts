@@ -1,4 +1,4 @@
-import { IdParam, InventoryListQuery, inventorySubjects } from '@erp/contracts';
+import { IdParam, InventoryListQuery, InventorySummary, Product, inventorySubjects } from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export const inventoryRoutes = [
@@ -7,6 +7,7 @@ export const inventoryRoutes = [
     path: '/inventory',
     summary: 'Productos con su stock por bodega: filtros, orden y paginación',
     query: InventoryListQuery,
+    response: { kind: 'list', schema: Product },
     handle: async ({ query }, { bus, ctx }) => {
       const page = await bus.request(inventorySubjects, 'inventory.product.list', query, ctx);
       return { data: page.items, pagination: page.pagination, filters_applied: page.filters_applied };
@@ -16,6 +17,7 @@ export const inventoryRoutes = [
     method: 'get',
     path: '/inventory/summary',
     summary: 'Resumen del inventario: productos, stock, valor y categorías',
+    response: { kind: 'single', schema: InventorySummary },
     handle: async (_input, { bus, ctx }) => ({
       data: await bus.request(inventorySubjects, 'inventory.summary', {}, ctx),
     }),
@@ -25,6 +27,7 @@ export const inventoryRoutes = [
     path: '/inventory/:id',
     summary: 'Un producto con su stock por bodega',
     params: IdParam,
+    response: { kind: 'single', schema: Product },
     handle: async ({ params }, { bus, ctx }) => ({
       data: await bus.request(inventorySubjects, 'inventory.product.get', { id: params.id }, ctx),
     }),

@@ -1,3 +1,4 @@
+import { RateLimitStatus } from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export function systemRoutes(limits: { standard: number; withDateFilters: number }) {
@@ -6,6 +7,7 @@ export function systemRoutes(limits: { standard: number; withDateFilters: number
       method: 'get',
       path: '/system/rate-limit',
       summary: 'Estado de la cuota horaria del API key (la llamada cuenta)',
+      response: { kind: 'single', schema: RateLimitStatus },
       handle: async (_input, { rate, ctx }) => ({
         data: {
           requests_used: rate.used,
@@ -17,7 +19,7 @@ export function systemRoutes(limits: { standard: number; withDateFilters: number
           current_limit_type: rate.limitType,
           empresa_id: ctx.empresa.id,
           empresa_nombre: ctx.empresa.nombre,
-        },
+        } satisfies RateLimitStatus,
       }),
     }),
   ];

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+/** `data` of `GET /system/rate-limit`: the API key's quota in the current UTC hour. */
+export const RateLimitStatus = z.object({
+  requests_used: z.number().int(),
+  max_requests: z.number().int(),
+  remaining_requests: z.number().int(),
+  /** Top of the next hour, ISO 8601 UTC. */
+  reset_time: z.iso.datetime(),
+  window_minutes: z.number().int(),
+  limits: z.object({ standard: z.number().int(), with_date_filters: z.number().int() }),
+  current_limit_type: z.enum(['standard', 'with_date_filters']),
+  empresa_id: z.number().int(),
+  empresa_nombre: z.string(),
+});
+export type RateLimitStatus = z.output<typeof RateLimitStatus>;
