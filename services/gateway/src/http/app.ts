@@ -9,6 +9,8 @@ import { bearerToken } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { RateLimiter } from '../rate-limiter';
 import { MESSAGES, STATUS_BY_CODE, sendError } from './errors';
+import { openApiDocument } from './openapi';
+import { referenceRouter } from './reference';
 import type { AnyRoute, RouteResult } from './route';
 import { webhookRouter } from './webhooks';
 
@@ -87,6 +89,8 @@ export function createApp(deps: AppDeps): express.Express {
       sendError(res, 405, MESSAGES.methodNotAllowed);
     });
   }
+  // The reference is generated from the same route table, and needs no key.
+  app.use(API_BASE, referenceRouter(openApiDocument(deps.routes)));
   app.use(API_BASE, api);
   app.use(WEBHOOK_BASE, webhookRouter(deps));
 

@@ -1,0 +1,319 @@
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiOverrideContext, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import {
+  API_BASE,
+  API_VERSION,
+  DateString,
+  DecimalNumber,
+  ErrorEnvelope,
+  InventorySummary,
+  Meta,
+  Pagination,
+  Product,
+  RateLimitStatus,
+  Sale,
+  SalesSummary,
+  ShopifyOrder,
+  Timestamp,
+  WEBHOOK_BASE,
+  WebhookPing,
+  WebhookReceipt,
+  WooCommerceOrder,
+  WooCommerceProduct,
+  envelope,
+  listEnvelope,
+} from '@erp/contracts';
+import { MESSAGES } from './errors';
+import type { AnyRoute, RouteResponse } from './route';
+import { WEBHOOK_ROUTES } from './webhooks';
+
+/** The generated OpenAPI 3.1 document, as plain JSON. */
+export type OpenApiDocument = ReturnType<typeof createDocument>;
+
+/** Paths of the reference itself, below the API base: served without key or quota. */
+export const REFERENCE_PATHS = { document: '/openapi.json', docs: '/docs' } as const;
+
+/** `/inventory/:id` → `/inventory/{id}`. */
+export function openApiPath(expressPath: string): string {
+  return expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
+
+/** Headers as `components.headers`, each required where referenced; `optional()` describes one that may be absent. */
+const HEADERS = {
+  'X-Request-Id': {
+    description: 'Identificador de la solicitud: el enviado en `X-Request-Id` si es válido, si no uno nuevo. Aparece en los registros del servidor.',
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': {
+    description: 'Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Remaining': { description: 'Solicitudes que quedan en la ventana actual.', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix.', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Segundos que conviene esperar antes de reintentar.', schema: { type: 'integer', minimum: 0 } },
+  'X-Error-Id': { description: 'Identificador del error en los registros del servidor.', schema: { type: 'string' } },
+} as const;
+
+type HeaderName = keyof typeof HEADERS;
+
+/** Response headers: `required` by reference to the components, `optional` described in place. */
+function headers(required: readonly HeaderName[], optional: readonly HeaderName[] = []) {
+  return Object.fromEntries([
+    ...required.map((name) => [name, { $ref: `#/components/headers/${name}` }] as const),
+    ...optional.map((name) => [name, { ...HEADERS[name], required: false }] as const),
+  ]);
+}
+
+const json = (schema: z.ZodType | { $ref: string }) => ({ content: { 'application/json': { schema } } });
+const errorBody = json({ $ref: '#/components/schemas/Error' });
+
+/** Errors of the partner API, shared by every operation as `components.responses`. */
+const API_ERRORS = {
+  BadRequest: {
+    status: 400,
+    description: 'Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo.',
+    rated: true,
+  },
+  Unauthorized: { status: 401, description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}».`, rated: false },
+  NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
+  PayloadTooLarge: { status: 413, description: 'El cuerpo supera 1 MB.', rated: true },
+  UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
+  UnprocessableContent: {
+    status: 422,
+    description: 'El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
+    rated: true,
+  },
+  TooManyRequests: { status: 429, description: `Cuota horaria agotada: «${MESSAGES.rateLimited}». No cuenta.`, rated: true },
+  InternalError: { status: 500, description: `«${MESSAGES.internal}»; \`X-Error-Id\` lo identifica en los registros.`, rated: false },
+  ServiceUnavailable: { status: 503, description: 'El servicio que atiende la solicitud no está disponible; no se procesó y puede reintentarse tras `Retry-After`.', rated: false },
+  GatewayTimeout: { status: 504, description: 'El servicio no respondió a tiempo; la operación puede haberse aplicado o no.', rated: false },
+} as const;
+
+type ApiError = keyof typeof API_ERRORS;
+
+function apiErrorResponse(name: ApiError) {
+  const { status, description, rated } = API_ERRORS[name];
+  const required: HeaderName[] = ['X-Request-Id'];
+  // 401 is answered before the quota is counted; 5xx may come before or after it.
+  const optional: HeaderName[] = [];
+  if (rated) required.push(...RATE_HEADERS);
+  else if (status !== 401) optional.push(...RATE_HEADERS);
+  if (status === 429 || status === 503) required.push('Retry-After');
+  if (status === 500) optional.push('X-Error-Id');
+  return { description, headers: headers(required, optional), ...errorBody };
+}
+
+const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([name, { status }]) => [status, name as ApiError]));
+
+/** Error statuses of a route: from what the gateway checks, plus those the route declares. */
+function routeErrors(route: AnyRoute): number[] {
+  const statuses = new Set<number>([401, 429, 500, 503, 504]);
+  if (route.params) statuses.add(400).add(404);
+  if (route.query) statuses.add(400);
+  if (route.method !== 'get') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
+  for (const status of route.errors ?? []) statuses.add(status);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+function successBody(response: RouteResponse): z.ZodType {
+  if (response.kind === 'raw') return response.schema;
+  if (response.kind === 'list') return listEnvelope(response.schema);
+  const body = envelope(response.schema);
+  return response.idempotent ? body.extend({ meta: Meta.extend({ idempotent: z.boolean() }) }) : body;
+}
+
+/** `get /inventory/:id` → `getInventoryById`. */
+function operationId(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (segment.startsWith(':') ? `by-${segment.slice(1)}` : segment))
+    .join('-')
+    .split(/[-_.]/)
+    .filter(Boolean);
+  return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
+function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
+  const responses: ZodOpenApiResponsesObject = {};
+  const rated = headers(['X-Request-Id', ...RATE_HEADERS]);
+  const statuses = route.response?.statuses ?? { 200: 'OK' };
+  for (const [status, description] of Object.entries(statuses)) {
+    responses[status as '200'] = {
+      description: description ?? 'OK',
+      headers: rated,
+      ...(route.response ? json(successBody(route.response)) : {}),
+    };
+  }
+  for (const status of routeErrors(route)) {
+    const name = API_ERROR_BY_STATUS[status];
+    responses[String(status) as '400'] = name ? { $ref: `#/components/responses/${name}` } : { description: `HTTP ${status}`, ...errorBody };
+  }
+  const body = route.documentedBody ?? route.body;
+  return {
+    operationId: operationId(route.method, route.path),
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.path.split('/')[1]!],
+    ...(route.params || route.query ? { requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) } } : {}),
+    ...(body ? { requestBody: { required: true, ...json(body) } } : {}),
+    responses,
+  };
+}
+
+function webhookOperations(): ZodOpenApiPathsObject {
+  const paths: ZodOpenApiPathsObject = {};
+  const onlyRequestId = headers(['X-Request-Id']);
+  const failure = (description: string, required: HeaderName[] = [], optional: HeaderName[] = []) => ({
+    description,
+    headers: headers(['X-Request-Id', ...required], optional),
+    ...errorBody,
+  });
+  for (const route of WEBHOOK_ROUTES) {
+    const payload = route.plataforma === 'shopify' ? ShopifyOrder : route.recurso === 'producto' ? WooCommerceProduct : WooCommerceOrder;
+    paths[openApiPath(route.path)] = {
+      servers: [{ url: WEBHOOK_BASE, description: 'Webhooks entrantes de las plataformas' }],
+      post: {
+        operationId: operationId('post', `/${route.plataforma}/${route.recurso}`).replace('Pedido', 'Order').replace('Producto', 'Product'),
+        summary: route.summary,
+        description:
+          'Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). ' +
+          'La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.',
+        tags: ['webhooks'],
+        security: [],
+        requestParams: { path: z.object({ token: z.string().meta({ description: 'Token de la integración del usuario (secreto).' }) }) },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: payload },
+            ...(route.plataforma === 'woocommerce' ? { 'application/x-www-form-urlencoded': { schema: WebhookPing } } : {}),
+          },
+        },
+        responses: {
+          200: { description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).', headers: onlyRequestId, ...json(WebhookReceipt) },
+          401: failure('Token desconocido o desactivado, o firma inválida.'),
+          413: failure('El cuerpo supera 1 MB.'),
+          422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
+          500: failure(MESSAGES.internal, [], ['X-Error-Id']),
+          503: failure('El servicio de webhooks no está disponible; la plataforma debe reintentar.', ['Retry-After']),
+          504: failure('El servicio de webhooks no respondió a tiempo.'),
+        },
+      },
+    };
+  }
+  return paths;
+}
+
+function referenceOperations(): ZodOpenApiPathsObject {
+  const onlyRequestId = headers(['X-Request-Id']);
+  return {
+    [REFERENCE_PATHS.document]: {
+      get: {
+        operationId: 'getOpenApiDocument',
+        summary: 'Este documento OpenAPI (sin API key ni cuota)',
+        tags: ['referencia'],
+        security: [],
+        responses: { 200: { description: 'El documento OpenAPI 3.1.', headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } } },
+      },
+    },
+    [REFERENCE_PATHS.docs]: {
+      get: {
+        operationId: 'getDocsPage',
+        summary: 'Esta referencia en HTML (sin API key ni cuota)',
+        tags: ['referencia'],
+        security: [],
+        responses: { 200: { description: 'Página HTML que muestra el documento.', headers: onlyRequestId, content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+  };
+}
+
+/**
+ * Fixes what JSON Schema cannot read from a zod transform: the contract's exact-decimal and
+ * timestamp parsers answer plain numbers and ISO strings, and a query string parsed into a number
+ * or an enum is documented as that number or enum (with its bounds).
+ */
+function describeTransforms(ctx: ZodOpenApiOverrideContext): void {
+  const schema = ctx.zodSchema as unknown as z.ZodType;
+  const replace = (next: Record<string, unknown>) => {
+    for (const key of Object.keys(ctx.jsonSchema)) delete (ctx.jsonSchema as Record<string, unknown>)[key];
+    Object.assign(ctx.jsonSchema, next);
+  };
+  if (schema === DecimalNumber) return replace({ type: 'number' });
+  if (schema === Timestamp || schema === Meta.shape.timestamp) return replace({ type: 'string', format: 'date-time' });
+  if (schema === DateString) return replace({ type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
+  const json = ctx.jsonSchema as Record<string, unknown>;
+  const def = defOf(schema);
+  if (ctx.io === 'input' && def.type === 'pipe' && def.out && defOf(def.out).type !== 'transform') {
+    const { $schema: _ignored, ...target } = z.toJSONSchema(def.out, { io: 'input' }) as Record<string, unknown>;
+    void _ignored;
+    replace(target);
+  }
+  // zod leaves out the default of a transformed input (its type is the output's): it is the parsed value here.
+  if (ctx.io === 'input' && def.type === 'default' && json.default === undefined) json.default = def.defaultValue;
+  // `.int()` adds the safe-integer range, which says nothing to a reader.
+  if (json.minimum === Number.MIN_SAFE_INTEGER) delete json.minimum;
+  if (json.maximum === Number.MAX_SAFE_INTEGER) delete json.maximum;
+}
+
+function defOf(schema: z.ZodType): { type: string; out?: z.ZodType; defaultValue?: unknown } {
+  return (schema as unknown as { _zod: { def: { type: string; out?: z.ZodType; defaultValue?: unknown } } })._zod.def;
+}
+
+const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventario y las devoluciones de una empresa, creación de ventas y cotizaciones con el mismo proceso de facturación que la aplicación, importación de paquetes y webhooks de pedidos de las plataformas de comercio electrónico.
+
+**Autenticación.** Cada solicitud a \`${API_BASE}\` lleva \`Authorization: Bearer <API_KEY>\`. La clave determina la empresa; \`meta.empresa\` es su nombre. Clave ausente, inválida o revocada, o empresa inactiva: 401 «${MESSAGES.unauthorized}».
+
+**Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`.
+
+**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`.
+
+**Formatos.** Fechas \`AAAA-MM-DD\`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4).
+
+**Versión.** La versión forma parte de la ruta (\`/api/external/v1\`); esta descripción corresponde a la interfaz ${API_VERSION}.`;
+
+/** The OpenAPI 3.1 document of the partner API, generated from the route table and the contracts' zod schemas. */
+export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] = { ...paths[path], [route.method]: apiOperation(route) };
+  }
+  Object.assign(paths, referenceOperations(), webhookOperations());
+
+  return createDocument(
+    {
+      openapi: '3.1.0',
+      info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION, description: INFO_DESCRIPTION },
+      servers: [{ url: API_BASE, description: 'Este servidor' }],
+      security: [{ bearerAuth: [] }],
+      tags: [
+        { name: 'sales', description: 'Ventas y cotizaciones' },
+        { name: 'inventory', description: 'Productos y stock por bodega' },
+        { name: 'packages', description: 'Importación de paquetes' },
+        { name: 'system', description: 'Estado de la cuota' },
+        { name: 'webhooks', description: 'Pedidos y productos enviados por las plataformas (fuera de la base de la API)' },
+        { name: 'referencia', description: 'Esta documentación' },
+      ],
+      paths,
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key de la empresa' } },
+        headers: Object.fromEntries(Object.entries(HEADERS).map(([name, header]) => [name, { ...header, required: true }])),
+        responses: Object.fromEntries(Object.keys(API_ERRORS).map((name) => [name, apiErrorResponse(name as ApiError)])),
+        schemas: {
+          Error: ErrorEnvelope,
+          Meta,
+          Pagination,
+          Product,
+          InventorySummary,
+          Sale,
+          SalesSummary,
+          RateLimitStatus,
+        },
+      },
+    },
+    { override: describeTransforms },
+  );
+}
