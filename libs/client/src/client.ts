@@ -1,0 +1,204 @@
+import type { components, paths } from './openapi';
+
+type Method = 'get' | 'post' | 'put';
+
+/** Paths of the partner API (the inbound webhooks are called by the platforms, not by partners). */
+type ApiPath = Exclude<keyof paths, `/${'woocommerce' | 'shopify'}/${string}`>;
+
+/** Paths with an operation for `M`. */
+export type PathsFor<M extends Method> = { [P in ApiPath]: paths[P][M] extends { responses: unknown } ? P : never }[ApiPath];
+
+type Operation<P extends ApiPath, M extends Method> = paths[P][M];
+type ParametersOf<O> = O extends { parameters: infer X } ? X : never;
+type PathParams<O> = ParametersOf<O> extends { path: infer X } ? X : never;
+type QueryParams<O> = ParametersOf<O> extends { query?: infer X } ? X : never;
+type BodyOf<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+/** The body of a successful answer (200 or 201). */
+export type SuccessBody<O> = O extends { responses: infer R } ? { [S in keyof R & (200 | 201)]: JsonOf<R[S]> }[keyof R & (200 | 201)] : never;
+
+export type RequestOptions<O> = ([PathParams<O>] extends [never] ? unknown : { path: PathParams<O> }) &
+  ([QueryParams<O>] extends [never] ? unknown : { query?: QueryParams<O> }) &
+  ([BodyOf<O>] extends [never] ? unknown : { body: BodyOf<O> }) & {
+    headers?: Record<string, string>;
+    signal?: AbortSignal;
+  };
+
+/** Options are optional when the operation needs no path parameter and no body. */
+type Args<O> = object extends RequestOptions<O> ? [options?: RequestOptions<O>] : [options: RequestOptions<O>];
+
+/** GET paths that answer a page (`data` array plus `pagination`). */
+export type ListPath = { [P in PathsFor<'get'>]: SuccessBody<Operation<P, 'get'>> extends { data: unknown[]; pagination: unknown } ? P : never }[PathsFor<'get'>];
+export type ListItem<P extends ListPath> = SuccessBody<Operation<P, 'get'>> extends { data: Array<infer T> } ? T : never;
+
+export type ErrorBody = components['schemas']['Error'];
+
+export interface ApiResponse<T> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** A non-2xx answer: the error envelope (`error`, `code`, `details`) and the response's status and headers. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody | undefined,
+    readonly headers: Headers,
+  ) {
+    super(body?.error ?? `HTTP ${status}`);
+  }
+
+  /** Messages per field of a validation error (`detalles.0.cantidad` → [...]). */
+  get details(): Record<string, string[]> {
+    return this.body?.details ?? {};
+  }
+}
+
+export interface ClientOptions {
+  /** `{base_url}`: the host followed by `/api/external/v1`. */
+  baseUrl: string;
+  apiKey: string;
+  /** Attempts per call, the first included, while the API answers 429 or 503. Default 3. */
+  maxAttempts?: number;
+  /** Longest wait accepted before a retry; an answer asking for more is returned as an error at once. Default 60 s. */
+  maxRetryDelayMs?: number;
+  /** First wait after a 503 without `Retry-After`, doubled on each attempt. Default 500 ms. */
+  backoffMs?: number;
+  fetch?: typeof fetch;
+  /** Waits between attempts (tests replace it). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The partner API over fetch, typed from its OpenAPI document: sends the key, retries 429 after
+ * `Retry-After` and 503 a bounded number of times (neither was processed), and follows pages.
+ *
+ * ```ts
+ * const api = new PartnerApiClient({ baseUrl: 'http://localhost:8080/api/external/v1', apiKey });
+ * const { body } = await api.get('/inventory/{id}', { path: { id: 1 } });
+ * for await (const venta of api.paginate('/sales', { query: { estado: 'Completada' } })) console.log(venta.total);
+ * ```
+ */
+export class PartnerApiClient {
+  private readonly baseUrl: string;
+  private readonly maxAttempts: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly backoffMs: number;
+  private readonly fetchFn: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000;
+    this.backoffMs = options.backoffMs ?? 500;
+    this.fetchFn = options.fetch ?? fetch;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  get<P extends PathsFor<'get'>>(path: P, ...[options]: Args<Operation<P, 'get'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'get'>>>> {
+    return this.request('GET', path, options as RawOptions | undefined);
+  }
+
+  post<P extends PathsFor<'post'>>(path: P, ...[options]: Args<Operation<P, 'post'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'post'>>>> {
+    return this.request('POST', path, options as RawOptions | undefined);
+  }
+
+  put<P extends PathsFor<'put'>>(path: P, ...[options]: Args<Operation<P, 'put'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'put'>>>> {
+    return this.request('PUT', path, options as RawOptions | undefined);
+  }
+
+  /** Every item of a list, page after page from `query.page` (1 by default) while `has_next`. */
+  async *paginate<P extends ListPath>(path: P, ...[options]: Args<Operation<P, 'get'>>): AsyncGenerator<ListItem<P>> {
+    const raw = (options ?? {}) as RawOptions;
+    let page = Number(raw.query?.page ?? 1);
+    for (;;) {
+      const { body } = await this.request<{ data: ListItem<P>[]; pagination: { has_next: boolean } }>('GET', path, {
+        ...raw,
+        query: { ...raw.query, page },
+      });
+      yield* body.data;
+      if (!body.pagination.has_next) return;
+      page += 1;
+    }
+  }
+
+  private async request<T>(method: string, template: string, options: RawOptions = {}): Promise<ApiResponse<T>> {
+    const url = this.url(template, options);
+    const headers: Record<string, string> = { Accept: 'application/json', ...options.headers, Authorization: `Bearer ${this.options.apiKey}` };
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    for (let attempt = 1; ; attempt += 1) {
+      const res = await this.fetchFn(url, {
+        method,
+        headers,
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      const parsed = await parseBody(res);
+      if (res.ok) return { status: res.status, body: parsed as T, headers: res.headers };
+      const wait = this.retryDelay(res, attempt);
+      if (wait === undefined) throw new ApiError(res.status, isErrorBody(parsed) ? parsed : undefined, res.headers);
+      await this.sleep(wait);
+    }
+  }
+
+  /** How long to wait before retrying this answer, or undefined when it is final. */
+  private retryDelay(res: Response, attempt: number): number | undefined {
+    if ((res.status !== 429 && res.status !== 503) || attempt >= this.maxAttempts) return undefined;
+    const asked = retryAfterMs(res.headers.get('retry-after'));
+    const wait = asked ?? (res.status === 429 ? resetDelayMs(res.headers.get('x-ratelimit-reset')) : undefined) ?? this.backoffMs * 2 ** (attempt - 1);
+    return wait <= this.maxRetryDelayMs ? wait : undefined;
+  }
+
+  private url(template: string, options: RawOptions): string {
+    const path = template.replace(/\{([^}]+)\}/g, (_match, name: string) => {
+      const value = options.path?.[name];
+      if (value === undefined || value === null) throw new TypeError(`Falta el parámetro de ruta "${name}" de ${template}`);
+      return encodeURIComponent(String(value));
+    });
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined && value !== null) query.append(name, String(value));
+    }
+    const search = query.toString();
+    return `${this.baseUrl}${path}${search ? `?${search}` : ''}`;
+  }
+}
+
+interface RawOptions {
+  path?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+async function parseBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (!text) return undefined;
+  if (!/json/i.test(res.headers.get('content-type') ?? '')) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  return typeof value === 'object' && value !== null && (value as { success?: unknown }).success === false;
+}
+
+/** `Retry-After` in seconds or as an HTTP date. */
+function retryAfterMs(value: string | null): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function resetDelayMs(value: string | null): number | undefined {
+  if (!value || !/^\d+$/.test(value)) return undefined;
+  return Math.max(0, Number(value) * 1000 - Date.now());
+}
