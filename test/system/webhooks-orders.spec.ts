@@ -140,6 +140,33 @@ describe('platform orders become sales exactly once', () => {
     expect(await stockOf(productoId('laptop'))).toBe(before);
   });
 
+  it('a pending order becomes a Pendiente sale for the customer found or created by its email', async () => {
+    const pending = (id: number, email: string) =>
+      wooOrder({ id, status: 'on-hold', email, first_name: 'Marta', last_name: 'Ruiz', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+    const first = await sendWoo(pending(5211, 'marta.ruiz@example.com'));
+    expect(await settled(first.id_entrega)).toMatchObject({ estado: 'procesada', motivo: null });
+    const second = await sendWoo(pending(5212, '  Marta.Ruiz@Example.COM '));
+    expect(await settled(second.id_entrega)).toMatchObject({ estado: 'procesada' });
+    const rows = await stack.query<{ referencia_externa: string; estado: string; cliente_id: number }>(
+      "select referencia_externa, estado, cliente_id from sales.ventas where referencia_externa in ('woo-5211', 'woo-5212') order by 1",
+    );
+    expect(rows.map((r) => r.estado)).toEqual(['Pendiente', 'Pendiente']);
+    expect(rows[0]!.cliente_id).toBe(rows[1]!.cliente_id);
+    const clientes = await stack.query<{ nombre: string; email: string }>('select nombre, email from sales.clientes where id = $1', [rows[0]!.cliente_id]);
+    expect(clientes).toEqual([{ nombre: 'Marta Ruiz', email: 'marta.ruiz@example.com' }]);
+  });
+
+  it('a cancellation annuls the sale even when the order’s record lost its id (crash after the sale was made)', async () => {
+    const before = await stockOf(productoId('laptop'));
+    const at = (status: string, modified: string) =>
+      wooOrder({ id: 5301, status, date_modified_gmt: modified, line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+    expect(await settled((await sendWoo(at('processing', '2026-03-13T10:00:00'))).id_entrega)).toMatchObject({ estado: 'procesada' });
+    await stack.query("update webhook_ingest.pedidos set id_venta = null where referencia = 'woo-5301'");
+    expect(await settled((await sendWoo(at('cancelled', '2026-03-13T11:00:00'))).id_entrega)).toMatchObject({ estado: 'procesada', motivo: 'Venta anulada' });
+    expect(await salesWith('woo-5301')).toEqual([{ id: expect.any(Number), estado: 'Anulada' }]);
+    expect(await stockOf(productoId('laptop'))).toBe(before);
+  });
+
   it('orders arriving while inventory is stopped are all answered 200 and all become sales once it is back', async () => {
     const before = await stockOf(productoId('laptop'));
     await stack.stopService('inventory');

@@ -454,3 +454,31 @@ export const salesEvents = defineEvents({
     }),
   },
 });
+
+/**
+ * What e-commerce integrations need of sales besides `sales.create`, scoped to the caller's
+ * company like every partner operation (the back-office catalog is for the admin CLI only).
+ */
+export const salesPlatformSubjects = defineCatalog({
+  /** The company's customer with this email (case-insensitive), created with this name when missing. */
+  'sales.customer.find-or-create': {
+    tenant: true,
+    errors: [],
+    request: z.object({ email: z.string().trim().toLowerCase().max(255).pipe(z.email()), nombre: z.string().trim().min(1).max(255).nullable() }),
+    reply: z.object({ id: z.number().int(), creado: z.boolean() }),
+  },
+  /** The company's sale with this external reference, if any. */
+  'sales.sale.by-reference': {
+    tenant: true,
+    errors: [],
+    request: z.object({ referencia_externa: z.string().min(1).max(255) }),
+    reply: z.object({ id: z.number().int(), estado: z.enum(ESTADOS_VENTA) }).nullable(),
+  },
+  /** Annuls a sale of the company: state Anulada, its stock returned once (repeating moves nothing). */
+  'sales.sale.annul': {
+    tenant: true,
+    errors: ['NOT_FOUND', 'BUSINESS_RULE'],
+    request: z.object({ id_venta: z.number().int().positive().max(MAX_ID) }),
+    reply: Sale,
+  },
+});

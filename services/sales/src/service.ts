@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
-import { salesAdminSubjects, salesApiSubjects, salesForReturnsSubjects, salesSubjects } from '@erp/contracts';
+import { salesAdminSubjects, salesApiSubjects, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { migrations } from './db/migrations';
@@ -10,6 +10,7 @@ import { createSaleHandler } from './handlers/create-sale.handler';
 import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
 import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { saleReturnableHandler } from './handlers/sale-returnable.handler';
+import { platformHandlers } from './handlers/platform.handlers';
 
 export const SALES_SCHEMA = 'sales';
 
@@ -38,6 +39,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
         { queue: 'sales' },
       );
       bus.serve(salesAdminSubjects, adminHandlers(db, bus), { queue: 'sales' });
+      bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
     },
   };
 }

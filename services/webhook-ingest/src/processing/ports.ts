@@ -1,5 +1,5 @@
 import type { Bus } from '@erp/bus';
-import { AppError, inventorySubjects, salesAdminSubjects, salesApiSubjects, webhookGatewaySubjects, type RequestOf, type ReplyOf, type TenantContext } from '@erp/contracts';
+import { AppError, inventorySubjects, salesApiSubjects, salesPlatformSubjects, webhookGatewaySubjects, type RequestOf, type ReplyOf, type TenantContext } from '@erp/contracts';
 
 /** A delivery that can never succeed as it is: kept as failed with this reason until replayed. */
 export class Unprocessable extends Error {
@@ -37,12 +37,10 @@ export interface SalesPort {
   createSale(ctx: TenantContext, input: CreateSaleInput): Promise<{ id: number; idempotent: boolean }>;
   /** Annuls the sale (stock returned once; annulling again moves nothing). */
   annulSale(ctx: TenantContext, idVenta: number): Promise<void>;
-  /**
-   * The company's customer with this email (case-insensitive), created with this name when
-   * missing. Absent while the sales service has no subject for it: paid orders are then sold to
-   * "Consumidor Final" and pending orders (which need a customer) fail with that reason.
-   */
-  findOrCreateCustomer?(ctx: TenantContext, cliente: { email: string; nombre: string | null }): Promise<number>;
+  /** The company's customer with this email (case-insensitive), created with this name when missing. */
+  findOrCreateCustomer(ctx: TenantContext, cliente: { email: string; nombre: string | null }): Promise<number>;
+  /** The sale made for this reference, if one was (it may exist without our record of it after a crash). */
+  saleByReference(ctx: TenantContext, referencia: string): Promise<number | null>;
 }
 
 /** What product updates need of the inventory's catalog besides stock. */
@@ -51,7 +49,7 @@ export interface CatalogPort {
   createProduct(ctx: TenantContext, product: { codigo: string; nombre: string; precio: string; enable: 0 | 1 }): Promise<number>;
 }
 
-/** Sales over the bus: `sales.create` with the platform as origin, `sales.admin.annul`. */
+/** Sales over the bus: `sales.create` with the platform as origin, and the platform subjects. */
 export function busSales(bus: Bus): SalesPort {
   return {
     createSale: async (ctx, input) => {
@@ -70,8 +68,11 @@ export function busSales(bus: Bus): SalesPort {
       return { id: reply.venta.id, idempotent: reply.idempotent };
     },
     annulSale: async (ctx, idVenta) => {
-      await bus.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: ctx.empresa.id, id_venta: idVenta }, ctx);
+      await bus.request(salesPlatformSubjects, 'sales.sale.annul', { id_venta: idVenta }, ctx);
     },
+    findOrCreateCustomer: async (ctx, cliente) => (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
+    saleByReference: async (ctx, referencia) =>
+      (await bus.request(salesPlatformSubjects, 'sales.sale.by-reference', { referencia_externa: referencia }, ctx))?.id ?? null,
   };
 }
 

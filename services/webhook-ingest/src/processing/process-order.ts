@@ -69,14 +69,16 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
       await remember({});
       return { estado: 'procesada', id_venta: decision.id_venta, motivo: 'La venta del pedido ya existía' };
     case 'anular': {
-      if (known.id_venta === null) {
+      const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
+      // A crash after sales.create and before we recorded its id leaves a sale we do not know of: ask sales.
+      const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, intent.referencia));
+      if (idVenta === null) {
         await remember({ cancelado: true });
         return { estado: 'ignorada', motivo: 'El pedido se canceló antes de generar una venta' };
       }
-      const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
-      await deps.sales.annulSale(ctx, known.id_venta);
-      await remember({ cancelado: true });
-      return { estado: 'procesada', id_venta: known.id_venta, motivo: 'Venta anulada' };
+      await deps.sales.annulSale(ctx, idVenta);
+      await remember({ cancelado: true, id_venta: idVenta });
+      return { estado: 'procesada', id_venta: idVenta, motivo: 'Venta anulada' };
     }
     case 'crear': {
       if (entrega.documento_id === null) throw new Unprocessable('La integración no tiene documento de venta configurado');
@@ -84,14 +86,10 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
       const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
       const productos = await matchProducts(trx, entrega, intent, ctx, deps.inventory);
       let idCliente: number | undefined;
-      if (intent.cliente.email && deps.sales.findOrCreateCustomer) {
+      if (intent.cliente.email) {
         idCliente = await deps.sales.findOrCreateCustomer(ctx, { email: intent.cliente.email, nombre: intent.cliente.nombre });
       } else if (decision.estado === 'Pendiente') {
-        throw new Unprocessable(
-          intent.cliente.email
-            ? 'Un pedido pendiente necesita un cliente, y ventas aún no ofrece buscar o crear clientes por email'
-            : 'Un pedido pendiente necesita el email del cliente',
-        );
+        throw new Unprocessable('Un pedido pendiente necesita el email del cliente');
       }
       const sale = await deps.sales.createSale(ctx, {
         referencia_externa: intent.referencia,
