@@ -1,0 +1,201 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { API_BASE } from '@erp/contracts';
+import { missingDependencies } from '@erp/testing';
+import { benchDatabaseUrl } from './data/plan';
+import { handlerTimes, runLoad, scrapeHandlerTotals, withRssSampling, type LoadRequest, type LoadResult } from './run/load';
+import { startBaseline, startStack, type Baseline, type Stack } from './run/processes';
+import { explainScenarios } from './run/explain';
+import { markdown, printScenario, writeResults, type Measured, type RunInfo } from './run/report';
+import { pendingScenarios, readFacts, scenarios, type Pending, type Scenario } from './run/scenarios';
+
+/**
+ * `npm run bench`: starts every service against the bench database (see `npm run bench:data`),
+ * drives each scenario with autocannon on loopback (warm-up, then a bounded run), runs each read
+ * scenario against the baseline too, prints one table per scenario and rewrites the results
+ * section of BENCHMARKS.md. Options: --duration S (10), --warmup S (2), --connections N (10),
+ * --only TEXT (scenarios whose name contains it), --no-write, --log-level L (warn).
+ * `--explain` starts nothing: it prints the plan of every statement of each read scenario.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+
+interface Options {
+  duration: number;
+  warmup: number;
+  connections: number;
+  only?: string;
+  write: boolean;
+  explain: boolean;
+  logLevel: string;
+  gatewayPort: number;
+  opsPortBase: number;
+  baselinePort: number;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const o: Options = { duration: 10, warmup: 2, connections: 10, write: true, explain: false, logLevel: 'warn', gatewayPort: 18080, opsPortBase: 19464, baselinePort: 18090 };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    const int = (min: number, max: number) => {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer from ${min} to ${max}`);
+      return n;
+    };
+    if (flag === '--duration') o.duration = int(1, 300);
+    else if (flag === '--warmup') o.warmup = int(0, 60);
+    else if (flag === '--connections') o.connections = int(1, 200);
+    else if (flag === '--only') o.only = value();
+    else if (flag === '--no-write') o.write = false;
+    else if (flag === '--explain') o.explain = true;
+    else if (flag === '--log-level') o.logLevel = value();
+    else if (flag === '--port') o.gatewayPort = int(1, 65535);
+    else throw new Error(`unknown option ${flag}`);
+  }
+  return o;
+}
+
+async function probe(gatewayUrl: string, apiKey: string, r: LoadRequest): Promise<{ status: number; body: string }> {
+  const res = await fetch(`${gatewayUrl}${r.path}`, {
+    method: r.method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    ...(r.body !== undefined ? { body: r.body } : {}),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+/** 404 "route not found" or 405: the gateway has no such route yet. */
+function routeMissing(p: { status: number; body: string }): boolean {
+  return p.status === 405 || (p.status === 404 && p.body.includes('Ruta no encontrada'));
+}
+
+async function describeRun(databaseUrl: string, o: Options): Promise<RunInfo> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const count = async (table: string) => Number((await client.query(`select count(*) as n from ${table}`)).rows[0].n).toLocaleString('en-US');
+    const pgVersion = (await client.query<{ v: string }>(`select current_setting('server_version') as v`)).rows[0]!.v;
+    const shared = (await client.query<{ v: string }>(`select current_setting('shared_buffers') as v`)).rows[0]!.v;
+    const git = (args: string[]) => {
+      try {
+        return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      } catch {
+        return '?';
+      }
+    };
+    return {
+      date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+      commit: git(['rev-parse', '--short', 'HEAD']),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      machine: `${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, load average before the run ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, PostgreSQL ${pgVersion} (shared_buffers ${shared}); load generator, services, NATS, Redis and Postgres share the machine`,
+      data: `${await count('sales.ventas')} sales, ${await count('sales.venta_detalles')} sale lines, ${await count('inventory.productos')} products, ${await count('inventory.inventarios')} stock rows, ${await count('packages.paquetes')} packages (all companies)`,
+      settings: `${o.connections} connections, ${o.duration} s per run after ${o.warmup} s of warm-up, services at LOG_LEVEL=${o.logLevel}, tracing on without export, hourly quota lifted`,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const databaseUrl = benchDatabaseUrl();
+  const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (o.explain) {
+    const facts = await readFacts(databaseUrl);
+    const list = scenarios(facts, 'explain').filter((s) => !o.only || s.name.includes(o.only));
+    for (const e of await explainScenarios(databaseUrl, facts.empresaId, list)) {
+      console.log(`\n=== ${e.scenario}: GET ${e.path}`);
+      for (const st of e.statements) console.log(`\n${st.sql}\n-- parameters: ${JSON.stringify(st.parameters)}\n${st.plan}`);
+    }
+    return;
+  }
+  const missing = await missingDependencies({ databaseUrl, natsUrl, redisUrl });
+  if (missing.length > 0) throw new Error(missing.join('\n'));
+  const facts = await readFacts(databaseUrl);
+  const info = await describeRun(databaseUrl, o);
+  const runTag = Date.now().toString(36);
+  const all = scenarios(facts, runTag).filter((s) => !o.only || s.name.includes(o.only));
+  const durationText = `${o.duration} s`;
+
+  // Never runs away: a watchdog ends everything if the runs take far longer than planned.
+  const budgetMs = (180 + all.length * (2 * (o.duration + o.warmup) + 15)) * 1000;
+  const logDir = await mkdtemp(path.join(os.tmpdir(), 'erp-bench-'));
+  console.log(`logs of the services: ${logDir}`);
+  let stack: Stack | undefined;
+  let baseline: Baseline | undefined;
+  const stopAll = async () => {
+    await Promise.all([stack?.stop(), baseline?.stop()]);
+  };
+  const watchdog = setTimeout(() => {
+    console.error(`bench: still running after ${budgetMs / 1000} s; stopping`);
+    void stopAll().finally(() => process.exit(1));
+  }, budgetMs);
+  watchdog.unref();
+  process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
+
+  try {
+    console.log('starting the services…');
+    stack = await startStack({ databaseUrl, natsUrl, redisUrl, gatewayPort: o.gatewayPort, opsPortBase: o.opsPortBase, logLevel: o.logLevel, logDir });
+    baseline = await startBaseline({ databaseUrl, empresaId: facts.empresaId, port: o.baselinePort, logDir });
+    const headers = { authorization: `Bearer ${facts.apiKey}`, 'content-type': 'application/json' };
+
+    const pending: Pending[] = [];
+    for (const p of pendingScenarios()) {
+      const answer = await probe(stack.gatewayUrl, facts.apiKey, p.probe);
+      pending.push({ ...p, reason: routeMissing(answer) ? 'its route has not landed in the gateway' : p.reason });
+    }
+
+    const measured: Measured[] = [];
+    const load = (url: string, s: Scenario, connections: number, seconds: number): Promise<LoadResult> =>
+      runLoad({ url, headers, connections, duration: seconds, next: s.next });
+    for (const s of all) {
+      const connections = s.connections ?? o.connections;
+      const sample = s.next();
+      const first = await probe(stack.gatewayUrl, facts.apiKey, { ...sample, path: `${API_BASE}${sample.path}` });
+      if (routeMissing(first)) {
+        pending.push({ name: s.name, reason: 'its route has not landed in the gateway', probe: sample });
+        continue;
+      }
+      if (first.status >= 300) {
+        measured.push({ scenario: s, connections, failure: `first request answered ${first.status}: ${first.body.slice(0, 200)}` });
+        printScenario(measured.at(-1)!, durationText);
+        continue;
+      }
+      const gatewayApi = `${stack.gatewayUrl}${API_BASE}`;
+      if (o.warmup > 0) await load(gatewayApi, s, connections, o.warmup);
+      const before = await scrapeHandlerTotals(stack.opsPorts);
+      const { value: full, rss } = await withRssSampling(stack.opsPorts, () => load(gatewayApi, s, connections, o.duration));
+      const handlers = handlerTimes(before, await scrapeHandlerTotals(stack.opsPorts));
+      let base: LoadResult | undefined;
+      if (s.baseline) {
+        if (o.warmup > 0) await load(baseline.url, s, connections, o.warmup);
+        base = await load(baseline.url, s, connections, o.duration);
+      }
+      measured.push({ scenario: s, connections, result: { full, rss, handlers, ...(base ? { baseline: base } : {}) } });
+      printScenario(measured.at(-1)!, durationText);
+    }
+    for (const p of pending) console.log(`\n${p.name}: not yet measurable (${p.reason})`);
+
+    if (o.write) {
+      await writeResults(path.join(ROOT, 'BENCHMARKS.md'), markdown(info, measured, pending, durationText));
+      console.log('\nBENCHMARKS.md updated');
+    }
+  } finally {
+    clearTimeout(watchdog);
+    await stopAll();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

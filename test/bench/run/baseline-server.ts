@@ -1,0 +1,47 @@
+import http from 'node:http';
+import { Kysely, PostgresDialect } from 'kysely';
+import { createPool } from '@erp/db';
+import type { InventoryDb } from '../../../services/inventory/src/db/tables';
+import type { SalesDb } from '../../../services/sales/src/db/tables';
+import { directQueries, runDirect } from './direct-queries';
+
+/**
+ * The baseline of every read scenario: node:http and one pg pool running the services' own
+ * repository functions (so the very same SQL, statement for statement) for one company, with no
+ * gateway, API key, quota, NATS hop, validation of replies or logging in between. It is the line
+ * the microservice path is compared to. Started by the harness as its own process.
+ */
+const port = Number(process.env.BASELINE_PORT ?? 0);
+const empresaId = Number(process.env.BASELINE_EMPRESA_ID);
+const pool = createPool({ connectionString: process.env.DATABASE_URL!, max: Number(process.env.DB_POOL_MAX ?? 10), applicationName: 'bench-baseline' });
+// Schema-qualified as the services' own instances are (createService: `withSchema`).
+const inventory = new Kysely<InventoryDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('inventory');
+const sales = new Kysely<SalesDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('sales');
+const routes = directQueries(inventory, sales, empresaId);
+
+const server = http.createServer((req, res) => {
+  if (req.url === '/healthz') return void res.end('ok');
+  const pending = runDirect(routes, req.url ?? '/');
+  if (!pending) return void res.writeHead(404).end();
+  pending
+    .then((data) => {
+      res.writeHead(data === undefined ? 404 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: data !== undefined, data }));
+    })
+    .catch((err: unknown) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: false, error: String(err) }));
+    });
+});
+
+server.keepAliveTimeout = 65_000;
+server.listen(port, '127.0.0.1', () => {
+  const address = server.address();
+  console.log(JSON.stringify({ msg: 'baseline listening', port: typeof address === 'object' && address ? address.port : port }));
+});
+
+process.once('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  void pool.end().then(() => process.exit(0));
+});

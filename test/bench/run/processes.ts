@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { SERVICES, type ServiceName } from '@erp/contracts';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+export interface BenchProcess {
+  name: string;
+  child: ChildProcess;
+  logFile: string;
+  exited: Promise<number>;
+}
+
+/** Starts a TypeScript entry point as its own process (as `npm start` does), its output in a log file. */
+export function startProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): BenchProcess {
+  const logFile = path.join(logDir, `${name}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  const exited = new Promise<number>((resolve) =>
+    child.once('exit', (code, signal) => {
+      log.end();
+      resolve(code ?? (signal ? 128 : 0));
+    }),
+  );
+  return { name, child, logFile, exited };
+}
+
+async function tail(file: string, lines = 15): Promise<string> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** Polls `url` until it answers 2xx; fails early, with the end of its log, if the process exits. */
+export async function waitHealthy(proc: BenchProcess, url: string, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | undefined;
+  void proc.exited.then((code) => (exitCode = code));
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`${proc.name} exited with ${exitCode} while starting:\n${await tail(proc.logFile)}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${proc.name} was not ready after ${timeoutMs / 1000} s:\n${await tail(proc.logFile)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** SIGTERM (the services drain), then SIGKILL after the deadline; resolves when every process is gone. */
+export async function stopProcesses(procs: readonly BenchProcess[], deadlineMs = 30_000): Promise<void> {
+  await Promise.all(
+    procs.map(async (p) => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+      p.child.kill('SIGTERM');
+      const timer = setTimeout(() => p.child.kill('SIGKILL'), deadlineMs);
+      await p.exited;
+      clearTimeout(timer);
+    }),
+  );
+}
+
+export interface StackOptions {
+  databaseUrl: string;
+  natsUrl: string;
+  redisUrl: string;
+  gatewayPort: number;
+  /** Ops ports are this, +1, … in the order of SERVICES. */
+  opsPortBase: number;
+  logLevel: string;
+  logDir: string;
+}
+
+export interface Stack {
+  gatewayUrl: string;
+  opsPorts: Record<ServiceName, number>;
+  processes: BenchProcess[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Migrates every schema and starts every service, one process each, against the bench
+ * database with the subject and key prefix `bench`, on their own ports (beside a running
+ * `npm start`), the hourly quota lifted so the load is never refused.
+ */
+export async function startStack(o: StackOptions): Promise<Stack> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: o.databaseUrl,
+    NATS_URL: o.natsUrl,
+    REDIS_URL: o.redisUrl,
+    SUBJECT_PREFIX: 'bench',
+    REDIS_KEY_PREFIX: 'bench',
+    PORT: String(o.gatewayPort),
+    LOG_LEVEL: o.logLevel,
+    RATE_LIMIT_STANDARD: '1000000000',
+    RATE_LIMIT_DATE_FILTERED: '1000000000',
+  };
+  const migrations = SERVICES.map((name) => startProcess(`${name}-migrate`, `services/${name}/src/migrate.ts`, env, o.logDir));
+  const codes = await Promise.all(migrations.map((m) => m.exited));
+  const failed = migrations.filter((_, i) => codes[i] !== 0);
+  if (failed.length > 0) throw new Error(`migrations failed: ${failed.map((m) => `${m.name} (see ${m.logFile})`).join(', ')}`);
+
+  const opsPorts = Object.fromEntries(SERVICES.map((name, i) => [name, o.opsPortBase + i])) as Record<ServiceName, number>;
+  const processes = SERVICES.map((name) => startProcess(name, `services/${name}/src/main.ts`, { ...env, OPS_PORT: String(opsPorts[name]), OTEL_SERVICE_NAME: name }, o.logDir));
+  const stop = () => stopProcesses(processes);
+  try {
+    await Promise.all(processes.map((p) => waitHealthy(p, `http://127.0.0.1:${opsPorts[p.name as ServiceName]}/readyz`)));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { gatewayUrl: `http://127.0.0.1:${o.gatewayPort}`, opsPorts, processes, stop };
+}
+
+export interface Baseline {
+  url: string;
+  process: BenchProcess;
+  stop(): Promise<void>;
+}
+
+export async function startBaseline(o: { databaseUrl: string; empresaId: number; port: number; logDir: string }): Promise<Baseline> {
+  const proc = startProcess('baseline', 'test/bench/run/baseline-server.ts', { ...process.env, DATABASE_URL: o.databaseUrl, BASELINE_EMPRESA_ID: String(o.empresaId), BASELINE_PORT: String(o.port) }, o.logDir);
+  const url = `http://127.0.0.1:${o.port}`;
+  try {
+    await waitHealthy(proc, `${url}/healthz`, 30_000);
+  } catch (err) {
+    await stopProcesses([proc]);
+    throw err;
+  }
+  return { url, process: proc, stop: () => stopProcesses([proc]) };
+}

@@ -1,0 +1,118 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import type { LoadResult } from './load';
+import type { Pending, Scenario, ScenarioResult } from './scenarios';
+
+export interface RunInfo {
+  date: string;
+  commit: string;
+  command: string;
+  machine: string;
+  data: string;
+  settings: string;
+}
+
+export interface Measured {
+  scenario: Scenario;
+  connections: number;
+  result?: ScenarioResult;
+  /** Why it was not measured (its first request failed). */
+  failure?: string;
+}
+
+const MB = 1024 * 1024;
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const ms = (n: number) => fmt(n, n < 10 ? 1 : 0);
+const errors = (r: LoadResult) => `${fmt(r.errors)} / ${fmt(r.non2xx)}`;
+
+export function targetLines(m: Measured): Array<{ label: string; met: boolean }> {
+  if (!m.result) return [];
+  return m.scenario.targets.map((t) => ({ label: t.label, met: t.met(m.result!) }));
+}
+
+function rssLine(rss: Record<string, number>): string {
+  return Object.entries(rss)
+    .map(([name, bytes]) => `${name} ${bytes > 0 ? fmt(bytes / MB) : '?'} MB`)
+    .join(' · ');
+}
+
+function handlersLine(m: Measured): string {
+  const hs = m.result?.handlers ?? [];
+  return hs.length === 0 ? '–' : hs.map((h) => `${h.subject} ${ms(h.meanMs)} ms (${fmt(h.count)}×)`).join(' · ');
+}
+
+function row(label: string, r: LoadResult): string[] {
+  return [label, fmt(r.rps), ms(r.p50), ms(r.p99), errors(r)];
+}
+
+/** The rows of one scenario's table: full path, baseline, and their ratio when there is one. */
+function rows(m: Measured): string[][] {
+  const r = m.result!;
+  const out = [row('full path', r.full)];
+  if (r.baseline) {
+    out.push(row('baseline (same SQL, node:http + pg)', r.baseline));
+    out.push([
+      'full / baseline',
+      r.baseline.rps > 0 ? `${fmt((100 * r.full.rps) / r.baseline.rps)} %` : '–',
+      r.baseline.p50 > 0 ? `× ${fmt(r.full.p50 / r.baseline.p50, 1)}` : '–',
+      r.baseline.p99 > 0 ? `× ${fmt(r.full.p99 / r.baseline.p99, 1)}` : '–',
+      '',
+    ]);
+  }
+  return out;
+}
+
+const HEAD = ['', 'req/s', 'p50 ms', 'p99 ms', 'errors / non-2xx'];
+
+export function printScenario(m: Measured, duration: string): void {
+  console.log(`\n${m.scenario.name}  (${m.connections} connections, ${duration})`);
+  if (!m.result) return void console.log(`  not measured: ${m.failure}`);
+  const table = [HEAD, ...rows(m)];
+  const widths = HEAD.map((_, c) => Math.max(...table.map((r) => (r[c] ?? '').length)));
+  for (const r of table) console.log(`  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`);
+  console.log(`  RSS max: ${rssLine(m.result.rss)}`);
+  console.log(`  NATS handlers (mean): ${handlersLine(m)}`);
+  console.log(`  targets: ${targetLines(m).map((t) => `${t.label}: ${t.met ? 'met' : 'MISSED'}`).join('; ')}`);
+}
+
+export function markdown(info: RunInfo, measured: readonly Measured[], pending: readonly Pending[], duration: string): string {
+  const lines: string[] = [];
+  lines.push(`Run of ${info.date} on commit \`${info.commit}\`: \`${info.command}\``, '');
+  lines.push(`- Machine: ${info.machine}`, `- Data: ${info.data}`, `- Settings: ${info.settings}`, '');
+  lines.push('| scenario | req/s | p50 ms | p99 ms | full / baseline req/s | targets |', '|---|---:|---:|---:|---:|---|');
+  for (const m of measured) {
+    if (!m.result) {
+      lines.push(`| ${m.scenario.name} | – | – | – | – | not measured: ${m.failure} |`);
+      continue;
+    }
+    const r = m.result;
+    const ratio = r.baseline && r.baseline.rps > 0 ? `${fmt((100 * r.full.rps) / r.baseline.rps)} %` : '–';
+    const targets = targetLines(m)
+      .map((t) => `${t.label}: ${t.met ? 'met' : '**missed**'}`)
+      .join('; ');
+    lines.push(`| ${m.scenario.name} | ${fmt(r.full.rps)} | ${ms(r.full.p50)} | ${ms(r.full.p99)} | ${ratio} | ${targets} |`);
+  }
+  for (const p of pending) lines.push(`| ${p.name} | – | – | – | – | not yet measurable: ${p.reason} |`);
+  for (const m of measured) {
+    if (!m.result) continue;
+    lines.push('', `#### ${m.scenario.name}`, '', `${m.connections} connections, ${duration}.`, '');
+    lines.push(`| ${HEAD.join(' | ')} |`, '|---|---:|---:|---:|---:|');
+    for (const r of rows(m)) lines.push(`| ${r.join(' | ')} |`);
+    lines.push('', `RSS max during the run: ${rssLine(m.result.rss)}.`, '', `Mean handler time per NATS subject during the run: ${handlersLine(m)}.`);
+  }
+  return lines.join('\n');
+}
+
+export const RESULTS_START = '<!-- bench:results:start -->';
+export const RESULTS_END = '<!-- bench:results:end -->';
+
+/** Replaces the generated part of BENCHMARKS.md, keeping the notes written around it. */
+export async function writeResults(file: string, section: string): Promise<void> {
+  const current = await readFile(file, 'utf8').catch(() => `# Benchmarks\n\n${RESULTS_START}\n${RESULTS_END}\n`);
+  const start = current.indexOf(RESULTS_START);
+  const end = current.indexOf(RESULTS_END);
+  const next =
+    start >= 0 && end > start
+      ? `${current.slice(0, start + RESULTS_START.length)}\n${section}\n${current.slice(end)}`
+      : `${current.trimEnd()}\n\n${RESULTS_START}\n${section}\n${RESULTS_END}\n`;
+  await writeFile(file, next);
+}
