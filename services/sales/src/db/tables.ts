@@ -75,6 +75,10 @@ export interface VentasTable {
   documento_fiscal_emitido: Generated<boolean>;
   clave_reserva: string | null;
   stock_devuelto_at: Date | null;
+  /** Stock changes after creation, each adjusted under `venta-<id>-rev-<n>`. */
+  revision_stock: Generated<number>;
+  /** The document type that issued `numero`, once an update moved the sale to another type. */
+  documento_emisor_id: number | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

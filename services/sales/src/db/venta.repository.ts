@@ -202,7 +202,7 @@ export async function summarizeSales(db: Db, empresaId: number, filters: SalesFi
 export async function lockVenta(trx: Transaction<SalesDb>, empresaId: number, id: number) {
   return trx
     .selectFrom('ventas')
-    .select(['id', 'estado', 'bodega_id', 'stock_devuelto_at', 'clave_reserva'])
+    .select(['id', 'estado', 'bodega_id', 'stock_devuelto_at', 'clave_reserva', 'revision_stock'])
     .where('empresa_id', '=', empresaId)
     .where('id', '=', id)
     .forUpdate()
@@ -212,7 +212,7 @@ export async function lockVenta(trx: Transaction<SalesDb>, empresaId: number, id
 export async function stockLinesOf(db: Db, empresaId: number, ventaId: number) {
   return db
     .selectFrom('venta_detalles')
-    .select(['id_producto', 'cantidad'])
+    .select(['id_producto', 'cantidad', 'mueve_stock'])
     .where('empresa_id', '=', empresaId)
     .where('venta_id', '=', ventaId)
     .where('mueve_stock', '=', true)
@@ -220,7 +220,11 @@ export async function stockLinesOf(db: Db, empresaId: number, ventaId: number) {
     .execute();
 }
 
-export async function updateVenta(trx: Transaction<SalesDb>, id: number, changes: Partial<Pick<VentasTable, 'estado' | 'saldo' | 'stock_devuelto_at'>> & { documento_fiscal_emitido?: boolean }): Promise<void> {
+export async function updateVenta(
+  trx: Transaction<SalesDb>,
+  id: number,
+  changes: Partial<Pick<VentasTable, 'estado' | 'saldo' | 'stock_devuelto_at'>> & { documento_fiscal_emitido?: boolean; revision_stock?: number },
+): Promise<void> {
   await trx
     .updateTable('ventas')
     .set({ ...changes, updated_at: new Date() })

@@ -1,5 +1,4 @@
 import { creditProblem, documentoProblem, formatCorrelativo, payment, remapReserveDetails, storedEstado, summaryMessage, takesStock, type DocumentoRow } from './sale-rules';
-import { stockToReturn } from './stock-lines';
 import { summarize } from './summary';
 
 describe('sale states', () => {
@@ -69,22 +68,6 @@ describe('summaryMessage', () => {
   it('uses the only message, or the first and how many more', () => {
     expect(summaryMessage({ a: ['uno'] })).toBe('uno');
     expect(summaryMessage({ a: ['uno'], b: ['dos', 'tres'] })).toBe('uno (y 2 problemas más)');
-  });
-});
-
-describe('stockToReturn', () => {
-  it('gives back per product what inventory took, each line rounded to three decimals', () => {
-    expect(
-      stockToReturn([
-        { id_producto: 1, cantidad: '1.0005' },
-        { id_producto: 2, cantidad: '3' },
-        { id_producto: 1, cantidad: '2.0004' },
-        { id_producto: 3, cantidad: '0.0004' },
-      ]),
-    ).toEqual([
-      { id_producto: 1, cantidad: '3.001' },
-      { id_producto: 2, cantidad: '3.000' },
-    ]);
   });
 });
 

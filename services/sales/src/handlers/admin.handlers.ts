@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Bus, Handlers } from '@erp/bus';
-import { AppError, inventorySubjects, type TenantContext, type salesAdminSubjects } from '@erp/contracts';
+import { AppError, type TenantContext, type salesAdminSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
 import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
-import { stockToReturn } from '../domain/stock-lines';
+import { takesStock } from '../domain/sale-rules';
+import { heldStock, stockDiff } from '../domain/stock-lines';
+import { adjustStockRevision } from './stock-revision';
 
 /** Back office: fixture loading, annulment and the fiscal document mark. */
 export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof salesAdminSubjects> {
@@ -48,34 +50,27 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
       }),
 
     /**
-     * Annuls a sale: its stock goes back through one inventory adjustment keyed by the sale, so
-     * a repeated or retried annulment moves nothing more; the state changes in the same
-     * transaction that holds the sale's row, after the adjustment answered.
+     * Annuls a sale: the stock it holds (a Completada or Pendiente sale holds its lines; a
+     * quotation nothing) goes back as the sale's next stock revision, the same sequence its
+     * updates use, so an annulment retried, or racing an update, never returns stock twice (see
+     * `adjustStockRevision`). The state changes in the transaction that holds the sale's row, after
+     * the adjustment answered; an annulled sale is answered as it is.
      */
     'sales.admin.annul': async ({ empresa_id, id_venta }, reqCtx) => {
       await inTransaction(db, async (trx) => {
         const venta = await lockVenta(trx, empresa_id, id_venta);
         if (!venta) throw AppError.notFound('Venta no encontrada');
-        const owesStock = venta.clave_reserva !== null && venta.stock_devuelto_at === null;
-        if (venta.estado === 'Anulada' && !owesStock) return;
-        if (owesStock) {
-          const lineas = stockToReturn(await stockLinesOf(trx, empresa_id, id_venta));
-          if (lineas.length > 0) {
-            const ctx: TenantContext = { requestId: reqCtx.requestId ?? `annul-${randomUUID()}`, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
-            await bus.request(
-              inventorySubjects,
-              'inventory.stock.adjust',
-              {
-                clave: `venta-${id_venta}-anulacion`,
-                origen: 'anulacion_venta',
-                concepto: `Anulación de la venta ${id_venta}`,
-                lineas: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: venta.bodega_id, cantidad: l.cantidad })),
-              },
-              ctx,
-            );
-          }
-        }
-        await updateVenta(trx, id_venta, { estado: 'Anulada', saldo: '0', ...(owesStock ? { stock_devuelto_at: new Date() } : {}) });
+        if (venta.estado === 'Anulada') return;
+        const moves = stockDiff(heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)), new Map());
+        const ctx: TenantContext = { requestId: reqCtx.requestId ?? `annul-${randomUUID()}`, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
+        const revision = await adjustStockRevision(bus, ctx, {
+          ventaId: id_venta,
+          revision: venta.revision_stock,
+          moves,
+          origen: 'anulacion_venta',
+          concepto: `Anulación de la venta ${id_venta}`,
+        });
+        await updateVenta(trx, id_venta, { estado: 'Anulada', saldo: '0', revision_stock: revision, ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}) });
       });
       return saleOf(empresa_id, id_venta);
     },

@@ -1,0 +1,75 @@
+import type { Bus } from '@erp/bus';
+import { AppError, inventorySubjects, isAppError, type TenantContext } from '@erp/contracts';
+import { remapReserveDetails, summaryMessage } from '../domain/sale-rules';
+import { remainingMoves, type StockMove } from '../domain/stock-lines';
+
+/** Inventory key of stock revision `n` of a sale. */
+export const revisionKey = (ventaId: number, revision: number) => `venta-${ventaId}-rev-${revision}`;
+
+/** More orphaned revisions than this in a row means something is badly wrong: stop rather than loop. */
+const MAX_ORPHANED_REVISIONS = 20;
+
+export interface StockRevisionRequest {
+  ventaId: number;
+  /** The sale's last committed stock revision, read under its row lock. */
+  revision: number;
+  /** What inventory must change to go from what the sale held to what it will hold. */
+  moves: StockMove[];
+  origen: 'actualizacion_venta' | 'anulacion_venta';
+  concepto: string;
+  /** For a refusal: the `detalles` positions behind a move, to name them in the answer. */
+  linesOf?: (move: StockMove) => number[];
+}
+
+/**
+ * Moves a sale's stock for one change after its creation (an update by difference, the
+ * annulment) and answers the stock revision to store with the sale: the same when nothing moves,
+ * else the revision whose key the moves were applied under.
+ *
+ * The caller holds the sale's row lock for the whole transaction and stores the returned revision
+ * in it, so revisions are claimed one at a time and revision n is used by one committed change.
+ * The adjustment happens before the commit; if it is refused the transaction rolls back and the
+ * revision is not consumed. What remains is a transaction that dies after inventory applied its
+ * key but before it committed (a crash, a lost connection, a failed commit, or an adjustment whose
+ * answer timed out after it was applied). Then revision n + 1 stays unconsumed while inventory has
+ * moved stock under `venta-<id>-rev-<n+1>` for a change the sale never recorded; we call that an
+ * orphaned revision. The next change of the sale claims n + 1 again and sends its own moves under
+ * that key; inventory never applies a key twice and answers the movements it recorded for it:
+ * - a retry of the same change computes the same moves from the same stored sale, the answer
+ *   equals them, nothing more moves, and the commit records revision n + 1: stock moved once;
+ * - a different change counts the orphan's movements as already done, sends what is still
+ *   missing under n + 2 (and so on past several orphans), and records the last one: stock ends
+ *   at what the committed lines imply.
+ * A change that moves nothing sends nothing and so cannot see an orphan; the next change that
+ * moves stock (an annulment of a sale that holds stock included) squares it as above.
+ */
+export async function adjustStockRevision(bus: Bus, ctx: TenantContext, request: StockRevisionRequest): Promise<number> {
+  let revision = request.revision;
+  let moves = request.moves;
+  for (let orphans = 0; moves.length > 0; orphans++) {
+    if (orphans > MAX_ORPHANED_REVISIONS) throw new Error(`Sale ${request.ventaId}: more than ${MAX_ORPHANED_REVISIONS} orphaned stock revisions after ${request.revision}`);
+    revision += 1;
+    const reply = await adjust(bus, ctx, revisionKey(request.ventaId, revision), moves, request);
+    if (reply.aplicado) return revision;
+    moves = remainingMoves(moves, reply.movimientos);
+  }
+  return revision;
+}
+
+async function adjust(bus: Bus, ctx: TenantContext, clave: string, moves: StockMove[], request: StockRevisionRequest) {
+  try {
+    return await bus.request(
+      inventorySubjects,
+      'inventory.stock.adjust',
+      { clave, origen: request.origen, concepto: request.concepto, lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })) },
+      ctx,
+    );
+  } catch (err) {
+    if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
+      // Refused whole: nothing moved under the key.
+      const details = remapReserveDetails(err.details, moves.map((m) => request.linesOf?.(m) ?? []));
+      throw AppError.rule(Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
+    }
+    throw err;
+  }
+}
