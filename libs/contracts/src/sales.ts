@@ -9,6 +9,11 @@ export const ESTADOS_VENTA_CREACION = ['Pagada', 'Completada', 'Pendiente', 'Cot
 export const ESTADOS_VENTA = ['Completada', 'Pendiente', 'Anulada', 'Cotizacion'] as const;
 export type EstadoVenta = (typeof ESTADOS_VENTA)[number];
 export type EstadoVentaCreacion = (typeof ESTADOS_VENTA_CREACION)[number];
+/** Values of `estado` accepted by `PUT /sales/{id}`: those of create plus `Pre-venta`, stored as `Cotizacion`. */
+export const ESTADOS_VENTA_ACTUALIZACION = [...ESTADOS_VENTA_CREACION, 'Pre-venta'] as const;
+export type EstadoVentaActualizacion = (typeof ESTADOS_VENTA_ACTUALIZACION)[number];
+/** Stored states in which `PUT /sales/{id}` may change a sale (while no fiscal document is emitted). */
+export const ESTADOS_VENTA_EDITABLES = ['Pendiente', 'Cotizacion'] as const;
 
 /** Where a sale came from: the partner API, an e-commerce platform, or the fixture loader. */
 export const ORIGENES_VENTA = ['api', 'woocommerce', 'shopify', 'fixture'] as const;
@@ -62,31 +67,31 @@ const RequiredDate = z
   .string({ error: missingOr('Debe ser una fecha con formato Y-m-d') })
   .refine((v) => DateString.safeParse(v).success, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)');
 
+const SaleLineFields = z.object(
+  {
+    id: Id.optional(),
+    id_producto: Id.optional(),
+    codigo_producto: z
+      .string({ error: 'Debe ser texto' })
+      .trim()
+      .min(1, 'No puede estar vacío')
+      .max(255, 'Debe tener como máximo 255 caracteres')
+      .optional(),
+    cantidad: amount({ min: 0.0001, max: 999_999_999, scale: 4 }),
+    precio: amount({ min: 0, max: 999_999_999_999, scale: 4 }).optional(),
+    descuento: amount({ min: 0, max: 999_999_999_999, scale: 2 }).optional(),
+    id_presentacion: Id.optional(),
+    porcentaje_impuesto: amount({ min: 0, max: 100, scale: 4 }).optional(),
+  },
+  { error: 'Cada línea debe ser un objeto JSON' },
+);
+
 /** One line of `detalles` in `POST /sales`. */
-export const SaleLineInput = z
-  .object(
-    {
-      id: Id.optional(),
-      id_producto: Id.optional(),
-      codigo_producto: z
-        .string({ error: 'Debe ser texto' })
-        .trim()
-        .min(1, 'No puede estar vacío')
-        .max(255, 'Debe tener como máximo 255 caracteres')
-        .optional(),
-      cantidad: amount({ min: 0.0001, max: 999_999_999, scale: 4 }),
-      precio: amount({ min: 0, max: 999_999_999_999, scale: 4 }).optional(),
-      descuento: amount({ min: 0, max: 999_999_999_999, scale: 2 }).optional(),
-      id_presentacion: Id.optional(),
-      porcentaje_impuesto: amount({ min: 0, max: 100, scale: 4 }).optional(),
-    },
-    { error: 'Cada línea debe ser un objeto JSON' },
-  )
-  .refine((l) => l.id_producto !== undefined || l.codigo_producto !== undefined, {
-    message: 'Debe indicar id_producto o codigo_producto',
-    path: ['id_producto'],
-    when: isObject,
-  });
+export const SaleLineInput = SaleLineFields.refine((l) => l.id_producto !== undefined || l.codigo_producto !== undefined, {
+  message: 'Debe indicar id_producto o codigo_producto',
+  path: ['id_producto'],
+  when: isObject,
+});
 export type SaleLineInput = z.output<typeof SaleLineInput>;
 
 /** Fields of `POST /sales` (spec "POST /sales", limits of "Limits"). */
@@ -172,6 +177,83 @@ export const SaleCreateRequest = withSaleRules(
   }),
 );
 export type SaleCreateRequest = z.output<typeof SaleCreateRequest>;
+
+/** One line of `detalles` in `PUT /sales/{id}`: a line with the `id` of a line of the sale may omit its product (it keeps it). */
+export const SaleUpdateLineInput = SaleLineFields.refine((l) => l.id !== undefined || l.id_producto !== undefined || l.codigo_producto !== undefined, {
+  message: 'Debe indicar id_producto o codigo_producto (o el id de una línea de la venta)',
+  path: ['id_producto'],
+  when: isObject,
+});
+
+/** Text an update may clear: `null` or an empty string clears it, an omitted field keeps it. */
+const ClearableText = (max: number) =>
+  z
+    .string({ error: 'Debe ser texto' })
+    .trim()
+    .max(max, `Debe tener como máximo ${max} caracteres`)
+    .nullable()
+    .optional()
+    .transform((v) => (v === '' ? null : v));
+
+/**
+ * Body of `PUT /sales/{id}` (spec "PUT /sales/{id}"): every field optional, an omitted field
+ * keeps its value, `null` clears the fields that may be empty. The rules that need the stored
+ * sale (a channel for a sale, a customer for Pendiente, …) are checked by the sales service on
+ * the sale as it would be after the change; the ones the body alone decides are checked here.
+ */
+export const SaleUpdateBody = z
+  .object(
+    {
+      fecha: RequiredDate.optional(),
+      estado: z.enum(ESTADOS_VENTA_ACTUALIZACION, { error: `Debe ser uno de: ${ESTADOS_VENTA_ACTUALIZACION.join(', ')}` }).optional(),
+      id_sucursal: Id.optional(),
+      sucursal: z.string({ error: 'Debe ser texto' }).trim().min(1, 'No puede estar vacío').max(255, 'Debe tener como máximo 255 caracteres').optional(),
+      id_bodega: Id.optional(),
+      id_documento: Id.optional(),
+      id_canal: Id.optional(),
+      id_cliente: Id.nullable().optional(),
+      cotizacion: z.boolean({ error: 'Debe ser true o false' }).optional(),
+      fecha_expiracion: RequiredDate.nullable().optional(),
+      forma_pago: ClearableText(100),
+      observaciones: ClearableText(1000),
+      monto_pago: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).nullable().optional(),
+      cambio: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).nullable().optional(),
+      detalles: z
+        .array(SaleUpdateLineInput, { error: 'Debe ser una lista de líneas' })
+        .min(1, 'Debe incluir al menos 1 línea')
+        .max(MAX_LINES_PER_SALE, `Debe incluir como máximo ${MAX_LINES_PER_SALE} líneas`)
+        .optional(),
+    },
+    { error: 'El cuerpo debe ser un objeto JSON' },
+  )
+  .refine((v) => v.cotizacion !== true || v.estado === undefined || v.estado === 'Cotizacion' || v.estado === 'Pre-venta', {
+    message: 'Solo puede ser true cuando el estado es Cotizacion o Pre-venta',
+    path: ['cotizacion'],
+    when: isObject,
+  })
+  .refine((v) => v.estado !== 'Pendiente' || v.id_cliente !== null, {
+    message: 'Es obligatorio cuando el estado es Pendiente',
+    path: ['id_cliente'],
+    when: isObject,
+  })
+  .refine((v) => !v.fecha_expiracion || typeof v.fecha !== 'string' || v.fecha_expiracion >= v.fecha, {
+    message: 'No puede ser anterior a fecha',
+    path: ['fecha_expiracion'],
+    when: isObject,
+  })
+  .superRefine((v, ctx) => {
+    const seen = new Set<number>();
+    (Array.isArray(v.detalles) ? v.detalles : []).forEach((line, i) => {
+      if (!line || typeof line.id !== 'number') return;
+      if (seen.has(line.id)) ctx.addIssue({ code: 'custom', message: `La línea ${line.id} aparece más de una vez`, path: ['detalles', i, 'id'] });
+      seen.add(line.id);
+    });
+  });
+export type SaleUpdateBody = z.output<typeof SaleUpdateBody>;
+
+/** What `sales.update` accepts: the sale's id and the body of `PUT /sales/{id}`. */
+export const SaleUpdateRequest = z.object({ id: Id, cambios: SaleUpdateBody });
+export type SaleUpdateRequest = z.output<typeof SaleUpdateRequest>;
 
 /** A sale line as returned (spec "Sale detail" plus DESIGN §4's extra fields). */
 export const SaleLine = z.object({
@@ -394,6 +476,18 @@ export const salesApiSubjects = defineCatalog({
     errors: ['VALIDATION_FAILED', 'BUSINESS_RULE'],
     request: SaleCreateRequest,
     reply: z.object({ venta: Sale, idempotent: z.boolean() }),
+  },
+  /**
+   * `PUT /sales/{id}`: edits a Pendiente sale or a quotation without an emitted fiscal document,
+   * under the sale's row lock. The plan, tax and sale document are computed as on creation (the
+   * correlative stays); stock moves by the difference between what the sale held and what it
+   * will hold, in one inventory adjustment keyed by the sale and its stock revision.
+   */
+  'sales.update': {
+    tenant: true,
+    errors: ['NOT_FOUND', 'VALIDATION_FAILED', 'BUSINESS_RULE'],
+    request: SaleUpdateRequest,
+    reply: Sale,
   },
   'sales.sale.get': {
     tenant: true,

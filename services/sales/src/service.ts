@@ -10,6 +10,7 @@ import { createSaleHandler } from './handlers/create-sale.handler';
 import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
 import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { saleReturnableHandler } from './handlers/sale-returnable.handler';
+import { updateSaleHandler } from './handlers/update-sale.handler';
 import { platformHandlers } from './handlers/platform.handlers';
 
 export const SALES_SCHEMA = 'sales';
@@ -32,6 +33,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
         salesApiSubjects,
         {
           'sales.create': createSaleHandler({ db, bus, onCommitted: () => relay.nudge(), fault: config.SALES_FAULT_INJECTION }),
+          'sales.update': updateSaleHandler({ db, bus }),
           'sales.sale.get': getSaleHandler(db),
           'sales.sale.list': listSalesHandler(db),
           'sales.summary': salesSummaryHandler(db),

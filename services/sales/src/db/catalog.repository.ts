@@ -32,14 +32,15 @@ export async function findCliente(db: Db, empresaId: number, id: number, options
   return options.lock ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
-/** What the customer owes on its pending sales. */
-export async function pendingBalance(db: Db, empresaId: number, clienteId: number): Promise<string> {
-  const row = await db
+/** What the customer owes on its pending sales (but `exceptVentaId`, the sale being updated). */
+export async function pendingBalance(db: Db, empresaId: number, clienteId: number, exceptVentaId?: number): Promise<string> {
+  let q = db
     .selectFrom('ventas')
     .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('saldo'), eb.val('0')).as('adeudado'))
     .where('empresa_id', '=', empresaId)
     .where('cliente_id', '=', clienteId)
-    .where('estado', '=', 'Pendiente')
-    .executeTakeFirstOrThrow();
+    .where('estado', '=', 'Pendiente');
+  if (exceptVentaId !== undefined) q = q.where('id', '!=', exceptVentaId);
+  const row = await q.executeTakeFirstOrThrow();
   return String(row.adeudado);
 }

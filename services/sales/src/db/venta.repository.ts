@@ -1,5 +1,6 @@
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import type { StoredSale } from '../domain/sale-update';
 import type { SalesDb, VentaDetallesTable, VentasTable } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
@@ -230,4 +231,90 @@ export async function updateVenta(
     .set({ ...changes, updated_at: new Date() })
     .where('id', '=', id)
     .execute();
+}
+
+export type EditableVenta = StoredSale & { numero: number; correlativo: string; created_at: Date };
+
+/**
+ * The sale an update starts from, with its lines, its row locked until the transaction ends:
+ * updates, annulments and fiscal marks of one sale happen one after another.
+ */
+export async function lockVentaForEdit(trx: Transaction<SalesDb>, empresaId: number, id: number): Promise<EditableVenta | undefined> {
+  const venta = await trx
+    .selectFrom('ventas')
+    .select([
+      'id',
+      'estado',
+      'documento_fiscal_emitido',
+      'referencia_externa',
+      'fecha',
+      'fecha_expiracion',
+      'forma_pago',
+      'observaciones',
+      'sucursal_id',
+      'bodega_id',
+      'documento_id',
+      'documento_emisor_id',
+      'canal_id',
+      'cliente_id',
+      'usuario_id',
+      'nombre_usuario',
+      'monto_pago',
+      'cambio',
+      'saldo',
+      'revision_stock',
+      'numero',
+      'correlativo',
+      'created_at',
+    ])
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!venta) return undefined;
+  const lines = await trx
+    .selectFrom('venta_detalles')
+    .select(['id', 'id_producto', 'cantidad', 'precio', 'descuento', 'porcentaje_impuesto', 'id_presentacion', 'mueve_stock'])
+    .where('empresa_id', '=', empresaId)
+    .where('venta_id', '=', id)
+    .orderBy('linea')
+    .execute();
+  return { ...venta, lines };
+}
+
+export type EditedVenta = Omit<Updateable<VentasTable>, 'id' | 'empresa_id' | 'numero' | 'correlativo' | 'referencia_externa' | 'clave_reserva' | 'created_at'>;
+
+export async function saveEditedVenta(trx: Transaction<SalesDb>, id: number, venta: EditedVenta): Promise<void> {
+  await trx.updateTable('ventas').set(venta).where('id', '=', id).execute();
+}
+
+export type DetalleRow = Omit<Insertable<VentaDetallesTable>, 'id' | 'created_at'>;
+
+/**
+ * Replaces the lines of a sale: a row with `id` updates that line of the sale in place (only if
+ * something changed), a row without one is inserted, and the sale's other lines are deleted.
+ */
+export async function replaceDetalles(trx: Transaction<SalesDb>, ventaId: number, rows: ReadonlyArray<DetalleRow & { id: number | null }>): Promise<void> {
+  const kept = rows.flatMap((r) => (r.id !== null ? [r.id] : []));
+  let removal = trx.deleteFrom('venta_detalles').where('venta_id', '=', ventaId);
+  if (kept.length > 0) removal = removal.where('id', 'not in', kept);
+  await removal.execute();
+  for (const { id, ...row } of rows) {
+    if (id === null) continue;
+    const { updated_at, ...values } = row;
+    // An untouched line keeps its updated_at: the row only changes when a value does.
+    await trx
+      .updateTable('venta_detalles')
+      .set({ ...values, updated_at })
+      .where('id', '=', id)
+      .where('venta_id', '=', ventaId)
+      .where((eb) =>
+        eb.or(
+          (Object.keys(values) as Array<keyof typeof values>).map((column) => eb(sql.ref(`venta_detalles.${String(column)}`), 'is distinct from', values[column] as never)),
+        ),
+      )
+      .execute();
+  }
+  const added = rows.filter((r) => r.id === null).map(({ id: _id, ...row }) => row);
+  if (added.length > 0) await trx.insertInto('venta_detalles').values(added).execute();
 }

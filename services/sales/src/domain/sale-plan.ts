@@ -30,12 +30,13 @@ export interface DraftLine {
   descuento: string;
   /** The line's own rate; the product's, else the company's, when absent. */
   porcentaje_impuesto?: string;
-  id_presentacion: number | null;
+  /** Absent: the kept line's while it keeps its product, else none. */
+  id_presentacion?: number | null;
   /**
-   * The stored line an update keeps: while the line keeps its product, an omitted `precio` or
-   * `porcentaje_impuesto` keeps the stored one instead of taking the product's.
+   * The stored line an update keeps: while the line keeps its product, an omitted `precio`,
+   * `porcentaje_impuesto` or `id_presentacion` keeps the stored one instead of the product's.
    */
-  kept?: { id_producto: number; precio: string; porcentaje_impuesto: string };
+  kept?: { id_producto: number; precio: string; porcentaje_impuesto: string; id_presentacion: number | null };
 }
 
 /**
@@ -178,7 +179,7 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
       index,
       lineId: input.id ?? null,
       producto,
-      id_presentacion: input.id_presentacion,
+      id_presentacion: input.id_presentacion !== undefined ? input.id_presentacion : (kept?.id_presentacion ?? null),
       costo: producto.costo_promedio,
       mueve_stock: producto.tipo === 'Producto',
     });

@@ -1,0 +1,151 @@
+import { ESTADOS_VENTA_EDITABLES, type EstadoVenta, type EstadoVentaCreacion, type SaleUpdateBody } from '@erp/contracts';
+import { Decimal, fromNumber } from './money';
+import type { DraftLine, SaleDraft } from './sale-plan';
+
+/** A stored line, as an update reads it. Decimals are exact strings. */
+export interface StoredLine {
+  id: number;
+  id_producto: number;
+  cantidad: string;
+  precio: string;
+  descuento: string;
+  porcentaje_impuesto: string;
+  id_presentacion: number | null;
+  mueve_stock: boolean;
+}
+
+/** The stored sale an update starts from, read under its row lock. */
+export interface StoredSale {
+  id: number;
+  estado: EstadoVenta;
+  documento_fiscal_emitido: boolean;
+  referencia_externa: string | null;
+  fecha: string;
+  fecha_expiracion: string | null;
+  forma_pago: string | null;
+  observaciones: string | null;
+  sucursal_id: number;
+  bodega_id: number;
+  documento_id: number;
+  documento_emisor_id: number | null;
+  canal_id: number | null;
+  cliente_id: number | null;
+  usuario_id: number | null;
+  nombre_usuario: string | null;
+  monto_pago: string | null;
+  cambio: string;
+  saldo: string;
+  revision_stock: number;
+  lines: StoredLine[];
+}
+
+/** Why the sale cannot be updated at all (with the field it is about), or undefined when it can. */
+export function updateRefusal(venta: Pick<StoredSale, 'estado' | 'documento_fiscal_emitido'>): { field: string; message: string } | undefined {
+  if (venta.estado === 'Anulada') return { field: 'estado', message: 'La venta está anulada y no se puede modificar' };
+  if (venta.documento_fiscal_emitido) return { field: 'documento_fiscal_emitido', message: 'La venta tiene un documento fiscal emitido y no se puede modificar' };
+  if (!(ESTADOS_VENTA_EDITABLES as readonly string[]).includes(venta.estado)) {
+    return { field: 'estado', message: `La venta está en estado ${venta.estado}: solo se pueden modificar ventas en estado Pendiente o Cotizacion` };
+  }
+  return undefined;
+}
+
+export type MergeResult = { ok: true; draft: SaleDraft } | { ok: false; details: Record<string, string[]> };
+
+/**
+ * The sale as it would be after the change: every omitted field keeps its stored value; `detalles`,
+ * when sent, replaces the lines (a line with the `id` of a line of this sale updates it in place,
+ * keeping what it omits; a line without `id` is new; lines not sent go). An `id` that is not a
+ * line of this sale is refused, never looked up elsewhere. The rules between fields are checked on
+ * the result, as on creation. `Pre-venta` is a quotation.
+ */
+export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUser: { id: number; nombre: string } | null): MergeResult {
+  const details: Record<string, string[]> = {};
+  const fail = (field: string, message: string) => void (details[field] ??= []).push(message);
+  const has = <K extends keyof SaleUpdateBody>(key: K) => changes[key] !== undefined;
+
+  const estado: EstadoVentaCreacion = changes.estado === undefined ? (venta.estado as 'Pendiente' | 'Cotizacion') : changes.estado === 'Pre-venta' ? 'Cotizacion' : changes.estado;
+  const fecha = changes.fecha ?? venta.fecha;
+  const fechaExpiracion = changes.fecha_expiracion !== undefined ? changes.fecha_expiracion : venta.fecha_expiracion;
+  const canal = changes.id_canal ?? venta.canal_id;
+  const cliente = changes.id_cliente !== undefined ? changes.id_cliente : venta.cliente_id;
+
+  if (estado !== 'Cotizacion' && canal === null) fail('id_canal', 'Es obligatorio salvo cuando el estado es Cotizacion');
+  if (estado === 'Pendiente' && cliente === null) fail('id_cliente', 'Es obligatorio cuando el estado es Pendiente');
+  if (changes.cotizacion === true && estado !== 'Cotizacion') fail('cotizacion', 'Solo puede ser true cuando el estado es Cotizacion');
+  if (fechaExpiracion !== null && fechaExpiracion < fecha) fail(has('fecha_expiracion') ? 'fecha_expiracion' : 'fecha', `La fecha de expiración (${fechaExpiracion}) no puede ser anterior a la fecha (${fecha})`);
+
+  const byId = new Map(venta.lines.map((l) => [l.id, l]));
+  const keep = (stored: StoredLine): DraftLine => ({
+    id: stored.id,
+    producto: { id_producto: stored.id_producto },
+    cantidad: stored.cantidad,
+    descuento: stored.descuento,
+    kept: { id_producto: stored.id_producto, precio: stored.precio, porcentaje_impuesto: stored.porcentaje_impuesto, id_presentacion: stored.id_presentacion },
+  });
+  const detalles: DraftLine[] = !changes.detalles
+    ? venta.lines.map(keep)
+    : changes.detalles.flatMap((input, index) => {
+        const stored = input.id !== undefined ? byId.get(input.id) : undefined;
+        if (input.id !== undefined && !stored) {
+          fail(`detalles.${index}.id`, `La línea ${input.id} no pertenece a esta venta`);
+          return [];
+        }
+        const base = stored ? keep(stored) : undefined;
+        const producto = input.id_producto !== undefined ? { id_producto: input.id_producto } : input.codigo_producto !== undefined ? { codigo: input.codigo_producto } : base!.producto;
+        return [
+          {
+            ...(base ? { id: base.id, kept: base.kept } : {}),
+            producto,
+            cantidad: fromNumber(input.cantidad),
+            precio: input.precio !== undefined ? fromNumber(input.precio) : undefined,
+            descuento: input.descuento !== undefined ? fromNumber(input.descuento) : (base?.descuento ?? '0'),
+            porcentaje_impuesto: input.porcentaje_impuesto !== undefined ? fromNumber(input.porcentaje_impuesto) : undefined,
+            id_presentacion: input.id_presentacion,
+          },
+        ];
+      });
+  if (Object.keys(details).length > 0) return { ok: false, details };
+
+  const sucursal = changes.id_sucursal !== undefined ? { id_sucursal: changes.id_sucursal } : changes.sucursal !== undefined ? { sucursal: changes.sucursal } : { id_sucursal: venta.sucursal_id };
+  return {
+    ok: true,
+    draft: {
+      estado,
+      referencia: venta.referencia_externa,
+      fecha,
+      fecha_expiracion: fechaExpiracion,
+      forma_pago: changes.forma_pago !== undefined ? changes.forma_pago : venta.forma_pago,
+      observaciones: changes.observaciones !== undefined ? changes.observaciones : venta.observaciones,
+      sucursal,
+      id_bodega: changes.id_bodega ?? venta.bodega_id,
+      id_documento: changes.id_documento ?? venta.documento_id,
+      id_canal: canal,
+      id_cliente: cliente,
+      // `Pagada` means paid in full: without an amount sent, monto_pago becomes the total again.
+      monto_pago: changes.monto_pago !== undefined ? (changes.monto_pago === null ? undefined : fromNumber(changes.monto_pago)) : estado === 'Pagada' ? undefined : (venta.monto_pago ?? undefined),
+      cambio: changes.cambio === undefined ? venta.cambio : changes.cambio === null ? undefined : fromNumber(changes.cambio),
+      usuario: venta.usuario_id !== null && venta.nombre_usuario !== null ? { id: venta.usuario_id, nombre: venta.nombre_usuario } : actingUser,
+      detalles,
+    },
+  };
+}
+
+/**
+ * Whether the customer's credit limit must be checked: when the sale becomes Pendiente, changes
+ * customer while Pendiente, or owes more than it did. Lowering what a customer owes is never refused.
+ */
+export function needsCreditCheck(before: Pick<StoredSale, 'estado' | 'cliente_id' | 'saldo'>, after: { estado: EstadoVenta; cliente_id: number | null; saldo: string }): boolean {
+  if (after.estado !== 'Pendiente' || after.cliente_id === null) return false;
+  if (before.estado !== 'Pendiente' || before.cliente_id !== after.cliente_id) return true;
+  return new Decimal(after.saldo).gt(before.saldo);
+}
+
+/**
+ * The document type that issued the sale's number after the update: the correlative never
+ * changes, so a sale moved to another type remembers the one whose counter issued it (null while
+ * it is on that type).
+ */
+export function documentoEmisor(venta: Pick<StoredSale, 'documento_id' | 'documento_emisor_id'>, nuevoDocumentoId: number): number | null {
+  const emisor = venta.documento_emisor_id ?? venta.documento_id;
+  return emisor === nuevoDocumentoId ? null : emisor;
+}
