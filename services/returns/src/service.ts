@@ -1,6 +1,14 @@
+import type { Kysely } from 'kysely';
+import { OutboxRelay } from '@erp/bus';
+import { returnsAdminSubjects, returnsApiSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import type { ReturnsConfig } from './config';
+import { startReturnStockConsumers } from './consumers/return-stock.consumer';
 import { migrations } from './db/migrations';
+import type { ReturnsDb } from './db/tables';
+import { annulReturnHandler } from './handlers/annul-return.handler';
+import { createReturnHandler } from './handlers/create-return.handler';
+import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
 
 export const RETURNS_SCHEMA = 'returns';
 
@@ -10,8 +18,29 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
     schema: RETURNS_SCHEMA,
     migrations,
     config,
-    async setup() {
-      // Subjects of this service are registered here as its capabilities land.
+    async setup({ db: anyDb, bus }) {
+      const db = anyDb as Kysely<ReturnsDb>;
+      const relay = new OutboxRelay({ db, bus });
+      relay.start();
+      const onCommitted = () => relay.nudge();
+      bus.serve(
+        returnsApiSubjects,
+        {
+          'returns.return.list': listReturnsHandler(db),
+          'returns.return.get': getReturnHandler(db),
+          'returns.summary': returnsSummaryHandler(db),
+        },
+        { queue: 'returns' },
+      );
+      bus.serve(
+        returnsAdminSubjects,
+        {
+          'returns.admin.create': createReturnHandler({ db, bus, onCommitted }),
+          'returns.admin.annul': annulReturnHandler({ db, bus, onCommitted }),
+        },
+        { queue: 'returns' },
+      );
+      await startReturnStockConsumers(db, bus);
     },
   };
 }

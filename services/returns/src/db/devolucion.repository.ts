@@ -1,0 +1,229 @@
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import type { ReturnInput, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
+import type { DevolucionDetallesTable, DevolucionesTable, ReturnsDb } from './tables';
+
+type Db = Kysely<ReturnsDb> | Transaction<ReturnsDb>;
+
+export const REFERENCIA_INDEX = 'devoluciones_empresa_referencia_key';
+
+/**
+ * Serialises the returns of one sale for the rest of the transaction: what active returns already
+ * took is read after the lock, so concurrent returns of a sale cannot together exceed what was sold.
+ */
+export async function lockVentaReturns(trx: Transaction<ReturnsDb>, empresaId: number, ventaId: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`devoluciones:${empresaId}:${ventaId}`}, 0))`.execute(trx);
+}
+
+export async function findIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
+  const row = await db.selectFrom('devoluciones').select('id').where('empresa_id', '=', empresaId).where('referencia', '=', referencia).executeTakeFirst();
+  return row?.id;
+}
+
+/** Sale line id → quantity the sale's active returns took back. */
+export async function returnedByLine(db: Db, empresaId: number, ventaId: number): Promise<Map<number, string>> {
+  const rows = await db
+    .selectFrom('devolucion_detalles as dd')
+    .innerJoin('devoluciones as d', 'd.id', 'dd.devolucion_id')
+    .select(['dd.venta_detalle_id', sql<string>`sum(dd.cantidad)`.as('cantidad')])
+    .where('d.empresa_id', '=', empresaId)
+    .where('d.venta_id', '=', ventaId)
+    .where('d.enable', '=', true)
+    .groupBy('dd.venta_detalle_id')
+    .execute();
+  return new Map(rows.map((r) => [r.venta_detalle_id, r.cantidad]));
+}
+
+export async function insertDevolucion(trx: Transaction<ReturnsDb>, devolucion: Insertable<DevolucionesTable>): Promise<number> {
+  const row = await trx.insertInto('devoluciones').values(devolucion).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function insertDetalles(trx: Transaction<ReturnsDb>, detalles: Insertable<DevolucionDetallesTable>[]): Promise<void> {
+  if (detalles.length > 0) await trx.insertInto('devolucion_detalles').values(detalles).execute();
+}
+
+const RETURN_COLUMNS = [
+  'd.id',
+  'd.fecha',
+  'd.correlativo',
+  'd.tipo',
+  'd.sub_total',
+  'd.no_sujeta',
+  'd.exenta',
+  'd.cuenta_a_terceros',
+  'd.total',
+  'd.iva',
+  'd.iva_retenido',
+  'd.descuento',
+  'd.observaciones',
+  'd.enable',
+  'd.venta_id',
+  'd.nombre_cliente',
+  'd.nombre_usuario',
+  'd.nombre_documento',
+  'd.created_at',
+  'd.updated_at',
+] as const;
+
+const LINE_COLUMNS = [
+  'id',
+  'devolucion_id',
+  'venta_detalle_id',
+  'id_producto',
+  'nombre_producto',
+  'codigo_producto',
+  'marca_producto',
+  'descripcion',
+  'cantidad',
+  'precio',
+  'costo',
+  'descuento',
+  'porcentaje_impuesto',
+  'sub_total',
+  'iva',
+  'no_sujeta',
+  'cuenta_a_terceros',
+  'exenta',
+  'total',
+  'medida',
+] as const;
+
+interface ReturnRow {
+  id: number;
+  fecha: string;
+  correlativo: string;
+  tipo: TipoDevolucion;
+  sub_total: string;
+  no_sujeta: string;
+  exenta: string;
+  cuenta_a_terceros: string;
+  total: string;
+  iva: string;
+  iva_retenido: string;
+  descuento: string;
+  observaciones: string | null;
+  enable: boolean;
+  venta_id: number;
+  nombre_cliente: string;
+  nombre_usuario: string;
+  nombre_documento: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toReturn({ venta_id, enable, observaciones, ...row }: ReturnRow, detalles: ReturnInput['detalles']): ReturnInput {
+  return {
+    ...row,
+    observaciones: observaciones ?? '',
+    enable: enable ? 1 : 0,
+    estado: enable ? 'Confirmada' : 'Anulada',
+    id_venta: venta_id,
+    detalles,
+  };
+}
+
+/** The lines of several returns in one query, grouped by return, in their order. */
+async function linesOf(db: Db, empresaId: number, ids: readonly number[]): Promise<Map<number, ReturnInput['detalles']>> {
+  const byReturn = new Map<number, ReturnInput['detalles']>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return byReturn;
+  const rows = await db
+    .selectFrom('devolucion_detalles')
+    .select(LINE_COLUMNS)
+    .where('empresa_id', '=', empresaId)
+    .where('devolucion_id', 'in', [...ids])
+    .orderBy('devolucion_id')
+    .orderBy('linea')
+    .execute();
+  for (const { devolucion_id, venta_detalle_id, ...line } of rows) byReturn.get(devolucion_id)?.push({ ...line, id_detalle_venta: venta_detalle_id });
+  return byReturn;
+}
+
+export async function findReturn(db: Db, empresaId: number, id: number): Promise<ReturnInput | undefined> {
+  const row = await db.selectFrom('devoluciones as d').select(RETURN_COLUMNS).where('d.empresa_id', '=', empresaId).where('d.id', '=', id).executeTakeFirst();
+  if (!row) return undefined;
+  return toReturn(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
+}
+
+function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
+  let q = db.selectFrom('devoluciones as d').where('d.empresa_id', '=', empresaId);
+  if (f.fecha_inicio !== undefined) q = q.where('d.fecha', '>=', f.fecha_inicio);
+  if (f.fecha_fin !== undefined) q = q.where('d.fecha', '<=', f.fecha_fin);
+  if (f.id_venta !== undefined) q = q.where('d.venta_id', '=', f.id_venta);
+  return q;
+}
+
+/** One page of returns, newest `fecha` first then `id` descending, with their lines: three statements whatever the page size. */
+export async function listReturns(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; items: ReturnInput[] }> {
+  const [count, rows] = await Promise.all([
+    filtered(db, empresaId, request)
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow(),
+    filtered(db, empresaId, request)
+      .select(RETURN_COLUMNS)
+      .orderBy('d.fecha', 'desc')
+      .orderBy('d.id', 'desc')
+      .limit(request.per_page)
+      .offset((request.page - 1) * request.per_page)
+      .execute(),
+  ]);
+  const lines = await linesOf(db, empresaId, rows.map((r) => r.id));
+  return { total: Number(count.total), items: rows.map((r) => toReturn(r, lines.get(r.id) ?? [])) };
+}
+
+/** Count and sums per type of the active returns under the date filters, in one statement. */
+export async function summarizeReturns(db: Db, empresaId: number, filters: Pick<ReturnsFilters, 'fecha_inicio' | 'fecha_fin'>) {
+  return filtered(db, empresaId, filters)
+    .where('d.enable', '=', true)
+    .select([
+      'd.tipo',
+      sql<number>`count(*)::int`.as('cantidad'),
+      sql<string>`sum(d.total)`.as('total'),
+      sql<string>`sum(d.iva)`.as('iva'),
+      sql<string>`sum(d.descuento)`.as('descuento'),
+    ])
+    .groupBy('d.tipo')
+    .execute();
+}
+
+/** The return's row locked for its annulment. */
+export async function lockDevolucion(trx: Transaction<ReturnsDb>, empresaId: number, id: number) {
+  return trx
+    .selectFrom('devoluciones')
+    .select(['id', 'venta_id', 'enable', 'total'])
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function annulDevolucion(trx: Transaction<ReturnsDb>, id: number): Promise<void> {
+  const now = new Date();
+  await trx.updateTable('devoluciones').set({ enable: false, anulada_at: now, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** Where the stock of a return stands: what it owes inventory, if anything. */
+export async function findStockState(db: Db, empresaId: number, id: number) {
+  return db
+    .selectFrom('devoluciones')
+    .select(['id', 'venta_id', 'bodega_id', 'enable', 'clave_stock', 'stock_aplicado_at', 'stock_revertido_at'])
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** The stock the return put back, per product, in order of first appearance. */
+export async function stockLinesOf(db: Db, empresaId: number, id: number) {
+  return db
+    .selectFrom('devolucion_detalles')
+    .select(['id_producto', sql<string>`sum(cantidad)`.as('cantidad')])
+    .where('empresa_id', '=', empresaId)
+    .where('devolucion_id', '=', id)
+    .where('mueve_stock', '=', true)
+    .groupBy('id_producto')
+    .orderBy(sql`min(linea)`)
+    .execute();
+}
+
+export async function markStock(db: Db, id: number, column: 'stock_aplicado_at' | 'stock_revertido_at'): Promise<void> {
+  await db.updateTable('devoluciones').set({ [column]: new Date() }).where('id', '=', id).where(column, 'is', null).execute();
+}

@@ -1,0 +1,176 @@
+import { RETURN_QUANTITY_SCALE, type ErrorDetails, type ReturnLineRequest, type ReturnableSale, type TipoDevolucion } from '@erp/contracts';
+import { Decimal, cents, fromNumber, sum, toCents } from './money';
+
+export type SaleLine = ReturnableSale['detalles'][number];
+
+/** One line of the return to write: a share of one sale line. Decimals are exact strings. */
+export interface PlannedLine {
+  saleLine: SaleLine;
+  cantidad: string;
+  /** Unit price credited: the sale's, or the one asked for. */
+  precio: string;
+  costo: string;
+  descuento: string;
+  porcentaje_impuesto: string;
+  sub_total: string;
+  iva: string;
+  total: string;
+  exenta: string;
+  mueve_stock: boolean;
+}
+
+export interface ReturnTotals {
+  sub_total: string;
+  iva: string;
+  total: string;
+  descuento: string;
+  exenta: string;
+}
+
+export interface ReturnPlan {
+  lines: PlannedLine[];
+  totals: ReturnTotals;
+  /** Stock to put back in the sale's warehouse, per product in order of first appearance; empty for `descuento_ajuste`. */
+  stock: Array<{ id_producto: number; cantidad: string }>;
+}
+
+export type PlanResult = { ok: true; plan: ReturnPlan } | { ok: false; message: string; details: ErrorDetails };
+
+export interface PlanInput {
+  tipo: TipoDevolucion;
+  saleLines: readonly SaleLine[];
+  /** Sale line id → quantity that active returns already took back. */
+  returned: ReadonlyMap<number, string>;
+  requested: readonly ReturnLineRequest[];
+}
+
+const q3 = (value: Decimal) => value.toFixed(RETURN_QUANTITY_SCALE);
+
+/**
+ * Plans a return from a sale's lines. Each requested quantity comes from one sale line (by id)
+ * or from the sale's lines of a product in order, never more than sold minus what active returns
+ * (and earlier lines of this request) took. Amounts are shares of the sale line: the amount of a
+ * share is the rounded cumulative amount after it minus the rounded cumulative amount before it,
+ * so the returns of a whole line add up to its total, tax and discount to the cent, and
+ * `total = sub_total + iva` holds for every line. A credited `precio` replaces the share's amount
+ * (at most the share of the line's total) and is taxed at the line's rate.
+ */
+export function planReturn(input: PlanInput): PlanResult {
+  const details: ErrorDetails = {};
+  const problem = (key: string, message: string) => (details[key] ??= []).push(message);
+  /** Quantity taken per sale line: active returns, then the pieces planned so far. */
+  const taken = new Map<number, Decimal>(input.saleLines.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
+  const left = (line: SaleLine) => Decimal.max(new Decimal(line.cantidad).minus(taken.get(line.id)!), 0);
+  const pieces: Array<{ line: SaleLine; cantidad: Decimal; precio?: string; index: number }> = [];
+
+  const requested: ReturnLineRequest[] =
+    input.requested.length > 0 || input.tipo !== 'anulacion_factura'
+      ? [...input.requested]
+      : // Annulling the invoice without lines returns whatever is left of each line.
+        input.saleLines.flatMap((l) => {
+          const rest = left(l).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_DOWN);
+          return rest.gt(0) ? [{ id_detalle: l.id, cantidad: rest.toNumber() }] : [];
+        });
+  if (requested.length === 0) {
+    const message = 'La venta ya fue devuelta por completo';
+    return { ok: false, message, details: { detalles: [message] } };
+  }
+
+  requested.forEach((req, index) => {
+    const candidates = req.id_detalle !== undefined ? input.saleLines.filter((l) => l.id === req.id_detalle) : input.saleLines.filter((l) => l.id_producto === req.id_producto);
+    if (candidates.length === 0) {
+      if (req.id_detalle !== undefined) problem(`detalles.${index}.id_detalle`, `La línea ${req.id_detalle} no pertenece a la venta`);
+      else problem(`detalles.${index}.id_producto`, `El producto ${req.id_producto} no está en la venta`);
+      return;
+    }
+    let wanted = new Decimal(fromNumber(req.cantidad));
+    const available = sum(candidates.map(left));
+    if (wanted.gt(available)) {
+      const vendido = sum(candidates.map((l) => l.cantidad));
+      problem(
+        `detalles.${index}.cantidad`,
+        `Excede lo que queda por devolver: vendido ${vendido.toFixed()}, ya devuelto ${vendido.minus(available).toFixed()}, disponible ${available.toFixed()}`,
+      );
+      return;
+    }
+    for (const line of candidates) {
+      if (wanted.isZero()) break;
+      const piece = Decimal.min(wanted, left(line));
+      if (piece.isZero()) continue;
+      pieces.push({ line, cantidad: piece, index, ...(req.precio !== undefined ? { precio: fromNumber(req.precio) } : {}) });
+      taken.set(line.id, taken.get(line.id)!.plus(piece));
+      wanted = wanted.minus(piece);
+    }
+  });
+  if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
+
+  // Amounts are shares of each line from the quantity taken before the piece.
+  const before = new Map<number, Decimal>(input.saleLines.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
+  const lines: PlannedLine[] = [];
+  for (const { line, cantidad, precio, index } of pieces) {
+    const from = before.get(line.id)!;
+    const to = from.plus(cantidad);
+    before.set(line.id, to);
+    const share = (amount: string) => toCents(new Decimal(amount).times(to).div(line.cantidad)).minus(toCents(new Decimal(amount).times(from).div(line.cantidad)));
+    const rate = new Decimal(line.porcentaje_impuesto);
+    let total = share(line.total);
+    let subTotal = share(line.sub_total);
+    let descuento = share(line.descuento);
+    if (precio !== undefined) {
+      const credited = toCents(cantidad.times(precio));
+      if (credited.gt(total)) {
+        problem(`detalles.${index}.precio`, `Excede el precio efectivo de la línea de la venta: como máximo ${total.toFixed(2)} por ${cantidad.toFixed()} unidades`);
+        continue;
+      }
+      total = credited;
+      subTotal = rate.isZero() ? credited : toCents(credited.div(rate.div(100).plus(1)));
+      descuento = new Decimal(0);
+    }
+    lines.push({
+      saleLine: line,
+      cantidad: q3(cantidad),
+      precio: precio ?? line.precio,
+      costo: line.costo,
+      descuento: descuento.toFixed(2),
+      porcentaje_impuesto: line.porcentaje_impuesto,
+      sub_total: subTotal.toFixed(2),
+      iva: total.minus(subTotal).toFixed(2),
+      total: total.toFixed(2),
+      exenta: rate.isZero() ? total.toFixed(2) : '0.00',
+      mueve_stock: line.mueve_stock && input.tipo !== 'descuento_ajuste',
+    });
+  }
+  if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
+
+  const stock = new Map<number, Decimal>();
+  for (const l of lines) if (l.mueve_stock) stock.set(l.saleLine.id_producto, (stock.get(l.saleLine.id_producto) ?? new Decimal(0)).plus(l.cantidad));
+  return {
+    ok: true,
+    plan: {
+      lines,
+      totals: {
+        sub_total: cents(sum(lines.map((l) => l.sub_total))),
+        iva: cents(sum(lines.map((l) => l.iva))),
+        total: cents(sum(lines.map((l) => l.total))),
+        descuento: cents(sum(lines.map((l) => l.descuento))),
+        exenta: cents(sum(lines.map((l) => l.exenta))),
+      },
+      stock: [...stock].filter(([, qty]) => qty.gt(0)).map(([id_producto, qty]) => ({ id_producto, cantidad: q3(qty) })),
+    },
+  };
+}
+
+/** One sentence for the error envelope: the first problem, and how many more there are. */
+export function summaryMessage(details: ErrorDetails): string {
+  const entries = Object.entries(details);
+  const [key, messages] = entries[0] ?? ['detalles', ['La devolución no es válida']];
+  const more = entries.length - 1;
+  return `${key}: ${messages[0]}${more > 0 ? ` (y ${more} problema${more === 1 ? '' : 's'} más)` : ''}`;
+}
+
+/** Sale states a return can be made from: the ones that took stock and are not annulled. */
+export function saleProblem(estado: ReturnableSale['estado']): string | undefined {
+  if (estado === 'Cotizacion') return 'Una cotización no se puede devolver';
+  if (estado === 'Anulada') return 'La venta está anulada';
+  return undefined;
+}

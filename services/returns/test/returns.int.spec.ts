@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { AppError, inventorySubjects, isAppError, returnsAdminSubjects, returnsApiSubjects, salesForReturnsSubjects, streamName, type ReturnableSale } from '@erp/contracts';
+import { Bus, publishEvent } from '@erp/bus';
+import { createPool } from '@erp/db';
+import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
+import { isolate, type Isolation } from '@erp/testing';
+import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
+import { listReturnsHandler } from '../src/handlers/read-returns.handler';
+import type { ReturnsDb } from '../src/db/tables';
+
+/**
+ * The returns service against Postgres and NATS, with sales and inventory stood in for: a sale
+ * of 3 mice (discounted), 4 books and a service in warehouse 7, and an inventory that applies each
+ * adjustment key once, as the real one does, and can be made unreachable.
+ */
+const ventaDe = (id: number, estado: ReturnableSale['estado'] = 'Completada'): ReturnableSale => ({
+  id,
+  estado,
+  fecha: '2026-03-01',
+  correlativo: `FAC-${id}`,
+  id_bodega: 7,
+  nombre_cliente: 'Juan Pérez',
+  detalles: [
+    { id: id * 10 + 1, id_producto: 2, codigo: 'MOU-01', nombre_producto: 'Mouse', descripcion: null, mueve_stock: true, cantidad: '3.0000', precio: '19.9500', descuento: '1.90', porcentaje_impuesto: '13.0000', sub_total: '51.28', iva: '6.67', exenta: '0.00', total: '57.95', costo: '9.1000' },
+    { id: id * 10 + 2, id_producto: 3, codigo: 'LIB-01', nombre_producto: 'Libro', descripcion: 'Texto', mueve_stock: true, cantidad: '4.0000', precio: '12.0000', descuento: '0.00', porcentaje_impuesto: '0.0000', sub_total: '48.00', iva: '0.00', exenta: '48.00', total: '48.00', costo: '8.0000' },
+    { id: id * 10 + 3, id_producto: 4, codigo: 'SRV', nombre_producto: 'Instalación', descripcion: null, mueve_stock: false, cantidad: '1.0000', precio: '25.0000', descuento: '0.00', porcentaje_impuesto: '13.0000', sub_total: '22.12', iva: '2.88', exenta: '0.00', total: '25.00', costo: '0.0000' },
+  ],
+});
+
+const EMPRESA = 1;
+const OTRA = 2;
+
+describe('returns service against Postgres and NATS', () => {
+  let iso: Isolation;
+  let service: RunningService<ReturnsConfig>;
+  let db: Kysely<ReturnsDb>;
+  let client: Bus;
+  /** Stock per `producto:bodega` as the stand-in inventory holds it, and the keys it applied. */
+  const stock = new Map<string, number>();
+  const applied = new Map<string, Array<{ id_producto: number; id_bodega: number; cantidad: string }>>();
+  let adjustCalls = 0;
+  let inventoryDown = false;
+  const ventas = new Map<string, ReturnableSale>();
+
+  const ctx = { requestId: 'returns-int' };
+  const create = (over: Record<string, unknown> = {}) =>
+    client.request(returnsAdminSubjects, 'returns.admin.create', { empresa_id: EMPRESA, id_venta: 1, fecha: '2026-03-05', tipo: 'devolucion', detalles: [{ id_producto: 2, cantidad: 1 }], ...over } as never, ctx);
+  const refused = async (promise: Promise<unknown>) => {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!isAppError(err)) throw new Error(`expected a refusal, got ${String(err)}`);
+    return err;
+  };
+  const stockOf = (producto: number, bodega = 7) => stock.get(`${producto}:${bodega}`) ?? 0;
+  const snapshot = async () => {
+    const [row] = (
+      await sql<Record<string, unknown>>`select
+        (select count(*)::int from returns.devoluciones) as devoluciones,
+        (select count(*)::int from returns.devolucion_detalles) as detalles,
+        (select count(*)::int from returns.outbox) as eventos,
+        (select coalesce(string_agg(nombre || prefijo || correlativo, ',' order by id), '') from returns.documentos) as series`.execute(db)
+    ).rows;
+    return { ...row, adjustCalls, stock: [...stock.entries()].sort() };
+  };
+  const waitFor = async (check: () => Promise<boolean> | boolean, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  /** Every event written so far is published, and the service's consumer has had time to settle it. */
+  const eventsSettled = async () => {
+    await waitFor(async () => (await sql<{ n: number }>`select count(*)::int as n from returns.outbox where published_at is null`.execute(db)).rows[0]!.n === 0);
+    const jsm = await jetstreamManager(client.nc);
+    for (const durable of ['returns-stock-created', 'returns-stock-annulled']) {
+      await waitFor(async () => {
+        const info = await jsm.consumers.info(streamName(iso.subjectPrefix), durable);
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      });
+    }
+  };
+
+  beforeAll(async () => {
+    iso = await isolate('returns');
+    const config = loadConfig(ReturnsConfig, {
+      DATABASE_URL: iso.databaseUrl,
+      NATS_URL: iso.natsUrl,
+      SUBJECT_PREFIX: iso.subjectPrefix,
+      OPS_PORT: '0',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      DB_POOL_MAX: '10',
+      REQUEST_TIMEOUT_MS: '3000',
+      SHUTDOWN_TIMEOUT_MS: '10000',
+    });
+    client = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'returns-int', logger: createLogger('returns-int', 'silent'), requestTimeoutMs: 5_000 });
+    ventas.set(`${EMPRESA}:1`, ventaDe(1));
+    ventas.set(`${EMPRESA}:2`, ventaDe(2));
+    ventas.set(`${EMPRESA}:3`, ventaDe(3, 'Cotizacion'));
+    ventas.set(`${OTRA}:9`, ventaDe(9));
+    client.serve(
+      salesForReturnsSubjects,
+      {
+        'sales.sale.returnable': async ({ id_venta }, c) => {
+          const venta = ventas.get(`${c.empresa.id}:${id_venta}`);
+          if (!venta) throw AppError.notFound('Venta no encontrada');
+          return venta;
+        },
+      },
+      { queue: 'sales' },
+    );
+    client.serve(
+      { 'inventory.product.resolve': inventorySubjects['inventory.product.resolve'], 'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'] },
+      {
+        'inventory.product.resolve': async ({ items }) => ({
+          bodega: null,
+          items: items.map((item) => {
+            const id = 'id_producto' in item ? item.id_producto : 0;
+            return {
+              ok: true as const,
+              producto: { id, codigo: `P${id}`, barcode: null, nombre: `P${id}`, descripcion: null, marca: id === 2 ? 'Logitech' : null, tipo: 'Producto' as const, enable: 1 as const, precio: '1', costo: '1', costo_promedio: '1', porcentaje_impuesto: null, stock: null },
+            };
+          }),
+        }),
+        'inventory.stock.adjust': async (req) => {
+          adjustCalls++;
+          if (inventoryDown) throw new AppError('UNAVAILABLE', 'inventario no disponible');
+          if (applied.has(req.clave)) return { clave: req.clave, aplicado: false, movimientos: [] };
+          const lineas = req.lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: l.id_bodega, cantidad: l.cantidad! }));
+          applied.set(req.clave, lineas);
+          for (const l of lineas) stock.set(`${l.id_producto}:${l.id_bodega}`, Math.round((stockOf(l.id_producto, l.id_bodega) + Number(l.cantidad)) * 1000) / 1000);
+          return { clave: req.clave, aplicado: true, movimientos: [] };
+        },
+      },
+      { queue: 'inventory' },
+    );
+    service = await startService(returnsService(config), { migrateOnStart: true });
+    db = service.ctx.db as Kysely<ReturnsDb>;
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    const jsm = await jetstreamManager(client.nc);
+    await jsm.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
+    await client.drain();
+    await iso.drop();
+  });
+
+  it('creates a return from the sale’s lines, numbered from the default series, and puts the stock back once', async () => {
+    const { devolucion, idempotent } = await create({ detalles: [{ id_producto: 2, cantidad: 1 }, { id_producto: 4, cantidad: 1 }], observaciones: 'Falla', usuario: { id: 5, nombre: 'Ana' } });
+    expect(idempotent).toBe(false);
+    expect(devolucion).toMatchObject({
+      correlativo: 'NC-1',
+      nombre_documento: 'Nota de crédito',
+      tipo: 'devolucion',
+      enable: 1,
+      estado: 'Confirmada',
+      id_venta: 1,
+      nombre_cliente: 'Juan Pérez',
+      nombre_usuario: 'Ana',
+      observaciones: 'Falla',
+      total: 44.32,
+      sub_total: 39.21,
+      iva: 5.11,
+      descuento: 0.63,
+      exenta: 0,
+    });
+    expect(devolucion.detalles).toEqual([
+      expect.objectContaining({ codigo_producto: 'MOU-01', marca_producto: 'Logitech', medida: 'Unidad', cantidad: 1, precio: 19.95, costo: 9.1, descuento: 0.63, total: 19.32 }),
+      expect.objectContaining({ codigo_producto: 'SRV', marca_producto: '', cantidad: 1, total: 25 }),
+    ]);
+    // The service line moves nothing; the mouse goes back to the sale's warehouse.
+    expect([...applied.values()]).toEqual([[{ id_producto: 2, id_bodega: 7, cantidad: '1.000' }]]);
+    expect([...applied.keys()][0]).toMatch(/^devolucion-[0-9a-f-]{36}$/);
+    expect(stockOf(2)).toBe(1);
+    await eventsSettled();
+    expect(applied.size).toBe(1);
+    expect(stockOf(2)).toBe(1);
+  });
+
+  it('refuses an over-return with 422 details and changes nothing: no row, no number, no event, no stock', async () => {
+    const before = await snapshot();
+    const err = await refused(create({ detalles: [{ id_producto: 3, cantidad: 1 }, { id_producto: 2, cantidad: 2.001 }] }));
+    expect(err.code).toBe('BUSINESS_RULE');
+    expect(err.details).toEqual({ 'detalles.1.cantidad': ['Excede lo que queda por devolver: vendido 3, ya devuelto 1, disponible 2'] });
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('refuses quotations, unknown and foreign sales', async () => {
+    const before = await snapshot();
+    expect((await refused(create({ id_venta: 3 }))).code).toBe('BUSINESS_RULE');
+    const foreign = await refused(create({ id_venta: 9 }));
+    expect([foreign.code, foreign.message]).toEqual(['NOT_FOUND', 'Venta no encontrada']);
+    expect((await refused(create({ empresa_id: OTRA, id_venta: 1 }))).code).toBe('NOT_FOUND');
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('lets concurrent returns of one sale take together no more than was sold', async () => {
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => create({ id_venta: 2, detalles: [{ id_producto: 3, cantidad: 1 }] })));
+    const ok = outcomes.filter((o) => o.status === 'fulfilled');
+    expect(ok).toHaveLength(4);
+    for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as AppError).code).toBe('BUSINESS_RULE');
+    expect(stockOf(3)).toBe(4);
+    // Numbers of the series stay consecutive: refusals take none.
+    const numeros = (await db.selectFrom('devoluciones').select('numero').orderBy('numero').execute()).map((r) => r.numero);
+    expect(numeros).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('answers a repeated reference with the same return, created and stocked once, also concurrently', async () => {
+    const before = stockOf(2);
+    const replies = await Promise.all(Array.from({ length: 5 }, () => create({ referencia: 'CLI-1' })));
+    expect(replies.filter((r) => !r.idempotent)).toHaveLength(1);
+    expect(new Set(replies.map((r) => r.devolucion.id)).size).toBe(1);
+    expect(stockOf(2)).toBe(before + 1);
+  });
+
+  it('keeps a return made while inventory is unreachable, and its event puts the stock back once later', async () => {
+    const before = stockOf(3);
+    inventoryDown = true;
+    let row;
+    try {
+      const { devolucion } = await create({ detalles: [{ id_detalle: 12, cantidad: 0.5 }] });
+      row = await db.selectFrom('devoluciones').select(['id', 'stock_aplicado_at', 'clave_stock']).where('id', '=', devolucion.id).executeTakeFirstOrThrow();
+      expect(row.stock_aplicado_at).toBeNull();
+      expect(stockOf(3)).toBe(before);
+    } finally {
+      inventoryDown = false;
+    }
+    const id = row.id;
+    await waitFor(() => stockOf(3) === before + 0.5);
+    await waitFor(async () => (await db.selectFrom('devoluciones').select('stock_aplicado_at').where('id', '=', id).executeTakeFirstOrThrow()).stock_aplicado_at !== null);
+    expect(applied.get(row.clave_stock!)).toEqual([{ id_producto: 3, id_bodega: 7, cantidad: '0.500' }]);
+  });
+
+  it('annuls once: the stock movement reversed under its own key, a repeated annulment and redelivered events move nothing', async () => {
+    const { devolucion } = await create({ detalles: [{ id_detalle: 11, cantidad: 1 }] });
+    const mice = stockOf(2);
+    const annulled = await client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx);
+    expect(annulled).toMatchObject({ enable: 0, estado: 'Anulada' });
+    expect(stockOf(2)).toBe(mice - 1);
+    expect(applied.get(`devolucion-${devolucion.id}-anulacion`)).toEqual([{ id_producto: 2, id_bodega: 7, cantidad: '-1.000' }]);
+    await client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx);
+    await eventsSettled();
+    const calls = adjustCalls;
+    // The same events again, as a duplicate outbox row or a redelivery past the dedup window would bring them.
+    const payload = { empresa_id: EMPRESA, id_devolucion: devolucion.id, id_venta: 1, total: String(devolucion.total) };
+    await publishEvent(client, 'events.returns.return.created', payload, { msgId: randomUUID() });
+    await publishEvent(client, 'events.returns.return.annulled', payload, { msgId: randomUUID() });
+    await eventsSettled();
+    expect(stockOf(2)).toBe(mice - 1);
+    expect(adjustCalls).toBe(calls);
+    // Its quantity is returnable again.
+    const again = await create({ detalles: [{ id_detalle: 11, cantidad: 1 }] });
+    expect(again.devolucion.estado).toBe('Confirmada');
+  });
+
+  it('annuls only the company’s own returns', async () => {
+    const { devolucion } = await create({ empresa_id: OTRA, id_venta: 9, detalles: [{ id_producto: 2, cantidad: 1 }] });
+    const err = await refused(client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx));
+    expect([err.code, err.message]).toEqual(['NOT_FOUND', 'Devolución no encontrada']);
+    const tenant = { requestId: 'r', empresa: { id: EMPRESA, nombre: 'E1', iva: '13', venderSinStock: true } };
+    const notFound = await refused(client.request(returnsApiSubjects, 'returns.return.get', { id: devolucion.id }, tenant));
+    expect(notFound.code).toBe('NOT_FOUND');
+    const mine = await client.request(returnsApiSubjects, 'returns.return.list', { id_venta: 9 }, tenant);
+    expect(mine.items).toEqual([]);
+  });
+
+  it('lists a page of returns with their lines in three statements, newest first', async () => {
+    const statements: string[] = [];
+    const logged = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }),
+      log: (event) => void (event.level === 'query' && statements.push(event.query.sql)),
+    });
+    try {
+      const sut = listReturnsHandler(logged.withSchema(RETURNS_SCHEMA) as unknown as Kysely<ReturnsDb>);
+      const tenant = { requestId: 'r', empresa: { id: EMPRESA, nombre: 'E1', iva: '13', venderSinStock: true }, usuario: null };
+      const page = await sut({ page: 1, per_page: 50 }, tenant);
+      expect(page.items.length).toBeGreaterThan(5);
+      expect(page.items.every((d) => d.detalles.length > 0)).toBe(true);
+      expect(page.items.map((d) => d.id)).toEqual([...page.items.map((d) => d.id)].sort((a, b) => b - a));
+      expect(page.pagination.total).toBe(page.items.length);
+      expect(statements).toHaveLength(3);
+    } finally {
+      await logged.destroy();
+    }
+  });
+});
