@@ -11,11 +11,19 @@ import { salesService } from '@erp/sales';
 import { returnsService } from '@erp/returns';
 import { packagesService } from '@erp/packages';
 import { webhookIngestService } from '@erp/webhook-ingest';
+import { ContractRecorder } from './contract';
+import { addResponseSink, recordResponse } from './recording';
 
 export interface StackOptions {
   services?: readonly ServiceName[];
   gateway?: Partial<Record<keyof GatewayConfig, string>>;
   gatewayOptions?: GatewayOptions;
+  /**
+   * Check every response `api()` receives against the OpenAPI document when the stack stops
+   * (default true): a response whose status, headers or body the document does not declare fails
+   * the test file.
+   */
+  contract?: boolean;
 }
 
 /** Environment every in-process service of a stack shares: the isolated database, prefix and keys. */
@@ -42,12 +50,19 @@ export function stackEnv(iso: Isolation, extra: Record<string, string> = {}): No
  */
 export class Stack {
   readonly running = new Map<ServiceName, RunningService<BaseConfig>>();
+  /** What `api()` received, for the contract check; undefined when the stack was started without it. */
+  readonly recorder: ContractRecorder | undefined;
+  private readonly removeSink: (() => void) | undefined;
   baseUrl = '';
   private constructor(
     readonly iso: Isolation,
     readonly admin: Bus,
     private readonly options: StackOptions,
-  ) {}
+  ) {
+    const recorder = options.contract === false ? undefined : new ContractRecorder();
+    this.recorder = recorder;
+    this.removeSink = recorder && addResponseSink({ baseUrl: () => this.baseUrl, record: (method, path, res) => recorder.record(method, path, res) });
+  }
 
   static async start(options: StackOptions = {}): Promise<Stack> {
     const iso = await isolate('stack');
@@ -105,11 +120,21 @@ export class Stack {
   /** Fetch against the gateway with an API key. */
   async api(path: string, init: RequestInit & { key?: string } = {}): Promise<Response> {
     const { key, headers, ...rest } = init;
-    return fetch(`${this.baseUrl}${path}`, {
+    const res = await fetch(`${this.baseUrl}${path}`, {
       ...rest,
       headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string> | undefined) },
     });
+    this.recorder?.record(rest.method ?? 'GET', path, res);
+    return res;
   }
+
+  /** `fetch` that feeds the contract check, for code given a base URL (the typed client). */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const res = await fetch(input, init);
+    const url = input instanceof Request ? input.url : String(input);
+    recordResponse(url, init?.method ?? (input instanceof Request ? input.method : 'GET'), res);
+    return res;
+  };
 
   /** Runs SQL on the stack's database, for assertions on what the services stored. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -124,11 +149,13 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
+    this.removeSink?.();
     for (const name of [...this.running.keys()].reverse()) await this.stopService(name);
     const jsm = await jetstreamManager(this.admin.nc);
     await jsm.streams.delete(streamName(this.iso.subjectPrefix)).catch(() => undefined);
     await this.admin.drain();
     await this.iso.drop();
+    await this.recorder?.assertConform();
   }
 }
 

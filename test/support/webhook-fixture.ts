@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { recordResponse } from './recording';
 
 /**
  * Webhook deliveries shaped exactly as WooCommerce (REST API v3 resources, Hookshot headers) and
@@ -383,5 +384,7 @@ export function wooPing(webhookId = 12): { body: string; headers: Record<string,
 
 /** Posts a delivery to the gateway. */
 export async function deliver(baseUrl: string, path: string, body: string, headers: Record<string, string>): Promise<Response> {
-  return fetch(`${baseUrl}${path}`, { method: 'POST', body, headers });
+  const res = await fetch(`${baseUrl}${path}`, { method: 'POST', body, headers });
+  recordResponse(`${baseUrl}${path}`, 'POST', res);
+  return res;
 }

@@ -109,7 +109,17 @@ export interface paths {
         };
         /** Una venta con sus líneas */
         get: operations["getSalesById"];
-        put?: never;
+        /**
+         * Modifica una venta Pendiente o una cotización: los campos omitidos conservan su valor y el stock se mueve por la diferencia
+         * @description Solo ventas en estado `Pendiente` o `Cotizacion` (`Pre-venta` es una cotización) y sin documento fiscal emitido; si no, 422 con el motivo (anulada, estado que no se puede modificar, documento fiscal emitido). Un id que no existe en la empresa es 404; uno que no es entero, 400.
+         *     - `detalles`, si se envía, reemplaza las líneas: una con el `id` de una línea de esta venta la modifica (lo que omite se conserva, y puede omitir el producto), una sin `id` se agrega, y las no enviadas se eliminan. Un `id` que no es de esta venta es 422.
+         *     - Totales, impuestos y el documento de la venta se recalculan como al crearla; el `correlativo` no cambia.
+         *     - El stock se mueve por la diferencia entre lo que la venta tenía y lo que tendrá, por producto y bodega: de 5 a 3 unidades devuelve 2; cambiar de bodega mueve toda la cantidad; convertir una cotización en `Completada`/`Pagada` descuenta su stock y volver a `Cotizacion` lo devuelve.
+         *     - `Pendiente` requiere `id_cliente`, dentro de su límite de crédito; `id_canal` es obligatorio salvo en cotizaciones. `null` borra `id_cliente`, `fecha_expiracion`, `forma_pago`, `observaciones`, `monto_pago` y `cambio`.
+         *
+         *     Cuando responde, el stock ya está movido en `GET /inventory`.
+         */
+        put: operations["putSalesById"];
         post?: never;
         delete?: never;
         options?: never;
@@ -924,6 +934,77 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    putSalesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    fecha?: string;
+                    /** @enum {string} */
+                    estado?: "Pagada" | "Completada" | "Pendiente" | "Cotizacion" | "Pre-venta";
+                    id_sucursal?: number;
+                    sucursal?: string;
+                    id_bodega?: number;
+                    id_documento?: number;
+                    id_canal?: number;
+                    id_cliente?: number | null;
+                    cotizacion?: boolean;
+                    fecha_expiracion?: string | null;
+                    forma_pago?: string | null;
+                    observaciones?: string | null;
+                    monto_pago?: number | null;
+                    cambio?: number | null;
+                    detalles?: {
+                        id?: number;
+                        id_producto?: number;
+                        codigo_producto?: string;
+                        cantidad: number;
+                        precio?: number;
+                        descuento?: number;
+                        id_presentacion?: number;
+                        porcentaje_impuesto?: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Sale"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,4 +1,4 @@
-import { Sale, SaleCreateBody, SaleIdParam, SalesListQuery, SalesSummary, SalesSummaryQuery, salesApiSubjects, salesFiltersApplied } from '@erp/contracts';
+import { Sale, SaleCreateBody, SaleIdParam, SaleUpdateBody, SalesListQuery, SalesSummary, SalesSummaryQuery, salesApiSubjects, salesFiltersApplied } from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export const salesRoutes = [
@@ -59,5 +59,25 @@ export const salesRoutes = [
       const { venta, idempotent } = await bus.request(salesApiSubjects, 'sales.create', { ...body, origen: 'api' }, ctx);
       return { status: idempotent ? 200 : 201, data: venta, idempotent };
     },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/sales/:id',
+    summary: 'Modifica una venta Pendiente o una cotización: los campos omitidos conservan su valor y el stock se mueve por la diferencia',
+    description: [
+      'Solo ventas en estado `Pendiente` o `Cotizacion` (`Pre-venta` es una cotización) y sin documento fiscal emitido; si no, 422 con el motivo (anulada, estado que no se puede modificar, documento fiscal emitido). Un id que no existe en la empresa es 404; uno que no es entero, 400.',
+      '- `detalles`, si se envía, reemplaza las líneas: una con el `id` de una línea de esta venta la modifica (lo que omite se conserva, y puede omitir el producto), una sin `id` se agrega, y las no enviadas se eliminan. Un `id` que no es de esta venta es 422.',
+      '- Totales, impuestos y el documento de la venta se recalculan como al crearla; el `correlativo` no cambia.',
+      '- El stock se mueve por la diferencia entre lo que la venta tenía y lo que tendrá, por producto y bodega: de 5 a 3 unidades devuelve 2; cambiar de bodega mueve toda la cantidad; convertir una cotización en `Completada`/`Pagada` descuenta su stock y volver a `Cotizacion` lo devuelve.',
+      '- `Pendiente` requiere `id_cliente`, dentro de su límite de crédito; `id_canal` es obligatorio salvo en cotizaciones. `null` borra `id_cliente`, `fecha_expiracion`, `forma_pago`, `observaciones`, `monto_pago` y `cambio`.',
+      '',
+      'Cuando responde, el stock ya está movido en `GET /inventory`.',
+    ].join('\n'),
+    params: SaleIdParam,
+    body: SaleUpdateBody,
+    response: { kind: 'single', schema: Sale },
+    handle: async ({ params, body }, { bus, ctx }) => ({
+      data: await bus.request(salesApiSubjects, 'sales.update', { id: params.id, cambios: body }, ctx),
+    }),
   }),
 ];

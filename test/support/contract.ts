@@ -1,0 +1,192 @@
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { API_BASE } from '@erp/contracts';
+import { partnerApiDocument } from '../../services/gateway/src/write-openapi';
+
+/** One response as a test received it. */
+export interface Exchange {
+  method: string;
+  /** Path and query as requested, e.g. `/api/external/v1/sales?page=2`. */
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** An exchange checked against the document: the operation it matched, and what does not conform. */
+export interface Verdict {
+  exchange: Exchange;
+  /** `GET /sales/{id}`; undefined when the path is not in the document (an unknown route). */
+  operation?: string;
+  problems: string[];
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+interface Route {
+  template: string;
+  /** Where the path item's server puts it, e.g. `/api/external/v1`. */
+  base: string;
+  pattern: RegExp;
+  item: Json;
+}
+
+/**
+ * The OpenAPI document the gateway serves, compiled for checking responses: status declared,
+ * headers declared (required ones present, values of the declared type, no undeclared `X-`
+ * header), body valid against the declared schema (JSON Schema 2020-12, formats included).
+ */
+export class Contract {
+  private readonly ajv: Ajv2020;
+  private readonly routes: Route[];
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(readonly document: Json = partnerApiDocument()) {
+    this.ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(this.ajv);
+    // The document is not a JSON Schema itself: skip the meta-schema check, resolve pointers into it.
+    this.ajv.addSchema(document, 'openapi', undefined, false);
+    const defaultBase: string = document.servers?.[0]?.url ?? '';
+    this.routes = Object.entries<Json>(document.paths)
+      .map(([template, item]) => ({
+        template,
+        base: item.servers?.[0]?.url ?? defaultBase,
+        // Literal segments win over parameters (`/sales/summary` before `/sales/{id}`).
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+        item,
+      }))
+      .sort((a, b) => (a.template.match(/\{/g) ?? []).length - (b.template.match(/\{/g) ?? []).length);
+  }
+
+  check(exchange: Exchange): Verdict {
+    const pathname = new URL(exchange.url, 'http://localhost').pathname;
+    const route = this.routes.find((r) => pathname.startsWith(r.base) && r.pattern.test(pathname.slice(r.base.length)));
+    if (!route) return { exchange, problems: [] };
+    const method = exchange.method.toLowerCase();
+    const operation = `${exchange.method.toUpperCase()} ${route.template}`;
+    const op = route.item[method];
+    if (!op) {
+      // A method the path does not have: the gateway's 405 with the error envelope.
+      if (method === 'head') return { exchange, operation, problems: [] };
+      const problems: string[] = [];
+      if (exchange.status !== 405) problems.push(`undocumented method answered ${exchange.status}, not 405`);
+      if (!exchange.headers.allow) problems.push('405 without Allow');
+      problems.push(...this.body(exchange, '#/components/schemas/Error'));
+      return { exchange, operation, problems };
+    }
+    const pointer = `#/paths/${escape(route.template)}/${method}/responses`;
+    let response = op.responses[String(exchange.status)];
+    let responsePointer = `${pointer}/${exchange.status}`;
+    if (!response) return { exchange, operation, problems: [`status ${exchange.status} is not declared`] };
+    if (response.$ref) {
+      responsePointer = response.$ref;
+      response = this.resolve(response.$ref);
+    }
+    return { exchange, operation, problems: [...this.headers(exchange, response), ...this.content(exchange, response, responsePointer)] };
+  }
+
+  private headers(exchange: Exchange, response: Json): string[] {
+    const problems: string[] = [];
+    const declared = new Map<string, Json>(Object.entries<Json>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h.$ref ? this.resolve(h.$ref) : h]));
+    for (const [name, header] of declared) {
+      const value = exchange.headers[name];
+      if (value === undefined) {
+        if (header.required) problems.push(`header ${name} is required and missing`);
+        continue;
+      }
+      const parsed = header.schema?.type === 'integer' || header.schema?.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
+      const validate = this.compile(`header:${JSON.stringify(header.schema)}`, header.schema ?? {});
+      if (!validate(parsed)) problems.push(`header ${name}: ${this.ajv.errorsText(validate.errors)} (got ${value})`);
+    }
+    for (const name of Object.keys(exchange.headers)) {
+      if (name.startsWith('x-') && !declared.has(name)) problems.push(`header ${name} is not declared`);
+    }
+    return problems;
+  }
+
+  private content(exchange: Exchange, response: Json, pointer: string): string[] {
+    const content = response.content ?? {};
+    const types = Object.keys(content);
+    if (types.length === 0) return exchange.body ? ['a body was sent where none is declared'] : [];
+    const type = (exchange.headers['content-type'] ?? '').split(';')[0]!.trim();
+    if (!types.includes(type)) return [`content type ${type || '(none)'} is not declared (${types.join(', ')})`];
+    if (type !== 'application/json') return [];
+    return this.body(exchange, `${pointer}/content/${escape(type)}/schema`);
+  }
+
+  private body(exchange: Exchange, pointer: string): string[] {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(exchange.body);
+    } catch {
+      return ['the body is not JSON'];
+    }
+    const validate = this.compile(pointer, { $ref: pointer.startsWith('openapi#') ? pointer : `openapi${pointer}` });
+    return validate(parsed) ? [] : [`body: ${this.ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' })}`];
+  }
+
+  private compile(key: string, schema: Json): ValidateFunction {
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(schema);
+      this.validators.set(key, validate);
+    }
+    return validate;
+  }
+
+  private resolve(ref: string): Json {
+    return ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce((node: Json, part) => node?.[part], this.document);
+  }
+}
+
+/** JSON pointer escaping of one segment. */
+function escape(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+let shared: Contract | undefined;
+
+/** The contract compiled once per test file. */
+export function contract(): Contract {
+  return (shared ??= new Contract());
+}
+
+/**
+ * Collects the responses a test receives and checks them against the OpenAPI document. The body
+ * is read from a clone, so the test's own reading of the response is untouched.
+ */
+export class ContractRecorder {
+  private readonly pending: Array<Promise<Exchange | undefined>> = [];
+
+  record(method: string, url: string, res: Response): void {
+    const copy = res.clone();
+    const headers: Record<string, string> = {};
+    res.headers.forEach((value, name) => (headers[name.toLowerCase()] = value));
+    this.pending.push(
+      copy.text().then(
+        (body) => ({ method: method.toUpperCase(), url, status: res.status, headers, body }),
+        // The connection was cut (a stopped gateway): nothing to check.
+        () => undefined,
+      ),
+    );
+  }
+
+  /** Every recorded exchange with what it breaks of the document. */
+  async verdicts(): Promise<Verdict[]> {
+    const exchanges = (await Promise.all(this.pending)).filter((e): e is Exchange => e !== undefined);
+    return exchanges.map((e) => contract().check(e));
+  }
+
+  /** Throws one error listing every response that does not conform. */
+  async assertConform(): Promise<void> {
+    const failing = (await this.verdicts()).filter((v) => v.problems.length > 0);
+    if (failing.length === 0) return;
+    const lines = failing.map((v) => `- ${v.exchange.method} ${v.exchange.url} → ${v.exchange.status} (${v.operation}): ${v.problems.join('; ')}`);
+    throw new Error(`${failing.length} response(s) do not match the OpenAPI document at ${API_BASE}/openapi.json:\n${lines.join('\n')}`);
+  }
+}
