@@ -1,6 +1,7 @@
 import type { SeedOutput } from '@erp/admin';
 import { salesAdminSubjects } from '@erp/contracts';
-import { Stack, json } from '../support/stack';
+import { spawnService } from '../support/processes';
+import { Stack, json, stackEnv } from '../support/stack';
 import {
   API,
   SALES_KEY_A,
@@ -456,6 +457,37 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       // The annulment continues the same sequence and gives back exactly what the sale holds.
       await annul(a.id, venta.id);
       expect(await stock()).toBe(base);
+    });
+  });
+
+  describe('a sales crash between the adjustment and the commit', () => {
+    it('leaves the sale as it was; the client’s retry after the restart moves nothing more', async () => {
+      const venta = await pendiente(5);
+      const base = (await stock()) + 5;
+      await stack.stopService('sales');
+      const sales = await spawnService('sales', stackEnv(stack.iso, { SALES_FAULT_INJECTION: 'exit-after-update-adjust' }));
+      try {
+        const body = { detalles: [{ id: venta.detalles[0].id, cantidad: 2 }] };
+        const crashed = await putSale(venta.id, body);
+        expect([503, 504]).toContain(crashed.status);
+        await sales.exit;
+        expect(sales.child.signalCode).toBe('SIGKILL');
+        // Inventory gave 3 back under revision 1; the sale never recorded it.
+        expect(await stock()).toBe(base - 2);
+        expect((await stack.query('select revision_stock from sales.ventas where id = $1', [venta.id]))[0]).toEqual({ revision_stock: 0 });
+
+        await stack.startService('sales');
+        const retried = await putSale(venta.id, body);
+        expect(retried.status).toBe(200);
+        expect(retried.body.data.detalles[0].cantidad).toBe(2);
+        expect(await stock()).toBe(base - 2);
+        expect(await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1', [`venta-${venta.id}-rev-%`])).toEqual([
+          { clave: `venta-${venta.id}-rev-1`, cantidad: '3.000' },
+        ]);
+      } finally {
+        if (sales.child.exitCode === null && sales.child.signalCode === null) await sales.stop();
+        if (!stack.running.has('sales')) await stack.startService('sales');
+      }
     });
   });
 });

@@ -3,11 +3,12 @@ import { BaseConfig } from '@erp/runtime';
 
 /**
  * Chaos-testing hook, off in every real deployment: the process kills itself (SIGKILL, as a
- * crash would) right after inventory reserved a sale's stock, or right after the sale's
- * transaction committed and before its event is published. Tests use it to prove that stock
+ * crash would) right after inventory reserved a sale's stock, right after the sale's
+ * transaction committed and before its event is published, or right after inventory applied an
+ * update's stock difference and before the update committed. Tests use it to prove that stock
  * ends exactly right after a restart.
  */
-export const FAULT_INJECTIONS = ['off', 'exit-after-reserve', 'exit-after-commit'] as const;
+export const FAULT_INJECTIONS = ['off', 'exit-after-reserve', 'exit-after-commit', 'exit-after-update-adjust'] as const;
 export type FaultInjection = (typeof FAULT_INJECTIONS)[number];
 
 export const SALES_DEFAULTS = {

@@ -11,6 +11,7 @@ import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handler
 import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { saleReturnableHandler } from './handlers/sale-returnable.handler';
 import { updateSaleHandler } from './handlers/update-sale.handler';
+import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
 
 export const SALES_SCHEMA = 'sales';
@@ -33,7 +34,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
         salesApiSubjects,
         {
           'sales.create': createSaleHandler({ db, bus, onCommitted: () => relay.nudge(), fault: config.SALES_FAULT_INJECTION }),
-          'sales.update': updateSaleHandler({ db, bus }),
+          'sales.update': updateSaleHandler({ db, bus, ...(config.SALES_FAULT_INJECTION === 'exit-after-update-adjust' ? { afterAdjust: crash } : {}) }),
           'sales.sale.get': getSaleHandler(db),
           'sales.sale.list': listSalesHandler(db),
           'sales.summary': salesSummaryHandler(db),

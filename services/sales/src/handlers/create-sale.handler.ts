@@ -13,6 +13,7 @@ import {
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { FaultInjection } from '../config';
+import { crash } from '../fault';
 import { advanceCorrelativo, findCliente, lockDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { REFERENCIA_INDEX, findSale, findVentaIdByReferencia, insertDetalles, insertVenta, lockReferencia } from '../db/venta.repository';
@@ -214,10 +215,4 @@ async function releaseStock(bus: Bus, clave: string, ctx: TenantContext): Promis
   } catch (err) {
     bus.logger.warn({ err, clave }, 'release of a failed sale’s reservation failed; the sweeper will release it');
   }
-}
-
-/** The chaos-testing hook: die at once, as a crash or `kill -9` would, with nothing cleaned up. */
-function crash(): never {
-  process.kill(process.pid, 'SIGKILL');
-  throw new Error('unreachable');
 }
