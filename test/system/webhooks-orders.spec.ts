@@ -156,6 +156,20 @@ describe('platform orders become sales exactly once', () => {
     expect(clientes).toEqual([{ nombre: 'Marta Ruiz', email: 'marta.ruiz@example.com' }]);
   });
 
+  it('an order paid after it was pending turns its Pendiente sale into Completada without moving stock again', async () => {
+    const before = await stockOf(productoId('laptop'));
+    const at = (status: string, modified: string) =>
+      wooOrder({ id: 5221, status, email: 'marta.ruiz@example.com', date_modified_gmt: modified, line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+    expect(await settled((await sendWoo(at('on-hold', '2026-03-14T10:00:00'))).id_entrega)).toMatchObject({ estado: 'procesada' });
+    expect(await salesWith('woo-5221')).toEqual([{ id: expect.any(Number), estado: 'Pendiente' }]);
+    const paid = await settled((await sendWoo(at('processing', '2026-03-14T12:00:00'))).id_entrega);
+    expect(paid).toMatchObject({ estado: 'procesada', motivo: 'Venta pendiente completada: el pedido ya está pagado' });
+    expect(await salesWith('woo-5221')).toEqual([{ id: paid.id_venta, estado: 'Completada' }]);
+    const again = await settled((await sendWoo(at('completed', '2026-03-14T13:00:00'))).id_entrega);
+    expect(again).toMatchObject({ estado: 'procesada', motivo: 'La venta del pedido ya existía' });
+    expect(await stockOf(productoId('laptop'))).toBe(before! - 1);
+  });
+
   it('a cancellation annuls the sale even when the order’s record lost its id (crash after the sale was made)', async () => {
     const before = await stockOf(productoId('laptop'));
     const at = (status: string, modified: string) =>

@@ -18,7 +18,7 @@ type UpdateReply = ReplyInputOf<typeof salesApiSubjects, 'sales.update'>;
 export interface UpdateSaleDeps {
   db: Kysely<SalesDb>;
   bus: Bus;
-  /** Chaos-testing hook: called right after inventory answered the stock adjustment, before the commit. */
+  /** Chaos-testing hook: called right after inventory applied the stock difference, before the commit. */
   afterAdjust?: () => void;
 }
 
@@ -68,7 +68,7 @@ export function updateSaleHandler(deps: UpdateSaleDeps) {
         concepto: `Actualización de la venta ${venta.correlativo}`,
         linesOf: (move) => (move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : []),
       });
-      deps.afterAdjust?.();
+      if (revision !== venta.revision_stock) deps.afterAdjust?.();
 
       const now = new Date();
       await saveEditedVenta(trx, venta.id, {

@@ -100,7 +100,8 @@ describe('decideOrder', () => {
   it('creates once, then recognises the sale', () => {
     expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), undefined)).toEqual({ kind: 'crear', estado: 'Completada' });
     expect(decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), { version: null, id_venta: null, cancelado: false })).toEqual({ kind: 'crear', estado: 'Pendiente' });
-    expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'ya-creada', id_venta: 9 });
+    expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'completar', id_venta: 9 });
+    expect(decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'ya-creada', id_venta: 9 });
   });
 
   it('never resurrects a cancelled order, and ignores deliveries older than the newest applied', () => {

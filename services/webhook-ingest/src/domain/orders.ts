@@ -161,6 +161,8 @@ export type OrderDecision =
   | { kind: 'ignorar'; motivo: string }
   | { kind: 'crear'; estado: 'Completada' | 'Pendiente' }
   | { kind: 'ya-creada'; id_venta: number }
+  /** The order is paid now: its sale, if still Pendiente, becomes Completada (its stock is already taken). */
+  | { kind: 'completar'; id_venta: number }
   | { kind: 'anular' };
 
 /**
@@ -179,8 +181,10 @@ export function decideOrder(intent: OrderIntent, known: KnownOrder | undefined):
     case 'anular':
       return { kind: 'anular' };
     case 'completar':
+      if (known?.id_venta) return { kind: 'completar', id_venta: known.id_venta };
+      return { kind: 'crear', estado: 'Completada' };
     case 'pendiente':
       if (known?.id_venta) return { kind: 'ya-creada', id_venta: known.id_venta };
-      return { kind: 'crear', estado: intent.accion === 'completar' ? 'Completada' : 'Pendiente' };
+      return { kind: 'crear', estado: 'Pendiente' };
   }
 }

@@ -39,6 +39,8 @@ export interface SalesPort {
   annulSale(ctx: TenantContext, idVenta: number): Promise<void>;
   /** The company's customer with this email (case-insensitive), created with this name when missing. */
   findOrCreateCustomer(ctx: TenantContext, cliente: { email: string; nombre: string | null }): Promise<number>;
+  /** Turns the sale into Completada when it is still Pendiente; answers whether it changed it. */
+  completeIfPending(ctx: TenantContext, idVenta: number): Promise<boolean>;
   /** The sale made for this reference, if one was (it may exist without our record of it after a crash). */
   saleByReference(ctx: TenantContext, referencia: string): Promise<number | null>;
 }
@@ -69,6 +71,12 @@ export function busSales(bus: Bus): SalesPort {
     },
     annulSale: async (ctx, idVenta) => {
       await bus.request(salesPlatformSubjects, 'sales.sale.annul', { id_venta: idVenta }, ctx);
+    },
+    completeIfPending: async (ctx, idVenta) => {
+      const venta = await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx);
+      if (venta.estado !== 'Pendiente') return false;
+      await bus.request(salesApiSubjects, 'sales.update', { id: idVenta, cambios: { estado: 'Completada' } }, ctx);
+      return true;
     },
     findOrCreateCustomer: async (ctx, cliente) => (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
     saleByReference: async (ctx, referencia) =>

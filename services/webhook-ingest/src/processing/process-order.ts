@@ -68,6 +68,12 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
     case 'ya-creada':
       await remember({});
       return { estado: 'procesada', id_venta: decision.id_venta, motivo: 'La venta del pedido ya existía' };
+    case 'completar': {
+      const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
+      const completed = await deps.sales.completeIfPending(ctx, decision.id_venta);
+      await remember({});
+      return { estado: 'procesada', id_venta: decision.id_venta, motivo: completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía' };
+    }
     case 'anular': {
       const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
       // A crash after sales.create and before we recorded its id leaves a sale we do not know of: ask sales.
