@@ -540,7 +540,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description El servicio que atiende la solicitud no está disponible; no se procesó y puede reintentarse tras `Retry-After`. */
+        /** @description El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1139,6 +1139,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocsPage: {
@@ -1160,6 +1161,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postWoocommerceOrder: {
@@ -1268,7 +1270,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El servicio de webhooks no está disponible; la plataforma debe reintentar. */
+            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1382,7 +1384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El servicio de webhooks no está disponible; la plataforma debe reintentar. */
+            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1501,7 +1503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El servicio de webhooks no está disponible; la plataforma debe reintentar. */
+            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

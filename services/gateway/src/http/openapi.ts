@@ -87,7 +87,11 @@ const API_ERRORS = {
   },
   TooManyRequests: { status: 429, description: `Cuota horaria agotada: «${MESSAGES.rateLimited}». No cuenta.`, rated: true },
   InternalError: { status: 500, description: `«${MESSAGES.internal}»; \`X-Error-Id\` lo identifica en los registros.`, rated: false },
-  ServiceUnavailable: { status: 503, description: 'El servicio que atiende la solicitud no está disponible; no se procesó y puede reintentarse tras `Retry-After`.', rated: false },
+  ServiceUnavailable: {
+    status: 503,
+    description: 'El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`.',
+    rated: false,
+  },
   GatewayTimeout: { status: 504, description: 'El servicio no respondió a tiempo; la operación puede haberse aplicado o no.', rated: false },
 } as const;
 
@@ -197,7 +201,7 @@ function webhookOperations(): ZodOpenApiPathsObject {
           413: failure('El cuerpo supera 1 MB.'),
           422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
           500: failure(MESSAGES.internal, [], ['X-Error-Id']),
-          503: failure('El servicio de webhooks no está disponible; la plataforma debe reintentar.', ['Retry-After']),
+          503: failure('El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.', ['Retry-After']),
           504: failure('El servicio de webhooks no respondió a tiempo.'),
         },
       },
@@ -215,7 +219,10 @@ function referenceOperations(): ZodOpenApiPathsObject {
         summary: 'Este documento OpenAPI (sin API key ni cuota)',
         tags: ['referencia'],
         security: [],
-        responses: { 200: { description: 'El documento OpenAPI 3.1.', headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } } },
+        responses: {
+          200: { description: 'El documento OpenAPI 3.1.', headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } },
+          503: { $ref: '#/components/responses/ServiceUnavailable' },
+        },
       },
     },
     [REFERENCE_PATHS.docs]: {
@@ -224,7 +231,10 @@ function referenceOperations(): ZodOpenApiPathsObject {
         summary: 'Esta referencia en HTML (sin API key ni cuota)',
         tags: ['referencia'],
         security: [],
-        responses: { 200: { description: 'Página HTML que muestra el documento.', headers: onlyRequestId, content: { 'text/html': { schema: { type: 'string' } } } } },
+        responses: {
+          200: { description: 'Página HTML que muestra el documento.', headers: onlyRequestId, content: { 'text/html': { schema: { type: 'string' } } } },
+          503: { $ref: '#/components/responses/ServiceUnavailable' },
+        },
       },
     },
   };
