@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { isolate, type Isolation } from '@erp/testing';
 import { generateBenchData, type BenchDataResult } from './data/generate';
+import { benchWebhookIntegration } from './data/loaders/webhook-ingest.loader';
 import { silentProgress } from './data/progress';
 
 /** The benchmark's data generator at a tiny scale, so it cannot rot between benchmark runs. */
@@ -87,6 +88,20 @@ describe('generateBenchData', () => {
       select d.id, d.correlativo, count(v.id)::int as n, coalesce(max(v.numero), 0) as max
       from sales.documentos d left join sales.ventas v on v.documento_id = d.id group by d.id`);
     for (const doc of rows) expect({ id: doc.id, counter: doc.correlativo, max: doc.max }).toEqual({ id: doc.id, counter: doc.n + 1, max: doc.n });
+  });
+
+  it('gives each company a WooCommerce integration whose token resolves to it and issues on its own branch', async () => {
+    if (!('webhook_ingest.integraciones' in sut.counts)) return;
+    for (const company of sut.companies) {
+      const hash = createHash('sha256').update(benchWebhookIntegration(company.clave).token).digest();
+      const { rows } = await client.query(
+        `select w.empresa_id, d.sucursal_id = w.sucursal_id as same_branch, b.sucursal_id = w.sucursal_id as warehouse_of_branch
+           from webhook_ingest.integraciones w join sales.documentos d on d.id = w.documento_id join inventory.bodegas b on b.id = w.bodega_id
+          where w.token_hash = $1`,
+        [hash],
+      );
+      expect(rows).toEqual([{ empresa_id: company.empresaId, same_branch: true, warehouse_of_branch: true }]);
+    }
   });
 
   it('moves every identity past the loaded ids, so the services insert after them', async () => {

@@ -65,7 +65,7 @@ function parseOptions(argv: readonly string[]): Options {
 async function probe(gatewayUrl: string, apiKey: string, r: LoadRequest): Promise<{ status: number; body: string }> {
   const res = await fetch(`${gatewayUrl}${r.path}`, {
     method: r.method,
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...r.headers },
     ...(r.body !== undefined ? { body: r.body } : {}),
     signal: AbortSignal.timeout(30_000),
   });
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   if (o.explain) {
     const facts = await readFacts(databaseUrl);
-    const list = scenarios(facts, 'explain').filter((s) => !o.only || s.name.includes(o.only));
+    const list = scenarios(facts, 'explain', databaseUrl).filter((s) => !o.only || s.name.includes(o.only));
     for (const e of await explainScenarios(databaseUrl, facts.empresaId, list)) {
       console.log(`\n=== ${e.scenario}: GET ${e.path}`);
       for (const st of e.statements) console.log(`\n${st.sql}\n-- parameters: ${JSON.stringify(st.parameters)}\n${st.plan}`);
@@ -123,11 +123,11 @@ async function main(): Promise<void> {
   const facts = await readFacts(databaseUrl);
   const info = await describeRun(databaseUrl, o);
   const runTag = Date.now().toString(36);
-  const all = scenarios(facts, runTag).filter((s) => !o.only || s.name.includes(o.only));
+  const all = scenarios(facts, runTag, databaseUrl).filter((s) => !o.only || s.name.includes(o.only));
   const durationText = `${o.duration} s`;
 
   // Never runs away: a watchdog ends everything if the runs take far longer than planned.
-  const budgetMs = (180 + all.length * (2 * (o.duration + o.warmup) + 15)) * 1000;
+  const budgetMs = (180 + all.length * (2 * (o.duration + o.warmup) + 15) + all.filter((s) => s.settle).length * 300) * 1000;
   const logDir = await mkdtemp(path.join(os.tmpdir(), 'erp-bench-'));
   console.log(`logs of the services: ${logDir}`);
   let stack: Stack | undefined;
@@ -149,18 +149,19 @@ async function main(): Promise<void> {
     const headers = { authorization: `Bearer ${facts.apiKey}`, 'content-type': 'application/json' };
 
     const pending: Pending[] = [];
-    for (const p of pendingScenarios()) {
+    for (const p of pendingScenarios(facts)) {
       const answer = await probe(stack.gatewayUrl, facts.apiKey, p.probe);
       pending.push({ ...p, reason: routeMissing(answer) ? 'its route has not landed in the gateway' : p.reason });
     }
 
     const measured: Measured[] = [];
-    const load = (url: string, s: Scenario, connections: number, seconds: number): Promise<LoadResult> =>
-      runLoad({ url, headers, connections, duration: seconds, next: s.next });
+    const load = (url: string, s: Scenario, connections: number, seconds: number, amount?: number): Promise<LoadResult> =>
+      runLoad({ url, headers, connections, duration: seconds, next: s.next, ...(amount !== undefined ? { amount } : {}) });
     for (const s of all) {
       const connections = s.connections ?? o.connections;
+      const root = s.absolute ? stack.gatewayUrl : `${stack.gatewayUrl}${API_BASE}`;
       const sample = s.next();
-      const first = await probe(stack.gatewayUrl, facts.apiKey, { ...sample, path: `${API_BASE}${sample.path}` });
+      const first = await probe(stack.gatewayUrl, facts.apiKey, { ...sample, path: s.absolute ? sample.path : `${API_BASE}${sample.path}` });
       if (routeMissing(first)) {
         pending.push({ name: s.name, reason: 'its route has not landed in the gateway', probe: sample });
         continue;
@@ -170,18 +171,26 @@ async function main(): Promise<void> {
         printScenario(measured.at(-1)!, durationText);
         continue;
       }
-      const gatewayApi = `${stack.gatewayUrl}${API_BASE}`;
-      if (o.warmup > 0) await load(gatewayApi, s, connections, o.warmup);
+      if (o.warmup > 0 && s.amount === undefined) await load(root, s, connections, o.warmup);
       const before = await scrapeHandlerTotals(stack.opsPorts);
-      const { value: full, rss } = await withRssSampling(stack.opsPorts, () => load(gatewayApi, s, connections, o.duration));
+      const startedAt = new Date();
+      const { value: full, rss } = await withRssSampling(stack.opsPorts, async () => {
+        const result = await load(root, s, connections, o.duration, s.amount);
+        if (s.settle) console.log(`${s.name}: ${result.requests} answered, waiting for them to be processed…`);
+        return { result, settled: s.settle ? await s.settle(startedAt) : undefined };
+      });
       const handlers = handlerTimes(before, await scrapeHandlerTotals(stack.opsPorts));
       let base: LoadResult | undefined;
       if (s.baseline) {
         if (o.warmup > 0) await load(baseline.url, s, connections, o.warmup);
         base = await load(baseline.url, s, connections, o.duration);
       }
-      measured.push({ scenario: s, connections, result: { full, rss, handlers, ...(base ? { baseline: base } : {}) } });
-      printScenario(measured.at(-1)!, durationText);
+      measured.push({
+        scenario: s,
+        connections,
+        result: { full: full.result, rss, handlers, ...(base ? { baseline: base } : {}), ...(full.settled ? { settled: full.settled } : {}) },
+      });
+      printScenario(measured.at(-1)!, s.amount !== undefined ? `${s.amount.toLocaleString('en-US')} requests` : durationText);
     }
     for (const p of pending) console.log(`\n${p.name}: not yet measurable (${p.reason})`);
 

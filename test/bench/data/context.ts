@@ -43,6 +43,11 @@ export interface LoadedCompany {
   sucursales: Array<{ id: number; nombre: string }>;
   bodegas: LoadedBodega[];
   productos?: LoadedProducts;
+  /** Written by the sales loader: the document types and channels sales are issued with. */
+  ventas?: {
+    documentos: Array<{ id: number; sucursalId: number; nombre: string; cotizacion: boolean }>;
+    canales: Array<{ id: number; nombre: string }>;
+  };
 }
 
 export interface LoadContext {

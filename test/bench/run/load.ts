@@ -4,6 +4,8 @@ export interface LoadRequest {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
   body?: string;
+  /** Added to the run's headers for this request. */
+  headers?: Record<string, string>;
 }
 
 export interface LoadOptions {
@@ -35,7 +37,7 @@ export interface LoadResult {
 /** One bounded autocannon run on loopback; every request is built by `next()`. */
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const first = o.next();
-  // Paths of the requests are relative to the URL's own path (the API base, or the baseline's root).
+  // Paths are relative to the URL's own path (the API base, or the baseline's root).
   const base = new URL(o.url).pathname.replace(/\/$/, '');
   const result = await autocannon({
     url: o.url,
@@ -48,7 +50,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       {
         setupRequest: (req) => {
           const r = o.next();
-          return { ...req, method: r.method, path: `${base}${r.path}`, ...(r.body !== undefined ? { body: r.body } : {}) };
+          return { ...req, method: r.method, path: `${base}${r.path}`, ...(r.body !== undefined ? { body: r.body } : {}), ...(r.headers ? { headers: { ...req.headers, ...r.headers } } : {}) };
         },
       },
     ],

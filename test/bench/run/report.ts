@@ -63,6 +63,12 @@ function rows(m: Measured): string[][] {
 
 const HEAD = ['', 'req/s', 'p50 ms', 'p99 ms', 'errors / non-2xx'];
 
+function settledLine(m: Measured): string | undefined {
+  const st = m.result?.settled;
+  if (!st) return undefined;
+  return `processed into sales: ${fmt(st.processed)} in ${fmt(st.seconds, 1)} s from the first received (${fmt(st.rate)}/s); failed or ignored ${fmt(st.failed)}; still waiting ${fmt(st.pending)}`;
+}
+
 export function printScenario(m: Measured, duration: string): void {
   console.log(`\n${m.scenario.name}  (${m.connections} connections, ${duration})`);
   if (!m.result) return void console.log(`  not measured: ${m.failure}`);
@@ -71,6 +77,8 @@ export function printScenario(m: Measured, duration: string): void {
   for (const r of table) console.log(`  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`);
   console.log(`  RSS max: ${rssLine(m.result.rss)}`);
   console.log(`  NATS handlers (mean): ${handlersLine(m)}`);
+  const settled = settledLine(m);
+  if (settled) console.log(`  ${settled}`);
   console.log(`  targets: ${targetLines(m).map((t) => `${t.label}: ${t.met ? 'met' : 'MISSED'}`).join('; ')}`);
 }
 
@@ -94,10 +102,13 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
   for (const p of pending) lines.push(`| ${p.name} | – | – | – | – | not yet measurable: ${p.reason} |`);
   for (const m of measured) {
     if (!m.result) continue;
-    lines.push('', `#### ${m.scenario.name}`, '', `${m.connections} connections, ${duration}.`, '');
+    const runLength = m.scenario.amount !== undefined ? `${fmt(m.scenario.amount)} requests` : duration;
+    lines.push('', `#### ${m.scenario.name}`, '', `${m.connections} connections, ${runLength}.`, '');
     lines.push(`| ${HEAD.join(' | ')} |`, '|---|---:|---:|---:|---:|');
     for (const r of rows(m)) lines.push(`| ${r.join(' | ')} |`);
     lines.push('', `RSS max during the run: ${rssLine(m.result.rss)}.`, '', `Mean handler time per NATS subject during the run: ${handlersLine(m)}.`);
+    const settled = settledLine(m);
+    if (settled) lines.push('', `After the burst: ${settled}.`);
   }
   return lines.join('\n');
 }

@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { API_BASE, WEBHOOK_BASE } from '@erp/contracts';
+import { wooHeaders, wooOrder } from '../../support/webhook-fixture';
+import { benchWebhookIntegration } from '../data/loaders/webhook-ingest.loader';
 import { benchApiKey } from '../data/plan';
 import type { HandlerTime, LoadRequest, LoadResult } from './load';
 
@@ -9,8 +11,10 @@ export interface Facts {
   apiKey: string;
   /** Live products of the large company, in a fixed random order. */
   productIds: number[];
-  /** Enabled physical products, for sale lines. */
-  saleProductIds: number[];
+  /** Enabled physical products, for sale lines and webhook orders (SKU = codigo, price with tax). */
+  saleProducts: Array<{ id: number; codigo: string; precio: number }>;
+  /** The company's WooCommerce integration, when the bench data has one. */
+  webhook?: { integracionId: number; token: string; secret: string };
   sucursalId: number;
   bodegaId: number;
   /** The branch's four document types that issue sales. */
@@ -32,7 +36,14 @@ export async function readFacts(databaseUrl: string): Promise<Facts> {
     const empresaId = empresa.rows[0]!.id;
     const ids = async (sql: string) => (await client.query<{ id: number }>(sql, [empresaId])).rows.map((r) => r.id);
     const productIds = await ids(`select id from inventory.productos where empresa_id = $1 and deleted_at is null order by md5(id::text) limit 2000`);
-    const saleProductIds = await ids(`select id from inventory.productos where empresa_id = $1 and deleted_at is null and enable and tipo = 'Producto' order by md5(id::text) limit 2000`);
+    const { rows: saleProducts } = await client.query<{ id: number; codigo: string; precio: number }>(
+      `select id, codigo, precio::float8 as precio from inventory.productos
+        where empresa_id = $1 and deleted_at is null and enable and tipo = 'Producto' order by md5(id::text) limit 2000`,
+      [empresaId],
+    );
+    const { rows: integracion } = await client
+      .query<{ id: number }>(`select id from webhook_ingest.integraciones where empresa_id = $1 and plataforma = 'woocommerce' and activo order by id limit 1`, [empresaId])
+      .catch(() => ({ rows: [] as Array<{ id: number }> }));
     const { rows: branch } = await client.query<{ sucursal_id: number; bodega_id: number; documentos: number[] }>(
       `select b.sucursal_id, min(b.id)::int as bodega_id,
               (select array_agg(d.id order by d.id) from sales.documentos d where d.sucursal_id = b.sucursal_id and d.activo and not d.solo_cotizacion) as documentos
@@ -49,7 +60,8 @@ export async function readFacts(databaseUrl: string): Promise<Facts> {
       empresaId,
       apiKey: benchApiKey(clave),
       productIds,
-      saleProductIds,
+      saleProducts,
+      ...(integracion[0] ? { webhook: { integracionId: integracion[0].id, ...benchWebhookIntegration(clave) } } : {}),
       sucursalId: branch[0]!.sucursal_id,
       bodegaId: branch[0]!.bodega_id,
       documentoIds: branch[0]!.documentos ?? [],
@@ -70,6 +82,18 @@ export interface ScenarioResult {
   rss: Record<string, number>;
   /** Mean handler time of each NATS subject during the full-path run. */
   handlers: HandlerTime[];
+  /** What happened after the requests were answered (the webhook burst: deliveries processed into sales). */
+  settled?: Settled;
+}
+
+export interface Settled {
+  processed: number;
+  failed: number;
+  /** Still waiting when the harness stopped looking. */
+  pending: number;
+  /** From the first delivery received to the last processed. */
+  seconds: number;
+  rate: number;
 }
 
 export interface Target {
@@ -82,8 +106,13 @@ export interface Scenario {
   /** Reads also run against the baseline with the same paths. */
   baseline: boolean;
   connections?: number;
-  /** The next request, path relative to the API base (and to the baseline's root). */
+  /** The next request, path relative to the API base (and to the baseline's root), or absolute when `absolute`. */
   next(): LoadRequest;
+  absolute?: boolean;
+  /** A burst of this many requests instead of a timed run (no warm-up). */
+  amount?: number;
+  /** Waits for the asynchronous work the run started, and measures it. */
+  settle?: (startedAt: Date) => Promise<Settled>;
   targets: Target[];
 }
 
@@ -116,9 +145,9 @@ function cycle<T>(items: readonly T[]): () => T {
 const get = (path: string): LoadRequest => ({ method: 'GET', path });
 
 /** The scenarios of issue 11 that the routes that exist today allow. */
-export function scenarios(f: Facts, runTag: string): Scenario[] {
+export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenario[] {
   const product = cycle(f.productIds);
-  const saleProduct = cycle(f.saleProductIds);
+  const saleProduct = cycle(f.saleProducts.map((p) => p.id));
   const nombres = cycle(['martillo', 'cable', 'café', 'pintura', 'detergente', 'tornillo premium']);
   const lastPage = Math.max(1, Math.ceil(f.salesCount / 100));
   const deepPage = Math.min(5_000, lastPage);
@@ -169,17 +198,85 @@ export function scenarios(f: Facts, runTag: string): Scenario[] {
     { name: 'POST /sales (3 lines, one document type)', baseline: false, next: saleBody(() => oneDocument), targets: [rateAtLeast(150), rssTarget] },
     { name: 'POST /sales (3 lines, four document types)', baseline: false, next: saleBody(spread), targets: [rateAtLeast(300), rssTarget] },
     { name: 'POST /packages/import (500 items)', baseline: false, connections: 1, next: importBody, targets: [p50Within(250), rssTarget] },
+    ...(f.webhook ? [webhookBurst(f, f.webhook, runTag, databaseUrl)] : []),
   ];
 }
 
+export const WEBHOOK_BURST = 5_000;
+const SETTLE_TIMEOUT_MS = 240_000;
+
+/**
+ * 5,000 WooCommerce order deliveries (signed, one to three lines by SKU, each a new order) as fast
+ * as the gateway accepts them; then the harness watches the deliveries until every one is
+ * processed into a sale (or failed), or four minutes pass.
+ */
+function webhookBurst(f: Facts, webhook: NonNullable<Facts['webhook']>, runTag: string, databaseUrl: string): Scenario {
+  const product = cycle(f.saleProducts);
+  // Order ids unique to this run: WooCommerce ids are integers.
+  const firstOrder = Number.parseInt(runTag, 36) % 1_000_000_000;
+  let order = 0;
+  const next = (): LoadRequest => {
+    const id = firstOrder * 10 + ++order;
+    const lines = Array.from({ length: 1 + (order % 3) }, () => {
+      const p = product();
+      const net = Math.round((p.precio * 100) / 1.13);
+      return { product_id: 9_000_000 + p.id, sku: p.codigo, quantity: 1, total: (net / 100).toFixed(2), total_tax: ((Math.round(p.precio * 100) - net) / 100).toFixed(2) };
+    });
+    const body = JSON.stringify(wooOrder({ id, status: 'processing', date_modified_gmt: new Date().toISOString().slice(0, 19), line_items: lines }));
+    return { method: 'POST', path: `${WEBHOOK_BASE}/woocommerce/${webhook.token}`, body, headers: wooHeaders(body, 'order.created', webhook.secret) };
+  };
+  const settle = async (startedAt: Date): Promise<Settled> => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+      for (;;) {
+        const { rows } = await client.query<{ processed: number; failed: number; pending: number; seconds: number | null }>(
+          `select count(*) filter (where estado = 'procesada')::int as processed,
+                  count(*) filter (where estado in ('fallida', 'ignorada'))::int as failed,
+                  count(*) filter (where estado = 'recibida')::int as pending,
+                  extract(epoch from max(procesada_at) - min(recibida_at))::float8 as seconds
+             from webhook_ingest.entregas where integracion_id = $1 and recibida_at >= $2`,
+          [webhook.integracionId, startedAt],
+        );
+        const r = rows[0]!;
+        if (r.pending === 0 || Date.now() > deadline) {
+          const seconds = r.seconds ?? 0;
+          return { processed: r.processed, failed: r.failed, pending: r.pending, seconds, rate: seconds > 0 ? r.processed / seconds : 0 };
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    name: `burst of ${WEBHOOK_BURST.toLocaleString('en-US')} webhook deliveries (WooCommerce orders)`,
+    baseline: false,
+    absolute: true,
+    amount: WEBHOOK_BURST,
+    next,
+    settle,
+    targets: [
+      { label: 'accepted ≥ 1,000/s', met: (r) => r.full.non2xx === 0 && r.full.rps >= 1_000 },
+      { label: 'processed into sales ≥ 200/s', met: (r) => r.settled !== undefined && r.settled.pending === 0 && r.settled.rate >= 200 },
+      rssTarget,
+    ],
+  };
+}
+
 /** Scenarios of the issue whose routes or loaders have not landed; each is probed so the report says which. */
-export function pendingScenarios(): Pending[] {
+export function pendingScenarios(f: Facts): Pending[] {
   return [
     { name: 'PUT /sales/{id}', reason: 'scenario not written yet', probe: { method: 'PUT', path: `${API_BASE}/sales/1`, body: '{}' } },
-    {
-      name: 'burst of 5,000 webhook deliveries (acceptance rate, time until all are sales)',
-      reason: 'scenario not written yet',
-      probe: { method: 'POST', path: `${WEBHOOK_BASE}/woocommerce/bench-probe`, body: '{}' },
-    },
+    ...(f.webhook
+      ? []
+      : [
+          {
+            name: `burst of ${WEBHOOK_BURST.toLocaleString('en-US')} webhook deliveries`,
+            reason: 'the bench data has no webhook integration (run `npm run bench:data` again)',
+            probe: { method: 'POST' as const, path: `${WEBHOOK_BASE}/woocommerce/bench-probe`, body: '{}' },
+          },
+        ]),
   ];
 }

@@ -86,6 +86,10 @@ export const salesLoader: Loader = {
       }
       documentos.set(company.empresaId, docs);
       canales.set(company.empresaId, CHANNELS.map((nombre) => ({ id: canalId++, nombre })));
+      company.ventas = {
+        documentos: docs.map((d) => ({ id: d.id, sucursalId: d.sucursalId, nombre: d.nombre, cotizacion: d.nombre === 'Cotización' })),
+        canales: canales.get(company.empresaId)!,
+      };
       const list: Cliente[] = [];
       for (let i = 0; i < company.plan.customers; i++) {
         const nombre = `${rnd.pick(FIRST_NAMES)} ${rnd.pick(LAST_NAMES)} ${rnd.pick(LAST_NAMES)}`;
