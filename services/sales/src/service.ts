@@ -3,6 +3,7 @@ import { OutboxRelay } from '@erp/bus';
 import { salesAdminSubjects, salesApiSubjects, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
+import { startReturnsConsumers } from './consumers/returns.consumer';
 import { migrations } from './db/migrations';
 import type { SalesDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
@@ -43,6 +44,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       );
       bus.serve(salesAdminSubjects, adminHandlers(db, bus), { queue: 'sales' });
       bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
+      await startReturnsConsumers(db, bus);
     },
   };
 }

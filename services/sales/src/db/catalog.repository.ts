@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DocumentoRow } from '../domain/sale-rules';
 import type { SalesDb } from './tables';
 
@@ -36,7 +36,8 @@ export async function findCliente(db: Db, empresaId: number, id: number, options
 export async function pendingBalance(db: Db, empresaId: number, clienteId: number, exceptVentaId?: number): Promise<string> {
   let q = db
     .selectFrom('ventas')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('saldo'), eb.val('0')).as('adeudado'))
+    // Returns credited: what active returns took off a pending sale is no longer owed.
+    .select(sql<string>`coalesce(sum(greatest(saldo - monto_devuelto, 0)), 0)`.as('adeudado'))
     .where('empresa_id', '=', empresaId)
     .where('cliente_id', '=', clienteId)
     .where('estado', '=', 'Pendiente');

@@ -79,6 +79,9 @@ export interface VentasTable {
   revision_stock: Generated<number>;
   /** The document type that issued `numero`, once an update moved the sale to another type. */
   documento_emisor_id: number | null;
+  /** Sum of the totals of the sale's active returns, and their count (kept by the returns consumer). */
+  monto_devuelto: Generated<Decimal>;
+  devoluciones_activas: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -55,7 +55,8 @@ const SALE_COLUMNS = [
   'v.exenta',
   'v.monto_pago',
   'v.cambio',
-  'v.saldo',
+  // What the customer still owes once active returns are credited.
+  sql<string>`greatest(v.saldo - v.monto_devuelto, 0)`.as('saldo'),
   'v.nombre_cliente',
   'v.nombre_usuario',
   'v.nombre_vendedor',

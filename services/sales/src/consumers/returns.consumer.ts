@@ -1,0 +1,45 @@
+import { sql, type Kysely } from 'kysely';
+import { PoisonEventError, claimEvent, startConsumer, type Bus } from '@erp/bus';
+import { returnsEvents } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import type { SalesDb } from '../db/tables';
+
+/** One durable per subject: a consumer filtering on several subjects needs JetStream 2.10. */
+export const RETURNS_CONSUMERS = {
+  'events.returns.return.created': 'sales-return-created',
+  'events.returns.return.annulled': 'sales-return-annulled',
+} as const;
+
+/**
+ * Keeps each sale's returned amount (and so its `saldo`) in step with its active returns: a
+ * created return adds its total, an annulled one takes it off. Each return is applied once per
+ * event kind whatever the message id (`claimEvent` on `<subject>:<return id>`, in the transaction
+ * of the change), so a redelivered or republished event changes nothing; the two kinds commute,
+ * so their order does not matter either.
+ */
+export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Promise<void> {
+  for (const [subject, durable] of Object.entries(RETURNS_CONSUMERS) as Array<[keyof typeof RETURNS_CONSUMERS, string]>) {
+    const sign = subject === 'events.returns.return.created' ? 1 : -1;
+    await startConsumer(bus, {
+      durable,
+      events: returnsEvents,
+      subjects: [subject],
+      handler: async (_subject, event) => {
+        await inTransaction(db, async (trx) => {
+          if (!(await claimEvent(trx, 'sales-returns', `${subject}:${event.id_devolucion}`))) return;
+          const updated = await trx
+            .updateTable('ventas')
+            .set({
+              monto_devuelto: sql`monto_devuelto + ${sign} * ${event.total}::numeric`,
+              devoluciones_activas: sql`devoluciones_activas + ${sign}`,
+              updated_at: new Date(),
+            })
+            .where('empresa_id', '=', event.empresa_id)
+            .where('id', '=', event.id_venta)
+            .executeTakeFirst();
+          if (updated.numUpdatedRows === 0n) throw new PoisonEventError(`Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`);
+        });
+      },
+    });
+  }
+}
