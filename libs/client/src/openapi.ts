@@ -127,6 +127,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/returns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Devoluciones de ventas con sus líneas: filtros por fecha y por venta, de la más reciente a la más antigua, paginadas
+         * @description - `fecha_inicio` y `fecha_fin` incluyen ambos extremos; se puede enviar una sola. `fecha_fin` anterior a `fecha_inicio` es 400.
+         *     - `id_venta` deja solo las devoluciones de esa venta.
+         *     - Orden: `fecha` descendente y, a igual fecha, `id` descendente.
+         *     - `enable` es 1 y `estado` `Confirmada` mientras la devolución está activa; 0 y `Anulada` una vez anulada.
+         */
+        get: operations["getReturns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/returns/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Resumen de las devoluciones activas: cantidad, totales, promedio y desglose por tipo */
+        get: operations["getReturnsSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/returns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Una devolución con sus líneas */
+        get: operations["getReturnsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/packages/import": {
         parameters: {
             query?: never;
@@ -402,6 +459,67 @@ export interface components {
             ventas_por_estado: {
                 /** @enum {string} */
                 estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
+                cantidad: number;
+                total: number;
+            }[];
+        };
+        Return: {
+            id: number;
+            fecha: string;
+            correlativo: string;
+            /** @enum {string} */
+            tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
+            sub_total: number;
+            no_sujeta: number;
+            exenta: number;
+            cuenta_a_terceros: number;
+            total: number;
+            iva: number;
+            iva_retenido: number;
+            descuento: number;
+            observaciones: string;
+            enable: 0 | 1;
+            /** @enum {string} */
+            estado: "Confirmada" | "Anulada";
+            id_venta: number;
+            nombre_cliente: string;
+            nombre_usuario: string;
+            nombre_documento: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            detalles: {
+                id: number;
+                id_detalle_venta: number;
+                id_producto: number;
+                nombre_producto: string;
+                codigo_producto: string;
+                marca_producto: string;
+                descripcion: string;
+                cantidad: number;
+                precio: number;
+                costo: number;
+                descuento: number;
+                porcentaje_impuesto: number;
+                sub_total: number;
+                iva: number;
+                no_sujeta: number;
+                cuenta_a_terceros: number;
+                exenta: number;
+                total: number;
+                medida: string;
+            }[];
+        };
+        ReturnsSummary: {
+            cantidad_devoluciones: number;
+            total_devuelto: number;
+            total_iva: number;
+            total_descuentos: number;
+            promedio_devolucion: number;
+            devoluciones_por_tipo: {
+                /** @enum {string} */
+                tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
                 cantidad: number;
                 total: number;
             }[];
@@ -1005,6 +1123,124 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getReturns: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                fecha_inicio?: string;
+                fecha_fin?: string;
+                id_venta?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Return"][];
+                        pagination: components["schemas"]["Pagination"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getReturnsSummary: {
+        parameters: {
+            query?: {
+                fecha_inicio?: string;
+                fecha_fin?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ReturnsSummary"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getReturnsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Return"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
