@@ -218,6 +218,15 @@ describe('sales.update against Postgres and NATS', () => {
     expect((await db.selectFrom('ventas').select('estado').where('id', '=', venta.id).executeTakeFirstOrThrow()).estado).toBe('Anulada');
   });
 
+  it('refuses a sale with active returns and moves nothing', async () => {
+    const venta = await pendingSale(3, 19);
+    await db.updateTable('ventas').set({ devoluciones_activas: 1, monto_devuelto: '11.30' }).where('id', '=', venta.id).execute();
+    const refused = await setQuantity(venta, 1).catch((e: unknown) => e);
+    expect(isAppError(refused) && [refused.code, refused.message]).toEqual(['BUSINESS_RULE', 'La venta tiene devoluciones activas y no se puede modificar']);
+    expect(keysOf(venta.id)).toEqual([]);
+    expect(ledger.of(19, 2)).toBe(-3);
+  });
+
   it('annuls in the same revision sequence: a change that died before it is squared, not returned twice', async () => {
     const venta = await pendingSale(5, 18);
     failAfterAdjust = 1;

@@ -264,6 +264,7 @@ export async function lockVentaForEdit(trx: Transaction<SalesDb>, empresaId: num
       'cambio',
       'saldo',
       'revision_stock',
+      'devoluciones_activas',
       'numero',
       'correlativo',
       'created_at',

@@ -23,6 +23,7 @@ const stored = (over: Partial<StoredSale> = {}): StoredSale => ({
   cambio: '0.00',
   saldo: '12.60',
   revision_stock: 0,
+  devoluciones_activas: 0,
   lines: [
     { id: 100, id_producto: 7, cantidad: '2.0000', precio: '9.9900', descuento: '1.00', porcentaje_impuesto: '13.0000', id_presentacion: null, mueve_stock: true },
     { id: 101, id_producto: 8, cantidad: '1.0000', precio: '5.0000', descuento: '0.00', porcentaje_impuesto: '0.0000', id_presentacion: 3, mueve_stock: true },
@@ -39,20 +40,24 @@ const draftOf = (changes: unknown, venta = stored()): SaleDraft => {
 };
 
 describe('updateRefusal', () => {
+  const venta = (over: Partial<Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>>) => ({ estado: 'Pendiente' as const, documento_fiscal_emitido: false, devoluciones_activas: 0, ...over });
+
   it('lets Pendiente sales and quotations without a fiscal document through', () => {
-    expect(updateRefusal({ estado: 'Pendiente', documento_fiscal_emitido: false })).toBeUndefined();
-    expect(updateRefusal({ estado: 'Cotizacion', documento_fiscal_emitido: false })).toBeUndefined();
+    expect(updateRefusal(venta({}))).toBeUndefined();
+    expect(updateRefusal(venta({ estado: 'Cotizacion' }))).toBeUndefined();
   });
 
   it('names the reason: annulled, fiscal document emitted, or a state that cannot change', () => {
-    expect(updateRefusal({ estado: 'Anulada', documento_fiscal_emitido: true })).toEqual({ field: 'estado', message: 'La venta está anulada y no se puede modificar' });
-    expect(updateRefusal({ estado: 'Pendiente', documento_fiscal_emitido: true })).toEqual({
+    expect(updateRefusal(venta({ estado: 'Anulada', documento_fiscal_emitido: true }))).toEqual({ field: 'estado', message: 'La venta está anulada y no se puede modificar' });
+    expect(updateRefusal(venta({ documento_fiscal_emitido: true }))).toEqual({
       field: 'documento_fiscal_emitido',
       message: 'La venta tiene un documento fiscal emitido y no se puede modificar',
     });
-    expect(updateRefusal({ estado: 'Completada', documento_fiscal_emitido: false })?.message).toBe(
-      'La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion',
-    );
+    expect(updateRefusal(venta({ estado: 'Completada' }))?.message).toBe('La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion');
+  });
+
+  it('refuses a sale with active returns: they gave back stock of its lines', () => {
+    expect(updateRefusal(venta({ devoluciones_activas: 1 }))).toEqual({ field: 'detalles', message: 'La venta tiene devoluciones activas y no se puede modificar' });
   });
 });
 

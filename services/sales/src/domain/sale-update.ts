@@ -36,16 +36,20 @@ export interface StoredSale {
   cambio: string;
   saldo: string;
   revision_stock: number;
+  /** Active returns of the sale (kept by the consumer of the returns service's events). */
+  devoluciones_activas: number;
   lines: StoredLine[];
 }
 
 /** Why the sale cannot be updated at all (with the field it is about), or undefined when it can. */
-export function updateRefusal(venta: Pick<StoredSale, 'estado' | 'documento_fiscal_emitido'>): { field: string; message: string } | undefined {
+export function updateRefusal(venta: Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>): { field: string; message: string } | undefined {
   if (venta.estado === 'Anulada') return { field: 'estado', message: 'La venta está anulada y no se puede modificar' };
   if (venta.documento_fiscal_emitido) return { field: 'documento_fiscal_emitido', message: 'La venta tiene un documento fiscal emitido y no se puede modificar' };
   if (!(ESTADOS_VENTA_EDITABLES as readonly string[]).includes(venta.estado)) {
     return { field: 'estado', message: `La venta está en estado ${venta.estado}: solo se pueden modificar ventas en estado Pendiente o Cotizacion` };
   }
+  // Its returns gave back stock of its lines: changing those lines would count that stock twice.
+  if (venta.devoluciones_activas > 0) return { field: 'detalles', message: 'La venta tiene devoluciones activas y no se puede modificar' };
   return undefined;
 }
 
