@@ -14,7 +14,7 @@ describe('responses against the OpenAPI document', () => {
   const contract = new Contract();
 
   beforeAll(async () => {
-    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'packages', 'webhook-ingest'] });
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'] });
     a = refsOf(await stack.seed(salesFixture()), 'a');
   });
   afterAll(() => stack.stop());
@@ -23,7 +23,7 @@ describe('responses against the OpenAPI document', () => {
   const send = (method: string, path: string, body: unknown, contentType = 'application/json') =>
     stack.api(`${API}${path}`, { key: SALES_KEY_A, method, headers: { 'Content-Type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
-  it('gets documented answers from every operation, successes and errors', async () => {
+  it('gets documented answers, successes and errors, from every operation of the document (a new operation needs a call here)', async () => {
     const laptop = a.productos.laptop!;
     const statuses = async (calls: Array<Promise<Response>>) => (await Promise.all(calls)).map((r) => r.status);
 
@@ -41,6 +41,15 @@ describe('responses against the OpenAPI document', () => {
       200, 200, 200,
     ]);
     expect(await statuses([get('/sales/999999'), get('/sales?fecha_inicio=2026-02-30'), get('/sales/summary?estado=Pagada')])).toEqual([404, 400, 400]);
+
+    const cotizacion = (await json(await send('POST', '/sales', saleBody(a, { estado: 'Cotizacion', id_documento: a.documentos.cotizacion })))).data;
+    expect((await send('PUT', `/sales/${cotizacion.id}`, { observaciones: 'Entrega el lunes' })).status).toBe(200);
+    expect((await send('PUT', `/sales/${venta.id}`, { observaciones: 'Ya facturada' })).status).toBe(422);
+    expect((await send('PUT', '/sales/999999', { observaciones: 'x' })).status).toBe(404);
+
+    expect(await statuses([get(`/returns?id_venta=${venta.id}`), get('/returns/summary'), get('/returns/999999'), get('/returns?fecha_fin=2026-02-30')])).toEqual([
+      200, 200, 404, 400,
+    ]);
 
     const paquete = { cliente: 'Cliente', codigo_asesor: 'A1', wr: 'WR-CONTRACT-1', guia: 'G1', embalaje: 'Caja', piezas: 1, peso: 2.5, precio: 10, cuenta_a_terceros: 0, otros: 0, total: 10, sucursal: 'Sucursal Centro' };
     expect((await send('POST', '/packages/import', { packages: [paquete, { ...paquete, wr: '' }] })).status).toBe(200);
