@@ -22,7 +22,12 @@ export interface Measured {
 const MB = 1024 * 1024;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const ms = (n: number) => fmt(n, n < 10 ? 1 : 0);
-const errors = (r: LoadResult) => `${fmt(r.errors)} / ${fmt(r.non2xx)}`;
+const errors = (r: LoadResult) => {
+  const codes = Object.entries(r.statusCodes)
+    .filter(([code]) => !code.startsWith('2'))
+    .map(([code, n]) => `${code}×${fmt(n)}`);
+  return `${fmt(r.errors)} / ${fmt(r.non2xx)}${codes.length > 0 ? ` (${codes.join(', ')})` : ''}`;
+};
 
 export function targetLines(m: Measured): Array<{ label: string; met: boolean }> {
   if (!m.result) return [];

@@ -13,6 +13,8 @@ export interface Facts {
   productIds: number[];
   /** Enabled physical products, for sale lines and webhook orders (SKU = codigo, price with tax). */
   saleProducts: Array<{ id: number; codigo: string; precio: number }>;
+  /** Pending sales a PUT may change (no credit limit to hit, a channel, no fiscal document, live products), with their lines. */
+  pendingSales: Array<{ id: number; lineas: number[]; cantidades: number[] }>;
   /** The company's WooCommerce integration, when the bench data has one. */
   webhook?: { integracionId: number; token: string; secret: string };
   sucursalId: number;
@@ -41,6 +43,18 @@ export async function readFacts(databaseUrl: string): Promise<Facts> {
         where empresa_id = $1 and deleted_at is null and enable and tipo = 'Producto' order by md5(id::text) limit 2000`,
       [empresaId],
     );
+    const { rows: pendingSales } = await client.query<{ id: number; lineas: number[]; cantidades: number[] }>(
+      `select v.id, array_agg(d.id order by d.linea) as lineas, array_agg(d.cantidad::float8 order by d.linea) as cantidades
+         from sales.ventas v
+         join sales.clientes c on c.id = v.cliente_id
+         join sales.venta_detalles d on d.venta_id = v.id
+        where v.empresa_id = $1 and v.estado = 'Pendiente' and c.limite_credito = 0 and v.canal_id is not null and not v.documento_fiscal_emitido
+          -- An update re-checks every line's product: one disabled or deleted since the sale is refused (422).
+          and not exists (select 1 from sales.venta_detalles x join inventory.productos p on p.id = x.id_producto
+                           where x.venta_id = v.id and (not p.enable or p.deleted_at is not null))
+        group by v.id order by md5(v.id::text) limit 5000`,
+      [empresaId],
+    );
     const { rows: integracion } = await client
       .query<{ id: number }>(`select id from webhook_ingest.integraciones where empresa_id = $1 and plataforma = 'woocommerce' and activo order by id limit 1`, [empresaId])
       .catch(() => ({ rows: [] as Array<{ id: number }> }));
@@ -61,6 +75,7 @@ export async function readFacts(databaseUrl: string): Promise<Facts> {
       apiKey: benchApiKey(clave),
       productIds,
       saleProducts,
+      pendingSales,
       ...(integracion[0] ? { webhook: { integracionId: integracion[0].id, ...benchWebhookIntegration(clave) } } : {}),
       sucursalId: branch[0]!.sucursal_id,
       bodegaId: branch[0]!.bodega_id,
@@ -184,6 +199,14 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
     }));
     return { method: 'POST', path: '/packages/import', body: JSON.stringify({ packages }) };
   };
+  // Each PUT adds one unit to the first line of a pending sale and keeps the others: stock moves by the difference.
+  const pendingSale = cycle(f.pendingSales);
+  const updateBody = (): LoadRequest => {
+    const sale = pendingSale();
+    const detalles = sale.lineas.map((id, i) => ({ id, cantidad: sale.cantidades[i]! + (i === 0 ? 1 : 0) }));
+    sale.cantidades[0]! += 1;
+    return { method: 'PUT', path: `/sales/${sale.id}`, body: JSON.stringify({ detalles }) };
+  };
   const oneDocument = f.documentoIds[0]!;
   const spread = cycle(f.documentoIds);
   return [
@@ -197,6 +220,9 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
     { name: 'GET /sales/summary (one month)', baseline: true, next: () => get(`/sales/summary?${month}`), targets: [p50Within(100), rssTarget] },
     { name: 'POST /sales (3 lines, one document type)', baseline: false, next: saleBody(() => oneDocument), targets: [rateAtLeast(150), rssTarget] },
     { name: 'POST /sales (3 lines, four document types)', baseline: false, next: saleBody(spread), targets: [rateAtLeast(300), rssTarget] },
+    ...(f.pendingSales.length > 0
+      ? [{ name: 'PUT /sales/{id} (one more unit on a line of a pending sale)', baseline: false, next: updateBody, targets: [rssTarget] }]
+      : []),
     { name: 'POST /packages/import (500 items)', baseline: false, connections: 1, next: importBody, targets: [p50Within(250), rssTarget] },
     ...(f.webhook ? [webhookBurst(f, f.webhook, runTag, databaseUrl)] : []),
   ];
@@ -268,7 +294,9 @@ function webhookBurst(f: Facts, webhook: NonNullable<Facts['webhook']>, runTag: 
 /** Scenarios of the issue whose routes or loaders have not landed; each is probed so the report says which. */
 export function pendingScenarios(f: Facts): Pending[] {
   return [
-    { name: 'PUT /sales/{id}', reason: 'scenario not written yet', probe: { method: 'PUT', path: `${API_BASE}/sales/1`, body: '{}' } },
+    ...(f.pendingSales.length > 0
+      ? []
+      : [{ name: 'PUT /sales/{id}', reason: 'the bench data has no pending sale to change', probe: { method: 'PUT' as const, path: `${API_BASE}/sales/1`, body: '{}' } }]),
     ...(f.webhook
       ? []
       : [
