@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { gatewaySubjects, isAppError, webhookSubjects } from '@erp/contracts';
 import { connectAdminBus } from './connect';
+import { RETURNS_USAGE, returnsCommand } from './returns-command';
 import { seedFixture } from './seed';
 
 const USAGE = `Usage: npm run admin -- <command>
@@ -15,6 +16,7 @@ const USAGE = `Usage: npm run admin -- <command>
   webhooks replay ID... | --empresa EMPRESA_ID
                                   process failed deliveries again (after fixing the catalog or the integration)
   webhooks rotate INTEGRACION_ID  issue a new webhook token (shown once; the old one stops working)
+${RETURNS_USAGE}
 
 Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp).`;
 
@@ -70,6 +72,8 @@ async function main(args: string[]): Promise<unknown> {
         }
         if (sub === 'rotate') return await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
         throw new Error('webhooks needs failed, replay or rotate');
+      case 'returns':
+        return await returnsCommand(bus, args.slice(1), ctx);
       default:
         throw new Error(`Unknown command "${command}"\n\n${USAGE}`);
     }

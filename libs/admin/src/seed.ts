@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Bus } from '@erp/bus';
 import { gatewaySubjects, inventorySubjects, webhookSubjects, type RequestContext } from '@erp/contracts';
+import { seedReturns } from './seed-returns';
 import { seedSales } from './seed-sales';
 
 /** The fixture document (shared/fixtures/README.md). Entities are validated by the service that owns them. */
@@ -43,7 +44,7 @@ export interface SeedOutput {
 }
 
 /** Sections the loader knows how to load today. */
-const LOADED = new Set(['ref', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva', 'usuarios', 'api_keys', 'sucursales', 'productos', 'documentos', 'canales', 'clientes', 'ventas', 'integraciones']);
+const LOADED = new Set(['ref', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva', 'usuarios', 'api_keys', 'sucursales', 'productos', 'documentos', 'canales', 'clientes', 'ventas', 'devoluciones', 'integraciones']);
 
 /**
  * Loads a fixture through the services' back-office subjects, each service writing its own
@@ -81,6 +82,7 @@ export async function seedFixture(bus: Bus, input: unknown): Promise<SeedOutput>
     );
     const refs: Record<string, RefMap> = { usuarios: gateway.usuarios, ...inventory };
     Object.assign(refs, await seedSales(bus, gateway.id, empresa, refs, ctx));
+    Object.assign(refs, await seedReturns(bus, gateway.id, empresa, refs, ctx));
     // Integrations point at users, branches, warehouses, documents and channels: seeded last.
     const integraciones = Array.isArray(empresa.integraciones) && empresa.integraciones.length > 0
       ? (await bus.request(webhookSubjects, 'webhooks.admin.seed', { empresa_id: gateway.id, refs, integraciones: empresa.integraciones as never }, ctx)).integraciones

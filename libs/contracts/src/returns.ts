@@ -208,8 +208,13 @@ export const ReturnCreateRequest = z
     referencia: z.string().trim().min(1).max(255).optional(),
     /** The operator; the back office itself when absent. */
     usuario: z.object({ id: Id, nombre: z.string().trim().min(1).max(255) }).nullable().optional(),
-    /** The document type whose series numbers the return (found or created); `DEFAULT_RETURN_DOCUMENT` when absent. */
-    documento: z.object({ nombre: z.string().trim().min(1).max(255), prefijo: z.string().max(50).default('') }).optional(),
+    /**
+     * The document type whose series numbers the return, found by name and prefix or created
+     * starting at `correlativo`; `DEFAULT_RETURN_DOCUMENT` when absent.
+     */
+    documento: z
+      .object({ nombre: z.string().trim().min(1).max(255), prefijo: z.string().max(50).default(''), correlativo: z.number().int().min(1).max(MAX_ID).optional() })
+      .optional(),
     /** The lines; `anulacion_factura` may leave them out to return everything not yet returned. */
     detalles: z.array(ReturnLineRequest).max(MAX_LINES_PER_RETURN, `Debe incluir como máximo ${MAX_LINES_PER_RETURN} líneas`).default([]),
   })

@@ -82,7 +82,7 @@ export function createReturnHandler(deps: CreateReturnDeps) {
         const plan = planned.plan;
 
         const documento = req.documento ?? DEFAULT_RETURN_DOCUMENT;
-        const series = await lockSeries(trx, empresaId, documento.nombre, documento.prefijo);
+        const series = await lockSeries(trx, empresaId, documento);
         await advanceSeries(trx, series.id, series.correlativo);
         const now = new Date();
         const id = await insertDevolucion(trx, {
