@@ -10,5 +10,7 @@ export const GatewayConfig = BaseConfig.extend({
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   RATE_LIMIT_STANDARD: z.coerce.number().int().min(1).default(1000),
   RATE_LIMIT_DATE_FILTERED: z.coerce.number().int().min(1).default(2000),
+  /** Requests one gateway process serves at once; past it, 503 with Retry-After at once instead of a queue. */
+  MAX_INFLIGHT_REQUESTS: z.coerce.number().int().min(1).default(512),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;

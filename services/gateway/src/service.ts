@@ -82,6 +82,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         logger,
         metrics,
         isDraining: () => draining,
+        maxInflight: config.MAX_INFLIGHT_REQUESTS,
         routes: apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }),
       });
       const server = app.listen(config.PORT);

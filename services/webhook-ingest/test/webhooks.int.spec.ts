@@ -2,8 +2,8 @@ import { Bus } from '@erp/bus';
 import {
   AppError,
   inventorySubjects,
-  salesAdminSubjects,
   salesApiSubjects,
+  salesPlatformSubjects,
   webhookGatewaySubjects,
   webhookSubjects,
   type ResolvedProduct,
@@ -23,7 +23,8 @@ const EMPRESA = { id: 7, nombre: 'Empresa Siete', iva: '13', venderSinStock: fal
 /** Stand-ins for the services processing asks: the gateway (context), inventory and sales. */
 class Fakes {
   products = new Map<string, ResolvedProduct>();
-  sales = new Map<string, { id: number; estado: string; anulada: boolean }>();
+  sales = new Map<string, { id: number; estado: 'Completada' | 'Pendiente'; anulada: boolean }>();
+  customers = new Map<string, number>();
   creates: Array<Record<string, unknown>> = [];
   annuls: number[] = [];
   adjusts: Array<Record<string, unknown>> = [];
@@ -128,13 +129,23 @@ class Fakes {
       { queue: 'sales' },
     );
     bus.serve(
-      { 'sales.admin.annul': salesAdminSubjects['sales.admin.annul'] },
+      salesPlatformSubjects,
       {
-        'sales.admin.annul': async ({ id_venta }) => {
+        'sales.sale.annul': async ({ id_venta }) => {
           this.annuls.push(id_venta);
           const entry = [...this.sales.entries()].find(([, s]) => s.id === id_venta)!;
           entry[1].anulada = true;
           return this.sale(id_venta, entry[0], 'Anulada');
+        },
+        'sales.customer.find-or-create': async ({ email }) => {
+          const known = this.customers.get(email);
+          if (known) return { id: known, creado: false };
+          this.customers.set(email, this.customers.size + 500);
+          return { id: this.customers.size + 499, creado: true };
+        },
+        'sales.sale.by-reference': async ({ referencia_externa }) => {
+          const sale = this.sales.get(referencia_externa);
+          return sale ? { id: sale.id, estado: sale.anulada ? ('Anulada' as const) : sale.estado } : null;
         },
       },
       { queue: 'sales' },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import type { Authenticator } from '../authenticator';
@@ -8,7 +8,7 @@ import type { Credential } from '../db/credentials.repository';
 import { bearerToken } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { RateLimiter } from '../rate-limiter';
-import { MESSAGES, STATUS_BY_CODE, sendError } from './errors';
+import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
 import { openApiDocument } from './openapi';
 import { referenceRouter } from './reference';
 import type { AnyRoute, RouteResult } from './route';
@@ -23,6 +23,8 @@ export interface AppDeps {
   routes: readonly AnyRoute[];
   /** Set while shutting down: responses ask clients to close their connections. */
   isDraining: () => boolean;
+  /** Requests served at once (admission control); unlimited when omitted. */
+  maxInflight?: number;
 }
 
 interface Locals {
@@ -68,6 +70,7 @@ export function createApp(deps: AppDeps): express.Express {
     });
     next();
   });
+  app.use(admissionControl(deps));
 
   const api = express.Router({ strict: false });
   const methodsByPath = new Map<string, Set<string>>();
@@ -117,6 +120,41 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   return app;
+}
+
+/**
+ * Past `maxInflight` requests in progress, a new one is refused at once with 503 and Retry-After
+ * instead of waiting behind the others: under overload clients get fast answers they can retry,
+ * and the gateway's memory and the services' queues stay bounded instead of growing until
+ * requests time out.
+ */
+function admissionControl(deps: AppDeps): RequestHandler {
+  const max = deps.maxInflight ?? Number.POSITIVE_INFINITY;
+  let inflight = 0;
+  new Gauge({
+    name: 'erp_gateway_inflight_requests',
+    help: 'HTTP requests the gateway is serving now',
+    registers: [deps.metrics],
+    collect() {
+      this.set(inflight);
+    },
+  });
+  const shed = new Counter({
+    name: 'erp_gateway_requests_shed_total',
+    help: 'HTTP requests refused with 503 because the gateway was serving its maximum',
+    registers: [deps.metrics],
+  });
+  return (_req, res, next) => {
+    if (inflight >= max) {
+      shed.inc();
+      res.setHeader('Retry-After', String(OVERLOADED_RETRY_AFTER_SECONDS));
+      return sendError(res, 503, MESSAGES.overloaded);
+    }
+    inflight++;
+    // 'close' comes once per response, whether it finished or the client went away.
+    res.once('close', () => inflight--);
+    next();
+  };
 }
 
 function paramCount(path: string): number {

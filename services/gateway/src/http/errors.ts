@@ -30,10 +30,13 @@ export const MESSAGES = {
   malformedJsonDetail: 'No se pudo interpretar el cuerpo como JSON: revise su sintaxis',
   bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
   unsupportedMediaType: 'El contenido debe enviarse como application/json',
+  overloaded: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After',
 } as const;
 
 /** Seconds a client should wait before retrying a 503. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+/** Seconds a client should wait before retrying a request refused because the gateway was full. */
+export const OVERLOADED_RETRY_AFTER_SECONDS = 1;
 
 /** Sends the error envelope: `code` always equals the HTTP status. */
 export function sendError(res: Response, status: number, message: string, details?: ErrorDetails): void {

@@ -1,0 +1,42 @@
+import { Stack } from '../support/stack';
+import { companiesOf, reliabilityFixture, type Company, type CompanyRef } from './support/fixture';
+import { call } from './support/http';
+
+const API = '/api/external/v1';
+
+/**
+ * What the gateway does at its limits: more requests at once than it serves (503 with
+ * Retry-After at once, not a queue), a path it cannot decode, a body nested deeper than any
+ * contract needs. Each was found by the reliability suite answering 500 or 503 from a bad input.
+ */
+describe('the gateway at its limits', () => {
+  let stack: Stack;
+  let companies: Record<CompanyRef, Company>;
+
+  beforeAll(async () => {
+    stack = await Stack.start({
+      services: ['gateway', 'inventory', 'packages'],
+      gateway: { MAX_INFLIGHT_REQUESTS: '4', RATE_LIMIT_STANDARD: '1000000', RATE_LIMIT_DATE_FILTERED: '1000000' },
+    });
+    companies = companiesOf(await stack.seed(reliabilityFixture({ sales: false })));
+  });
+  afterAll(() => stack.stop());
+
+  it('refuses what is past its in-flight limit with 503 and Retry-After at once, and serves the rest', async () => {
+    const answers = await Promise.all(Array.from({ length: 120 }, () => call(`${stack.baseUrl}${API}/inventory?per_page=50`, { key: companies.a.key })));
+    const refused = answers.filter((a) => a.status === 503);
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 503]));
+    expect(refused.length).toBeGreaterThan(0);
+    for (const a of refused) {
+      expect(a.headers.get('retry-after')).toBe('1');
+      expect(a.body).toEqual({ success: false, error: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After', code: 503 });
+    }
+    // Refused before authentication: they do not count against the quota.
+    expect(refused.every((a) => a.headers.get('x-ratelimit-remaining') === null)).toBe(true);
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.running.get('gateway')!.opsPort}/metrics`)).text();
+    expect(Number(/^erp_gateway_requests_shed_total\{[^}]*\} (\d+)/m.exec(metrics)?.[1])).toBe(refused.length);
+    // Once the burst is over, everything is served again.
+    const after = await call(`${stack.baseUrl}${API}/inventory/summary`, { key: companies.a.key });
+    expect(after.status).toBe(200);
+  });
+});
