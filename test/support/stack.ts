@@ -38,7 +38,7 @@ export function stackEnv(iso: Isolation, extra: Record<string, string> = {}): No
     PORT: '0',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     DB_POOL_MAX: '5',
-    REQUEST_TIMEOUT_MS: '3000',
+    REQUEST_TIMEOUT_MS: '15000', // generous: test files run in parallel on two cores
     SHUTDOWN_TIMEOUT_MS: '10000',
     ...extra,
   };
