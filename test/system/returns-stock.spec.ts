@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { SeedOutput } from '@erp/admin';
 import { publishEvent } from '@erp/bus';
-import { isAppError, returnsAdminSubjects, streamName } from '@erp/contracts';
+import { isAppError, returnsAdminSubjects, salesAdminSubjects, streamName } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { API, SALES_KEY_A, eventually, ledgerOf, refsOf, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
 
@@ -152,5 +152,28 @@ describe('returns move stock exactly once and credit the sale', () => {
     expect(await stock('libro')).toBe('40.000');
     expect(await cli('returns', 'annul', String(a.id), String(created.devolucion.id))).toMatchObject({ id: created.devolucion.id, estado: 'Anulada' });
     expect(await stock('libro')).toBe('39.000');
+  });
+
+  it('keeps a sale with active returns from being annulled; once they are annulled, the sale’s annulment returns its stock exactly', async () => {
+    await settled();
+    const before = await snapshot();
+    const annulSale = () => stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: v1 }, ctx);
+    const refused = await annulSale().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isAppError(refused) && [refused.code, refused.message]).toEqual(['BUSINESS_RULE', 'La venta tiene devoluciones activas: anúlelas antes de anular la venta']);
+    expect(await snapshot()).toEqual(before);
+
+    const active = await stack.query<{ id: number }>('select id from returns.devoluciones where venta_id = $1 and enable order by id', [v1]);
+    for (const { id } of active) await annul(id);
+    await settled();
+    expect(await annulSale()).toMatchObject({ estado: 'Anulada' });
+    expect([await stock('mouse'), await stock('libro')]).toEqual(['150.000', '40.000']);
+    const late = await create({ detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isAppError(late) && late.message).toBe('La venta está anulada');
   });
 });

@@ -204,7 +204,7 @@ export async function summarizeSales(db: Db, empresaId: number, filters: SalesFi
 export async function lockVenta(trx: Transaction<SalesDb>, empresaId: number, id: number) {
   return trx
     .selectFrom('ventas')
-    .select(['id', 'estado', 'bodega_id', 'stock_devuelto_at', 'clave_reserva', 'revision_stock'])
+    .select(['id', 'estado', 'bodega_id', 'stock_devuelto_at', 'clave_reserva', 'revision_stock', 'devoluciones_activas'])
     .where('empresa_id', '=', empresaId)
     .where('id', '=', id)
     .forUpdate()

@@ -61,6 +61,8 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
         const venta = await lockVenta(trx, empresa_id, id_venta);
         if (!venta) throw AppError.notFound('Venta no encontrada');
         if (venta.estado === 'Anulada') return;
+        // Their stock is already back: returning all the sale holds would count it twice.
+        if (venta.devoluciones_activas > 0) throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', { id_venta: ['La venta tiene devoluciones activas'] });
         const moves = stockDiff(heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)), new Map());
         const ctx: TenantContext = { requestId: reqCtx.requestId ?? `annul-${randomUUID()}`, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
         const revision = await adjustStockRevision(bus, ctx, {
