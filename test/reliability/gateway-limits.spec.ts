@@ -39,4 +39,12 @@ describe('the gateway at its limits', () => {
     const after = await call(`${stack.baseUrl}${API}/inventory/summary`, { key: companies.a.key });
     expect(after.status).toBe(200);
   });
+
+  it.each(['%', '%zz', '%E0%A4%A'])('answers a path id with the broken escape %p with 400 in the envelope', async (id) => {
+    for (const [method, path] of [['GET', `/sales/${id}`], ['GET', `/inventory/${id}`], ['POST', `/inventory/${id}`]] as const) {
+      const res = await call(`${stack.baseUrl}${API}${path}`, { method, key: companies.a.key });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ success: false, error: 'Parámetros inválidos', code: 400, details: { _: ['La ruta contiene una secuencia de escape (%) inválida'] } });
+    }
+  });
 });

@@ -108,6 +108,8 @@ export function createApp(deps: AppDeps): express.Express {
     if (type === 'entity.parse.failed') return sendError(res, 400, MESSAGES.malformedJson, { _: [MESSAGES.malformedJsonDetail] });
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') return sendError(res, 415, MESSAGES.unsupportedMediaType);
     if (type === 'request.aborted') return undefined;
+    // The router could not percent-decode a path segment (`/sales/%zz`): the client's URL is malformed.
+    if (err instanceof URIError) return sendError(res, 400, MESSAGES.invalidParams, { _: [MESSAGES.malformedPathDetail] });
     if (isAppError(err)) {
       const status = STATUS_BY_CODE[err.code];
       if (status >= 500) deps.logger.warn({ requestId: locals.requestId, code: err.code, err }, err.message);

@@ -28,6 +28,7 @@ export const MESSAGES = {
   invalidBody: 'Datos inválidos',
   malformedJson: 'El cuerpo de la solicitud no es JSON válido',
   malformedJsonDetail: 'No se pudo interpretar el cuerpo como JSON: revise su sintaxis',
+  malformedPathDetail: 'La ruta contiene una secuencia de escape (%) inválida',
   bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
   unsupportedMediaType: 'El contenido debe enviarse como application/json',
   overloaded: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After',
