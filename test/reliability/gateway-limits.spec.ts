@@ -47,4 +47,18 @@ describe('the gateway at its limits', () => {
       expect(res.body).toEqual({ success: false, error: 'Parámetros inválidos', code: 400, details: { _: ['La ruta contiene una secuencia de escape (%) inválida'] } });
     }
   });
+
+  it('answers a body nested thousands of levels deep with 400, storing nothing', async () => {
+    for (const depth of [65, 5_000, 50_000]) {
+      const body = `{"packages": [${'['.repeat(depth)}${']'.repeat(depth)}]}`;
+      const res = await call(`${stack.baseUrl}${API}/packages/import`, { method: 'POST', key: companies.a.key, headers: { 'Content-Type': 'application/json' }, body });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ success: false, error: 'El cuerpo de la solicitud anida demasiados niveles', code: 400, details: { _: ['El JSON anida más de 64 niveles de objetos o listas'] } });
+    }
+    // 64 levels are still taken as JSON: the item is refused on its own, as any other bad item.
+    const fine = await call(`${stack.baseUrl}${API}/packages/import`, { method: 'POST', key: companies.a.key, json: { packages: [JSON.parse(`${'['.repeat(62)}${']'.repeat(62)}`)] } });
+    expect(fine.status).toBe(200);
+    expect(fine.body.errors).toHaveLength(1);
+    expect(await stack.query('select count(*)::int as n from packages.paquetes')).toEqual([{ n: 0 }]);
+  });
 });

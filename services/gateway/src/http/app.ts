@@ -35,6 +35,8 @@ interface Locals {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = '1mb';
+/** Deepest nesting a JSON body may have: ours need a handful of levels; thousands overflow the stack when the body is serialised again. */
+const MAX_JSON_DEPTH = 64;
 
 /** The public HTTP edge: envelope, errors, authentication, quota, validation, dispatch over NATS. */
 export function createApp(deps: AppDeps): express.Express {
@@ -81,7 +83,7 @@ export function createApp(deps: AppDeps): express.Express {
     methods.add(route.method.toUpperCase());
     methodsByPath.set(route.path, methods);
     const chain: RequestHandler[] = [authenticate(deps), rateLimit(deps)];
-    if (route.method !== 'get') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }));
+    if (route.method !== 'get') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
     chain.push(dispatch(route, deps));
     api[route.method](route.path, ...chain);
   }
@@ -195,6 +197,23 @@ const requireJson: RequestHandler = (req, res, next) => {
   if (!hasBody) return sendError(res, 400, MESSAGES.malformedJson, { _: ['El cuerpo de la solicitud es obligatorio'] });
   next();
 };
+
+const limitJsonDepth: RequestHandler = (req, res, next) => {
+  if (nestedDeeperThan(req.body, MAX_JSON_DEPTH)) return sendError(res, 400, MESSAGES.jsonTooDeep, { _: [MESSAGES.jsonTooDeepDetail] });
+  next();
+};
+
+/** Walks the parsed body without recursion (the point is not to overflow the stack). */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
 
 function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
   return async (req, res) => {

@@ -29,6 +29,8 @@ export const MESSAGES = {
   malformedJson: 'El cuerpo de la solicitud no es JSON válido',
   malformedJsonDetail: 'No se pudo interpretar el cuerpo como JSON: revise su sintaxis',
   malformedPathDetail: 'La ruta contiene una secuencia de escape (%) inválida',
+  jsonTooDeep: 'El cuerpo de la solicitud anida demasiados niveles',
+  jsonTooDeepDetail: 'El JSON anida más de 64 niveles de objetos o listas',
   bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
   unsupportedMediaType: 'El contenido debe enviarse como application/json',
   overloaded: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After',
