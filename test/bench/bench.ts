@@ -9,7 +9,8 @@ import { benchDatabaseUrl } from './data/plan';
 import { handlerTimes, runLoad, scrapeHandlerTotals, withRssSampling, type LoadRequest, type LoadResult } from './run/load';
 import { startBaseline, startStack, type Baseline, type Stack } from './run/processes';
 import { explainScenarios } from './run/explain';
-import { markdown, printScenario, writeResults, type Measured, type RunInfo } from './run/report';
+import { summarizeProfiles, type ProfileSummary, type Window } from './run/profile';
+import { markdown, printScenario, rssVerdict, writeResults, type Measured, type RunInfo } from './run/report';
 import { pendingScenarios, readFacts, scenarios, type Pending, type Scenario } from './run/scenarios';
 
 /**
@@ -19,6 +20,7 @@ import { pendingScenarios, readFacts, scenarios, type Pending, type Scenario } f
  * section of BENCHMARKS.md. Options: --duration S (10), --warmup S (2), --connections N (10),
  * --only TEXT (scenarios whose name contains it), --no-write, --log-level L (warn).
  * `--explain` starts nothing: it prints the plan of every statement of each read scenario.
+ * `--profile` records a CPU profile of every process and prints where their time went.
  */
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -29,6 +31,7 @@ interface Options {
   only?: string;
   write: boolean;
   explain: boolean;
+  profile: boolean;
   logLevel: string;
   gatewayPort: number;
   opsPortBase: number;
@@ -36,7 +39,7 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const o: Options = { duration: 10, warmup: 2, connections: 10, write: true, explain: false, logLevel: 'warn', gatewayPort: 18080, opsPortBase: 19464, baselinePort: 18090 };
+  const o: Options = { duration: 10, warmup: 2, connections: 10, write: true, explain: false, profile: false, logLevel: 'warn', gatewayPort: 18080, opsPortBase: 19464, baselinePort: 18090 };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
     const value = () => {
@@ -55,6 +58,7 @@ function parseOptions(argv: readonly string[]): Options {
     else if (flag === '--only') o.only = value();
     else if (flag === '--no-write') o.write = false;
     else if (flag === '--explain') o.explain = true;
+    else if (flag === '--profile') o.profile = true;
     else if (flag === '--log-level') o.logLevel = value();
     else if (flag === '--port') o.gatewayPort = int(1, 65535);
     else throw new Error(`unknown option ${flag}`);
@@ -94,7 +98,7 @@ async function describeRun(databaseUrl: string, o: Options): Promise<RunInfo> {
     return {
       date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
       commit: git(['rev-parse', '--short', 'HEAD']),
-      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, load average before the run ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, PostgreSQL ${pgVersion} (shared_buffers ${shared}); load generator, services, NATS, Redis and Postgres share the machine`,
       data: `${await count('sales.ventas')} sales, ${await count('sales.venta_detalles')} sale lines, ${await count('inventory.productos')} products, ${await count('inventory.inventarios')} stock rows, ${await count('packages.paquetes')} packages (all companies)`,
       settings: `${o.connections} connections, ${o.duration} s per run after ${o.warmup} s of warm-up, services at LOG_LEVEL=${o.logLevel}, tracing on without export, hourly quota lifted`,
@@ -132,6 +136,15 @@ async function main(): Promise<void> {
   console.log(`logs of the services: ${logDir}`);
   let stack: Stack | undefined;
   let baseline: Baseline | undefined;
+  const windows: Window[] = [];
+  const timed = async <T>(run: () => Promise<T>): Promise<T> => {
+    const from = Date.now();
+    try {
+      return await run();
+    } finally {
+      windows.push([from, Date.now()]);
+    }
+  };
   const stopAll = async () => {
     await Promise.all([stack?.stop(), baseline?.stop()]);
   };
@@ -144,8 +157,9 @@ async function main(): Promise<void> {
 
   try {
     console.log('starting the services…');
-    stack = await startStack({ databaseUrl, natsUrl, redisUrl, gatewayPort: o.gatewayPort, opsPortBase: o.opsPortBase, logLevel: o.logLevel, logDir });
-    baseline = await startBaseline({ databaseUrl, empresaId: facts.empresaId, port: o.baselinePort, logDir });
+    const profileDir = o.profile ? path.join(logDir, 'profiles') : undefined;
+    stack = await startStack({ databaseUrl, natsUrl, redisUrl, gatewayPort: o.gatewayPort, opsPortBase: o.opsPortBase, logLevel: o.logLevel, logDir, ...(profileDir ? { profileDir } : {}) });
+    baseline = await startBaseline({ databaseUrl, empresaId: facts.empresaId, port: o.baselinePort, logDir, ...(profileDir ? { profileDir } : {}) });
     const headers = { authorization: `Bearer ${facts.apiKey}`, 'content-type': 'application/json' };
 
     const pending: Pending[] = [];
@@ -175,15 +189,16 @@ async function main(): Promise<void> {
       const before = await scrapeHandlerTotals(stack.opsPorts);
       const startedAt = new Date();
       const { value: full, rss } = await withRssSampling(stack.opsPorts, async () => {
-        const result = await load(root, s, connections, o.duration, s.amount);
+        const result = await timed(() => load(root, s, connections, o.duration, s.amount));
         if (s.settle) console.log(`${s.name}: ${result.requests} answered, waiting for them to be processed…`);
         return { result, settled: s.settle ? await s.settle(startedAt) : undefined };
       });
       const handlers = handlerTimes(before, await scrapeHandlerTotals(stack.opsPorts));
       let base: LoadResult | undefined;
       if (s.baseline) {
-        if (o.warmup > 0) await load(baseline.url, s, connections, o.warmup);
-        base = await load(baseline.url, s, connections, o.duration);
+        const baselineUrl = baseline.url;
+        if (o.warmup > 0) await load(baselineUrl, s, connections, o.warmup);
+        base = await timed(() => load(baselineUrl, s, connections, o.duration));
       }
       measured.push({
         scenario: s,
@@ -193,14 +208,30 @@ async function main(): Promise<void> {
       printScenario(measured.at(-1)!, s.amount !== undefined ? `${s.amount.toLocaleString('en-US')} requests` : durationText);
     }
     for (const p of pending) console.log(`\n${p.name}: not yet measurable (${p.reason})`);
+    console.log(`\n${rssVerdict(measured).replace(/\*\*/g, '')}`);
 
-    if (o.write) {
+    if (o.write && !o.profile) {
       await writeResults(path.join(ROOT, 'BENCHMARKS.md'), markdown(info, measured, pending, durationText));
       console.log('\nBENCHMARKS.md updated');
     }
   } finally {
     clearTimeout(watchdog);
     await stopAll();
+  }
+  if (o.profile) {
+    const exitedAt = Object.fromEntries([...(stack?.processes ?? []), ...(baseline ? [baseline.process] : [])].map((p) => [p.name, p.exitedAt]));
+    printProfiles(await summarizeProfiles(path.join(logDir, 'profiles'), windows, exitedAt), path.join(logDir, 'profiles'));
+  }
+}
+
+function printProfiles(profiles: ProfileSummary[], dir: string): void {
+  const ms = (n: number) => `${Math.round(n).toLocaleString('en-US')} ms`;
+  console.log(`\nCPU profiles of the measured runs only (the files, whole, open in Chrome DevTools): ${dir}`);
+  for (const p of profiles) {
+    const busy = p.totalMs - (p.byOrigin.find((o) => o.origin === '(idle)')?.ms ?? 0);
+    console.log(`\n${p.process}: ${ms(busy)} busy of ${ms(p.totalMs)}`);
+    console.log(`  by origin: ${p.byOrigin.filter((o) => o.origin !== '(idle)').map((o) => `${o.origin} ${ms(o.ms)}`).join(' · ')}`);
+    for (const f of p.topFunctions) console.log(`  ${ms(f.ms).padStart(9)}  ${f.name}`);
   }
 }
 

@@ -11,22 +11,26 @@ export interface BenchProcess {
   child: ChildProcess;
   logFile: string;
   exited: Promise<number>;
+  /** Wall-clock time of the exit (ms), once it happened. */
+  exitedAt?: number;
 }
 
 /** Starts a TypeScript entry point as its own process (as `npm start` does), its output in a log file. */
-export function startProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): BenchProcess {
+export function startProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string, nodeArgs: readonly string[] = []): BenchProcess {
   const logFile = path.join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, '--conditions=development', '--import', 'tsx', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
-  const exited = new Promise<number>((resolve) =>
+  const proc: BenchProcess = { name, child, logFile, exited: Promise.resolve(0) };
+  proc.exited = new Promise<number>((resolve) =>
     child.once('exit', (code, signal) => {
+      proc.exitedAt = Date.now();
       log.end();
       resolve(code ?? (signal ? 128 : 0));
     }),
   );
-  return { name, child, logFile, exited };
+  return proc;
 }
 
 async function tail(file: string, lines = 15): Promise<string> {
@@ -74,6 +78,8 @@ export interface StackOptions {
   opsPortBase: number;
   logLevel: string;
   logDir: string;
+  /** Write a V8 CPU profile of each service (and the baseline) into this folder when it stops. */
+  profileDir?: string;
 }
 
 export interface Stack {
@@ -107,7 +113,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   if (failed.length > 0) throw new Error(`migrations failed: ${failed.map((m) => `${m.name} (see ${m.logFile})`).join(', ')}`);
 
   const opsPorts = Object.fromEntries(SERVICES.map((name, i) => [name, o.opsPortBase + i])) as Record<ServiceName, number>;
-  const processes = SERVICES.map((name) => startProcess(name, `services/${name}/src/main.ts`, { ...env, OPS_PORT: String(opsPorts[name]), OTEL_SERVICE_NAME: name }, o.logDir));
+  const processes = SERVICES.map((name) =>
+    startProcess(name, `services/${name}/src/main.ts`, { ...env, OPS_PORT: String(opsPorts[name]), OTEL_SERVICE_NAME: name }, o.logDir, profilingArgs(o.profileDir, name)),
+  );
   const stop = () => stopProcesses(processes);
   try {
     await Promise.all(processes.map((p) => waitHealthy(p, `http://127.0.0.1:${opsPorts[p.name as ServiceName]}/readyz`)));
@@ -118,14 +126,23 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   return { gatewayUrl: `http://127.0.0.1:${o.gatewayPort}`, opsPorts, processes, stop };
 }
 
+/**
+ * `--cpu-prof` for one process, into a folder of its own: each thread (the main one, and the one
+ * running tsx's module hooks) writes its profile there when the process exits.
+ */
+function profilingArgs(profileDir: string | undefined, name: string): string[] {
+  return profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : [];
+}
+
 export interface Baseline {
   url: string;
   process: BenchProcess;
   stop(): Promise<void>;
 }
 
-export async function startBaseline(o: { databaseUrl: string; empresaId: number; port: number; logDir: string }): Promise<Baseline> {
-  const proc = startProcess('baseline', 'test/bench/run/baseline-server.ts', { ...process.env, DATABASE_URL: o.databaseUrl, BASELINE_EMPRESA_ID: String(o.empresaId), BASELINE_PORT: String(o.port) }, o.logDir);
+export async function startBaseline(o: { databaseUrl: string; empresaId: number; port: number; logDir: string; profileDir?: string }): Promise<Baseline> {
+  const env = { ...process.env, DATABASE_URL: o.databaseUrl, BASELINE_EMPRESA_ID: String(o.empresaId), BASELINE_PORT: String(o.port) };
+  const proc = startProcess('baseline', 'test/bench/run/baseline-server.ts', env, o.logDir, profilingArgs(o.profileDir, 'baseline'));
   const url = `http://127.0.0.1:${o.port}`;
   try {
     await waitHealthy(proc, `${url}/healthz`, 30_000);

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { LoadResult } from './load';
-import type { Pending, Scenario, ScenarioResult } from './scenarios';
+import { RSS_LIMIT, type Pending, type Scenario, type ScenarioResult } from './scenarios';
 
 export interface RunInfo {
   date: string;
@@ -84,7 +84,28 @@ export function printScenario(m: Measured, duration: string): void {
   console.log(`  NATS handlers (mean): ${handlersLine(m)}`);
   const settled = settledLine(m);
   if (settled) console.log(`  ${settled}`);
-  console.log(`  targets: ${targetLines(m).map((t) => `${t.label}: ${t.met ? 'met' : 'MISSED'}`).join('; ')}`);
+  const targets = targetLines(m);
+  if (targets.length > 0) console.log(`  targets: ${targets.map((t) => `${t.label}: ${t.met ? 'met' : 'MISSED'}`).join('; ')}`);
+}
+
+/** The largest RSS of each service over every run, and the scenario it was seen in. */
+function rssPeaks(measured: readonly Measured[]): Array<{ service: string; bytes: number; scenario: string }> {
+  const peaks = new Map<string, { service: string; bytes: number; scenario: string }>();
+  for (const m of measured) {
+    for (const [service, bytes] of Object.entries(m.result?.rss ?? {})) {
+      if (bytes > (peaks.get(service)?.bytes ?? -1)) peaks.set(service, { service, bytes, scenario: m.scenario.name });
+    }
+  }
+  return [...peaks.values()];
+}
+
+/** The target "every service under 200 MB RSS", over the whole run. */
+export function rssVerdict(measured: readonly Measured[]): string {
+  const peaks = rssPeaks(measured);
+  const over = peaks.filter((p) => p.bytes >= RSS_LIMIT);
+  const list = peaks.map((p) => `${p.service} ${fmt(p.bytes / MB)} MB`).join(' · ');
+  const where = over.map((p) => `${p.service} during ${p.scenario}`).join('; ');
+  return `every service < 200 MB RSS: ${over.length === 0 ? 'met' : `**missed** (${where})`}. Largest RSS of each service over the run: ${list}.`;
 }
 
 export function markdown(info: RunInfo, measured: readonly Measured[], pending: readonly Pending[], duration: string): string {
@@ -99,12 +120,14 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
     }
     const r = m.result;
     const ratio = r.baseline && r.baseline.rps > 0 ? `${fmt((100 * r.full.rps) / r.baseline.rps)} %` : '–';
-    const targets = targetLines(m)
-      .map((t) => `${t.label}: ${t.met ? 'met' : '**missed**'}`)
-      .join('; ');
+    const targets =
+      targetLines(m)
+        .map((t) => `${t.label}: ${t.met ? 'met' : '**missed**'}`)
+        .join('; ') || 'none in the issue';
     lines.push(`| ${m.scenario.name} | ${fmt(r.full.rps)} | ${ms(r.full.p50)} | ${ms(r.full.p99)} | ${ratio} | ${targets} |`);
   }
   for (const p of pending) lines.push(`| ${p.name} | – | – | – | – | not yet measurable: ${p.reason} |`);
+  lines.push('', `Target over all runs: ${rssVerdict(measured)}`);
   for (const m of measured) {
     if (!m.result) continue;
     const runLength = m.scenario.amount !== undefined ? `${fmt(m.scenario.amount)} requests` : duration;
