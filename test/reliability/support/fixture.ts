@@ -28,7 +28,7 @@ export const PRODUCT_REFS = ['laptop', 'mouse', 'libro', 'cemento', 'cable'] as 
 
 interface FixtureOptions {
   strict?: boolean;
-  /** false: leave out what only the sales and webhook-ingest services load (for stacks without them). */
+  /** false: leave out what only the sales, returns and webhook-ingest services load (for stacks without them). */
   sales?: boolean;
 }
 
@@ -69,7 +69,7 @@ function empresa(ref: CompanyRef, options: FixtureOptions = {}) {
   };
 }
 
-/** Document types, channels, customers, sales and integrations: loaded by the sales and webhook-ingest services. */
+/** Document types, channels, customers, sales, returns and integrations: loaded by the sales, returns and webhook-ingest services. */
 function salesSections() {
   return {
     documentos: [
@@ -92,6 +92,8 @@ function salesSections() {
       { ref: 'v2', fecha: '2026-01-16', estado: 'Pendiente', sucursal: 'centro', bodega: 'principal', documento: 'factura', canal: 'tienda', cliente: 'juan', referencia_externa: 'REF-2', detalles: [{ producto: 'cable', cantidad: 1 }] },
       { ref: 'v3', fecha: '2026-01-17', estado: 'Cotizacion', sucursal: 'centro', bodega: 'principal', documento: 'cotizacion', referencia_externa: 'REF-3', detalles: [{ producto: 'libro', cantidad: 3 }] },
     ],
+    // A return in each company, so the returns endpoints have something to leak.
+    devoluciones: [{ ref: 'd1', venta: 'v1', fecha: '2026-01-20', tipo: 'devolucion', detalles: [{ producto: 'mouse', cantidad: 1 }] }],
     integraciones: [
       { ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'web', canal: 'web', secreto: WOO_SECRET },
       { ref: 'shop', plataforma: 'shopify', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'web', canal: 'web' },
@@ -117,6 +119,7 @@ export interface Company {
   canales: RefMap;
   clientes: RefMap;
   ventas: RefMap;
+  devoluciones: RefMap;
   integraciones: Record<string, WebhookToken>;
 }
 
@@ -135,6 +138,7 @@ export function companiesOf(seeded: SeedOutput): Record<CompanyRef, Company> {
       canales: map('canales'),
       clientes: map('clientes'),
       ventas: map('ventas'),
+      devoluciones: map('devoluciones'),
       integraciones: (e.integraciones ?? {}) as Record<string, WebhookToken>,
     };
   };

@@ -31,7 +31,7 @@ export async function call(url: string, init: CallInit = {}): Promise<Attempt> {
     headers['Content-Type'] ??= 'application/json';
   }
   try {
-    const res = await fetch(url, { method: init.method ?? 'GET', headers, body, signal: AbortSignal.timeout(init.timeoutMs ?? 15_000) });
+    const res = await fetch(url, { method: init.method ?? 'GET', headers, body, signal: AbortSignal.timeout(init.timeoutMs ?? 30_000) });
     const text = await res.text();
     let parsed: unknown = text;
     try {
