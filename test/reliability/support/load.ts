@@ -83,7 +83,7 @@ export interface LoadOptions {
   admin?: Bus;
   /** Relative weights of the operations. */
   mix?: Partial<Record<Operation, number>>;
-  /** Statuses an operation may answer without counting as failed (besides 2xx). */
+  /** Seed of the operation mix, so a run's sequence can be replayed. */
   seed?: number;
 }
 
