@@ -1,3 +1,11 @@
+import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
+import type { Bus } from '@erp/bus';
+import { createLogger } from '@erp/runtime';
+import type { Authenticator } from '../../services/gateway/src/authenticator';
+import { createApp } from '../../services/gateway/src/http/app';
+import { apiRoutes } from '../../services/gateway/src/http/routes';
+import type { RateLimiter } from '../../services/gateway/src/rate-limiter';
 import { Stack } from '../support/stack';
 import { companiesOf, reliabilityFixture, type Company, type CompanyRef } from './support/fixture';
 import { call } from './support/http';
@@ -60,5 +68,31 @@ describe('the gateway at its limits', () => {
     expect(fine.status).toBe(200);
     expect(fine.body.errors).toHaveLength(1);
     expect(await stack.query('select count(*)::int as n from packages.paquetes')).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('the gateway when its own database is out of reach', () => {
+  it('answers 503 with Retry-After, as for any unavailable dependency, not 500', async () => {
+    // What pg throws while Postgres restarts: the key cannot be checked, so nothing can be served.
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const sut = createApp({
+      bus: {} as Bus,
+      auth: { verify: async () => Promise.reject(refused) } as unknown as Authenticator,
+      limiter: {} as RateLimiter,
+      logger: createLogger('gateway', 'silent'),
+      metrics: new Registry(),
+      routes: apiRoutes({ standard: 1000, withDateFilters: 2000 }),
+      isDraining: () => false,
+    });
+    const server = sut.listen(0);
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const res = await call(`http://127.0.0.1:${(server.address() as AddressInfo).port}${API}/sales`, { key: 'any_key_0123456789abcdef0123456789' });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(res.body).toEqual({ success: false, error: 'Base de datos no disponible', code: 503 });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
+import { translatePgError } from '@erp/db';
 import type { Authenticator } from '../authenticator';
 import type { Credential } from '../db/credentials.repository';
 import { bearerToken } from '../domain/api-key';
@@ -102,8 +103,10 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((_req, res) => sendError(res, 404, MESSAGES.routeNotFound));
 
   // Express recognises error handlers by their four parameters.
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((thrown: unknown, _req: Request, res: Response, _next: NextFunction) => {
     void _next;
+    // The gateway's own database out of reach (key lookups) is an outage like a service's: 503, not 500.
+    const err = translatePgError(thrown);
     const locals = res.locals as Locals;
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') return sendError(res, 413, MESSAGES.bodyTooLarge);
