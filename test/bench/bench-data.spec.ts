@@ -90,6 +90,24 @@ describe('generateBenchData', () => {
     for (const doc of rows) expect({ id: doc.id, counter: doc.correlativo, max: doc.max }).toEqual({ id: doc.id, counter: doc.n + 1, max: doc.n });
   });
 
+  it('returns a unit of completed sales of the same company, numbered without gaps', async () => {
+    if (!('returns.devoluciones' in sut.counts)) return;
+    expect(sut.counts['returns.devoluciones']).toBeGreaterThan(0);
+    expect(sut.counts['returns.devolucion_detalles']).toBe(sut.counts['returns.devoluciones']);
+    const { rows } = await client.query(`
+      select count(*)::int as n from returns.devoluciones r
+      join returns.devolucion_detalles l on l.devolucion_id = r.id
+      join sales.ventas v on v.id = r.venta_id
+      join sales.venta_detalles d on d.id = l.venta_detalle_id
+      where v.empresa_id <> r.empresa_id or v.estado <> 'Completada' or d.venta_id <> v.id or d.id_producto <> l.id_producto
+         or r.fecha < v.fecha or r.total <> l.total or l.cantidad > d.cantidad`);
+    expect(rows[0].n).toBe(0);
+    const { rows: docs } = await client.query(`
+      select d.correlativo, count(r.id)::int as n, coalesce(max(r.numero), 0) as max
+      from returns.documentos d left join returns.devoluciones r on r.documento_id = d.id group by d.id`);
+    for (const doc of docs) expect({ counter: doc.correlativo, max: doc.max }).toEqual({ counter: doc.n + 1, max: doc.n });
+  });
+
   it('gives each company a WooCommerce integration whose token resolves to it and issues on its own branch', async () => {
     if (!('webhook_ingest.integraciones' in sut.counts)) return;
     for (const company of sut.companies) {
@@ -105,7 +123,7 @@ describe('generateBenchData', () => {
   });
 
   it('moves every identity past the loaded ids, so the services insert after them', async () => {
-    for (const table of ['gateway.empresas', 'inventory.productos', 'packages.paquetes', 'sales.ventas']) {
+    for (const table of ['gateway.empresas', 'inventory.productos', 'packages.paquetes', 'sales.ventas', 'returns.devoluciones']) {
       const { rows } = await client.query(`select nextval(pg_get_serial_sequence($1, 'id')) > (select max(id) from ${table}) as ok`, [table]);
       expect(rows[0].ok).toBe(true);
     }

@@ -47,7 +47,18 @@ export interface LoadedCompany {
   ventas?: {
     documentos: Array<{ id: number; sucursalId: number; nombre: string; cotizacion: boolean }>;
     canales: Array<{ id: number; nombre: string }>;
+    /** Completed sales picked to be returned (about `plan.returns`), each with its first line. */
+    devolvibles: ReturnableSale[];
   };
+}
+
+export interface ReturnableSale {
+  ventaId: number;
+  /** Day of the two-year history the sale is on. */
+  day: number;
+  bodegaId: number;
+  nombreCliente: string;
+  line: { detalleId: number; productIndex: number; cantidad: number; precioCents: number; rate: number; servicio: boolean };
 }
 
 export interface LoadContext {

@@ -7,10 +7,11 @@ import { returnsMigrations } from '@erp/returns';
 import { salesMigrations } from '@erp/sales';
 import { webhookIngestMigrations } from '@erp/webhook-ingest';
 import { quoteIdent } from './copy';
-import { missingTables, type LoadedCompany, type Loader } from './context';
+import type { LoadedCompany, Loader } from './context';
 import { gatewayLoader } from './loaders/gateway.loader';
 import { inventoryLoader } from './loaders/inventory.loader';
 import { packagesLoader } from './loaders/packages.loader';
+import { returnsLoader } from './loaders/returns.loader';
 import { salesLoader } from './loaders/sales.loader';
 import { webhookIngestLoader } from './loaders/webhook-ingest.loader';
 import { companyPlans, type Scale } from './plan';
@@ -29,10 +30,7 @@ const SCHEMAS: ReadonlyArray<readonly [schema: string, migrations: Migrations]> 
 ];
 
 /** One loader per schema, in dependency order: each reads the ids the earlier ones recorded. */
-export const LOADERS: readonly Loader[] = [gatewayLoader, inventoryLoader, packagesLoader, salesLoader, webhookIngestLoader];
-
-/** Schemas without a bulk loader yet, with a table that tells whether their tables have landed (BENCHMARKS.md lists them too). */
-const NOT_LOADED: ReadonlyArray<{ schema: string; table: string }> = [{ schema: 'returns', table: 'devoluciones' }];
+export const LOADERS: readonly Loader[] = [gatewayLoader, inventoryLoader, packagesLoader, salesLoader, returnsLoader, webhookIngestLoader];
 
 export interface BenchDataOptions {
   databaseUrl: string;
@@ -105,10 +103,6 @@ export async function generateBenchData(options: BenchDataOptions): Promise<Benc
         continue;
       }
       Object.assign(counts, await loader.load(ctx));
-    }
-    for (const { schema, table } of NOT_LOADED) {
-      const landed = (await missingTables(client, schema, [table])).length === 0;
-      skipped.push({ schema, reason: landed ? `its tables exist but no loader fills them yet` : `its tables have not landed` });
     }
 
     const tables = Object.keys(counts);

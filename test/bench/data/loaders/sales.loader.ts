@@ -1,5 +1,5 @@
 import { copyRows, deferIndexes, nextId, RowQueue, syncIdentity, type CopyValue } from '../copy';
-import { missingTables, type LoadedCompany, type Loader } from '../context';
+import { missingTables, type LoadedCompany, type Loader, type ReturnableSale } from '../context';
 import { cents, netOfTax } from '../money';
 import type { Random } from '../random';
 import { addDays, timestampAt } from '../time';
@@ -89,6 +89,7 @@ export const salesLoader: Loader = {
       company.ventas = {
         documentos: docs.map((d) => ({ id: d.id, sucursalId: d.sucursalId, nombre: d.nombre, cotizacion: d.nombre === 'Cotización' })),
         canales: canales.get(company.empresaId)!,
+        devolvibles: [],
       };
       const list: Cliente[] = [];
       for (let i = 0; i < company.plan.customers; i++) {
@@ -129,6 +130,9 @@ export const salesLoader: Loader = {
         const createdAt = new Date(dayMs[day]! + rnd.int(28_800, 72_000) * 1000).toISOString();
         const bodega = company.bodegas[rnd.skewed(company.bodegas.length)]!;
         const estado = pickEstado(rnd);
+        // About plan.returns of the company's completed sales (85 % of all) are returned later.
+        const returned = estado === 'Completada' && company.plan.returns > 0 && rnd.chance(Math.min(1, company.plan.returns / (0.85 * n)));
+        let returnable: ReturnableSale['line'] | undefined;
         const branchDocs = docsOf.get(bodega.sucursalId)!;
         let doc: Documento;
         if (estado === 'Cotizacion') doc = branchDocs[DOCUMENT_TYPES.length - 1]!;
@@ -184,6 +188,7 @@ export const salesLoader: Loader = {
             total: cents(lineTotal),
           };
           lineas.push(line);
+          if (l === 0 && returned) returnable = { detalleId, productIndex: index, cantidad, precioCents: precio, rate, servicio };
           lineRows.push([
             detalleId++, id, company.empresaId, l + 1, line.id_producto, line.codigo, line.nombre, null, !servicio, null,
             `${cantidad}.0000`, `${line.precio}00`, line.descuento, `${rate}.0000`, line.sub_total, line.iva, line.total, line.exenta,
@@ -220,6 +225,7 @@ export const salesLoader: Loader = {
           pago: { monto_pago: montoPago, cambio: '0.00', saldo },
         };
         const old = day < fiscalCutoff;
+        if (returnable) company.ventas!.devolvibles.push({ ventaId: id, day, bodegaId: bodega.id, nombreCliente, line: returnable });
         await lineRows.room();
         yield [
           id, company.empresaId, bodega.sucursalId, bodega.id, doc.id, canal?.id ?? null, cliente?.id ?? null, usuario.id,
