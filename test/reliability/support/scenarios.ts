@@ -1,0 +1,310 @@
+import type { Bus } from '@erp/bus';
+import type { ServiceName } from '@erp/contracts';
+import { ALL_SERVICES, type Cluster, type Replica } from './cluster';
+import { INITIAL_CORRELATIVES, type Company, type CompanyRef } from './fixture';
+import { Tally, call } from './http';
+import { checkInvariants, settle, type InvariantResult } from './invariants';
+import { Load } from './load';
+import type { PrivateInfra } from './private-infra';
+import { sleep } from './wait';
+
+/** Gateway addresses the load's clients spread their requests over, as a Service's endpoints. */
+export class Rotation {
+  private urls: string[] = [];
+  add(url: string): void {
+    if (!this.urls.includes(url)) this.urls.push(url);
+  }
+  remove(url: string): void {
+    this.urls = this.urls.filter((u) => u !== url);
+  }
+  list = (): string[] => [...this.urls];
+}
+
+export interface ChaosContext {
+  infra: PrivateInfra;
+  cluster: Cluster;
+  companies: Record<CompanyRef, Company>;
+  admin: Bus;
+  rotation: Rotation;
+  databaseUrl: string;
+  updates: boolean;
+  log: (line: string) => void;
+}
+
+export interface ScenarioResult {
+  name: string;
+  tally: Tally;
+  /** What was done to the system, in order. */
+  events: string[];
+  invariants: InvariantResult[];
+  /** Problems of the scenario itself (a failed request where none may fail, memory growth, …). */
+  problems: string[];
+  figures: Record<string, string | number>;
+}
+
+async function finish(ctx: ChaosContext, name: string, load: Load, events: string[], problems: string[], figures: Record<string, string | number> = {}): Promise<ScenarioResult> {
+  ctx.log(`${name}: load stopped; waiting for the system to settle`);
+  const pending = await settle(ctx.databaseUrl, 180_000);
+  if (pending.length > 0) problems.push(`did not settle within 180 s: ${pending.join(', ')}`);
+  const invariants = await checkInvariants({
+    databaseUrl: ctx.databaseUrl,
+    ledger: load.ledger,
+    companies: ctx.companies,
+    initialCorrelatives: INITIAL_CORRELATIVES,
+    gateway: ctx.rotation.list()[0]!,
+  });
+  return { name, tally: load.tally, events, invariants, problems, figures };
+}
+
+/**
+ * Replicas that died by themselves are problems of the run; each is replaced (as Kubernetes
+ * restarts a crashed pod) so the run goes on and shows whether the system recovers.
+ */
+async function replaceCrashed(ctx: ChaosContext, problems: string[], event: (line: string) => void, during: string): Promise<void> {
+  while (ctx.cluster.crashes.length > 0) {
+    const crash = ctx.cluster.crashes.shift()!;
+    problems.push(`${crash.label} died by itself ${during} (exit ${crash.code ?? crash.signal}): ${crash.reason}`);
+    const successor = await ctx.cluster.start(crash.name);
+    if (crash.url) {
+      ctx.rotation.remove(crash.url);
+      ctx.rotation.add(successor.url!);
+    }
+    event(`${crash.label} had crashed ${during}; ${successor.label} started in its place`);
+  }
+}
+
+function newLoad(ctx: ChaosContext, runId: string, workers: number): Load {
+  return new Load({ gateways: ctx.rotation.list, companies: ctx.companies, workers, thinkMs: 20, runId, updates: ctx.updates, admin: ctx.admin, attempts: 12 });
+}
+
+/**
+ * Crash faults under a steady mixed load: SIGKILL to each service in turn (both sales replicas
+ * at once as well), then NATS, Redis and Postgres restarted. A killed replica is started again
+ * (a new gateway takes the dead one's place in the rotation).
+ */
+export async function crashScenario(ctx: ChaosContext, options: { pauseMs: number }): Promise<ScenarioResult> {
+  const events: string[] = [];
+  const problems: string[] = [];
+  const load = newLoad(ctx, 'crash', 8);
+  const event = (line: string) => {
+    events.push(line);
+    ctx.log(`crash: ${line}`);
+  };
+  load.start();
+  await sleep(options.pauseMs);
+
+  const killAndRestart = async (replicas: Replica[]) => {
+    event(`kill -9 ${replicas.map((r) => r.label).join(' and ')}`);
+    await Promise.all(replicas.map((r) => ctx.cluster.signal(r, 'SIGKILL')));
+    await sleep(1_000);
+    for (const r of replicas) {
+      const successor = await ctx.cluster.start(r.name);
+      if (r.url) {
+        ctx.rotation.remove(r.url);
+        ctx.rotation.add(successor.url!);
+      }
+      event(`${successor.label} started in its place`);
+    }
+    await sleep(options.pauseMs);
+    await replaceCrashed(ctx, problems, event, `after kill -9 of ${replicas.map((r) => r.label).join(' and ')}`);
+  };
+  for (const name of ALL_SERVICES) {
+    const replicas = ctx.cluster.of(name);
+    await killAndRestart([replicas[0]!]);
+  }
+  const sales = ctx.cluster.of('sales');
+  if (sales.length >= 2) await killAndRestart(sales.slice(0, 2));
+
+  for (const [what, restart] of [
+    ['NATS', () => ctx.infra.restartNats()],
+    ['Redis', () => ctx.infra.restartRedis()],
+    ['Postgres', () => ctx.infra.restartPostgres()],
+  ] as const) {
+    event(`${what} killed and restarted`);
+    await restart();
+    try {
+      await ctx.cluster.waitAllReady(120_000);
+    } catch (err) {
+      problems.push(`after the ${what} restart: ${(err as Error).message}`);
+    }
+    await sleep(options.pauseMs);
+    await replaceCrashed(ctx, problems, event, `when ${what} restarted`);
+    event(`every replica ready again after the ${what} restart`);
+  }
+  await load.stop();
+  await replaceCrashed(ctx, problems, event, 'at the end of the faults');
+  return finish(ctx, 'crash faults', load, events, problems, { 'replicas started during the run': ctx.cluster.startedCount });
+}
+
+/**
+ * A rolling update under load, as Kubernetes does it: for every replica of every service, a new
+ * one is started and ready before the old one gets SIGTERM (for the gateway, the new address
+ * joins the rotation and the old one leaves it first). No request may fail, none may need a retry.
+ */
+export async function rollingRestartScenario(ctx: ChaosContext): Promise<ScenarioResult> {
+  const events: string[] = [];
+  const problems: string[] = [];
+  // Two replicas of everything, so each service keeps one serving while the other is replaced.
+  for (const name of ALL_SERVICES) {
+    while (ctx.cluster.of(name).length < 2) {
+      const extra = await ctx.cluster.start(name);
+      if (extra.url) ctx.rotation.add(extra.url);
+    }
+  }
+  const load = newLoad(ctx, 'rolling', 6);
+  load.start();
+  await sleep(3_000);
+  for (const name of ['gateway', ...ALL_SERVICES.filter((n) => n !== 'gateway')] as ServiceName[]) {
+    for (const old of ctx.cluster.of(name)) {
+      const { successor, exit } = await ctx.cluster.replace(old, async (next) => {
+        if (next.url) {
+          ctx.rotation.add(next.url);
+          ctx.rotation.remove(old.url!);
+        }
+      });
+      const line = `${successor.label} ready, then SIGTERM to ${old.label}: exit ${exit.code ?? exit.signal}`;
+      events.push(line);
+      ctx.log(`rolling: ${line}`);
+      if (exit.code !== 143) problems.push(`${old.label} exited with ${exit.code ?? exit.signal} after SIGTERM (expected 143)`);
+      await sleep(1_000);
+    }
+  }
+  await sleep(2_000);
+  await load.stop();
+  await replaceCrashed(ctx, problems, (line) => events.push(line), 'during the rolling restart');
+  const failed = Object.entries(load.tally.byStatus()).filter(([status]) => status === '0' || !/^[24]\d\d$/.test(status));
+  if (failed.length > 0) problems.push(`requests failed during the rolling restart: ${JSON.stringify(Object.fromEntries(failed))}`);
+  const refused = [...load.tally.outcomes.entries()].filter(([key]) => / 4\d\d$/.test(key) && !key.startsWith('POST /sales (no oversell) 422'));
+  if (refused.length > 0) problems.push(`requests refused during the rolling restart: ${JSON.stringify(Object.fromEntries(refused))}`);
+  return finish(ctx, 'rolling restart', load, events, problems);
+}
+
+/**
+ * Overload: far more concurrent clients than the services can take, on a gateway with a small
+ * in-flight limit. What is past the limit must be refused at once (503 with Retry-After), none
+ * may wait into a timeout, and the memory of the gateway and the services must stay level over
+ * the soak (resident set sampled from their /metrics).
+ */
+export async function overloadScenario(ctx: ChaosContext, options: { clients: number; seconds: number; maxInflight: number }): Promise<ScenarioResult> {
+  const events: string[] = [];
+  const problems: string[] = [];
+  const gateway = await ctx.cluster.start('gateway', { MAX_INFLIGHT_REQUESTS: String(options.maxInflight) });
+  events.push(`${gateway.label} with MAX_INFLIGHT_REQUESTS=${options.maxInflight}; ${options.clients} clients without pause for ${options.seconds} s`);
+  ctx.log(`overload: ${events[0]}`);
+  const tally = new Tally();
+  const a = ctx.companies.a;
+  const paths = [`/api/external/v1/inventory?per_page=50`, `/api/external/v1/sales?per_page=20`, `/api/external/v1/sales/summary`, `/api/external/v1/inventory/${a.productos.laptop}`];
+  const refusals: number[] = [];
+  const missingRetryAfter = { n: 0 };
+  /** When each answer 504 (or client timeout) came, in seconds from the start: they must not pile up. */
+  const timeouts: number[] = [];
+  const soakStart = Date.now();
+  let n = 0;
+  let running = true;
+  const client = async () => {
+    while (running) {
+      const write = n++ % 5 === 0;
+      const attempt = write
+        ? await call(`${gateway.url}/api/external/v1/sales`, {
+            method: 'POST',
+            key: a.key,
+            json: { fecha: '2026-03-10', estado: 'Completada', id_sucursal: a.sucursales.centro, id_bodega: a.bodegas.principal, id_documento: a.documentos.ticket, id_canal: a.canales.tienda, detalles: [{ id_producto: a.productos.cable, cantidad: 1 }] },
+          })
+        : await call(`${gateway.url}${paths[n % paths.length]}`, { key: a.key });
+      tally.record(write ? 'POST /sales' : 'GET', attempt);
+      if (attempt.status === 504 || attempt.error === 'timeout') timeouts.push((Date.now() - soakStart) / 1000);
+      if (attempt.status === 503) {
+        if (!attempt.headers.get('retry-after')) missingRetryAfter.n++;
+        refusals.push(attempt.ms);
+        // A well-behaved client waits as told.
+        await sleep(Number(attempt.headers.get('retry-after') ?? 1) * 1000);
+      }
+    }
+  };
+  const targets: Array<{ label: string; url: string }> = [{ label: gateway.label, url: gateway.opsUrl }, ...ctx.cluster.of('sales').map((r) => ({ label: r.label, url: r.opsUrl })), ...ctx.cluster.of('inventory').map((r) => ({ label: r.label, url: r.opsUrl }))];
+  const samples = new Map<string, Array<{ rss: number; heap: number }>>(targets.map((t) => [t.label, []]));
+  const sampler = (async () => {
+    while (running) {
+      for (const t of targets) {
+        const memory = await memoryOf(t.url);
+        if (memory) samples.get(t.label)!.push(memory);
+      }
+      await sleep(2_000);
+    }
+  })();
+  const clients = Array.from({ length: options.clients }, client);
+  await sleep(options.seconds * 1000);
+  running = false;
+  await Promise.all([...clients, sampler]);
+
+  const byStatus = tally.byStatus();
+  const unexpected = Object.entries(byStatus).filter(([status]) => !['200', '201', '503', '504', 'timeout'].includes(status));
+  if (unexpected.length > 0) problems.push(`answers other than 2xx, 503 and 504 under overload: ${JSON.stringify(Object.fromEntries(unexpected))}`);
+  if (!byStatus['503']) problems.push('the load never reached the in-flight limit (no 503): raise the clients');
+  if (missingRetryAfter.n > 0) problems.push(`${missingRetryAfter.n} answers 503 without Retry-After`);
+  // Timeouts may happen on a starved machine, but rarely, and not more and more as the soak goes on.
+  const third = options.seconds / 3;
+  const early = timeouts.filter((t) => t < third).length;
+  const late = timeouts.filter((t) => t >= 2 * third).length;
+  if (timeouts.length > tally.total * 0.005) problems.push(`${timeouts.length} timeouts out of ${tally.total} requests (over 0.5 %)`);
+  if (late > early * 2 + 5) problems.push(`timeouts pile up: ${early} in the first third of the soak, ${late} in the last`);
+  // What the gateway itself took to refuse (from its histogram): at once, not after waiting for a slot.
+  const shed = await shedTimings(gateway.opsUrl);
+  if (shed.count > 0 && shed.within10ms / shed.count < 0.99) problems.push(`only ${shed.within10ms} of ${shed.count} refusals took under 10 ms in the gateway: they waited`);
+  refusals.sort((x, y) => x - y);
+  const figures: Record<string, string | number> = {
+    'latency p50 / p99 of every answer, at the client (ms)': `${Math.round(tally.percentile(50))} / ${Math.round(tally.percentile(99))}`,
+    'latency p50 / p99 of the 503 refusals, at the client (ms)': `${Math.round(refusals[Math.floor(refusals.length / 2)] ?? 0)} / ${Math.round(refusals[Math.floor(refusals.length * 0.99)] ?? 0)}`,
+    'refusals the gateway answered within 10 ms': `${shed.within10ms} of ${shed.count}`,
+    'timeouts (504 or none) in the first / last third of the soak': `${early} / ${late}`,
+  };
+  for (const [label, series] of samples) {
+    if (series.length < 6) {
+      problems.push(`${label}: only ${series.length} memory samples`);
+      continue;
+    }
+    const mb = (values: number[]) => values.map((b) => b / 1024 / 1024);
+    const rss = mb(series.map((m) => m.rss));
+    const heap = mb(series.map((m) => m.heap));
+    const half = Math.floor(series.length / 2);
+    const quarter = Math.floor((series.length * 3) / 4);
+    // Level memory: the last quarter of the soak peaks no higher than the first half did, with 25 % or 40 MB of slack.
+    const level = (values: number[]) => {
+      const early = Math.max(...values.slice(0, half));
+      const late = Math.max(...values.slice(quarter));
+      return { early, late, ok: late <= Math.max(early * 1.25, early + 40) };
+    };
+    const r = level(rss);
+    const h = level(heap);
+    figures[`${label} MB, resident (start / peak first half / peak last quarter)`] = `${rss[0]!.toFixed(0)} / ${r.early.toFixed(0)} / ${r.late.toFixed(0)}`;
+    figures[`${label} MB, heap used (start / peak first half / peak last quarter)`] = `${heap[0]!.toFixed(0)} / ${h.early.toFixed(0)} / ${h.late.toFixed(0)}`;
+    if (!r.ok) problems.push(`${label}: resident memory still growing (${r.early.toFixed(0)} MB → ${r.late.toFixed(0)} MB)`);
+    if (!h.ok) problems.push(`${label}: heap still growing (${h.early.toFixed(0)} MB → ${h.late.toFixed(0)} MB)`);
+  }
+  await ctx.cluster.signal(gateway, 'SIGTERM');
+  await replaceCrashed(ctx, problems, (line) => events.push(line), 'during the overload');
+  const load = new Load({ gateways: ctx.rotation.list, companies: ctx.companies, workers: 0, runId: 'overload' });
+  load.tally.merge(tally);
+  return finish(ctx, 'overload', load, events, problems, figures);
+}
+
+/** Refusals by admission control as the gateway timed them: 503s of no route (they never reached one). */
+async function shedTimings(opsUrl: string): Promise<{ count: number; within10ms: number }> {
+  const res = await call(`${opsUrl}/metrics`, { timeoutMs: 5_000 });
+  let count = 0;
+  let within10ms = 0;
+  for (const line of res.text.split('\n')) {
+    if (!line.startsWith('erp_http_request_duration_seconds_') || !line.includes('route="unmatched"') || !line.includes('status="503"')) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('erp_http_request_duration_seconds_count')) count += value;
+    else if (line.includes('le="0.01"')) within10ms += value;
+  }
+  return { count, within10ms };
+}
+
+async function memoryOf(opsUrl: string): Promise<{ rss: number; heap: number } | undefined> {
+  const res = await call(`${opsUrl}/metrics`, { timeoutMs: 5_000 });
+  if (res.status !== 200) return undefined;
+  const metric = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(res.text)?.[1]);
+  return { rss: metric('process_resident_memory_bytes'), heap: metric('nodejs_heap_size_used_bytes') };
+}
