@@ -49,7 +49,7 @@ describe('sales killed with SIGKILL under a mixed load', () => {
     await sleep(1_000);
     sales = await spawnService('sales', stackEnv(stack.iso));
     const afterRestart = acked();
-    await sleep(4_000);
+    await sleep(6_000);
     await load.stop();
 
     const pending = await settle(stack.iso.databaseUrl, 30_000);
@@ -60,5 +60,5 @@ describe('sales killed with SIGKILL under a mixed load', () => {
     // The load reached the sales service on both sides of the crash.
     expect(beforeKill).toBeGreaterThan(5);
     expect(acked()).toBeGreaterThan(afterRestart + 5);
-  });
+  }, 180_000);
 });
