@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import type { PlannedLine } from '../domain/sale-plan';
 import type { StoredSale } from '../domain/sale-update';
 import type { SalesDb, VentaDetallesTable, VentasTable } from './tables';
 
@@ -29,6 +30,30 @@ export async function lockReferencia(trx: Transaction<SalesDb>, empresaId: numbe
 export async function insertVenta(trx: Transaction<SalesDb>, venta: Insertable<VentasTable>): Promise<number> {
   const row = await trx.insertInto('ventas').values(venta).returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** The stored columns of a planned line, as creation and update both write them. */
+export function detalleColumns(line: PlannedLine, ventaId: number, empresaId: number) {
+  return {
+    venta_id: ventaId,
+    empresa_id: empresaId,
+    linea: line.index,
+    id_producto: line.producto.id,
+    codigo: line.producto.codigo,
+    nombre_producto: line.producto.nombre,
+    descripcion: line.producto.descripcion,
+    mueve_stock: line.mueve_stock,
+    id_presentacion: line.id_presentacion,
+    cantidad: line.cantidad,
+    precio: line.precio,
+    descuento: line.descuento,
+    porcentaje_impuesto: line.porcentaje_impuesto,
+    sub_total: line.sub_total,
+    iva: line.iva,
+    total: line.total,
+    exenta: line.exenta,
+    costo: line.costo,
+  };
 }
 
 export async function insertDetalles(trx: Transaction<SalesDb>, detalles: Insertable<VentaDetallesTable>[]): Promise<void> {

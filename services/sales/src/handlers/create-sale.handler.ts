@@ -16,7 +16,7 @@ import type { FaultInjection } from '../config';
 import { crash } from '../fault';
 import { advanceCorrelativo, findCliente, lockDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { REFERENCIA_INDEX, findSale, findVentaIdByReferencia, insertDetalles, insertVenta, lockReferencia } from '../db/venta.repository';
+import { REFERENCIA_INDEX, findSale, findVentaIdByReferencia, detalleColumns, insertDetalles, insertVenta, lockReferencia } from '../db/venta.repository';
 import { CONSUMIDOR_FINAL, createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, formatCorrelativo, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { resolveReferences } from './sale-references';
@@ -143,28 +143,7 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
       });
       await insertDetalles(
         trx,
-        plan.lines.map((l) => ({
-          venta_id: id,
-          empresa_id: empresaId,
-          linea: l.index,
-          id_producto: l.producto.id,
-          codigo: l.producto.codigo,
-          nombre_producto: l.producto.nombre,
-          descripcion: l.producto.descripcion,
-          mueve_stock: l.mueve_stock,
-          id_presentacion: l.id_presentacion,
-          cantidad: l.cantidad,
-          precio: l.precio,
-          descuento: l.descuento,
-          porcentaje_impuesto: l.porcentaje_impuesto,
-          sub_total: l.sub_total,
-          iva: l.iva,
-          total: l.total,
-          exenta: l.exenta,
-          costo: l.costo,
-          created_at: emitidoEn,
-          updated_at: emitidoEn,
-        })),
+        plan.lines.map((l) => ({ ...detalleColumns(l, id, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
       );
       await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: id, clave_reserva: clave }, ctx);
       return { id };

@@ -4,7 +4,7 @@ import { AppError, type ParsedRequestOf, type ReplyInputOf, type TenantContext, 
 import { inTransaction } from '@erp/db';
 import { findCliente, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { findSale, lockVentaForEdit, replaceDetalles, saveEditedVenta } from '../db/venta.repository';
+import { detalleColumns, findSale, lockVentaForEdit, replaceDetalles, saveEditedVenta } from '../db/venta.repository';
 import { CONSUMIDOR_FINAL, planDraft, saleDocument } from '../domain/sale-plan';
 import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
@@ -100,28 +100,7 @@ export function updateSaleHandler(deps: UpdateSaleDeps) {
       await replaceDetalles(
         trx,
         venta.id,
-        plan.lines.map((l) => ({
-          id: l.lineId,
-          venta_id: venta.id,
-          empresa_id: empresaId,
-          linea: l.index,
-          id_producto: l.producto.id,
-          codigo: l.producto.codigo,
-          nombre_producto: l.producto.nombre,
-          descripcion: l.producto.descripcion,
-          mueve_stock: l.mueve_stock,
-          id_presentacion: l.id_presentacion,
-          cantidad: l.cantidad,
-          precio: l.precio,
-          descuento: l.descuento,
-          porcentaje_impuesto: l.porcentaje_impuesto,
-          sub_total: l.sub_total,
-          iva: l.iva,
-          total: l.total,
-          exenta: l.exenta,
-          costo: l.costo,
-          updated_at: now,
-        })),
+        plan.lines.map((l) => ({ id: l.lineId, ...detalleColumns(l, venta.id, empresaId), updated_at: now })),
       );
       const saved = await findSale(trx, empresaId, venta.id);
       if (!saved) throw new Error(`Sale ${venta.id} vanished while it was locked`);
