@@ -122,6 +122,7 @@ async function main(): Promise<number> {
       console.log(`\n== ${r.name}`);
       for (const e of r.events) console.log(`   ${e}`);
       console.log(`   requests: ${r.tally.summary()}`);
+      console.log(`   not 2xx, by operation: ${JSON.stringify(r.tally.notOk())}`);
       for (const [k, v] of Object.entries(r.figures)) console.log(`   ${k}: ${v}`);
       console.log(formatInvariants(r.invariants).replace(/^/gm, '   '));
       for (const p of r.problems) console.log(`   ✗ ${p}`);

@@ -101,6 +101,10 @@ export class Tally {
     for (const [k, n] of other.failedOps) this.failedOps.set(k, (this.failedOps.get(k) ?? 0) + n);
     for (const ms of other.latencies) if (this.latencies.length < 200_000) this.latencies.push(ms);
   }
+  /** Answers that were not 2xx (and network failures), by operation and status. */
+  notOk(): Record<string, number> {
+    return Object.fromEntries([...this.outcomes.entries()].filter(([key]) => !/ 2\d\d$/.test(key)).sort(([a], [b]) => a.localeCompare(b)));
+  }
   /** One line: sent, answered, by status, failed operations. */
   summary(): string {
     const failed = [...this.failedOps.entries()].map(([op, n]) => `${op}: ${n}`).join(', ') || 'none';

@@ -188,19 +188,22 @@ export class Load {
    * Sends with retries: a retryable answer (or no answer) is tried again, on the next gateway,
    * after Retry-After (capped) or a growing pause. Resolves with the last attempt.
    */
-  private async send(op: string, path: string, init: CallInit): Promise<Attempt> {
+  private async send(op: string, path: string, init: CallInit): Promise<Attempt & { unsure: boolean }> {
     const attempts = this.options.attempts ?? 8;
     let last: Attempt | undefined;
+    // A timeout or a lost connection may hide a request that was applied: a later refusal may be its consequence.
+    let unsure = false;
     for (let i = 0; i < attempts; i++) {
       const gateways = this.options.gateways();
       const base = gateways[this.rotation++ % gateways.length]!;
       last = await call(`${base}${path}`, init);
       this.tally.record(op, last);
-      if (!RETRYABLE.has(last.status)) return last;
+      if (!RETRYABLE.has(last.status)) return { ...last, unsure };
+      if (last.status === 0 || last.status === 504) unsure = true;
       const retryAfter = last.status === 0 ? NaN : Number(last.headers.get('retry-after'));
       await sleep(Number.isFinite(retryAfter) ? Math.min(retryAfter * 1000, 2_000) : Math.min(200 * 2 ** i, 2_000));
     }
-    return last!;
+    return { ...last!, unsure };
   }
 
   private async createSale(empresa: CompanyRef): Promise<void> {
@@ -283,10 +286,11 @@ export class Load {
         record.expected = { estado: convert ? 'Completada' : current.estado, lines };
         record.uncertain = false;
         record.lineIds = Object.fromEntries(((res.body?.data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]));
-      } else if (res.status === 0 || res.status >= 500) {
-        // No answer: the change may or may not have been applied; stock must be right either way.
+      } else if (res.status === 0 || res.status >= 500 || res.unsure) {
+        // No definite answer: the change may or may not have been applied (a retry refused after a
+        // timeout may be refused because of it); stock must be right either way.
         record.uncertain = true;
-        this.tally.fail('PUT /sales/{id}');
+        this.tally.fail(res.status < 500 && res.status !== 0 ? 'PUT /sales/{id} (refused after a timeout)' : 'PUT /sales/{id}');
       } else {
         this.tally.fail('PUT /sales/{id}');
       }

@@ -1,5 +1,4 @@
 import type { Bus } from '@erp/bus';
-import type { ServiceName } from '@erp/contracts';
 import { ALL_SERVICES, type Cluster, type Replica } from './cluster';
 import { INITIAL_CORRELATIVES, type Company, type CompanyRef } from './fixture';
 import { Tally, call } from './http';
@@ -133,7 +132,7 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
   }
   await load.stop();
   await replaceCrashed(ctx, problems, event, 'at the end of the faults');
-  return finish(ctx, 'crash faults', load, events, problems, { 'replicas started during the run': ctx.cluster.startedCount });
+  return finish(ctx, 'crash faults', load, events, problems, { 'service processes started so far': ctx.cluster.startedCount });
 }
 
 /**
@@ -154,7 +153,7 @@ export async function rollingRestartScenario(ctx: ChaosContext): Promise<Scenari
   const load = newLoad(ctx, 'rolling', 6);
   load.start();
   await sleep(3_000);
-  for (const name of ['gateway', ...ALL_SERVICES.filter((n) => n !== 'gateway')] as ServiceName[]) {
+  for (const name of ALL_SERVICES) {
     for (const old of ctx.cluster.of(name)) {
       const { successor, exit } = await ctx.cluster.replace(old, async (next) => {
         if (next.url) {
