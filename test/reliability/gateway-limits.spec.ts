@@ -71,6 +71,35 @@ describe('the gateway at its limits', () => {
   });
 });
 
+describe('the gateway given text with the NUL character', () => {
+  let stack: Stack;
+  let companies: Record<CompanyRef, Company>;
+
+  beforeAll(async () => {
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'packages'], gateway: { RATE_LIMIT_STANDARD: '1000000' } });
+    companies = companiesOf(await stack.seed(reliabilityFixture({ sales: false })));
+  });
+  afterAll(() => stack.stop());
+
+  // Postgres text cannot hold U+0000: these reached the services and failed there with 500.
+  it('refuses it in a query filter with 400 naming the parameter', async () => {
+    const res = await call(`${stack.baseUrl}${API}/inventory?marca=%00&tipo=Producto`, { key: companies.a.key });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, error: 'Parámetros inválidos', code: 400, details: { marca: ['No puede contener el carácter nulo (U+0000)'] } });
+  });
+
+  it('refuses it in a body with the route’s body status, naming the field, storing nothing', async () => {
+    const item = { cliente: 'Cliente', codigo_asesor: 'AS-01\u0000', wr: 'WR-NUL', guia: 'G', embalaje: 'Caja', piezas: 1, peso: 1, precio: 1, cuenta_a_terceros: 0, otros: 0, total: 1, sucursal: 'Sucursal Centro' };
+    const res = await call(`${stack.baseUrl}${API}/packages/import`, { method: 'POST', key: companies.a.key, json: { packages: [item] } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, error: 'Datos inválidos', code: 400, details: { 'packages.0.codigo_asesor': ['No puede contener el carácter nulo (U+0000)'] } });
+    expect(await stack.query('select count(*)::int as n from packages.paquetes')).toEqual([{ n: 0 }]);
+    const sale = await call(`${stack.baseUrl}${API}/sales`, { method: 'POST', key: companies.a.key, json: { observaciones: 'nota\u0000' } });
+    expect(sale.status).toBe(422);
+    expect(sale.body.details).toEqual({ observaciones: ['No puede contener el carácter nulo (U+0000)'] });
+  });
+});
+
 describe('the gateway when its own database is out of reach', () => {
   it('answers 503 with Retry-After, as for any unavailable dependency, not 500', async () => {
     // What pg throws while Postgres restarts: the key cannot be checked, so nothing can be served.

@@ -218,13 +218,35 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * Where the first string holding U+0000 is (`packages.0.cliente`, `_` for the value itself), or
+ * undefined. Postgres text cannot store that character: refused here, it is a 400/422 with the
+ * field named; let through, it failed in the service as a 500.
+ */
+function pathOfNul(value: unknown): string | undefined {
+  const pending: Array<[unknown, string[]]> = [[value, []]];
+  while (pending.length > 0) {
+    const [node, path] = pending.pop()!;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return path.length > 0 ? path.join('.') : '_';
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, child] of Object.entries(node)) pending.push([child, [...path, key]]);
+    }
+  }
+  return undefined;
+}
+
 function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const locals = res.locals as Locals;
     const params = route.params?.safeParse(req.params);
     const query = route.query?.safeParse(req.query ?? {});
     if (params && !params.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(params.error));
+    const nulInQuery = route.query ? pathOfNul(req.query) : undefined;
+    if (nulInQuery !== undefined) return sendError(res, 400, MESSAGES.invalidParams, { [nulInQuery]: [MESSAGES.nulCharacter] });
     if (query && !query.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(query.error));
+    const nulInBody = route.body ? pathOfNul(req.body) : undefined;
+    if (nulInBody !== undefined) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [nulInBody]: [MESSAGES.nulCharacter] });
     const body = route.body?.safeParse(req.body);
     if (body && !body.success) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, detailsFromZod(body.error));
     const credential = locals.credential!;

@@ -31,6 +31,7 @@ export const MESSAGES = {
   malformedPathDetail: 'La ruta contiene una secuencia de escape (%) inválida',
   jsonTooDeep: 'El cuerpo de la solicitud anida demasiados niveles',
   jsonTooDeepDetail: 'El JSON anida más de 64 niveles de objetos o listas',
+  nulCharacter: 'No puede contener el carácter nulo (U+0000)',
   bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
   unsupportedMediaType: 'El contenido debe enviarse como application/json',
   overloaded: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After',
