@@ -22,14 +22,14 @@ import { Rotation, crashScenario, overloadScenario, rollingRestartScenario, type
  * exits 1 when any guarantee was broken. Bounded: a deadline stops it whatever happens.
  *
  * Environment: CHAOS_PHASES (isolation,fuzz,crash,rolling,overload), CHAOS_FUZZ_RUNS (cases per
- * endpoint, 1000), CHAOS_FUZZ_SEED, CHAOS_SOAK_SECONDS (60), CHAOS_OVERLOAD_CLIENTS (300),
+ * endpoint, 1000), CHAOS_FUZZ_SEED, CHAOS_SOAK_SECONDS (90), CHAOS_OVERLOAD_CLIENTS (300),
  * CHAOS_PAUSE_MS (between faults, 4000), CHAOS_DEADLINE_MINUTES (30).
  */
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const settings = {
   fuzzRuns: env('CHAOS_FUZZ_RUNS', 1000),
   fuzzSeed: env('CHAOS_FUZZ_SEED', Date.now() % 1_000_000),
-  soakSeconds: env('CHAOS_SOAK_SECONDS', 60),
+  soakSeconds: env('CHAOS_SOAK_SECONDS', 90),
   overloadClients: env('CHAOS_OVERLOAD_CLIENTS', 300),
   pauseMs: env('CHAOS_PAUSE_MS', 4_000),
   deadlineMinutes: env('CHAOS_DEADLINE_MINUTES', 30),
