@@ -348,7 +348,7 @@ export class Load {
 
   /** A back-office request over NATS, retried while the service is unavailable or slow. */
   private async backOffice(op: string, request: () => Promise<unknown>): Promise<'done' | 'refused' | 'unknown'> {
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < (this.options.attempts ?? 8); i++) {
       const started = performance.now();
       try {
         await request();
