@@ -44,8 +44,10 @@ export function createPool(options: DbOptions): pg.Pool {
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
   });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
+  // A client that loses its server must not crash the process: an idle one reports on the pool,
+  // a checked-out one (a transaction waiting on NATS) on itself; its query fails, the next reconnects.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

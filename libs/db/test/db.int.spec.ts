@@ -55,6 +55,18 @@ describe('libs/db against Postgres', () => {
     expect(translatePgError(other)).toBe(other);
   });
 
+  it('survives the server ending a checked-out connection (a transaction waiting between queries)', async () => {
+    const waiting = db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+      await sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(db);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the error arrives while no query runs
+      await sql`select 1`.execute(trx);
+    });
+    await expect(waiting).rejects.toThrow();
+    const { rows } = await sql<{ ok: number }>`select 1 as ok`.execute(db);
+    expect(rows[0]!.ok).toBe(1);
+  });
+
   it('retries a transaction whole after a serialization failure, so both concurrent writers succeed', async () => {
     await sql`create table counter (id int primary key, n int not null)`.execute(db);
     await sql`insert into counter values (1, 0)`.execute(db);
