@@ -7,7 +7,7 @@ import { API_BASE } from '@erp/contracts';
 import { missingDependencies } from '@erp/testing';
 import { benchDatabaseUrl } from './data/plan';
 import { handlerTimes, runLoad, scrapeHandlerTotals, withRssSampling, type LoadRequest, type LoadResult } from './run/load';
-import { startBaseline, startStack, type Baseline, type Stack } from './run/processes';
+import { buildServices, startBaseline, startStack, type Baseline, type Stack } from './run/processes';
 import { explainScenarios } from './run/explain';
 import { summarizeProfiles, type ProfileSummary, type Window } from './run/profile';
 import { markdown, printScenario, rssVerdict, writeResults, type Measured, type RunInfo } from './run/report';
@@ -156,6 +156,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
 
   try {
+    console.log('building the services…');
+    await buildServices();
     console.log('starting the services…');
     const profileDir = o.profile ? path.join(logDir, 'profiles') : undefined;
     stack = await startStack({ databaseUrl, natsUrl, redisUrl, gatewayPort: o.gatewayPort, opsPortBase: o.opsPortBase, logLevel: o.logLevel, logDir, ...(profileDir ? { profileDir } : {}) });

@@ -78,6 +78,9 @@ export class Bus {
       name: options.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // No Error (and stack capture) per request for context on a timeout: the bus reports
+      // timeouts and missing responders with the subject itself.
+      noAsyncTraces: true,
     });
     return new Bus(nc, { requestTimeoutMs: 10_000, ...options });
   }

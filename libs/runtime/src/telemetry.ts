@@ -8,8 +8,10 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 /**
  * OpenTelemetry for the process. Imported first by every entry point so that http, express, pg
  * and ioredis are instrumented before they load. It follows the standard OTEL_* variables:
- * spans are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set; without it, trace
- * context still propagates (HTTP → NATS → SQL) but nothing is exported.
+ * spans are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, one trace from the
+ * gateway's HTTP span through NATS to the SQL. Without an endpoint nothing is instrumented and the
+ * sampler is always_off (unless OTEL_TRACES_SAMPLER says otherwise): spans nobody exports would
+ * only cost CPU on every request.
  */
 function startTelemetry(): NodeSDK | undefined {
   if (process.env.OTEL_SDK_DISABLED === 'true') return undefined;
@@ -17,15 +19,18 @@ function startTelemetry(): NodeSDK | undefined {
   process.env.OTEL_METRICS_EXPORTER ??= 'none';
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
   const exporting = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  if (!exporting) process.env.OTEL_TRACES_SAMPLER ??= 'always_off';
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'erp',
     ...(exporting ? { traceExporter: new OTLPTraceExporter() } : { spanProcessors: [] }),
-    instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)/.test(req.url ?? '') }),
-      new ExpressInstrumentation(),
-      new PgInstrumentation({ requireParentSpan: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
-    ],
+    instrumentations: exporting
+      ? [
+          new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)/.test(req.url ?? '') }),
+          new ExpressInstrumentation(),
+          new PgInstrumentation({ requireParentSpan: true }),
+          new IORedisInstrumentation({ requireParentSpan: true }),
+        ]
+      : [],
   });
   sdk.start();
   return sdk;

@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { SERVICES, type ServiceName } from '@erp/contracts';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -15,11 +16,15 @@ export interface BenchProcess {
   exitedAt?: number;
 }
 
-/** Starts a TypeScript entry point as its own process (as `npm start` does), its output in a log file. */
+/**
+ * Starts an entry point as its own process, its output in a log file: a TypeScript one through
+ * tsx (as `npm start` does), a built `.js` one with plain node and source maps (as the images do).
+ */
 export function startProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string, nodeArgs: readonly string[] = []): BenchProcess {
   const logFile = path.join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [...nodeArgs, '--conditions=development', '--import', 'tsx', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const loader = script.endsWith('.ts') ? ['--conditions=development', '--import', 'tsx'] : ['--enable-source-maps'];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   const proc: BenchProcess = { name, child, logFile, exited: Promise.resolve(0) };
@@ -89,8 +94,17 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** Compiles every lib and service to its dist/ folder (`npm run build`), as an image build does. */
+export async function buildServices(): Promise<void> {
+  const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+  await promisify(execFile)(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: ROOT }).catch((err: { stdout?: string }) => {
+    throw new Error(`the build failed:\n${err.stdout ?? String(err)}`);
+  });
+}
+
 /**
- * Migrates every schema and starts every service, one process each, against the bench
+ * Migrates every schema and starts every service from its build, one process each, with
+ * NODE_ENV=production as in the images, against the bench
  * database with the subject and key prefix `bench`, on their own ports (beside a running
  * `npm start`), the hourly quota lifted so the load is never refused.
  */
@@ -102,19 +116,20 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     REDIS_URL: o.redisUrl,
     SUBJECT_PREFIX: 'bench',
     REDIS_KEY_PREFIX: 'bench',
+    NODE_ENV: 'production',
     PORT: String(o.gatewayPort),
     LOG_LEVEL: o.logLevel,
     RATE_LIMIT_STANDARD: '1000000000',
     RATE_LIMIT_DATE_FILTERED: '1000000000',
   };
-  const migrations = SERVICES.map((name) => startProcess(`${name}-migrate`, `services/${name}/src/migrate.ts`, env, o.logDir));
+  const migrations = SERVICES.map((name) => startProcess(`${name}-migrate`, `services/${name}/dist/migrate.js`, env, o.logDir));
   const codes = await Promise.all(migrations.map((m) => m.exited));
   const failed = migrations.filter((_, i) => codes[i] !== 0);
   if (failed.length > 0) throw new Error(`migrations failed: ${failed.map((m) => `${m.name} (see ${m.logFile})`).join(', ')}`);
 
   const opsPorts = Object.fromEntries(SERVICES.map((name, i) => [name, o.opsPortBase + i])) as Record<ServiceName, number>;
   const processes = SERVICES.map((name) =>
-    startProcess(name, `services/${name}/src/main.ts`, { ...env, OPS_PORT: String(opsPorts[name]), OTEL_SERVICE_NAME: name }, o.logDir, profilingArgs(o.profileDir, name)),
+    startProcess(name, `services/${name}/dist/main.js`, { ...env, OPS_PORT: String(opsPorts[name]), OTEL_SERVICE_NAME: name }, o.logDir, profilingArgs(o.profileDir, name)),
   );
   const stop = () => stopProcesses(processes);
   try {
