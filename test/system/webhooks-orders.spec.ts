@@ -156,6 +156,15 @@ describe('platform orders become sales exactly once', () => {
     expect(clientes).toEqual([{ nombre: 'Marta Ruiz', email: 'marta.ruiz@example.com' }]);
   });
 
+  it('an order whose customer name carries NUL characters becomes a sale at once, the name without them', async () => {
+    const order = wooOrder({ id: 5230, status: 'on-hold', email: 'nul.name@example.com', first_name: 'Jo\u0000sé', last_name: '\u0000', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+    const sent = await sendWoo(order);
+    expect(await settled(sent.id_entrega, 5_000)).toMatchObject({ estado: 'procesada', motivo: null });
+    const [venta] = await stack.query<{ cliente_id: number }>("select cliente_id from sales.ventas where referencia_externa = 'woo-5230'");
+    const clientes = await stack.query<{ nombre: string }>('select nombre from sales.clientes where id = $1', [venta!.cliente_id]);
+    expect(clientes).toEqual([{ nombre: 'José' }]);
+  });
+
   it('an order paid after it was pending turns its Pendiente sale into Completada without moving stock again', async () => {
     const before = await stockOf(productoId('laptop'));
     const at = (status: string, modified: string) =>

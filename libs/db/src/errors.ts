@@ -5,6 +5,7 @@ export type PgErrorKind =
   | 'foreign_key_violation'
   | 'check_violation'
   | 'not_null_violation'
+  | 'invalid_data'
   | 'serialization_failure'
   | 'deadlock'
   | 'unavailable';
@@ -29,6 +30,8 @@ export function pgErrorKind(err: unknown): PgErrorKind | undefined {
   if (code === '23503') return 'foreign_key_violation';
   if (code === '23514') return 'check_violation';
   if (code === '23502') return 'not_null_violation';
+  // Class 22, data exception: a value Postgres cannot take (a NUL in text, a number out of range).
+  if (code.startsWith('22')) return 'invalid_data';
   if (code === '40001') return 'serialization_failure';
   if (code === '40P01') return 'deadlock';
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return 'unavailable';
@@ -57,6 +60,8 @@ export function translatePgError(err: unknown): unknown {
     case 'check_violation':
     case 'not_null_violation':
       return new AppError('VALIDATION_FAILED', 'Los datos no cumplen las reglas de la base de datos', undefined, { cause: err });
+    case 'invalid_data':
+      return new AppError('VALIDATION_FAILED', 'Los datos contienen un valor que la base de datos no admite', undefined, { cause: err });
     case 'unavailable':
       return new AppError('UNAVAILABLE', 'Base de datos no disponible', undefined, { cause: err });
     default:

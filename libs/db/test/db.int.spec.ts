@@ -51,6 +51,11 @@ describe('libs/db against Postgres', () => {
     const orphan = await sql`insert into uniq values ('b', 'zzz')`.execute(db).catch((e: unknown) => e);
     const invalid = translatePgError(orphan);
     expect(isAppError(invalid) && invalid.code).toBe('VALIDATION_FAILED');
+    // A value Postgres cannot hold (SQLSTATE 22021) is the sender's data, not a server fault.
+    const nul = await sql`insert into uniq values (${'c\u0000d'}, null)`.execute(db).catch((e: unknown) => e);
+    expect(pgErrorKind(nul)).toBe('invalid_data');
+    const refused = translatePgError(nul);
+    expect(isAppError(refused) && refused.code).toBe('VALIDATION_FAILED');
     const other = new Error('not a database error');
     expect(translatePgError(other)).toBe(other);
   });

@@ -46,3 +46,14 @@ export function idText(value: unknown): string | null {
   if (typeof value === 'string' && /^\d+$/.test(value) && !/^0+$/.test(value)) return value;
   return null;
 }
+
+/**
+ * A platform's text field, trimmed, or null when absent or blank. NUL characters (U+0000) are
+ * dropped: Postgres text cannot hold them, and a stray one in a customer's or product's name is
+ * no reason to refuse an order the shop has already taken.
+ */
+export function text(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const cleaned = value.replaceAll('\u0000', '').trim();
+  return cleaned !== '' ? cleaned : null;
+}

@@ -1,5 +1,5 @@
 import type { Plataforma } from '@erp/contracts';
-import { idText } from './json';
+import { idText, text } from './json';
 import { fromUnits, toUnits, unitPriceAndDiscount } from './money';
 
 /** What a platform order asks of us. */
@@ -55,7 +55,6 @@ const SHOPIFY_ACTIONS: Record<string, AccionPedido> = {
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 const dateOf = (v: unknown): string => {
   const t = text(v);
   return t && /^\d{4}-\d{2}-\d{2}/.test(t) ? t.slice(0, 10) : new Date().toISOString().slice(0, 10);

@@ -1,4 +1,4 @@
-import { idText } from './json';
+import { idText, text } from './json';
 import { toUnits, fromUnits } from './money';
 
 /** What a WooCommerce product delivery asks of us. */
@@ -16,7 +16,6 @@ export interface ProductIntent {
 }
 
 type Obj = Record<string, unknown>;
-const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 const price = (v: unknown): string | null => {
   const units = toUnits(v);
   return units !== null && units >= 0n ? fromUnits(units) : null;
