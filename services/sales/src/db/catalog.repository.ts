@@ -11,16 +11,19 @@ export async function findDocumento(db: Db, empresaId: number, id: number): Prom
 }
 
 /**
- * Locks the document type's row for the rest of the transaction: sales of one document type
- * take their numbers one after another, and a rolled-back sale leaves its number to the next.
+ * Takes the document type's next number in one statement: the row stays locked until the
+ * transaction ends, so sales of one document type are numbered one after another, and a sale
+ * rolled back (refused after this point included) leaves its number to the next. Answers the
+ * row with the number taken as `correlativo`.
  */
-export async function lockDocumento(trx: Transaction<SalesDb>, empresaId: number, id: number): Promise<DocumentoRow | undefined> {
-  return trx.selectFrom('documentos').select(DOCUMENTO_COLUMNS).where('empresa_id', '=', empresaId).where('id', '=', id).forUpdate().executeTakeFirst();
-}
-
-/** Consumes the number just read under the lock. */
-export async function advanceCorrelativo(trx: Transaction<SalesDb>, id: number, numero: number): Promise<void> {
-  await trx.updateTable('documentos').set({ correlativo: numero + 1, updated_at: new Date() }).where('id', '=', id).execute();
+export async function takeCorrelativo(trx: Transaction<SalesDb>, empresaId: number, id: number): Promise<DocumentoRow | undefined> {
+  return trx
+    .updateTable('documentos')
+    .set({ correlativo: sql<number>`correlativo + 1`, updated_at: new Date() })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .returning(['id', 'sucursal_id', 'nombre', 'prefijo', sql<number>`correlativo - 1`.as('correlativo'), 'activo', 'solo_cotizacion'])
+    .executeTakeFirst();
 }
 
 export async function findCanal(db: Db, empresaId: number, id: number) {

@@ -27,9 +27,13 @@ export async function lockReferencia(trx: Transaction<SalesDb>, empresaId: numbe
   await sql`select pg_advisory_xact_lock(hashtextextended(${`venta:${empresaId}:${referencia}`}, 0))`.execute(trx);
 }
 
-export async function insertVenta(trx: Transaction<SalesDb>, venta: Insertable<VentasTable>): Promise<number> {
-  const row = await trx.insertInto('ventas').values(venta).returning('id').executeTakeFirstOrThrow();
-  return row.id;
+/** Inserts a sale; answers its stored row as a read would see it (the reply needs no second read). */
+export async function insertVenta(trx: Transaction<SalesDb>, venta: Insertable<VentasTable>): Promise<SaleRow> {
+  return trx
+    .with('v', (qb) => qb.insertInto('ventas').values(venta).returningAll())
+    .selectFrom('v')
+    .select(SALE_COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
 /** The stored columns of a planned line, as creation and update both write them. */
@@ -56,8 +60,11 @@ export function detalleColumns(line: PlannedLine, ventaId: number, empresaId: nu
   };
 }
 
-export async function insertDetalles(trx: Transaction<SalesDb>, detalles: Insertable<VentaDetallesTable>[]): Promise<void> {
-  if (detalles.length > 0) await trx.insertInto('venta_detalles').values(detalles).execute();
+/** Inserts the lines of a new sale; answers them as a read would, in the order given. */
+export async function insertDetalles(trx: Transaction<SalesDb>, detalles: Insertable<VentaDetallesTable>[]): Promise<SaleInput['detalles']> {
+  if (detalles.length === 0) return [];
+  const rows = await trx.insertInto('venta_detalles').values(detalles).returning(LINE_COLUMNS).execute();
+  return rows.map(({ venta_id: _ventaId, ...line }) => line);
 }
 
 export async function saleExistsWithClave(db: Db, empresaId: number, clave: string): Promise<boolean> {
@@ -124,7 +131,7 @@ type SaleRow = Pick<VentasTable, 'fecha' | 'correlativo' | 'referencia_externa' 
   updated_at: Date;
 };
 
-function toSale(row: SaleRow, detalles: SaleInput['detalles']): SaleInput {
+export function toSale(row: SaleRow, detalles: SaleInput['detalles']): SaleInput {
   return {
     id: row.id,
     fecha: row.fecha,

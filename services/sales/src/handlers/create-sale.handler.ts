@@ -8,15 +8,16 @@ import {
   salesEvents,
   type ParsedRequestOf,
   type ReplyInputOf,
+  type SaleInput,
   type TenantContext,
   type salesApiSubjects,
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { FaultInjection } from '../config';
 import { crash } from '../fault';
-import { advanceCorrelativo, findCliente, lockDocumento, pendingBalance } from '../db/catalog.repository';
+import { findCliente, pendingBalance, takeCorrelativo } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { REFERENCIA_INDEX, findSale, findVentaIdByReferencia, detalleColumns, insertDetalles, insertVenta, lockReferencia } from '../db/venta.repository';
+import { REFERENCIA_INDEX, findSale, findVentaIdByReferencia, detalleColumns, insertDetalles, insertVenta, lockReferencia, toSale } from '../db/venta.repository';
 import { CONSUMIDOR_FINAL, createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, formatCorrelativo, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { resolveReferences } from './sale-references';
@@ -38,7 +39,7 @@ type ReserveState = 'none' | 'attempted' | 'refused' | 'taken';
 /**
  * The invoicing pipeline of `POST /sales`, of platform orders and of the fixture loader:
  * resolve and check → tax → reserve stock (inventory) → one transaction that takes the next
- * correlative under the document type's row lock and writes the sale, its lines and the
+ * correlative (locking the document type's row) and writes the sale, its lines and the
  * created event → reply. A failure after the reservation releases it; a crash there leaves it
  * to inventory's sweeper, which asks `sales.sale.exists`.
  */
@@ -72,11 +73,11 @@ export function createSaleHandler(deps: CreateSaleDeps) {
     const result = await commitSale(deps, plan, draft, req, ctx);
     if ('winner' in result) return { venta: await saleOf(empresaId, result.winner), idempotent: true };
     deps.onCommitted?.();
-    return { venta: await saleOf(empresaId, result.id), idempotent: false };
+    return { venta: result.venta, idempotent: false };
   };
 }
 
-async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft, req: CreateRequest, ctx: TenantContext): Promise<{ id: number } | { winner: number }> {
+async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput } | { winner: number }> {
   const { db, bus } = deps;
   const empresaId = plan.empresaId;
   const clave = plan.stockLines.length > 0 ? randomUUID() : null;
@@ -96,7 +97,7 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
         if (deps.fault === 'exit-after-reserve') crash();
       }
 
-      const documento = await lockDocumento(trx, empresaId, plan.documento.id);
+      const documento = await takeCorrelativo(trx, empresaId, plan.documento.id);
       const problem = documentoProblem(documento, plan.documento.id, plan.sucursal.id, plan.estado);
       if (problem) throw AppError.rule(problem, { id_documento: [problem] });
       if (plan.estado === 'Pendiente' && plan.cliente) {
@@ -106,10 +107,9 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
       }
 
       const numero = documento!.correlativo;
-      await advanceCorrelativo(trx, documento!.id, numero);
       const correlativo = formatCorrelativo(documento!.prefijo, numero);
       const emitidoEn = new Date();
-      const id = await insertVenta(trx, {
+      const row = await insertVenta(trx, {
         empresa_id: empresaId,
         sucursal_id: plan.sucursal.id,
         bodega_id: plan.bodega.id,
@@ -141,14 +141,14 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
         created_at: emitidoEn,
         updated_at: emitidoEn,
       });
-      await insertDetalles(
+      const detalles = await insertDetalles(
         trx,
-        plan.lines.map((l) => ({ ...detalleColumns(l, id, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
+        plan.lines.map((l) => ({ ...detalleColumns(l, row.id, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
       );
-      await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: id, clave_reserva: clave }, ctx);
-      return { id };
+      await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: row.id, clave_reserva: clave }, ctx);
+      return { venta: toSale(row, detalles) };
     }).then((outcome) => {
-      if ('id' in outcome && deps.fault === 'exit-after-commit') crash();
+      if ('venta' in outcome && deps.fault === 'exit-after-commit') crash();
       return outcome;
     });
   } catch (err) {
