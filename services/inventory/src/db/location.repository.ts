@@ -1,3 +1,4 @@
+import { inTransaction } from '@erp/db';
 import { sql, type Kysely } from 'kysely';
 import type { InventoryDb } from './tables';
 
@@ -23,12 +24,29 @@ export async function insertBodega(db: Kysely<InventoryDb>, empresaId: number, s
   return row?.id;
 }
 
+/**
+ * Activates or deactivates a branch or a warehouse; false when the company has none with that id.
+ * A warehouse's branch is share-locked first: the triggers that move the stock in or out lock a
+ * branch before its warehouses, and a concurrent change of the branch must not lock the other way.
+ */
 export async function setActive(db: Kysely<InventoryDb>, table: 'sucursales' | 'bodegas', empresaId: number, id: number, activo: boolean): Promise<boolean> {
-  const result = await db
-    .updateTable(table)
-    .set({ activo, updated_at: sql<Date>`now()` })
-    .where('empresa_id', '=', empresaId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return inTransaction(db, async (trx) => {
+    if (table === 'bodegas') {
+      await trx
+        .selectFrom('sucursales as s')
+        .innerJoin('bodegas as b', 'b.sucursal_id', 's.id')
+        .select('s.id')
+        .where('b.id', '=', id)
+        .where('b.empresa_id', '=', empresaId)
+        .forShare('s')
+        .execute();
+    }
+    const result = await trx
+      .updateTable(table)
+      .set({ activo, updated_at: sql<Date>`now()` })
+      .where('empresa_id', '=', empresaId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  });
 }

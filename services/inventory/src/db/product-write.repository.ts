@@ -12,7 +12,10 @@ export async function categoryIdFor(trx: Transaction<InventoryDb>, empresaId: nu
   return row.id;
 }
 
-type NewProduct = Omit<ProductosTable, 'id' | 'empresa_id' | 'enable' | 'created_at' | 'updated_at' | 'deleted_at'> & { enable: boolean };
+type NewProduct = Omit<
+  ProductosTable,
+  'id' | 'empresa_id' | 'enable' | 'created_at' | 'updated_at' | 'deleted_at' | 'stock_activo' | 'bodegas_con_stock' | 'bodegas_stock_bajo'
+> & { enable: boolean };
 
 /**
  * Inserts a product unless a live one of the company has its `codigo`; undefined when it does

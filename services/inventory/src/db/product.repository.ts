@@ -129,57 +129,32 @@ export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: n
 }
 
 /**
- * The inventory summary in two statements. Per product, its active entries are folded first
- * (stock, value, with/low stock flags), so every count is over products and the invariants hold:
- * activos + inactivos = total, con + sin = total, categories sum to total.
+ * The inventory summary from the counters the triggers keep (see migration 0004): a company's
+ * few counter rows, summed. Every count is over live products, so activos + inactivos = total,
+ * con + sin = total and the categories sum to total.
  */
 export async function summarizeInventory(db: Kysely<InventoryDb>, empresaId: number) {
-  const perProduct = db
-    .with('live', (qb) =>
-      qb
-        .selectFrom('productos')
-        .select(['id', 'enable', 'categoria_id', 'costo_promedio'])
-        .where('empresa_id', '=', empresaId)
-        .where('deleted_at', 'is', null),
-    )
-    .with('entries', (qb) =>
-      qb
-        .selectFrom('inventarios as i')
-        .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
-        .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
-        .innerJoin('live as l', 'l.id', 'i.producto_id')
-        .where('i.empresa_id', '=', empresaId)
-        .where('b.activo', '=', true)
-        .where('s.activo', '=', true)
-        .groupBy('i.producto_id')
-        .select([
-          'i.producto_id',
-          sql<string>`sum(i.stock)`.as('stock'),
-          sql<string>`sum(i.stock * l.costo_promedio)`.as('valor'),
-          sql<boolean>`bool_or(i.stock > 0)`.as('con_stock'),
-          sql<boolean>`bool_or(i.stock <= i.stock_minimo)`.as('stock_bajo'),
-        ]),
-    );
-
   const [totals, categorias] = await Promise.all([
-    perProduct
-      .selectFrom('live as l')
-      .leftJoin('entries as e', 'e.producto_id', 'l.id')
+    db
+      .selectFrom('resumen_inventario')
+      .where('empresa_id', '=', empresaId)
       .select([
-        sql<number>`count(*)::int`.as('total'),
-        sql<number>`(count(*) filter (where l.enable))::int`.as('activos'),
-        sql<number>`(count(*) filter (where not l.enable))::int`.as('inactivos'),
-        sql<string>`coalesce(sum(e.stock), 0)::text`.as('stock_total'),
-        sql<string>`round(coalesce(sum(e.valor), 0), 2)::text`.as('valor_total'),
-        sql<number>`(count(*) filter (where e.con_stock))::int`.as('con_stock'),
-        sql<number>`(count(*) filter (where e.stock_bajo))::int`.as('stock_bajo'),
+        sql<number>`coalesce(sum(productos), 0)::int`.as('total'),
+        sql<number>`coalesce(sum(activos), 0)::int`.as('activos'),
+        sql<number>`coalesce(sum(productos - activos), 0)::int`.as('inactivos'),
+        sql<string>`coalesce(sum(stock_total), 0)::text`.as('stock_total'),
+        sql<string>`round(coalesce(sum(valor_total), 0), 2)::text`.as('valor_total'),
+        sql<number>`coalesce(sum(con_stock), 0)::int`.as('con_stock'),
+        sql<number>`coalesce(sum(stock_bajo), 0)::int`.as('stock_bajo'),
       ])
       .executeTakeFirstOrThrow(),
-    perProduct
-      .selectFrom('live as l')
-      .leftJoin('categorias as c', 'c.id', 'l.categoria_id')
-      .select([sql<string>`coalesce(c.nombre, ${SIN_CATEGORIA})`.as('categoria'), sql<number>`count(*)::int`.as('cantidad')])
-      .groupBy('c.nombre')
+    db
+      .selectFrom('resumen_categorias as r')
+      .leftJoin('categorias as c', 'c.id', 'r.categoria_id')
+      .where('r.empresa_id', '=', empresaId)
+      .groupBy(['r.categoria_id', 'c.nombre'])
+      .having(sql`sum(r.productos)`, '>', 0)
+      .select([sql<string>`coalesce(c.nombre, ${SIN_CATEGORIA})`.as('categoria'), sql<number>`sum(r.productos)::int`.as('cantidad')])
       .orderBy('cantidad', 'desc')
       .orderBy('categoria')
       .execute(),

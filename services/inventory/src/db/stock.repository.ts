@@ -46,28 +46,49 @@ export async function findStockProducts(db: Db, empresaId: number, ids: readonly
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-/** Creates missing stock entries at 0 (in key order, like the locks), so stock can be moved into or below them. */
-export async function ensureStockRows(trx: Transaction<InventoryDb>, empresaId: number, keys: readonly StockKey[]): Promise<void> {
-  if (keys.length === 0) return;
-  await trx
-    .insertInto('inventarios')
-    .values([...keys].sort(byKey).map((k) => ({ empresa_id: empresaId, producto_id: k.productoId, bodega_id: k.bodegaId, stock: '0' })))
-    .onConflict((oc) => oc.columns(['producto_id', 'bodega_id']).doNothing())
-    .execute();
-}
-
 export interface LockedStock {
   id: number;
   stock: string;
 }
 
 /**
- * Locks the stock entries of `keys` until the transaction ends, always in (product, warehouse)
- * order so two operations over the same products queue instead of deadlocking. Concurrent
- * reservations therefore see each other's result: they can never together take more than there is.
+ * Locks the stock entries of `keys` until the transaction ends, creating missing ones at 0 first
+ * when `create` is set (so stock can be moved into or below them). Concurrent operations over the
+ * same products queue instead of deadlocking because every writer locks in one order, the order
+ * the summary triggers and warehouse activation follow too: the warehouses and their branches
+ * (shared), the products by id, then the entries by (product, warehouse). Concurrent reservations
+ * therefore see each other's result: they can never together take more than there is.
  */
-export async function lockStock(trx: Transaction<InventoryDb>, empresaId: number, keys: readonly StockKey[]): Promise<Map<string, LockedStock>> {
+export async function lockStock(
+  trx: Transaction<InventoryDb>,
+  empresaId: number,
+  keys: readonly StockKey[],
+  options: { create: boolean },
+): Promise<Map<string, LockedStock>> {
   if (keys.length === 0) return new Map();
+  await trx
+    .selectFrom('bodegas as b')
+    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+    .select('b.id')
+    .where('b.empresa_id', '=', empresaId)
+    .where('b.id', 'in', [...new Set(keys.map((k) => k.bodegaId))])
+    .forShare()
+    .execute();
+  await trx
+    .selectFrom('productos')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('id', 'in', [...new Set(keys.map((k) => k.productoId))])
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+  if (options.create) {
+    await trx
+      .insertInto('inventarios')
+      .values([...keys].sort(byKey).map((k) => ({ empresa_id: empresaId, producto_id: k.productoId, bodega_id: k.bodegaId, stock: '0' })))
+      .onConflict((oc) => oc.columns(['producto_id', 'bodega_id']).doNothing())
+      .execute();
+  }
   const rows = await trx
     .selectFrom('inventarios')
     .select(['id', 'producto_id', 'bodega_id', sql<string>`stock::text`.as('stock')])

@@ -50,6 +50,12 @@ export interface ProductosTable {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   deleted_at: Date | null;
+  /** Σ stock of its entries in active warehouses of active branches (kept by triggers, never written). */
+  stock_activo: Generated<Decimal>;
+  /** How many of those entries have stock > 0. */
+  bodegas_con_stock: Generated<number>;
+  /** How many of those entries have stock ≤ stock_minimo. */
+  bodegas_stock_bajo: Generated<number>;
 }
 
 export interface InventariosTable {
@@ -125,6 +131,29 @@ export interface AjustesTable {
   created_at: Generated<Date>;
 }
 
+/**
+ * A company's summary counters over its live products, split in rows (`ranura`) that are summed
+ * on read; kept by triggers, never written by the service.
+ */
+export interface ResumenInventarioTable {
+  empresa_id: number;
+  ranura: number;
+  productos: number;
+  activos: number;
+  con_stock: number;
+  stock_bajo: number;
+  stock_total: Decimal;
+  valor_total: Decimal;
+}
+
+/** Live products per category (`categoria_id` 0: none), split like `resumen_inventario`. */
+export interface ResumenCategoriasTable {
+  empresa_id: number;
+  categoria_id: number;
+  ranura: number;
+  productos: number;
+}
+
 export interface InventoryDb extends OutboxTables {
   sucursales: SucursalesTable;
   bodegas: BodegasTable;
@@ -134,4 +163,6 @@ export interface InventoryDb extends OutboxTables {
   movimientos: MovimientosTable;
   reservas: ReservasTable;
   ajustes: AjustesTable;
+  resumen_inventario: ResumenInventarioTable;
+  resumen_categorias: ResumenCategoriasTable;
 }

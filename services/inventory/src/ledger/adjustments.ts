@@ -1,7 +1,7 @@
 import { AppError, type ParsedRequestOf, type ReplyInputOf, type inventorySubjects } from '@erp/contracts';
 import type { Transaction } from 'kysely';
 import { findAjuste, insertAjuste, recordAjusteMovimientos } from '../db/adjustment.repository';
-import { applyMoves, companyBodegaIds, ensureStockRows, findStockProducts, lockStock, lockedStockOf } from '../db/stock.repository';
+import { applyMoves, companyBodegaIds, findStockProducts, lockStock, lockedStockOf } from '../db/stock.repository';
 import type { AjusteMovimiento, InventoryDb } from '../db/tables';
 import { planAdjustment, shortfallDetails, type AdjustmentLine } from '../domain/stock-plan';
 
@@ -41,8 +41,7 @@ export async function adjustStock(trx: Transaction<InventoryDb>, req: AdjustRequ
     products.get(l.id_producto)?.tipo === 'Producto' ? [{ productoId: l.id_producto, bodegaId: l.id_bodega, cantidad: l.cantidad, stock: l.stock, lineIndex }] : [],
   );
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
-  await ensureStockRows(trx, empresaId, lines);
-  const locked = await lockStock(trx, empresaId, lines);
+  const locked = await lockStock(trx, empresaId, lines, { create: true });
   const plan = planAdjustment(lines, lockedStockOf(locked), allowNegative);
   if (plan.shortfalls.length > 0) {
     throw AppError.rule(

@@ -1,7 +1,7 @@
 import { AppError, type ParsedRequestOf, type Reservation, type inventorySubjects } from '@erp/contracts';
 import type { Transaction } from 'kysely';
 import { findReserva, insertReserva, setReservaEstado, type ReservaRow } from '../db/reservation.repository';
-import { applyMoves, ensureStockRows, findBodega, findStockProducts, lockStock, lockedStockOf } from '../db/stock.repository';
+import { applyMoves, findBodega, findStockProducts, lockStock, lockedStockOf } from '../db/stock.repository';
 import type { InventoryDb, ReservaLinea } from '../db/tables';
 import { checkBodega } from '../domain/resolve-product';
 import { confirmTransition, releaseTransition } from '../domain/reservation';
@@ -85,8 +85,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   const moving = aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
   const keys = moving.map((l) => ({ productoId: l.productoId, bodegaId: req.id_bodega }));
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
-  if (allowNegative) await ensureStockRows(trx, empresaId, keys);
-  const locked = await lockStock(trx, empresaId, keys);
+  const locked = await lockStock(trx, empresaId, keys, { create: allowNegative });
   const stockOf = lockedStockOf(locked);
   const plan = planTake(moving, req.id_bodega, (productoId) => stockOf({ productoId, bodegaId: req.id_bodega }), allowNegative);
   if (plan.shortfalls.length > 0) {
@@ -113,8 +112,7 @@ export async function confirmReservation(trx: Transaction<InventoryDb>, empresaI
     const bodegaId = row.bodega_id;
     const lines = stockLines(row.lineas);
     const keys = lines.map((l) => ({ productoId: l.productoId, bodegaId }));
-    await ensureStockRows(trx, empresaId, keys);
-    const locked = await lockStock(trx, empresaId, keys);
+    const locked = await lockStock(trx, empresaId, keys, { create: true });
     const stockOf = lockedStockOf(locked);
     const plan = planTake(lines, bodegaId, (productoId) => stockOf({ productoId, bodegaId }), true);
     await applyMoves(trx, empresaId, locked, plan.moves, { tipo: 'reserva', origen: row.origen, clave, concepto: 'Reserva confirmada después de liberada' });
@@ -140,8 +138,7 @@ export async function releaseReservation(trx: Transaction<InventoryDb>, empresaI
     const bodegaId = row.bodega_id;
     const lines = stockLines(row.lineas);
     const keys = lines.map((l) => ({ productoId: l.productoId, bodegaId }));
-    await ensureStockRows(trx, empresaId, keys);
-    const locked = await lockStock(trx, empresaId, keys);
+    const locked = await lockStock(trx, empresaId, keys, { create: true });
     const stockOf = lockedStockOf(locked);
     const moves = planReturn(lines, bodegaId, (productoId) => stockOf({ productoId, bodegaId }));
     await applyMoves(trx, empresaId, locked, moves, { tipo: 'liberacion', origen: row.origen, clave, concepto: 'Reserva liberada' });

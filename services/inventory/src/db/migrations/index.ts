@@ -2,10 +2,12 @@ import type { Migrations } from '@erp/db';
 import * as m0001 from './0001-catalog';
 import * as m0002 from './0002-list-indexes';
 import * as m0003 from './0003-stock-ledger';
+import * as m0004 from './0004-inventory-summary';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
   '0001-catalog': m0001,
   '0002-list-indexes': m0002,
   '0003-stock-ledger': m0003,
+  '0004-inventory-summary': m0004,
 };
