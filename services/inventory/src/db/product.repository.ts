@@ -52,18 +52,6 @@ function stockEntries(eb: ProductScope, empresaId: number, withTimestamps: boole
   return jsonArrayFrom(withTimestamps ? base.select(['i.created_at', 'i.updated_at']) : base).as('inventarios');
 }
 
-/** Whether the product has an entry in an active warehouse of an active branch (narrowed by the caller). */
-function activeEntries(eb: ProductScope) {
-  return eb
-    .selectFrom('inventarios as i')
-    .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
-    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
-    .select(sql<number>`1`.as('one'))
-    .whereRef('i.producto_id', '=', 'p.id')
-    .where('b.activo', '=', true)
-    .where('s.activo', '=', true);
-}
-
 /** The company's live products matching the filters (no columns selected yet). */
 function filteredProducts(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters) {
   let q = db
@@ -77,23 +65,65 @@ function filteredProducts(db: Kysely<InventoryDb>, empresaId: number, f: Invento
   if (f.marca !== undefined) q = q.where('p.marca', 'ilike', containsPattern(f.marca));
   if (f.tipo !== undefined) q = q.where('p.tipo', '=', f.tipo);
   if (f.enable !== undefined) q = q.where('p.enable', '=', f.enable === 1);
-  if (f.con_stock) q = q.where((eb) => eb.exists(activeEntries(eb).where('i.stock', '>', '0')));
-  if (f.stock_minimo) q = q.where((eb) => eb.exists(activeEntries(eb).whereRef('i.stock', '<=', 'i.stock_minimo')));
+  // Counts over the product's entries in active warehouses of active branches, kept by triggers.
+  if (f.con_stock) q = q.where('p.bodegas_con_stock', '>', 0);
+  if (f.stock_minimo) q = q.where('p.bodegas_stock_bajo', '>', 0);
   return q;
 }
 
 /**
- * One page of the product list in two statements whatever its size: the count, and the rows
- * with their stock entries (a correlated JSON sub-select, not one query per product).
+ * Whether a partial-text filter on a product column can select through its trigram index: the
+ * index needs a whole trigram, and such a filter usually matches few products.
+ */
+const selectsByTrigram = (f: InventoryFilters) => [f.nombre, f.codigo, f.marca].some((text) => text !== undefined && text.length >= 3);
+
+/**
+ * One page of the product list with its total. The page's ids are picked first, then their
+ * columns and stock: Postgres would otherwise build the stock JSON of every row the offset skips.
+ *
+ * With a trigram-selective text filter the matches are collected first (a materialized CTE, so
+ * the planner cannot flatten it) and only they are sorted, in one statement that also counts
+ * them. Left to itself the planner walks the ordering index and filters each row, assuming the
+ * matches are spread along it: every "Martillo …" sorts after 61,117 other names. Other filters
+ * match a large share of the products, so walking the ordering index finds a page quickly.
  */
 export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, request: InventoryListRequest) {
   const direction = request.order_direction;
-  const [count, rows] = await Promise.all([
-    filteredProducts(db, empresaId, request)
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirstOrThrow(),
-    // The page's ids first, then their columns and stock: Postgres would otherwise build the
-    // stock JSON of every row the offset skips.
+  const offset = (request.page - 1) * request.per_page;
+  const count = async () =>
+    Number((await filteredProducts(db, empresaId, request).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total);
+
+  if (selectsByTrigram(request)) {
+    const rows = await db
+      .with(
+        (cte) => cte('matches').materialized(),
+        () => filteredProducts(db, empresaId, request).select(['p.id', sql.ref(`p.${request.order_by}`).as('sort_key')]),
+      )
+      .selectFrom((eb) =>
+        eb
+          .selectFrom('matches')
+          .select('matches.id')
+          .orderBy('matches.sort_key', direction)
+          .orderBy('matches.id', direction)
+          .limit(request.per_page)
+          .offset(offset)
+          .as('page'),
+      )
+      .innerJoin('productos as p', 'p.id', 'page.id')
+      .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
+      .select(PRODUCT_COLUMNS)
+      .select((eb) => stockEntries(eb as unknown as ProductScope, empresaId, false))
+      .select((eb) => eb.selectFrom('matches').select((m) => m.fn.countAll<string>().as('n')).as('total'))
+      .orderBy(`p.${request.order_by}`, direction)
+      .orderBy('p.id', direction)
+      .execute();
+    // A page past the end has no row to carry the count.
+    const total = rows.length > 0 ? Number(rows[0]!.total) : offset === 0 ? 0 : await count();
+    return { total, rows: rows.map(({ total: _total, ...row }) => row) };
+  }
+
+  const [total, rows] = await Promise.all([
+    count(),
     db
       .selectFrom(
         filteredProducts(db, empresaId, request)
@@ -101,7 +131,7 @@ export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, r
           .orderBy(`p.${request.order_by}`, direction)
           .orderBy('p.id', direction)
           .limit(request.per_page)
-          .offset((request.page - 1) * request.per_page)
+          .offset(offset)
           .as('page'),
       )
       .innerJoin('productos as p', 'p.id', 'page.id')
@@ -112,7 +142,7 @@ export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, r
       .orderBy('p.id', direction)
       .execute(),
   ]);
-  return { total: Number(count.total), rows };
+  return { total, rows };
 }
 
 /** One product of the company with its stock entries and their timestamps. Soft-deleted products are never found. */
