@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { createDb } from '@erp/db';
 import { isolate, type Isolation } from '@erp/testing';
+import { summarizeInventory } from '../../services/inventory/src/db/product.repository';
+import type { InventoryDb } from '../../services/inventory/src/db/tables';
+import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from '../../services/inventory/test/summary-oracle';
 import { generateBenchData, type BenchDataResult } from './data/generate';
 import { benchWebhookIntegration } from './data/loaders/webhook-ingest.loader';
 import { silentProgress } from './data/progress';
@@ -64,6 +68,26 @@ describe('generateBenchData', () => {
       select count(*) as n from inventory.inventarios i
       where i.stock <> coalesce((select sum(m.cantidad) from inventory.movimientos m where m.producto_id = i.producto_id and m.bodega_id = i.bodega_id), 0)`);
     expect(Number(rows[0].n)).toBe(0);
+  });
+
+  it('fills the inventory summary counters with exactly the aggregate of the loaded stock, triggers back on', async () => {
+    if (!('inventory.resumen_inventario' in sut.counts)) return;
+    const db = createDb<InventoryDb>({ connectionString: iso.databaseUrl, max: 1 });
+    try {
+      const inventory = db.withSchema('inventory');
+      for (const company of sut.companies) {
+        const summary = await summarizeInventory(inventory, company.empresaId);
+        expect(summary.totals.total).toBeGreaterThan(0);
+        expect(summary).toEqual(await summarizeByDirectAggregate(inventory, company.empresaId));
+      }
+      expect(await productsWithStaleDerivedValues(inventory)).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
+    const { rows } = await client.query(`
+      select count(*)::int as n from pg_trigger
+       where tgrelid in ('inventory.productos'::regclass, 'inventory.inventarios'::regclass) and not tgisinternal and tgenabled = 'O'`);
+    expect(rows[0].n).toBe(4);
   });
 
   it('writes packages whose totals add up, linked to the seller with their advisor code', async () => {

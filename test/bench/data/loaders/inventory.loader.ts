@@ -1,4 +1,4 @@
-import { copyRows, deferIndexes, nextId, syncIdentity, type CopyValue } from '../copy';
+import { copyRows, deferIndexes, nextId, quoteIdent, syncIdentity, type CopyValue } from '../copy';
 import { missingTables, type Loader } from '../context';
 import { cents } from '../money';
 import { addDays, timestampAt } from '../time';
@@ -16,10 +16,16 @@ interface StockRow {
   createdAt: string;
 }
 
+/** Tables whose row triggers keep the summary counters (migration 0004). */
+const SUMMARY_TRIGGER_TABLES = ['productos', 'inventarios'] as const;
+
 /**
  * Branches, warehouses, categories, products (3 % services, 3 % disabled, 0.5 % soft-deleted)
  * and the stock of every physical product in every warehouse of its company. When the stock
  * ledger exists, each non-zero stock also gets its opening movement, so stock = Σ movements.
+ * When the summary counters exist, their triggers are off during the COPY (they would update a
+ * product and a counter row per copied row) and the counters are rebuilt in one pass after it,
+ * by the same function the migration's backfill uses.
  */
 export const inventoryLoader: Loader = {
   schema: SCHEMA,
@@ -31,6 +37,12 @@ export const inventoryLoader: Loader = {
     const { client, companies, progress } = ctx;
     const rnd = ctx.random.fork(SCHEMA);
     const withLedger = (await missingTables(client, SCHEMA, ['movimientos'])).length === 0;
+    const withSummary = (await missingTables(client, SCHEMA, ['resumen_inventario'])).length === 0;
+    const summaryTriggers = async (action: 'disable' | 'enable') => {
+      for (const table of SUMMARY_TRIGGER_TABLES) await client.query(`alter table ${quoteIdent(SCHEMA)}.${quoteIdent(table)} ${action} trigger user`);
+    };
+    // Like the indexes, a failed load leaves them off: the database is loaded again from scratch.
+    if (withSummary) await summaryTriggers('disable');
     const tables = withLedger ? [...CATALOG, 'movimientos'] : [...CATALOG];
     const deferred = await deferIndexes(client, SCHEMA, tables);
     const counts: Record<string, number> = {};
@@ -184,6 +196,18 @@ export const inventoryLoader: Loader = {
         })(),
         step,
       );
+      step.done();
+    }
+
+    if (withSummary) {
+      await summaryTriggers('enable');
+      step = progress.step('inventory summary', 1);
+      await client.query(`select ${quoteIdent(SCHEMA)}.resumen_reconstruir()`);
+      for (const table of ['resumen_inventario', 'resumen_categorias']) {
+        const { rows } = await client.query<{ n: number }>(`select count(*)::int as n from ${quoteIdent(SCHEMA)}.${quoteIdent(table)}`);
+        counts[`${SCHEMA}.${table}`] = rows[0]!.n;
+      }
+      step.add(1);
       step.done();
     }
 
