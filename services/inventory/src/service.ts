@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
 import { startSaleCreatedConsumer } from './consumers/sale-created.consumer';
 import { migrations } from './db/migrations';
-import type { InventoryDb } from './db/tables';
+import { INVENTORY_SCHEMA, type InventoryDb } from './db/tables';
 import { adjustStockHandler } from './handlers/adjust-stock.handler';
 import { confirmStockHandler } from './handlers/confirm-stock.handler';
 import { createProductHandler } from './handlers/create-product.handler';
@@ -20,7 +20,7 @@ import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
 import { ReservationSweeper } from './reservation-sweeper';
 
-export const INVENTORY_SCHEMA = 'inventory';
+export { INVENTORY_SCHEMA };
 
 export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig> {
   const config = withInventoryDefaults(input);

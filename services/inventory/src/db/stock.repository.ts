@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { TipoProducto } from '@erp/contracts';
 import type { PlannedMove, StockKey } from '../domain/stock-plan';
 import type { BodegaRow } from '../domain/resolve-product';
-import type { InventoryDb, TipoMovimiento } from './tables';
+import { INVENTORY_SCHEMA, type InventoryDb, type TipoMovimiento } from './tables';
 
 type Db = Kysely<InventoryDb> | Transaction<InventoryDb>;
 
@@ -113,8 +113,9 @@ export interface MovementMeta {
 }
 
 /**
- * Applies planned moves to locked entries and writes one ledger row per move in the same
- * transaction, with the stock the update left (under the lock it is the planned one).
+ * Applies planned moves to locked entries and writes one ledger row per move with the stock the
+ * update left (under the lock it is the planned one), in one statement of the caller's
+ * transaction. Each entry moves at most once per call: a plan holds one move per entry.
  */
 export async function applyMoves(
   trx: Transaction<InventoryDb>,
@@ -123,36 +124,33 @@ export async function applyMoves(
   moves: readonly PlannedMove[],
   meta: MovementMeta,
 ): Promise<PlannedMove[]> {
-  const applied: PlannedMove[] = [];
-  for (const move of [...moves].sort(byKey)) {
+  if (moves.length === 0) return [];
+  const entries = moves.map((move) => {
     const entry = locked.get(keyOf(move));
     if (!entry) throw new Error(`Stock entry ${keyOf(move)} was not locked before moving it`);
-    const row = await trx
-      .updateTable('inventarios')
-      .set({ stock: sql<string>`stock + ${move.cantidad}::numeric`, updated_at: sql<Date>`now()` })
-      .where('id', '=', entry.id)
-      .returning(sql<string>`stock::text`.as('stock'))
-      .executeTakeFirstOrThrow();
-    entry.stock = row.stock;
-    applied.push({ ...move, stockResultante: row.stock });
-  }
-  if (applied.length > 0) {
-    await trx
-      .insertInto('movimientos')
-      .values(
-        applied.map((m) => ({
-          empresa_id: empresaId,
-          producto_id: m.productoId,
-          bodega_id: m.bodegaId,
-          tipo: meta.tipo,
-          cantidad: m.cantidad,
-          stock_resultante: m.stockResultante,
-          origen: meta.origen,
-          clave: meta.clave,
-          concepto: meta.concepto,
-        })),
-      )
-      .execute();
-  }
-  return applied;
+    return entry;
+  });
+  if (new Set(entries).size !== entries.length) throw new Error('A plan moved one stock entry twice');
+  const values = sql.join(moves.map((move, i) => sql`(${entries[i]!.id}::bigint, ${move.cantidad}::numeric)`));
+  // Raw SQL is not bound to the service's schema like the query builder: tables are qualified.
+  const { rows } = await sql<{ id: number; stock: string }>`
+    with m (id, cantidad) as (values ${values}),
+    moved as (
+      update ${sql.table(`${INVENTORY_SCHEMA}.inventarios`)} i set stock = i.stock + m.cantidad, updated_at = now()
+      from m where i.id = m.id and i.empresa_id = ${empresaId}
+      returning i.id, i.producto_id, i.bodega_id, i.stock, m.cantidad
+    ),
+    ledger as (
+      insert into ${sql.table(`${INVENTORY_SCHEMA}.movimientos`)} (empresa_id, producto_id, bodega_id, tipo, cantidad, stock_resultante, origen, clave, concepto)
+      select ${empresaId}, producto_id, bodega_id, ${meta.tipo}, cantidad, stock, ${meta.origen}, ${meta.clave}, ${meta.concepto} from moved
+    )
+    select id, stock::text as stock from moved`.execute(trx);
+  const after = new Map(rows.map((r) => [Number(r.id), r.stock]));
+  return moves.map((move, i) => {
+    const entry = entries[i]!;
+    const stock = after.get(Number(entry.id));
+    if (stock === undefined) throw new Error(`Stock entry ${keyOf(move)} vanished while locked`);
+    entry.stock = stock;
+    return { ...move, stockResultante: stock };
+  });
 }

@@ -2,6 +2,9 @@ import type { ColumnType, Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
 import type { EstadoReserva } from '@erp/contracts';
 
+/** The Postgres schema the inventory service owns. */
+export const INVENTORY_SCHEMA = 'inventory';
+
 /** Numeric columns are read as exact decimal strings; they are written as strings too. */
 type Decimal = string;
 

@@ -52,8 +52,6 @@ function replay(existing: ReservaRow, bodegaId: number, lineas: readonly Reserva
  */
 export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRequest, options: ReserveOptions): Promise<Reservation> {
   const { empresaId } = options;
-  const existing = await findReserva(trx, empresaId, req.clave);
-
   const aggregated = aggregateLines(req.lineas);
   const products = await findStockProducts(trx, empresaId, aggregated.map((l) => l.productoId));
   const lineas: ReservaLinea[] = aggregated.map((l) => ({
@@ -61,26 +59,33 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
     cantidad: l.cantidad,
     mueve_stock: products.get(l.productoId)?.tipo === 'Producto',
   }));
-  if (existing) return replay(existing, req.id_bodega, lineas);
+  const bodegaRow = await findBodega(trx, empresaId, req.id_bodega);
+  const bodega = checkBodega(req.id_bodega, bodegaRow);
+
+  // Recorded first (a key seen before answers what it recorded, whatever changed since); the
+  // checks below roll the row back with everything else when they refuse.
+  const inserted =
+    bodegaRow &&
+    (await insertReserva(trx, {
+      empresaId,
+      clave: req.clave,
+      origen: req.origen,
+      bodegaId: req.id_bodega,
+      estado: 'reservada',
+      lineas,
+      revisarEnMs: options.checkAfterMs,
+    }));
+  if (!inserted) {
+    const existing = await findReserva(trx, empresaId, req.clave);
+    if (existing) return replay(existing, req.id_bodega, lineas);
+  }
 
   const details: Record<string, string[]> = {};
   req.lineas.forEach((line, i) => {
     if (!products.has(line.id_producto)) details[`lineas.${i}.id_producto`] = [`El producto ${line.id_producto} no existe`];
   });
-  const bodega = checkBodega(req.id_bodega, await findBodega(trx, empresaId, req.id_bodega));
   if (!bodega.ok) details.id_bodega = [bodega.message];
-  if (Object.keys(details).length > 0) throw AppError.validation('La reserva tiene datos inválidos', details);
-
-  const inserted = await insertReserva(trx, {
-    empresaId,
-    clave: req.clave,
-    origen: req.origen,
-    bodegaId: req.id_bodega,
-    estado: 'reservada',
-    lineas,
-    revisarEnMs: options.checkAfterMs,
-  });
-  if (!inserted) return replay((await findReserva(trx, empresaId, req.clave))!, req.id_bodega, lineas);
+  if (Object.keys(details).length > 0 || !inserted) throw AppError.validation('La reserva tiene datos inválidos', details);
 
   const moving = aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
   const keys = moving.map((l) => ({ productoId: l.productoId, bodegaId: req.id_bodega }));
