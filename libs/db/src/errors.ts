@@ -22,7 +22,8 @@ export function pgErrorKind(err: unknown): PgErrorKind | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const code = (err as PgLikeError).code;
   if (!code) {
-    return /Connection terminated|timeout exceeded when trying to connect/i.test(String((err as Error).message))
+    // pg's own errors for a connection that is gone, or was never made, carry no code.
+    return /Connection terminated|timeout exceeded when trying to connect|is not queryable/i.test(String((err as Error).message))
       ? 'unavailable'
       : undefined;
   }
