@@ -1,3 +1,4 @@
 export { salesService, SALES_SCHEMA } from './service';
 export { SalesConfig, SALES_DEFAULTS } from './config';
 export { migrations as salesMigrations } from './db/migrations';
+export { addToDailySummarySql, DAILY_SUMMARY_TRIGGERS } from './db/daily-summary';

@@ -111,10 +111,27 @@ export interface VentaDetallesTable {
   updated_at: Generated<Date>;
 }
 
+/**
+ * Count and sums of the sales of one company, date, state and document type, kept by triggers on
+ * `ventas`. A row can hold a count of 0 (its sales moved elsewhere): readers skip those.
+ */
+export interface VentasResumenDiarioTable {
+  empresa_id: number;
+  /** `YYYY-MM-DD`. */
+  fecha: string;
+  estado: EstadoVenta;
+  documento_id: number;
+  cantidad: number;
+  total: Decimal;
+  iva: Decimal;
+  descuento: Decimal;
+}
+
 export interface SalesDb extends OutboxTables {
   documentos: DocumentosTable;
   canales: CanalesTable;
   clientes: ClientesTable;
   ventas: VentasTable;
   venta_detalles: VentaDetallesTable;
+  ventas_resumen_diario: VentasResumenDiarioTable;
 }

@@ -3,6 +3,7 @@ import * as m0001 from './0001-outbox';
 import * as m0002 from './0002-sales';
 import * as m0003 from './0003-sale-revisions';
 import * as m0004 from './0004-returned-amount';
+import * as m0005 from './0005-daily-summary';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -10,4 +11,5 @@ export const migrations: Migrations = {
   '0002-sales': m0002,
   '0003-sale-revisions': m0003,
   '0004-returned-amount': m0004,
+  '0005-daily-summary': m0005,
 };
