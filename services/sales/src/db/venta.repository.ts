@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
 import type { PlannedLine } from '../domain/sale-plan';
+import { pageStart } from '../domain/summary';
 import type { StoredSale } from '../domain/sale-update';
 import type { SalesDb, VentaDetallesTable, VentasTable } from './tables';
 
@@ -197,38 +198,86 @@ function filtered(db: Db, empresaId: number, f: SalesFilters) {
   return q;
 }
 
-/** One page of sales with their lines in three statements whatever the page size. */
-export async function listSales(db: Db, empresaId: number, request: SalesListRequest): Promise<{ total: number; items: SaleInput[] }> {
-  const dir = request.order_direction;
-  let page = filtered(db, empresaId, request).select(SALE_COLUMNS);
-  if (request.order_by === 'correlativo') {
-    page = page.orderBy(sql`left(v.correlativo, length(v.correlativo) - length(v.numero::text))`, dir).orderBy('v.numero', dir);
-  } else page = page.orderBy(`v.${request.order_by}`, dir);
-  const [count, rows] = await Promise.all([
-    filtered(db, empresaId, request)
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirstOrThrow(),
-    page
-      .orderBy('v.id', dir)
-      .limit(request.per_page)
-      .offset((request.page - 1) * request.per_page)
-      .execute(),
-  ]);
-  const lines = await linesOf(db, empresaId, rows.map((r) => r.id));
-  return { total: Number(count.total), items: rows.map((r) => toSale(r, lines.get(r.id) ?? [])) };
+type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
+/**
+ * `T` when each of its filters is one the daily summary answers, never otherwise: a filter added
+ * to the list or summary request makes the calls below fail to compile, since its count would
+ * then need count(*) over ventas.
+ */
+type AnsweredBySummary<T> = [Exclude<keyof T, keyof SummaryFilters | 'page' | 'per_page' | 'order_by' | 'order_direction'>] extends [never] ? T : never;
+
+/** The daily summary rows under the filters. */
+function summaryRows(db: Db, empresaId: number, f: AnsweredBySummary<SalesListRequest> | AnsweredBySummary<SalesFilters>) {
+  let q = db.selectFrom('ventas_resumen_diario as r').where('r.empresa_id', '=', empresaId);
+  if (f.fecha_inicio !== undefined) q = q.where('r.fecha', '>=', f.fecha_inicio);
+  if (f.fecha_fin !== undefined) q = q.where('r.fecha', '<=', f.fecha_fin);
+  if (f.estado !== undefined) q = q.where('r.estado', '=', f.estado);
+  return q;
 }
 
-/** Count and sums per state under the filters, in one statement. */
+/** The list's order: the requested column (correlatives by prefix, then number), then id. */
+function orderTerms(orderBy: SalesListRequest['order_by']) {
+  return orderBy === 'correlativo'
+    ? [sql`left(v.correlativo, length(v.correlativo) - length(v.numero::text))`, sql.ref('v.numero'), sql.ref('v.id')]
+    : [sql.ref(`v.${orderBy}`), sql.ref('v.id')];
+}
+
+/**
+ * One page of sales with their lines in three statements whatever the page size or depth. The
+ * count comes from the daily summary. The page's ids are picked from the narrow index of its order
+ * (`(empresa_id, <column>, id)`, an index-only scan on a vacuumed table), and only those rows of
+ * the wide sales table are read. Ordered by date, the summary's count per day also finds the day
+ * the page starts on, so the scan skips part of one day instead of every earlier sale.
+ */
+export async function listSales(db: Db, empresaId: number, request: SalesListRequest): Promise<{ total: number; items: SaleInput[] }> {
+  const dir = request.order_direction;
+  const offset = (request.page - 1) * request.per_page;
+  let ids = filtered(db, empresaId, request).select('v.id');
+  let total: number;
+  let skip = offset;
+  if (request.order_by === 'fecha') {
+    const days = await summaryRows(db, empresaId, request)
+      .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
+      .groupBy('r.fecha')
+      .having(sql`sum(r.cantidad)`, '>', 0)
+      .orderBy('r.fecha', dir)
+      .execute();
+    const page = pageStart(days, offset);
+    total = page.total;
+    if (!page.start) return { total, items: [] };
+    ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', page.start.fecha);
+    skip = page.start.skip;
+  } else {
+    const count = await summaryRows(db, empresaId, request)
+      .select(sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total'))
+      .executeTakeFirstOrThrow();
+    total = count.total;
+    if (offset >= total) return { total, items: [] };
+  }
+  for (const term of orderTerms(request.order_by)) ids = ids.orderBy(term, dir);
+  let rows = db
+    .selectFrom('ventas as v')
+    .innerJoin(ids.limit(request.per_page).offset(skip).as('p'), 'p.id', 'v.id')
+    .select(SALE_COLUMNS)
+    .where('v.empresa_id', '=', empresaId);
+  for (const term of orderTerms(request.order_by)) rows = rows.orderBy(term, dir);
+  const page = await rows.execute();
+  const lines = await linesOf(db, empresaId, page.map((r) => r.id));
+  return { total, items: page.map((r) => toSale(r, lines.get(r.id) ?? [])) };
+}
+
+/** Count and sums per state under the filters, from the daily summary; states without sales are left out. */
 export async function summarizeSales(db: Db, empresaId: number, filters: SalesFilters) {
-  return filtered(db, empresaId, filters)
+  return summaryRows(db, empresaId, filters)
     .select([
-      'v.estado',
-      sql<number>`count(*)::int`.as('cantidad'),
-      sql<string>`sum(v.total)`.as('total'),
-      sql<string>`sum(v.iva)`.as('iva'),
-      sql<string>`sum(v.descuento)`.as('descuento'),
+      'r.estado',
+      sql<number>`sum(r.cantidad)::int`.as('cantidad'),
+      sql<string>`sum(r.total)`.as('total'),
+      sql<string>`sum(r.iva)`.as('iva'),
+      sql<string>`sum(r.descuento)`.as('descuento'),
     ])
-    .groupBy('v.estado')
+    .groupBy('r.estado')
+    .having(sql`sum(r.cantidad)`, '>', 0)
     .execute();
 }
 

@@ -30,3 +30,26 @@ export function summarize(rows: readonly EstadoTotals[], estados: readonly Estad
     }),
   };
 }
+
+export interface DayCount {
+  /** `YYYY-MM-DD`. */
+  fecha: string;
+  cantidad: number;
+}
+
+/**
+ * Where a page of a list ordered by date starts, from the count of sales of each day (in the
+ * list's order, days without sales left out): the day of the page's first sale and how many of
+ * that day's sales, in the list's order, come before it. `start` is undefined past the last sale.
+ * Skipping whole days by their counts replaces an OFFSET over every earlier sale by one over
+ * part of a day.
+ */
+export function pageStart(days: readonly DayCount[], offset: number): { total: number; start?: { fecha: string; skip: number } } {
+  let before = 0;
+  let start: { fecha: string; skip: number } | undefined;
+  for (const day of days) {
+    if (start === undefined && before + day.cantidad > offset) start = { fecha: day.fecha, skip: offset - before };
+    before += day.cantidad;
+  }
+  return start ? { total: before, start } : { total: before };
+}
