@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { DAILY_SUMMARY_TRIGGERS } from '@erp/sales';
 import { createDb } from '@erp/db';
 import { isolate, type Isolation } from '@erp/testing';
 import { summarizeInventory } from '../../services/inventory/src/db/product.repository';
@@ -104,6 +105,21 @@ describe('generateBenchData', () => {
       where (v.sub_total, v.iva, v.total, v.descuento) is distinct from (l.s, l.i, l.t, l.d)`);
     expect(Number(rows[0].n)).toBe(0);
     expect(await count('sales.ventas', `estado = 'Pendiente' and cliente_id is null`)).toBe(0);
+  });
+
+  it('fills the daily summary with exactly the aggregate of the loaded sales', async () => {
+    if (!('sales.ventas' in sut.counts)) return;
+    expect(sut.counts['sales.ventas_resumen_diario']).toBeGreaterThan(0);
+    const { rows } = await client.query(`
+      with a as (
+        select empresa_id, fecha, estado, documento_id, count(*)::int as cantidad, sum(total) as total, sum(iva) as iva, sum(descuento) as descuento
+          from sales.ventas group by empresa_id, fecha, estado, documento_id)
+      select count(*)::int as n from a full join sales.ventas_resumen_diario r using (empresa_id, fecha, estado, documento_id)
+       where (a.cantidad, a.total, a.iva, a.descuento) is distinct from (r.cantidad, r.total, r.iva, r.descuento)`);
+    expect(rows[0].n).toBe(0);
+    // The loader turned the summary's triggers off for its COPY: they must be on again.
+    const { rows: triggers } = await client.query(`select tgname from pg_trigger where tgrelid = 'sales.ventas'::regclass and not tgisinternal and tgenabled = 'O' order by tgname`);
+    expect(triggers.map((t) => t.tgname)).toEqual([...DAILY_SUMMARY_TRIGGERS].sort());
   });
 
   it('numbers each document type without gaps and leaves its counter on the next number', async () => {

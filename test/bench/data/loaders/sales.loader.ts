@@ -1,4 +1,5 @@
-import { copyRows, deferIndexes, nextId, RowQueue, syncIdentity, type CopyValue } from '../copy';
+import { addToDailySummarySql, DAILY_SUMMARY_TRIGGERS } from '@erp/sales';
+import { copyRows, deferIndexes, nextId, quoteIdent, RowQueue, syncIdentity, type CopyValue } from '../copy';
 import { missingTables, type LoadedCompany, type Loader, type ReturnableSale } from '../context';
 import { cents, netOfTax } from '../money';
 import type { Random } from '../random';
@@ -250,6 +251,14 @@ export const salesLoader: Loader = {
     ];
     const totalSales = companies.reduce((n, c) => n + c.plan.sales, 0);
     const salesStep = progress.step('sales.ventas + venta_detalles', totalSales);
+    // The daily summary's triggers would upsert once per copied sale: the loaded sales are added
+    // to the summary in one statement after the COPY instead (like the indexes, a failed load
+    // leaves them off; the database is loaded again from scratch).
+    const firstVentaId = ventaId;
+    const summaryTriggers = async (action: 'disable' | 'enable') => {
+      for (const t of DAILY_SUMMARY_TRIGGERS) await client.query(`alter table ${quoteIdent(SCHEMA)}.ventas ${action} trigger ${quoteIdent(t)}`);
+    };
+    await summaryTriggers('disable');
     const linesClient = await connect();
     try {
       const [ventas, detalles] = await Promise.all([
@@ -270,6 +279,11 @@ export const salesLoader: Loader = {
       await linesClient.end();
     }
     salesStep.done();
+    await client.query('begin');
+    await client.query(`set local search_path to ${quoteIdent(SCHEMA)}, public`);
+    counts['sales.ventas_resumen_diario'] = (await client.query(addToDailySummarySql(firstVentaId))).rowCount ?? 0;
+    await client.query('commit');
+    await summaryTriggers('enable');
 
     // Documents after the sales: each counter is the next number to issue.
     counts['sales.documentos'] = await copyRows(
