@@ -3,24 +3,31 @@ import { BaseConfig } from '@erp/runtime';
 
 /** Defaults of webhook-ingest's own keys, also used when the service is given a plain BaseConfig. */
 export const WEBHOOK_INGEST_DEFAULTS = {
-  /** Deliveries processed at once by one replica (each holds a database connection while it runs). */
-  WEBHOOK_CONCURRENCY: 3,
   /** Attempts of a delivery that keeps failing for a transient reason before it is kept as failed. */
   WEBHOOK_MAX_ATTEMPTS: 30,
 } as const;
+
+/**
+ * Deliveries processed at once by one replica when WEBHOOK_CONCURRENCY is not set: 8, or fewer
+ * when the pool is small. Each holds a database connection while its sale is made, and two stay
+ * free for receiving deliveries.
+ */
+export function defaultConcurrency(dbPoolMax: number): number {
+  return Math.max(1, Math.min(8, dbPoolMax - 2));
+}
 
 /** Pause before each retry of a delivery, by attempt; the last value repeats (about 10 minutes in all). */
 export const WEBHOOK_RETRY_BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000] as const;
 
 export const WebhookIngestConfig = BaseConfig.extend({
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_MAX_ATTEMPTS),
-});
+}).transform((c) => ({ ...c, WEBHOOK_CONCURRENCY: c.WEBHOOK_CONCURRENCY ?? defaultConcurrency(c.DB_POOL_MAX) }));
 export type WebhookIngestConfig = z.output<typeof WebhookIngestConfig>;
 
 /** A BaseConfig (as the test stack builds it) or a full WebhookIngestConfig: missing keys take their defaults. */
 export type WebhookIngestConfigInput = BaseConfig & Partial<Omit<WebhookIngestConfig, keyof BaseConfig>>;
 
 export function withWebhookIngestDefaults(config: Readonly<WebhookIngestConfigInput>): Readonly<WebhookIngestConfig> {
-  return Object.freeze({ ...WEBHOOK_INGEST_DEFAULTS, ...config });
+  return Object.freeze({ ...WEBHOOK_INGEST_DEFAULTS, ...config, WEBHOOK_CONCURRENCY: config.WEBHOOK_CONCURRENCY ?? defaultConcurrency(config.DB_POOL_MAX) });
 }
