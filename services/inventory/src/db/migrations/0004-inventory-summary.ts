@@ -52,129 +52,117 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
 
   // Functions keep the migration's search_path (this schema, then public) whoever calls them.
+  // The triggers are per statement over its transition tables, so a statement that changes many
+  // rows (an activation, a rebuild, a bulk fix) updates each product once and each counter row
+  // once, instead of once per row.
+
+  // A live product adds 1 to its company's products (and to activos when enabled) and to its
+  // category, its active stock and stock × costo_promedio, and 1 to con_stock / stock_bajo when
+  // any active entry is so. A statement's old rows are taken out and its new rows put in.
   await sql`
-    create function resumen_sumar(p_empresa integer, p_productos integer, p_activos integer, p_con_stock integer,
-                                  p_stock_bajo integer, p_stock numeric, p_valor numeric) returns void
-    language sql set search_path from current as $$
+    create type producto_aporte as (
+      empresa_id integer, categoria_id integer, signo integer, activo boolean,
+      stock numeric, valor numeric, con_stock boolean, stock_bajo boolean
+    )`.execute(db);
+  await sql`
+    create function productos_resumen() returns trigger
+    language plpgsql set search_path from current as $$
+    declare
+      aportes producto_aporte[] := '{}';
+    begin
+      if tg_op in ('UPDATE', 'DELETE') then
+        aportes := array(
+          select row(empresa_id, categoria_id, -1, enable, stock_activo, stock_activo * costo_promedio,
+                     bodegas_con_stock > 0, bodegas_stock_bajo > 0)::producto_aporte
+            from antiguas where deleted_at is null);
+      end if;
+      if tg_op in ('INSERT', 'UPDATE') then
+        aportes := aportes || array(
+          select row(empresa_id, categoria_id, 1, enable, stock_activo, stock_activo * costo_promedio,
+                     bodegas_con_stock > 0, bodegas_stock_bajo > 0)::producto_aporte
+            from nuevas where deleted_at is null);
+      end if;
+      if cardinality(aportes) = 0 then
+        return null;
+      end if;
       insert into resumen_inventario as r (empresa_id, ranura, productos, activos, con_stock, stock_bajo, stock_total, valor_total)
-      values (p_empresa, (txid_current() % 16)::smallint, p_productos, p_activos, p_con_stock, p_stock_bajo, p_stock, p_valor)
+      select empresa_id, (txid_current() % 16)::smallint, sum(signo), sum(signo * activo::int), sum(signo * con_stock::int),
+             sum(signo * stock_bajo::int), sum(signo * stock), sum(signo * valor)
+        from unnest(aportes)
+       group by empresa_id
+      having (sum(signo), sum(signo * activo::int), sum(signo * con_stock::int), sum(signo * stock_bajo::int), sum(signo * stock), sum(signo * valor))
+             <> (0, 0, 0, 0, 0, 0)
       on conflict (empresa_id, ranura) do update set
         productos = r.productos + excluded.productos,
         activos = r.activos + excluded.activos,
         con_stock = r.con_stock + excluded.con_stock,
         stock_bajo = r.stock_bajo + excluded.stock_bajo,
         stock_total = r.stock_total + excluded.stock_total,
-        valor_total = r.valor_total + excluded.valor_total
-    $$`.execute(db);
-  await sql`
-    create function resumen_sumar_categoria(p_empresa integer, p_categoria integer, p_productos integer) returns void
-    language sql set search_path from current as $$
+        valor_total = r.valor_total + excluded.valor_total;
       insert into resumen_categorias as r (empresa_id, categoria_id, ranura, productos)
-      values (p_empresa, coalesce(p_categoria, 0), (txid_current() % 16)::smallint, p_productos)
-      on conflict (empresa_id, categoria_id, ranura) do update set productos = r.productos + excluded.productos
-    $$`.execute(db);
-
-  // A live product adds 1 to its company's products (and to activos when enabled), its active
-  // stock and stock × costo_promedio, and 1 to con_stock / stock_bajo when any active entry is so.
-  await sql`
-    create function productos_resumen() returns trigger
-    language plpgsql set search_path from current as $$
-    declare
-      antes boolean := tg_op <> 'INSERT' and old.deleted_at is null;
-      ahora boolean := tg_op <> 'DELETE' and new.deleted_at is null;
-    begin
-      if antes and ahora and old.empresa_id = new.empresa_id then
-        perform resumen_sumar(new.empresa_id, 0,
-          new.enable::int - old.enable::int,
-          (new.bodegas_con_stock > 0)::int - (old.bodegas_con_stock > 0)::int,
-          (new.bodegas_stock_bajo > 0)::int - (old.bodegas_stock_bajo > 0)::int,
-          new.stock_activo - old.stock_activo,
-          new.stock_activo * new.costo_promedio - old.stock_activo * old.costo_promedio);
-        if old.categoria_id is distinct from new.categoria_id then
-          perform resumen_sumar_categoria(old.empresa_id, old.categoria_id, -1);
-          perform resumen_sumar_categoria(new.empresa_id, new.categoria_id, 1);
-        end if;
-        return null;
-      end if;
-      if antes then
-        perform resumen_sumar(old.empresa_id, -1, -(old.enable::int), -((old.bodegas_con_stock > 0)::int),
-          -((old.bodegas_stock_bajo > 0)::int), -old.stock_activo, -(old.stock_activo * old.costo_promedio));
-        perform resumen_sumar_categoria(old.empresa_id, old.categoria_id, -1);
-      end if;
-      if ahora then
-        perform resumen_sumar(new.empresa_id, 1, new.enable::int, (new.bodegas_con_stock > 0)::int,
-          (new.bodegas_stock_bajo > 0)::int, new.stock_activo, new.stock_activo * new.costo_promedio);
-        perform resumen_sumar_categoria(new.empresa_id, new.categoria_id, 1);
-      end if;
+      select empresa_id, coalesce(categoria_id, 0), (txid_current() % 16)::smallint, sum(signo)
+        from unnest(aportes)
+       group by empresa_id, coalesce(categoria_id, 0)
+      having sum(signo) <> 0
+      on conflict (empresa_id, categoria_id, ranura) do update set productos = r.productos + excluded.productos;
       return null;
     end $$`.execute(db);
-  await sql`create trigger productos_resumen after insert or delete on productos for each row execute function productos_resumen()`.execute(db);
-  // Renames, prices and timestamps do not change the summary: skip the call entirely.
-  await sql`
-    create trigger productos_resumen_cambio after update on productos for each row
-    when ((old.empresa_id, old.deleted_at is null, old.enable, old.categoria_id, old.costo_promedio,
-           old.stock_activo, old.bodegas_con_stock > 0, old.bodegas_stock_bajo > 0)
-          is distinct from
-          (new.empresa_id, new.deleted_at is null, new.enable, new.categoria_id, new.costo_promedio,
-           new.stock_activo, new.bodegas_con_stock > 0, new.bodegas_stock_bajo > 0))
-    execute function productos_resumen()`.execute(db);
+  await sql`create trigger productos_resumen_insert after insert on productos referencing new table as nuevas for each statement execute function productos_resumen()`.execute(db);
+  await sql`create trigger productos_resumen_update after update on productos referencing old table as antiguas new table as nuevas for each statement execute function productos_resumen()`.execute(db);
+  await sql`create trigger productos_resumen_delete after delete on productos referencing old table as antiguas for each statement execute function productos_resumen()`.execute(db);
 
-  // Adds (signo 1) or removes (signo -1) one stock entry from its product when its warehouse and
-  // branch are active. The product row is locked before the places are read, and the places are
-  // read for share: an activation in progress is waited for and then seen.
+  // Stock entries taken out (signo -1) of or put in (signo 1) their products, for those whose
+  // warehouse and branch are active. The places are locked for share first: an activation in
+  // progress is waited for and then seen, and none can start before this transaction ends, so a
+  // product gets an entry's change exactly when the activation did not (or will not) move it.
+  await sql`create type inventario_cambio as (producto_id integer, bodega_id integer, stock numeric, stock_minimo numeric, signo integer)`.execute(db);
   await sql`
-    create function inventario_mover(p_producto integer, p_bodega integer, p_stock numeric, p_minimo numeric, p_signo integer) returns void
+    create function inventario_aplicar(cambios inventario_cambio[]) returns void
     language plpgsql set search_path from current as $$
-    declare
-      activa boolean;
     begin
-      perform 1 from productos where id = p_producto for no key update;
-      select b.activo and s.activo into activa
-        from bodegas b join sucursales s on s.id = b.sucursal_id
-       where b.id = p_bodega
-         for share;
-      if activa then
-        update productos set
-          stock_activo = stock_activo + p_signo * p_stock,
-          bodegas_con_stock = bodegas_con_stock + p_signo * (p_stock > 0)::int,
-          bodegas_stock_bajo = bodegas_stock_bajo + p_signo * (p_stock <= p_minimo)::int
-        where id = p_producto;
-      end if;
+      perform 1
+         from bodegas b join sucursales s on s.id = b.sucursal_id
+        where b.id in (select c.bodega_id from unnest(cambios) c)
+        order by b.id
+          for share;
+      update productos p set
+        stock_activo = p.stock_activo + d.stock,
+        bodegas_con_stock = p.bodegas_con_stock + d.con_stock,
+        bodegas_stock_bajo = p.bodegas_stock_bajo + d.stock_bajo
+      from (
+        select c.producto_id,
+               sum(c.signo * c.stock) as stock,
+               sum(c.signo * (c.stock > 0)::int)::int as con_stock,
+               sum(c.signo * (c.stock <= c.stock_minimo)::int)::int as stock_bajo
+          from unnest(cambios) c
+          join bodegas b on b.id = c.bodega_id
+          join sucursales s on s.id = b.sucursal_id
+         where b.activo and s.activo
+         group by c.producto_id
+      ) d
+      where p.id = d.producto_id
+        and (d.stock, d.con_stock, d.stock_bajo) <> (0, 0, 0);
     end $$`.execute(db);
   await sql`
     create function inventarios_resumen() returns trigger
     language plpgsql set search_path from current as $$
     declare
-      activa boolean;
+      cambios inventario_cambio[] := '{}';
     begin
-      if tg_op = 'UPDATE' and old.producto_id = new.producto_id and old.bodega_id = new.bodega_id then
-        perform 1 from productos where id = new.producto_id for no key update;
-        select b.activo and s.activo into activa
-          from bodegas b join sucursales s on s.id = b.sucursal_id
-         where b.id = new.bodega_id
-           for share;
-        if activa then
-          update productos set
-            stock_activo = stock_activo + (new.stock - old.stock),
-            bodegas_con_stock = bodegas_con_stock + (new.stock > 0)::int - (old.stock > 0)::int,
-            bodegas_stock_bajo = bodegas_stock_bajo + (new.stock <= new.stock_minimo)::int - (old.stock <= old.stock_minimo)::int
-          where id = new.producto_id;
-        end if;
-        return null;
-      end if;
       if tg_op in ('UPDATE', 'DELETE') then
-        perform inventario_mover(old.producto_id, old.bodega_id, old.stock, old.stock_minimo, -1);
+        cambios := array(select row(producto_id, bodega_id, stock, stock_minimo, -1)::inventario_cambio from antiguas);
       end if;
-      if tg_op in ('UPDATE', 'INSERT') then
-        perform inventario_mover(new.producto_id, new.bodega_id, new.stock, new.stock_minimo, 1);
+      if tg_op in ('INSERT', 'UPDATE') then
+        cambios := cambios || array(select row(producto_id, bodega_id, stock, stock_minimo, 1)::inventario_cambio from nuevas);
+      end if;
+      if cardinality(cambios) > 0 then
+        perform inventario_aplicar(cambios);
       end if;
       return null;
     end $$`.execute(db);
-  await sql`create trigger inventarios_resumen after insert or delete on inventarios for each row execute function inventarios_resumen()`.execute(db);
-  await sql`
-    create trigger inventarios_resumen_cambio after update on inventarios for each row
-    when ((old.producto_id, old.bodega_id, old.stock, old.stock_minimo) is distinct from (new.producto_id, new.bodega_id, new.stock, new.stock_minimo))
-    execute function inventarios_resumen()`.execute(db);
+  await sql`create trigger inventarios_resumen_insert after insert on inventarios referencing new table as nuevas for each statement execute function inventarios_resumen()`.execute(db);
+  await sql`create trigger inventarios_resumen_update after update on inventarios referencing old table as antiguas new table as nuevas for each statement execute function inventarios_resumen()`.execute(db);
+  await sql`create trigger inventarios_resumen_delete after delete on inventarios referencing old table as antiguas for each statement execute function inventarios_resumen()`.execute(db);
 
   // Moves every entry of the warehouses in or out of their products (signo 1 or -1), products
   // locked by id first. Entries of these warehouses cannot change meanwhile: their writers hold
@@ -237,12 +225,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     execute function sucursales_activacion()`.execute(db);
 
   // Builds both levels from the rows in one pass: the backfill here and after a bulk load with the
-  // triggers off. Takes productos exclusively for its duration (the counters are rebuilt, not moved).
+  // triggers off. The counters are rebuilt from the products afterwards, whatever the update moved.
   await sql`
     create function resumen_reconstruir() returns void
     language plpgsql set search_path from current as $$
     begin
-      alter table productos disable trigger productos_resumen_cambio;
       update productos p set
         stock_activo = x.stock_activo,
         bodegas_con_stock = x.bodegas_con_stock,
@@ -263,7 +250,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ) x
       where x.id = p.id
         and (p.stock_activo, p.bodegas_con_stock, p.bodegas_stock_bajo) is distinct from (x.stock_activo, x.bodegas_con_stock, x.bodegas_stock_bajo);
-      alter table productos enable trigger productos_resumen_cambio;
 
       delete from resumen_inventario;
       insert into resumen_inventario (empresa_id, ranura, productos, activos, con_stock, stock_bajo, stock_total, valor_total)
