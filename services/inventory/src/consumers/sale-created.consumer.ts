@@ -2,14 +2,17 @@ import type { Kysely } from 'kysely';
 import { claimEvent, startConsumer, type Bus } from '@erp/bus';
 import { isAppError, salesEvents } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
+import { confirmIfReservada } from '../db/reservation.repository';
 import type { InventoryDb } from '../db/tables';
 import { confirmReservation } from '../ledger/reservations';
 
 export const SALE_CREATED_CONSUMER = 'inventory-sale-created';
 
 /**
- * Confirms the reservation of each committed sale. The event id is claimed in the same
- * transaction as the confirmation, and confirming is idempotent besides, so redelivery is harmless.
+ * Confirms the reservation of each committed sale. The common case, a reservation still
+ * `reservada`, is one statement. Any other (released meanwhile, so its stock is taken again;
+ * already confirmed; unknown) goes through the full transition with the event id claimed in the
+ * same transaction. Confirming is idempotent besides, so redelivery is harmless either way.
  */
 export async function startSaleCreatedConsumer(db: Kysely<InventoryDb>, bus: Bus): Promise<void> {
   await startConsumer(bus, {
@@ -19,6 +22,7 @@ export async function startSaleCreatedConsumer(db: Kysely<InventoryDb>, bus: Bus
     handler: async (_subject, event, meta) => {
       const clave = event.clave_reserva;
       if (clave === null) return;
+      if (await confirmIfReservada(db, event.empresa_id, clave)) return;
       try {
         await inTransaction(db, async (trx) => {
           if (!(await claimEvent(trx, SALE_CREATED_CONSUMER, meta.eventId))) return;

@@ -61,6 +61,22 @@ export async function setReservaEstado(trx: Transaction<InventoryDb>, id: string
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * Confirms the reservation of `clave` in one statement if it is still `reservada` (confirming it
+ * moves no stock); false in any other state, or when the key is unknown.
+ */
+export async function confirmIfReservada(db: Kysely<InventoryDb>, empresaId: number, clave: string): Promise<boolean> {
+  const row = await db
+    .updateTable('reservas')
+    .set({ estado: 'confirmada', updated_at: sql<Date>`now()`, confirmed_at: sql<Date>`now()` })
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .where('estado', '=', 'reservada')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export interface DueReserva {
   id: string;
   empresa_id: number;
