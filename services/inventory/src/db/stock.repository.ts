@@ -9,15 +9,18 @@ type Db = Kysely<InventoryDb> | Transaction<InventoryDb>;
 const keyOf = (k: StockKey) => `${k.productoId}:${k.bodegaId}`;
 const byKey = (a: StockKey, b: StockKey) => a.productoId - b.productoId || a.bodegaId - b.bodegaId;
 
-/** A warehouse of the company with its branch, or undefined (another company's reads as missing). */
-export async function findBodega(db: Db, empresaId: number, id: number): Promise<BodegaRow | undefined> {
-  return db
+/**
+ * A warehouse of the company with its branch, or undefined (another company's reads as missing).
+ * With `lock`, both rows are share-locked: the first step of the writers' lock order (see lockStock).
+ */
+export async function findBodega(db: Db, empresaId: number, id: number, options: { lock?: boolean } = {}): Promise<BodegaRow | undefined> {
+  const q = db
     .selectFrom('bodegas as b')
     .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
     .where('b.empresa_id', '=', empresaId)
     .where('b.id', '=', id)
-    .select(['b.id', 'b.nombre', 'b.activo', 's.id as sucursal_id', 's.nombre as sucursal_nombre', 's.activo as sucursal_activo'])
-    .executeTakeFirst();
+    .select(['b.id', 'b.nombre', 'b.activo', 's.id as sucursal_id', 's.nombre as sucursal_nombre', 's.activo as sucursal_activo']);
+  return (options.lock ? q.forShare() : q).executeTakeFirst();
 }
 
 /** Ids among `ids` that are warehouses of the company. */
@@ -33,16 +36,20 @@ export interface StockProduct {
   tipo: TipoProducto;
 }
 
-/** The company's live products among `ids`, by id. */
-export async function findStockProducts(db: Db, empresaId: number, ids: readonly number[]): Promise<Map<number, StockProduct>> {
+/**
+ * The company's live products among `ids`, by id. With `lock`, their rows are locked in id order:
+ * the second step of the writers' lock order (see lockStock).
+ */
+export async function findStockProducts(db: Db, empresaId: number, ids: readonly number[], options: { lock?: boolean } = {}): Promise<Map<number, StockProduct>> {
   if (ids.length === 0) return new Map();
-  const rows = await db
+  const q = db
     .selectFrom('productos')
     .select(['id', 'codigo', 'tipo'])
     .where('empresa_id', '=', empresaId)
     .where('deleted_at', 'is', null)
     .where('id', 'in', [...new Set(ids)])
-    .execute();
+    .orderBy('id');
+  const rows = await (options.lock ? q.forNoKeyUpdate() : q).execute();
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -58,30 +65,17 @@ export interface LockedStock {
  * the summary triggers and warehouse activation follow too: the warehouses and their branches
  * (shared), the products by id, then the entries by (product, warehouse). Concurrent reservations
  * therefore see each other's result: they can never together take more than there is.
+ * `heldPlacesAndProducts`: the caller already took the first two steps (findBodega and
+ * findStockProducts with `lock`, in that order) for every key.
  */
 export async function lockStock(
   trx: Transaction<InventoryDb>,
   empresaId: number,
   keys: readonly StockKey[],
-  options: { create: boolean },
+  options: { create: boolean; heldPlacesAndProducts?: boolean },
 ): Promise<Map<string, LockedStock>> {
   if (keys.length === 0) return new Map();
-  await trx
-    .selectFrom('bodegas as b')
-    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
-    .select('b.id')
-    .where('b.empresa_id', '=', empresaId)
-    .where('b.id', 'in', [...new Set(keys.map((k) => k.bodegaId))])
-    .forShare()
-    .execute();
-  await trx
-    .selectFrom('productos')
-    .select('id')
-    .where('empresa_id', '=', empresaId)
-    .where('id', 'in', [...new Set(keys.map((k) => k.productoId))])
-    .orderBy('id')
-    .forNoKeyUpdate()
-    .execute();
+  if (!options.heldPlacesAndProducts) await lockPlacesAndProducts(trx, empresaId, keys);
   if (options.create) {
     await trx
       .insertInto('inventarios')
@@ -99,6 +93,26 @@ export async function lockStock(
     .forUpdate()
     .execute();
   return new Map(rows.map((r) => [keyOf({ productoId: r.producto_id, bodegaId: r.bodega_id }), { id: r.id, stock: r.stock }]));
+}
+
+/** The first two steps of the writers' lock order for `keys`: their warehouses and branches (shared), then their products by id. */
+async function lockPlacesAndProducts(trx: Transaction<InventoryDb>, empresaId: number, keys: readonly StockKey[]): Promise<void> {
+  await trx
+    .selectFrom('bodegas as b')
+    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+    .select('b.id')
+    .where('b.empresa_id', '=', empresaId)
+    .where('b.id', 'in', [...new Set(keys.map((k) => k.bodegaId))])
+    .forShare()
+    .execute();
+  await trx
+    .selectFrom('productos')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('id', 'in', [...new Set(keys.map((k) => k.productoId))])
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
 }
 
 export function lockedStockOf(locked: Map<string, LockedStock>) {

@@ -53,14 +53,16 @@ function replay(existing: ReservaRow, bodegaId: number, lineas: readonly Reserva
 export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRequest, options: ReserveOptions): Promise<Reservation> {
   const { empresaId } = options;
   const aggregated = aggregateLines(req.lineas);
-  const products = await findStockProducts(trx, empresaId, aggregated.map((l) => l.productoId));
+  // Read with the first two steps of the writers' lock order (see lockStock), so taking the stock
+  // below needs only its entries.
+  const bodegaRow = await findBodega(trx, empresaId, req.id_bodega, { lock: true });
+  const bodega = checkBodega(req.id_bodega, bodegaRow);
+  const products = await findStockProducts(trx, empresaId, aggregated.map((l) => l.productoId), { lock: true });
   const lineas: ReservaLinea[] = aggregated.map((l) => ({
     id_producto: l.productoId,
     cantidad: l.cantidad,
     mueve_stock: products.get(l.productoId)?.tipo === 'Producto',
   }));
-  const bodegaRow = await findBodega(trx, empresaId, req.id_bodega);
-  const bodega = checkBodega(req.id_bodega, bodegaRow);
 
   // Recorded first (a key seen before answers what it recorded, whatever changed since); the
   // checks below roll the row back with everything else when they refuse.
@@ -90,7 +92,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   const moving = aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
   const keys = moving.map((l) => ({ productoId: l.productoId, bodegaId: req.id_bodega }));
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
-  const locked = await lockStock(trx, empresaId, keys, { create: allowNegative });
+  const locked = await lockStock(trx, empresaId, keys, { create: allowNegative, heldPlacesAndProducts: true });
   const stockOf = lockedStockOf(locked);
   const plan = planTake(moving, req.id_bodega, (productoId) => stockOf({ productoId, bodegaId: req.id_bodega }), allowNegative);
   if (plan.shortfalls.length > 0) {
