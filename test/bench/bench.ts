@@ -101,7 +101,7 @@ async function describeRun(databaseUrl: string, o: Options): Promise<RunInfo> {
       command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, load average before the run ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, PostgreSQL ${pgVersion} (shared_buffers ${shared}); load generator, services, NATS, Redis and Postgres share the machine`,
       data: `${await count('sales.ventas')} sales, ${await count('sales.venta_detalles')} sale lines, ${await count('inventory.productos')} products, ${await count('inventory.inventarios')} stock rows, ${await count('packages.paquetes')} packages (all companies)`,
-      settings: `${o.connections} connections, ${o.duration} s per run after ${o.warmup} s of warm-up, services at LOG_LEVEL=${o.logLevel}, tracing on without export, hourly quota lifted`,
+      settings: `${o.connections} connections, ${o.duration} s per run after ${o.warmup} s of warm-up, services built and run as the images run them, LOG_LEVEL=${o.logLevel}, no OTLP endpoint (nothing instrumented), hourly quota lifted`,
     };
   } finally {
     await client.end();
