@@ -489,5 +489,35 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         if (!stack.running.has('sales')) await stack.startService('sales');
       }
     });
+
+    it('a quotation whose conversion crashed after taking its stock, then annulled, gets that stock back', async () => {
+      const venta = await cotizacion(5);
+      const base = await stock();
+      await stack.stopService('sales');
+      const sales = await spawnService('sales', stackEnv(stack.iso, { SALES_FAULT_INJECTION: 'exit-after-update-adjust' }));
+      try {
+        const crashed = await putSale(venta.id, { estado: 'Completada', id_canal: a.canales.tienda });
+        expect([503, 504]).toContain(crashed.status);
+        await sales.exit;
+        expect(sales.child.signalCode).toBe('SIGKILL');
+        // Inventory took 5 under revision 1 for a conversion the quotation never recorded.
+        expect(await stock()).toBe(base - 5);
+        await stack.startService('sales');
+
+        // The quotation holds nothing, yet its annulment claims revision 1, finds those 5 and gives them back.
+        expect(await annul(a.id, venta.id)).toMatchObject({ estado: 'Anulada' });
+        expect(await stock()).toBe(base);
+        expect(await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1 order by id', [`venta-${venta.id}-rev-%`])).toEqual([
+          { clave: `venta-${venta.id}-rev-1`, cantidad: '-5.000' },
+          { clave: `venta-${venta.id}-rev-2`, cantidad: '5.000' },
+        ]);
+        expect((await stack.query('select revision_stock from sales.ventas where id = $1', [venta.id]))[0]).toEqual({ revision_stock: 2 });
+        await annul(a.id, venta.id);
+        expect(await stock()).toBe(base);
+      } finally {
+        if (sales.child.exitCode === null && sales.child.signalCode === null) await sales.stop();
+        if (!stack.running.has('sales')) await stack.startService('sales');
+      }
+    });
   });
 });

@@ -354,7 +354,9 @@ export const inventorySubjects = defineCatalog({
   /**
    * Applies relative (`cantidad`) or absolute (`stock`) changes under a key, all or nothing:
    * returns, edits of sales by difference, platform stock updates, the back office. A key
-   * already applied answers its recorded movements and moves nothing.
+   * already applied answers its recorded movements and moves nothing. With no lines it only
+   * records its key: how a sale's final change learns whether a crashed change moved stock
+   * under the revision it is about to claim.
    */
   'inventory.stock.adjust': {
     tenant: true,
@@ -364,7 +366,7 @@ export const inventorySubjects = defineCatalog({
       origen: z.string().regex(/^[a-z_]{1,40}$/, 'Debe ser un identificador en minúsculas'),
       concepto: z.string().trim().max(200).optional(),
       permitir_sin_stock: z.boolean().optional(),
-      lineas: z.array(AdjustLine).min(1).max(500),
+      lineas: z.array(AdjustLine).max(500),
     }),
     reply: z.object({ clave: z.string(), aplicado: z.boolean(), movimientos: z.array(StockMovement) }),
   },

@@ -71,6 +71,7 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
           moves,
           origen: 'anulacion_venta',
           concepto: `Anulación de la venta ${id_venta}`,
+          final: true,
         });
         await updateVenta(trx, id_venta, { estado: 'Anulada', saldo: '0', revision_stock: revision, ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}) });
       });

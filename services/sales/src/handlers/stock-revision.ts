@@ -19,6 +19,11 @@ export interface StockRevisionRequest {
   concepto: string;
   /** For a refusal: the `detalles` positions behind a move, to name them in the answer. */
   linesOf?: (move: StockMove) => number[];
+  /**
+   * No change can follow this one (the annulment): its revision is claimed even when nothing
+   * moves, so an orphaned revision is found and squared now rather than by a later change.
+   */
+  final?: boolean;
 }
 
 /**
@@ -41,12 +46,14 @@ export interface StockRevisionRequest {
  *   missing under n + 2 (and so on past several orphans), and records the last one: stock ends
  *   at what the committed lines imply.
  * A change that moves nothing sends nothing and so cannot see an orphan; the next change that
- * moves stock (an annulment of a sale that holds stock included) squares it as above.
+ * moves stock squares it as above. The annulment is final, so it always claims its revision, an
+ * adjustment with no lines when the sale holds nothing: a quotation whose conversion crashed
+ * after its stock was taken, then annulled, gets that stock back here.
  */
 export async function adjustStockRevision(bus: Bus, ctx: TenantContext, request: StockRevisionRequest): Promise<number> {
   let revision = request.revision;
   let moves = request.moves;
-  for (let orphans = 0; moves.length > 0; orphans++) {
+  for (let orphans = 0; moves.length > 0 || (request.final && orphans === 0); orphans++) {
     if (orphans > MAX_ORPHANED_REVISIONS) throw new Error(`Sale ${request.ventaId}: more than ${MAX_ORPHANED_REVISIONS} orphaned stock revisions after ${request.revision}`);
     revision += 1;
     const reply = await adjust(bus, ctx, revisionKey(request.ventaId, revision), moves, request);
