@@ -26,6 +26,15 @@ export const INITIAL_CORRELATIVES: Record<string, number> = { Factura: 1, Ticket
 /** Products sold by the load: codes double as platform SKUs, so webhook orders find them. */
 export const PRODUCT_REFS = ['laptop', 'mouse', 'libro', 'cemento', 'cable'] as const;
 
+/** Code, name and price of each product the load sells, as seeded (platform updates send the same). */
+export const SOLD_PRODUCTS: Record<(typeof PRODUCT_REFS)[number], { codigo: string; nombre: string; precio: number }> = {
+  laptop: { codigo: 'LAP-14', nombre: 'Laptop 14', precio: 649.99 },
+  mouse: { codigo: 'MOU-01', nombre: 'Mouse', precio: 19.95 },
+  libro: { codigo: 'LIB-01', nombre: 'Libro de texto', precio: 12 },
+  cemento: { codigo: 'CEM-42', nombre: 'Cemento 42.5 kg', precio: 9.85 },
+  cable: { codigo: 'CAB-02', nombre: 'Cable HDMI 2m', precio: 8.5 },
+};
+
 interface FixtureOptions {
   strict?: boolean;
   /** false: leave out what only the sales, returns and webhook-ingest services load (for stacks without them). */
@@ -58,11 +67,11 @@ function empresa(ref: CompanyRef, options: FixtureOptions = {}) {
       { ref: 'norte', nombre: 'Sucursal Norte', activo: true, bodegas: [{ ref: 'norte', nombre: 'Bodega Norte', activo: true }] },
     ],
     productos: [
-      { ref: 'laptop', nombre: 'Laptop 14', codigo: 'LAP-14', barcode: '7401000000014', categoria: 'Electrónicos', marca: 'Acer', tipo: 'Producto', precio: 649.99, costo: 480, costo_anterior: 470, costo_promedio: 475.25, enable: 1, inventarios: [inv('principal', stock(5_000)), inv('norte', stock(400))] },
-      { ref: 'mouse', nombre: 'Mouse', codigo: 'MOU-01', categoria: 'Accesorios', marca: 'Logitech', tipo: 'Producto', precio: 19.95, costo: 9.1, costo_anterior: 9.4, costo_promedio: 9.22, enable: 1, inventarios: [inv('principal', stock(20_000))] },
-      { ref: 'libro', nombre: 'Libro de texto', codigo: 'LIB-01', tipo: 'Producto', precio: 12, costo: 8, costo_anterior: 8, costo_promedio: 8, enable: 1, porcentaje_impuesto: 0, inventarios: [inv('principal', stock(10_000))] },
-      { ref: 'cemento', nombre: 'Cemento 42.5 kg', codigo: 'CEM-42', tipo: 'Producto', precio: 9.85, costo: 7, costo_anterior: 7, costo_promedio: 7, enable: 1, porcentaje_impuesto: 5, inventarios: [inv('principal', stock(10_000)), inv('reserva', stock(500))] },
-      { ref: 'cable', nombre: 'Cable HDMI 2m', codigo: 'CAB-02', categoria: 'Accesorios', tipo: 'Producto', precio: 8.5, costo: 2.1, costo_anterior: 2.1, costo_promedio: 2.1, enable: 1, inventarios: [inv('principal', stock(10_000))] },
+      { ref: 'laptop', ...SOLD_PRODUCTS.laptop, barcode: '7401000000014', categoria: 'Electrónicos', marca: 'Acer', tipo: 'Producto', costo: 480, costo_anterior: 470, costo_promedio: 475.25, enable: 1, inventarios: [inv('principal', stock(5_000)), inv('norte', stock(400))] },
+      { ref: 'mouse', ...SOLD_PRODUCTS.mouse, categoria: 'Accesorios', marca: 'Logitech', tipo: 'Producto', costo: 9.1, costo_anterior: 9.4, costo_promedio: 9.22, enable: 1, inventarios: [inv('principal', stock(20_000))] },
+      { ref: 'libro', ...SOLD_PRODUCTS.libro, tipo: 'Producto', costo: 8, costo_anterior: 8, costo_promedio: 8, enable: 1, porcentaje_impuesto: 0, inventarios: [inv('principal', stock(10_000))] },
+      { ref: 'cemento', ...SOLD_PRODUCTS.cemento, tipo: 'Producto', costo: 7, costo_anterior: 7, costo_promedio: 7, enable: 1, porcentaje_impuesto: 5, inventarios: [inv('principal', stock(10_000)), inv('reserva', stock(500))] },
+      { ref: 'cable', ...SOLD_PRODUCTS.cable, categoria: 'Accesorios', tipo: 'Producto', costo: 2.1, costo_anterior: 2.1, costo_promedio: 2.1, enable: 1, inventarios: [inv('principal', stock(10_000))] },
       { ref: 'instalacion', nombre: 'Instalación', codigo: 'SRV-INS', tipo: 'Servicio', precio: 25, costo: 0, costo_anterior: 0, costo_promedio: 0, enable: 1, inventarios: [] },
     ],
     ...(options.sales === false ? {} : salesSections()),

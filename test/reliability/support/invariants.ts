@@ -274,7 +274,7 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
 
     await check('the webhook inbox is fully processed: nothing pending, no delivery of the load failed', async () => {
       const pending = await q(`select count(*)::int as n from webhook_ingest.entregas where estado = 'recibida'`);
-      const refs = [...input.ledger.orders.values()].map((o) => o.referencia);
+      const refs = [...[...input.ledger.orders.values()].map((o) => o.referencia), ...input.ledger.productUpdates.map((u) => u.referencia)];
       const failed = await q(`select referencia, motivo from webhook_ingest.entregas where estado = 'fallida' and referencia = any($1)`, [refs]);
       const [{ n }] = (await q('select count(*)::int as n from webhook_ingest.entregas')) as [Row];
       return {

@@ -1,7 +1,7 @@
 import type { Bus } from '@erp/bus';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
-import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder } from '../../support/webhook-fixture';
-import { PRODUCT_REFS, WOO_SECRET, type Company, type CompanyRef } from './fixture';
+import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder, wooProduct } from '../../support/webhook-fixture';
+import { PRODUCT_REFS, SOLD_PRODUCTS, WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { RETRYABLE, Tally, call, type Attempt, type CallInit } from './http';
 import { sleep } from './wait';
 
@@ -50,6 +50,15 @@ export interface OrderRecord {
   lines: LineRecord[];
 }
 
+/** A WooCommerce product update (stock set by the platform) as the load delivered it. */
+export interface ProductUpdateRecord {
+  empresa: CompanyRef;
+  /** The delivery's `referencia` in the inbox: `woo-producto-<platform id>`. */
+  referencia: string;
+  /** At least one delivery answered 200 (stored). */
+  acked: boolean;
+}
+
 export interface PackageRecord {
   empresa: CompanyRef;
   wr: string;
@@ -63,6 +72,7 @@ export interface LoadLedger {
   orders: Map<string, OrderRecord>;
   packages: Map<string, PackageRecord>;
   returns: Map<string, ReturnRecord>;
+  productUpdates: ProductUpdateRecord[];
 }
 
 export interface LoadOptions {
@@ -87,7 +97,7 @@ export interface LoadOptions {
   seed?: number;
 }
 
-export type Operation = 'sale' | 'sale-repeat' | 'sale-strict' | 'update' | 'annul' | 'return' | 'woo-order' | 'shop-order' | 'packages' | 'read';
+export type Operation = 'sale' | 'sale-repeat' | 'sale-strict' | 'update' | 'annul' | 'return' | 'woo-order' | 'woo-product' | 'shop-order' | 'packages' | 'read';
 
 const DEFAULT_MIX: Record<Operation, number> = {
   sale: 30,
@@ -97,6 +107,7 @@ const DEFAULT_MIX: Record<Operation, number> = {
   annul: 3,
   return: 3,
   'woo-order': 12,
+  'woo-product': 3,
   'shop-order': 8,
   packages: 8,
   read: 19,
@@ -111,7 +122,9 @@ const DEFAULT_MIX: Record<Operation, number> = {
  */
 export class Load {
   readonly tally = new Tally();
-  readonly ledger: LoadLedger = { sales: new Map(), orders: new Map(), packages: new Map(), returns: new Map() };
+  readonly ledger: LoadLedger = { sales: new Map(), orders: new Map(), packages: new Map(), returns: new Map(), productUpdates: [] };
+  /** Last version sent per platform product: each update is newer than the one before. */
+  private readonly productVersions = new Map<string, number>();
   private running = false;
   private workers: Promise<void>[] = [];
   private counter = 0;
@@ -175,6 +188,8 @@ export class Load {
         return this.returnSale();
       case 'woo-order':
         return this.wooOrder(this.pick(['a', 'b'] as const));
+      case 'woo-product':
+        return this.wooProductUpdate(this.pick(['a', 'b'] as const));
       case 'shop-order':
         return this.shopOrder(this.pick(['a', 'b'] as const));
       case 'packages':
@@ -370,8 +385,7 @@ export class Load {
 
   private orderLines(empresa: CompanyRef): Array<LineRecord & { codigo: string }> {
     const c = this.options.companies[empresa];
-    const codes: Record<string, string> = { laptop: 'LAP-14', mouse: 'MOU-01', libro: 'LIB-01', cemento: 'CEM-42', cable: 'CAB-02' };
-    return this.sample(PRODUCT_REFS, 1 + Math.floor(this.random() * 2)).map((p) => ({ id_producto: c.productos[p]!, codigo: codes[p]!, cantidad: 1 + Math.floor(this.random() * 3) }));
+    return this.sample(PRODUCT_REFS, 1 + Math.floor(this.random() * 2)).map((p) => ({ id_producto: c.productos[p]!, codigo: SOLD_PRODUCTS[p].codigo, cantidad: 1 + Math.floor(this.random() * 3) }));
   }
 
   /** A WooCommerce order delivered one to three times (platforms retry), sometimes two at once. */
@@ -390,6 +404,34 @@ export class Load {
     await this.deliverTimes(record, c.integraciones.woo!.path, body, () => wooHeaders(body, 'order.created', WOO_SECRET), 'POST /api/webhook/woocommerce');
   }
 
+  /**
+   * A WooCommerce product update setting the stock of one of the products the orders sell (same
+   * platform id, name and price), newer than the last one sent for it, delivered one to three
+   * times: the copies are one delivery, and the stock moves once, through the ledger.
+   */
+  private async wooProductUpdate(empresa: CompanyRef): Promise<void> {
+    const c = this.options.companies[empresa];
+    const [ref] = this.sample(PRODUCT_REFS, 1);
+    const product = SOLD_PRODUCTS[ref!];
+    const platformId = 9_000_000 + c.productos[ref!]!;
+    const version = (this.productVersions.get(`${empresa}:${platformId}`) ?? 0) + 1;
+    this.productVersions.set(`${empresa}:${platformId}`, version);
+    const body = JSON.stringify(
+      wooProduct({
+        id: platformId,
+        name: product.nombre,
+        sku: product.codigo,
+        regular_price: product.precio.toFixed(2),
+        manage_stock: true,
+        stock_quantity: 2_000 + Math.floor(this.random() * 3_000),
+        date_modified_gmt: new Date(Date.UTC(2026, 0, 1) + version * 1_000).toISOString().slice(0, 19),
+      }),
+    );
+    const record: ProductUpdateRecord = { empresa, referencia: `woo-producto-${platformId}`, acked: false };
+    this.ledger.productUpdates.push(record);
+    await this.deliverTimes(record, `${c.integraciones.woo!.path}/producto`, body, () => wooHeaders(body, 'product.updated', WOO_SECRET), 'POST /api/webhook/woocommerce/producto');
+  }
+
   private async shopOrder(empresa: CompanyRef): Promise<void> {
     const c = this.options.companies[empresa];
     const id = String(820_982_911_946_154_508n + BigInt(this.orderId()));
@@ -405,7 +447,7 @@ export class Load {
     await this.deliverTimes(record, c.integraciones.shop!.path, body, () => shopifyHeaders(body, 'orders/create', undefined, eventId), 'POST /api/webhook/shopify');
   }
 
-  private async deliverTimes(record: OrderRecord, path: string, body: string, headers: () => Record<string, string>, op: string): Promise<void> {
+  private async deliverTimes(record: { acked: boolean }, path: string, body: string, headers: () => Record<string, string>, op: string): Promise<void> {
     const times = 1 + Math.floor(this.random() * 3);
     const deliver = async () => {
       const res = await this.send(op, path, { method: 'POST', body, headers: headers() });
