@@ -246,6 +246,14 @@ export const returnsAdminSubjects = defineCatalog({
   },
 });
 
+/**
+ * What webhook-ingest asks of returns: a platform's refund booked as a return, under the same rules
+ * as `returns.admin.create` (its `referencia` keeps a refund delivered twice to one return).
+ */
+export const returnsPlatformSubjects = defineCatalog({
+  'returns.platform.create': returnsAdminSubjects['returns.admin.create'],
+});
+
 const Money = z.string().regex(/^-?\d{1,16}(\.\d{1,2})?$/);
 
 const ReturnEvent = z.object({
