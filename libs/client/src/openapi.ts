@@ -1431,12 +1431,44 @@ export interface operations {
                         sku?: string;
                         name: string;
                         quantity: number;
+                        /** @description Después de cupones y antes de impuestos (también con prices_include_tax) */
                         total: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
                         total_tax?: string;
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno) */
+                    shipping_lines?: ({
+                        method_title?: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total_tax?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Cargos como líneas del producto de servicio; un cargo negativo es un descuento repartido entre las líneas */
+                    fee_lines?: ({
+                        name?: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total_tax?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Reembolsos: el pedido solo trae su importe, que se anota en la entrega sin generar devolución */
+                    refunds?: ({
+                        id: number;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Lo cobrado al cliente: el total de la venta, al centavo */
                     total: string;
+                    prices_include_tax?: boolean;
                     payment_method: string;
                     payment_method_title?: string;
                 } & {
@@ -1669,10 +1701,55 @@ export interface operations {
                         sku?: string | null;
                         title: string;
                         quantity: number;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
                         price: string;
+                        discount_allocations?: ({
+                            /** @description Importe decimal en texto, como lo envía la plataforma */
+                            amount: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description Se suman a la línea cuando taxes_included es false */
+                        tax_lines?: ({
+                            /** @description Importe decimal en texto, como lo envía la plataforma */
+                            price: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno) */
+                    shipping_lines?: ({
+                        title?: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        price: string;
+                        discount_allocations?: ({
+                            /** @description Importe decimal en texto, como lo envía la plataforma */
+                            amount: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Lo que excede a los descuentos asignados a líneas se reparte entre ellas al centavo */
+                    total_discounts?: string;
+                    taxes_included?: boolean;
+                    /** @description Cada reembolso es una devolución una sola vez: con reposición (return, cancel) devuelve el stock */
+                    refunds?: ({
+                        id: number;
+                        refund_line_items: ({
+                            line_item_id: number;
+                            quantity: number;
+                            restock_type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Lo cobrado al cliente: el total de la venta, al centavo */
                     total_price: string;
                     gateway: string;
                 } & {

@@ -45,6 +45,38 @@ describe('wooOrderIntent', () => {
     });
   });
 
+  it('reads shipping and fee lines, a negative fee included, each at its total plus its tax', () => {
+    const sut = wooOrderIntent({
+      ...wooOrder({ id: 728, status: 'processing', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '20.00', total_tax: '2.60' }] }),
+      shipping_lines: [{ id: 1, method_title: 'Flat rate', total: '10.00', total_tax: '1.30' }],
+      fee_lines: [
+        { id: 2, name: 'Empaque de regalo', total: '2.00', total_tax: '0.26' },
+        { id: 3, name: 'Descuento fidelidad', total: '-5.00', total_tax: '0.00' },
+      ],
+      total: '31.16',
+    });
+    expect(sut.cargos).toEqual([
+      { tipo: 'envio', nombre: 'Flat rate', cargo: toUnits('11.30') },
+      { tipo: 'cargo', nombre: 'Empaque de regalo', cargo: toUnits('2.26') },
+      { tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: toUnits('-5.00') },
+    ]);
+    expect(planOrderSale(sut).total).toBe('31.16');
+  });
+
+  it('reads refunds: the amount, and the lines the refund resource names (restocked, as the store refunded them)', () => {
+    const sut = wooOrderIntent({
+      ...wooOrder({ id: 723, status: 'completed', line_items: [] }),
+      refunds: [
+        { id: 726, reason: '', total: '-10.00' },
+        { id: 724, amount: '9.00', line_items: [{ id: 314, quantity: -1, total: '-9.00', meta_data: [{ id: 2076, key: '_refunded_item_id', value: '311' }] }] },
+      ],
+    });
+    expect(sut.reembolsos).toEqual([
+      { id: '726', monto: toUnits('10.00'), lineas: [] },
+      { id: '724', monto: toUnits('9.00'), lineas: [{ id_linea: '311', cantidad: toUnits(1), reponer: true }] },
+    ]);
+  });
+
   it.each([
     ['processing', 'completar'],
     ['completed', 'completar'],
@@ -72,6 +104,17 @@ describe('shopifyOrderIntent', () => {
       total: toUnits('398.00'),
       productos: [{ id_linea: '866550311766439020', id_variante: '808950810', id_producto_externo: '632910392', sku: 'IPOD2008BLACK', cantidad: toUnits(2), cargo: toUnits('398.00') }],
     });
+  });
+
+  it('adds tax lines to a line only when the shop\'s prices exclude tax', () => {
+    const withTax = (taxes_included: boolean) => {
+      const order = JSON.parse(shopifyOrderBody({ id: '1', financial_status: 'paid', line_items: [{ ...line, id: '11', quantity: 1 }] }));
+      order.taxes_included = taxes_included;
+      order.line_items[0].tax_lines = [{ price: '13.00', rate: 0.13, title: 'IVA' }];
+      return shopifyOrderIntent(order).productos[0]!.cargo;
+    };
+    expect(withTax(false)).toBe(toUnits('212.00'));
+    expect(withTax(true)).toBe(toUnits('199.00'));
   });
 
   it.each([
