@@ -259,6 +259,10 @@ export class Bus {
 }
 
 function transportError(subject: string, err: unknown): AppError {
+  // The encoded request is larger than the server's max_payload: the sender's data is too big, not the bus down.
+  if (err instanceof natsErrors.InvalidArgumentError && err.message.includes('max_payload')) {
+    return new AppError('PAYLOAD_TOO_LARGE', 'El cuerpo de la solicitud es demasiado grande para procesarlo', undefined, { cause: err });
+  }
   if (err instanceof natsErrors.RequestError && err.isNoResponders()) {
     return new AppError('UNAVAILABLE', `Servicio no disponible (${subject.split('.')[0]})`, undefined, { cause: err });
   }

@@ -1477,7 +1477,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El cuerpo supera 1 MB. */
+            /** @description El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1591,7 +1591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El cuerpo supera 1 MB. */
+            /** @description El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1710,7 +1710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El cuerpo supera 1 MB. */
+            /** @description El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -204,7 +204,7 @@ function webhookOperations(): ZodOpenApiPathsObject {
         responses: {
           200: { description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).', headers: onlyRequestId, ...json(WebhookReceipt) },
           401: failure('Token desconocido o desactivado, o firma inválida.'),
-          413: failure('El cuerpo supera 1 MB.'),
+          413: failure('El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB.'),
           422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
           500: failure(MESSAGES.internal, [], ['X-Error-Id']),
           503: failure('El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.', ['Retry-After']),
