@@ -116,7 +116,7 @@ describe.each<ValuesCase>([
     expect(names('Deployment')).toEqual(perService);
     expect(names('Service')).toEqual(perService);
     expect(names('ServiceAccount')).toEqual(perService);
-    expect(names('NetworkPolicy')).toEqual([...perService, `${RELEASE}-migrations`].sort());
+    expect(names('NetworkPolicy')).toEqual([...perService, `${RELEASE}-migrations`, `${RELEASE}-tests`].sort());
     expect(names('Job')).toEqual(perService.map((n) => `${n}-migrate`));
     for (const service of SERVICES) {
       const deployment = serverDeployment(objects, service);
@@ -339,6 +339,21 @@ describe('the chart with default values', () => {
     );
     const gatewayService = named(ofKind<IService>(objects, 'Service'), `${RELEASE}-gateway`);
     expect(gatewayService.spec!.ports).toContainEqual(expect.objectContaining({ name: 'ops', port: OPS_PORT }));
+  });
+
+  it('confines the helm test pod: no connection in, out only to DNS and the gateway pods’ ops port', () => {
+    const pod = ofKind<IPod>(objects, 'Pod').find((p) => p.metadata.annotations?.['helm.sh/hook'] === 'test')!;
+    const sut = ofKind<INetworkPolicy>(objects, 'NetworkPolicy').filter((p) => selects(p.spec!.podSelector.matchLabels, pod.metadata.labels ?? {}));
+    expect(sut).toHaveLength(1);
+    expect(sut[0]!.spec!.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(sut[0]!.spec!.ingress).toEqual([]);
+    const egress = sut[0]!.spec!.egress!;
+    const dnsPorts = chartValues.networkPolicy.egress.dns!.ports.map((p) => p.port);
+    const gatewayLabels = serverDeployment(objects, 'gateway').spec!.template.metadata!.labels!;
+    const opsRules = egress.filter((r) => !(r.ports ?? []).every((p) => dnsPorts.includes(p.port as number)));
+    expect(opsRules).toHaveLength(1);
+    expect(opsRules[0]!.ports).toEqual([{ port: OPS_PORT, protocol: 'TCP' }]);
+    expect(opsRules[0]!.to!.map((peer) => selects(peer.podSelector?.matchLabels, gatewayLabels))).toEqual([true]);
   });
 
   it('names each image <repository>-<service>:<appVersion>', () => {
