@@ -369,6 +369,40 @@ describe('the chart with default values', () => {
   });
 });
 
+describe('two successive releases', () => {
+  const migrationOrder = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { migrations: { order: string[] } }).migrations.order;
+  /** The migration hook Jobs in the order Helm runs them: by weight, then by name. */
+  const hookSequence = (objects: KubeObject[]) =>
+    ofKind<IJob>(objects, 'Job')
+      .filter((job) => (job.metadata.annotations?.['helm.sh/hook'] ?? '').includes('pre-upgrade'))
+      .map((job) => ({ job, weight: Number(job.metadata.annotations?.['helm.sh/hook-weight'] ?? '0') }))
+      .sort((a, b) => a.weight - b.weight || a.job.metadata.name!.localeCompare(b.job.metadata.name!));
+
+  it('migrate schema by schema in the configured order, with a weight each, at install and at the upgrade after it', async () => {
+    const install = await render({ values: { image: { tag: '2.0.0' } } });
+    const upgrade = parseObjects(
+      await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--is-upgrade', ...valuesArgs({ values: { image: { tag: '2.1.0' } } })]),
+    );
+    const expected = [...migrationOrder.filter((s) => SERVICES.includes(s)), ...SERVICES.filter((s) => !migrationOrder.includes(s))];
+    for (const [release, objects, tag] of [['install', install, '2.0.0'], ['upgrade', upgrade, '2.1.0']] as const) {
+      const sut = hookSequence(objects);
+      expect({ release, order: sut.map((h) => h.job.metadata.name) }).toEqual({ release, order: expected.map((s) => `${RELEASE}-${s}-migrate`) });
+      expect({ release, distinctWeights: new Set(sut.map((h) => h.weight)).size }).toEqual({ release, distinctWeights: sut.length });
+      for (const { job } of sut) {
+        const container = job.spec!.template.spec!.containers[0]!;
+        // Each release migrates with its own image, before any of its pods start.
+        expect(container.image).toMatch(new RegExp(`:${tag.replace(/\./g, '\\.')}$`));
+        const env = effectiveEnv(container, []);
+        expect({ job: job.metadata.name, statement: env.MIGRATION_STATEMENT_TIMEOUT_MS, lock: env.MIGRATION_LOCK_TIMEOUT_MS }).toEqual({
+          job: job.metadata.name,
+          statement: '0',
+          lock: '10000',
+        });
+      }
+    }
+  });
+});
+
 describe('the chart for a fixed-size installation', () => {
   let objects: KubeObject[];
   beforeAll(async () => {
