@@ -50,6 +50,24 @@ export interface BusOptions {
   logger: Logger;
   requestTimeoutMs?: number;
   observer?: BusObserver;
+  /** Limits of the events stream, applied when it is created and reconciled at every start. */
+  stream?: StreamSettings;
+}
+
+export interface StreamSettings {
+  /** Copies of each event on distinct servers (1 or 3, or 5): 3 survives losing one server and its disk. */
+  replicas: number;
+  /** Bytes the stream may hold (-1: no limit). When full it refuses new events: they wait in the outboxes. */
+  maxBytes: number;
+  /** Events older than this are removed, consumed or not. */
+  maxAgeMs: number;
+  /**
+   * JetStream drops an event whose id it saw within this window. The outbox relay re-publishes a
+   * row whose mark did not commit on its next pass (500 ms) or, after a crash or a Postgres
+   * outage, as soon as a relay runs again: the window must outlast that gap. Past it consumers
+   * still apply an event once (processed_events), so the window only saves them the work.
+   */
+  duplicateWindowMs: number;
 }
 
 export interface RequestOptions {

@@ -13,6 +13,13 @@ export const BaseConfig = z.object({
   OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** Deadline for a graceful stop; Kubernetes' termination grace period must be longer. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
+  /** The events stream: copies on distinct JetStream servers (3 in production), reconciled at start. */
+  JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Bytes the events stream may hold; -1 for no limit. Full, it refuses events and the outboxes hold them. */
+  JETSTREAM_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
+  JETSTREAM_MAX_AGE_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 3600_000),
+  /** Deduplication of re-published outbox rows; longer than any gap between a publish and its retry. */
+  JETSTREAM_DUPLICATE_WINDOW_MS: z.coerce.number().int().min(1_000).default(10 * 60_000),
 });
 export type BaseConfig = z.output<typeof BaseConfig>;
 

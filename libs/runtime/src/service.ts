@@ -86,6 +86,12 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
     logger,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     observer: busObserver,
+    stream: {
+      replicas: config.JETSTREAM_REPLICAS,
+      maxBytes: config.JETSTREAM_MAX_BYTES,
+      maxAgeMs: config.JETSTREAM_MAX_AGE_MS,
+      duplicateWindowMs: config.JETSTREAM_DUPLICATE_WINDOW_MS,
+    },
   });
   onShutdown('nats', () => bus.drain());
   await ensureEventStream(bus);
