@@ -41,7 +41,8 @@ const SERVICES = fs
 
 const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as {
   opsPort: number;
-  existingSecrets: Record<'database' | 'redis', { name: string; key: string }>;
+  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }>;
+  postgres: { maxConnections: number };
   networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
 };
 const chartMeta = parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
@@ -274,13 +275,29 @@ describe.each<ValuesCase>([
     }
   });
 
+  it('keeps the database connections of every service at its maximum replicas within postgres.maxConnections', () => {
+    const hpas = ofKind<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler');
+    const perService = SERVICES.map((service) => {
+      const deployment = serverDeployment(objects, service);
+      const hpa = hpas.find((h) => h.spec!.scaleTargetRef.name === deployment.metadata.name);
+      const pods = hpa ? hpa.spec!.maxReplicas : deployment.spec!.replicas!;
+      const pool = Number(effectiveEnv(mainContainer(deployment), configMaps).DB_POOL_MAX);
+      expect({ service, pool: Number.isInteger(pool) && pool > 0 }).toEqual({ service, pool: true });
+      return pods * pool;
+    });
+    const sut = perService.reduce((a, b) => a + b, 0);
+    expect(sut).toBeLessThanOrEqual(chartValues.postgres.maxConnections);
+  });
+
   it('reads DATABASE_URL and REDIS_URL from existing Secrets, creates no Secret and carries no credentials', () => {
     expect(ofKind(objects, 'Secret')).toEqual([]);
     const { database, redis } = chartValues.existingSecrets;
     for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
       const env = spec.containers[0]!.env ?? [];
       const secretRef = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
-      expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: database.name, key: database.key } });
+      // Migrations go straight to Postgres; the services through the pooler.
+      const expected = owner.startsWith('Job/') ? chartValues.existingSecrets.migrationDatabase : database;
+      expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: expected.name, key: expected.key } });
       const wantsRedis = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
       expect({ owner, ref: secretRef('REDIS_URL') }).toEqual({ owner, ref: wantsRedis ? { name: redis.name, key: redis.key } : undefined });
     }
@@ -443,6 +460,11 @@ describe('the chart refuses', () => {
     ['a replica count that is not a number', { services: { sales: { replicas: 'two' } } }, /replicas/],
     ['an HPA maximum below its minimum', { services: { sales: { replicas: 4, maxReplicas: 2 } } }, /maxReplicas \(2\) is below replicas \(4\)/],
     ['a public service without an HTTP port', { services: { sales: { public: true } } }, /needs httpPort/],
+    [
+      'more database connections at the maximum replicas than Postgres takes',
+      { postgres: { maxConnections: 100 } },
+      /could open 400 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
+    ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);
   });
