@@ -47,6 +47,12 @@ export interface BusOptions {
   prefix: string;
   /** Connection name, shown in NATS monitoring. */
   name: string;
+  /**
+   * The bus identity (a service's name, or `admin`) and its password, when the server requires
+   * them. Replies then come to `_INBOX_<user>.…`, the one inbox the identity may read, so no
+   * identity can read another's replies.
+   */
+  credentials?: { user: string; password: string };
   logger: Logger;
   requestTimeoutMs?: number;
   observer?: BusObserver;
@@ -94,6 +100,7 @@ export class Bus {
     const nc = await connect({
       servers: options.servers,
       name: options.name,
+      ...(options.credentials ? { user: options.credentials.user, pass: options.credentials.password, inboxPrefix: inboxPrefix(options.credentials.user) } : {}),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       // No Error (and stack capture) per request for context on a timeout: the bus reports
@@ -274,6 +281,11 @@ export class Bus {
     }
     this.options.observer?.handled?.(name, code, (performance.now() - started) / 1000);
   }
+}
+
+/** The inbox of an identity: its replies, and the only `_INBOX` subjects its permissions let it read. */
+export function inboxPrefix(identity: string): string {
+  return `_INBOX_${identity}`;
 }
 
 function transportError(subject: string, err: unknown): AppError {

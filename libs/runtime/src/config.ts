@@ -6,6 +6,12 @@ export const BaseConfig = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/erp'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /**
+   * The service's bus identity and password when NATS requires them (the chart gives the service's
+   * name and its password from a Secret); unset, the plain local NATS of `npm start` and the tests.
+   */
+  NATS_USER: z.string().min(1).optional(),
+  NATS_PASSWORD: z.string().min(1).optional(),
   /** Prefix of every NATS subject (and of the JetStream stream name). */
   SUBJECT_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('erp'),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
