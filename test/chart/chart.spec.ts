@@ -12,6 +12,8 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
+import { passwordVariable } from '@erp/bus';
+import { ADMIN_IDENTITY } from '@erp/contracts';
 import { openToolbox, type Toolbox } from './toolbox';
 import {
   containersOf,
@@ -41,7 +43,7 @@ const SERVICES = fs
 
 const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as {
   opsPort: number;
-  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }>;
+  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }> & { nats: { name: string } };
   postgres: { maxConnections: number };
   networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
 };
@@ -298,6 +300,14 @@ describe.each<ValuesCase>([
       // Migrations go straight to Postgres; the services through the pooler.
       const expected = owner.startsWith('Job/') ? chartValues.existingSecrets.migrationDatabase : database;
       expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: expected.name, key: expected.key } });
+      // Each service is its own bus identity, its password from its own key.
+      const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
+      const natsUser = env.find((e) => e.name === 'NATS_USER')?.value;
+      expect({ owner, natsUser, ref: secretRef('NATS_PASSWORD') }).toEqual(
+        owner.startsWith('Job/')
+          ? { owner, natsUser: undefined, ref: undefined }
+          : { owner, natsUser: service, ref: { name: chartValues.existingSecrets.nats.name, key: passwordVariable(service) } },
+      );
       const wantsRedis = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
       expect({ owner, ref: secretRef('REDIS_URL') }).toEqual({ owner, ref: wantsRedis ? { name: redis.name, key: redis.key } : undefined });
     }
@@ -498,9 +508,13 @@ describe('the development cluster dependencies (deploy/k8s)', () => {
 
   it('provide the Secrets the chart reads, and Services at the addresses of its default config', () => {
     const secrets = ofKind<ISecret>(objects, 'Secret');
-    for (const ref of Object.values(chartValues.existingSecrets)) {
+    const { nats, ...urls } = chartValues.existingSecrets;
+    for (const ref of Object.values(urls)) {
       expect(Object.keys(named(secrets, ref.name).stringData ?? {})).toContain(ref.key);
     }
+    // A password for every bus identity, which nats-server and each service read.
+    const identities = [...SERVICES, ADMIN_IDENTITY];
+    expect(Object.keys(named(secrets, nats.name).stringData ?? {}).sort()).toEqual(identities.map(passwordVariable).sort());
     const config = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { config: Record<string, string> }).config;
     const services = ofKind<IService>(objects, 'Service');
     for (const url of [config.NATS_URL!, config.OTEL_EXPORTER_OTLP_ENDPOINT!]) {

@@ -127,6 +127,17 @@ exists, and what only a running server needs (ports, Redis) is left out.
     secretKeyRef:
       name: {{ $database.name }}
       key: {{ $database.key }}
+{{- with $root.Values.existingSecrets.nats }}
+{{- if and .name (not $.job) }}
+- name: NATS_USER
+  value: {{ $.name | quote }}
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ printf "NATS_PASSWORD_%s" ($.name | upper | replace "-" "_") }}
+{{- end }}
+{{- end }}
 {{- if and .svc.redis (not .job) }}
 - name: REDIS_URL
   valueFrom:
