@@ -18,7 +18,7 @@ const USAGE = `Usage: npm run admin -- <command>
   webhooks rotate INTEGRACION_ID  issue a new webhook token (shown once; the old one stops working)
 ${RETURNS_USAGE}
 
-Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp).`;
+Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp), NATS_USER and NATS_PASSWORD (the admin identity, when NATS requires one).`;
 
 const id = (value: string | undefined, what: string): number => {
   const n = Number(value);
