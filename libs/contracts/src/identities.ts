@@ -2,7 +2,7 @@ import type { Catalog, EventCatalog } from './catalog';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from './gateway';
 import { inventorySubjects } from './inventory';
 import { packagesEvents, packagesSubjects } from './packages';
-import { returnsAdminSubjects, returnsApiSubjects, returnsEvents } from './returns';
+import { returnsAdminSubjects, returnsApiSubjects, returnsEvents, returnsPlatformSubjects } from './returns';
 import { salesAdminSubjects, salesApiSubjects, salesEvents, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from './sales';
 import type { ServiceName } from './subjects';
 import { webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhooks';
@@ -46,7 +46,7 @@ export const BUS_IDENTITIES = {
     listens: [],
   },
   returns: {
-    serves: [returnsApiSubjects, returnsAdminSubjects],
+    serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects],
     calls: [inventorySubjects, salesForReturnsSubjects],
     publishes: [returnsEvents],
     consumers: { 'returns-stock-created': 'events.returns.return.created', 'returns-stock-annulled': 'events.returns.return.annulled' },
@@ -61,7 +61,7 @@ export const BUS_IDENTITIES = {
   },
   'webhook-ingest': {
     serves: [webhookSubjects],
-    calls: [inventorySubjects, salesApiSubjects, salesPlatformSubjects, webhookGatewaySubjects],
+    calls: [inventorySubjects, returnsPlatformSubjects, salesApiSubjects, salesPlatformSubjects, webhookGatewaySubjects],
     publishes: [webhookEvents],
     consumers: { 'webhook-ingest-deliveries': 'events.webhooks.delivery.received' },
     listens: [],
