@@ -479,6 +479,14 @@ describe('the chart with a Postgres role per service', () => {
   });
 });
 
+describe('the chart for a NATS without credentials', () => {
+  it('gives no service NATS_USER or NATS_PASSWORD', async () => {
+    const objects = await render({ values: { existingSecrets: { nats: { name: '' } } } });
+    const names = podTemplates(objects).flatMap((t) => (t.spec.containers[0]!.env ?? []).map((e) => e.name));
+    expect(names.filter((n) => n.startsWith('NATS_USER') || n.startsWith('NATS_PASSWORD'))).toEqual([]);
+  });
+});
+
 describe('the chart refuses', () => {
   it.each<[string, object, RegExp]>([
     ['a misspelt service setting', { services: { sales: { replicaz: 2 } } }, /replicaz/],
