@@ -463,6 +463,30 @@ describe('the chart for a fixed-size installation', () => {
   });
 });
 
+describe('the chart with a Postgres role per service', () => {
+  it('gives a service and its migration Job their own Secrets, and the others the shared ones', async () => {
+    const own = { name: 'erp-database-webhook-ingest', key: 'DATABASE_URL' };
+    const owner = { name: 'erp-database-webhook-ingest', key: 'MIGRATION_DATABASE_URL' };
+    const objects = await render({ values: { services: { 'webhook-ingest': { databaseSecret: own, migrationDatabaseSecret: owner } } } });
+    const refOf = (owner: string) => {
+      const template = podTemplates(objects).find((t) => t.owner === owner)!;
+      return template.spec.containers[0]!.env!.find((e) => e.name === 'DATABASE_URL')!.valueFrom!.secretKeyRef;
+    };
+    expect(refOf(`Deployment/${RELEASE}-webhook-ingest`)).toEqual(own);
+    expect(refOf(`Job/${RELEASE}-webhook-ingest-migrate`)).toEqual(owner);
+    expect(refOf(`Deployment/${RELEASE}-gateway`)).toEqual(chartValues.existingSecrets.database);
+    expect(refOf(`Job/${RELEASE}-gateway-migrate`)).toEqual(chartValues.existingSecrets.migrationDatabase);
+  });
+});
+
+describe('the chart for a NATS without credentials', () => {
+  it('gives no service NATS_USER or NATS_PASSWORD', async () => {
+    const objects = await render({ values: { existingSecrets: { nats: { name: '' } } } });
+    const names = podTemplates(objects).flatMap((t) => (t.spec.containers[0]!.env ?? []).map((e) => e.name));
+    expect(names.filter((n) => n.startsWith('NATS_USER') || n.startsWith('NATS_PASSWORD'))).toEqual([]);
+  });
+});
+
 describe('the chart refuses', () => {
   it.each<[string, object, RegExp]>([
     ['a misspelt service setting', { services: { sales: { replicaz: 2 } } }, /replicaz/],

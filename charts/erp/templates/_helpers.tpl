@@ -121,7 +121,8 @@ exists, and what only a running server needs (ports, Redis) is left out.
 - name: PORT
   value: {{ .svc.httpPort | quote }}
 {{- end }}
-{{- $database := ternary $root.Values.existingSecrets.migrationDatabase $root.Values.existingSecrets.database (eq .job true) }}
+{{- /* A service's own Secret (its Postgres role) when it has one, else the shared one. */}}
+{{- $database := ternary (.svc.migrationDatabaseSecret | default $root.Values.existingSecrets.migrationDatabase) (.svc.databaseSecret | default $root.Values.existingSecrets.database) (eq .job true) }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:

@@ -36,7 +36,9 @@ async function appliedByNewerReleases(db: Kysely<unknown>, schema: string, known
  * names (in the schema builder and in raw SQL alike) create and alter that schema's objects.
  */
 export async function migrateSchema(db: Kysely<unknown>, schema: string, migrations: Migrations, options: MigrateOptions = {}): Promise<MigrationResultSet & { ahead: string[] }> {
-  await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  // A schema provisioned for its owner role exists already, and that role may not create schemas.
+  const { rows: existing } = await sql<{ found: boolean }>`select exists (select 1 from pg_namespace where nspname = ${schema}) as found`.execute(db);
+  if (!existing[0]?.found) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
   const ahead = await appliedByNewerReleases(db, schema, migrations);
   const noop: Migration = { up: async () => undefined };
   const migrator = new Migrator({
