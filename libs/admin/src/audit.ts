@@ -191,6 +191,7 @@ const CHECKS: Check[] = [
     },
   },
   {
+    // What a line holds is what it took from stock: its quantity rounded to the stock's 3 decimals.
     name: 'active returns never give back more than the sale still holds, per sale line',
     run: async (q, e, o) => {
       const violations: string[] = [];
@@ -215,7 +216,7 @@ const CHECKS: Check[] = [
             [e.id, returned.map((r) => r.venta_detalle_id)],
           );
           const held = await q(
-            `select d.id, d.venta_id, v.estado, case when v.estado in ('Completada', 'Pendiente') then d.cantidad else 0 end::numeric(24, 4)::text as cantidad
+            `select d.id, d.venta_id, v.estado, case when v.estado in ('Completada', 'Pendiente') then round(d.cantidad, 3) else 0 end::numeric(24, 4)::text as cantidad
              from sales.venta_detalles d join sales.ventas v on v.id = d.venta_id where v.empresa_id = $1 and d.id = any($2)`,
             [e.id, returned.map((r) => r.venta_detalle_id)],
           );
