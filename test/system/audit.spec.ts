@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { InvariantResult } from '@erp/admin';
+import { auditBooks, type InvariantResult } from '@erp/admin';
 import { returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
 import { Stack } from '../support/stack';
 import { API, SALES_KEY_A, eventually, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
@@ -82,7 +82,7 @@ describe('admin audit', () => {
     }
     const text = await audit();
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^ok {3}stock of every product and warehouse equals the sum of its ledger movements \(\d+ checked\)$/m);
+    expect(text.stdout).toMatch(/^ok {3}stock of every product and warehouse equals the sum of its ledger movements \(\d+ checked, \d+\.\d s\)$/m);
     expect(text.stdout).not.toMatch(/FAIL/);
   });
 
@@ -120,6 +120,23 @@ describe('admin audit', () => {
       ]);
     } finally {
       await stack.query(`update sales.ventas set estado = 'Completada' where id = $1`, [devolucion!.venta_id]);
+    }
+  });
+
+  it('reports a sale that no longer sums its lines (a line changed behind its back)', async () => {
+    const [linea] = await stack.query<{ id: number; venta_id: number }>('select id, venta_id from sales.venta_detalles where empresa_id = $1 order by id limit 1', [a.id]);
+    // A check constraint keeps each line's total = sub_total + iva; the sale's sums are the audit's.
+    await stack.query('update sales.venta_detalles set total = total + 0.01, sub_total = sub_total + 0.01 where id = $1', [linea!.id]);
+    try {
+      const results = await auditBooks({ databaseUrl: stack.iso.databaseUrl, empresaId: a.id, inFlightMs: 0 });
+      expect(results.filter((r) => r.violations.length > 0).map((r) => [r.name, r.violations])).toEqual([
+        [
+          'money is exact: total = sub_total + iva on every sale and line, and a sale sums its lines',
+          [`empresa ${a.id} venta ${linea!.venta_id}: amounts ≠ sum of its lines`],
+        ],
+      ]);
+    } finally {
+      await stack.query('update sales.venta_detalles set total = total - 0.01, sub_total = sub_total - 0.01 where id = $1', [linea!.id]);
     }
   });
 
