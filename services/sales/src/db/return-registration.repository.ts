@@ -30,6 +30,12 @@ export async function addActiveReturns(db: Db, empresaId: number, ventaId: numbe
     .execute();
 }
 
+/** How many active returns the sale counts (0 when the company has no such sale). */
+export async function activeReturnsOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
+  const venta = await db.selectFrom('ventas').select('devoluciones_activas').where('empresa_id', '=', empresaId).where('id', '=', ventaId).executeTakeFirst();
+  return venta?.devoluciones_activas ?? 0;
+}
+
 /** Keys of the sale's registrations not yet confirmed nor discarded. */
 export async function pendingRegistrations(db: Db, empresaId: number, ventaId: number): Promise<string[]> {
   const rows = await db

@@ -7,7 +7,7 @@ import type { SalesDb } from '../db/tables';
 import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
 import { heldStock, stockDiff } from '../domain/stock-lines';
-import { squareIfReturned } from './return-registration.handlers';
+import { squareIfReturned } from '../flows/square-registrations.flow';
 import { adjustStockRevision } from './stock-revision';
 
 /** Back office: fixture loading, annulment and the fiscal document mark. */

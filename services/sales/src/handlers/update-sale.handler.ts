@@ -9,7 +9,7 @@ import { CONSUMIDOR_FINAL, planDraft, saleDocument } from '../domain/sale-plan';
 import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
 import { heldStock, stockDiff } from '../domain/stock-lines';
-import { squareIfReturned } from './return-registration.handlers';
+import { squareIfReturned } from '../flows/square-registrations.flow';
 import { resolveReferences } from './sale-references';
 import { adjustStockRevision } from './stock-revision';
 
