@@ -1,5 +1,5 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { isAppError, returnsAdminSubjects, salesAdminSubjects, streamName } from '@erp/contracts';
+import { isAppError, returnsAdminSubjects, salesAdminSubjects, salesForReturnsSubjects, streamName } from '@erp/contracts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Stack, json } from '../support/stack';
 import { API, SALES_KEY_A, eventually, ledgerOf, postSale, refsOf, saleBody, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
@@ -161,5 +161,25 @@ describe('a return racing an annulment or an update of the same sale', () => {
     expect(isAppError(annul) && annul.code).toBe('BUSINESS_RULE');
     expect(await stack.query('select estado, id_devolucion from sales.devoluciones_registradas where venta_id = $1', [devuelta.id])).toEqual([{ estado: 'confirmada', id_devolucion: devolucion.id }]);
     expect(await activas(devuelta.id)).toBe(1);
+  });
+
+  it('counts a registration once under the same key, never on a sale that cannot be returned, and squares it away when no return came of it', async () => {
+    const tenant = { requestId: 'returns-race-register', empresa: { id: a.id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
+    const register = (id_venta: number, clave: string) => stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta, clave }, tenant);
+    const activas = async (id: number) => (await stack.query<{ n: number }>('select devoluciones_activas as n from sales.ventas where id = $1', [id]))[0]!.n;
+    const created = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia_externa: 'registro-repetido', detalles: [{ id_producto: a.productos.mouse!, cantidad: 2 }] }));
+    const venta = created.body.data;
+
+    const first = await register(venta.id, 'devolucion-repetida');
+    expect(first).toMatchObject({ id: venta.id, estado: 'Completada', detalles: [expect.objectContaining({ id: venta.detalles[0].id, cantidad: '2.0000' })] });
+    await register(venta.id, 'devolucion-repetida');
+    expect(await activas(venta.id)).toBe(1);
+    // No return was made under that key: squaring discards it, and the sale can be annulled.
+    expect(await stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: venta.id }, tenant)).toEqual({ devoluciones_activas: 0 });
+    expect(await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: venta.id }, ctx)).toMatchObject({ estado: 'Anulada' });
+    // An annulled sale registers nothing (the returns service refuses it).
+    expect(await register(venta.id, 'devolucion-tardia')).toMatchObject({ estado: 'Anulada' });
+    expect(await activas(venta.id)).toBe(0);
+    expect(await stack.query('select clave, estado from sales.devoluciones_registradas where venta_id = $1 order by clave', [venta.id])).toEqual([{ clave: 'devolucion-repetida', estado: 'descartada' }]);
   });
 });
