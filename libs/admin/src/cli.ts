@@ -25,8 +25,8 @@ ${RETURNS_USAGE}
                                   check the books' invariants on the live databases, read-only
                                   (exit 1 when one is violated)
 
-Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp); the audit
-reads DATABASE_URL (default postgres://postgres@127.0.0.1:5432/erp).`;
+Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp), NATS_USER and NATS_PASSWORD (the admin identity, when NATS requires one);
+the audit reads DATABASE_URL (default postgres://postgres@127.0.0.1:5432/erp).`;
 
 const id = (value: string | undefined, what: string): number => {
   const n = Number(value);

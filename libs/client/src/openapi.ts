@@ -564,7 +564,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». */
+        /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -626,14 +626,17 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Cuota horaria agotada: «Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).». No cuenta. */
+        /** @description Cuota horaria agotada: «Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).». No cuenta. También, sin cabeceras de cuota, cuando la dirección del cliente acumuló demasiados intentos de autenticación fallidos: «Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After». */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 "Retry-After": components["headers"]["Retry-After"];
+                /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Solicitudes que quedan en la ventana actual. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                "X-RateLimit-Reset"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -1431,12 +1434,44 @@ export interface operations {
                         sku?: string;
                         name: string;
                         quantity: number;
+                        /** @description Después de cupones y antes de impuestos (también con prices_include_tax) */
                         total: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
                         total_tax?: string;
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno) */
+                    shipping_lines?: ({
+                        method_title?: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total_tax?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Cargos como líneas del producto de servicio; un cargo negativo es un descuento repartido entre las líneas */
+                    fee_lines?: ({
+                        name?: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total_tax?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Reembolsos: el pedido solo trae su importe, que se anota en la entrega sin generar devolución */
+                    refunds?: ({
+                        id: number;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        total: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Lo cobrado al cliente: el total de la venta, al centavo */
                     total: string;
+                    prices_include_tax?: boolean;
                     payment_method: string;
                     payment_method_title?: string;
                 } & {
@@ -1474,7 +1509,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El cuerpo supera 1 MB. */
+            /** @description El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1588,7 +1623,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El cuerpo supera 1 MB. */
+            /** @description El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1669,10 +1704,55 @@ export interface operations {
                         sku?: string | null;
                         title: string;
                         quantity: number;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
                         price: string;
+                        discount_allocations?: ({
+                            /** @description Importe decimal en texto, como lo envía la plataforma */
+                            amount: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description Se suman a la línea cuando taxes_included es false */
+                        tax_lines?: ({
+                            /** @description Importe decimal en texto, como lo envía la plataforma */
+                            price: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno) */
+                    shipping_lines?: ({
+                        title?: string;
+                        /** @description Importe decimal en texto, como lo envía la plataforma */
+                        price: string;
+                        discount_allocations?: ({
+                            /** @description Importe decimal en texto, como lo envía la plataforma */
+                            amount: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Lo que excede a los descuentos asignados a líneas se reparte entre ellas al centavo */
+                    total_discounts?: string;
+                    taxes_included?: boolean;
+                    /** @description Cada reembolso es una devolución una sola vez: con reposición (return, cancel) devuelve el stock */
+                    refunds?: ({
+                        id: number;
+                        refund_line_items: ({
+                            line_item_id: number;
+                            quantity: number;
+                            restock_type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Lo cobrado al cliente: el total de la venta, al centavo */
                     total_price: string;
                     gateway: string;
                 } & {
@@ -1707,7 +1787,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El cuerpo supera 1 MB. */
+            /** @description El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -247,6 +247,14 @@ export const returnsAdminSubjects = defineCatalog({
 });
 
 /**
+ * What webhook-ingest asks of returns: a platform's refund booked as a return, under the same rules
+ * as `returns.admin.create` (its `referencia` keeps a refund delivered twice to one return).
+ */
+export const returnsPlatformSubjects = defineCatalog({
+  'returns.platform.create': returnsAdminSubjects['returns.admin.create'],
+});
+
+/**
  * What the returns service answers the sales service. `returns.sale.registrations` says which of
  * a sale's registrations (`sales.sale.return.register`) became a committed return. It answers
  * only when no return of that sale is being made (`ocupada` otherwise), so an answer that a

@@ -490,9 +490,10 @@ export const salesForReturnsSubjects = defineCatalog({
 export const salesApiSubjects = defineCatalog({
   /**
    * The invoicing pipeline: validation, branch, products, warehouse, document type, channel,
-   * customer and acting user; tax; stock reserved before the sale's transaction (released if it
-   * fails); correlative, sale, lines and the created event in one transaction. A reference
-   * already used by the company answers its sale with `idempotent: true`.
+   * customer and acting user; tax; then one transaction that locks the reference, reserves the
+   * stock in inventory (released if the transaction fails), takes the correlative and writes the
+   * sale, its lines and the created event. A reference already used by the company answers its
+   * sale with `idempotent: true`.
    */
   'sales.create': {
     tenant: true,

@@ -9,6 +9,7 @@ import { webhookSubjects } from './webhooks';
  */
 
 const Cantidad = z.union([z.number(), z.string()]);
+const Importe = z.string().meta({ description: 'Importe decimal en texto, como lo envía la plataforma' });
 
 /** Platform A (WooCommerce) order, `POST /api/webhook/woocommerce/{token}`. */
 export const WooCommerceOrder = z.looseObject({
@@ -24,11 +25,24 @@ export const WooCommerceOrder = z.looseObject({
       sku: z.string().optional(),
       name: z.string(),
       quantity: z.number().int(),
-      total: z.string(),
-      total_tax: z.string().optional(),
+      total: Importe.meta({ description: 'Después de cupones y antes de impuestos (también con prices_include_tax)' }),
+      total_tax: Importe.optional(),
     }),
   ),
-  total: z.string(),
+  shipping_lines: z
+    .array(z.looseObject({ method_title: z.string().optional(), total: Importe, total_tax: Importe.optional() }))
+    .optional()
+    .meta({ description: 'Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno)' }),
+  fee_lines: z
+    .array(z.looseObject({ name: z.string().optional(), total: Importe, total_tax: Importe.optional() }))
+    .optional()
+    .meta({ description: 'Cargos como líneas del producto de servicio; un cargo negativo es un descuento repartido entre las líneas' }),
+  refunds: z
+    .array(z.looseObject({ id: z.number().int(), total: Importe }))
+    .optional()
+    .meta({ description: 'Reembolsos: el pedido solo trae su importe, que se anota en la entrega sin generar devolución' }),
+  total: Importe.meta({ description: 'Lo cobrado al cliente: el total de la venta, al centavo' }),
+  prices_include_tax: z.boolean().optional(),
   payment_method: z.string(),
   payment_method_title: z.string().optional(),
 });
@@ -62,10 +76,22 @@ export const ShopifyOrder = z.looseObject({
       sku: z.string().nullable().optional(),
       title: z.string(),
       quantity: z.number().int(),
-      price: z.string(),
+      price: Importe,
+      discount_allocations: z.array(z.looseObject({ amount: Importe })).optional(),
+      tax_lines: z.array(z.looseObject({ price: Importe })).optional().meta({ description: 'Se suman a la línea cuando taxes_included es false' }),
     }),
   ),
-  total_price: z.string(),
+  shipping_lines: z
+    .array(z.looseObject({ title: z.string().optional(), price: Importe, discount_allocations: z.array(z.looseObject({ amount: Importe })).optional() }))
+    .optional()
+    .meta({ description: 'Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno)' }),
+  total_discounts: Importe.optional().meta({ description: 'Lo que excede a los descuentos asignados a líneas se reparte entre ellas al centavo' }),
+  taxes_included: z.boolean().optional(),
+  refunds: z
+    .array(z.looseObject({ id: z.number().int(), refund_line_items: z.array(z.looseObject({ line_item_id: z.number().int(), quantity: z.number().int(), restock_type: z.string() })) }))
+    .optional()
+    .meta({ description: 'Cada reembolso es una devolución una sola vez: con reposición (return, cancel) devuelve el stock' }),
+  total_price: Importe.meta({ description: 'Lo cobrado al cliente: el total de la venta, al centavo' }),
   gateway: z.string(),
 });
 

@@ -38,6 +38,8 @@ const SeedIntegracion = z.object({
   bodega: z.string().min(1),
   documento: z.string().min(1),
   canal: z.string().min(1).optional(),
+  /** The `Servicio` product that orders' shipping and fees are sold as; absent: the company's `ENVIO`, created on first use. */
+  producto_envio: z.string().min(1).optional(),
   token: Token.optional(),
   /** Signing secret; null or absent: deliveries are not signed. */
   secreto: z.string().min(1).max(500).nullish(),

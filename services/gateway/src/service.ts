@@ -13,6 +13,7 @@ import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
 import { apiRoutes } from './http/routes';
+import { FailedAuthLimiter } from './failed-auth-limiter';
 import { RateLimiter } from './rate-limiter';
 
 export const GATEWAY_SCHEMA = 'gateway';
@@ -38,7 +39,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 
-      const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS);
+      const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;
       bus.subscribeAll('events.gateway.credentials.changed', (_subject, payload) => {
         auth.invalidate(credentialsChanged.parse(payload).empresa_id);
@@ -65,6 +66,14 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         metrics,
         ...(options.clock ? { clock: options.clock } : {}),
       });
+      const authFailures = new FailedAuthLimiter({
+        redis,
+        keyPrefix: config.REDIS_KEY_PREFIX,
+        limit: config.AUTH_FAILURES_PER_WINDOW,
+        windowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+        logger,
+        metrics,
+      });
       addReadinessCheck(
         'redis',
         async () => {
@@ -79,6 +88,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         bus,
         auth,
         limiter,
+        authFailures,
+        trustProxyHops: config.TRUST_PROXY_HOPS,
         logger,
         metrics,
         isDraining: () => draining,

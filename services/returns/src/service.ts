@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
-import { returnsAdminSubjects, returnsApiSubjects, returnsForSalesSubjects } from '@erp/contracts';
+import { returnsAdminSubjects, returnsApiSubjects, returnsForSalesSubjects, returnsPlatformSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import type { ReturnsConfig } from './config';
 import { startReturnStockConsumers } from './consumers/return-stock.consumer';
@@ -33,14 +33,16 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
         },
         { queue: 'returns' },
       );
+      const createReturn = createReturnHandler({ db, bus, onCommitted });
       bus.serve(
         returnsAdminSubjects,
         {
-          'returns.admin.create': createReturnHandler({ db, bus, onCommitted }),
+          'returns.admin.create': createReturn,
           'returns.admin.annul': annulReturnHandler({ db, bus, onCommitted }),
         },
         { queue: 'returns' },
       );
+      bus.serve(returnsPlatformSubjects, { 'returns.platform.create': createReturn }, { queue: 'returns' });
       bus.serve(returnsForSalesSubjects, { 'returns.sale.registrations': saleRegistrationsHandler(db) }, { queue: 'returns' });
       await startReturnStockConsumers(db, bus);
     },

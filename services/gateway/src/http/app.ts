@@ -8,6 +8,7 @@ import type { Authenticator } from '../authenticator';
 import type { Credential } from '../db/credentials.repository';
 import { bearerToken } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
+import type { FailedAuthLimiter } from '../failed-auth-limiter';
 import type { RateLimiter } from '../rate-limiter';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
 import { openApiDocument } from './openapi';
@@ -19,6 +20,10 @@ export interface AppDeps {
   bus: Bus;
   auth: Authenticator;
   limiter: RateLimiter;
+  /** Refuses addresses that failed authentication too often; none when omitted. */
+  authFailures?: FailedAuthLimiter;
+  /** Proxies whose X-Forwarded-For names the client (0: the peer is the client). */
+  trustProxyHops?: number;
   logger: Logger;
   metrics: Registry;
   routes: readonly AnyRoute[];
@@ -45,6 +50,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', deps.trustProxyHops ?? 0);
 
   const duration = new Histogram({
     name: 'erp_http_request_duration_seconds',
@@ -170,9 +176,20 @@ function paramCount(path: string): number {
 
 function authenticate(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
+    const address = req.ip ?? 'unknown';
+    const retryAfter = (await deps.authFailures?.retryAfter(address)) ?? 0;
+    if (retryAfter > 0) {
+      res.setHeader('Retry-After', String(retryAfter));
+      return sendError(res, 429, MESSAGES.tooManyAuthFailures);
+    }
     const key = bearerToken(req.get('authorization'));
     const credential = key ? await deps.auth.verify(key) : undefined;
-    if (!credential) return sendError(res, 401, MESSAGES.unauthorized);
+    if (!credential) {
+      // Only a presented key is a guess; a request without one is counted by nobody.
+      if (key) await deps.authFailures?.recordFailure(address);
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return sendError(res, 401, MESSAGES.unauthorized);
+    }
     (res.locals as Locals).credential = credential;
     next();
   };

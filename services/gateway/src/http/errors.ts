@@ -21,6 +21,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
 export const MESSAGES = {
   unauthorized: 'API key inválido o empresa inactiva',
   rateLimited: 'Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).',
+  tooManyAuthFailures: 'Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After',
   internal: 'Error interno del servidor',
   routeNotFound: 'Ruta no encontrada',
   methodNotAllowed: 'Método no permitido',

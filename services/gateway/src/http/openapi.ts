@@ -78,7 +78,7 @@ const API_ERRORS = {
     description: 'Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo.',
     rated: true,
   },
-  Unauthorized: { status: 401, description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}».`, rated: false },
+  Unauthorized: { status: 401, description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}». Lleva \`WWW-Authenticate: Bearer\`.`, rated: false },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
   PayloadTooLarge: { status: 413, description: 'El cuerpo supera 1 MB.', rated: true },
   UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
@@ -87,7 +87,11 @@ const API_ERRORS = {
     description: 'El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
     rated: true,
   },
-  TooManyRequests: { status: 429, description: `Cuota horaria agotada: «${MESSAGES.rateLimited}». No cuenta.`, rated: true },
+  TooManyRequests: {
+    status: 429,
+    description: `Cuota horaria agotada: «${MESSAGES.rateLimited}». No cuenta. También, sin cabeceras de cuota, cuando la dirección del cliente acumuló demasiados intentos de autenticación fallidos: «${MESSAGES.tooManyAuthFailures}».`,
+    rated: false,
+  },
   InternalError: { status: 500, description: `«${MESSAGES.internal}»; \`X-Error-Id\` lo identifica en los registros.`, rated: false },
   ServiceUnavailable: {
     status: 503,
@@ -200,7 +204,7 @@ function webhookOperations(): ZodOpenApiPathsObject {
         responses: {
           200: { description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).', headers: onlyRequestId, ...json(WebhookReceipt) },
           401: failure('Token desconocido o desactivado, o firma inválida.'),
-          413: failure('El cuerpo supera 1 MB.'),
+          413: failure('El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB.'),
           422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
           500: failure(MESSAGES.internal, [], ['X-Error-Id']),
           503: failure('El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.', ['Retry-After']),

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { PoisonEventError, claimEvent, startConsumer, type Bus } from '@erp/bus';
-import { returnsEvents } from '@erp/contracts';
+import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { confirmRegistration } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
@@ -9,7 +9,7 @@ import type { SalesDb } from '../db/tables';
 export const RETURNS_CONSUMERS = {
   'events.returns.return.created': 'sales-return-created',
   'events.returns.return.annulled': 'sales-return-annulled',
-} as const;
+} as const satisfies Record<string, ConsumerName<'sales'>>;
 
 /**
  * Keeps each sale's returned amount (and so its `saldo`) in step with its active returns: a

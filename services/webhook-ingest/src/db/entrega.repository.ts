@@ -52,6 +52,7 @@ export async function lockEntrega(trx: Transaction<WebhookDb>, id: number) {
       'i.bodega_id',
       'i.documento_id',
       'i.canal_id',
+      'i.producto_envio_id',
     ])
     .where('e.id', '=', id)
     .forUpdate('e')

@@ -18,6 +18,7 @@ export async function insertIntegracion(
     bodega_id: number;
     documento_id: number | null;
     canal_id: number | null;
+    producto_envio_id: number | null;
     token_hash: Buffer;
     token_prefix: string;
     secreto: string | null;
@@ -35,4 +36,9 @@ export async function replaceToken(db: Db, id: number, tokenHash: Buffer, prefix
     .where('id', '=', id)
     .returning(['id', 'plataforma'])
     .executeTakeFirst();
+}
+
+/** Remembers the service product an integration's shipping and fees are sold as. */
+export async function setProductoEnvio(db: Db, id: number, productoId: number): Promise<void> {
+  await db.updateTable('integraciones').set({ producto_envio_id: productoId, updated_at: new Date() }).where('id', '=', id).execute();
 }

@@ -13,6 +13,7 @@ export interface IntegracionesTable {
   bodega_id: number;
   documento_id: number | null;
   canal_id: number | null;
+  producto_envio_id: number | null;
   token_hash: Buffer;
   token_prefix: string;
   secreto: string | null;
@@ -47,6 +48,8 @@ export interface PedidosTable {
   version: Date | null;
   id_venta: number | null;
   cancelado: Generated<boolean>;
+  lineas: ColumnType<Array<string | null>, string | undefined, string>;
+  reembolsos: ColumnType<string[], string[] | undefined, string[]>;
   updated_at: Generated<Date>;
 }
 

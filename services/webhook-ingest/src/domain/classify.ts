@@ -16,6 +16,7 @@ const SHOPIFY_ORDER_TOPICS = new Set([
   'orders/cancelled',
   'orders/fulfilled',
   'orders/partially_fulfilled',
+  'refunds/create',
 ]);
 const WOO_TOPICS: Record<RecursoWebhook, Set<string>> = {
   pedido: new Set(['order.created', 'order.updated', 'order.restored']),
@@ -43,9 +44,9 @@ export function isWooPing(d: IncomingDelivery): boolean {
 
 /**
  * Decides what a verified delivery is and the key that makes a repeated one a duplicate:
- * Shopify's `X-Shopify-Event-Id` (the same on every retry of one event); for WooCommerce the
- * resource id with its `date_modified_gmt` (its delivery id changes on every attempt), else a
- * hash of the body.
+ * Shopify's `X-Shopify-Event-Id` (the same on every retry of one event); for a WooCommerce order
+ * the hash of its body (its delivery id changes on every attempt, and a retry sends the same
+ * body); for a WooCommerce product its id with its `date_modified_gmt`, else a hash of the body.
  */
 export function classify(d: IncomingDelivery): Classification {
   if (isWooPing(d)) return { kind: 'ping' };
@@ -66,14 +67,18 @@ export function classify(d: IncomingDelivery): Classification {
     const eventId = d.headers['x-shopify-event-id']?.trim();
     const webhookId = d.headers['x-shopify-webhook-id']?.trim();
     const clave = eventId ? `evento:${eventId}` : webhookId ? `webhook:${webhookId}` : bodyHash;
-    return { kind: 'entrega', tema: topic, clave, referencia: id ? `shop-${id}` : null };
+    // A refund names its order in `order_id`; every other topic is the order itself.
+    const orderId = topic === 'refunds/create' ? idText(json?.order_id) : id;
+    return { kind: 'entrega', tema: topic, clave, referencia: orderId ? `shop-${orderId}` : null };
   }
 
   const topic = d.headers['x-wc-webhook-topic']?.trim() || null;
   if (topic !== null && !WOO_TOPICS[d.recurso].has(topic)) return { kind: 'ignorar', motivo: `Tema ${topic} no se procesa en esta ruta` };
   const modified = typeof json?.date_modified_gmt === 'string' ? json.date_modified_gmt : null;
   if (d.recurso === 'pedido') {
-    return { kind: 'entrega', tema: topic, clave: id && modified ? `pedido:${id}:${modified}` : bodyHash, referencia: id ? `woo-${id}` : null };
+    // Only the same content is the same delivery: `date_modified_gmt` has one-second resolution, and
+    // a cancellation or a payment saved within the second of the order's creation carries the same.
+    return { kind: 'entrega', tema: topic, clave: id ? `pedido:${id}:${bodyHash}` : bodyHash, referencia: id ? `woo-${id}` : null };
   }
   const deleted = topic === 'product.deleted' || (json !== undefined && Object.keys(json).length === 1 && id !== null);
   // A deletion carries only the id; the same product can be deleted again after a restore, and a

@@ -42,3 +42,12 @@ export function unitPriceAndDiscount(lineTotal: bigint, quantity: bigint): { pre
   const descuento = (unit * quantity) / FACTOR - lineTotal;
   return { precio: fromUnits(unit), descuento: fromUnits(descuento) };
 }
+
+/** Rounds units to whole cents, half away from zero. */
+export function toCents(units: bigint): bigint {
+  const cent = 10n ** BigInt(SCALE - 2);
+  const negative = units < 0n;
+  const abs = negative ? -units : units;
+  const rounded = ((abs + cent / 2n) / cent) * cent;
+  return negative ? -rounded : rounded;
+}

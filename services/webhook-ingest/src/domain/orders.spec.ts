@@ -1,6 +1,6 @@
 import { parseJsonExact } from './json';
 import { unitPriceAndDiscount, toUnits } from './money';
-import { decideOrder, shopifyOrderIntent, wooOrderIntent, type OrderIntent } from './orders';
+import { decideOrder, planOrderSale, shopifyOrderIntent, spread, wooOrderIntent, type OrderIntent } from './orders';
 import { wooProductIntent } from './products';
 import { shopifyOrderBody, wooOrder, wooProduct } from '../../../../test/support/webhook-fixture';
 
@@ -13,7 +13,7 @@ describe('unitPriceAndDiscount', () => {
 });
 
 describe('wooOrderIntent', () => {
-  it('reads status, customer, payment method, version and lines (tax added to each line)', () => {
+  it('reads status, customer, payment method, version and lines (tax added to each line charge)', () => {
     const sut = wooOrderIntent(
       wooOrder({
         id: 727,
@@ -34,12 +34,47 @@ describe('wooOrderIntent', () => {
       fecha: '2026-03-12',
       cliente: { email: 'ana.lopez@example.com', nombre: 'Ana López' },
       forma_pago: 'Transferencia bancaria directa',
-      total: '16.45',
-      lineas: [
-        { ids_externos: ['93'], sku: 'LAP-14', nombre: 'Laptop 14', cantidad: '2', precio: '3.23', descuento: '0.01' },
-        { ids_externos: ['23', '22'], sku: null, nombre: 'Camiseta - M', cantidad: '3', precio: '3.34', descuento: '0.02' },
+      total: toUnits('16.45'),
+      productos: [
+        { id_linea: '300', id_variante: null, id_producto_externo: '93', sku: 'LAP-14', nombre: 'Laptop 14', cantidad: toUnits(2), cargo: toUnits('6.45') },
+        { id_linea: '301', id_variante: '23', id_producto_externo: '22', sku: null, nombre: 'Camiseta - M', cantidad: toUnits(3), cargo: toUnits('10.00') },
+      ],
+      cargos: [],
+      descuento: 0n,
+      reembolsos: [],
+    });
+  });
+
+  it('reads shipping and fee lines, a negative fee included, each at its total plus its tax', () => {
+    const sut = wooOrderIntent({
+      ...wooOrder({ id: 728, status: 'processing', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '20.00', total_tax: '2.60' }] }),
+      shipping_lines: [{ id: 1, method_title: 'Flat rate', total: '10.00', total_tax: '1.30' }],
+      fee_lines: [
+        { id: 2, name: 'Empaque de regalo', total: '2.00', total_tax: '0.26' },
+        { id: 3, name: 'Descuento fidelidad', total: '-5.00', total_tax: '0.00' },
+      ],
+      total: '31.16',
+    });
+    expect(sut.cargos).toEqual([
+      { tipo: 'envio', nombre: 'Flat rate', cargo: toUnits('11.30') },
+      { tipo: 'cargo', nombre: 'Empaque de regalo', cargo: toUnits('2.26') },
+      { tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: toUnits('-5.00') },
+    ]);
+    expect(planOrderSale(sut).total).toBe('31.16');
+  });
+
+  it('reads refunds: the amount, and the lines the refund resource names (restocked, as the store refunded them)', () => {
+    const sut = wooOrderIntent({
+      ...wooOrder({ id: 723, status: 'completed', line_items: [] }),
+      refunds: [
+        { id: 726, reason: '', total: '-10.00' },
+        { id: 724, amount: '9.00', line_items: [{ id: 314, quantity: -1, total: '-9.00', meta_data: [{ id: 2076, key: '_refunded_item_id', value: '311' }] }] },
       ],
     });
+    expect(sut.reembolsos).toEqual([
+      { id: '726', monto: toUnits('10.00'), lineas: [] },
+      { id: '724', monto: toUnits('9.00'), lineas: [{ id_linea: '311', cantidad: toUnits(1), reponer: true }] },
+    ]);
   });
 
   it.each([
@@ -66,9 +101,20 @@ describe('shopifyOrderIntent', () => {
       accion: 'completar',
       cliente: { email: 'jon@example.com', nombre: 'Jon Snow' },
       forma_pago: 'bogus',
-      total: '398.00',
-      lineas: [{ ids_externos: ['808950810', '632910392'], sku: 'IPOD2008BLACK', cantidad: '2', precio: '199.00', descuento: '0.00' }],
+      total: toUnits('398.00'),
+      productos: [{ id_linea: '866550311766439020', id_variante: '808950810', id_producto_externo: '632910392', sku: 'IPOD2008BLACK', cantidad: toUnits(2), cargo: toUnits('398.00') }],
     });
+  });
+
+  it('adds tax lines to a line only when the shop\'s prices exclude tax', () => {
+    const withTax = (taxes_included: boolean) => {
+      const order = JSON.parse(shopifyOrderBody({ id: '1', financial_status: 'paid', line_items: [{ ...line, id: '11', quantity: 1 }] }));
+      order.taxes_included = taxes_included;
+      order.line_items[0].tax_lines = [{ price: '13.00', rate: 0.13, title: 'IVA' }];
+      return shopifyOrderIntent(order).productos[0]!.cargo;
+    };
+    expect(withTax(false)).toBe(toUnits('212.00'));
+    expect(withTax(true)).toBe(toUnits('199.00'));
   });
 
   it.each([
@@ -85,17 +131,7 @@ describe('shopifyOrderIntent', () => {
 });
 
 describe('decideOrder', () => {
-  const intent = (accion: OrderIntent['accion'], version: string): OrderIntent => ({
-    referencia: 'woo-1',
-    accion,
-    estado_plataforma: accion,
-    version: new Date(version),
-    fecha: '2026-03-12',
-    cliente: { email: null, nombre: null },
-    forma_pago: null,
-    total: null,
-    lineas: [],
-  });
+  const intent = (accion: OrderIntent['accion'], version: string) => ({ accion, estado_plataforma: accion, version: new Date(version) });
 
   it('creates once, then recognises the sale', () => {
     expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), undefined)).toEqual({ kind: 'crear', estado: 'Completada' });
@@ -108,6 +144,73 @@ describe('decideOrder', () => {
     expect(decideOrder(intent('anular', '2026-03-12T11:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'anular' });
     expect(decideOrder(intent('completar', '2026-03-12T12:00:00Z'), { version: new Date('2026-03-12T11:00:00Z'), id_venta: 9, cancelado: true })).toMatchObject({ kind: 'ignorar' });
     expect(decideOrder(intent('anular', '2026-03-12T09:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toMatchObject({ kind: 'ignorar' });
+  });
+
+  it('applies a cancellation with the same modification time as the sale it cancels (one-second resolution)', () => {
+    expect(decideOrder(intent('anular', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'anular' });
+    expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: true })).toMatchObject({ kind: 'ignorar' });
+  });
+});
+
+describe('spread', () => {
+  it('splits cents in proportion, the shares adding up exactly and none above its weight', () => {
+    const cents = (...v: string[]) => v.map((x) => toUnits(x)!);
+    expect(spread(toUnits('20.00')!, cents('199.00', '199.00', '10.00'))).toEqual(cents('9.76', '9.75', '0.49'));
+    expect(spread(toUnits('0.01')!, cents('1.00', '1.00'))).toEqual(cents('0.01', '0.00'));
+    expect(spread(toUnits('2.00')!, cents('1.50', '0.50'))).toEqual(cents('1.50', '0.50'));
+    expect(spread(0n, cents('3.00'))).toEqual([0n]);
+  });
+});
+
+describe('planOrderSale', () => {
+  const base = (over: Partial<OrderIntent>): OrderIntent => ({
+    referencia: 'woo-1',
+    accion: 'completar',
+    estado_plataforma: 'processing',
+    version: null,
+    fecha: '2026-03-12',
+    cliente: { email: null, nombre: null },
+    forma_pago: null,
+    total: null,
+    productos: [],
+    cargos: [],
+    descuento: 0n,
+    reembolsos: [],
+    ...over,
+  });
+  const product = (cantidad: number, cargo: string) => ({ id_linea: null, id_variante: null, id_producto_externo: null, sku: null, nombre: 'P', cantidad: toUnits(cantidad)!, cargo: toUnits(cargo)! });
+  const charged = (plan: ReturnType<typeof planOrderSale>) =>
+    plan.lineas.map((l) => (Math.round(Number(l.cantidad) * Number(l.precio) * 100) - Math.round(Number(l.descuento) * 100)) / 100);
+
+  it('sells shipping and fees as service lines, so the sale adds up to the order total', () => {
+    const sut = planOrderSale(base({ total: toUnits('29.35'), productos: [product(2, '6.45'), product(1, '12.90')], cargos: [{ tipo: 'envio', nombre: 'Flat Rate', cargo: toUnits('10.00')! }] }));
+    expect(sut.total).toBe('29.35');
+    expect(sut.lineas.map((l) => l.origen)).toEqual([{ producto: 0 }, { producto: 1 }, { servicio: 'Flat Rate' }]);
+    expect(charged(sut)).toEqual([6.45, 12.9, 10]);
+    expect(sut.notas).toEqual([]);
+  });
+
+  it('spreads a negative fee and the unallocated discount over the lines to the cent', () => {
+    const sut = planOrderSale(
+      base({ total: toUnits('80.00'), productos: [product(3, '60.00'), product(1, '30.00')], cargos: [{ tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: toUnits('-4.00')! }], descuento: toUnits('6.00')! }),
+    );
+    expect(sut.total).toBe('80.00');
+    expect(charged(sut)).toEqual([53.33, 26.67]);
+    expect(sut.notas).toHaveLength(2);
+  });
+
+  it('takes the platform total as the authority: a surplus of the parts is a discount, a shortfall a charge line, both noted', () => {
+    const over = planOrderSale(base({ total: toUnits('9.99'), productos: [product(1, '10.00')] }));
+    expect(over).toMatchObject({ total: '9.99', notas: [expect.stringContaining('0.01 se registra como descuento')] });
+    const under = planOrderSale(base({ total: toUnits('10.50'), productos: [product(1, '10.00')] }));
+    expect(under.lineas.map((l) => l.origen)).toEqual([{ producto: 0 }, { servicio: 'Ajuste al total del pedido' }]);
+    expect(charged(under)).toEqual([10, 0.5]);
+    expect(under.notas).toEqual([expect.stringContaining('0.50 se registra como cargo')]);
+  });
+
+  it('refuses an order whose discounts exceed its lines, or a line charged a negative amount', () => {
+    expect(() => planOrderSale(base({ productos: [product(1, '10.00')], descuento: toUnits('10.01')! }))).toThrow('superan la suma de sus líneas (10.00)');
+    expect(() => planOrderSale(base({ productos: [product(1, '-1.00')] }))).toThrow('importe negativo (-1.00)');
   });
 });
 

@@ -1,19 +1,43 @@
 import type { Plataforma } from '@erp/contracts';
 import { idText, text } from './json';
-import { fromUnits, toUnits, unitPriceAndDiscount } from './money';
+import { fromUnits, toCents, toUnits, unitPriceAndDiscount } from './money';
 
 /** What a platform order asks of us. */
 export type AccionPedido = 'completar' | 'pendiente' | 'anular' | 'ninguna';
 
-export interface OrderLine {
-  /** Platform ids to look up in the stored mappings, most specific first (variant, then product). */
-  ids_externos: string[];
+/** A line of goods or services the shop sold. Amounts are scaled units (see `money.ts`). */
+export interface ProductLine {
+  /** The platform's id of the line (refunds name it). */
+  id_linea: string | null;
+  /** Variation (WooCommerce) or variant (Shopify) id; null for a product without variants. */
+  id_variante: string | null;
+  id_producto_externo: string | null;
   sku: string | null;
   nombre: string;
-  cantidad: string;
-  /** Unit price including tax, and a discount, so that cantidad × precio − descuento is the line's charge. */
-  precio: string;
-  descuento: string;
+  cantidad: bigint;
+  /** What the customer was charged for the whole line: tax included, after the line's own discounts. */
+  cargo: bigint;
+}
+
+/** Shipping or a fee: sold as the integration's service product, never stock. A negative fee is a discount. */
+export interface ChargeLine {
+  tipo: 'envio' | 'cargo';
+  nombre: string;
+  cargo: bigint;
+}
+
+export interface RefundLine {
+  id_linea: string;
+  cantidad: bigint;
+  /** Whether the shop put the units back in stock. */
+  reponer: boolean;
+}
+
+/** A refund of part of an order; `lineas` is empty when the platform sends only the amount. */
+export interface RefundIntent {
+  id: string;
+  monto: bigint;
+  lineas: RefundLine[];
 }
 
 export interface OrderIntent {
@@ -25,8 +49,13 @@ export interface OrderIntent {
   fecha: string;
   cliente: { email: string | null; nombre: string | null };
   forma_pago: string | null;
-  total: string | null;
-  lineas: OrderLine[];
+  /** What the platform says the customer was charged, the authority for the sale's total. */
+  total: bigint | null;
+  productos: ProductLine[];
+  cargos: ChargeLine[];
+  /** Order-level discount that the platform did not allocate to any line. */
+  descuento: bigint;
+  reembolsos: RefundIntent[];
 }
 
 export class UnprocessableOrder extends Error {
@@ -53,8 +82,14 @@ const SHOPIFY_ACTIONS: Record<string, AccionPedido> = {
   voided: 'anular',
 };
 
+/** Shopify restock types that put the units back (`no_restock` does not). */
+const SHOPIFY_RESTOCKS = new Set(['return', 'cancel', 'legacy_restock']);
+
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
+const units = (v: unknown): bigint => toUnits(v) ?? 0n;
+const sumOf = (items: Obj[], field: string): bigint => items.reduce((s, i) => s + units(i[field]), 0n);
 const dateOf = (v: unknown): string => {
   const t = text(v);
   return t && /^\d{4}-\d{2}-\d{2}/.test(t) ? t.slice(0, 10) : new Date().toISOString().slice(0, 10);
@@ -67,28 +102,23 @@ const timestamp = (v: unknown, assumeUtc: boolean): Date | null => {
 };
 const fullName = (first: unknown, last: unknown): string | null => [text(first), text(last)].filter(Boolean).join(' ') || null;
 
-function lineOf(ids: Array<string | null>, sku: unknown, nombre: unknown, quantity: unknown, charge: bigint): OrderLine {
-  const qty = toUnits(quantity);
-  if (qty === null || qty <= 0n) throw new UnprocessableOrder(`La línea "${text(nombre) ?? '?'}" no tiene una cantidad válida`);
-  const { precio, descuento } = unitPriceAndDiscount(charge < 0n ? 0n : charge, qty);
-  return {
-    ids_externos: ids.filter((id): id is string => id !== null),
-    sku: text(sku),
-    nombre: text(nombre) ?? 'Producto',
-    cantidad: fromUnits(qty, 4).replace(/\.?0+$/, ''),
-    precio,
-    descuento,
-  };
+function quantityOf(value: unknown, nombre: string): bigint {
+  const qty = toUnits(value);
+  if (qty === null || qty <= 0n) throw new UnprocessableOrder(`La línea "${nombre}" no tiene una cantidad válida`);
+  return qty;
 }
 
-/** A WooCommerce order (REST API v3 shape, as its webhooks send it). */
+/**
+ * A WooCommerce order (REST API v3 shape, as its webhooks send it). Line, shipping and fee
+ * `total`s are after coupons and before tax in both tax modes (`prices_include_tax` only changes
+ * how the shop displayed them), so each charge is `total + total_tax`.
+ */
 export function wooOrderIntent(payload: unknown): OrderIntent {
   const o = obj(payload);
   const id = idText(o.id);
   if (!id) throw new UnprocessableOrder('El pedido no trae id');
   const status = text(o.status) ?? '';
   const billing = obj(o.billing);
-  const items = Array.isArray(o.line_items) ? o.line_items.map(obj) : [];
   return {
     referencia: `woo-${id}`,
     accion: WOO_ACTIONS[status] ?? 'ninguna',
@@ -97,21 +127,66 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
     fecha: dateOf(o.date_created),
     cliente: { email: text(billing.email)?.toLowerCase() ?? null, nombre: fullName(billing.first_name, billing.last_name) },
     forma_pago: (text(o.payment_method_title) ?? text(o.payment_method))?.slice(0, 100) ?? null,
-    total: text(o.total),
-    // Line `total` is after discounts and before tax; `total_tax` is the line's tax.
-    lineas: items.map((li) =>
-      lineOf(
-        [idText(li.variation_id), idText(li.product_id)],
-        li.sku,
-        li.name,
-        li.quantity,
-        (toUnits(li.total) ?? 0n) + (toUnits(li.total_tax) ?? 0n),
-      ),
-    ),
+    total: toUnits(o.total),
+    productos: list(o.line_items).map((li) => {
+      const nombre = text(li.name) ?? 'Producto';
+      return {
+        id_linea: idText(li.id),
+        id_variante: idText(li.variation_id),
+        id_producto_externo: idText(li.product_id),
+        sku: text(li.sku),
+        nombre,
+        cantidad: quantityOf(li.quantity, nombre),
+        cargo: units(li.total) + units(li.total_tax),
+      };
+    }),
+    cargos: [
+      ...list(o.shipping_lines).map((s) => ({ tipo: 'envio' as const, nombre: text(s.method_title) ?? 'Envío', cargo: units(s.total) + units(s.total_tax) })),
+      ...list(o.fee_lines).map((f) => ({ tipo: 'cargo' as const, nombre: text(f.name) ?? 'Cargo', cargo: units(f.total) + units(f.total_tax) })),
+    ],
+    // Coupons are already inside the line totals.
+    descuento: 0n,
+    reembolsos: list(o.refunds).flatMap((r): RefundIntent[] => {
+      const refundId = idText(r.id);
+      if (!refundId) return [];
+      // The order carries each refund's amount, negative; the refund resource also carries its lines
+      // (negative quantities, `_refunded_item_id` naming the order's line). WooCommerce leaves the
+      // restock to the shop, and the quantities it refunded are the ones it restocks.
+      const lineas = list(r.line_items).flatMap((li): RefundLine[] => {
+        const refunded = list(li.meta_data).find((m) => m.key === '_refunded_item_id');
+        const idLinea = idText(refunded?.value) ?? idText(li.refunded_item_id);
+        const cantidad = units(li.quantity);
+        return idLinea && cantidad !== 0n ? [{ id_linea: idLinea, cantidad: cantidad < 0n ? -cantidad : cantidad, reponer: true }] : [];
+      });
+      const monto = units(r.total) !== 0n ? units(r.total) : units(r.amount);
+      return [{ id: refundId, monto: monto < 0n ? -monto : monto, lineas }];
+    }),
   };
 }
 
-/** A Shopify order (Admin REST shape, as its order webhooks send it). */
+/** One Shopify refund (the body of `refunds/create`, or an entry of an order's `refunds`). */
+export function shopifyRefundIntent(refund: unknown): RefundIntent | null {
+  const r = obj(refund);
+  const id = idText(r.id);
+  if (!id) return null;
+  const transactions = list(r.transactions).filter((t) => text(t.kind) === 'refund' && text(t.status) !== 'failure' && text(t.status) !== 'error');
+  return {
+    id,
+    monto: sumOf(transactions, 'amount'),
+    lineas: list(r.refund_line_items).flatMap((rl): RefundLine[] => {
+      const idLinea = idText(rl.line_item_id) ?? idText(obj(rl.line_item).id);
+      const cantidad = units(rl.quantity);
+      return idLinea && cantidad > 0n ? [{ id_linea: idLinea, cantidad, reponer: SHOPIFY_RESTOCKS.has(text(rl.restock_type) ?? '') }] : [];
+    }),
+  };
+}
+
+/**
+ * A Shopify order (Admin REST shape, as its order webhooks send it). A line's charge is its price
+ * times its quantity less its discount allocations, plus its tax lines when the shop's prices
+ * exclude tax (`taxes_included` false); shipping lines likewise. What `total_discounts` holds
+ * beyond the allocated discounts is an order-level discount.
+ */
 export function shopifyOrderIntent(payload: unknown): OrderIntent {
   const o = obj(payload);
   const id = idText(o.id);
@@ -120,8 +195,13 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
   const customer = obj(o.customer);
   const billing = obj(o.billing_address);
   const taxesIncluded = o.taxes_included === true;
-  const items = Array.isArray(o.line_items) ? o.line_items.map(obj) : [];
   const gateways = Array.isArray(o.payment_gateway_names) ? o.payment_gateway_names : [];
+  const taxOf = (item: Obj) => (taxesIncluded ? 0n : sumOf(list(item.tax_lines), 'price'));
+  const allocated = (item: Obj) => sumOf(list(item.discount_allocations), 'amount');
+  const lineItems = list(o.line_items);
+  const shippingLines = list(o.shipping_lines);
+  const lineDiscount = (li: Obj) => (list(li.discount_allocations).length > 0 ? allocated(li) : units(li.total_discount));
+  const unallocated = units(o.total_discounts) - lineItems.reduce((s, li) => s + lineDiscount(li), 0n) - shippingLines.reduce((s, sl) => s + allocated(sl), 0n);
   return {
     referencia: `shop-${id}`,
     // A cancelled order stays `paid` until it is refunded: `cancelled_at` decides first.
@@ -134,20 +214,129 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
       nombre: fullName(customer.first_name, customer.last_name) ?? text(billing.name) ?? fullName(billing.first_name, billing.last_name),
     },
     forma_pago: (text(o.gateway) ?? text(gateways[0]))?.slice(0, 100) ?? null,
-    total: text(o.total_price),
-    lineas: items.map((li) => {
-      const qty = toUnits(li.quantity) ?? 0n;
-      const gross = ((toUnits(li.price) ?? 0n) * qty) / 10_000n;
-      const allocations = Array.isArray(li.discount_allocations) ? li.discount_allocations.map(obj) : [];
-      const discount = allocations.length > 0 ? allocations.reduce((s, a) => s + (toUnits(a.amount) ?? 0n), 0n) : (toUnits(li.total_discount) ?? 0n);
-      const taxes = Array.isArray(li.tax_lines) ? li.tax_lines.map(obj).reduce((s, t) => s + (toUnits(t.price) ?? 0n), 0n) : 0n;
-      return lineOf([idText(li.variant_id), idText(li.product_id)], li.sku, li.title ?? li.name, li.quantity, gross - discount + (taxesIncluded ? 0n : taxes));
+    total: toUnits(o.total_price),
+    productos: lineItems.map((li) => {
+      const nombre = text(li.title) ?? text(li.name) ?? 'Producto';
+      const cantidad = quantityOf(li.quantity, nombre);
+      return {
+        id_linea: idText(li.id),
+        id_variante: idText(li.variant_id),
+        id_producto_externo: idText(li.product_id),
+        sku: text(li.sku),
+        nombre,
+        cantidad,
+        cargo: (units(li.price) * cantidad) / 10_000n - lineDiscount(li) + taxOf(li),
+      };
+    }),
+    cargos: shippingLines.map((sl) => ({ tipo: 'envio' as const, nombre: text(sl.title) ?? 'Envío', cargo: units(sl.price) - allocated(sl) + taxOf(sl) })),
+    descuento: unallocated > 0n ? unallocated : 0n,
+    reembolsos: list(o.refunds).flatMap((r) => {
+      const refund = shopifyRefundIntent(r);
+      return refund ? [refund] : [];
     }),
   };
 }
 
 export function orderIntent(plataforma: Plataforma, payload: unknown): OrderIntent {
   return plataforma === 'woocommerce' ? wooOrderIntent(payload) : shopifyOrderIntent(payload);
+}
+
+/** A line of the sale to create: a product line of the order (by its index) or the service product. */
+export interface PlannedLine {
+  origen: { producto: number } | { servicio: string };
+  cantidad: string;
+  /** Unit price including tax, and a discount, so that cantidad × precio − descuento is the line's charge. */
+  precio: string;
+  descuento: string;
+}
+
+export interface SalePlan {
+  lineas: PlannedLine[];
+  total: string;
+  /** What the sale's `observaciones` must say about how the platform's amounts were booked. */
+  notas: string[];
+}
+
+const money = (v: bigint) => fromUnits(v, 2);
+
+/**
+ * The sale lines that reproduce what the customer was charged. Product lines, shipping and fees
+ * at their charges (to the cent); negative fees and the unallocated order discount spread over
+ * the lines in proportion to their charges, to the cent. The platform's total is the authority:
+ * when the parts add up to more, the difference is one more discount spread the same way; when
+ * to less, a charge line of the service product makes it up; both are noted. An order whose total
+ * is negative, or a line charged a negative amount, cannot be a sale.
+ */
+export function planOrderSale(intent: OrderIntent): SalePlan {
+  const notas: string[] = [];
+  const lines: Array<{ origen: PlannedLine['origen']; cantidad: bigint; cargo: bigint }> = [];
+  for (const [i, p] of intent.productos.entries()) {
+    const cargo = toCents(p.cargo);
+    if (cargo < 0n) throw new UnprocessableOrder(`La línea "${p.nombre}" tiene un importe negativo (${money(cargo)})`);
+    lines.push({ origen: { producto: i }, cantidad: p.cantidad, cargo });
+  }
+  let descuento = toCents(intent.descuento);
+  for (const c of intent.cargos) {
+    const cargo = toCents(c.cargo);
+    if (cargo > 0n) lines.push({ origen: { servicio: c.nombre }, cantidad: 10_000n, cargo });
+    else if (cargo < 0n) {
+      descuento -= cargo;
+      notas.push(`${c.nombre} (${money(cargo)}) repartido como descuento entre las líneas`);
+    }
+  }
+  if (intent.descuento > 0n) notas.push(`Descuento del pedido de ${money(toCents(intent.descuento))} repartido entre las líneas`);
+  const partes = lines.reduce((s, l) => s + l.cargo, 0n) - descuento;
+  if (intent.total !== null) {
+    const total = toCents(intent.total);
+    if (total < 0n) throw new UnprocessableOrder(`El total del pedido es negativo (${money(total)})`);
+    if (partes > total) {
+      descuento += partes - total;
+      notas.push(`Las partes del pedido suman ${money(partes)} y su total es ${money(total)}: la diferencia de ${money(partes - total)} se registra como descuento`);
+    } else if (partes < total) {
+      lines.push({ origen: { servicio: 'Ajuste al total del pedido' }, cantidad: 10_000n, cargo: total - partes });
+      notas.push(`Las partes del pedido suman ${money(partes)} y su total es ${money(total)}: la diferencia de ${money(total - partes)} se registra como cargo`);
+    }
+  }
+  const bruto = lines.reduce((s, l) => s + l.cargo, 0n);
+  if (descuento > bruto) {
+    throw new UnprocessableOrder(`Los descuentos del pedido (${money(descuento)}) superan la suma de sus líneas (${money(bruto)})`);
+  }
+  const shares = spread(
+    descuento,
+    lines.map((l) => l.cargo),
+  );
+  const lineas = lines.map((l, i) => {
+    const { precio, descuento: d } = unitPriceAndDiscount(l.cargo - shares[i]!, l.cantidad);
+    return { origen: l.origen, cantidad: quantityText(l.cantidad), precio, descuento: d };
+  });
+  return { lineas, total: money(bruto - descuento), notas };
+}
+
+/**
+ * Splits `amount` (whole cents, in units) over `weights` in proportion, to the cent, by largest
+ * remainder: the shares add up to `amount` exactly and none exceeds its weight.
+ */
+export function spread(amount: bigint, weights: bigint[]): bigint[] {
+  const cent = 100n;
+  const total = weights.reduce((s, w) => s + w, 0n);
+  if (amount === 0n || total === 0n) return weights.map(() => 0n);
+  const cents = amount / cent;
+  const exact = weights.map((w) => w * cents);
+  const shares = exact.map((e) => e / total);
+  let left = cents - shares.reduce((s, v) => s + v, 0n);
+  const order = exact.map((e, i) => ({ i, rest: e % total })).sort((a, b) => (a.rest === b.rest ? a.i - b.i : a.rest > b.rest ? -1 : 1));
+  for (const { i } of order) {
+    if (left === 0n) break;
+    if ((shares[i]! + 1n) * cent <= weights[i]!) {
+      shares[i]! += 1n;
+      left -= 1n;
+    }
+  }
+  return shares.map((s) => s * cent);
+}
+
+function quantityText(qty: bigint): string {
+  return fromUnits(qty, 4).replace(/\.?0+$/, '') || '0';
 }
 
 export interface KnownOrder {
@@ -167,9 +356,10 @@ export type OrderDecision =
 /**
  * What to do with an order given what we already applied of it. A cancellation is terminal, so
  * a late or repeated delivery never brings the order back; a delivery older than the newest one
- * applied changes nothing.
+ * applied changes nothing. Deliveries with the same modification time all apply, in the order
+ * they are processed: a terminal state among them therefore wins whichever comes first.
  */
-export function decideOrder(intent: OrderIntent, known: KnownOrder | undefined): OrderDecision {
+export function decideOrder(intent: Pick<OrderIntent, 'accion' | 'estado_plataforma' | 'version'>, known: KnownOrder | undefined): OrderDecision {
   if (known?.cancelado) return { kind: 'ignorar', motivo: 'El pedido ya fue cancelado; la entrega no lo reactiva' };
   if (known?.version && intent.version && intent.version.getTime() < known.version.getTime()) {
     return { kind: 'ignorar', motivo: 'Entrega desactualizada: ya se aplicó una versión más reciente del pedido' };

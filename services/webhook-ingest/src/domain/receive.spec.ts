@@ -54,13 +54,15 @@ describe('classify', () => {
     expect(classify({ plataforma: 'woocommerce', recurso: 'pedido', headers: lower(ping.headers), body: Buffer.from(ping.body) })).toEqual({ kind: 'ping' });
   });
 
-  it('keys a WooCommerce order by id and modification time, whatever its delivery id', () => {
+  it('keys a WooCommerce order by id and content: a retry is a duplicate, a change within the same second is not', () => {
     const order = wooOrder({ id: 727, status: 'processing', date_modified_gmt: '2026-03-12T16:04:35', line_items: [{ product_id: 93, quantity: 2, total: '6.00' }] });
     const first = classify(woo('pedido', order, 'order.created'));
     const retry = classify(woo('pedido', order, 'order.updated'));
-    expect(first).toEqual({ kind: 'entrega', tema: 'order.created', clave: 'pedido:727:2026-03-12T16:04:35', referencia: 'woo-727' });
-    expect(retry).toMatchObject({ clave: 'pedido:727:2026-03-12T16:04:35' });
-    expect(classify(woo('pedido', { ...order, date_modified_gmt: '2026-03-12T17:00:00' }, 'order.updated'))).toMatchObject({ clave: 'pedido:727:2026-03-12T17:00:00' });
+    expect(first).toEqual({ kind: 'entrega', tema: 'order.created', clave: expect.stringMatching(/^pedido:727:sha256:[0-9a-f]{64}$/), referencia: 'woo-727' });
+    expect(retry).toMatchObject({ clave: (first as { clave: string }).clave });
+    const cancelled = classify(woo('pedido', { ...order, status: 'cancelled' }, 'order.updated'));
+    expect(cancelled).toMatchObject({ kind: 'entrega', referencia: 'woo-727' });
+    expect((cancelled as { clave: string }).clave).not.toBe((first as { clave: string }).clave);
   });
 
   it('ignores WooCommerce topics the path does not act on', () => {

@@ -38,6 +38,7 @@ export function adminHandlers(db: Kysely<WebhookDb>, onEnqueued: () => void): Ha
             bodega_id: ref('bodegas', i.bodega, true)!,
             documento_id: ref('documentos', i.documento, false),
             canal_id: ref('canales', i.canal, false),
+            producto_envio_id: ref('productos', i.producto_envio, false),
             token_hash: hashToken(token),
             token_prefix: tokenPrefix(token),
             secreto: i.secreto ?? null,

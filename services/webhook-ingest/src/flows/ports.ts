@@ -1,5 +1,16 @@
 import type { Bus } from '@erp/bus';
-import { AppError, inventorySubjects, salesApiSubjects, salesPlatformSubjects, webhookGatewaySubjects, type RequestOf, type ReplyOf, type TenantContext } from '@erp/contracts';
+import {
+  AppError,
+  inventorySubjects,
+  returnsPlatformSubjects,
+  salesApiSubjects,
+  salesPlatformSubjects,
+  webhookGatewaySubjects,
+  type RequestOf,
+  type ReplyOf,
+  type TenantContext,
+  type TipoDevolucion,
+} from '@erp/contracts';
 
 /** A delivery that can never succeed as it is: kept as failed with this reason until replayed. */
 export class Unprocessable extends Error {
@@ -43,12 +54,51 @@ export interface SalesPort {
   completeIfPending(ctx: TenantContext, idVenta: number): Promise<boolean>;
   /** The sale made for this reference, if one was (it may exist without our record of it after a crash). */
   saleByReference(ctx: TenantContext, referencia: string): Promise<number | null>;
+  /** The ids of the sale's lines, in the order they were created. */
+  saleLineIds(ctx: TenantContext, idVenta: number): Promise<number[]>;
 }
 
 /** What product updates need of the inventory's catalog besides stock. */
 export interface CatalogPort {
   updateProduct(ctx: TenantContext, id: number, changes: { nombre?: string; precio?: string; enable?: 0 | 1 }): Promise<void>;
-  createProduct(ctx: TenantContext, product: { codigo: string; nombre: string; precio: string; enable: 0 | 1 }): Promise<number>;
+  createProduct(ctx: TenantContext, product: { codigo: string; nombre: string; precio: string; enable: 0 | 1; tipo?: 'Producto' | 'Servicio' }): Promise<number>;
+}
+
+export interface ReturnInput {
+  id_venta: number;
+  fecha: string;
+  tipo: TipoDevolucion;
+  /** Keeps a refund delivered again to the return it already made. */
+  referencia: string;
+  observaciones: string;
+  detalles: Array<{ id_detalle: number; cantidad: string }>;
+}
+
+/** What refunds need of the returns service. */
+export interface ReturnsPort {
+  /** Books a return (stock back unless `descuento_ajuste`); the same `referencia` answers the same return. */
+  createReturn(ctx: TenantContext, input: ReturnInput): Promise<{ id: number; total: string; idempotent: boolean }>;
+}
+
+/** Returns over the bus: `returns.platform.create`, as the integration's user. */
+export function busReturns(bus: Bus): ReturnsPort {
+  return {
+    createReturn: async (ctx, input) => {
+      const reply = await bus.request(
+        returnsPlatformSubjects,
+        'returns.platform.create',
+        {
+          ...input,
+          empresa_id: ctx.empresa!.id,
+          usuario: ctx.usuario,
+          // Quantities have at most 3 decimals here (the platforms sell whole units), so they are exact as numbers.
+          detalles: input.detalles.map((d) => ({ id_detalle: d.id_detalle, cantidad: Number(d.cantidad) })),
+        },
+        ctx,
+      );
+      return { id: reply.devolucion.id, total: String(reply.devolucion.total), idempotent: reply.idempotent };
+    },
+  };
 }
 
 /** Sales over the bus: `sales.create` with the platform as origin, and the platform subjects. */
@@ -81,6 +131,7 @@ export function busSales(bus: Bus): SalesPort {
     findOrCreateCustomer: async (ctx, cliente) => (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
     saleByReference: async (ctx, referencia) =>
       (await bus.request(salesPlatformSubjects, 'sales.sale.by-reference', { referencia_externa: referencia }, ctx))?.id ?? null,
+    saleLineIds: async (ctx, idVenta) => (await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx)).detalles.map((d) => d.id),
   };
 }
 

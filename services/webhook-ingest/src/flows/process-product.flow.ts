@@ -1,9 +1,10 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { ResolvedProduct } from '@erp/contracts';
 import type { LockedEntrega } from '../db/entrega.repository';
+import { lockMapeo, upsertMapeo } from '../db/mapeo.repository';
 import type { WebhookDb } from '../db/tables';
 import { wooProductIntent } from '../domain/products';
-import { parseBody, type Outcome, type ProcessingDeps } from './process-order';
+import { parseBody, type Outcome, type ProcessingDeps } from './process-order.flow';
 import { Unprocessable } from './ports';
 
 /**
@@ -14,14 +15,7 @@ import { Unprocessable } from './ports';
 export async function processProduct(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
   const intent = wooProductIntent(parseBody(entrega));
   if (!intent) throw new Unprocessable('El producto no trae id');
-  const mapping = await trx
-    .selectFrom('mapeos_producto')
-    .select(['producto_id', 'version'])
-    .where('empresa_id', '=', entrega.empresa_id)
-    .where('plataforma', '=', entrega.plataforma)
-    .where('id_externo', '=', intent.id_externo)
-    .forUpdate()
-    .executeTakeFirst();
+  const mapping = await lockMapeo(trx, entrega.empresa_id, entrega.plataforma, intent.id_externo);
   if (mapping?.version && intent.version && intent.version < mapping.version) {
     return { estado: 'ignorada', motivo: 'Entrega desactualizada: ya se aplicó una versión más reciente del producto' };
   }
@@ -60,13 +54,7 @@ export async function processProduct(trx: Transaction<WebhookDb>, entrega: Locke
     await applyStock();
   }
 
-  await trx
-    .insertInto('mapeos_producto')
-    .values({ empresa_id: entrega.empresa_id, plataforma: entrega.plataforma, id_externo: intent.id_externo, producto_id: productoId, version: intent.version })
-    .onConflict((oc) =>
-      oc.columns(['empresa_id', 'plataforma', 'id_externo']).doUpdateSet({ producto_id: productoId, version: intent.version, updated_at: sql<Date>`now()` }),
-    )
-    .execute();
+  await upsertMapeo(trx, { empresa_id: entrega.empresa_id, plataforma: entrega.plataforma, id_externo: intent.id_externo, producto_id: productoId, version: intent.version });
   return { estado: 'procesada' };
 
   async function applyStock(): Promise<void> {

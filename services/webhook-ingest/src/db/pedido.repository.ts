@@ -1,0 +1,42 @@
+import { sql, type Transaction } from 'kysely';
+import type { WebhookDb } from './tables';
+
+/** What we applied of one platform order, locked: its deliveries apply one at a time. */
+export async function lockPedido(trx: Transaction<WebhookDb>, empresaId: number, referencia: string) {
+  await trx
+    .insertInto('pedidos')
+    .values({ empresa_id: empresaId, referencia, estado_plataforma: null, version: null, id_venta: null })
+    .onConflict((oc) => oc.columns(['empresa_id', 'referencia']).doNothing())
+    .execute();
+  return trx
+    .selectFrom('pedidos')
+    .select(['version', 'id_venta', 'cancelado', 'lineas', 'reembolsos'])
+    .where('empresa_id', '=', empresaId)
+    .where('referencia', '=', referencia)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+}
+
+export type PedidoRow = Awaited<ReturnType<typeof lockPedido>>;
+
+export async function updatePedido(
+  trx: Transaction<WebhookDb>,
+  empresaId: number,
+  referencia: string,
+  changes: {
+    estado_plataforma?: string;
+    version?: Date | null;
+    id_venta?: number | null;
+    cancelado?: boolean;
+    lineas?: Array<string | null>;
+    reembolsos?: string[];
+  },
+): Promise<void> {
+  const { lineas, ...rest } = changes;
+  await trx
+    .updateTable('pedidos')
+    .set({ ...rest, ...(lineas ? { lineas: JSON.stringify(lineas) } : {}), updated_at: sql<Date>`now()` })
+    .where('empresa_id', '=', empresaId)
+    .where('referencia', '=', referencia)
+    .execute();
+}
