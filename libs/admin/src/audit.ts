@@ -421,7 +421,7 @@ export async function auditBooks(options: AuditOptions): Promise<InvariantResult
         try {
           const { checked, violations } = await check.run(q, empresa, settings);
           result.checked += checked;
-          result.violations.push(...violations);
+          for (const violation of violations) result.violations.push(violation);
         } catch (err) {
           result.violations.push(`check failed to run${check.global ? '' : ` for empresa ${empresa.id}`}: ${(err as Error).message}`);
           // A failed statement aborts the transaction: start a new snapshot for the next check.
