@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { defineEvents, gatewayEvents, gatewaySubjects, salesEvents, webhookEvents, webhookGatewaySubjects, type RequestContext } from '@erp/contracts';
+import { defineEvents, gatewayEvents, gatewaySubjects, returnsForSalesSubjects, salesEvents, salesForReturnsSubjects, webhookEvents, webhookGatewaySubjects, type RequestContext } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
 import { Bus, ensureEventStream, natsAuthorizationConfig, publishEvent, startConsumer } from '../src';
 
@@ -133,4 +133,25 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     }
   });
 
+  it('lets a return register with its sale, and sales ask returns which registrations became returns, and nobody else', async () => {
+    const sales = await connectAs('sales');
+    const returns = await connectAs('returns');
+    const venta = { id: 7, estado: 'Completada' as const, fecha: '2026-03-10', correlativo: 'FAC-7', id_bodega: 2, nombre_cliente: null, detalles: [] };
+    sales.serve(
+      salesForReturnsSubjects,
+      {
+        'sales.sale.returnable': async () => venta,
+        'sales.sale.return.register': async () => venta,
+        'sales.sale.return.square': async () => ({ devoluciones_activas: 0 }),
+      },
+      { queue: 'sales' },
+    );
+    returns.serve(returnsForSalesSubjects, { 'returns.sale.registrations': async () => ({ ocupada: false, devoluciones: [] }) }, { queue: 'returns' });
+    await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-1' }, ctx)).resolves.toMatchObject({ id: 7 });
+    await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: 7 }, ctx)).resolves.toEqual({ devoluciones_activas: 0 });
+    await expect(sales.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx)).resolves.toEqual({ ocupada: false, devoluciones: [] });
+    const inventory = await connectAs('inventory');
+    await expect(inventory.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx)).rejects.toThrow();
+    await expect(inventory.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-2' }, ctx)).rejects.toThrow();
+  });
 });

@@ -2,7 +2,7 @@ import type { Catalog, EventCatalog } from './catalog';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from './gateway';
 import { inventorySubjects } from './inventory';
 import { packagesEvents, packagesSubjects } from './packages';
-import { returnsAdminSubjects, returnsApiSubjects, returnsEvents, returnsPlatformSubjects } from './returns';
+import { returnsAdminSubjects, returnsApiSubjects, returnsEvents, returnsForSalesSubjects, returnsPlatformSubjects } from './returns';
 import { salesAdminSubjects, salesApiSubjects, salesEvents, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from './sales';
 import type { ServiceName } from './subjects';
 import { webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhooks';
@@ -40,13 +40,13 @@ export const BUS_IDENTITIES = {
   },
   sales: {
     serves: [salesSubjects, salesForReturnsSubjects, salesApiSubjects, salesAdminSubjects, salesPlatformSubjects],
-    calls: [inventorySubjects],
+    calls: [inventorySubjects, returnsForSalesSubjects],
     publishes: [salesEvents],
     consumers: { 'sales-return-created': 'events.returns.return.created', 'sales-return-annulled': 'events.returns.return.annulled' },
     listens: [],
   },
   returns: {
-    serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects],
+    serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects, returnsForSalesSubjects],
     calls: [inventorySubjects, salesForReturnsSubjects],
     publishes: [returnsEvents],
     consumers: { 'returns-stock-created': 'events.returns.return.created', 'returns-stock-annulled': 'events.returns.return.annulled' },

@@ -254,6 +254,21 @@ export const returnsPlatformSubjects = defineCatalog({
   'returns.platform.create': returnsAdminSubjects['returns.admin.create'],
 });
 
+/**
+ * What the returns service answers the sales service. `returns.sale.registrations` says which of
+ * a sale's registrations (`sales.sale.return.register`) became a committed return. It answers
+ * only when no return of that sale is being made (`ocupada` otherwise), so an answer that a
+ * registration has no return is final: the transaction that registered it is over.
+ */
+export const returnsForSalesSubjects = defineCatalog({
+  'returns.sale.registrations': {
+    tenant: false,
+    errors: [],
+    request: z.object({ empresa_id: Id, id_venta: Id, claves: z.array(z.string().min(1).max(200)).min(1).max(1000) }),
+    reply: z.object({ ocupada: z.boolean(), devoluciones: z.array(z.object({ clave: z.string(), id_devolucion: z.number().int() })) }),
+  },
+});
+
 const Money = z.string().regex(/^-?\d{1,16}(\.\d{1,2})?$/);
 
 const ReturnEvent = z.object({
@@ -262,6 +277,8 @@ const ReturnEvent = z.object({
   id_venta: z.number().int().positive(),
   /** The return's total, an exact decimal string. */
   total: Money,
+  /** The key the return registered with its sale under before it committed (absent on returns made before registration). */
+  clave_registro: z.string().min(1).max(200).optional(),
 });
 
 export const returnsEvents = defineEvents({

@@ -461,6 +461,29 @@ export const salesForReturnsSubjects = defineCatalog({
     request: z.object({ id_venta: z.number().int().positive().max(MAX_ID) }),
     reply: ReturnableSale,
   },
+  /**
+   * A return about to commit registers with its sale, under the sale's row lock: from then on the
+   * sale counts it as active, so an annulment or an update of its lines waits for it or is refused,
+   * and the lines answered are the ones it may return. A sale that cannot be returned (annulled, a
+   * quotation) is answered without registering. The same key again registers once.
+   */
+  'sales.sale.return.register': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id_venta: z.number().int().positive().max(MAX_ID), clave: z.string().min(1).max(200) }),
+    reply: ReturnableSale,
+  },
+  /**
+   * Squares the sale's registrations with the returns service: each one whose return committed is
+   * confirmed, each one whose return never will is discarded (and no longer counts as active).
+   * Called by a return that registered and then failed; annulments and updates do the same.
+   */
+  'sales.sale.return.square': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id_venta: z.number().int().positive().max(MAX_ID) }),
+    reply: z.object({ devoluciones_activas: z.number().int() }),
+  },
 });
 
 /** Subjects of the partner API's sales endpoints (and of the other callers of the invoicing pipeline). */
