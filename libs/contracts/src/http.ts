@@ -28,10 +28,24 @@ export function queryInt(bounds: { min?: number; max?: number } = {}) {
     .pipe(n);
 }
 
-/** A query-string boolean: true/false/1/0. */
-export const QueryBoolean = z
-  .enum(['true', 'false', '1', '0'], { message: 'Debe ser true, false, 1 o 0' })
-  .transform((v) => v === 'true' || v === '1');
+/**
+ * Renders `schema` in the OpenAPI document as `json`: what a client sends, where zod would derive
+ * the parser's input (a query string is text to zod, a boolean or an integer to the spec).
+ */
+export function documentAs<T extends z.ZodType>(schema: T, json: Record<string, unknown>): T {
+  return schema.meta({
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+      Object.assign(jsonSchema, json);
+    },
+  });
+}
+
+/** A query-string boolean, documented as a boolean: true/false, also 1/0. */
+export const QueryBoolean = documentAs(
+  z.enum(['true', 'false', '1', '0'], { message: 'Debe ser true, false, 1 o 0' }).transform((v) => v === 'true' || v === '1'),
+  { type: 'boolean', description: 'Se escribe `true` o `false`; también se aceptan `1` y `0`.' },
+);
 
 /** Path parameter `{id}`: a positive integer that fits Postgres `integer`. */
 export const IdParam = z.object({

@@ -325,11 +325,7 @@ const SalesFilterFields = {
 export const SalesListQuery = PaginationQuery.extend({
   ...SalesFilterFields,
   order_by: z.enum(SALES_ORDER_BY, { message: `Debe ser uno de: ${SALES_ORDER_BY.join(', ')}` }).optional(),
-  order_direction: z
-    .string()
-    .toLowerCase()
-    .pipe(z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }))
-    .optional(),
+  order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
 }).refine(dateOrder, DATE_ORDER_ISSUE);
 
 /** Query string of `GET /sales/summary`. */

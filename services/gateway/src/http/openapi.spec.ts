@@ -55,6 +55,22 @@ describe('the OpenAPI document', () => {
     ]);
   });
 
+  it('types query parameters as the spec does, with the accepted spellings described', () => {
+    const params = Object.fromEntries(sut.paths['/inventory'].get.parameters.map((p: Json) => [p.name, p.schema]));
+    expect(params.con_stock).toEqual({ type: 'boolean', description: expect.stringMatching(/`1` y `0`/) });
+    expect(params.stock_minimo).toEqual(params.con_stock);
+    expect(params.enable).toEqual(expect.objectContaining({ type: 'integer', enum: [0, 1] }));
+  });
+
+  it('declares 414 and 431 on every operation, and Location on every 201', () => {
+    for (const [template, item] of Object.entries<Json>(sut.paths)) {
+      for (const [method, op] of Object.entries<Json>(item).filter(([m]) => ['get', 'post', 'put'].includes(m))) {
+        expect([`${method} ${template}`, Object.keys(op.responses)]).toEqual([`${method} ${template}`, expect.arrayContaining(['414', '431'])]);
+        if (op.responses['201']) expect(op.responses['201'].headers.Location).toEqual({ $ref: '#/components/headers/Location' });
+      }
+    }
+  });
+
   it('gives responses the envelope, amounts as numbers and timestamps as date-time', () => {
     const list = sut.paths['/inventory'].get.responses['200'].content['application/json'].schema;
     expect(list.required).toEqual(['success', 'data', 'pagination', 'meta']);

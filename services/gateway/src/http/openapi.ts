@@ -25,6 +25,7 @@ import {
   envelope,
   listEnvelope,
 } from '@erp/contracts';
+import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
 import { MESSAGES } from './errors';
 import type { AnyRoute, RouteResponse } from './route';
 import { WEBHOOK_ROUTES } from './webhooks';
@@ -56,6 +57,7 @@ const HEADERS = {
   'X-RateLimit-Reset': { description: 'Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix.', schema: { type: 'integer' } },
   'Retry-After': { description: 'Segundos que conviene esperar antes de reintentar.', schema: { type: 'integer', minimum: 0 } },
   'X-Error-Id': { description: 'Identificador del error en los registros del servidor.', schema: { type: 'string' } },
+  Location: { description: 'Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`.', schema: { type: 'string', format: 'uri-reference' } },
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
@@ -81,11 +83,17 @@ const API_ERRORS = {
   Unauthorized: { status: 401, description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}».`, rated: false },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
   PayloadTooLarge: { status: 413, description: 'El cuerpo supera 1 MB.', rated: true },
+  UriTooLong: { status: 414, description: `La URL (ruta y parámetros) supera ${MAX_URL_BYTES / 1024} KB: «${MESSAGES.uriTooLong}». Se responde antes de autenticar y no cuenta.`, rated: false },
   UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
   UnprocessableContent: {
     status: 422,
     description: 'El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
     rated: true,
+  },
+  RequestHeaderFieldsTooLarge: {
+    status: 431,
+    description: `Los encabezados suman más de ${MAX_HEADER_BYTES / 1024} KB, o la línea de la solicitud y los encabezados juntos más de ${PARSER_MAX_HEADER_BYTES / 1024} KB (también por una URL enorme): «${MESSAGES.headersTooLarge}». Se responde antes de autenticar y no cuenta.`,
+    rated: false,
   },
   TooManyRequests: { status: 429, description: `Cuota horaria agotada: «${MESSAGES.rateLimited}». No cuenta.`, rated: true },
   InternalError: { status: 500, description: `«${MESSAGES.internal}»; \`X-Error-Id\` lo identifica en los registros.`, rated: false },
@@ -102,10 +110,10 @@ type ApiError = keyof typeof API_ERRORS;
 function apiErrorResponse(name: ApiError) {
   const { status, description, rated } = API_ERRORS[name];
   const required: HeaderName[] = ['X-Request-Id'];
-  // 401 is answered before the quota is counted; 5xx may come before or after it.
+  // 401, 414 and 431 are answered before the quota is counted; 5xx may come before or after it.
   const optional: HeaderName[] = [];
   if (rated) required.push(...RATE_HEADERS);
-  else if (status !== 401) optional.push(...RATE_HEADERS);
+  else if (status >= 500) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
   return { description, headers: headers(required, optional), ...errorBody };
@@ -115,7 +123,7 @@ const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([
 
 /** Error statuses of a route: from what the gateway checks, plus those the route declares. */
 function routeErrors(route: AnyRoute): number[] {
-  const statuses = new Set<number>([401, 429, 500, 503, 504]);
+  const statuses = new Set<number>([401, 414, 429, 431, 500, 503, 504]);
   if (route.params) statuses.add(400).add(404);
   if (route.query) statuses.add(400);
   if (route.method !== 'get') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
@@ -149,7 +157,7 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   for (const [status, description] of Object.entries(statuses)) {
     responses[status as '200'] = {
       description: description ?? 'OK',
-      headers: rated,
+      headers: status === '201' ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location']) : rated,
       ...(route.response ? json(successBody(route.response)) : {}),
     };
   }
@@ -201,7 +209,9 @@ function webhookOperations(): ZodOpenApiPathsObject {
           200: { description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).', headers: onlyRequestId, ...json(WebhookReceipt) },
           401: failure('Token desconocido o desactivado, o firma inválida.'),
           413: failure('El cuerpo supera 1 MB.'),
+          414: { $ref: '#/components/responses/UriTooLong' },
           422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
+          431: { $ref: '#/components/responses/RequestHeaderFieldsTooLarge' },
           500: failure(MESSAGES.internal, [], ['X-Error-Id']),
           503: failure('El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.', ['Retry-After']),
           504: failure('El servicio de webhooks no respondió a tiempo.'),
@@ -211,6 +221,12 @@ function webhookOperations(): ZodOpenApiPathsObject {
   }
   return paths;
 }
+
+/** What the gateway answers on any path before routing: an oversized URL or headers. */
+const BEFORE_ANY_ROUTE = {
+  414: { $ref: '#/components/responses/UriTooLong' },
+  431: { $ref: '#/components/responses/RequestHeaderFieldsTooLarge' },
+} as const;
 
 function referenceOperations(): ZodOpenApiPathsObject {
   const onlyRequestId = headers(['X-Request-Id']);
@@ -223,6 +239,7 @@ function referenceOperations(): ZodOpenApiPathsObject {
         security: [],
         responses: {
           200: { description: 'El documento OpenAPI 3.1.', headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } },
+          ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
       },
@@ -235,6 +252,7 @@ function referenceOperations(): ZodOpenApiPathsObject {
         security: [],
         responses: {
           200: { description: 'Página HTML que muestra el documento.', headers: onlyRequestId, content: { 'text/html': { schema: { type: 'string' } } } },
+          ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
       },
@@ -280,7 +298,9 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`.
 
-**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`.
+**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
+
+**Parámetros.** Cada parámetro de consulta se envía una sola vez y sin corchetes (\`nombre=a&nombre=b\`, \`nombre[]=a\` y \`nombre[a]=b\` responden 400 nombrando el parámetro). Los enteros se escriben en decimal (\`page=2\`; no \`2.0\` ni \`2e0\`) y los booleanos como \`true\` o \`false\` (también \`1\` y \`0\`). Los valores de las enumeraciones se comparan exactamente, distinguiendo mayúsculas (\`order_direction=DESC\` es 400). El texto debe ser Unicode válido: el carácter nulo o un sustituto UTF-16 sin pareja es 400 en un parámetro y 422 en el cuerpo, con el campo en \`details\`.
 
 **Formatos.** Fechas \`AAAA-MM-DD\`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4).
 
