@@ -919,6 +919,7 @@ export interface operations {
                 "application/json": {
                     referencia_externa?: string | null;
                     referencia?: string | null;
+                    /** Format: date */
                     fecha: string;
                     /** @enum {string} */
                     estado: "Pagada" | "Completada" | "Pendiente" | "Cotizacion";
@@ -929,22 +930,34 @@ export interface operations {
                     id_canal?: number;
                     id_cliente?: number;
                     cotizacion?: boolean;
+                    /** Format: date */
                     fecha_expiracion?: string;
                     forma_pago?: string | null;
                     observaciones?: string | null;
                     monto_pago?: number;
                     cambio?: number;
-                    detalles: {
+                    detalles: ({
                         id?: number;
                         id_producto?: number;
                         codigo_producto?: string;
+                        /** @description Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar 9999999999999.99. */
                         cantidad: number;
+                        /** @description Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto. */
                         precio?: number;
+                        /** @description Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio. */
                         descuento?: number;
                         id_presentacion?: number;
                         porcentaje_impuesto?: number;
-                    }[];
-                };
+                    } | {
+                        id_producto: unknown;
+                    } | {
+                        codigo_producto: unknown;
+                    })[];
+                } & (({
+                    id_sucursal: unknown;
+                } | {
+                    sucursal: unknown;
+                }) & unknown & unknown & unknown);
             };
         };
         responses: {
@@ -1107,6 +1120,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** Format: date */
                     fecha?: string;
                     /** @enum {string} */
                     estado?: "Pagada" | "Completada" | "Pendiente" | "Cotizacion" | "Pre-venta";
@@ -1122,17 +1136,26 @@ export interface operations {
                     observaciones?: string | null;
                     monto_pago?: number | null;
                     cambio?: number | null;
-                    detalles?: {
+                    detalles?: ({
                         id?: number;
                         id_producto?: number;
                         codigo_producto?: string;
+                        /** @description Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar 9999999999999.99. */
                         cantidad: number;
+                        /** @description Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto. */
                         precio?: number;
+                        /** @description Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio. */
                         descuento?: number;
                         id_presentacion?: number;
                         porcentaje_impuesto?: number;
-                    }[];
-                };
+                    } | {
+                        id: unknown;
+                    } | {
+                        id_producto: unknown;
+                    } | {
+                        codigo_producto: unknown;
+                    })[];
+                } & (unknown & unknown);
             };
         };
         responses: {
@@ -1302,7 +1325,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    packages: {
+                    packages: ({
                         cliente: string;
                         codigo_asesor: string;
                         wr: string;
@@ -1322,7 +1345,11 @@ export interface operations {
                         seguimiento?: string | null;
                         volumen?: number | null;
                         nota?: string | null;
-                    }[];
+                    } | {
+                        id_sucursal: unknown;
+                    } | {
+                        sucursal: unknown;
+                    })[];
                 };
             };
         };

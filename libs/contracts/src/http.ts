@@ -7,14 +7,20 @@ export const API_VERSION = '1.4.0';
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is refused). */
-export const DateString = z.string().refine((value) => {
+/** How a date is documented: JSON Schema's `date` format (a calendar date that exists), spelled out as a pattern too. */
+export const DATE_JSON_SCHEMA = { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } as const;
+
+/** Whether `value` is a calendar date `YYYY-MM-DD` that exists (2026-02-30 is not). */
+export function isCalendarDate(value: string): boolean {
   const m = DATE_RE.exec(value);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const date = new Date(Date.UTC(y, mo - 1, d));
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
-}, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)');
+}
+
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is refused). */
+export const DateString = documentAs(z.string().refine(isCalendarDate, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)'), DATE_JSON_SCHEMA);
 
 /** A query-string integer: digits only (no "1e3", no "1.0"), then bounds. */
 export function queryInt(bounds: { min?: number; max?: number } = {}) {

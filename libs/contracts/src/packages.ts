@@ -85,6 +85,10 @@ export const PackageImportItem = z
     message: 'Debe indicar id_sucursal o sucursal',
     path: [],
     when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+  })
+  .meta({
+    anyOf: ['id_sucursal', 'sucursal'].map((field) => ({ required: [field], properties: { [field]: { not: { type: 'null' } } } })),
+    description: 'Lleva `id_sucursal` o `sucursal` (nombre de una sucursal activa, sin distinguir mayúsculas).',
   });
 export type PackageImportItem = z.output<typeof PackageImportItem>;
 

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { API_VERSION } from '@erp/contracts';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { API_VERSION, SaleCreateBody, SaleUpdateBody } from '@erp/contracts';
 import { partnerApiDocument, partnerApiDocumentText } from '../write-openapi';
 import { openApiPath } from './openapi';
 import { apiRoutes } from './routes';
@@ -99,5 +101,50 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(packages.properties.packages.items.properties)).toEqual(
       expect.arrayContaining(['cliente', 'codigo_asesor', 'wr', 'guia', 'piezas', 'embalaje', 'peso', 'precio', 'id_sucursal', 'sucursal', 'volumen', 'nota']),
     );
+  });
+
+  describe('request bodies say what the contract enforces', () => {
+    // multipleOf 0.0001 needs a decimal-aware check: in binary floating point 1.2345 / 0.0001 is 12344.999999999998.
+    const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
+    const bodySchema = (path: string, method: string) => ajv.compile(sut.paths[path][method].requestBody.content['application/json'].schema);
+    const base = { fecha: '2026-03-10', estado: 'Completada', id_sucursal: 1, id_bodega: 1, id_documento: 1, id_canal: 1, detalles: [{ id_producto: 1, cantidad: 1 }] };
+    const line = (extra: Record<string, unknown>) => ({ ...base, detalles: [{ id_producto: 1, cantidad: 1, ...extra }] });
+    const without = (field: string) => Object.fromEntries(Object.entries(base).filter(([k]) => k !== field));
+
+    it.each<[string, Record<string, unknown>]>([
+      ['a complete sale', base],
+      ['sucursal by name', { ...without('id_sucursal'), sucursal: 'Centro' }],
+      ['neither id_sucursal nor sucursal', without('id_sucursal')],
+      ['no id_canal on a sale', without('id_canal')],
+      ['no id_canal on a quotation', { ...without('id_canal'), estado: 'Cotizacion' }],
+      ['Pendiente without id_cliente', { ...base, estado: 'Pendiente' }],
+      ['Pendiente with id_cliente', { ...base, estado: 'Pendiente', id_cliente: 3 }],
+      ['cotizacion true on a sale', { ...base, cotizacion: true }],
+      ['cotizacion true on a quotation', { ...base, estado: 'Cotizacion', cotizacion: true }],
+      ['a date that is not AAAA-MM-DD', { ...base, fecha: '10/03/2026' }],
+      ['fecha_expiracion as a date', { ...base, fecha_expiracion: '2026-04-10' }],
+      ['cantidad with 4 decimals', line({ cantidad: 1.2345 })],
+      ['cantidad with 5 decimals', line({ cantidad: 1.23456 })],
+      ['precio with 4 decimals', line({ precio: 10.0001 })],
+      ['descuento with 3 decimals', line({ descuento: 0.125 })],
+      ['porcentaje_impuesto above 100', line({ porcentaje_impuesto: 100.5 })],
+      ['monto_pago with 2 decimals', { ...base, monto_pago: 10.25 }],
+      ['cambio with 3 decimals', { ...base, cambio: 0.005 }],
+      ['a line by code', { ...base, detalles: [{ codigo_producto: 'LAP-14', cantidad: 1 }] }],
+      ['a line without product', { ...base, detalles: [{ cantidad: 1 }] }],
+    ])('POST /sales: %s is accepted by the document exactly when the contract accepts it', (_name, body) => {
+      expect(bodySchema('/sales', 'post')(body)).toBe(SaleCreateBody.safeParse(body).success);
+    });
+
+    it.each<[string, Record<string, unknown>]>([
+      ['a note', { observaciones: 'x' }],
+      ['cotizacion true with Pre-venta', { cotizacion: true, estado: 'Pre-venta' }],
+      ['cotizacion true with Completada', { cotizacion: true, estado: 'Completada' }],
+      ['Pendiente clearing id_cliente', { estado: 'Pendiente', id_cliente: null }],
+      ['a kept line by id', { detalles: [{ id: 4, cantidad: 2 }] }],
+      ['a new line without product', { detalles: [{ cantidad: 2 }] }],
+    ])('PUT /sales/{id}: %s is accepted by the document exactly when the contract accepts it', (_name, body) => {
+      expect(bodySchema('/sales/{id}', 'put')(body)).toBe(SaleUpdateBody.safeParse(body).success);
+    });
   });
 });

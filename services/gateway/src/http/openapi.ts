@@ -3,7 +3,6 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiOverride
 import {
   API_BASE,
   API_VERSION,
-  DateString,
   DecimalNumber,
   ErrorEnvelope,
   InventorySummary,
@@ -273,7 +272,6 @@ function describeTransforms(ctx: ZodOpenApiOverrideContext): void {
   };
   if (schema === DecimalNumber) return replace({ type: 'number' });
   if (schema === Timestamp || schema === Meta.shape.timestamp) return replace({ type: 'string', format: 'date-time' });
-  if (schema === DateString) return replace({ type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
   const json = ctx.jsonSchema as Record<string, unknown>;
   const def = defOf(schema);
   if (ctx.io === 'input' && def.type === 'pipe' && def.out && defOf(def.out).type !== 'transform') {
@@ -302,7 +300,7 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Parámetros.** Cada parámetro de consulta se envía una sola vez y sin corchetes (\`nombre=a&nombre=b\`, \`nombre[]=a\` y \`nombre[a]=b\` responden 400 nombrando el parámetro). Los enteros se escriben en decimal (\`page=2\`; no \`2.0\` ni \`2e0\`) y los booleanos como \`true\` o \`false\` (también \`1\` y \`0\`). Los valores de las enumeraciones se comparan exactamente, distinguiendo mayúsculas (\`order_direction=DESC\` es 400). El texto debe ser Unicode válido: el carácter nulo o un sustituto UTF-16 sin pareja es 400 en un parámetro y 422 en el cuerpo, con el campo en \`details\`.
 
-**Formatos.** Fechas \`AAAA-MM-DD\`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4).
+**Formatos.** Fechas \`AAAA-MM-DD\`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4). En las solicitudes los decimales admitidos se declaran con \`multipleOf\` (0.01 o 0.0001): un validador en coma flotante binaria debe comparar con tolerancia (en ajv, \`multipleOfPrecision\`), porque 1.2345 / 0.0001 no da un entero exacto.
 
 **Versión.** La versión forma parte de la ruta (\`/api/external/v1\`); esta descripción corresponde a la interfaz ${API_VERSION}.`;
 
