@@ -242,6 +242,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi-webhooks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** El documento OpenAPI de los webhooks entrantes, con su propio servidor (sin API key ni cuota) */
+        get: operations["getWebhooksOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -253,66 +270,6 @@ export interface paths {
         get: operations["getDocsPage"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/woocommerce/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Pedido de la plataforma A (WooCommerce): se convierte en venta y mueve el stock
-         * @description Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.
-         */
-        post: operations["postWoocommerceOrder"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/woocommerce/{token}/producto": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Producto de la plataforma A (WooCommerce): actualiza el catálogo y el stock
-         * @description Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.
-         */
-        post: operations["postWoocommerceProduct"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/shopify/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Pedido de la plataforma B (Shopify): se convierte en venta y mueve el stock
-         * @description Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.
-         */
-        post: operations["postShopifyOrder"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1456,6 +1413,30 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getWebhooksOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description El documento OpenAPI 3.1 de los webhooks, bajo `/api/webhook`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getDocsPage: {
         parameters: {
             query?: never;
@@ -1478,374 +1459,6 @@ export interface operations {
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    postWoocommerceOrder: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Token de la integración del usuario (secreto). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    id: number;
-                    /** @description processing y completed: venta Completada; pending y on-hold: Pendiente; cancelled, refunded y failed: ninguna venta (o se anula la ya creada) */
-                    status: string;
-                    date_created?: string;
-                    date_modified_gmt?: string;
-                    billing: {
-                        first_name: string;
-                        last_name: string;
-                        email: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                    line_items: ({
-                        product_id: number;
-                        variation_id?: number;
-                        sku?: string;
-                        name: string;
-                        quantity: number;
-                        total: string;
-                        total_tax?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    total: string;
-                    payment_method: string;
-                    payment_method_title?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-                "application/x-www-form-urlencoded": {
-                    webhook_id: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada). */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @enum {string} */
-                        estado: "recibida" | "duplicada" | "ping" | "ignorada";
-                        id_entrega: number | null;
-                    };
-                };
-            };
-            /** @description Token desconocido o desactivado, o firma inválida. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El cuerpo supera 1 MB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            414: components["responses"]["UriTooLong"];
-            /** @description La entrega no se pudo aceptar; `details` dice por qué. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            /** @description Error interno del servidor */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description Identificador del error en los registros del servidor. */
-                    "X-Error-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El servicio de webhooks no respondió a tiempo. */
-            504: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    postWoocommerceProduct: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Token de la integración del usuario (secreto). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    id: number;
-                    name?: string;
-                    sku?: string;
-                    /** @description publish: producto activo; otro valor: inactivo */
-                    status?: string;
-                    price?: string;
-                    regular_price?: string;
-                    sale_price?: string;
-                    manage_stock?: boolean;
-                    stock_quantity?: number | string | null;
-                    date_modified_gmt?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-                "application/x-www-form-urlencoded": {
-                    webhook_id: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada). */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @enum {string} */
-                        estado: "recibida" | "duplicada" | "ping" | "ignorada";
-                        id_entrega: number | null;
-                    };
-                };
-            };
-            /** @description Token desconocido o desactivado, o firma inválida. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El cuerpo supera 1 MB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            414: components["responses"]["UriTooLong"];
-            /** @description La entrega no se pudo aceptar; `details` dice por qué. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            /** @description Error interno del servidor */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description Identificador del error en los registros del servidor. */
-                    "X-Error-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El servicio de webhooks no respondió a tiempo. */
-            504: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    postShopifyOrder: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Token de la integración del usuario (secreto). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    id: number;
-                    email: string;
-                    /** @description paid: venta Completada; pending, authorized y partially_paid: Pendiente; refunded y voided: ninguna venta (o se anula la ya creada) */
-                    financial_status: string;
-                    created_at?: string;
-                    updated_at?: string;
-                    line_items: ({
-                        id: number;
-                        product_id?: number | null;
-                        variant_id?: number | null;
-                        sku?: string | null;
-                        title: string;
-                        quantity: number;
-                        price: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    total_price: string;
-                    gateway: string;
-                } & {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada). */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @enum {string} */
-                        estado: "recibida" | "duplicada" | "ping" | "ignorada";
-                        id_entrega: number | null;
-                    };
-                };
-            };
-            /** @description Token desconocido o desactivado, o firma inválida. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El cuerpo supera 1 MB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            414: components["responses"]["UriTooLong"];
-            /** @description La entrega no se pudo aceptar; `details` dice por qué. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            /** @description Error interno del servidor */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description Identificador del error en los registros del servidor. */
-                    "X-Error-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El servicio de webhooks no respondió a tiempo. */
-            504: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
 }

@@ -11,7 +11,7 @@ import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { RateLimiter } from '../rate-limiter';
 import { rejectAmbiguousQuery, requestLimits } from './edges';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
-import { openApiDocument } from './openapi';
+import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
 import type { AnyRoute, RouteResult } from './route';
 import { webhookRouter } from './webhooks';
@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps): express.Express {
     });
   }
   // The reference is generated from the same route table, and needs no key.
-  app.use(API_BASE, referenceRouter(openApiDocument(deps.routes)));
+  app.use(API_BASE, referenceRouter(openApiDocument(deps.routes), webhooksDocument()));
   app.use(API_BASE, api);
   app.use(WEBHOOK_BASE, webhookRouter(deps));
 

@@ -3,12 +3,13 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { API_VERSION, SaleCreateBody, SaleUpdateBody } from '@erp/contracts';
-import { partnerApiDocument, partnerApiDocumentText } from '../write-openapi';
-import { openApiPath } from './openapi';
+import { documentText, partnerApiDocument } from '../write-openapi';
+import { openApiPath, webhooksDocument } from './openapi';
 import { apiRoutes } from './routes';
 import { WEBHOOK_ROUTES } from './webhooks';
 
 const COMMITTED = path.resolve(__dirname, '../../../../libs/contracts/openapi.json');
+const COMMITTED_WEBHOOKS = path.resolve(__dirname, '../../../../libs/contracts/openapi-webhooks.json');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -18,7 +19,8 @@ describe('the OpenAPI document', () => {
   const routes = apiRoutes({ standard: 1000, withDateFilters: 2000 });
 
   it('is the committed libs/contracts/openapi.json (run `npm run openapi` after changing a route or a contract)', () => {
-    expect(readFileSync(COMMITTED, 'utf8')).toBe(partnerApiDocumentText());
+    expect(readFileSync(COMMITTED, 'utf8')).toBe(documentText(sut));
+    expect(readFileSync(COMMITTED_WEBHOOKS, 'utf8')).toBe(documentText(webhooksDocument()));
   });
 
   it('carries the interface version, the base path and the bearer scheme required by default', () => {
@@ -36,13 +38,17 @@ describe('the OpenAPI document', () => {
     expect(routes.filter((route) => !route.response).map((route) => `${route.method.toUpperCase()} ${route.path}`)).toEqual([]);
   });
 
-  it('lists the inbound webhooks under their own server, without the API key', () => {
+  it('describes the inbound webhooks in their own document, whose server is their base, so generic clients reach them', () => {
+    const webhooks: Json = webhooksDocument();
+    expect(webhooks.servers).toEqual([expect.objectContaining({ url: '/api/webhook' })]);
+    expect(webhooks.security).toBeUndefined();
     for (const route of WEBHOOK_ROUTES) {
-      const item = sut.paths[openApiPath(route.path)];
-      expect(item.servers).toEqual([expect.objectContaining({ url: '/api/webhook' })]);
-      expect(item.post.security).toEqual([]);
+      const item = webhooks.paths[openApiPath(route.path)];
+      expect(item.servers).toBeUndefined();
       expect(Object.keys(item.post.responses)).toEqual(expect.arrayContaining(['200', '401']));
+      expect(sut.paths[openApiPath(route.path)]).toBeUndefined();
     }
+    expect(sut.paths['/openapi-webhooks.json'].get.security).toEqual([]);
   });
 
   it('documents list parameters with their bounds, defaults and enums', () => {

@@ -33,7 +33,7 @@ import { WEBHOOK_ROUTES } from './webhooks';
 export type OpenApiDocument = ReturnType<typeof createDocument>;
 
 /** Paths of the reference itself, below the API base: served without key or quota. */
-export const REFERENCE_PATHS = { document: '/openapi.json', docs: '/docs' } as const;
+export const REFERENCE_PATHS = { document: '/openapi.json', webhooks: '/openapi-webhooks.json', docs: '/docs' } as const;
 
 /** `/inventory/:id` → `/inventory/{id}`. */
 export function openApiPath(expressPath: string): string {
@@ -187,7 +187,6 @@ function webhookOperations(): ZodOpenApiPathsObject {
   for (const route of WEBHOOK_ROUTES) {
     const payload = route.plataforma === 'shopify' ? ShopifyOrder : route.recurso === 'producto' ? WooCommerceProduct : WooCommerceOrder;
     paths[openApiPath(route.path)] = {
-      servers: [{ url: WEBHOOK_BASE, description: 'Webhooks entrantes de las plataformas' }],
       post: {
         operationId: operationId('post', `/${route.plataforma}/${route.recurso}`).replace('Pedido', 'Order').replace('Producto', 'Product'),
         summary: route.summary,
@@ -195,7 +194,6 @@ function webhookOperations(): ZodOpenApiPathsObject {
           'Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). ' +
           'La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.',
         tags: ['webhooks'],
-        security: [],
         requestParams: { path: z.object({ token: z.string().meta({ description: 'Token de la integración del usuario (secreto).' }) }) },
         requestBody: {
           required: true,
@@ -238,6 +236,19 @@ function referenceOperations(): ZodOpenApiPathsObject {
         security: [],
         responses: {
           200: { description: 'El documento OpenAPI 3.1.', headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } },
+          ...BEFORE_ANY_ROUTE,
+          503: { $ref: '#/components/responses/ServiceUnavailable' },
+        },
+      },
+    },
+    [REFERENCE_PATHS.webhooks]: {
+      get: {
+        operationId: 'getWebhooksOpenApiDocument',
+        summary: 'El documento OpenAPI de los webhooks entrantes, con su propio servidor (sin API key ni cuota)',
+        tags: ['referencia'],
+        security: [],
+        responses: {
+          200: { description: `El documento OpenAPI 3.1 de los webhooks, bajo \`${WEBHOOK_BASE}\`.`, headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
@@ -302,6 +313,8 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Formatos.** Fechas \`AAAA-MM-DD\`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4). En las solicitudes los decimales admitidos se declaran con \`multipleOf\` (0.01 o 0.0001): un validador en coma flotante binaria debe comparar con tolerancia (en ajv, \`multipleOfPrecision\`), porque 1.2345 / 0.0001 no da un entero exacto.
 
+**Webhooks.** Los pedidos y productos que envían las plataformas llegan bajo \`${WEBHOOK_BASE}\`, fuera de esta base: se describen en su propio documento, \`${API_BASE}${REFERENCE_PATHS.webhooks}\`, que la referencia muestra junto a este.
+
 **Versión.** La versión forma parte de la ruta (\`/api/external/v1\`); esta descripción corresponde a la interfaz ${API_VERSION}.`;
 
 /** The OpenAPI 3.1 document of the partner API, generated from the route table and the contracts' zod schemas. */
@@ -311,7 +324,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
     const path = openApiPath(route.path);
     paths[path] = { ...paths[path], [route.method]: apiOperation(route) };
   }
-  Object.assign(paths, referenceOperations(), webhookOperations());
+  Object.assign(paths, referenceOperations());
 
   return createDocument(
     {
@@ -325,7 +338,6 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
         { name: 'inventory', description: 'Productos y stock por bodega' },
         { name: 'packages', description: 'Importación de paquetes' },
         { name: 'system', description: 'Estado de la cuota' },
-        { name: 'webhooks', description: 'Pedidos y productos enviados por las plataformas (fuera de la base de la API)' },
         { name: 'referencia', description: 'Esta documentación' },
       ],
       paths,
@@ -345,6 +357,33 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
           ReturnsSummary,
           RateLimitStatus,
         },
+      },
+    },
+    { override: describeTransforms },
+  );
+}
+
+const WEBHOOKS_DESCRIPTION = `Lo que las plataformas de comercio electrónico envían al ERP: pedidos de WooCommerce y Shopify, que se convierten en ventas, y productos de WooCommerce, que actualizan el catálogo y el stock.
+
+Cada integración tiene una URL con su token (\`${WEBHOOK_BASE}/woocommerce/{token}\`); no se usa API key ni cuenta en la cuota. Las respuestas de error llevan el mismo sobre que la API externa: \`{success: false, error, code, details?}\`. La API externa se describe en \`${API_BASE}${REFERENCE_PATHS.document}\`.`;
+
+/**
+ * The inbound webhooks as their own OpenAPI document, with `WEBHOOK_BASE` as its server: generic
+ * clients ignore a path's own `servers`, so in the partner document they would call these paths
+ * below the API base.
+ */
+export function webhooksDocument(): OpenApiDocument {
+  return createDocument(
+    {
+      openapi: '3.1.0',
+      info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION, description: WEBHOOKS_DESCRIPTION },
+      servers: [{ url: WEBHOOK_BASE, description: 'Este servidor' }],
+      tags: [{ name: 'webhooks', description: 'Pedidos y productos enviados por las plataformas' }],
+      paths: webhookOperations(),
+      components: {
+        headers: Object.fromEntries((['X-Request-Id', 'Retry-After'] as const).map((name) => [name, { ...HEADERS[name], required: true }])),
+        responses: { UriTooLong: apiErrorResponse('UriTooLong'), RequestHeaderFieldsTooLarge: apiErrorResponse('RequestHeaderFieldsTooLarge') },
+        schemas: { Error: ErrorEnvelope },
       },
     },
     { override: describeTransforms },
