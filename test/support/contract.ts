@@ -75,6 +75,15 @@ export class Contract {
       .sort((a, b) => (a.template.match(/\{/g) ?? []).length - (b.template.match(/\{/g) ?? []).length);
   }
 
+  /** Whether `body` is valid against the JSON request body of `operation` (`POST /sales`). */
+  validRequestBody(operation: string, body: unknown): boolean {
+    const [method, template] = operation.toLowerCase().split(' ') as [string, string];
+    const route = this.routes.find((r) => r.template.toLowerCase() === template);
+    if (!route?.item[method]?.requestBody) return false;
+    const pointer = `${route.doc}#/paths/${escape(route.template)}/${method}/requestBody/content/application~1json/schema`;
+    return this.compile(pointer, { $ref: pointer })(body);
+  }
+
   /** Every operation of the documents, as `POST /sales`. */
   operations(): string[] {
     return this.routes.flatMap((r) => ['get', 'post', 'put'].filter((m) => r.item[m]).map((m) => `${m.toUpperCase()} ${r.template}`));
@@ -213,14 +222,16 @@ export class ContractRecorder {
     const examples: OpenApiExamples = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
     for (const { exchange, operation, params, problems } of await this.verdicts()) {
       // An example is meant to be read: the documents themselves and long lists are left out.
-      if (!operation || problems.length > 0 || !exchange.body || exchange.body.length > MAX_EXAMPLE_CHARS) continue;
+      // A 405 is the answer of a method the document does not have.
+      if (!operation || exchange.status === 405 || problems.length > 0 || !exchange.body || exchange.body.length > MAX_EXAMPLE_CHARS) continue;
       const entry = (examples[operation] ??= { responses: {} });
       const isJson = (exchange.headers['content-type'] ?? '').startsWith('application/json');
       if (isJson) entry.responses[String(exchange.status)] ??= JSON.parse(exchange.body);
       if (exchange.status >= 300 || entry.request) continue;
       const query = Object.fromEntries(new URL(exchange.url, 'http://localhost').searchParams);
       const body = exchange.requestBody !== undefined ? parseJson(exchange.requestBody) : undefined;
-      if (exchange.method !== 'GET' && body === undefined) continue; // a form body (WooCommerce's ping) is no JSON example
+      // A form body (WooCommerce's ping) is no JSON example; a body the document refuses (an import with an invalid item) is no example either.
+      if (exchange.method !== 'GET' && (body === undefined || !contract().validRequestBody(operation, body))) continue;
       entry.request = {
         ...(params && Object.keys(params).length > 0 ? { path: params } : {}),
         ...(Object.keys(query).length > 0 ? { query } : {}),

@@ -63,6 +63,12 @@ describe('responses against the OpenAPI document', () => {
       stack.api(`/api/webhook${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"id": 1}' }),
     );
     expect(await statuses(webhooks)).toEqual([401, 401, 401]);
+    // A token longer than any integration's is refused before it is looked up.
+    const token = 't'.repeat(501);
+    const tooLongToken = [`/woocommerce/${token}`, `/woocommerce/${token}/producto`, `/shopify/${token}`].map((path) =>
+      stack.api(`/api/webhook${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"id": 1}' }),
+    );
+    expect(await statuses(tooLongToken)).toEqual([422, 422, 422]);
 
     const verdicts = await stack.recorder!.verdicts();
     expect(verdicts.filter((v) => v.problems.length > 0).map((v) => `${v.operation} ${v.exchange.status}: ${v.problems.join('; ')}`)).toEqual([]);

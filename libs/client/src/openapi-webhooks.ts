@@ -86,6 +86,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "La URL supera el máximo de 8 KB",
+                 *       "code": 414
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -96,6 +103,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
+                 *       "code": 431
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -117,13 +131,141 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Token de la integración del usuario (secreto). */
+                /**
+                 * @description Token de la integración del usuario (secreto).
+                 * @example wh_dmjHq-3gqkzSTZ4RB_B5W5FUZ6gEarlM
+                 */
                 token: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": 5101,
+                 *       "parent_id": 0,
+                 *       "status": "processing",
+                 *       "currency": "USD",
+                 *       "version": "8.5.2",
+                 *       "prices_include_tax": false,
+                 *       "date_created": "2026-03-12T16:04:35",
+                 *       "date_modified": "2026-03-12T16:04:35",
+                 *       "discount_total": "0.00",
+                 *       "discount_tax": "0.00",
+                 *       "shipping_total": "0.00",
+                 *       "shipping_tax": "0.00",
+                 *       "cart_tax": "149.55",
+                 *       "total": "1299.98",
+                 *       "total_tax": "149.55",
+                 *       "customer_id": 0,
+                 *       "order_key": "wc_order_eaa624c902cd",
+                 *       "billing": {
+                 *         "first_name": "Ana",
+                 *         "last_name": "López",
+                 *         "company": "",
+                 *         "address_1": "Calle Arce 1020",
+                 *         "address_2": "",
+                 *         "city": "San Salvador",
+                 *         "state": "SS",
+                 *         "postcode": "01101",
+                 *         "country": "SV",
+                 *         "email": "ana.lopez@example.com",
+                 *         "phone": "(503) 2222-3333"
+                 *       },
+                 *       "shipping": {
+                 *         "first_name": "Ana",
+                 *         "last_name": "López",
+                 *         "company": "",
+                 *         "address_1": "Calle Arce 1020",
+                 *         "address_2": "",
+                 *         "city": "San Salvador",
+                 *         "state": "SS",
+                 *         "postcode": "01101",
+                 *         "country": "SV",
+                 *         "phone": ""
+                 *       },
+                 *       "payment_method": "bacs",
+                 *       "payment_method_title": "Transferencia bancaria directa",
+                 *       "transaction_id": "",
+                 *       "customer_ip_address": "190.86.10.20",
+                 *       "customer_user_agent": "Mozilla/5.0 (X11; Linux x86_64)",
+                 *       "created_via": "checkout",
+                 *       "customer_note": "",
+                 *       "date_completed": null,
+                 *       "date_paid": "2026-03-12T16:04:35",
+                 *       "cart_hash": "e3b0c44298fc1c149afbf4c8996fb924",
+                 *       "number": "5101",
+                 *       "meta_data": [],
+                 *       "line_items": [
+                 *         {
+                 *           "id": 300,
+                 *           "name": "Laptop 14",
+                 *           "product_id": 93,
+                 *           "variation_id": 0,
+                 *           "quantity": 2,
+                 *           "tax_class": "",
+                 *           "subtotal": "1150.43",
+                 *           "subtotal_tax": "149.55",
+                 *           "total": "1150.43",
+                 *           "total_tax": "149.55",
+                 *           "taxes": [
+                 *             {
+                 *               "id": 75,
+                 *               "total": "149.55",
+                 *               "subtotal": "149.55"
+                 *             }
+                 *           ],
+                 *           "meta_data": [],
+                 *           "sku": "LAP-14",
+                 *           "price": 575.215,
+                 *           "image": {
+                 *             "id": "",
+                 *             "src": ""
+                 *           },
+                 *           "parent_name": null
+                 *         }
+                 *       ],
+                 *       "tax_lines": [
+                 *         {
+                 *           "id": 318,
+                 *           "rate_code": "SV-IVA-1",
+                 *           "rate_id": 75,
+                 *           "label": "IVA",
+                 *           "compound": false,
+                 *           "tax_total": "149.55",
+                 *           "shipping_tax_total": "0.00",
+                 *           "rate_percent": 13,
+                 *           "meta_data": []
+                 *         }
+                 *       ],
+                 *       "shipping_lines": [],
+                 *       "fee_lines": [],
+                 *       "coupon_lines": [],
+                 *       "refunds": [],
+                 *       "payment_url": "https://tienda.example.com/checkout/order-pay/5101/",
+                 *       "is_editable": false,
+                 *       "needs_payment": false,
+                 *       "needs_processing": true,
+                 *       "date_created_gmt": "2026-03-12T16:04:35",
+                 *       "date_modified_gmt": "2026-03-12T16:04:35",
+                 *       "date_completed_gmt": null,
+                 *       "date_paid_gmt": "2026-03-12T16:04:35",
+                 *       "currency_symbol": "$",
+                 *       "_links": {
+                 *         "self": [
+                 *           {
+                 *             "href": "https://tienda.example.com/wp-json/wc/v3/orders/5101"
+                 *           }
+                 *         ],
+                 *         "collection": [
+                 *           {
+                 *             "href": "https://tienda.example.com/wp-json/wc/v3/orders"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     id: number;
                     /** @description processing y completed: venta Completada; pending y on-hold: Pendiente; cancelled, refunded y failed: ninguna venta (o se anula la ya creada) */
@@ -167,6 +309,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "estado": "recibida",
+                     *       "id_entrega": 1
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -183,6 +332,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Token de integración inválido o deshabilitado",
+                     *       "code": 401
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -193,6 +349,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                     *       "code": 413
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -204,6 +367,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "token": [
+                     *           "Too big: expected string to have <=500 characters"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -217,6 +392,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Error interno del servidor",
+                     *       "code": 500
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -228,6 +410,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Servicio no disponible (webhooks)",
+                     *       "code": 503
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -238,6 +427,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El servicio no respondió a tiempo (webhooks)",
+                     *       "code": 504
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -248,13 +444,111 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Token de la integración del usuario (secreto). */
+                /**
+                 * @description Token de la integración del usuario (secreto).
+                 * @example wh_B3FXnu5Br8XG-87oyvJCgNtDB7rEcnHF
+                 */
                 token: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": 4001,
+                 *       "name": "Producto A",
+                 *       "slug": "producto-a",
+                 *       "permalink": "https://tienda.example.com/producto/4001/",
+                 *       "date_created": "2026-01-10T09:00:00",
+                 *       "date_created_gmt": "2026-01-10T15:00:00",
+                 *       "date_modified": "2026-03-12T16:04:35",
+                 *       "date_modified_gmt": "2026-03-12T16:04:35",
+                 *       "type": "simple",
+                 *       "status": "publish",
+                 *       "featured": false,
+                 *       "catalog_visibility": "visible",
+                 *       "description": "",
+                 *       "short_description": "",
+                 *       "sku": "SKU-A",
+                 *       "price": "10.00",
+                 *       "regular_price": "10.00",
+                 *       "sale_price": "",
+                 *       "date_on_sale_from": null,
+                 *       "date_on_sale_from_gmt": null,
+                 *       "date_on_sale_to": null,
+                 *       "date_on_sale_to_gmt": null,
+                 *       "on_sale": false,
+                 *       "purchasable": true,
+                 *       "total_sales": 0,
+                 *       "virtual": false,
+                 *       "downloadable": false,
+                 *       "downloads": [],
+                 *       "download_limit": -1,
+                 *       "download_expiry": -1,
+                 *       "external_url": "",
+                 *       "button_text": "",
+                 *       "tax_status": "taxable",
+                 *       "tax_class": "",
+                 *       "manage_stock": true,
+                 *       "stock_quantity": 9,
+                 *       "backorders": "no",
+                 *       "backorders_allowed": false,
+                 *       "backordered": false,
+                 *       "low_stock_amount": null,
+                 *       "sold_individually": false,
+                 *       "weight": "",
+                 *       "dimensions": {
+                 *         "length": "",
+                 *         "width": "",
+                 *         "height": ""
+                 *       },
+                 *       "shipping_required": true,
+                 *       "shipping_taxable": true,
+                 *       "shipping_class": "",
+                 *       "shipping_class_id": 0,
+                 *       "reviews_allowed": true,
+                 *       "average_rating": "0",
+                 *       "rating_count": 0,
+                 *       "upsell_ids": [],
+                 *       "cross_sell_ids": [],
+                 *       "parent_id": 0,
+                 *       "purchase_note": "",
+                 *       "categories": [
+                 *         {
+                 *           "id": 15,
+                 *           "name": "Uncategorized",
+                 *           "slug": "uncategorized"
+                 *         }
+                 *       ],
+                 *       "tags": [],
+                 *       "images": [],
+                 *       "attributes": [],
+                 *       "default_attributes": [],
+                 *       "variations": [],
+                 *       "grouped_products": [],
+                 *       "menu_order": 0,
+                 *       "price_html": "<span class=\"woocommerce-Price-amount amount\">$10.00</span>",
+                 *       "related_ids": [],
+                 *       "meta_data": [],
+                 *       "stock_status": "instock",
+                 *       "has_options": false,
+                 *       "post_password": "",
+                 *       "global_unique_id": "",
+                 *       "_links": {
+                 *         "self": [
+                 *           {
+                 *             "href": "https://tienda.example.com/wp-json/wc/v3/products/4001"
+                 *           }
+                 *         ],
+                 *         "collection": [
+                 *           {
+                 *             "href": "https://tienda.example.com/wp-json/wc/v3/products"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     id: number;
                     name?: string;
@@ -283,6 +577,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "estado": "recibida",
+                     *       "id_entrega": 1
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -299,6 +600,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Token de integración inválido o deshabilitado",
+                     *       "code": 401
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -309,6 +617,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                     *       "code": 413
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -320,6 +635,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "token": [
+                     *           "Too big: expected string to have <=500 characters"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -333,6 +660,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Error interno del servidor",
+                     *       "code": 500
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -344,6 +678,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Servicio no disponible (webhooks)",
+                     *       "code": 503
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -354,6 +695,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El servicio no respondió a tiempo (webhooks)",
+                     *       "code": 504
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -364,13 +712,138 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Token de la integración del usuario (secreto). */
+                /**
+                 * @description Token de la integración del usuario (secreto).
+                 * @example wh_0vuIX_3-RbHzfW8bAXKTuDzarjHXdDMQ
+                 */
                 token: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": 820982911946154500,
+                 *       "admin_graphql_api_id": "gid://shopify/Order/820982911946154508",
+                 *       "app_id": 580111,
+                 *       "browser_ip": "190.86.10.20",
+                 *       "buyer_accepts_marketing": false,
+                 *       "cancel_reason": null,
+                 *       "cancelled_at": null,
+                 *       "cart_token": null,
+                 *       "checkout_id": null,
+                 *       "checkout_token": null,
+                 *       "client_details": null,
+                 *       "closed_at": null,
+                 *       "confirmation_number": "HN4XR7PQ2",
+                 *       "confirmed": true,
+                 *       "contact_email": "jon@example.com",
+                 *       "created_at": "2026-03-12T10:04:35-06:00",
+                 *       "currency": "USD",
+                 *       "current_subtotal_price": "59.85",
+                 *       "current_total_discounts": "0.00",
+                 *       "current_total_price": "59.85",
+                 *       "current_total_tax": "0.00",
+                 *       "customer_locale": "es",
+                 *       "discount_codes": [],
+                 *       "email": "jon@example.com",
+                 *       "estimated_taxes": false,
+                 *       "financial_status": "paid",
+                 *       "fulfillment_status": null,
+                 *       "gateway": "manual",
+                 *       "landing_site": null,
+                 *       "name": "#1001",
+                 *       "note": null,
+                 *       "note_attributes": [],
+                 *       "number": 1,
+                 *       "order_number": 1001,
+                 *       "payment_gateway_names": [
+                 *         "manual"
+                 *       ],
+                 *       "phone": null,
+                 *       "presentment_currency": "USD",
+                 *       "processed_at": "2026-03-12T10:04:35-06:00",
+                 *       "source_name": "web",
+                 *       "subtotal_price": "59.85",
+                 *       "tags": "",
+                 *       "tax_lines": [],
+                 *       "taxes_included": true,
+                 *       "test": false,
+                 *       "token": "cde0e138cdee70480f6debefc3c495ec",
+                 *       "total_discounts": "0.00",
+                 *       "total_line_items_price": "59.85",
+                 *       "total_outstanding": "0.00",
+                 *       "total_price": "59.85",
+                 *       "total_tax": "0.00",
+                 *       "total_weight": 0,
+                 *       "updated_at": "2026-03-12T10:04:36-06:00",
+                 *       "user_id": null,
+                 *       "billing_address": {
+                 *         "first_name": "Jon",
+                 *         "last_name": "Snow",
+                 *         "address1": "Calle Arce 1020",
+                 *         "city": "San Salvador",
+                 *         "country": "El Salvador",
+                 *         "country_code": "SV",
+                 *         "name": "Jon Snow"
+                 *       },
+                 *       "customer": {
+                 *         "id": 115310627314723950,
+                 *         "email": "jon@example.com",
+                 *         "first_name": "Jon",
+                 *         "last_name": "Snow",
+                 *         "state": "disabled",
+                 *         "currency": "USD"
+                 *       },
+                 *       "discount_applications": [],
+                 *       "fulfillments": [],
+                 *       "line_items": [
+                 *         {
+                 *           "id": 866550311766439000,
+                 *           "admin_graphql_api_id": "gid://shopify/LineItem/866550311766439020",
+                 *           "current_quantity": 3,
+                 *           "fulfillable_quantity": 3,
+                 *           "fulfillment_service": "manual",
+                 *           "fulfillment_status": null,
+                 *           "gift_card": false,
+                 *           "grams": 100,
+                 *           "name": "Mouse",
+                 *           "price": "19.95",
+                 *           "price_set": {
+                 *             "shop_money": {
+                 *               "amount": "19.95",
+                 *               "currency_code": "USD"
+                 *             },
+                 *             "presentment_money": {
+                 *               "amount": "19.95",
+                 *               "currency_code": "USD"
+                 *             }
+                 *           },
+                 *           "product_exists": true,
+                 *           "product_id": 632910392,
+                 *           "properties": [],
+                 *           "quantity": 3,
+                 *           "requires_shipping": true,
+                 *           "sku": "7401000000021",
+                 *           "taxable": true,
+                 *           "title": "Mouse",
+                 *           "total_discount": "0.00",
+                 *           "variant_id": 808950810,
+                 *           "variant_inventory_management": "shopify",
+                 *           "variant_title": null,
+                 *           "vendor": null,
+                 *           "tax_lines": [],
+                 *           "duties": [],
+                 *           "discount_allocations": []
+                 *         }
+                 *       ],
+                 *       "payment_terms": null,
+                 *       "refunds": [],
+                 *       "shipping_address": null,
+                 *       "shipping_lines": []
+                 *     }
+                 */
                 "application/json": {
                     id: number;
                     email: string;
@@ -404,6 +877,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "estado": "recibida",
+                     *       "id_entrega": 7
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -420,6 +900,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Token de integración inválido o deshabilitado",
+                     *       "code": 401
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -430,6 +917,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                     *       "code": 413
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -441,6 +935,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "token": [
+                     *           "Too big: expected string to have <=500 characters"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -454,6 +960,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Error interno del servidor",
+                     *       "code": 500
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -465,6 +978,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Servicio no disponible (webhooks)",
+                     *       "code": 503
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -475,6 +995,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El servicio no respondió a tiempo (webhooks)",
+                     *       "code": 504
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };

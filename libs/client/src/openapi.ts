@@ -518,6 +518,18 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Parámetros inválidos",
+                 *       "code": 400,
+                 *       "details": {
+                 *         "per_page": [
+                 *           "Debe ser menor o igual a 200"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -528,6 +540,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "API key inválido o empresa inactiva",
+                 *       "code": 401
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -541,6 +560,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Producto no encontrado",
+                 *       "code": 404
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -554,6 +580,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                 *       "code": 413
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -564,6 +597,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "La URL supera el máximo de 8 KB",
+                 *       "code": 414
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -577,6 +617,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "El contenido debe enviarse como application/json",
+                 *       "code": 415
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -590,6 +637,21 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Datos inválidos",
+                 *       "code": 422,
+                 *       "details": {
+                 *         "detalles.0.cantidad": [
+                 *           "Debe ser mayor o igual a 0.0001"
+                 *         ],
+                 *         "detalles.0.id_producto": [
+                 *           "Debe indicar id_producto o codigo_producto"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -600,6 +662,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
+                 *       "code": 431
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -614,6 +683,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).",
+                 *       "code": 429
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -632,6 +708,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Error interno del servidor",
+                 *       "code": 500
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -649,6 +732,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Servicio no disponible (inventory)",
+                 *       "code": 503
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -665,6 +755,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "El servicio no respondió a tiempo (sales)",
+                 *       "code": 504
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -695,11 +792,13 @@ export interface operations {
         parameters: {
             query?: {
                 page?: number;
+                /** @example 2 */
                 per_page?: number;
                 codigo?: string;
                 nombre?: string;
                 categoria?: string;
                 marca?: string;
+                /** @example Producto */
                 tipo?: "Producto" | "Servicio";
                 enable?: 0 | 1;
                 con_stock?: boolean;
@@ -723,6 +822,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 4,
+                     *           "nombre": "Cemento 42.5 kg",
+                     *           "descripcion": null,
+                     *           "codigo": "CEM-42",
+                     *           "barcode": null,
+                     *           "nombre_categoria": null,
+                     *           "precio": 9.85,
+                     *           "costo": 7,
+                     *           "costo_anterior": 7,
+                     *           "costo_promedio": 7,
+                     *           "marca": null,
+                     *           "tipo": "Producto",
+                     *           "enable": 1,
+                     *           "img": null,
+                     *           "created_at": "2026-11-25T02:47:27.349Z",
+                     *           "updated_at": "2026-11-25T02:47:27.349Z",
+                     *           "inventarios": [
+                     *             {
+                     *               "id_producto": 4,
+                     *               "id_bodega": 1,
+                     *               "id_sucursal": 1,
+                     *               "stock": 100,
+                     *               "stock_minimo": 0,
+                     *               "stock_maximo": 1000,
+                     *               "nota": null,
+                     *               "nombre_bodega": "Bodega Principal",
+                     *               "nombre_sucursal": "Sucursal Centro"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": 1,
+                     *           "nombre": "Laptop 14",
+                     *           "descripcion": null,
+                     *           "codigo": "LAP-14",
+                     *           "barcode": "7401000000014",
+                     *           "nombre_categoria": null,
+                     *           "precio": 649.99,
+                     *           "costo": 480,
+                     *           "costo_anterior": 470,
+                     *           "costo_promedio": 475.25,
+                     *           "marca": null,
+                     *           "tipo": "Producto",
+                     *           "enable": 1,
+                     *           "img": null,
+                     *           "created_at": "2026-11-25T02:47:27.349Z",
+                     *           "updated_at": "2026-11-25T02:47:27.349Z",
+                     *           "inventarios": [
+                     *             {
+                     *               "id_producto": 1,
+                     *               "id_bodega": 1,
+                     *               "id_sucursal": 1,
+                     *               "stock": 12,
+                     *               "stock_minimo": 0,
+                     *               "stock_maximo": 1000,
+                     *               "nota": null,
+                     *               "nombre_bodega": "Bodega Principal",
+                     *               "nombre_sucursal": "Sucursal Centro"
+                     *             },
+                     *             {
+                     *               "id_producto": 1,
+                     *               "id_bodega": 3,
+                     *               "id_sucursal": 2,
+                     *               "stock": 4,
+                     *               "stock_minimo": 0,
+                     *               "stock_maximo": 1000,
+                     *               "nota": null,
+                     *               "nombre_bodega": "Bodega Norte",
+                     *               "nombre_sucursal": "Sucursal Norte"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 2,
+                     *         "total": 5,
+                     *         "total_pages": 3,
+                     *         "has_next": true,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 2
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:27.868Z",
+                     *         "filters_applied": {
+                     *           "tipo": "Producto"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -732,11 +928,67 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "per_page": [
+                     *           "Debe ser menor o igual a 200"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            414: components["responses"]["UriTooLong"];
+            /** @description La URL (ruta y parámetros) supera 8 KB: «La URL supera el máximo de 8 KB». Se responde antes de autenticar y no cuenta. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La URL supera el máximo de 8 KB",
+                     *       "code": 414
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            /** @description Los encabezados suman más de 16 KB, o la línea de la solicitud y los encabezados juntos más de 64 KB (también por una URL enorme): «Los encabezados de la solicitud superan el máximo de 16 KB». Se responde antes de autenticar y no cuenta. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
+                     *       "code": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -761,6 +1013,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "productos": {
+                     *           "total": 6,
+                     *           "activos": 5,
+                     *           "inactivos": 1
+                     *         },
+                     *         "inventario": {
+                     *           "stock_total": 309,
+                     *           "valor_total": 10010,
+                     *           "productos_con_stock": 5,
+                     *           "productos_sin_stock": 1,
+                     *           "productos_stock_bajo": 0
+                     *         },
+                     *         "productos_por_categoria": [
+                     *           {
+                     *             "categoria": "Sin categoría",
+                     *             "cantidad": 6
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:27.854Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -783,6 +1065,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -799,6 +1082,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "nombre": "Laptop 14",
+                     *         "descripcion": null,
+                     *         "codigo": "LAP-14",
+                     *         "barcode": "7401000000014",
+                     *         "nombre_categoria": null,
+                     *         "precio": 649.99,
+                     *         "costo": 480,
+                     *         "costo_anterior": 470,
+                     *         "costo_promedio": 475.25,
+                     *         "marca": null,
+                     *         "tipo": "Producto",
+                     *         "enable": 1,
+                     *         "img": null,
+                     *         "created_at": "2026-11-25T02:47:27.349Z",
+                     *         "updated_at": "2026-11-25T02:47:27.349Z",
+                     *         "inventarios": [
+                     *           {
+                     *             "id_producto": 1,
+                     *             "id_bodega": 1,
+                     *             "id_sucursal": 1,
+                     *             "stock": 12,
+                     *             "stock_minimo": 0,
+                     *             "stock_maximo": 1000,
+                     *             "nota": null,
+                     *             "nombre_bodega": "Bodega Principal",
+                     *             "nombre_sucursal": "Sucursal Centro",
+                     *             "created_at": "2026-11-25T02:47:27.349Z",
+                     *             "updated_at": "2026-11-25T02:47:27.349Z"
+                     *           },
+                     *           {
+                     *             "id_producto": 1,
+                     *             "id_bodega": 3,
+                     *             "id_sucursal": 2,
+                     *             "stock": 4,
+                     *             "stock_minimo": 0,
+                     *             "stock_maximo": 1000,
+                     *             "nota": null,
+                     *             "nombre_bodega": "Bodega Norte",
+                     *             "nombre_sucursal": "Sucursal Norte",
+                     *             "created_at": "2026-11-25T02:47:27.349Z",
+                     *             "updated_at": "2026-11-25T02:47:27.349Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:27.769Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -807,14 +1146,96 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "id": [
+                     *           "Debe ser un número entero"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Producto no encontrado",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            /** @description Los encabezados suman más de 16 KB, o la línea de la solicitud y los encabezados juntos más de 64 KB (también por una URL enorme): «Los encabezados de la solicitud superan el máximo de 16 KB». Se responde antes de autenticar y no cuenta. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
+                     *       "code": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /** @description El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Servicio no disponible (inventory)",
+                     *       "code": 503
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             504: components["responses"]["GatewayTimeout"];
         };
     };
@@ -822,9 +1243,11 @@ export interface operations {
         parameters: {
             query?: {
                 page?: number;
+                /** @example 1 */
                 per_page?: number;
                 fecha_inicio?: string;
                 fecha_fin?: string;
+                /** @example Completada */
                 estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
                 order_by?: "fecha" | "total" | "correlativo" | "created_at";
                 order_direction?: "asc" | "desc";
@@ -845,6 +1268,81 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "fecha": "2026-03-10",
+                     *           "correlativo": "FAC-1",
+                     *           "referencia": "contract-1",
+                     *           "referencia_externa": "contract-1",
+                     *           "cotizacion": false,
+                     *           "estado": "Completada",
+                     *           "forma_pago": "Efectivo",
+                     *           "total": 649.99,
+                     *           "iva": 74.78,
+                     *           "sub_total": 575.21,
+                     *           "descuento": 0,
+                     *           "exenta": 0,
+                     *           "monto_pago": null,
+                     *           "cambio": 0,
+                     *           "saldo": 0,
+                     *           "nombre_cliente": "Consumidor Final",
+                     *           "nombre_usuario": "Admin A",
+                     *           "nombre_vendedor": null,
+                     *           "id_sucursal": 1,
+                     *           "id_bodega": 1,
+                     *           "id_documento": 1,
+                     *           "nombre_documento": "Factura",
+                     *           "id_canal": 1,
+                     *           "id_cliente": null,
+                     *           "fecha_expiracion": null,
+                     *           "observaciones": null,
+                     *           "documento_fiscal_emitido": false,
+                     *           "created_at": "2026-11-25T02:47:28.428Z",
+                     *           "updated_at": "2026-11-25T02:47:28.428Z",
+                     *           "detalles": [
+                     *             {
+                     *               "id": 1,
+                     *               "id_producto": 1,
+                     *               "codigo": "LAP-14",
+                     *               "nombre_producto": "Laptop 14",
+                     *               "descripcion": null,
+                     *               "cantidad": 1,
+                     *               "precio": 649.99,
+                     *               "descuento": 0,
+                     *               "porcentaje_impuesto": 13,
+                     *               "sub_total": 575.21,
+                     *               "iva": 74.78,
+                     *               "exenta": 0,
+                     *               "total": 649.99,
+                     *               "created_at": "2026-11-25T02:47:28.428Z",
+                     *               "updated_at": "2026-11-25T02:47:28.428Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 1,
+                     *         "total": 1,
+                     *         "total_pages": 1,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 1
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.571Z",
+                     *         "filters_applied": {
+                     *           "estado": "Completada"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -854,7 +1352,31 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "fecha_inicio": [
+                     *           "Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -873,6 +1395,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fecha": "2026-03-10",
+                 *       "estado": "Completada",
+                 *       "id_sucursal": 1,
+                 *       "id_bodega": 1,
+                 *       "id_documento": 1,
+                 *       "id_canal": 1,
+                 *       "detalles": [
+                 *         {
+                 *           "id_producto": 1,
+                 *           "cantidad": 1
+                 *         }
+                 *       ],
+                 *       "referencia_externa": "contract-1"
+                 *     }
+                 */
                 "application/json": {
                     referencia_externa?: string | null;
                     referencia?: string | null;
@@ -905,16 +1444,8 @@ export interface operations {
                         descuento?: number;
                         id_presentacion?: number;
                         porcentaje_impuesto?: number;
-                    } | {
-                        id_producto: unknown;
-                    } | {
-                        codigo_producto: unknown;
-                    })[];
-                } & (({
-                    id_sucursal: unknown;
-                } | {
-                    sucursal: unknown;
-                }) & unknown & unknown & unknown);
+                    } | unknown | unknown)[];
+                } & ((unknown | unknown) & unknown & unknown & unknown);
             };
         };
         responses: {
@@ -928,6 +1459,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "FAC-1",
+                     *         "referencia": "contract-1",
+                     *         "referencia_externa": "contract-1",
+                     *         "cotizacion": false,
+                     *         "estado": "Completada",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 1,
+                     *         "nombre_documento": "Factura",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": null,
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.428Z",
+                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 1,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.428Z",
+                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.501Z",
+                     *         "filters_applied": {},
+                     *         "idempotent": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -955,6 +1548,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "FAC-1",
+                     *         "referencia": "contract-1",
+                     *         "referencia_externa": "contract-1",
+                     *         "cotizacion": false,
+                     *         "estado": "Completada",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 1,
+                     *         "nombre_documento": "Factura",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": null,
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.428Z",
+                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 1,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.428Z",
+                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.480Z",
+                     *         "filters_applied": {},
+                     *         "idempotent": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -971,12 +1626,82 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El cuerpo de la solicitud no es JSON válido",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "_": [
+                     *           "No se pudo interpretar el cuerpo como JSON: revise su sintaxis"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            /** @description El cuerpo no se envió como `application/json`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El contenido debe enviarse como application/json",
+                     *       "code": 415
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "detalles.0.cantidad": [
+                     *           "Debe ser mayor o igual a 0.0001"
+                     *         ],
+                     *         "detalles.0.id_producto": [
+                     *           "Debe indicar id_producto o codigo_producto"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -987,7 +1712,9 @@ export interface operations {
     getSalesSummary: {
         parameters: {
             query?: {
+                /** @example 2026-01-01 */
                 fecha_inicio?: string;
+                /** @example 2026-12-31 */
                 fecha_fin?: string;
                 estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
             };
@@ -1007,6 +1734,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cantidad_ventas": 1,
+                     *         "total_ventas": 649.99,
+                     *         "total_iva": 74.78,
+                     *         "total_descuentos": 0,
+                     *         "promedio_venta": 649.99,
+                     *         "ventas_por_estado": [
+                     *           {
+                     *             "estado": "Completada",
+                     *             "cantidad": 1,
+                     *             "total": 649.99
+                     *           },
+                     *           {
+                     *             "estado": "Pendiente",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "estado": "Anulada",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "estado": "Cotizacion",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.556Z",
+                     *         "filters_applied": {
+                     *           "fecha_inicio": "2026-01-01",
+                     *           "fecha_fin": "2026-12-31"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1015,7 +1784,31 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "estado": [
+                     *           "Debe ser uno de: Completada, Pendiente, Anulada, Cotizacion"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -1030,6 +1823,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -1046,6 +1840,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "FAC-1",
+                     *         "referencia": "contract-1",
+                     *         "referencia_externa": "contract-1",
+                     *         "cotizacion": false,
+                     *         "estado": "Completada",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 1,
+                     *         "nombre_documento": "Factura",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": null,
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.428Z",
+                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 1,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.428Z",
+                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.567Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1056,7 +1911,26 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Venta no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -1070,12 +1944,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2 */
                 id: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "observaciones": "Entrega el lunes"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: date */
                     fecha?: string;
@@ -1105,13 +1985,7 @@ export interface operations {
                         descuento?: number;
                         id_presentacion?: number;
                         porcentaje_impuesto?: number;
-                    } | {
-                        id: unknown;
-                    } | {
-                        id_producto: unknown;
-                    } | {
-                        codigo_producto: unknown;
-                    })[];
+                    } | unknown | unknown | unknown)[];
                 } & (unknown & unknown);
             };
         };
@@ -1126,6 +2000,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 2,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "COT-1",
+                     *         "referencia": null,
+                     *         "referencia_externa": null,
+                     *         "cotizacion": true,
+                     *         "estado": "Cotizacion",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 3,
+                     *         "nombre_documento": "Cotización",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": "Entrega el lunes",
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.613Z",
+                     *         "updated_at": "2026-11-25T02:47:28.704Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 2,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.613Z",
+                     *             "updated_at": "2026-11-25T02:47:28.613Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.714Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1136,11 +2071,54 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Venta no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "estado": [
+                     *           "La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1155,6 +2133,7 @@ export interface operations {
                 per_page?: number;
                 fecha_inicio?: string;
                 fecha_fin?: string;
+                /** @example 1 */
                 id_venta?: number;
             };
             header?: never;
@@ -1173,6 +2152,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 100,
+                     *         "total": 0,
+                     *         "total_pages": 0,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": null,
+                     *         "to": null
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.833Z",
+                     *         "filters_applied": {
+                     *           "id_venta": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1182,7 +2184,31 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "fecha_fin": [
+                     *           "Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -1214,6 +2240,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cantidad_devoluciones": 0,
+                     *         "total_devuelto": 0,
+                     *         "total_iva": 0,
+                     *         "total_descuentos": 0,
+                     *         "promedio_devolucion": 0,
+                     *         "devoluciones_por_tipo": [
+                     *           {
+                     *             "tipo": "devolucion",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "tipo": "descuento_ajuste",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "tipo": "anulacion_factura",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.867Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1222,7 +2282,31 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "fecha_fin": [
+                     *           "No puede ser anterior a fecha_inicio"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -1237,6 +2321,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6 */
                 id: number;
             };
             cookie?: never;
@@ -1253,6 +2338,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 6,
+                     *         "fecha": "2026-02-15",
+                     *         "correlativo": "NC-6",
+                     *         "tipo": "devolucion",
+                     *         "sub_total": 22.12,
+                     *         "no_sujeta": 0,
+                     *         "exenta": 0,
+                     *         "cuenta_a_terceros": 0,
+                     *         "total": 25,
+                     *         "iva": 2.88,
+                     *         "iva_retenido": 0,
+                     *         "descuento": 0,
+                     *         "observaciones": "",
+                     *         "enable": 1,
+                     *         "estado": "Confirmada",
+                     *         "id_venta": 2,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_documento": "Nota de crédito",
+                     *         "created_at": "2026-11-25T02:47:42.197Z",
+                     *         "updated_at": "2026-11-25T02:47:42.197Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 6,
+                     *             "id_detalle_venta": 4,
+                     *             "id_producto": 5,
+                     *             "nombre_producto": "Instalación",
+                     *             "codigo_producto": "SRV-INS",
+                     *             "marca_producto": "",
+                     *             "descripcion": "",
+                     *             "cantidad": 1,
+                     *             "precio": 25,
+                     *             "costo": 0,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 22.12,
+                     *             "iva": 2.88,
+                     *             "no_sujeta": 0,
+                     *             "cuenta_a_terceros": 0,
+                     *             "exenta": 0,
+                     *             "total": 25,
+                     *             "medida": "Unidad"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:42.926Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1261,9 +2402,52 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "id": [
+                     *           "Debe ser un número entero"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Devolución no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -1281,6 +2465,43 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "packages": [
+                 *         {
+                 *           "cliente": "Juan Pérez",
+                 *           "codigo_asesor": "AS-01",
+                 *           "wr": "WR-OK-1",
+                 *           "guia": "GU-WR-OK-1",
+                 *           "embalaje": "Caja",
+                 *           "piezas": 3,
+                 *           "peso": 12.5,
+                 *           "precio": 40,
+                 *           "cuenta_a_terceros": 5.25,
+                 *           "otros": 1.1,
+                 *           "total": 46.35,
+                 *           "id_sucursal": 1,
+                 *           "transportista": "DHL",
+                 *           "volumen": 0.75,
+                 *           "nota": "Frágil"
+                 *         },
+                 *         {
+                 *           "cliente": "Juan Pérez",
+                 *           "codigo_asesor": "AS-01",
+                 *           "wr": "WR-OK-2",
+                 *           "guia": "GU-WR-OK-2",
+                 *           "embalaje": "Caja",
+                 *           "piezas": 3,
+                 *           "peso": 12.5,
+                 *           "precio": 40,
+                 *           "cuenta_a_terceros": 5.25,
+                 *           "otros": 1.1,
+                 *           "total": 46.35,
+                 *           "sucursal": "Sucursal Norte"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     packages: ({
                         cliente: string;
@@ -1303,9 +2524,9 @@ export interface operations {
                         volumen?: number | null;
                         nota?: string | null;
                     } | {
-                        id_sucursal: unknown;
+                        id_sucursal: number;
                     } | {
-                        sucursal: unknown;
+                        sucursal: string;
                     })[];
                 };
             };
@@ -1321,6 +2542,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "created": 1,
+                     *       "skipped": 0,
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "wr": "",
+                     *           "message": "wr: Es obligatorio"
+                     *         }
+                     *       ],
+                     *       "items": [
+                     *         {
+                     *           "index": 0,
+                     *           "wr": "WR-CONTRACT-1",
+                     *           "status": "created",
+                     *           "id": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1341,11 +2584,89 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            413: components["responses"]["PayloadTooLarge"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "packages": [
+                     *           "Debe incluir al menos 1 paquete"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key inválido o empresa inactiva",
+                     *       "code": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El cuerpo supera 1 MB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                     *       "code": 413
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo no se envió como `application/json`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El contenido debe enviarse como application/json",
+                     *       "code": 415
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1372,6 +2693,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "requests_used": 29,
+                     *         "max_requests": 1000,
+                     *         "remaining_requests": 971,
+                     *         "reset_time": "2026-11-25T03:00:00.000Z",
+                     *         "window_minutes": 60,
+                     *         "limits": {
+                     *           "standard": 1000,
+                     *           "with_date_filters": 2000
+                     *         },
+                     *         "current_limit_type": "standard",
+                     *         "empresa_id": 1,
+                     *         "empresa_nombre": "Ventas A"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:29.028Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1380,7 +2725,23 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key inválido o empresa inactiva",
+                     *       "code": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -1405,6 +2766,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "API externa de ventas, inventario y devoluciones",
+                     *         "version": "1.4.0"
+                     *       }
+                     *     }
+                     */
                     "application/json": Record<string, never>;
                 };
             };
@@ -1429,6 +2799,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Webhooks entrantes de las plataformas",
+                     *         "version": "1.4.0"
+                     *       }
+                     *     }
+                     */
                     "application/json": Record<string, never>;
                 };
             };
@@ -1453,6 +2832,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="es">…</html>
+                     */
                     "text/html": string;
                 };
             };

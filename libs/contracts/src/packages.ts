@@ -87,7 +87,10 @@ export const PackageImportItem = z
     when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
   })
   .meta({
-    anyOf: ['id_sucursal', 'sucursal'].map((field) => ({ required: [field], properties: { [field]: { not: { type: 'null' } } } })),
+    anyOf: [
+      { required: ['id_sucursal'], properties: { id_sucursal: { type: 'integer' } } },
+      { required: ['sucursal'], properties: { sucursal: { type: 'string' } } },
+    ],
     description: 'Lleva `id_sucursal` o `sucursal` (nombre de una sucursal activa, sin distinguir mayúsculas).',
   });
 export type PackageImportItem = z.output<typeof PackageImportItem>;

@@ -72,10 +72,8 @@ const RequiredDate = documentAs(
   DATE_JSON_SCHEMA,
 );
 
-/** JSON Schema of "at least one of these fields, not null". */
-const oneOfFields = (...fields: string[]) => ({
-  anyOf: fields.map((field) => ({ required: [field], properties: { [field]: { not: { type: 'null' } } } })),
-});
+/** JSON Schema of "at least one of these fields" (none of them nullable). */
+const oneOfFields = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
 
 const SaleLineFields = z.object(
   {
@@ -287,7 +285,7 @@ export const SaleUpdateBody = z
   .meta({
     allOf: [
       { if: { required: ['cotizacion'], properties: { cotizacion: { const: true } } }, then: { properties: { estado: { enum: ['Cotizacion', 'Pre-venta'] } } } },
-      { if: { required: ['estado'], properties: { estado: { const: 'Pendiente' } } }, then: { properties: { id_cliente: { not: { type: 'null' } } } } },
+      { if: { required: ['estado'], properties: { estado: { const: 'Pendiente' } } }, then: { properties: { id_cliente: { type: 'integer' } } } },
     ],
     description: [
       'Reglas entre campos (422 con `details` cuando no se cumplen):',

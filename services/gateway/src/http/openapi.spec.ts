@@ -153,4 +153,40 @@ describe('the OpenAPI document', () => {
       expect(bodySchema('/sales/{id}', 'put')(body)).toBe(SaleUpdateBody.safeParse(body).success);
     });
   });
+
+  it('gives every operation a request example and an example of each answer, all valid against their schemas', () => {
+    const documents: Record<string, Json> = { openapi: sut, webhooks: webhooksDocument() };
+    const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
+    for (const [id, doc] of Object.entries(documents)) ajv.addSchema(doc, id, undefined, false);
+    const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    const resolve = (doc: Json, value: Json) => (value.$ref ? String(value.$ref).slice(2).split('/').reduce((node: Json, part: string) => node[part.replace(/~1/g, '/')], doc) : value);
+    const problems: string[] = [];
+    const check = (where: string, schemaRef: string, example: unknown) => {
+      if (example === undefined) return void problems.push(`${where}: no example`);
+      const validate = ajv.compile({ $ref: schemaRef });
+      if (!validate(example)) problems.push(`${where}: ${ajv.errorsText(validate.errors)}`);
+    };
+    for (const [id, doc] of Object.entries(documents)) {
+      for (const [template, item] of Object.entries<Json>(doc.paths)) {
+        for (const method of ['get', 'post', 'put'].filter((m) => item[m])) {
+          const op = item[method];
+          const at = `${id}#/${pointer('paths', template, method)}`;
+          const name = `${method.toUpperCase()} ${template}`;
+          (op.parameters ?? []).forEach((param: Json, i: number) => {
+            if (param.required || param.example !== undefined) check(`${name} parameter ${param.name}`, `${at}/parameters/${i}/schema`, param.example);
+          });
+          if (op.requestBody) check(`${name} request`, `${at}/requestBody/content/application~1json/schema`, op.requestBody.content['application/json'].example);
+          for (const [status, ref] of Object.entries<Json>(op.responses)) {
+            const response = resolve(doc, ref);
+            const base = ref.$ref ? `${id}${ref.$ref}` : `${at}/responses/${status}`;
+            for (const [type, media] of Object.entries<Json>(response.content ?? {})) {
+              if (type === 'application/json') check(`${name} ${status}`, `${base}/content/${pointer(type)}/schema`, media.example);
+              else if (media.example === undefined) problems.push(`${name} ${status} ${type}: no example`);
+            }
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
 });

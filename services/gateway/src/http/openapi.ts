@@ -26,6 +26,7 @@ import {
 } from '@erp/contracts';
 import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
 import { MESSAGES } from './errors';
+import { withExamples } from './openapi-examples';
 import type { AnyRoute, RouteResponse } from './route';
 import { WEBHOOK_ROUTES } from './webhooks';
 
@@ -106,6 +107,25 @@ const API_ERRORS = {
 
 type ApiError = keyof typeof API_ERRORS;
 
+/**
+ * The answer of a status whose message never varies, as its example; the others take theirs from
+ * the recorded runs (`withExamples`).
+ */
+const FIXED_ERROR_MESSAGES: Partial<Record<number, string>> = {
+  401: MESSAGES.unauthorized,
+  413: MESSAGES.bodyTooLarge,
+  414: MESSAGES.uriTooLong,
+  415: MESSAGES.unsupportedMediaType,
+  429: MESSAGES.rateLimited,
+  431: MESSAGES.headersTooLarge,
+  500: MESSAGES.internal,
+};
+
+/** The error body, with `message` as its example (by default the status's fixed one; `null`: none here, a recorded one later). */
+function errorBodyFor(status: number, message: string | null = FIXED_ERROR_MESSAGES[status] ?? null) {
+  return message === null ? errorBody : { content: { 'application/json': { ...errorBody.content['application/json'], example: { success: false, error: message, code: status } } } };
+}
+
 function apiErrorResponse(name: ApiError) {
   const { status, description, rated } = API_ERRORS[name];
   const required: HeaderName[] = ['X-Request-Id'];
@@ -115,7 +135,7 @@ function apiErrorResponse(name: ApiError) {
   else if (status >= 500) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
-  return { description, headers: headers(required, optional), ...errorBody };
+  return { description, headers: headers(required, optional), ...errorBodyFor(status, status === 504 ? 'El servicio no respondió a tiempo (sales)' : undefined) };
 }
 
 const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([name, { status }]) => [status, name as ApiError]));
@@ -179,10 +199,10 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
 function webhookOperations(): ZodOpenApiPathsObject {
   const paths: ZodOpenApiPathsObject = {};
   const onlyRequestId = headers(['X-Request-Id']);
-  const failure = (description: string, required: HeaderName[] = [], optional: HeaderName[] = []) => ({
+  const failure = (status: number, description: string, options: { required?: HeaderName[]; optional?: HeaderName[]; message?: string | null } = {}) => ({
     description,
-    headers: headers(['X-Request-Id', ...required], optional),
-    ...errorBody,
+    headers: headers(['X-Request-Id', ...(options.required ?? [])], options.optional ?? []),
+    ...errorBodyFor(status, options.message),
   });
   for (const route of WEBHOOK_ROUTES) {
     const payload = route.plataforma === 'shopify' ? ShopifyOrder : route.recurso === 'producto' ? WooCommerceProduct : WooCommerceOrder;
@@ -204,14 +224,18 @@ function webhookOperations(): ZodOpenApiPathsObject {
         },
         responses: {
           200: { description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).', headers: onlyRequestId, ...json(WebhookReceipt) },
-          401: failure('Token desconocido o desactivado, o firma inválida.'),
-          413: failure('El cuerpo supera 1 MB.'),
+          401: failure(401, 'Token desconocido o desactivado, o firma inválida.', { message: null }),
+          413: failure(413, 'El cuerpo supera 1 MB.'),
           414: { $ref: '#/components/responses/UriTooLong' },
-          422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
+          422: failure(422, 'La entrega no se pudo aceptar; `details` dice por qué.', { message: null }),
           431: { $ref: '#/components/responses/RequestHeaderFieldsTooLarge' },
-          500: failure(MESSAGES.internal, [], ['X-Error-Id']),
-          503: failure('El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.', ['Retry-After']),
-          504: failure('El servicio de webhooks no respondió a tiempo.'),
+          500: failure(500, MESSAGES.internal, { optional: ['X-Error-Id'] }),
+          503: failure(
+            503,
+            'El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.',
+            { required: ['Retry-After'], message: 'Servicio no disponible (webhooks)' },
+          ),
+          504: failure(504, 'El servicio de webhooks no respondió a tiempo.', { message: 'El servicio no respondió a tiempo (webhooks)' }),
         },
       },
     };
@@ -235,7 +259,11 @@ function referenceOperations(): ZodOpenApiPathsObject {
         tags: ['referencia'],
         security: [],
         responses: {
-          200: { description: 'El documento OpenAPI 3.1.', headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } },
+          200: {
+            description: 'El documento OpenAPI 3.1.',
+            headers: onlyRequestId,
+            content: { 'application/json': { schema: { type: 'object' }, example: { openapi: '3.1.0', info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION } } } },
+          },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
@@ -248,7 +276,11 @@ function referenceOperations(): ZodOpenApiPathsObject {
         tags: ['referencia'],
         security: [],
         responses: {
-          200: { description: `El documento OpenAPI 3.1 de los webhooks, bajo \`${WEBHOOK_BASE}\`.`, headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } },
+          200: {
+            description: `El documento OpenAPI 3.1 de los webhooks, bajo \`${WEBHOOK_BASE}\`.`,
+            headers: onlyRequestId,
+            content: { 'application/json': { schema: { type: 'object' }, example: { openapi: '3.1.0', info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION } } } },
+          },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
@@ -261,7 +293,11 @@ function referenceOperations(): ZodOpenApiPathsObject {
         tags: ['referencia'],
         security: [],
         responses: {
-          200: { description: 'Página HTML que muestra el documento.', headers: onlyRequestId, content: { 'text/html': { schema: { type: 'string' } } } },
+          200: {
+            description: 'Página HTML que muestra el documento.',
+            headers: onlyRequestId,
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>\n<html lang="es">…</html>' } },
+          },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
@@ -326,7 +362,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
   }
   Object.assign(paths, referenceOperations());
 
-  return createDocument(
+  const document = createDocument(
     {
       openapi: '3.1.0',
       info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION, description: INFO_DESCRIPTION },
@@ -361,6 +397,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
     },
     { override: describeTransforms },
   );
+  return withExamples(document);
 }
 
 const WEBHOOKS_DESCRIPTION = `Lo que las plataformas de comercio electrónico envían al ERP: pedidos de WooCommerce y Shopify, que se convierten en ventas, y productos de WooCommerce, que actualizan el catálogo y el stock.
@@ -373,7 +410,7 @@ Cada integración tiene una URL con su token (\`${WEBHOOK_BASE}/woocommerce/{tok
  * below the API base.
  */
 export function webhooksDocument(): OpenApiDocument {
-  return createDocument(
+  const document = createDocument(
     {
       openapi: '3.1.0',
       info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION, description: WEBHOOKS_DESCRIPTION },
@@ -388,4 +425,5 @@ export function webhooksDocument(): OpenApiDocument {
     },
     { override: describeTransforms },
   );
+  return withExamples(document);
 }
