@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DATE_JSON_SCHEMA, DateString, DecimalNumber, PaginationQuery, Timestamp, documentAs, isCalendarDate, pageReply, queryInt } from './http';
+import { DATE_JSON_SCHEMA, DateRangeEnd, DateString, DecimalNumber, PaginationQuery, Timestamp, documentAs, isCalendarDate, pageReply, queryInt } from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -184,7 +184,7 @@ function withSaleRules<T extends z.ZodType<SaleFieldsOut>>(schema: T) {
       description: [
         'Reglas entre campos (422 con `details` cuando no se cumplen):',
         '- `id_sucursal` o `sucursal`; `id_canal` salvo con `estado` `Cotizacion`; `id_cliente` con `estado` `Pendiente`; `cotizacion: true` solo con `estado` `Cotizacion` (las cuatro también en el esquema).',
-        '- `referencia`, si se envía junto con `referencia_externa`, debe ser igual a ella (es su alias).',
+        '- `referencia`, si se envía junto con `referencia_externa`, debe ser igual a ella: si no, «Es un alias de referencia_externa y no coincide con ella».',
         '- `fecha_expiracion` no puede ser anterior a `fecha`.',
         '- Lo que depende de datos guardados: sucursal, bodega, tipo de documento, canal, cliente y productos existentes y activos en la empresa; la bodega y el tipo de documento de esa sucursal; un tipo de documento solo de cotizaciones solo con `Cotizacion`; el límite de crédito del cliente en `Pendiente`; stock suficiente en la bodega (salvo `Cotizacion`); el total de la venta hasta ' +
           `${MAX_SALE_AMOUNT}.`,
@@ -362,7 +362,7 @@ const DATE_ORDER_ISSUE = { message: 'No puede ser anterior a fecha_inicio', path
 
 const SalesFilterFields = {
   fecha_inicio: DateString.optional(),
-  fecha_fin: DateString.optional(),
+  fecha_fin: DateRangeEnd.optional(),
   estado: z.enum(ESTADOS_VENTA, { message: `Debe ser uno de: ${ESTADOS_VENTA.join(', ')}` }).optional(),
 };
 
