@@ -550,26 +550,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
-        NotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": "Producto no encontrado",
-                 *       "code": 404
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description El cuerpo supera 1 MB. */
         PayloadTooLarge: {
             headers: {
@@ -622,34 +602,6 @@ export interface components {
                  *       "success": false,
                  *       "error": "El contenido debe enviarse como application/json",
                  *       "code": 415
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
-        UnprocessableContent: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": "Datos inválidos",
-                 *       "code": 422,
-                 *       "details": {
-                 *         "detalles.0.cantidad": [
-                 *           "Debe ser mayor o igual a 0.0001"
-                 *         ],
-                 *         "detalles.0.id_producto": [
-                 *           "Debe indicar id_producto o codigo_producto"
-                 *         ]
-                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -779,8 +731,6 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Segundos que conviene esperar antes de reintentar. */
         "Retry-After": number;
-        /** @description Identificador del error en los registros del servidor. */
-        "X-Error-Id": string;
         /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
         Location: string;
     };

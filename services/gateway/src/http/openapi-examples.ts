@@ -56,6 +56,21 @@ export function withExamples(document: OpenApiDocument, examples: OpenApiExample
     const response = doc.components.responses[name];
     doc.components.responses[name] = withJsonExample(response, response.content['application/json'].example ?? answer);
   }
+  return withoutUnusedComponents(doc);
+}
+
+/** Drops the shared responses and headers no operation refers to any more (every operation got its own copy). */
+function withoutUnusedComponents(doc: Json): Json {
+  for (const kind of ['responses', 'headers']) {
+    const components = doc.components?.[kind];
+    if (!components) continue;
+    for (const name of Object.keys(components)) {
+      const { [name]: _self, ...rest } = components;
+      void _self;
+      const text = JSON.stringify({ ...doc, components: { ...doc.components, [kind]: rest } });
+      if (!text.includes(`"#/components/${kind}/${name}"`)) delete components[name];
+    }
+  }
   return doc;
 }
 

@@ -214,6 +214,8 @@ function webhookOperations(): ZodOpenApiPathsObject {
           'Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). ' +
           'La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.',
         tags: ['webhooks'],
+        // No API key: the token in the path authorises the delivery.
+        security: [],
         requestParams: { path: z.object({ token: z.string().meta({ description: 'Token de la integración del usuario (secreto).' }) }) },
         requestBody: {
           required: true,
