@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DateString, DecimalNumber, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { DateRangeEnd, DateString, DecimalNumber, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
 
 /**
  * Kinds of return document: goods back (`devolucion`), a price adjustment that moves no stock
@@ -103,7 +103,7 @@ const DATE_ORDER_ISSUE = { message: 'No puede ser anterior a fecha_inicio', path
 
 const DateFilters = {
   fecha_inicio: DateString.optional(),
-  fecha_fin: DateString.optional(),
+  fecha_fin: DateRangeEnd.optional(),
 };
 
 /** Query string of `GET /returns` (problems answer 400 with details). `id_venta` filters by the originating sale. */

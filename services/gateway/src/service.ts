@@ -12,6 +12,7 @@ import { adminHandlers } from './handlers/admin.handlers';
 import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
+import { createHttpServer } from './http/edges';
 import { apiRoutes } from './http/routes';
 import { FailedAuthLimiter } from './failed-auth-limiter';
 import { RateLimiter } from './rate-limiter';
@@ -96,7 +97,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         maxInflight: config.MAX_INFLIGHT_REQUESTS,
         routes: apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }),
       });
-      const server = app.listen(config.PORT);
+      const server = createHttpServer(app).listen(config.PORT);
       await new Promise<void>((resolve, reject) => {
         server.once('listening', resolve);
         server.once('error', reject);
