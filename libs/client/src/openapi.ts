@@ -629,6 +629,12 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Retry-After": components["headers"]["Retry-After"];
+                /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Solicitudes que quedan en la ventana actual. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                "X-RateLimit-Reset"?: number;
                 [name: string]: unknown;
             };
             content: {

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 
 /** What the loggers below write to stdout, in a process of their own. */
 const PROGRAM = `
-import { createLogger } from './src/logger.ts';
+const { createLogger } = require('./src/logger.ts');
 createLogger('sales', 'info').info({ empresa: 7 }, 'venta creada');
 createLogger('gateway', 'info').info({ authorization: 'Bearer k1', key: 'k2', token: 't1', secret: 's1',
   integracion: { token: 't2', secret: 's2', key: 'k3', authorization: 'Bearer k4' }, req: { headers: { authorization: 'Bearer k5' } } }, 'credenciales');
@@ -19,7 +19,7 @@ describe('service logs', () => {
 
   beforeAll(async () => {
     const run = promisify(execFile);
-    const args = ['--conditions=development', '--import', 'tsx', '--input-type=module', '-e', PROGRAM];
+    const args = ['--conditions=development', '--import', 'tsx', '-e', PROGRAM];
     const { stdout } = await run(process.execPath, args, { cwd: `${__dirname}/..` });
     lines = stdout
       .trim()

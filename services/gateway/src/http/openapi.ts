@@ -133,10 +133,11 @@ function errorBodyFor(status: number, message: string | null = FIXED_ERROR_MESSA
 function apiErrorResponse(name: ApiError) {
   const { status, description, rated } = API_ERRORS[name];
   const required: HeaderName[] = ['X-Request-Id'];
-  // 401, 414 and 431 are answered before the quota is counted; 5xx may come before or after it.
+  // 401, 414 and 431 are answered before the quota is counted; 5xx may come before or after it,
+  // and 429 carries them for the quota but not for an address refused after failed authentications.
   const optional: HeaderName[] = [];
   if (rated) required.push(...RATE_HEADERS);
-  else if (status >= 500) optional.push(...RATE_HEADERS);
+  else if (status >= 500 || status === 429) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
   return { description, headers: headers(required, optional), ...errorBodyFor(status, status === 504 ? 'El servicio no respondió a tiempo (sales)' : undefined) };
