@@ -49,7 +49,10 @@ describe('sales killed with SIGKILL under a mixed load', () => {
     await sleep(1_000);
     sales = await spawnService('sales', stackEnv(stack.iso));
     const afterRestart = acked();
+    // The load goes on until it has written through the restarted service too (its workers may
+    // first sit out timeouts of requests the killed one never answered), 30 s at most.
     await sleep(6_000);
+    for (let waited = 0; acked() <= afterRestart + 5 && waited < 24_000; waited += 500) await sleep(500);
     await load.stop();
 
     const pending = await settle(stack.iso.databaseUrl, 30_000);

@@ -36,11 +36,11 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       const db = anyDb as Kysely<GatewayDb>;
       const relay = new OutboxRelay({ db, bus });
       relay.start();
-      bus.serve(gatewaySubjects, adminHandlers(db, relay), { queue: 'gateway' });
+      const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);
+      bus.serve(gatewaySubjects, adminHandlers(db, relay, (empresaId) => auth.invalidate(empresaId)), { queue: 'gateway' });
       bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 
-      const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;
       bus.subscribeAll('events.gateway.credentials.changed', (_subject, payload) => {
         auth.invalidate(credentialsChanged.parse(payload).empresa_id);

@@ -7,8 +7,11 @@ import { generateApiKey, hashApiKey, keyPrefix } from '../domain/api-key';
 
 type RefMaps = Record<string, Record<string, number>>;
 
-/** Back-office handlers: companies, users and API keys. Changes that affect credentials announce themselves. */
-export function adminHandlers(db: Kysely<GatewayDb>, relay: OutboxRelay): Handlers<typeof gatewaySubjects> {
+/**
+ * Back-office handlers: companies, users and API keys. Changes that affect credentials announce
+ * themselves to every replica, and `onCredentialsChanged` applies them at once in this one.
+ */
+export function adminHandlers(db: Kysely<GatewayDb>, relay: OutboxRelay, onCredentialsChanged: (empresaId: number) => void = () => undefined): Handlers<typeof gatewaySubjects> {
   const announce = async (trx: Transaction<GatewayDb>, empresaId: number, apiKeyId?: number) => {
     await enqueueEvent(trx, gatewayEvents, 'events.gateway.credentials.changed', {
       empresa_id: empresaId,
@@ -76,6 +79,7 @@ export function adminHandlers(db: Kysely<GatewayDb>, relay: OutboxRelay): Handle
         await announce(trx, empresa_id);
       });
       relay.nudge();
+      onCredentialsChanged(empresa_id);
       return { empresa_id, activo };
     },
 
@@ -127,6 +131,7 @@ export function adminHandlers(db: Kysely<GatewayDb>, relay: OutboxRelay): Handle
         return row;
       });
       relay.nudge();
+      onCredentialsChanged(revoked.empresa_id);
       return revoked;
     },
   };
