@@ -55,7 +55,8 @@ describe('sales killed with SIGKILL under a mixed load', () => {
     for (let waited = 0; acked() <= afterRestart + 5 && waited < 24_000; waited += 500) await sleep(500);
     await load.stop();
 
-    const pending = await settle(stack.iso.databaseUrl, 30_000);
+    // An event in flight to the killed service comes back after its consumer's ack wait (30 s).
+    const pending = await settle(stack.iso.databaseUrl, 60_000);
     expect(pending).toEqual([]);
     const results = await checkInvariants({ databaseUrl: stack.iso.databaseUrl, ledger: load.ledger, companies, initialCorrelatives: INITIAL_CORRELATIVES, gateway: stack.baseUrl });
     const report = `${load.tally.summary()}\n${formatInvariants(results)}`;
