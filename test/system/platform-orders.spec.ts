@@ -2,7 +2,7 @@ import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { inventorySubjects, webhookSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { published } from '../support/platform-payloads';
-import { deliver, shopifyHeaders, wooHeaders } from '../support/webhook-fixture';
+import { deliver, shopifyHeaders, webhookStore, wooHeaders } from '../support/webhook-fixture';
 
 /**
  * The payloads WooCommerce and Shopify publish (test/fixtures/platforms, sources in its README),
@@ -25,41 +25,32 @@ const product = (ref: string, codigo: string, nombre: string, tipo: 'Producto' |
 });
 
 function fixture(): unknown {
-  return {
-    empresas: [
-      {
-        ref: 'tienda',
-        nombre: 'Tienda Publicada S.A.',
-        vender_sin_stock: true,
-        usuarios: [{ ref: 'admin', nombre: 'Admin Tienda', rol: 'Administrador' }],
-        api_keys: [{ ref: 'main', usuario: 'admin', key: KEY }],
-        sucursales: [{ ref: 'centro', nombre: 'Sucursal Centro', bodegas: [{ ref: 'principal', nombre: 'Bodega Principal' }] }],
-        documentos: [{ ref: 'ticket', nombre: 'Ticket', sucursal: 'centro', prefijo: 'T-', correlativo: 1, activo: true }],
-        canales: [{ ref: 'web', nombre: 'Tienda en línea' }],
-        productos: [
-          product('premium', 'PREM-93', 'Premium Quality'),
-          product('bar3', 'Bar3', 'Ship Your Idea'),
-          product('suscripcion', 'SUB-1027', 'Suscripción mensual'),
-          product('frutas', 'FRUTA-52', 'Fruits Basket'),
-          product('album', 'ALB-87', 'Woo Album #2'),
-          product('poster', 'POS-34', 'Woo Poster'),
-          product('aviator', 'SKU2006-001', 'Aviator sunglasses'),
-          product('lounger', 'SKU2006-020', 'Mid-century lounger'),
-          product('mesa', 'SKU2006-035', 'Coffee table'),
-          product('estuche', 'CASE-LEATHER-PREM', 'Premium Leather Case'),
-          product('plan', 'LENS-PROTECT-2YR', 'Lens Protection Plan (2 Year)', 'Servicio'),
-          product('verde', 'IPOD2008GREEN', 'IPod Nano - 8GB verde'),
-          product('rojo', 'IPOD2008RED', 'IPod Nano - 8GB rojo'),
-          product('negro', 'IPOD2008BLACK', 'IPod Nano - 8GB negro'),
-          product('ipod2009', 'IPOD2009BLACK', 'IPod Nano 2009'),
-        ],
-        integraciones: [
-          { ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web', secreto: WOO_SECRET },
-          { ref: 'shop', plataforma: 'shopify', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web', secreto: SHOP_SECRET },
-        ],
-      },
+  return webhookStore({
+    nombre: 'Tienda Publicada S.A.',
+    key: KEY,
+    vender_sin_stock: true,
+    productos: [
+      product('premium', 'PREM-93', 'Premium Quality'),
+      product('bar3', 'Bar3', 'Ship Your Idea'),
+      product('suscripcion', 'SUB-1027', 'Suscripción mensual'),
+      product('frutas', 'FRUTA-52', 'Fruits Basket'),
+      product('album', 'ALB-87', 'Woo Album #2'),
+      product('poster', 'POS-34', 'Woo Poster'),
+      product('aviator', 'SKU2006-001', 'Aviator sunglasses'),
+      product('lounger', 'SKU2006-020', 'Mid-century lounger'),
+      product('mesa', 'SKU2006-035', 'Coffee table'),
+      product('estuche', 'CASE-LEATHER-PREM', 'Premium Leather Case'),
+      product('plan', 'LENS-PROTECT-2YR', 'Lens Protection Plan (2 Year)', 'Servicio'),
+      product('verde', 'IPOD2008GREEN', 'IPod Nano - 8GB verde'),
+      product('rojo', 'IPOD2008RED', 'IPod Nano - 8GB rojo'),
+      product('negro', 'IPOD2008BLACK', 'IPod Nano - 8GB negro'),
+      product('ipod2009', 'IPOD2009BLACK', 'IPod Nano 2009'),
     ],
-  };
+    integraciones: [
+      { ref: 'woo', plataforma: 'woocommerce', secreto: WOO_SECRET },
+      { ref: 'shop', plataforma: 'shopify', secreto: SHOP_SECRET },
+    ],
+  });
 }
 
 /** WooCommerce's published orders carry no SKU on some lines: these edits give them ours. */

@@ -4,35 +4,26 @@ import { promisify } from 'node:util';
 import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { inventorySubjects, webhookSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
-import { deliver, shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder } from '../support/webhook-fixture';
+import { deliver, shopifyHeaders, shopifyOrderBody, webhookStore, wooHeaders, wooOrder } from '../support/webhook-fixture';
 
 const WOO_SECRET = 'wc_secret_0d9e8f7a6b5c';
 const KEY = 'test_key_webhook_orders_0123456789ab';
 const ROOT = path.resolve(__dirname, '../..');
 
 function fixture(): unknown {
-  return {
-    empresas: [
-      {
-        ref: 'tienda',
-        nombre: 'Tienda en Línea S.A.',
-        vender_sin_stock: false,
-        usuarios: [{ ref: 'admin', nombre: 'Admin Tienda', rol: 'Administrador' }],
-        api_keys: [{ ref: 'main', usuario: 'admin', key: KEY }],
-        sucursales: [{ ref: 'centro', nombre: 'Sucursal Centro', bodegas: [{ ref: 'principal', nombre: 'Bodega Principal' }] }],
-        documentos: [{ ref: 'ticket', nombre: 'Ticket', sucursal: 'centro', prefijo: 'T-', correlativo: 1, activo: true }],
-        canales: [{ ref: 'web', nombre: 'Tienda en línea' }],
-        productos: [
-          { ref: 'laptop', nombre: 'Laptop 14', codigo: 'LAP-14', tipo: 'Producto', precio: 649.99, enable: 1, inventarios: [{ bodega: 'principal', stock: 10 }] },
-          { ref: 'mouse', nombre: 'Mouse', codigo: 'MOU-01', barcode: '7401000000021', tipo: 'Producto', precio: 19.95, enable: 1, inventarios: [{ bodega: 'principal', stock: 1 }] },
-        ],
-        integraciones: [
-          { ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web', secreto: WOO_SECRET },
-          { ref: 'shop', plataforma: 'shopify', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web' },
-        ],
-      },
+  return webhookStore({
+    nombre: 'Tienda en Línea S.A.',
+    key: KEY,
+    vender_sin_stock: false,
+    productos: [
+      { ref: 'laptop', nombre: 'Laptop 14', codigo: 'LAP-14', tipo: 'Producto', precio: 649.99, enable: 1, inventarios: [{ bodega: 'principal', stock: 10 }] },
+      { ref: 'mouse', nombre: 'Mouse', codigo: 'MOU-01', barcode: '7401000000021', tipo: 'Producto', precio: 19.95, enable: 1, inventarios: [{ bodega: 'principal', stock: 1 }] },
     ],
-  };
+    integraciones: [
+      { ref: 'woo', plataforma: 'woocommerce', secreto: WOO_SECRET },
+      { ref: 'shop', plataforma: 'shopify' },
+    ],
+  });
 }
 
 describe('platform orders become sales exactly once', () => {
