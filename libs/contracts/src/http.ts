@@ -3,7 +3,7 @@ import { z } from 'zod';
 /** Base path of the partner API. */
 export const API_BASE = '/api/external/v1';
 /** Version the interface description carries. */
-export const API_VERSION = '1.4.0';
+export const API_VERSION = '1.5.0';
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 

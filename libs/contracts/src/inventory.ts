@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineCatalog } from './catalog';
+import { defineCatalog, defineEvents } from './catalog';
 import { DecimalNumber, PaginationQuery, QueryBoolean, Timestamp, pageReply } from './http';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
@@ -429,5 +429,29 @@ export const inventorySubjects = defineCatalog({
       productos: z.array(SeedProducto).default([]),
     }),
     reply: z.object({ sucursales: RefMap, bodegas: RefMap, productos: RefMap }),
+  },
+});
+
+export const inventoryEvents = defineEvents({
+  /** Stock of products in warehouses changed, in one committed ledger write: one entry per product and warehouse. */
+  'events.inventory.stock.changed': {
+    payload: z.object({
+      empresa_id: z.number().int().positive(),
+      movimientos: z.array(
+        z.object({
+          id_producto: z.number().int(),
+          codigo: z.string(),
+          id_bodega: z.number().int(),
+          /** Stock after the change and the change itself, exact decimal strings. */
+          stock: z.string(),
+          cambio: z.string(),
+          /** The ledger's kind of movement: reserva, liberacion, ajuste. */
+          motivo: z.string(),
+          /** What moved it (e.g. `venta`, `devolucion`) and its key. */
+          origen: z.string(),
+          referencia: z.string().nullable(),
+        }),
+      ),
+    }),
   },
 });

@@ -262,6 +262,8 @@ const ReturnEvent = z.object({
   id_venta: z.number().int().positive(),
   /** The return's total, an exact decimal string. */
   total: Money,
+  /** The return as `GET /returns/{id}` answered it when the event was recorded. */
+  devolucion: z.record(z.string(), z.unknown()).optional(),
 });
 
 export const returnsEvents = defineEvents({

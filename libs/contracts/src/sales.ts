@@ -538,6 +538,15 @@ export const salesAdminSubjects = defineCatalog({
   },
 });
 
+/** The sale as `GET /sales/{id}` answered it when the event was recorded (what partner events carry). */
+const SaleSnapshot = z.record(z.string(), z.unknown());
+
+const SaleChange = z.object({
+  empresa_id: z.number().int().positive(),
+  id_venta: z.number().int().positive(),
+  venta: SaleSnapshot,
+});
+
 export const salesEvents = defineEvents({
   /** A sale was committed. `clave_reserva` is the key its stock was reserved under (null when it took none). */
   'events.sales.sale.created': {
@@ -545,8 +554,13 @@ export const salesEvents = defineEvents({
       empresa_id: z.number().int().positive(),
       id_venta: z.number().int().positive(),
       clave_reserva: z.string().min(1).max(200).nullable(),
+      venta: SaleSnapshot.optional(),
     }),
   },
+  /** A sale was changed by `PUT /sales/{id}` (committed). */
+  'events.sales.sale.updated': { payload: SaleChange },
+  /** A sale was annulled (committed; its stock is back). */
+  'events.sales.sale.annulled': { payload: SaleChange },
 });
 
 /**

@@ -56,7 +56,7 @@ export interface FuzzReport {
 
 interface Endpoint {
   label: string;
-  method: 'get' | 'post' | 'put';
+  method: 'get' | 'post' | 'put' | 'delete';
   path: string;
   webhook?: boolean;
   arb: fc.Arbitrary<FuzzCase>;

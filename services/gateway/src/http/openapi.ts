@@ -118,7 +118,7 @@ function routeErrors(route: AnyRoute): number[] {
   const statuses = new Set<number>([401, 429, 500, 503, 504]);
   if (route.params) statuses.add(400).add(404);
   if (route.query) statuses.add(400);
-  if (route.method !== 'get') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
+  if (route.method !== 'get' && route.method !== 'delete') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
   for (const status of route.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }

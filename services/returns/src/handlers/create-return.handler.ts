@@ -5,6 +5,7 @@ import {
   AppError,
   DEFAULT_RETURN_DOCUMENT,
   MEDIDA_UNIDAD,
+  Return,
   inventorySubjects,
   returnsEvents,
   salesForReturnsSubjects,
@@ -135,7 +136,8 @@ export function createReturnHandler(deps: CreateReturnDeps) {
             updated_at: now,
           })),
         );
-        await enqueueEvent(trx, returnsEvents, 'events.returns.return.created', { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total }, ctx);
+        const devolucion = Return.parse(await findReturn(trx, empresaId, id));
+        await enqueueEvent(trx, returnsEvents, 'events.returns.return.created', { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total, devolucion }, ctx);
         return { id };
       });
     } catch (err) {
