@@ -446,6 +446,8 @@ export interface components {
             has_prev: boolean;
             from: number | null;
             to: number | null;
+            next_cursor?: string | null;
+            resume_cursor?: string;
         };
         Product: {
             id: number;
@@ -946,7 +948,9 @@ export interface operations {
                 fecha_inicio?: string;
                 fecha_fin?: string;
                 estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
-                order_by?: "fecha" | "total" | "correlativo" | "created_at";
+                updated_since?: string;
+                cursor?: string;
+                order_by?: "fecha" | "total" | "correlativo" | "created_at" | "updated_at";
                 order_direction?: "asc" | "desc";
             };
             header?: never;

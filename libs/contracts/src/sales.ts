@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DateString, DecimalNumber, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -19,7 +19,7 @@ export const ESTADOS_VENTA_EDITABLES = ['Pendiente', 'Cotizacion'] as const;
 export const ORIGENES_VENTA = ['api', 'woocommerce', 'shopify', 'fixture'] as const;
 
 /** Orderings of `GET /sales`; `id` in the same direction always breaks ties. */
-export const SALES_ORDER_BY = ['fecha', 'total', 'correlativo', 'created_at'] as const;
+export const SALES_ORDER_BY = ['fecha', 'total', 'correlativo', 'created_at', 'updated_at'] as const;
 
 export const MAX_LINES_PER_SALE = 100;
 /** Largest amount a sale or line may reach: what `numeric(18,2)` keeps with room for sums. */
@@ -324,13 +324,16 @@ const SalesFilterFields = {
 /** Query string of `GET /sales` (problems answer 400 with details). */
 export const SalesListQuery = PaginationQuery.extend({
   ...SalesFilterFields,
+  ...DeltaSyncFields,
   order_by: z.enum(SALES_ORDER_BY, { message: `Debe ser uno de: ${SALES_ORDER_BY.join(', ')}` }).optional(),
   order_direction: z
     .string()
     .toLowerCase()
     .pipe(z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }))
     .optional(),
-}).refine(dateOrder, DATE_ORDER_ISSUE);
+})
+  .refine(dateOrder, DATE_ORDER_ISSUE)
+  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
 
 /** Query string of `GET /sales/summary`. */
 export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -354,6 +357,8 @@ export const SalesListRequest = z
     per_page: z.number().int().min(1).max(200).default(100),
     order_by: z.enum(SALES_ORDER_BY).default('fecha'),
     order_direction: z.enum(ORDER_DIRECTIONS).default('desc'),
+    updated_since: z.string().optional(),
+    cursor: z.string().optional(),
   })
   .refine(dateOrder, DATE_ORDER_ISSUE);
 export type SalesListRequest = z.output<typeof SalesListRequest>;

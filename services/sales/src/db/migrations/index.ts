@@ -4,6 +4,7 @@ import * as m0002 from './0002-sales';
 import * as m0003 from './0003-sale-revisions';
 import * as m0004 from './0004-returned-amount';
 import * as m0005 from './0005-daily-summary';
+import * as m0006 from './0006-change-xid';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -12,4 +13,5 @@ export const migrations: Migrations = {
   '0003-sale-revisions': m0003,
   '0004-returned-amount': m0004,
   '0005-daily-summary': m0005,
+  '0006-change-xid': m0006,
 };

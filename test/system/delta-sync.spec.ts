@@ -1,0 +1,109 @@
+import type { SeedOutput } from '@erp/admin';
+import { Stack, json } from '../support/stack';
+import { API, SALES_KEY_A, SALES_KEY_B, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/**
+ * Delta sync on GET /sales: a partner follows `order_by=updated_at` cursors while sales are
+ * created and edited concurrently (each edit holds its transaction open across a call to
+ * inventory), and ends with the final version of every sale, having never read one version twice.
+ */
+describe('GET /sales with updated_since, order_by=updated_at and cursors', () => {
+  let stack: Stack;
+  let seeded: SeedOutput;
+  let a: SalesRefs;
+
+  const get = async (query: string, key = SALES_KEY_A) => {
+    const res = await stack.api(`${API}/sales?${query}`, { key });
+    return { status: res.status, body: (await json(res)) as any };
+  };
+  const pendiente = (observaciones: string) =>
+    postSale(stack, SALES_KEY_A, saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.libre, observaciones, detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] }));
+  const edit = (id: number, observaciones: string, cantidad: number) =>
+    stack.api(`${API}/sales/${id}`, {
+      key: SALES_KEY_A,
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ observaciones, detalles: [{ id_producto: a.productos.mouse, cantidad }] }),
+    });
+
+  beforeAll(async () => {
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales'] });
+    seeded = await stack.seed(salesFixture());
+    a = refsOf(seeded, 'a');
+  });
+  afterAll(() => stack?.stop());
+
+  it('refuses a cursor it did not issue, or one without order_by=updated_at, and a bad updated_since', async () => {
+    expect((await get('order_by=updated_at&cursor=nonsense')).status).toBe(400);
+    expect((await get('cursor=WyIxIiwxXQ')).status).toBe(400);
+    const bad = await get('order_by=updated_at&updated_since=ayer');
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body.details)).toEqual(['updated_since']);
+  });
+
+  it('pages through concurrent creations and edits without skipping a change or repeating a version', async () => {
+    const since = new Date().toISOString();
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await pendiente('v0')).body.data.id);
+
+    let done = false;
+    const writer = (async () => {
+      let version = 1;
+      const workers = [0, 1, 2].map(async (w) => {
+        for (let k = 0; k < 12; k++) {
+          if ((k + w) % 4 === 0) {
+            const created = await pendiente('v0');
+            expect(created.status).toBe(201);
+            ids.push(created.body.data.id);
+          } else {
+            const id = ids[(k * 7 + w) % ids.length]!;
+            const res = await edit(id, `v${version++}`, 1 + (k % 3));
+            expect(res.status).toBe(200);
+          }
+        }
+      });
+      await Promise.all(workers);
+      done = true;
+    })();
+
+    const read: Array<{ id: number; observaciones: string; updated_at: string }> = [];
+    let cursor: string | undefined;
+    const finalVersions = async () => {
+      const all = await get('per_page=200&estado=Pendiente');
+      return new Map<number, string>(all.body.data.filter((s: any) => ids.includes(s.id)).map((s: any) => [s.id, s.observaciones]));
+    };
+    const lastRead = () => new Map(read.map((r) => [r.id, r.observaciones]));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const page = await get(`updated_since=${encodeURIComponent(since)}&order_by=updated_at&per_page=4${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      read.push(...page.body.data.map((s: any) => ({ id: s.id, observaciones: s.observaciones, updated_at: s.updated_at })));
+      cursor = page.body.pagination.next_cursor ?? page.body.pagination.resume_cursor ?? cursor;
+      if (page.body.pagination.next_cursor) continue;
+      if (done) {
+        const final = await finalVersions();
+        const seen = lastRead();
+        if ([...final].every(([id, v]) => seen.get(id) === v)) break;
+      }
+      if (Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await writer;
+
+    const final = await finalVersions();
+    expect(final.size).toBe(ids.length);
+    // Nothing skipped: the last version read of every sale is its final one.
+    expect(Object.fromEntries(lastRead())).toEqual(Object.fromEntries(final));
+    // Nothing repeated: no version of a sale was read twice, and versions of a sale only move forward.
+    const keys = read.map((r) => `${r.id}:${r.observaciones}`);
+    expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+    for (const id of ids) {
+      const versions = read.filter((r) => r.id === id).map((r) => Number(r.observaciones.slice(1)));
+      expect(versions).toEqual([...versions].sort((x, y) => x - y));
+    }
+    // Another company's key sees none of it.
+    expect((await get(`updated_since=${encodeURIComponent(since)}&order_by=updated_at`, SALES_KEY_B)).body.data).toEqual([]);
+  });
+});
