@@ -425,9 +425,252 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "sale.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento sale.created entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventSaleCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento sale.updated entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventSaleUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.annulled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento sale.annulled entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventSaleAnnulled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "stock.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento stock.changed entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventStockChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "return.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento return.created entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventReturnCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "return.annulled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento return.annulled entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventReturnAnnulled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "package.imported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento package.imported entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventPackageImported"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        Sale: {
+            id: number;
+            fecha: string;
+            correlativo: string | null;
+            referencia: string | null;
+            referencia_externa: string | null;
+            cotizacion: boolean;
+            /** @enum {string} */
+            estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
+            forma_pago: string | null;
+            total: number;
+            iva: number | null;
+            sub_total: number | null;
+            descuento: number | null;
+            exenta: number;
+            monto_pago: number | null;
+            cambio: number;
+            saldo: number | null;
+            nombre_cliente: string | null;
+            nombre_usuario: string | null;
+            nombre_vendedor: string | null;
+            id_sucursal: number;
+            id_bodega: number;
+            id_documento: number;
+            nombre_documento: string;
+            id_canal: number | null;
+            id_cliente: number | null;
+            fecha_expiracion: string | null;
+            observaciones: string | null;
+            documento_fiscal_emitido: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            detalles: {
+                id: number;
+                id_producto: number;
+                codigo: string | null;
+                nombre_producto: string | null;
+                descripcion: string | null;
+                cantidad: number;
+                precio: number;
+                descuento: number;
+                porcentaje_impuesto: number;
+                sub_total: number;
+                iva: number;
+                exenta: number;
+                total: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+        };
+        Return: {
+            id: number;
+            fecha: string;
+            correlativo: string;
+            /** @enum {string} */
+            tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
+            sub_total: number;
+            no_sujeta: number;
+            exenta: number;
+            cuenta_a_terceros: number;
+            total: number;
+            iva: number;
+            iva_retenido: number;
+            descuento: number;
+            observaciones: string;
+            enable: 0 | 1;
+            /** @enum {string} */
+            estado: "Confirmada" | "Anulada";
+            id_venta: number;
+            nombre_cliente: string;
+            nombre_usuario: string;
+            nombre_documento: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            detalles: {
+                id: number;
+                id_detalle_venta: number;
+                id_producto: number;
+                nombre_producto: string;
+                codigo_producto: string;
+                marca_producto: string;
+                descripcion: string;
+                cantidad: number;
+                precio: number;
+                costo: number;
+                descuento: number;
+                porcentaje_impuesto: number;
+                sub_total: number;
+                iva: number;
+                no_sujeta: number;
+                cuenta_a_terceros: number;
+                exenta: number;
+                total: number;
+                medida: string;
+            }[];
+        };
         Meta: {
             empresa: string;
             /** Format: date-time */
@@ -503,7 +746,49 @@ export interface components {
                 cantidad: number;
             }[];
         };
-        Sale: {
+        SalesSummary: {
+            cantidad_ventas: number;
+            total_ventas: number;
+            total_iva: number;
+            total_descuentos: number;
+            promedio_venta: number;
+            ventas_por_estado: {
+                /** @enum {string} */
+                estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
+                cantidad: number;
+                total: number;
+            }[];
+        };
+        ReturnsSummary: {
+            cantidad_devoluciones: number;
+            total_devuelto: number;
+            total_iva: number;
+            total_descuentos: number;
+            promedio_devolucion: number;
+            devoluciones_por_tipo: {
+                /** @enum {string} */
+                tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
+                cantidad: number;
+                total: number;
+            }[];
+        };
+        RateLimitStatus: {
+            requests_used: number;
+            max_requests: number;
+            remaining_requests: number;
+            /** Format: date-time */
+            reset_time: string;
+            window_minutes: number;
+            limits: {
+                standard: number;
+                with_date_filters: number;
+            };
+            /** @enum {string} */
+            current_limit_type: "standard" | "with_date_filters";
+            empresa_id: number;
+            empresa_nombre: string;
+        };
+        SaleOutput: {
             id: number;
             fecha: string;
             correlativo: string | null;
@@ -557,20 +842,7 @@ export interface components {
                 updated_at: string;
             }[];
         };
-        SalesSummary: {
-            cantidad_ventas: number;
-            total_ventas: number;
-            total_iva: number;
-            total_descuentos: number;
-            promedio_venta: number;
-            ventas_por_estado: {
-                /** @enum {string} */
-                estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
-                cantidad: number;
-                total: number;
-            }[];
-        };
-        Return: {
+        ReturnOutput: {
             id: number;
             fecha: string;
             correlativo: string;
@@ -617,35 +889,6 @@ export interface components {
                 total: number;
                 medida: string;
             }[];
-        };
-        ReturnsSummary: {
-            cantidad_devoluciones: number;
-            total_devuelto: number;
-            total_iva: number;
-            total_descuentos: number;
-            promedio_devolucion: number;
-            devoluciones_por_tipo: {
-                /** @enum {string} */
-                tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
-                cantidad: number;
-                total: number;
-            }[];
-        };
-        RateLimitStatus: {
-            requests_used: number;
-            max_requests: number;
-            remaining_requests: number;
-            /** Format: date-time */
-            reset_time: string;
-            window_minutes: number;
-            limits: {
-                standard: number;
-                with_date_filters: number;
-            };
-            /** @enum {string} */
-            current_limit_type: "standard" | "with_date_filters";
-            empresa_id: number;
-            empresa_nombre: string;
         };
         Error: {
             /** @constant */
@@ -972,7 +1215,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"][];
+                        data: components["schemas"]["SaleOutput"][];
                         pagination: components["schemas"]["Pagination"];
                         meta: components["schemas"]["Meta"];
                     };
@@ -1040,7 +1283,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: {
                             empresa: string;
                             /** Format: date-time */
@@ -1066,7 +1309,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: {
                             empresa: string;
                             /** Format: date-time */
@@ -1153,7 +1396,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -1221,7 +1464,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -1266,7 +1509,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Return"][];
+                        data: components["schemas"]["ReturnOutput"][];
                         pagination: components["schemas"]["Pagination"];
                         meta: components["schemas"]["Meta"];
                     };
@@ -1342,7 +1585,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Return"];
+                        data: components["schemas"]["ReturnOutput"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2298,6 +2541,267 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    eventSaleCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "sale.created";
+                    timestamp: string;
+                    data: components["schemas"]["Sale"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventSaleUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "sale.updated";
+                    timestamp: string;
+                    data: components["schemas"]["Sale"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventSaleAnnulled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "sale.annulled";
+                    timestamp: string;
+                    data: components["schemas"]["Sale"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventStockChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "stock.changed";
+                    timestamp: string;
+                    data: {
+                        id_producto: number;
+                        codigo: string;
+                        id_bodega: number;
+                        stock: number;
+                        cambio: number;
+                        motivo: string;
+                        origen: string;
+                        referencia: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventReturnCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "return.created";
+                    timestamp: string;
+                    data: components["schemas"]["Return"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventReturnAnnulled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "return.annulled";
+                    timestamp: string;
+                    data: components["schemas"]["Return"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventPackageImported: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.imported";
+                    timestamp: string;
+                    data: {
+                        created: number;
+                        items: {
+                            id: number;
+                            wr: string;
+                            id_sucursal: number;
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -77,6 +77,29 @@ export const PartnerEvent = z.object({
 });
 export type PartnerEvent = z.output<typeof PartnerEvent>;
 
+/** `data` of `stock.changed`: one product in one warehouse. */
+export const StockChangedData = z.object({
+  id_producto: z.number().int(),
+  codigo: z.string(),
+  id_bodega: z.number().int(),
+  /** Stock after the change. */
+  stock: z.number(),
+  /** The change itself (negative when stock left). */
+  cambio: z.number(),
+  /** Kind of movement: reserva, liberacion, ajuste. */
+  motivo: z.string(),
+  /** What moved it (venta, actualizacion_venta, anulacion_venta, devolucion, …). */
+  origen: z.string(),
+  /** The key of the operation that moved it. */
+  referencia: z.string().nullable(),
+});
+
+/** `data` of `package.imported`: the packages one import created. */
+export const PackageImportedData = z.object({
+  created: z.number().int(),
+  items: z.array(z.object({ id: z.number().int(), wr: z.string(), id_sucursal: z.number().int() })),
+});
+
 export const SubscriptionIdParam = IdParam;
 
 export const ReplayBody = z.object({

@@ -5,9 +5,11 @@ import {
   API_VERSION,
   DateString,
   DecimalNumber,
+  EVENT_TYPES,
   ErrorEnvelope,
   InventorySummary,
   Meta,
+  PackageImportedData,
   Pagination,
   Product,
   RateLimitStatus,
@@ -16,6 +18,7 @@ import {
   Sale,
   SalesSummary,
   ShopifyOrder,
+  StockChangedData,
   Timestamp,
   WEBHOOK_BASE,
   WebhookPing,
@@ -24,6 +27,7 @@ import {
   WooCommerceProduct,
   envelope,
   listEnvelope,
+  type EventType,
 } from '@erp/contracts';
 import { MESSAGES } from './errors';
 import type { AnyRoute, RouteResponse } from './route';
@@ -286,6 +290,30 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Versión.** La versión forma parte de la ruta (\`/api/external/v1\`); esta descripción corresponde a la interfaz ${API_VERSION}.`;
 
+/** One outbound event as the partner's URL receives it (the document's `webhooks`). */
+function partnerEventOperation(type: EventType): ZodOpenApiOperationObject {
+  const data = type.startsWith('sale.') ? Sale : type.startsWith('return.') ? Return : type === 'stock.changed' ? StockChangedData : PackageImportedData;
+  return {
+    operationId: `event${type.split('.').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
+    summary: `Evento ${type} entregado a la URL de una suscripción`,
+    description:
+      'Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. ' +
+      'El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.',
+    tags: ['event-subscriptions'],
+    requestParams: {
+      header: z.object({
+        'webhook-id': z.string().meta({ description: 'El id del evento (evt_…)' }),
+        'webhook-timestamp': z.string().meta({ description: 'Segundos Unix del envío' }),
+        'webhook-signature': z.string().meta({ description: 'v1,<base64 HMAC-SHA256>' }),
+      }),
+    },
+    requestBody: { required: true, content: { 'application/json': { schema: z.object({ id: z.string(), type: z.literal(type), timestamp: z.string(), data }) } } },
+    responses: {
+      '200': { description: 'Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta.' },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of the partner API, generated from the route table and the contracts' zod schemas. */
 export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
   const paths: ZodOpenApiPathsObject = {};
@@ -294,6 +322,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
     paths[path] = { ...paths[path], [route.method]: apiOperation(route) };
   }
   Object.assign(paths, referenceOperations(), webhookOperations());
+  const webhooks: ZodOpenApiPathsObject = Object.fromEntries(EVENT_TYPES.map((type) => [type, { post: partnerEventOperation(type) }]));
 
   return createDocument(
     {
@@ -308,9 +337,12 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
         { name: 'packages', description: 'Importación de paquetes' },
         { name: 'system', description: 'Estado de la cuota' },
         { name: 'webhooks', description: 'Pedidos y productos enviados por las plataformas (fuera de la base de la API)' },
+        { name: 'event-subscriptions', description: 'Suscripciones a los eventos de la empresa (webhooks salientes firmados según Standard Webhooks)' },
+        { name: 'events', description: 'Los eventos de la empresa para consultarlos sin webhooks' },
         { name: 'referencia', description: 'Esta documentación' },
       ],
       paths,
+      webhooks,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key de la empresa' } },
         headers: Object.fromEntries(Object.entries(HEADERS).map(([name, header]) => [name, { ...header, required: true }])),
