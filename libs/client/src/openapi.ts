@@ -1488,7 +1488,10 @@ export interface operations {
                 per_page?: number;
                 fecha_inicio?: string;
                 fecha_fin?: string;
+                updated_since?: string;
+                cursor?: string;
                 id_venta?: number;
+                order_by?: "updated_at";
             };
             header?: never;
             path?: never;
