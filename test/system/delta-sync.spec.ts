@@ -154,4 +154,34 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
     expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
     expect((await stack.api(`${API}/returns?cursor=WyIxIiwxXQ`, { key: SALES_KEY_A })).status).toBe(400);
   });
+
+  it('follows the stock of products moved by concurrent sales without skipping or repeating a state', async () => {
+    const since = new Date().toISOString();
+    const productos = ['mouse', 'libro', 'cemento'].map((p) => a.productos[p]!);
+    let done = false;
+    const writer = (async () => {
+      await Promise.all(
+        [0, 1, 2].map(async (w) => {
+          for (let k = 0; k < 8; k++) {
+            const sale = await postSale(stack, SALES_KEY_A, saleBody(a, { detalles: [{ id_producto: productos[(k + w) % 3]!, cantidad: 1 + (k % 2) }] }));
+            expect(sale.status).toBe(201);
+          }
+        }),
+      );
+      done = true;
+    })();
+    const stockState = (row: any) => JSON.stringify(row.inventarios.map((i: any) => [i.id_bodega, i.stock]));
+    const final = async () => {
+      const rows = await Promise.all(productos.map(async (id) => (await json(await stack.api(`${API}/inventory/${id}`, { key: SALES_KEY_A }))) as any));
+      return new Map<number, string>(rows.map((r) => [r.data.id, stockState(r.data)]));
+    };
+    const { read, lastRead } = await follow(`/inventory?updated_since=${encodeURIComponent(since)}`, stockState, () => done, final);
+    await writer;
+    const seen = lastRead();
+    const expected = await final();
+    expect(productos.map((id) => seen.get(id))).toEqual(productos.map((id) => expected.get(id)));
+    const keys = read.map((r) => `${r.id}:${r.version}`);
+    expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+    expect((await stack.api(`${API}/inventory?cursor=WyIxIiwxXQ`, { key: SALES_KEY_A })).status).toBe(400);
+  });
 });

@@ -1067,6 +1067,8 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                updated_since?: string;
+                cursor?: string;
                 codigo?: string;
                 nombre?: string;
                 categoria?: string;
@@ -1075,7 +1077,7 @@ export interface operations {
                 enable?: "0" | "1";
                 con_stock?: "0" | "1" | "true" | "false";
                 stock_minimo?: "0" | "1" | "true" | "false";
-                order_by?: "nombre" | "codigo" | "precio" | "costo" | "created_at";
+                order_by?: "nombre" | "codigo" | "precio" | "costo" | "created_at" | "updated_at";
                 order_direction?: "asc" | "desc";
             };
             header?: never;
