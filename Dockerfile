@@ -6,7 +6,11 @@
 # schema and exits (the chart's hook Job). Both paths are relative to the working directory,
 # /app/services/$SERVICE. No HEALTHCHECK: Kubernetes probes the ops port (/healthz, /readyz).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS, pinned by digest so a rebuild gets the same base (24.18.0). The tests run on the same
+# Node version (.ci/run). To bump: pick the new 24.x, read its digest with
+#   docker buildx imagetools inspect node:24-bookworm-slim      (the "Digest:" of the index)
+# and change it here and NODE_VERSION in .ci/run together.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
 # Only the npm manifests, so that dependency layers stay cached while sources change.
 FROM ${NODE_IMAGE} AS manifests

@@ -1,18 +1,40 @@
 /**
- * One runner for the three tiers: `*.spec.ts` (pure), `*.int.spec.ts` (service against real
- * Postgres and NATS) and `test/**` (system, through the gateway over HTTP). Type checking is a
- * separate step (`npm run typecheck`), so ts-jest only transpiles.
+ * One runner for the three tiers, each a jest project (`npm run test:unit`, or
+ * `npx jest --selectProjects integration`): unit (`*.spec.ts` beside pure code), integration
+ * (`*.int.spec.ts`: service against real Postgres and NATS) and system (`test/**`: through the
+ * gateway over HTTP). Only the tiers that need Postgres, NATS and Redis find them. Type checking is
+ * a separate step (`npm run typecheck`), so ts-jest only transpiles.
  */
-/** @type {import('jest').Config} */
-module.exports = {
+const tier = {
   testEnvironment: 'node',
   testEnvironmentOptions: { customExportConditions: ['development', 'node', 'require', 'default'] },
-  roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/test'],
-  testMatch: ['**/*.spec.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
-  maxWorkers: 2,
-  testTimeout: 60_000,
   setupFiles: ['<rootDir>/test/setup-env.js'],
+};
+const infra = {
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  maxWorkers: 2,
+  testTimeout: 60_000,
+  projects: [
+    {
+      ...tier,
+      displayName: 'unit',
+      roots: ['<rootDir>/libs', '<rootDir>/services'],
+      testMatch: ['**/*.spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.int\\.spec\\.ts$'],
+    },
+    {
+      ...tier,
+      ...infra,
+      displayName: 'integration',
+      roots: ['<rootDir>/libs', '<rootDir>/services'],
+      testMatch: ['**/*.int.spec.ts'],
+    },
+    { ...tier, ...infra, displayName: 'system', roots: ['<rootDir>/test'], testMatch: ['**/*.spec.ts'] },
+  ],
 };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { DAILY_SUMMARY_TRIGGERS } from '@erp/sales';
+import { auditBooks } from '@erp/admin';
 import { createDb } from '@erp/db';
 import { isolate, type Isolation } from '@erp/testing';
 import { summarizeInventory } from '../../services/inventory/src/db/product.repository';
@@ -44,6 +45,12 @@ describe('generateBenchData', () => {
       const { rows } = await client.query('select empresa_id from gateway.api_keys where key_hash = $1 and activo', [hash]);
       expect(rows).toEqual([{ empresa_id: company.empresaId }]);
     }
+  });
+
+  it('holds the books’ invariants (the operators’ audit runs clean on it)', async () => {
+    const results = await auditBooks({ databaseUrl: iso.databaseUrl, inFlightMs: 0 });
+    expect(results.filter((r) => r.violations.length > 0)).toEqual([]);
+    expect(results.find((r) => r.name === 'each sale counts its active returns and their amount')!.checked).toBeGreaterThan(0);
   });
 
   it('reports the rows that are in the tables', async () => {

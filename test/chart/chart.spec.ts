@@ -12,6 +12,8 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
+import { passwordVariable } from '@erp/bus';
+import { ADMIN_IDENTITY } from '@erp/contracts';
 import { openToolbox, type Toolbox } from './toolbox';
 import {
   containersOf,
@@ -41,7 +43,8 @@ const SERVICES = fs
 
 const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as {
   opsPort: number;
-  existingSecrets: Record<'database' | 'redis', { name: string; key: string }>;
+  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }> & { nats: { name: string } };
+  postgres: { maxConnections: number };
   networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
 };
 const chartMeta = parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
@@ -116,7 +119,7 @@ describe.each<ValuesCase>([
     expect(names('Deployment')).toEqual(perService);
     expect(names('Service')).toEqual(perService);
     expect(names('ServiceAccount')).toEqual(perService);
-    expect(names('NetworkPolicy')).toEqual([...perService, `${RELEASE}-migrations`].sort());
+    expect(names('NetworkPolicy')).toEqual([...perService, `${RELEASE}-migrations`, `${RELEASE}-tests`].sort());
     expect(names('Job')).toEqual(perService.map((n) => `${n}-migrate`));
     for (const service of SERVICES) {
       const deployment = serverDeployment(objects, service);
@@ -278,13 +281,37 @@ describe.each<ValuesCase>([
     }
   });
 
+  it('keeps the database connections of every service at its maximum replicas within postgres.maxConnections', () => {
+    const hpas = ofKind<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler');
+    const perService = SERVICES.map((service) => {
+      const deployment = serverDeployment(objects, service);
+      const hpa = hpas.find((h) => h.spec!.scaleTargetRef.name === deployment.metadata.name);
+      const pods = hpa ? hpa.spec!.maxReplicas : deployment.spec!.replicas!;
+      const pool = Number(effectiveEnv(mainContainer(deployment), configMaps).DB_POOL_MAX);
+      expect({ service, pool: Number.isInteger(pool) && pool > 0 }).toEqual({ service, pool: true });
+      return pods * pool;
+    });
+    const sut = perService.reduce((a, b) => a + b, 0);
+    expect(sut).toBeLessThanOrEqual(chartValues.postgres.maxConnections);
+  });
+
   it('reads DATABASE_URL and REDIS_URL from existing Secrets, creates no Secret and carries no credentials', () => {
     expect(ofKind(objects, 'Secret')).toEqual([]);
     const { database, redis } = chartValues.existingSecrets;
     for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
       const env = spec.containers[0]!.env ?? [];
       const secretRef = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
-      expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: database.name, key: database.key } });
+      // Migrations go straight to Postgres; the services through the pooler.
+      const expected = owner.startsWith('Job/') ? chartValues.existingSecrets.migrationDatabase : database;
+      expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: expected.name, key: expected.key } });
+      // Each service is its own bus identity, its password from its own key.
+      const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
+      const natsUser = env.find((e) => e.name === 'NATS_USER')?.value;
+      expect({ owner, natsUser, ref: secretRef('NATS_PASSWORD') }).toEqual(
+        owner.startsWith('Job/')
+          ? { owner, natsUser: undefined, ref: undefined }
+          : { owner, natsUser: service, ref: { name: chartValues.existingSecrets.nats.name, key: passwordVariable(service) } },
+      );
       const wantsRedis = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
       expect({ owner, ref: secretRef('REDIS_URL') }).toEqual({ owner, ref: wantsRedis ? { name: redis.name, key: redis.key } : undefined });
     }
@@ -345,6 +372,21 @@ describe('the chart with default values', () => {
     expect(gatewayService.spec!.ports).toContainEqual(expect.objectContaining({ name: 'ops', port: OPS_PORT }));
   });
 
+  it('confines the helm test pod: no connection in, out only to DNS and the gateway pods’ ops port', () => {
+    const pod = ofKind<IPod>(objects, 'Pod').find((p) => p.metadata.annotations?.['helm.sh/hook'] === 'test')!;
+    const sut = ofKind<INetworkPolicy>(objects, 'NetworkPolicy').filter((p) => selects(p.spec!.podSelector.matchLabels, pod.metadata.labels ?? {}));
+    expect(sut).toHaveLength(1);
+    expect(sut[0]!.spec!.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(sut[0]!.spec!.ingress).toEqual([]);
+    const egress = sut[0]!.spec!.egress!;
+    const dnsPorts = chartValues.networkPolicy.egress.dns!.ports.map((p) => p.port);
+    const gatewayLabels = serverDeployment(objects, 'gateway').spec!.template.metadata!.labels!;
+    const opsRules = egress.filter((r) => !(r.ports ?? []).every((p) => dnsPorts.includes(p.port as number)));
+    expect(opsRules).toHaveLength(1);
+    expect(opsRules[0]!.ports).toEqual([{ port: OPS_PORT, protocol: 'TCP' }]);
+    expect(opsRules[0]!.to!.map((peer) => selects(peer.podSelector?.matchLabels, gatewayLabels))).toEqual([true]);
+  });
+
   it('names each image <repository>-<service>:<appVersion>', () => {
     for (const service of SERVICES) {
       expect(mainContainer(serverDeployment(objects, service)).image).toBe(`erp-${service}:${chartMeta.appVersion}`);
@@ -355,6 +397,40 @@ describe('the chart with default values', () => {
     const sut = mainContainer(serverDeployment(objects, 'gateway')).lifecycle?.preStop?.exec?.command;
     expect(sut?.[0]).toBe('sleep');
     expect(Number(sut?.[1])).toBeGreaterThan(0);
+  });
+});
+
+describe('two successive releases', () => {
+  const migrationOrder = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { migrations: { order: string[] } }).migrations.order;
+  /** The migration hook Jobs in the order Helm runs them: by weight, then by name. */
+  const hookSequence = (objects: KubeObject[]) =>
+    ofKind<IJob>(objects, 'Job')
+      .filter((job) => (job.metadata.annotations?.['helm.sh/hook'] ?? '').includes('pre-upgrade'))
+      .map((job) => ({ job, weight: Number(job.metadata.annotations?.['helm.sh/hook-weight'] ?? '0') }))
+      .sort((a, b) => a.weight - b.weight || a.job.metadata.name!.localeCompare(b.job.metadata.name!));
+
+  it('migrate schema by schema in the configured order, with a weight each, at install and at the upgrade after it', async () => {
+    const install = await render({ values: { image: { tag: '2.0.0' } } });
+    const upgrade = parseObjects(
+      await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--is-upgrade', ...valuesArgs({ values: { image: { tag: '2.1.0' } } })]),
+    );
+    const expected = [...migrationOrder.filter((s) => SERVICES.includes(s)), ...SERVICES.filter((s) => !migrationOrder.includes(s))];
+    for (const [release, objects, tag] of [['install', install, '2.0.0'], ['upgrade', upgrade, '2.1.0']] as const) {
+      const sut = hookSequence(objects);
+      expect({ release, order: sut.map((h) => h.job.metadata.name) }).toEqual({ release, order: expected.map((s) => `${RELEASE}-${s}-migrate`) });
+      expect({ release, distinctWeights: new Set(sut.map((h) => h.weight)).size }).toEqual({ release, distinctWeights: sut.length });
+      for (const { job } of sut) {
+        const container = job.spec!.template.spec!.containers[0]!;
+        // Each release migrates with its own image, before any of its pods start.
+        expect(container.image).toMatch(new RegExp(`:${tag.replace(/\./g, '\\.')}$`));
+        const env = effectiveEnv(container, []);
+        expect({ job: job.metadata.name, statement: env.MIGRATION_STATEMENT_TIMEOUT_MS, lock: env.MIGRATION_LOCK_TIMEOUT_MS }).toEqual({
+          job: job.metadata.name,
+          statement: '0',
+          lock: '10000',
+        });
+      }
+    }
   });
 });
 
@@ -391,6 +467,30 @@ describe('the chart for a fixed-size installation', () => {
   });
 });
 
+describe('the chart with a Postgres role per service', () => {
+  it('gives a service and its migration Job their own Secrets, and the others the shared ones', async () => {
+    const own = { name: 'erp-database-webhook-ingest', key: 'DATABASE_URL' };
+    const owner = { name: 'erp-database-webhook-ingest', key: 'MIGRATION_DATABASE_URL' };
+    const objects = await render({ values: { services: { 'webhook-ingest': { databaseSecret: own, migrationDatabaseSecret: owner } } } });
+    const refOf = (owner: string) => {
+      const template = podTemplates(objects).find((t) => t.owner === owner)!;
+      return template.spec.containers[0]!.env!.find((e) => e.name === 'DATABASE_URL')!.valueFrom!.secretKeyRef;
+    };
+    expect(refOf(`Deployment/${RELEASE}-webhook-ingest`)).toEqual(own);
+    expect(refOf(`Job/${RELEASE}-webhook-ingest-migrate`)).toEqual(owner);
+    expect(refOf(`Deployment/${RELEASE}-gateway`)).toEqual(chartValues.existingSecrets.database);
+    expect(refOf(`Job/${RELEASE}-gateway-migrate`)).toEqual(chartValues.existingSecrets.migrationDatabase);
+  });
+});
+
+describe('the chart for a NATS without credentials', () => {
+  it('gives no service NATS_USER or NATS_PASSWORD', async () => {
+    const objects = await render({ values: { existingSecrets: { nats: { name: '' } } } });
+    const names = podTemplates(objects).flatMap((t) => (t.spec.containers[0]!.env ?? []).map((e) => e.name));
+    expect(names.filter((n) => n.startsWith('NATS_USER') || n.startsWith('NATS_PASSWORD'))).toEqual([]);
+  });
+});
+
 describe('the chart refuses', () => {
   it.each<[string, object, RegExp]>([
     ['a misspelt service setting', { services: { sales: { replicaz: 2 } } }, /replicaz/],
@@ -398,6 +498,11 @@ describe('the chart refuses', () => {
     ['a replica count that is not a number', { services: { sales: { replicas: 'two' } } }, /replicas/],
     ['an HPA maximum below its minimum', { services: { sales: { replicas: 4, maxReplicas: 2 } } }, /maxReplicas \(2\) is below replicas \(4\)/],
     ['a public service without an HTTP port', { services: { sales: { public: true } } }, /needs httpPort/],
+    [
+      'more database connections at the maximum replicas than Postgres takes',
+      { postgres: { maxConnections: 100 } },
+      /could open 400 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
+    ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);
   });
@@ -431,9 +536,13 @@ describe('the development cluster dependencies (deploy/k8s)', () => {
 
   it('provide the Secrets the chart reads, and Services at the addresses of its default config', () => {
     const secrets = ofKind<ISecret>(objects, 'Secret');
-    for (const ref of Object.values(chartValues.existingSecrets)) {
+    const { nats, ...urls } = chartValues.existingSecrets;
+    for (const ref of Object.values(urls)) {
       expect(Object.keys(named(secrets, ref.name).stringData ?? {})).toContain(ref.key);
     }
+    // A password for every bus identity, which nats-server and each service read.
+    const identities = [...SERVICES, ADMIN_IDENTITY];
+    expect(Object.keys(named(secrets, nats.name).stringData ?? {}).sort()).toEqual(identities.map(passwordVariable).sort());
     const config = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { config: Record<string, string> }).config;
     const services = ofKind<IService>(objects, 'Service');
     for (const url of [config.NATS_URL!, config.OTEL_EXPORTER_OTLP_ENDPOINT!]) {

@@ -1,6 +1,9 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { API_BASE } from '@erp/contracts';
+import { webhooksDocument } from '../../services/gateway/src/http/openapi';
+import type { OpenApiExamples } from '../../services/gateway/src/http/openapi-examples';
 import { partnerApiDocument } from '../../services/gateway/src/write-openapi';
 
 /** One response as a test received it. */
@@ -11,6 +14,8 @@ export interface Exchange {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The request's body as sent, when it was text. */
+  requestBody?: string;
 }
 
 /** An exchange checked against the document: the operation it matched, and what does not conform. */
@@ -18,6 +23,8 @@ export interface Verdict {
   exchange: Exchange;
   /** `GET /sales/{id}`; undefined when the path is not in the document (an unknown route). */
   operation?: string;
+  /** Values of the path's parameters (`{id: '12'}`). */
+  params?: Record<string, string>;
   problems: string[];
 }
 
@@ -25,6 +32,8 @@ export interface Verdict {
 type Json = any;
 
 interface Route {
+  /** Which document holds it (its id for ajv): `openapi` or `webhooks`. */
+  doc: string;
   template: string;
   /** Where the path item's server puts it, e.g. `/api/external/v1`. */
   base: string;
@@ -33,7 +42,7 @@ interface Route {
 }
 
 /**
- * The OpenAPI document the gateway serves, compiled for checking responses: status declared,
+ * The OpenAPI documents the gateway serves (the partner API's and the webhooks'), compiled for checking responses: status declared,
  * headers declared (required ones present, values of the declared type, no undeclared `X-`
  * header), body valid against the declared schema (JSON Schema 2020-12, formats included).
  */
@@ -42,21 +51,42 @@ export class Contract {
   private readonly routes: Route[];
   private readonly validators = new Map<string, ValidateFunction>();
 
-  constructor(readonly document: Json = partnerApiDocument()) {
+  private readonly documents: Record<string, Json>;
+
+  constructor(
+    readonly document: Json = partnerApiDocument(),
+    readonly webhooks: Json = webhooksDocument(),
+  ) {
     this.ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(this.ajv);
-    // The document is not a JSON Schema itself: skip the meta-schema check, resolve pointers into it.
-    this.ajv.addSchema(document, 'openapi', undefined, false);
-    const defaultBase: string = document.servers?.[0]?.url ?? '';
-    this.routes = Object.entries<Json>(document.paths)
-      .map(([template, item]) => ({
+    this.documents = { openapi: document, webhooks };
+    // A document is not a JSON Schema itself: skip the meta-schema check, resolve pointers into it.
+    for (const [id, doc] of Object.entries(this.documents)) this.ajv.addSchema(doc, id, undefined, false);
+    this.routes = Object.entries(this.documents)
+      .flatMap(([doc, { servers, paths }]) => Object.entries<Json>(paths).map(([template, item]) => ({ doc, template, item, base: (item.servers?.[0]?.url ?? servers?.[0]?.url ?? '') as string })))
+      .map(({ doc, template, item, base }) => ({
+        doc,
         template,
-        base: item.servers?.[0]?.url ?? defaultBase,
+        base,
         // Literal segments win over parameters (`/sales/summary` before `/sales/{id}`).
-        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, '(?<$1>[^/]+)')}/?$`),
         item,
       }))
       .sort((a, b) => (a.template.match(/\{/g) ?? []).length - (b.template.match(/\{/g) ?? []).length);
+  }
+
+  /** Whether `body` is valid against the JSON request body of `operation` (`POST /sales`). */
+  validRequestBody(operation: string, body: unknown): boolean {
+    const [method, template] = operation.toLowerCase().split(' ') as [string, string];
+    const route = this.routes.find((r) => r.template.toLowerCase() === template);
+    if (!route?.item[method]?.requestBody) return false;
+    const pointer = `${route.doc}#/paths/${escape(route.template)}/${method}/requestBody/content/application~1json/schema`;
+    return this.compile(pointer, { $ref: pointer })(body);
+  }
+
+  /** Every operation of the documents, as `POST /sales`. */
+  operations(): string[] {
+    return this.routes.flatMap((r) => ['get', 'post', 'put', 'delete'].filter((m) => r.item[m]).map((m) => `${m.toUpperCase()} ${r.template}`));
   }
 
   check(exchange: Exchange): Verdict {
@@ -65,6 +95,7 @@ export class Contract {
     if (!route) return { exchange, problems: [] };
     const method = exchange.method.toLowerCase();
     const operation = `${exchange.method.toUpperCase()} ${route.template}`;
+    const params = { ...route.pattern.exec(pathname.slice(route.base.length))!.groups };
     const op = route.item[method];
     if (!op) {
       // A method the path does not have: the gateway's 405 with the error envelope.
@@ -72,23 +103,23 @@ export class Contract {
       const problems: string[] = [];
       if (exchange.status !== 405) problems.push(`undocumented method answered ${exchange.status}, not 405`);
       if (!exchange.headers.allow) problems.push('405 without Allow');
-      problems.push(...this.body(exchange, '#/components/schemas/Error'));
+      problems.push(...this.body(exchange, `${route.doc}#/components/schemas/Error`));
       return { exchange, operation, problems };
     }
-    const pointer = `#/paths/${escape(route.template)}/${method}/responses`;
+    const pointer = `${route.doc}#/paths/${escape(route.template)}/${method}/responses`;
     let response = op.responses[String(exchange.status)];
     let responsePointer = `${pointer}/${exchange.status}`;
     if (!response) return { exchange, operation, problems: [`status ${exchange.status} is not declared`] };
     if (response.$ref) {
-      responsePointer = response.$ref;
-      response = this.resolve(response.$ref);
+      responsePointer = `${route.doc}${response.$ref}`;
+      response = this.resolve(route.doc, response.$ref);
     }
-    return { exchange, operation, problems: [...this.headers(exchange, response), ...this.content(exchange, response, responsePointer)] };
+    return { exchange, operation, params, problems: [...this.headers(route.doc, exchange, response), ...this.content(exchange, response, responsePointer)] };
   }
 
-  private headers(exchange: Exchange, response: Json): string[] {
+  private headers(doc: string, exchange: Exchange, response: Json): string[] {
     const problems: string[] = [];
-    const declared = new Map<string, Json>(Object.entries<Json>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h.$ref ? this.resolve(h.$ref) : h]));
+    const declared = new Map<string, Json>(Object.entries<Json>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h.$ref ? this.resolve(doc, h.$ref) : h]));
     for (const [name, header] of declared) {
       const value = exchange.headers[name];
       if (value === undefined) {
@@ -122,7 +153,7 @@ export class Contract {
     } catch {
       return ['the body is not JSON'];
     }
-    const validate = this.compile(pointer, { $ref: pointer.startsWith('openapi#') ? pointer : `openapi${pointer}` });
+    const validate = this.compile(pointer, { $ref: pointer });
     return validate(parsed) ? [] : [`body: ${this.ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' })}`];
   }
 
@@ -135,12 +166,12 @@ export class Contract {
     return validate;
   }
 
-  private resolve(ref: string): Json {
+  private resolve(doc: string, ref: string): Json {
     return ref
       .replace(/^#\//, '')
       .split('/')
       .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce((node: Json, part) => node?.[part], this.document);
+      .reduce((node: Json, part) => node?.[part], this.documents[doc]);
   }
 }
 
@@ -163,13 +194,13 @@ export function contract(): Contract {
 export class ContractRecorder {
   private readonly pending: Array<Promise<Exchange | undefined>> = [];
 
-  record(method: string, url: string, res: Response): void {
+  record(method: string, url: string, res: Response, requestBody?: unknown): void {
     const copy = res.clone();
     const headers: Record<string, string> = {};
     res.headers.forEach((value, name) => (headers[name.toLowerCase()] = value));
     this.pending.push(
       copy.text().then(
-        (body) => ({ method: method.toUpperCase(), url, status: res.status, headers, body }),
+        (body) => ({ method: method.toUpperCase(), url, status: res.status, headers, body, ...(typeof requestBody === 'string' ? { requestBody } : {}) }),
         // The connection was cut (a stopped gateway): nothing to check.
         () => undefined,
       ),
@@ -182,11 +213,50 @@ export class ContractRecorder {
     return exchanges.map((e) => contract().check(e));
   }
 
+  /**
+   * Adds the conforming exchanges to the examples file of the document (see `OpenApiExamples`):
+   * per operation the first successful request, and the first answer of each status. What the
+   * file already holds stays, so the files of one run add to it in the order they ran.
+   */
+  async saveExamples(file: string): Promise<void> {
+    const examples: OpenApiExamples = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+    for (const { exchange, operation, params, problems } of await this.verdicts()) {
+      // An example is meant to be read: the documents themselves and long lists are left out.
+      // A 405 is the answer of a method the document does not have.
+      if (!operation || exchange.status === 405 || problems.length > 0 || !exchange.body || exchange.body.length > MAX_EXAMPLE_CHARS) continue;
+      const entry = (examples[operation] ??= { responses: {} });
+      const isJson = (exchange.headers['content-type'] ?? '').startsWith('application/json');
+      if (isJson) entry.responses[String(exchange.status)] ??= JSON.parse(exchange.body);
+      if (exchange.status >= 300 || entry.request) continue;
+      const query = Object.fromEntries(new URL(exchange.url, 'http://localhost').searchParams);
+      const body = exchange.requestBody !== undefined ? parseJson(exchange.requestBody) : undefined;
+      // A form body (WooCommerce's ping) is no JSON example; a body the document refuses (an import with an invalid item) is no example either.
+      if (exchange.method !== 'GET' && exchange.method !== 'DELETE' && (body === undefined || !contract().validRequestBody(operation, body))) continue;
+      entry.request = {
+        ...(params && Object.keys(params).length > 0 ? { path: params } : {}),
+        ...(Object.keys(query).length > 0 ? { query } : {}),
+        ...(body !== undefined ? { body } : {}),
+      };
+    }
+    const sorted = Object.fromEntries(Object.keys(examples).sort().map((key) => [key, examples[key]]));
+    writeFileSync(file, `${JSON.stringify(sorted, null, 2)}\n`);
+  }
+
   /** Throws one error listing every response that does not conform. */
   async assertConform(): Promise<void> {
     const failing = (await this.verdicts()).filter((v) => v.problems.length > 0);
     if (failing.length === 0) return;
     const lines = failing.map((v) => `- ${v.exchange.method} ${v.exchange.url} → ${v.exchange.status} (${v.operation}): ${v.problems.join('; ')}`);
     throw new Error(`${failing.length} response(s) do not match the OpenAPI document at ${API_BASE}/openapi.json:\n${lines.join('\n')}`);
+  }
+}
+
+const MAX_EXAMPLE_CHARS = 8_000;
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

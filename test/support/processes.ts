@@ -10,6 +10,8 @@ export interface ServiceProcess {
   /** HTTP port (the gateway only). */
   port?: number;
   opsPort: number;
+  /** Every line the process wrote to stdout (its JSON log), kept for assertions on what it logs. */
+  output: string[];
   exit: Promise<number | null>;
   stop(): Promise<number | null>;
 }
@@ -26,10 +28,12 @@ export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv): Promise
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let port: number | undefined;
+  const output: string[] = [];
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
     void exit.then((code) => reject(new Error(`${name} exited with ${code} while starting`)));
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      output.push(line);
       let entry: { msg?: string; port?: number; opsPort?: number };
       try {
         entry = JSON.parse(line);
@@ -43,6 +47,7 @@ export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv): Promise
           child,
           port,
           opsPort: entry.opsPort,
+          output,
           exit,
           stop: async () => {
             if (child.exitCode === null) child.kill('SIGTERM');

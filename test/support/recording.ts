@@ -5,7 +5,7 @@
 export interface ResponseSink {
   /** The gateway's current base URL (it changes when the gateway restarts). */
   baseUrl(): string;
-  record(method: string, path: string, res: Response): void;
+  record(method: string, path: string, res: Response, requestBody?: unknown): void;
 }
 
 const sinks = new Set<ResponseSink>();
@@ -16,9 +16,9 @@ export function addResponseSink(sink: ResponseSink): () => void {
 }
 
 /** Reports a response to the stack whose gateway answered it, if one is running in this process. */
-export function recordResponse(url: string, method: string, res: Response): void {
+export function recordResponse(url: string, method: string, res: Response, requestBody?: unknown): void {
   for (const sink of sinks) {
     const base = sink.baseUrl();
-    if (base && url.startsWith(base)) sink.record(method, url.slice(base.length), res);
+    if (base && url.startsWith(base)) sink.record(method, url.slice(base.length), res, requestBody);
   }
 }

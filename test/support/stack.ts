@@ -64,7 +64,7 @@ export class Stack {
   ) {
     const recorder = options.contract === false ? undefined : new ContractRecorder();
     this.recorder = recorder;
-    this.removeSink = recorder && addResponseSink({ baseUrl: () => this.baseUrl, record: (method, path, res) => recorder.record(method, path, res) });
+    this.removeSink = recorder && addResponseSink({ baseUrl: () => this.baseUrl, record: (method, path, res, body) => recorder.record(method, path, res, body) });
   }
 
   static async start(options: StackOptions = {}): Promise<Stack> {
@@ -131,7 +131,7 @@ export class Stack {
       ...rest,
       headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string> | undefined) },
     });
-    this.recorder?.record(rest.method ?? 'GET', path, res);
+    this.recorder?.record(rest.method ?? 'GET', path, res, rest.body);
     return res;
   }
 
@@ -139,7 +139,7 @@ export class Stack {
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const res = await fetch(input, init);
     const url = input instanceof Request ? input.url : String(input);
-    recordResponse(url, init?.method ?? (input instanceof Request ? input.method : 'GET'), res);
+    recordResponse(url, init?.method ?? (input instanceof Request ? input.method : 'GET'), res, init?.body);
     return res;
   };
 
@@ -162,6 +162,8 @@ export class Stack {
     await jsm.streams.delete(streamName(this.iso.subjectPrefix)).catch(() => undefined);
     await this.admin.drain();
     await this.iso.drop();
+    // OPENAPI_EXAMPLES=path collects the document's examples from this run (see README, "First call").
+    if (process.env.OPENAPI_EXAMPLES) await this.recorder?.saveExamples(process.env.OPENAPI_EXAMPLES);
     await this.recorder?.assertConform();
   }
 }

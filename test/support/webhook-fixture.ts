@@ -385,6 +385,6 @@ export function wooPing(webhookId = 12): { body: string; headers: Record<string,
 /** Posts a delivery to the gateway. */
 export async function deliver(baseUrl: string, path: string, body: string, headers: Record<string, string>): Promise<Response> {
   const res = await fetch(`${baseUrl}${path}`, { method: 'POST', body, headers });
-  recordResponse(`${baseUrl}${path}`, 'POST', res);
+  recordResponse(`${baseUrl}${path}`, 'POST', res, body);
   return res;
 }

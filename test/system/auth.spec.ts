@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { gatewaySubjects } from '@erp/contracts';
 import { KEY_A, KEY_B, Stack, json, twoCompanies } from '../support/stack';
 import type { SeedOutput } from '@erp/admin';
@@ -22,7 +23,11 @@ describe('API key authentication at the gateway', () => {
 
   beforeAll(async () => {
     // A long cache TTL proves that revocation works through the bus event, not through expiry.
-    stack = await Stack.start({ services: ['gateway', 'inventory'], gateway: { AUTH_CACHE_TTL_MS: '600000' } });
+    // One proxy hop is trusted, so a test can speak from addresses of its own with X-Forwarded-For.
+    stack = await Stack.start({
+      services: ['gateway', 'inventory'],
+      gateway: { AUTH_CACHE_TTL_MS: '600000', AUTH_NEGATIVE_CACHE_TTL_MS: '600000', AUTH_FAILURES_PER_WINDOW: '20', TRUST_PROXY_HOPS: '1' },
+    });
     seeded = await stack.seed(twoCompanies());
   });
   afterAll(() => stack.stop());
@@ -40,6 +45,38 @@ describe('API key authentication at the gateway', () => {
     expect(res.status).toBe(401);
     expect(await json(res)).toEqual(UNAUTHORIZED);
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('remembers an unknown key without asking Postgres again, until credentials change', async () => {
+    const key = 'test_key_negative_cache_5a7c9e1b3d';
+    expect((await stack.api(path, { key })).status).toBe(401);
+    // The key appears in the table behind the gateway's back: a cached "unknown" still refuses it.
+    const hash = createHash('sha256').update(key).digest();
+    await stack.query('insert into gateway.api_keys (empresa_id, key_hash, prefix, activo) values ($1, $2, $3, true)', [seeded.empresas.a!.id, hash, key.slice(0, 8)]);
+    expect((await stack.api(path, { key })).status).toBe(401);
+    // Any announced change of credentials forgets every unknown key.
+    await stack.admin.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: seeded.empresas.a!.id, activo: true }, ctx);
+    expect(await msUntilStatus(() => stack.api(path, { key }), 200)).toBeLessThan(5_000);
+  });
+
+  it('refuses an address that failed too often with 429 until its window ends, any key included, and no other address', async () => {
+    const from = (address: string) => ({ 'X-Forwarded-For': address });
+    for (let i = 0; i < 20; i++) {
+      const res = await stack.api(path, { key: `test_key_guess_${String(i).padStart(20, '0')}`, headers: from('203.0.113.7') });
+      expect(res.status).toBe(401);
+    }
+    const blocked = await stack.api(path, { key: KEY_A, headers: from('203.0.113.7') });
+    expect(blocked.status).toBe(429);
+    expect(await json(blocked)).toEqual({
+      success: false,
+      error: 'Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After',
+      code: 429,
+    });
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(blocked.headers.get('retry-after'))).toBeLessThanOrEqual(300);
+    expect((await stack.api(path, { key: KEY_A, headers: from('198.51.100.9') })).status).toBe(200);
+    expect((await stack.api(path, { key: KEY_A })).status).toBe(200);
   });
 
   it('identifies the company by the key and names it in meta', async () => {

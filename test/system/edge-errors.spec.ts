@@ -62,6 +62,69 @@ describe('gateway error envelope and service availability', () => {
     });
   });
 
+  describe('on oversized requests', () => {
+    it('answers a URL over 8 KB with 414 in the envelope, before the key is checked', async () => {
+      const res = await stack.api(`/api/external/v1/inventory?nombre=${'a'.repeat(9_000)}`);
+      expect(res.status).toBe(414);
+      expect(await json(res)).toEqual({ success: false, error: 'La URL supera el máximo de 8 KB', code: 414 });
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+    });
+
+    it('answers a URL past what the HTTP parser reads (64 KB of request line and headers) with 431 in the envelope, not a bare status', async () => {
+      const res = await stack.api(`/api/external/v1/inventory?nombre=${'a'.repeat(70_000)}`, { key: KEY_A });
+      expect(res.status).toBe(431);
+      expect(await json(res)).toEqual({ success: false, error: 'Los encabezados de la solicitud superan el máximo de 16 KB', code: 431 });
+    });
+
+    it('answers headers past what the HTTP parser reads in the envelope too', async () => {
+      const res = await stack.api(product(), { key: KEY_A, headers: { 'X-Padding': 'p'.repeat(70_000) } });
+      expect(res.status).toBe(431);
+      expect(await json(res)).toEqual({ success: false, error: 'Los encabezados de la solicitud superan el máximo de 16 KB', code: 431 });
+    });
+
+    it('answers headers over 16 KB with 431 in the envelope', async () => {
+      const res = await stack.api(product(), { key: KEY_A, headers: { 'X-Padding': 'p'.repeat(17_000) } });
+      expect(res.status).toBe(431);
+      expect(await json(res)).toEqual({ success: false, error: 'Los encabezados de la solicitud superan el máximo de 16 KB', code: 431 });
+    });
+
+    it('still serves a URL and headers just under the limits', async () => {
+      const res = await stack.api(`/api/external/v1/inventory?nombre=Laptop&relleno=${'a'.repeat(8_000)}`, { key: KEY_A, headers: { 'X-Padding': 'p'.repeat(15_000) } });
+      expect(res.status).toBe(200);
+      expect((await json(res)).data.map((p: { codigo: string }) => p.codigo)).toEqual(['LAP-14']);
+    });
+  });
+
+  describe('on an ambiguous query string', () => {
+    const list = (query: string) => stack.api(`/api/external/v1/inventory?${query}`, { key: KEY_A });
+
+    it('answers a repeated parameter with 400 naming it, in Spanish', async () => {
+      const res = await list('nombre=a&nombre=b');
+      expect(res.status).toBe(400);
+      expect(await json(res)).toEqual({
+        success: false,
+        error: 'Parámetros inválidos',
+        code: 400,
+        details: { nombre: ['Se envió más de una vez: debe enviarse una sola vez'] },
+      });
+    });
+
+    it.each(['nombre[]=x', 'nombre[a]=b', 'page=1&tipo[0]=Producto'])('answers the bracketed parameter in %p with 400 naming it, instead of dropping the filter', async (query) => {
+      const res = await list(query);
+      expect(res.status).toBe(400);
+      const body = await json(res);
+      const name = decodeURIComponent(query.split('&').pop()!.split('=')[0]!);
+      expect(body).toEqual({ success: false, error: 'Parámetros inválidos', code: 400, details: { [name]: ['Los nombres de parámetro no llevan corchetes: envíe nombre=valor'] } });
+    });
+
+    it('answers an enum in another case with 400: enumerations are exact', async () => {
+      const res = await list('order_direction=DESC');
+      expect(res.status).toBe(400);
+      expect(Object.keys((await json(res)).details)).toEqual(['order_direction']);
+      expect((await list('order_direction=desc')).status).toBe(200);
+    });
+  });
+
   it('echoes a well-formed X-Request-Id and replaces a malformed one', async () => {
     const echoed = await stack.api(product(), { key: KEY_A, headers: { 'X-Request-Id': 'partner-req-42' } });
     expect(echoed.headers.get('x-request-id')).toBe('partner-req-42');

@@ -87,7 +87,7 @@ describe('GET /inventory', () => {
     ['costo', 'desc', ['p3', 'p1', 'p7', 'p6', 'p4', 'p2', 'p5']],
     // Seeded in one transaction: every created_at ties, so the id decides.
     ['created_at', 'asc', ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']],
-    ['created_at', 'DESC', ['p7', 'p6', 'p5', 'p4', 'p3', 'p2', 'p1']],
+    ['created_at', 'desc', ['p7', 'p6', 'p5', 'p4', 'p3', 'p2', 'p1']],
   ])('orders by %s %s with id breaking ties, and pages of 2 neither skip nor repeat', async (orderBy, direction, refs) => {
     const all = await list(`?order_by=${orderBy}&order_direction=${direction}`);
     expect(refsOf(all.body)).toEqual(refs);

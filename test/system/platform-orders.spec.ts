@@ -254,6 +254,8 @@ describe('platform orders as the platforms publish them', () => {
       expect(sale.detalles.map((d) => d.id_producto)).toEqual([id('aviator'), id('plan'), id('estuche'), id('lounger'), id('mesa'), (await envio()).id]);
       expect(sale.detalles.reduce((s, d) => s + Math.round(d.total * 100), 0)).toBe(40_495);
       expect(sale.observaciones).toContain('Descuento del pedido de 20.00');
+      const [cliente] = await stack.query<{ email: string; nombre: string }>('select email, nombre from sales.clientes where id = $1', [sale.id_cliente]);
+      expect(cliente).toEqual({ email: 'jon@example.com', nombre: 'John Smith' });
       // Goods move; the protection plan and the shipping are services.
       expect(await stocks('aviator', 'lounger', 'mesa', 'estuche')).toEqual({
         aviator: before.aviator - 1,

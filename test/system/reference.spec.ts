@@ -9,6 +9,7 @@ import { Stack } from '../support/stack';
 
 const CHROMIUM = '/usr/bin/chromium';
 const COMMITTED = path.resolve(__dirname, '../../libs/contracts/openapi.json');
+const COMMITTED_WEBHOOKS = path.resolve(__dirname, '../../libs/contracts/openapi-webhooks.json');
 
 /** Every endpoint the reference must show: the route table, the webhooks and the reference itself. */
 function expectedEndpoints(): string[] {
@@ -16,6 +17,7 @@ function expectedEndpoints(): string[] {
     ...apiRoutes({ standard: 1000, withDateFilters: 2000 }).map((route) => `${route.method.toUpperCase()} ${openApiPath(route.path)}`),
     ...WEBHOOK_ROUTES.map((route) => `POST ${openApiPath(route.path)}`),
     'GET /openapi.json',
+    'GET /openapi-webhooks.json',
     'GET /docs',
   ].sort();
 }
@@ -43,6 +45,15 @@ describe('the API reference served by the gateway', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     expect(await res.text()).toBe(readFileSync(COMMITTED, 'utf8'));
+  });
+
+  it('serves the webhooks their own document, with their base as its server, equal to the committed file', async () => {
+    const res = await stack.api(`${API_BASE}/openapi-webhooks.json`);
+
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toBe(readFileSync(COMMITTED_WEBHOOKS, 'utf8'));
+    expect(JSON.parse(text).servers).toEqual([expect.objectContaining({ url: '/api/webhook' })]);
   });
 
   it('answers 405 to other methods on the reference paths', async () => {
@@ -74,7 +85,8 @@ describe('the API reference served by the gateway', () => {
 
     const res = await page.goto(`${stack.baseUrl}${API_BASE}/docs`);
     expect(res?.status()).toBe(200);
-    await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
+    await page.locator('#reference .opblock').first().waitFor({ timeout: 15_000 });
+    await page.locator('#webhooks .opblock').first().waitFor({ timeout: 15_000 });
     const shown = await page.$$eval('.opblock', (blocks) =>
       blocks.map((block) => {
         const method = block.querySelector('.opblock-summary-method')?.textContent?.trim() ?? '?';
@@ -84,7 +96,8 @@ describe('the API reference served by the gateway', () => {
     );
 
     expect(shown.sort()).toEqual(expectedEndpoints());
-    expect(await page.locator('.info .title').textContent()).toContain('1.4.0');
+    expect(await page.locator('#reference .info .title').textContent()).toContain('1.4.0');
+    expect(await page.locator('#webhooks .info .title').textContent()).toContain('Webhooks');
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();

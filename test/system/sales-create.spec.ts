@@ -87,6 +87,20 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       });
     });
 
+    it('answers 201 with Location pointing at the new sale, and 200 without it for the same reference', async () => {
+      const send = () =>
+        stack.api(`${API}/sales`, { key: SALES_KEY_A, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(saleBody(a, { referencia_externa: 'location-1' })) });
+      const created = await send();
+      expect(created.status).toBe(201);
+      const id = (await json(created)).data.id;
+      expect(created.headers.get('location')).toBe(`${API}/sales/${id}`);
+      const located = await stack.api(created.headers.get('location')!, { key: SALES_KEY_A });
+      expect((await json(located)).data.id).toBe(id);
+      const again = await send();
+      expect(again.status).toBe(200);
+      expect(again.headers.get('location')).toBeNull();
+    });
+
     it('computes tax exactly per line: company, product and line rates, exempt lines, discounts and fractional quantities', async () => {
       const { status, body } = await postSale(
         stack,
@@ -252,6 +266,8 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       ['inactive product', () => saleBody(a, { detalles: [line({ id_producto: a.productos.viejo })] }), 'detalles.0.id_producto'],
       ['line total over what the columns keep', () => saleBody(a, { detalles: [line({ cantidad: 999999999, precio: 999999999 })] }), 'detalles.0.cantidad'],
       ['body not an object', () => [1, 2] as unknown as Record<string, unknown>, '_'],
+      ['lone UTF-16 surrogate in observaciones', () => saleBody(a, { observaciones: 'entrega \ud800' }), 'observaciones'],
+      ['lone UTF-16 surrogate in a line code', () => saleBody(a, { detalles: [{ codigo_producto: '\udfffLAP', cantidad: 1 }] }), 'detalles.0.codigo_producto'],
     ];
 
     it.each(cases)('%s', async (_name, body, field) => {

@@ -121,11 +121,24 @@ exists, and what only a running server needs (ports, Redis) is left out.
 - name: PORT
   value: {{ .svc.httpPort | quote }}
 {{- end }}
+{{- /* A service's own Secret (its Postgres role) when it has one, else the shared one. */}}
+{{- $database := ternary (.svc.migrationDatabaseSecret | default $root.Values.existingSecrets.migrationDatabase) (.svc.databaseSecret | default $root.Values.existingSecrets.database) (eq .job true) }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ $root.Values.existingSecrets.database.name }}
-      key: {{ $root.Values.existingSecrets.database.key }}
+      name: {{ $database.name }}
+      key: {{ $database.key }}
+{{- with $root.Values.existingSecrets.nats }}
+{{- if and .name (not $.job) }}
+- name: NATS_USER
+  value: {{ $.name | quote }}
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ printf "NATS_PASSWORD_%s" ($.name | upper | replace "-" "_") }}
+{{- end }}
+{{- end }}
 {{- if and .svc.redis (not .job) }}
 - name: REDIS_URL
   valueFrom:

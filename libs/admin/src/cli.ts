@@ -1,9 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { gatewaySubjects, isAppError, webhookSubjects } from '@erp/contracts';
+import { auditBooks, formatInvariants } from './audit';
 import { connectAdminBus } from './connect';
 import { RETURNS_USAGE, returnsCommand } from './returns-command';
 import { seedFixture } from './seed';
+
+/** Where `npm start` keeps the databases unless DATABASE_URL says otherwise. */
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/erp';
 
 const USAGE = `Usage: npm run admin -- <command>
 
@@ -17,8 +21,12 @@ const USAGE = `Usage: npm run admin -- <command>
                                   process failed deliveries again (after fixing the catalog or the integration)
   webhooks rotate INTEGRACION_ID  issue a new webhook token (shown once; the old one stops working)
 ${RETURNS_USAGE}
+  audit [--empresa EMPRESA_ID] [--json]
+                                  check the books' invariants on the live databases, read-only
+                                  (exit 1 when one is violated)
 
-Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp).`;
+Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp), NATS_USER and NATS_PASSWORD (the admin identity, when NATS requires one);
+the audit reads DATABASE_URL (default postgres://postgres@127.0.0.1:5432/erp).`;
 
 const id = (value: string | undefined, what: string): number => {
   const n = Number(value);
@@ -32,6 +40,7 @@ async function main(args: string[]): Promise<unknown> {
     console.log(USAGE);
     return undefined;
   }
+  if (command === 'audit') return audit(args.slice(1));
   const bus = await connectAdminBus();
   const ctx = { requestId: `admin-${randomUUID()}` };
   try {
@@ -80,6 +89,22 @@ async function main(args: string[]): Promise<unknown> {
   } finally {
     await bus.drain();
   }
+}
+
+/** `audit [--empresa N] [--json]`: prints each invariant with the items checked and its violations; exit code 1 on a violation. */
+async function audit(args: string[]): Promise<undefined> {
+  let empresaId: number | undefined;
+  let json = false;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--json') json = true;
+    else if (args[i] === '--empresa') empresaId = id(args[++i], 'EMPRESA_ID');
+    else throw new Error(`audit takes --empresa EMPRESA_ID and --json, not "${args[i]}"`);
+  }
+  const results = await auditBooks({ databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, ...(empresaId !== undefined ? { empresaId } : {}) });
+  const violated = results.some((r) => r.violations.length > 0);
+  console.log(json ? JSON.stringify({ ok: !violated, invariants: results }, null, 2) : formatInvariants(results, 50));
+  if (violated) process.exitCode = 1;
+  return undefined;
 }
 
 main(process.argv.slice(2)).then(

@@ -9,5 +9,7 @@ export async function connectAdminBus(env: NodeJS.ProcessEnv = process.env): Pro
     name: 'admin-cli',
     logger: createLogger('admin', env.LOG_LEVEL ?? 'warn'),
     requestTimeoutMs: 30_000,
+    // The admin identity, when NATS requires one: the only one allowed to call `*.admin.*`.
+    ...(env.NATS_USER ? { credentials: { user: env.NATS_USER, password: env.NATS_PASSWORD ?? '' } } : {}),
   });
 }

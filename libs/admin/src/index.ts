@@ -1,2 +1,3 @@
 export * from './seed';
 export * from './connect';
+export * from './audit';

@@ -47,9 +47,33 @@ export interface BusOptions {
   prefix: string;
   /** Connection name, shown in NATS monitoring. */
   name: string;
+  /**
+   * The bus identity (a service's name, or `admin`) and its password, when the server requires
+   * them. Replies then come to `_INBOX_<user>.…`, the one inbox the identity may read, so no
+   * identity can read another's replies.
+   */
+  credentials?: { user: string; password: string };
   logger: Logger;
   requestTimeoutMs?: number;
   observer?: BusObserver;
+  /** Limits of the events stream, applied when it is created and reconciled at every start. */
+  stream?: StreamSettings;
+}
+
+export interface StreamSettings {
+  /** Copies of each event on distinct servers (1 or 3, or 5): 3 survives losing one server and its disk. */
+  replicas: number;
+  /** Bytes the stream may hold (-1: no limit). When full it refuses new events: they wait in the outboxes. */
+  maxBytes: number;
+  /** Events older than this are removed, consumed or not. */
+  maxAgeMs: number;
+  /**
+   * JetStream drops an event whose id it saw within this window. The outbox relay re-publishes a
+   * row whose mark did not commit on its next pass (500 ms) or, after a crash or a Postgres
+   * outage, as soon as a relay runs again: the window must outlast that gap. Past it consumers
+   * still apply an event once (processed_events), so the window only saves them the work.
+   */
+  duplicateWindowMs: number;
 }
 
 export interface RequestOptions {
@@ -76,6 +100,7 @@ export class Bus {
     const nc = await connect({
       servers: options.servers,
       name: options.name,
+      ...(options.credentials ? { user: options.credentials.user, pass: options.credentials.password, inboxPrefix: inboxPrefix(options.credentials.user) } : {}),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       // No Error (and stack capture) per request for context on a timeout: the bus reports
@@ -258,7 +283,16 @@ export class Bus {
   }
 }
 
+/** The inbox of an identity: its replies, and the only `_INBOX` subjects its permissions let it read. */
+export function inboxPrefix(identity: string): string {
+  return `_INBOX_${identity}`;
+}
+
 function transportError(subject: string, err: unknown): AppError {
+  // The encoded request is larger than the server's max_payload: the sender's data is too big, not the bus down.
+  if (err instanceof natsErrors.InvalidArgumentError && err.message.includes('max_payload')) {
+    return new AppError('PAYLOAD_TOO_LARGE', 'El cuerpo de la solicitud es demasiado grande para procesarlo', undefined, { cause: err });
+  }
   if (err instanceof natsErrors.RequestError && err.isNoResponders()) {
     return new AppError('UNAVAILABLE', `Servicio no disponible (${subject.split('.')[0]})`, undefined, { cause: err });
   }

@@ -3,3 +3,4 @@ export * from './headers';
 export * from './jetstream';
 export * from './outbox';
 export type { Logger } from './logger';
+export * from './permissions';

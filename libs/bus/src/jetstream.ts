@@ -1,49 +1,81 @@
 import {
   AckPolicy,
   DeliverPolicy,
+  DiscardPolicy,
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
   jetstream,
   jetstreamManager,
+  type JetStreamManager,
   type JsMsg,
   type PubAck,
+  type StreamConfig,
 } from '@nats-io/jetstream';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import { AppError, isAppError, streamName, type EventCatalog, type PayloadOf, type RequestContext } from '@erp/contracts';
 import { translatePgError } from '@erp/db';
-import type { Bus } from './bus';
+import type { Bus, StreamSettings } from './bus';
 import { buildHeaders, extractTraceContext, readRequestContext } from './headers';
 
 const tracer = trace.getTracer('@erp/bus');
 const nanos = (ms: number) => ms * 1_000_000;
 
-/** Creates (or widens) the one events stream of this prefix. Safe to call from every service at start. */
+/** Development defaults: one server, no size limit, a week of events, ten minutes of deduplication. */
+export const DEFAULT_STREAM_SETTINGS: StreamSettings = { replicas: 1, maxBytes: -1, maxAgeMs: 7 * 24 * 3600_000, duplicateWindowMs: 10 * 60_000 };
+
+/**
+ * Creates the one events stream of this prefix, or brings an existing one to the configured
+ * replicas and limits (a stream created by an older release, or with other settings, is
+ * updated in place; its events stay). Safe to call from every service at start.
+ */
 export async function ensureEventStream(bus: Bus): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
   const name = streamName(bus.options.prefix);
-  const config = {
-    name,
+  const settings = bus.options.stream ?? DEFAULT_STREAM_SETTINGS;
+  const wanted: StreamLimits = {
     subjects: [bus.subject('events.>')],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    max_age: nanos(7 * 24 * 3600_000),
-    duplicate_window: nanos(10 * 60_000),
+    num_replicas: settings.replicas,
+    max_bytes: settings.maxBytes,
+    max_age: nanos(settings.maxAgeMs),
+    duplicate_window: nanos(settings.duplicateWindowMs),
+    // Full: refuse new events (the outbox keeps them and its age alerts) rather than drop unconsumed ones.
+    discard: DiscardPolicy.New,
   };
-  try {
-    await jsm.streams.info(name);
-  } catch (err) {
-    if (!(err instanceof JetStreamApiError)) throw err;
+  const current = await jsm.streams.info(name).catch((err: unknown) => {
+    if (err instanceof JetStreamApiError) return undefined;
+    throw err;
+  });
+  let info = current;
+  if (!info) {
     try {
-      await jsm.streams.add(config);
+      info = await jsm.streams.add({ name, retention: RetentionPolicy.Limits, storage: StorageType.File, ...wanted });
     } catch (addErr) {
-      // Another service created it between our look-up and our add: fine if it exists now.
-      await jsm.streams.info(name).catch(() => {
+      // Another service created it between our look-up and our add: reconcile it below.
+      info = await jsm.streams.info(name).catch(() => {
         throw addErr;
       });
     }
   }
+  await reconcileStream(bus, jsm, info.config, wanted);
+  // A server that is not clustered accepts R3 and keeps one copy: starting anyway would promise a
+  // durability it lacks. The copies are the leader and the replicas its cluster info lists.
+  const cluster = (await jsm.streams.info(name)).cluster;
+  const replicas = 1 + (cluster?.replicas?.length ?? 0);
+  if (replicas < settings.replicas) {
+    throw new Error(`The events stream ${name} keeps ${replicas} replica(s) but ${settings.replicas} are configured: run JetStream as a cluster of at least ${settings.replicas} servers`);
+  }
   return name;
+}
+
+type StreamLimits = Pick<StreamConfig, 'subjects' | 'num_replicas' | 'max_bytes' | 'max_age' | 'duplicate_window' | 'discard'>;
+
+/** Updates the stream where it differs from `wanted`. */
+async function reconcileStream(bus: Bus, jsm: JetStreamManager, config: StreamConfig, wanted: StreamLimits): Promise<void> {
+  const differing = (Object.keys(wanted) as Array<keyof StreamLimits>).filter((key) => JSON.stringify(config[key]) !== JSON.stringify(wanted[key]));
+  if (differing.length === 0) return;
+  bus.logger.info({ stream: config.name, changed: Object.fromEntries(differing.map((k) => [k, { from: config[k], to: wanted[k] }])) }, 'events stream updated to the configuration');
+  await jsm.streams.update(config.name, { ...config, ...wanted });
 }
 
 export interface PublishOptions {

@@ -1,13 +1,24 @@
 import { context as otelContext, propagation, trace, ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@nats-io/jetstream';
 import { z } from 'zod';
 import { AppError, defineCatalog, defineEvents, isAppError, streamName, type RequestContext } from '@erp/contracts';
 import { createDb, inTransaction, migrateSchema, sql, type Kysely } from '@erp/db';
 import { createLogger } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
-import { Bus, OutboxRelay, PoisonEventError, claimEvent, createOutboxTables, enqueueEvent, publishEvent, startConsumer, type EventMeta } from '../src';
+import {
+  Bus,
+  OutboxRelay,
+  PoisonEventError,
+  claimEvent,
+  createOutboxTables,
+  enqueueEvent,
+  ensureEventStream,
+  publishEvent,
+  startConsumer,
+  type EventMeta,
+} from '../src';
 
 const catalog = defineCatalog({
   'echo.sum': {
@@ -162,8 +173,10 @@ describe('outbox, JetStream publishing and durable consumers', () => {
   });
   afterAll(async () => {
     await bus.drain();
-    const jsm = await jetstreamManager(bus.nc).catch(() => undefined);
-    await jsm?.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
+    // The drained connection is closed: the stream of this prefix goes through a connection of its own.
+    const cleanup = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'outbox-cleanup', logger });
+    await (await jetstreamManager(cleanup.nc)).streams.delete(streamName(iso.subjectPrefix));
+    await cleanup.drain();
     await db.destroy();
     await iso.drop();
   });
@@ -233,5 +246,68 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     expect(await inTransaction(db, (trx) => claimEvent(trx, 'c2', 'evt-1'))).toBe(true);
     const rows = await sql<{ n: number }>`select count(*)::int as n from svc.processed_events`.execute(db);
     expect(rows.rows[0]!.n).toBe(2);
+  });
+});
+
+describe('the events stream', () => {
+  let iso: Isolation;
+  let bus: Bus;
+  const nanos = (ms: number) => ms * 1_000_000;
+  const settings = { replicas: 1, maxBytes: 64 * 1024 * 1024, maxAgeMs: 2 * 24 * 3600_000, duplicateWindowMs: 5 * 60_000 };
+
+  beforeAll(async () => {
+    iso = await isolate('stream');
+    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'stream-spec', logger, stream: settings });
+  });
+  afterAll(async () => {
+    const jsm = await jetstreamManager(bus.nc);
+    await jsm.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
+    await bus.drain();
+    await iso.drop();
+  });
+
+  it('brings a stream created with other settings to the configured limits at start, keeping its events', async () => {
+    const jsm = await jetstreamManager(bus.nc);
+    const name = streamName(iso.subjectPrefix);
+    // As an older release left it: no size limit, an hour of events, two minutes of deduplication.
+    await jsm.streams.add({
+      name,
+      subjects: [bus.subject('events.>')],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_age: nanos(3600_000),
+      duplicate_window: nanos(120_000),
+      discard: DiscardPolicy.Old,
+    });
+    await publishEvent(bus, 'events.test.thing.happened', { n: 1 }, { msgId: 'kept-1' });
+
+    expect(await ensureEventStream(bus)).toBe(name);
+    const sut = await jsm.streams.info(name);
+    expect(sut.config).toMatchObject({
+      num_replicas: 1,
+      max_bytes: settings.maxBytes,
+      max_age: nanos(settings.maxAgeMs),
+      duplicate_window: nanos(settings.duplicateWindowMs),
+      discard: DiscardPolicy.New,
+    });
+    expect(sut.state.messages).toBe(1);
+    // A second start finds nothing to change.
+    await ensureEventStream(bus);
+    expect((await jsm.streams.info(name)).config.max_bytes).toBe(settings.maxBytes);
+  });
+
+  it('refuses to start with more replicas than the JetStream servers can hold, instead of running unreplicated', async () => {
+    const replicated = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'stream-spec-r3',
+      logger,
+      stream: { replicas: 3, maxBytes: -1, maxAgeMs: 3600_000, duplicateWindowMs: 60_000 },
+    });
+    try {
+      await expect(ensureEventStream(replicated)).rejects.toThrow(/replica/i);
+    } finally {
+      await replicated.drain();
+    }
   });
 });

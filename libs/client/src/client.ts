@@ -2,8 +2,8 @@ import type { components, paths } from './openapi';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
-/** Paths of the partner API (the inbound webhooks are called by the platforms, not by partners). */
-type ApiPath = Exclude<keyof paths, `/${'woocommerce' | 'shopify'}/${string}`>;
+/** Paths of the partner API (the inbound webhooks, called by the platforms, have their own document). */
+type ApiPath = keyof paths;
 
 /** Paths with an operation for `M`. */
 export type PathsFor<M extends Method> = { [P in ApiPath]: paths[P][M] extends { responses: unknown } ? P : never }[ApiPath];

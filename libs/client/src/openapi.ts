@@ -347,6 +347,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi-webhooks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** El documento OpenAPI de los webhooks entrantes, con su propio servidor (sin API key ni cuota) */
+        get: operations["getWebhooksOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -358,66 +375,6 @@ export interface paths {
         get: operations["getDocsPage"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/woocommerce/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Pedido de la plataforma A (WooCommerce): se convierte en venta y mueve el stock
-         * @description Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.
-         */
-        post: operations["postWoocommerceOrder"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/woocommerce/{token}/producto": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Producto de la plataforma A (WooCommerce): actualiza el catálogo y el stock
-         * @description Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.
-         */
-        post: operations["postWoocommerceProduct"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/shopify/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Pedido de la plataforma B (Shopify): se convierte en venta y mueve el stock
-         * @description Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.
-         */
-        post: operations["postShopifyOrder"];
         delete?: never;
         options?: never;
         head?: never;
@@ -911,16 +868,35 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Parámetros inválidos",
+                 *       "code": 400,
+                 *       "details": {
+                 *         "per_page": [
+                 *           "Debe ser menor o igual a 200"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». */
+        /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "API key inválido o empresa inactiva",
+                 *       "code": 401
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -934,6 +910,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Producto no encontrado",
+                 *       "code": 404
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -947,6 +930,30 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                 *       "code": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description La URL (ruta y parámetros) supera 8 KB: «La URL supera el máximo de 8 KB». Se responde antes de autenticar y no cuenta. */
+        UriTooLong: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "La URL supera el máximo de 8 KB",
+                 *       "code": 414
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -960,6 +967,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "El contenido debe enviarse como application/json",
+                 *       "code": 415
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -973,20 +987,62 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Datos inválidos",
+                 *       "code": 422,
+                 *       "details": {
+                 *         "detalles.0.cantidad": [
+                 *           "Debe ser mayor o igual a 0.0001"
+                 *         ],
+                 *         "detalles.0.id_producto": [
+                 *           "Debe indicar id_producto o codigo_producto"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Cuota horaria agotada: «Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).». No cuenta. */
-        TooManyRequests: {
+        /** @description Los encabezados suman más de 16 KB, o la línea de la solicitud y los encabezados juntos más de 64 KB (también por una URL enorme): «Los encabezados de la solicitud superan el máximo de 16 KB». Se responde antes de autenticar y no cuenta. */
+        RequestHeaderFieldsTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
+                 *       "code": 431
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Cuota horaria agotada: «Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).». No cuenta. También, sin cabeceras de cuota, cuando la dirección del cliente acumuló demasiados intentos de autenticación fallidos: «Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After». */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Solicitudes que quedan en la ventana actual. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).",
+                 *       "code": 429
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1005,6 +1061,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Error interno del servidor",
+                 *       "code": 500
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1022,6 +1085,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Servicio no disponible (inventory)",
+                 *       "code": 503
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1038,6 +1108,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "El servicio no respondió a tiempo (sales)",
+                 *       "code": 504
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1055,8 +1132,8 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Segundos que conviene esperar antes de reintentar. */
         "Retry-After": number;
-        /** @description Identificador del error en los registros del servidor. */
-        "X-Error-Id": string;
+        /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
+        Location: string;
     };
     pathItems: never;
 }
@@ -1066,6 +1143,7 @@ export interface operations {
         parameters: {
             query?: {
                 page?: number;
+                /** @example 2 */
                 per_page?: number;
                 updated_since?: string;
                 cursor?: string;
@@ -1073,10 +1151,11 @@ export interface operations {
                 nombre?: string;
                 categoria?: string;
                 marca?: string;
+                /** @example Producto */
                 tipo?: "Producto" | "Servicio";
-                enable?: "0" | "1";
-                con_stock?: "0" | "1" | "true" | "false";
-                stock_minimo?: "0" | "1" | "true" | "false";
+                enable?: 0 | 1;
+                con_stock?: boolean;
+                stock_minimo?: boolean;
                 order_by?: "nombre" | "codigo" | "precio" | "costo" | "created_at" | "updated_at";
                 order_direction?: "asc" | "desc";
             };
@@ -1096,6 +1175,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 4,
+                     *           "nombre": "Cemento 42.5 kg",
+                     *           "descripcion": null,
+                     *           "codigo": "CEM-42",
+                     *           "barcode": null,
+                     *           "nombre_categoria": null,
+                     *           "precio": 9.85,
+                     *           "costo": 7,
+                     *           "costo_anterior": 7,
+                     *           "costo_promedio": 7,
+                     *           "marca": null,
+                     *           "tipo": "Producto",
+                     *           "enable": 1,
+                     *           "img": null,
+                     *           "created_at": "2026-11-25T02:47:27.349Z",
+                     *           "updated_at": "2026-11-25T02:47:27.349Z",
+                     *           "inventarios": [
+                     *             {
+                     *               "id_producto": 4,
+                     *               "id_bodega": 1,
+                     *               "id_sucursal": 1,
+                     *               "stock": 100,
+                     *               "stock_minimo": 0,
+                     *               "stock_maximo": 1000,
+                     *               "nota": null,
+                     *               "nombre_bodega": "Bodega Principal",
+                     *               "nombre_sucursal": "Sucursal Centro"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": 1,
+                     *           "nombre": "Laptop 14",
+                     *           "descripcion": null,
+                     *           "codigo": "LAP-14",
+                     *           "barcode": "7401000000014",
+                     *           "nombre_categoria": null,
+                     *           "precio": 649.99,
+                     *           "costo": 480,
+                     *           "costo_anterior": 470,
+                     *           "costo_promedio": 475.25,
+                     *           "marca": null,
+                     *           "tipo": "Producto",
+                     *           "enable": 1,
+                     *           "img": null,
+                     *           "created_at": "2026-11-25T02:47:27.349Z",
+                     *           "updated_at": "2026-11-25T02:47:27.349Z",
+                     *           "inventarios": [
+                     *             {
+                     *               "id_producto": 1,
+                     *               "id_bodega": 1,
+                     *               "id_sucursal": 1,
+                     *               "stock": 12,
+                     *               "stock_minimo": 0,
+                     *               "stock_maximo": 1000,
+                     *               "nota": null,
+                     *               "nombre_bodega": "Bodega Principal",
+                     *               "nombre_sucursal": "Sucursal Centro"
+                     *             },
+                     *             {
+                     *               "id_producto": 1,
+                     *               "id_bodega": 3,
+                     *               "id_sucursal": 2,
+                     *               "stock": 4,
+                     *               "stock_minimo": 0,
+                     *               "stock_maximo": 1000,
+                     *               "nota": null,
+                     *               "nombre_bodega": "Bodega Norte",
+                     *               "nombre_sucursal": "Sucursal Norte"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 2,
+                     *         "total": 5,
+                     *         "total_pages": 3,
+                     *         "has_next": true,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 2
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:27.868Z",
+                     *         "filters_applied": {
+                     *           "tipo": "Producto"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1105,9 +1281,67 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "per_page": [
+                     *           "Debe ser menor o igual a 200"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
+            /** @description La URL (ruta y parámetros) supera 8 KB: «La URL supera el máximo de 8 KB». Se responde antes de autenticar y no cuenta. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La URL supera el máximo de 8 KB",
+                     *       "code": 414
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
+            /** @description Los encabezados suman más de 16 KB, o la línea de la solicitud y los encabezados juntos más de 64 KB (también por una URL enorme): «Los encabezados de la solicitud superan el máximo de 16 KB». Se responde antes de autenticar y no cuenta. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
+                     *       "code": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1132,6 +1366,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "productos": {
+                     *           "total": 6,
+                     *           "activos": 5,
+                     *           "inactivos": 1
+                     *         },
+                     *         "inventario": {
+                     *           "stock_total": 309,
+                     *           "valor_total": 10010,
+                     *           "productos_con_stock": 5,
+                     *           "productos_sin_stock": 1,
+                     *           "productos_stock_bajo": 0
+                     *         },
+                     *         "productos_por_categoria": [
+                     *           {
+                     *             "categoria": "Sin categoría",
+                     *             "cantidad": 6
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:27.854Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1141,7 +1405,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1152,6 +1418,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -1168,6 +1435,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "nombre": "Laptop 14",
+                     *         "descripcion": null,
+                     *         "codigo": "LAP-14",
+                     *         "barcode": "7401000000014",
+                     *         "nombre_categoria": null,
+                     *         "precio": 649.99,
+                     *         "costo": 480,
+                     *         "costo_anterior": 470,
+                     *         "costo_promedio": 475.25,
+                     *         "marca": null,
+                     *         "tipo": "Producto",
+                     *         "enable": 1,
+                     *         "img": null,
+                     *         "created_at": "2026-11-25T02:47:27.349Z",
+                     *         "updated_at": "2026-11-25T02:47:27.349Z",
+                     *         "inventarios": [
+                     *           {
+                     *             "id_producto": 1,
+                     *             "id_bodega": 1,
+                     *             "id_sucursal": 1,
+                     *             "stock": 12,
+                     *             "stock_minimo": 0,
+                     *             "stock_maximo": 1000,
+                     *             "nota": null,
+                     *             "nombre_bodega": "Bodega Principal",
+                     *             "nombre_sucursal": "Sucursal Centro",
+                     *             "created_at": "2026-11-25T02:47:27.349Z",
+                     *             "updated_at": "2026-11-25T02:47:27.349Z"
+                     *           },
+                     *           {
+                     *             "id_producto": 1,
+                     *             "id_bodega": 3,
+                     *             "id_sucursal": 2,
+                     *             "stock": 4,
+                     *             "stock_minimo": 0,
+                     *             "stock_maximo": 1000,
+                     *             "nota": null,
+                     *             "nombre_bodega": "Bodega Norte",
+                     *             "nombre_sucursal": "Sucursal Norte",
+                     *             "created_at": "2026-11-25T02:47:27.349Z",
+                     *             "updated_at": "2026-11-25T02:47:27.349Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:27.769Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1176,12 +1499,96 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "id": [
+                     *           "Debe ser un número entero"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Producto no encontrado",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            /** @description Los encabezados suman más de 16 KB, o la línea de la solicitud y los encabezados juntos más de 64 KB (también por una URL enorme): «Los encabezados de la solicitud superan el máximo de 16 KB». Se responde antes de autenticar y no cuenta. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
+                     *       "code": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /** @description El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Servicio no disponible (inventory)",
+                     *       "code": 503
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             504: components["responses"]["GatewayTimeout"];
         };
     };
@@ -1189,9 +1596,11 @@ export interface operations {
         parameters: {
             query?: {
                 page?: number;
+                /** @example 1 */
                 per_page?: number;
                 fecha_inicio?: string;
                 fecha_fin?: string;
+                /** @example Completada */
                 estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
                 updated_since?: string;
                 cursor?: string;
@@ -1214,6 +1623,81 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "fecha": "2026-03-10",
+                     *           "correlativo": "FAC-1",
+                     *           "referencia": "contract-1",
+                     *           "referencia_externa": "contract-1",
+                     *           "cotizacion": false,
+                     *           "estado": "Completada",
+                     *           "forma_pago": "Efectivo",
+                     *           "total": 649.99,
+                     *           "iva": 74.78,
+                     *           "sub_total": 575.21,
+                     *           "descuento": 0,
+                     *           "exenta": 0,
+                     *           "monto_pago": null,
+                     *           "cambio": 0,
+                     *           "saldo": 0,
+                     *           "nombre_cliente": "Consumidor Final",
+                     *           "nombre_usuario": "Admin A",
+                     *           "nombre_vendedor": null,
+                     *           "id_sucursal": 1,
+                     *           "id_bodega": 1,
+                     *           "id_documento": 1,
+                     *           "nombre_documento": "Factura",
+                     *           "id_canal": 1,
+                     *           "id_cliente": null,
+                     *           "fecha_expiracion": null,
+                     *           "observaciones": null,
+                     *           "documento_fiscal_emitido": false,
+                     *           "created_at": "2026-11-25T02:47:28.428Z",
+                     *           "updated_at": "2026-11-25T02:47:28.428Z",
+                     *           "detalles": [
+                     *             {
+                     *               "id": 1,
+                     *               "id_producto": 1,
+                     *               "codigo": "LAP-14",
+                     *               "nombre_producto": "Laptop 14",
+                     *               "descripcion": null,
+                     *               "cantidad": 1,
+                     *               "precio": 649.99,
+                     *               "descuento": 0,
+                     *               "porcentaje_impuesto": 13,
+                     *               "sub_total": 575.21,
+                     *               "iva": 74.78,
+                     *               "exenta": 0,
+                     *               "total": 649.99,
+                     *               "created_at": "2026-11-25T02:47:28.428Z",
+                     *               "updated_at": "2026-11-25T02:47:28.428Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 1,
+                     *         "total": 1,
+                     *         "total_pages": 1,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 1
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.571Z",
+                     *         "filters_applied": {
+                     *           "estado": "Completada"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1223,9 +1707,35 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "fecha_inicio": [
+                     *           "Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1240,9 +1750,27 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fecha": "2026-03-10",
+                 *       "estado": "Completada",
+                 *       "id_sucursal": 1,
+                 *       "id_bodega": 1,
+                 *       "id_documento": 1,
+                 *       "id_canal": 1,
+                 *       "detalles": [
+                 *         {
+                 *           "id_producto": 1,
+                 *           "cantidad": 1
+                 *         }
+                 *       ],
+                 *       "referencia_externa": "contract-1"
+                 *     }
+                 */
                 "application/json": {
                     referencia_externa?: string | null;
                     referencia?: string | null;
+                    /** Format: date */
                     fecha: string;
                     /** @enum {string} */
                     estado: "Pagada" | "Completada" | "Pendiente" | "Cotizacion";
@@ -1253,22 +1781,26 @@ export interface operations {
                     id_canal?: number;
                     id_cliente?: number;
                     cotizacion?: boolean;
+                    /** Format: date */
                     fecha_expiracion?: string;
                     forma_pago?: string | null;
                     observaciones?: string | null;
                     monto_pago?: number;
                     cambio?: number;
-                    detalles: {
+                    detalles: ({
                         id?: number;
                         id_producto?: number;
                         codigo_producto?: string;
+                        /** @description Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar 9999999999999.99. */
                         cantidad: number;
+                        /** @description Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto. */
                         precio?: number;
+                        /** @description Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio. */
                         descuento?: number;
                         id_presentacion?: number;
                         porcentaje_impuesto?: number;
-                    }[];
-                };
+                    } | unknown | unknown)[];
+                } & ((unknown | unknown) & unknown & unknown & unknown);
             };
         };
         responses: {
@@ -1282,6 +1814,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "FAC-1",
+                     *         "referencia": "contract-1",
+                     *         "referencia_externa": "contract-1",
+                     *         "cotizacion": false,
+                     *         "estado": "Completada",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 1,
+                     *         "nombre_documento": "Factura",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": null,
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.428Z",
+                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 1,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.428Z",
+                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.501Z",
+                     *         "filters_applied": {},
+                     *         "idempotent": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1305,9 +1899,72 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "FAC-1",
+                     *         "referencia": "contract-1",
+                     *         "referencia_externa": "contract-1",
+                     *         "cotizacion": false,
+                     *         "estado": "Completada",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 1,
+                     *         "nombre_documento": "Factura",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": null,
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.428Z",
+                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 1,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.428Z",
+                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.480Z",
+                     *         "filters_applied": {},
+                     *         "idempotent": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1324,12 +1981,84 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El cuerpo de la solicitud no es JSON válido",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "_": [
+                     *           "No se pudo interpretar el cuerpo como JSON: revise su sintaxis"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            414: components["responses"]["UriTooLong"];
+            /** @description El cuerpo no se envió como `application/json`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El contenido debe enviarse como application/json",
+                     *       "code": 415
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "detalles.0.cantidad": [
+                     *           "Debe ser mayor o igual a 0.0001"
+                     *         ],
+                     *         "detalles.0.id_producto": [
+                     *           "Debe indicar id_producto o codigo_producto"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1338,7 +2067,9 @@ export interface operations {
     getSalesSummary: {
         parameters: {
             query?: {
+                /** @example 2026-01-01 */
                 fecha_inicio?: string;
+                /** @example 2026-12-31 */
                 fecha_fin?: string;
                 estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
             };
@@ -1358,6 +2089,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cantidad_ventas": 1,
+                     *         "total_ventas": 649.99,
+                     *         "total_iva": 74.78,
+                     *         "total_descuentos": 0,
+                     *         "promedio_venta": 649.99,
+                     *         "ventas_por_estado": [
+                     *           {
+                     *             "estado": "Completada",
+                     *             "cantidad": 1,
+                     *             "total": 649.99
+                     *           },
+                     *           {
+                     *             "estado": "Pendiente",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "estado": "Anulada",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "estado": "Cotizacion",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.556Z",
+                     *         "filters_applied": {
+                     *           "fecha_inicio": "2026-01-01",
+                     *           "fecha_fin": "2026-12-31"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1366,9 +2139,35 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "estado": [
+                     *           "Debe ser uno de: Completada, Pendiente, Anulada, Cotizacion"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1379,6 +2178,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -1395,6 +2195,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "FAC-1",
+                     *         "referencia": "contract-1",
+                     *         "referencia_externa": "contract-1",
+                     *         "cotizacion": false,
+                     *         "estado": "Completada",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 1,
+                     *         "nombre_documento": "Factura",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": null,
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.428Z",
+                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 1,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.428Z",
+                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.567Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1405,8 +2266,29 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Venta no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1417,13 +2299,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2 */
                 id: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "observaciones": "Entrega el lunes"
+                 *     }
+                 */
                 "application/json": {
+                    /** Format: date */
                     fecha?: string;
                     /** @enum {string} */
                     estado?: "Pagada" | "Completada" | "Pendiente" | "Cotizacion" | "Pre-venta";
@@ -1439,17 +2328,20 @@ export interface operations {
                     observaciones?: string | null;
                     monto_pago?: number | null;
                     cambio?: number | null;
-                    detalles?: {
+                    detalles?: ({
                         id?: number;
                         id_producto?: number;
                         codigo_producto?: string;
+                        /** @description Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar 9999999999999.99. */
                         cantidad: number;
+                        /** @description Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto. */
                         precio?: number;
+                        /** @description Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio. */
                         descuento?: number;
                         id_presentacion?: number;
                         porcentaje_impuesto?: number;
-                    }[];
-                };
+                    } | unknown | unknown | unknown)[];
+                } & (unknown & unknown);
             };
         };
         responses: {
@@ -1463,6 +2355,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 2,
+                     *         "fecha": "2026-03-10",
+                     *         "correlativo": "COT-1",
+                     *         "referencia": null,
+                     *         "referencia_externa": null,
+                     *         "cotizacion": true,
+                     *         "estado": "Cotizacion",
+                     *         "forma_pago": "Efectivo",
+                     *         "total": 649.99,
+                     *         "iva": 74.78,
+                     *         "sub_total": 575.21,
+                     *         "descuento": 0,
+                     *         "exenta": 0,
+                     *         "monto_pago": null,
+                     *         "cambio": 0,
+                     *         "saldo": 0,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_vendedor": null,
+                     *         "id_sucursal": 1,
+                     *         "id_bodega": 1,
+                     *         "id_documento": 3,
+                     *         "nombre_documento": "Cotización",
+                     *         "id_canal": 1,
+                     *         "id_cliente": null,
+                     *         "fecha_expiracion": null,
+                     *         "observaciones": "Entrega el lunes",
+                     *         "documento_fiscal_emitido": false,
+                     *         "created_at": "2026-11-25T02:47:28.613Z",
+                     *         "updated_at": "2026-11-25T02:47:28.704Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 2,
+                     *             "id_producto": 1,
+                     *             "codigo": "LAP-14",
+                     *             "nombre_producto": "Laptop 14",
+                     *             "descripcion": null,
+                     *             "cantidad": 1,
+                     *             "precio": 649.99,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 575.21,
+                     *             "iva": 74.78,
+                     *             "exenta": 0,
+                     *             "total": 649.99,
+                     *             "created_at": "2026-11-25T02:47:28.613Z",
+                     *             "updated_at": "2026-11-25T02:47:28.613Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.714Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1473,11 +2426,56 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Venta no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "estado": [
+                     *           "La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1492,6 +2490,7 @@ export interface operations {
                 fecha_fin?: string;
                 updated_since?: string;
                 cursor?: string;
+                /** @example 1 */
                 id_venta?: number;
                 order_by?: "updated_at";
             };
@@ -1511,6 +2510,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 100,
+                     *         "total": 0,
+                     *         "total_pages": 0,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": null,
+                     *         "to": null
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.833Z",
+                     *         "filters_applied": {
+                     *           "id_venta": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1520,9 +2542,35 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "fecha_fin": [
+                     *           "Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1550,6 +2598,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cantidad_devoluciones": 0,
+                     *         "total_devuelto": 0,
+                     *         "total_iva": 0,
+                     *         "total_descuentos": 0,
+                     *         "promedio_devolucion": 0,
+                     *         "devoluciones_por_tipo": [
+                     *           {
+                     *             "tipo": "devolucion",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "tipo": "descuento_ajuste",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           },
+                     *           {
+                     *             "tipo": "anulacion_factura",
+                     *             "cantidad": 0,
+                     *             "total": 0
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:28.867Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1558,9 +2640,35 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "fecha_fin": [
+                     *           "No puede ser anterior a fecha_inicio"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1571,6 +2679,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6 */
                 id: number;
             };
             cookie?: never;
@@ -1587,6 +2696,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 6,
+                     *         "fecha": "2026-02-15",
+                     *         "correlativo": "NC-6",
+                     *         "tipo": "devolucion",
+                     *         "sub_total": 22.12,
+                     *         "no_sujeta": 0,
+                     *         "exenta": 0,
+                     *         "cuenta_a_terceros": 0,
+                     *         "total": 25,
+                     *         "iva": 2.88,
+                     *         "iva_retenido": 0,
+                     *         "descuento": 0,
+                     *         "observaciones": "",
+                     *         "enable": 1,
+                     *         "estado": "Confirmada",
+                     *         "id_venta": 2,
+                     *         "nombre_cliente": "Consumidor Final",
+                     *         "nombre_usuario": "Admin A",
+                     *         "nombre_documento": "Nota de crédito",
+                     *         "created_at": "2026-11-25T02:47:42.197Z",
+                     *         "updated_at": "2026-11-25T02:47:42.197Z",
+                     *         "detalles": [
+                     *           {
+                     *             "id": 6,
+                     *             "id_detalle_venta": 4,
+                     *             "id_producto": 5,
+                     *             "nombre_producto": "Instalación",
+                     *             "codigo_producto": "SRV-INS",
+                     *             "marca_producto": "",
+                     *             "descripcion": "",
+                     *             "cantidad": 1,
+                     *             "precio": 25,
+                     *             "costo": 0,
+                     *             "descuento": 0,
+                     *             "porcentaje_impuesto": 13,
+                     *             "sub_total": 22.12,
+                     *             "iva": 2.88,
+                     *             "no_sujeta": 0,
+                     *             "cuenta_a_terceros": 0,
+                     *             "exenta": 0,
+                     *             "total": 25,
+                     *             "medida": "Unidad"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:42.926Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1595,10 +2760,55 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "id": [
+                     *           "Debe ser un número entero"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Devolución no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1613,8 +2823,45 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "packages": [
+                 *         {
+                 *           "cliente": "Juan Pérez",
+                 *           "codigo_asesor": "AS-01",
+                 *           "wr": "WR-OK-1",
+                 *           "guia": "GU-WR-OK-1",
+                 *           "embalaje": "Caja",
+                 *           "piezas": 3,
+                 *           "peso": 12.5,
+                 *           "precio": 40,
+                 *           "cuenta_a_terceros": 5.25,
+                 *           "otros": 1.1,
+                 *           "total": 46.35,
+                 *           "id_sucursal": 1,
+                 *           "transportista": "DHL",
+                 *           "volumen": 0.75,
+                 *           "nota": "Frágil"
+                 *         },
+                 *         {
+                 *           "cliente": "Juan Pérez",
+                 *           "codigo_asesor": "AS-01",
+                 *           "wr": "WR-OK-2",
+                 *           "guia": "GU-WR-OK-2",
+                 *           "embalaje": "Caja",
+                 *           "piezas": 3,
+                 *           "peso": 12.5,
+                 *           "precio": 40,
+                 *           "cuenta_a_terceros": 5.25,
+                 *           "otros": 1.1,
+                 *           "total": 46.35,
+                 *           "sucursal": "Sucursal Norte"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
-                    packages: {
+                    packages: ({
                         cliente: string;
                         codigo_asesor: string;
                         wr: string;
@@ -1634,7 +2881,11 @@ export interface operations {
                         seguimiento?: string | null;
                         volumen?: number | null;
                         nota?: string | null;
-                    }[];
+                    } | {
+                        id_sucursal: number;
+                    } | {
+                        sucursal: string;
+                    })[];
                 };
             };
         };
@@ -1649,6 +2900,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "created": 1,
+                     *       "skipped": 0,
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "wr": "",
+                     *           "message": "wr: Es obligatorio"
+                     *         }
+                     *       ],
+                     *       "items": [
+                     *         {
+                     *           "index": 0,
+                     *           "wr": "WR-CONTRACT-1",
+                     *           "status": "created",
+                     *           "id": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1669,11 +2942,91 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "packages": [
+                     *           "Debe incluir al menos 1 paquete"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key inválido o empresa inactiva",
+                     *       "code": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El cuerpo supera 1 MB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                     *       "code": 413
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description El cuerpo no se envió como `application/json`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El contenido debe enviarse como application/json",
+                     *       "code": 415
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1698,6 +3051,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "requests_used": 29,
+                     *         "max_requests": 1000,
+                     *         "remaining_requests": 971,
+                     *         "reset_time": "2026-11-25T03:00:00.000Z",
+                     *         "window_minutes": 60,
+                     *         "limits": {
+                     *           "standard": 1000,
+                     *           "with_date_filters": 2000
+                     *         },
+                     *         "current_limit_type": "standard",
+                     *         "empresa_id": 1,
+                     *         "empresa_nombre": "Ventas A"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T02:47:29.028Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -1706,8 +3083,26 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key inválido o empresa inactiva",
+                     *       "code": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1755,7 +3150,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1786,6 +3183,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1810,9 +3208,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1859,7 +3259,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1906,7 +3308,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -1958,7 +3362,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -2006,9 +3412,11 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -2060,7 +3468,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -2082,9 +3492,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "API externa de ventas, inventario y devoluciones",
+                     *         "version": "1.5.0"
+                     *       }
+                     *     }
+                     */
                     "application/json": Record<string, never>;
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhooksOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description El documento OpenAPI 3.1 de los webhooks, bajo `/api/webhook`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Webhooks entrantes de las plataformas",
+                     *         "version": "1.5.0"
+                     *       }
+                     *     }
+                     */
+                    "application/json": Record<string, never>;
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -2104,449 +3558,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="es">…</html>
+                     */
                     "text/html": string;
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    postWoocommerceOrder: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Token de la integración del usuario (secreto). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    id: number;
-                    /** @description processing y completed: venta Completada; pending y on-hold: Pendiente; cancelled, refunded y failed: ninguna venta (o se anula la ya creada) */
-                    status: string;
-                    date_created?: string;
-                    date_modified_gmt?: string;
-                    billing: {
-                        first_name: string;
-                        last_name: string;
-                        email: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                    line_items: ({
-                        product_id: number;
-                        variation_id?: number;
-                        sku?: string;
-                        name: string;
-                        quantity: number;
-                        /** @description Después de cupones y antes de impuestos (también con prices_include_tax) */
-                        total: string;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        total_tax?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno) */
-                    shipping_lines?: ({
-                        method_title?: string;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        total: string;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        total_tax?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description Cargos como líneas del producto de servicio; un cargo negativo es un descuento repartido entre las líneas */
-                    fee_lines?: ({
-                        name?: string;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        total: string;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        total_tax?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description Reembolsos: el pedido solo trae su importe, que se anota en la entrega sin generar devolución */
-                    refunds?: ({
-                        id: number;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        total: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description Lo cobrado al cliente: el total de la venta, al centavo */
-                    total: string;
-                    prices_include_tax?: boolean;
-                    payment_method: string;
-                    payment_method_title?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-                "application/x-www-form-urlencoded": {
-                    webhook_id: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada). */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @enum {string} */
-                        estado: "recibida" | "duplicada" | "ping" | "ignorada";
-                        id_entrega: number | null;
-                    };
-                };
-            };
-            /** @description Token desconocido o desactivado, o firma inválida. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El cuerpo supera 1 MB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description La entrega no se pudo aceptar; `details` dice por qué. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error interno del servidor */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description Identificador del error en los registros del servidor. */
-                    "X-Error-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El servicio de webhooks no respondió a tiempo. */
-            504: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    postWoocommerceProduct: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Token de la integración del usuario (secreto). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    id: number;
-                    name?: string;
-                    sku?: string;
-                    /** @description publish: producto activo; otro valor: inactivo */
-                    status?: string;
-                    price?: string;
-                    regular_price?: string;
-                    sale_price?: string;
-                    manage_stock?: boolean;
-                    stock_quantity?: number | string | null;
-                    date_modified_gmt?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-                "application/x-www-form-urlencoded": {
-                    webhook_id: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada). */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @enum {string} */
-                        estado: "recibida" | "duplicada" | "ping" | "ignorada";
-                        id_entrega: number | null;
-                    };
-                };
-            };
-            /** @description Token desconocido o desactivado, o firma inválida. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El cuerpo supera 1 MB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description La entrega no se pudo aceptar; `details` dice por qué. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error interno del servidor */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description Identificador del error en los registros del servidor. */
-                    "X-Error-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El servicio de webhooks no respondió a tiempo. */
-            504: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    postShopifyOrder: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Token de la integración del usuario (secreto). */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    id: number;
-                    email: string;
-                    /** @description paid: venta Completada; pending, authorized y partially_paid: Pendiente; refunded y voided: ninguna venta (o se anula la ya creada) */
-                    financial_status: string;
-                    created_at?: string;
-                    updated_at?: string;
-                    line_items: ({
-                        id: number;
-                        product_id?: number | null;
-                        variant_id?: number | null;
-                        sku?: string | null;
-                        title: string;
-                        quantity: number;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        price: string;
-                        discount_allocations?: ({
-                            /** @description Importe decimal en texto, como lo envía la plataforma */
-                            amount: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                        /** @description Se suman a la línea cuando taxes_included es false */
-                        tax_lines?: ({
-                            /** @description Importe decimal en texto, como lo envía la plataforma */
-                            price: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno) */
-                    shipping_lines?: ({
-                        title?: string;
-                        /** @description Importe decimal en texto, como lo envía la plataforma */
-                        price: string;
-                        discount_allocations?: ({
-                            /** @description Importe decimal en texto, como lo envía la plataforma */
-                            amount: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description Lo que excede a los descuentos asignados a líneas se reparte entre ellas al centavo */
-                    total_discounts?: string;
-                    taxes_included?: boolean;
-                    /** @description Cada reembolso es una devolución una sola vez: con reposición (return, cancel) devuelve el stock */
-                    refunds?: ({
-                        id: number;
-                        refund_line_items: ({
-                            line_item_id: number;
-                            quantity: number;
-                            restock_type: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description Lo cobrado al cliente: el total de la venta, al centavo */
-                    total_price: string;
-                    gateway: string;
-                } & {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada). */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @enum {string} */
-                        estado: "recibida" | "duplicada" | "ping" | "ignorada";
-                        id_entrega: number | null;
-                    };
-                };
-            };
-            /** @description Token desconocido o desactivado, o firma inválida. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El cuerpo supera 1 MB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description La entrega no se pudo aceptar; `details` dice por qué. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error interno del servidor */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description Identificador del error en los registros del servidor. */
-                    "X-Error-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description El servicio de webhooks no respondió a tiempo. */
-            504: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     eventSaleCreated: {

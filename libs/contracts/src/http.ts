@@ -7,14 +7,28 @@ export const API_VERSION = '1.5.0';
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is refused). */
-export const DateString = z.string().refine((value) => {
+/**
+ * How a date is documented: JSON Schema's `date` format (a calendar date that exists), spelled out
+ * as a pattern too, without the year 0000 (Postgres has none).
+ */
+export const DATE_JSON_SCHEMA = { type: 'string', format: 'date', pattern: '^(?!0000)\\d{4}-\\d{2}-\\d{2}$' } as const;
+
+/** Whether `value` is a calendar date `YYYY-MM-DD` that exists, years 0001 to 9999 (2026-02-30 is not). */
+export function isCalendarDate(value: string): boolean {
   const m = DATE_RE.exec(value);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(y, mo - 1, d));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
-}, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)');
+  // Computed, not through Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1];
+  return y >= 1 && days !== undefined && d >= 1 && d <= days;
+}
+
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is refused). */
+export const DateString = documentAs(z.string().refine(isCalendarDate, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)'), DATE_JSON_SCHEMA);
+
+/** `fecha_fin` of a date range, documented with the rule between the two dates that JSON Schema cannot say. */
+export const DateRangeEnd = documentAs(DateString, { ...DATE_JSON_SCHEMA, description: 'Incluida. No puede ser anterior a fecha_inicio.' });
 
 /** A query-string integer: digits only (no "1e3", no "1.0"), then bounds. */
 export function queryInt(bounds: { min?: number; max?: number } = {}) {
@@ -28,10 +42,24 @@ export function queryInt(bounds: { min?: number; max?: number } = {}) {
     .pipe(n);
 }
 
-/** A query-string boolean: true/false/1/0. */
-export const QueryBoolean = z
-  .enum(['true', 'false', '1', '0'], { message: 'Debe ser true, false, 1 o 0' })
-  .transform((v) => v === 'true' || v === '1');
+/**
+ * Renders `schema` in the OpenAPI document as `json`: what a client sends, where zod would derive
+ * the parser's input (a query string is text to zod, a boolean or an integer to the spec).
+ */
+export function documentAs<T extends z.ZodType>(schema: T, json: Record<string, unknown>): T {
+  return schema.meta({
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+      Object.assign(jsonSchema, json);
+    },
+  });
+}
+
+/** A query-string boolean, documented as a boolean: true/false, also 1/0. */
+export const QueryBoolean = documentAs(
+  z.enum(['true', 'false', '1', '0'], { message: 'Debe ser true, false, 1 o 0' }).transform((v) => v === 'true' || v === '1'),
+  { type: 'boolean', description: 'Se escribe `true` o `false`; también se aceptan `1` y `0`.' },
+);
 
 /** Path parameter `{id}`: a positive integer that fits Postgres `integer`. */
 export const IdParam = z.object({

@@ -4,6 +4,7 @@ export * from './context';
 export * from './catalog';
 export * from './http';
 export * from './subjects';
+export * from './identities';
 export * from './gateway';
 export * from './inventory';
 export * from './webhooks';

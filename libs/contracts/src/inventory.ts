@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DecimalNumber, DeltaSyncFields, PaginationQuery, QueryBoolean, Timestamp, pageReply } from './http';
+import { DecimalNumber, DeltaSyncFields, PaginationQuery, QueryBoolean, Timestamp, documentAs, pageReply } from './http';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
 export type TipoProducto = (typeof TIPOS_PRODUCTO)[number];
@@ -60,18 +60,14 @@ export const InventoryListQuery = PaginationQuery.extend({
   categoria: FilterText,
   marca: FilterText,
   tipo: z.enum(TIPOS_PRODUCTO, { message: 'Debe ser Producto o Servicio' }).optional(),
-  enable: z
-    .enum(['0', '1'], { message: 'Debe ser 1 o 0' })
-    .transform((v) => (v === '1' ? 1 : 0) as 0 | 1)
-    .optional(),
+  enable: documentAs(
+    z.enum(['0', '1'], { message: 'Debe ser 1 o 0' }).transform((v) => (v === '1' ? 1 : 0) as 0 | 1),
+    { type: 'integer', enum: [0, 1], description: '`1` productos activos, `0` inactivos.' },
+  ).optional(),
   con_stock: QueryBoolean.optional(),
   stock_minimo: QueryBoolean.optional(),
   order_by: z.enum(INVENTORY_ORDER_BY, { message: `Debe ser uno de: ${INVENTORY_ORDER_BY.join(', ')}` }).optional(),
-  order_direction: z
-    .string()
-    .toLowerCase()
-    .pipe(z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }))
-    .optional(),
+  order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
 }).refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
 
 /** The filters of the product list, already typed; what `filters_applied` echoes. */

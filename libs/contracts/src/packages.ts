@@ -85,6 +85,13 @@ export const PackageImportItem = z
     message: 'Debe indicar id_sucursal o sucursal',
     path: [],
     when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+  })
+  .meta({
+    anyOf: [
+      { required: ['id_sucursal'], properties: { id_sucursal: { type: 'integer' } } },
+      { required: ['sucursal'], properties: { sucursal: { type: 'string' } } },
+    ],
+    description: 'Lleva `id_sucursal` o `sucursal` (nombre de una sucursal activa, sin distinguir mayúsculas).',
   });
 export type PackageImportItem = z.output<typeof PackageImportItem>;
 

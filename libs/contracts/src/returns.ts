@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { DateRangeEnd, DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
 
 /**
  * Kinds of return document: goods back (`devolucion`), a price adjustment that moves no stock
@@ -103,7 +103,7 @@ const DATE_ORDER_ISSUE = { message: 'No puede ser anterior a fecha_inicio', path
 
 const DateFilters = {
   fecha_inicio: DateString.optional(),
-  fecha_fin: DateString.optional(),
+  fecha_fin: DateRangeEnd.optional(),
 };
 
 /** Query string of `GET /returns` (problems answer 400 with details). `id_venta` filters by the originating sale. */
@@ -262,6 +262,21 @@ export const returnsPlatformSubjects = defineCatalog({
   'returns.platform.create': returnsAdminSubjects['returns.admin.create'],
 });
 
+/**
+ * What the returns service answers the sales service. `returns.sale.registrations` says which of
+ * a sale's registrations (`sales.sale.return.register`) became a committed return. It answers
+ * only when no return of that sale is being made (`ocupada` otherwise), so an answer that a
+ * registration has no return is final: the transaction that registered it is over.
+ */
+export const returnsForSalesSubjects = defineCatalog({
+  'returns.sale.registrations': {
+    tenant: false,
+    errors: [],
+    request: z.object({ empresa_id: Id, id_venta: Id, claves: z.array(z.string().min(1).max(200)).min(1).max(1000) }),
+    reply: z.object({ ocupada: z.boolean(), devoluciones: z.array(z.object({ clave: z.string(), id_devolucion: z.number().int() })) }),
+  },
+});
+
 const Money = z.string().regex(/^-?\d{1,16}(\.\d{1,2})?$/);
 
 const ReturnEvent = z.object({
@@ -272,6 +287,8 @@ const ReturnEvent = z.object({
   total: Money,
   /** The return as `GET /returns/{id}` answered it when the event was recorded. */
   devolucion: z.record(z.string(), z.unknown()).optional(),
+  /** The key the return registered with its sale under before it committed (absent on returns made before registration). */
+  clave_registro: z.string().min(1).max(200).optional(),
 });
 
 export const returnsEvents = defineEvents({

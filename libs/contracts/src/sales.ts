@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { DATE_JSON_SCHEMA, DateRangeEnd, DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, documentAs, isCalendarDate, pageReply, queryInt } from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -40,13 +40,17 @@ export function decimalPlaces(value: number): number {
   return dot === -1 ? 0 : text.length - dot - 1;
 }
 
-/** A JSON number with bounds and a maximum of decimal places (so it is stored exactly). */
-function amount(options: { min: number; max: number; scale: number; required?: boolean }) {
+/**
+ * A JSON number with bounds and a maximum of decimal places (so it is stored exactly), documented
+ * as `multipleOf` 10^-scale.
+ */
+function amount(options: { min: number; max: number; scale: number }) {
   return z
     .number({ error: missingOr('Debe ser un número') })
     .min(options.min, `Debe ser mayor o igual a ${options.min}`)
     .max(options.max, `Debe ser menor o igual a ${options.max}`)
-    .refine((v) => decimalPlaces(v) <= options.scale, `Debe tener como máximo ${options.scale} decimales`);
+    .refine((v) => decimalPlaces(v) <= options.scale, `Debe tener como máximo ${options.scale} decimales`)
+    .meta({ multipleOf: Number(`1e-${options.scale}`) });
 }
 
 const Id = z
@@ -63,9 +67,13 @@ const OptionalText = (max: number) =>
     .nullish()
     .transform((v) => (v ? v : undefined));
 
-const RequiredDate = z
-  .string({ error: missingOr('Debe ser una fecha con formato Y-m-d') })
-  .refine((v) => DateString.safeParse(v).success, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)');
+const RequiredDate = documentAs(
+  z.string({ error: missingOr('Debe ser una fecha con formato Y-m-d') }).refine(isCalendarDate, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)'),
+  DATE_JSON_SCHEMA,
+);
+
+/** JSON Schema of "at least one of these fields" (none of them nullable). */
+const oneOfFields = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
 
 const SaleLineFields = z.object(
   {
@@ -77,9 +85,15 @@ const SaleLineFields = z.object(
       .min(1, 'No puede estar vacío')
       .max(255, 'Debe tener como máximo 255 caracteres')
       .optional(),
-    cantidad: amount({ min: 0.0001, max: 999_999_999, scale: 4 }),
-    precio: amount({ min: 0, max: 999_999_999_999, scale: 4 }).optional(),
-    descuento: amount({ min: 0, max: 999_999_999_999, scale: 2 }).optional(),
+    cantidad: amount({ min: 0.0001, max: 999_999_999, scale: 4 }).meta({
+      description: `Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar ${MAX_SALE_AMOUNT}.`,
+    }),
+    precio: amount({ min: 0, max: 999_999_999_999, scale: 4 })
+      .meta({ description: 'Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto.' })
+      .optional(),
+    descuento: amount({ min: 0, max: 999_999_999_999, scale: 2 })
+      .meta({ description: 'Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio.' })
+      .optional(),
     id_presentacion: Id.optional(),
     porcentaje_impuesto: amount({ min: 0, max: 100, scale: 4 }).optional(),
   },
@@ -91,7 +105,7 @@ export const SaleLineInput = SaleLineFields.refine((l) => l.id_producto !== unde
   message: 'Debe indicar id_producto o codigo_producto',
   path: ['id_producto'],
   when: isObject,
-});
+}).meta({ ...oneOfFields('id_producto', 'codigo_producto'), description: 'Lleva `id_producto` o `codigo_producto` (código o SKU de un producto activo de la empresa).' });
 export type SaleLineInput = z.output<typeof SaleLineInput>;
 
 /** Fields of `POST /sales` (spec "POST /sales", limits of "Limits"). */
@@ -159,6 +173,22 @@ function withSaleRules<T extends z.ZodType<SaleFieldsOut>>(schema: T) {
       message: 'No puede ser anterior a fecha',
       path: ['fecha_expiracion'],
       when,
+    })
+    .meta({
+      allOf: [
+        oneOfFields('id_sucursal', 'sucursal'),
+        { if: { required: ['estado'], properties: { estado: { const: 'Cotizacion' } } }, else: { required: ['id_canal'] } },
+        { if: { required: ['estado'], properties: { estado: { const: 'Pendiente' } } }, then: { required: ['id_cliente'] } },
+        { if: { required: ['cotizacion'], properties: { cotizacion: { const: true } } }, then: { properties: { estado: { const: 'Cotizacion' } } } },
+      ],
+      description: [
+        'Reglas entre campos (422 con `details` cuando no se cumplen):',
+        '- `id_sucursal` o `sucursal`; `id_canal` salvo con `estado` `Cotizacion`; `id_cliente` con `estado` `Pendiente`; `cotizacion: true` solo con `estado` `Cotizacion` (las cuatro también en el esquema).',
+        '- `referencia`, si se envía junto con `referencia_externa`, debe ser igual a ella: si no, «Es un alias de referencia_externa y no coincide con ella».',
+        '- `fecha_expiracion` no puede ser anterior a `fecha`.',
+        '- Lo que depende de datos guardados: sucursal, bodega, tipo de documento, canal, cliente y productos existentes y activos en la empresa; la bodega y el tipo de documento de esa sucursal; un tipo de documento solo de cotizaciones solo con `Cotizacion`; el límite de crédito del cliente en `Pendiente`; stock suficiente en la bodega (salvo `Cotizacion`); el total de la venta hasta ' +
+          `${MAX_SALE_AMOUNT}.`,
+      ].join('\n'),
     });
 }
 
@@ -183,6 +213,9 @@ export const SaleUpdateLineInput = SaleLineFields.refine((l) => l.id !== undefin
   message: 'Debe indicar id_producto o codigo_producto (o el id de una línea de la venta)',
   path: ['id_producto'],
   when: isObject,
+}).meta({
+  ...oneOfFields('id', 'id_producto', 'codigo_producto'),
+  description: 'Con `id` (una línea de esta venta) modifica esa línea; sin él agrega una, con `id_producto` o `codigo_producto`.',
 });
 
 /** Text an update may clear: `null` or an empty string clears it, an omitted field keeps it. */
@@ -248,6 +281,18 @@ export const SaleUpdateBody = z
       if (seen.has(line.id)) ctx.addIssue({ code: 'custom', message: `La línea ${line.id} aparece más de una vez`, path: ['detalles', i, 'id'] });
       seen.add(line.id);
     });
+  })
+  .meta({
+    allOf: [
+      { if: { required: ['cotizacion'], properties: { cotizacion: { const: true } } }, then: { properties: { estado: { enum: ['Cotizacion', 'Pre-venta'] } } } },
+      { if: { required: ['estado'], properties: { estado: { const: 'Pendiente' } } }, then: { properties: { id_cliente: { type: 'integer' } } } },
+    ],
+    description: [
+      'Reglas entre campos (422 con `details` cuando no se cumplen):',
+      '- `cotizacion: true` solo con `estado` `Cotizacion` o `Pre-venta` (o sin `estado`); `estado` `Pendiente` no admite `id_cliente: null` (ambas también en el esquema).',
+      '- `fecha_expiracion` no puede ser anterior a `fecha`; el `id` de una línea no puede repetirse en `detalles`.',
+      '- Sobre la venta como quedaría después del cambio: `id_canal` salvo en cotizaciones, `id_cliente` en `Pendiente` (dentro de su límite de crédito), y las mismas reglas de datos guardados que al crearla.',
+    ].join('\n'),
   });
 export type SaleUpdateBody = z.output<typeof SaleUpdateBody>;
 
@@ -317,7 +362,7 @@ const DATE_ORDER_ISSUE = { message: 'No puede ser anterior a fecha_inicio', path
 
 const SalesFilterFields = {
   fecha_inicio: DateString.optional(),
-  fecha_fin: DateString.optional(),
+  fecha_fin: DateRangeEnd.optional(),
   estado: z.enum(ESTADOS_VENTA, { message: `Debe ser uno de: ${ESTADOS_VENTA.join(', ')}` }).optional(),
 };
 
@@ -326,11 +371,7 @@ export const SalesListQuery = PaginationQuery.extend({
   ...SalesFilterFields,
   ...DeltaSyncFields,
   order_by: z.enum(SALES_ORDER_BY, { message: `Debe ser uno de: ${SALES_ORDER_BY.join(', ')}` }).optional(),
-  order_direction: z
-    .string()
-    .toLowerCase()
-    .pipe(z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }))
-    .optional(),
+  order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
 })
   .refine(dateOrder, DATE_ORDER_ISSUE)
   .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
@@ -466,15 +507,39 @@ export const salesForReturnsSubjects = defineCatalog({
     request: z.object({ id_venta: z.number().int().positive().max(MAX_ID) }),
     reply: ReturnableSale,
   },
+  /**
+   * A return about to commit registers with its sale, under the sale's row lock: from then on the
+   * sale counts it as active, so an annulment or an update of its lines waits for it or is refused,
+   * and the lines answered are the ones it may return. A sale that cannot be returned (annulled, a
+   * quotation) is answered without registering. The same key again registers once.
+   */
+  'sales.sale.return.register': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id_venta: z.number().int().positive().max(MAX_ID), clave: z.string().min(1).max(200) }),
+    reply: ReturnableSale,
+  },
+  /**
+   * Squares the sale's registrations with the returns service: each one whose return committed is
+   * confirmed, each one whose return never will is discarded (and no longer counts as active).
+   * Called by a return that registered and then failed; annulments and updates do the same.
+   */
+  'sales.sale.return.square': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id_venta: z.number().int().positive().max(MAX_ID) }),
+    reply: z.object({ devoluciones_activas: z.number().int() }),
+  },
 });
 
 /** Subjects of the partner API's sales endpoints (and of the other callers of the invoicing pipeline). */
 export const salesApiSubjects = defineCatalog({
   /**
    * The invoicing pipeline: validation, branch, products, warehouse, document type, channel,
-   * customer and acting user; tax; stock reserved before the sale's transaction (released if it
-   * fails); correlative, sale, lines and the created event in one transaction. A reference
-   * already used by the company answers its sale with `idempotent: true`.
+   * customer and acting user; tax; then one transaction that locks the reference, reserves the
+   * stock in inventory (released if the transaction fails), takes the correlative and writes the
+   * sale, its lines and the created event. A reference already used by the company answers its
+   * sale with `idempotent: true`.
    */
   'sales.create': {
     tenant: true,

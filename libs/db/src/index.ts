@@ -3,3 +3,4 @@ export * from './errors';
 export * from './transaction';
 export * from './migrate';
 export { sql, type Kysely, type Transaction, type Generated, type ColumnType, type Selectable, type Insertable } from 'kysely';
+export * from './roles';

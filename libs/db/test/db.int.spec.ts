@@ -41,6 +41,41 @@ describe('libs/db against Postgres', () => {
     expect(rows.map((r) => r.table_schema)).toEqual(['alpha', 'beta']);
   });
 
+  it('lets an older release migrate a schema a newer release already migrated (rollback, then upgrade)', async () => {
+    const first = { '0001-a': { up: async (m: Kysely<unknown>) => void (await sql`create table a (id int)`.execute(m)) } };
+    const second = { ...first, '0002-b': { up: async (m: Kysely<unknown>) => void (await sql`create table b (id int)`.execute(m)) } };
+    await migrateSchema(db, 'rolled', second);
+    const sut = await migrateSchema(db, 'rolled', first);
+    expect(sut.ahead).toEqual(['0002-b']);
+    expect(sut.results).toEqual([]);
+    // The newer release comes back: nothing left to apply.
+    expect((await migrateSchema(db, 'rolled', second)).results).toEqual([]);
+  });
+
+  it('gives migrations their own statement timeout instead of the pool’s, and a lock timeout', async () => {
+    const hurried = createDb({ connectionString: iso.databaseUrl, max: 2, statementTimeoutMs: 200 });
+    try {
+      const slow = { '0001-slow': { up: async (m: Kysely<unknown>) => void (await sql`select pg_sleep(0.5)`.execute(m)) } };
+      await expect(migrateSchema(hurried, 'slow', slow, { statementTimeoutMs: 5_000 })).resolves.toMatchObject({ results: [{ status: 'Success' }] });
+
+      await sql`create table locked (id int)`.execute(db);
+      const holder = await db.connection().execute(async (conn) => {
+        await sql`begin`.execute(conn);
+        await sql`lock table locked in access exclusive mode`.execute(conn);
+        const blocked = { '0001-alter': { up: async (m: Kysely<unknown>) => void (await sql`alter table public.locked add column x int`.execute(m)) } };
+        const started = Date.now();
+        const outcome = await migrateSchema(hurried, 'blocked', blocked, { statementTimeoutMs: 5_000, lockTimeoutMs: 100 }).catch((e: unknown) => e);
+        await sql`rollback`.execute(conn);
+        return { outcome, ms: Date.now() - started };
+      });
+      expect(holder.outcome).toBeInstanceOf(Error);
+      expect(String((holder.outcome as Error).cause)).toMatch(/lock timeout/);
+      expect(holder.ms).toBeLessThan(2_000);
+    } finally {
+      await hurried.destroy();
+    }
+  });
+
   it('translates constraint violations into domain errors', async () => {
     await sql`create table uniq (code text primary key, parent text references uniq(code))`.execute(db);
     await sql`insert into uniq values ('a', null)`.execute(db);

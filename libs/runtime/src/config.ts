@@ -6,6 +6,12 @@ export const BaseConfig = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/erp'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /**
+   * The service's bus identity and password when NATS requires them (the chart gives the service's
+   * name and its password from a Secret); unset, the plain local NATS of `npm start` and the tests.
+   */
+  NATS_USER: z.string().min(1).optional(),
+  NATS_PASSWORD: z.string().min(1).optional(),
   /** Prefix of every NATS subject (and of the JetStream stream name). */
   SUBJECT_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('erp'),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
@@ -13,6 +19,13 @@ export const BaseConfig = z.object({
   OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** Deadline for a graceful stop; Kubernetes' termination grace period must be longer. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
+  /** The events stream: copies on distinct JetStream servers (3 in production), reconciled at start. */
+  JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Bytes the events stream may hold; -1 for no limit. Full, it refuses events and the outboxes hold them. */
+  JETSTREAM_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
+  JETSTREAM_MAX_AGE_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 3600_000),
+  /** Deduplication of re-published outbox rows; longer than any gap between a publish and its retry. */
+  JETSTREAM_DUPLICATE_WINDOW_MS: z.coerce.number().int().min(1_000).default(10 * 60_000),
 });
 export type BaseConfig = z.output<typeof BaseConfig>;
 

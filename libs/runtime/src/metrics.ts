@@ -49,9 +49,12 @@ export function createMetrics(service: string): { registry: Registry; busObserve
 /** Outbox backlog gauges, read from the service's own outbox when Prometheus scrapes. */
 export function registerOutboxMetrics(registry: Registry, backlog: () => Promise<{ pending: number; oldestAgeSeconds: number }>): void {
   let last = { pending: 0, oldestAgeSeconds: 0 };
-  const refresh = async () => {
-    last = await backlog().catch(() => last);
-  };
+  // Both gauges are collected at once on a scrape: they share one read, so they describe the same moment.
+  let reading: Promise<void> | undefined;
+  const refresh = () =>
+    (reading ??= backlog()
+      .then((read) => void (last = read), () => undefined)
+      .finally(() => (reading = undefined)));
   new Gauge({
     name: 'erp_outbox_pending_events',
     help: 'Events committed to the outbox and not yet published to JetStream',
@@ -65,7 +68,8 @@ export function registerOutboxMetrics(registry: Registry, backlog: () => Promise
     name: 'erp_outbox_oldest_pending_age_seconds',
     help: 'Age of the oldest unpublished outbox event (0 when none)',
     registers: [registry],
-    collect() {
+    async collect() {
+      await refresh();
       this.set(last.oldestAgeSeconds);
     },
   });

@@ -1,14 +1,23 @@
+import { z } from 'zod';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
 import { BaseConfig, loadConfig } from './config';
 import { createLogger } from './logger';
 
+export const MigrateConfig = BaseConfig.extend({
+  /** Per migration statement; 0 = none (the Job's activeDeadlineSeconds still bounds the whole run). */
+  MIGRATION_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(0),
+  /** Wait for a lock before giving up (the Job retries) rather than queue the API's queries behind it. */
+  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
 /** Entry point of a service's migration Job: migrates its schema, logs each step, exits 0 or 1. */
 export function runMigrations(schema: string, migrations: Migrations): void {
-  const config = loadConfig(BaseConfig);
+  const config = loadConfig(MigrateConfig);
   const logger = createLogger(`${schema}-migrate`, config.LOG_LEVEL);
   const db = createDb<unknown>({ connectionString: config.DATABASE_URL, max: 1, applicationName: `${schema}-migrate` });
-  migrateSchema(db, schema, migrations)
+  migrateSchema(db, schema, migrations, { statementTimeoutMs: config.MIGRATION_STATEMENT_TIMEOUT_MS, lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS })
     .then(async (result) => {
+      if (result.ahead.length > 0) logger.warn({ schema, ahead: result.ahead }, 'schema has migrations of a newer release; kept as they are');
       for (const r of result.results ?? []) logger.info({ migration: r.migrationName, status: r.status }, 'migration');
       logger.info({ schema, applied: result.results?.length ?? 0 }, 'schema up to date');
       await db.destroy();

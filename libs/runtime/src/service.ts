@@ -86,6 +86,13 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
     logger,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     observer: busObserver,
+    ...(config.NATS_USER ? { credentials: { user: config.NATS_USER, password: config.NATS_PASSWORD ?? '' } } : {}),
+    stream: {
+      replicas: config.JETSTREAM_REPLICAS,
+      maxBytes: config.JETSTREAM_MAX_BYTES,
+      maxAgeMs: config.JETSTREAM_MAX_AGE_MS,
+      duplicateWindowMs: config.JETSTREAM_DUPLICATE_WINDOW_MS,
+    },
   });
   onShutdown('nats', () => bus.drain());
   await ensureEventStream(bus);

@@ -4,6 +4,18 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { WEBHOOK_BASE } from '@erp/contracts';
+
+/** The segment after `/api/webhook/<platform>/` is an integration's token: a credential. Express routes ignore case, so does this. */
+const WEBHOOK_TOKEN_RE = new RegExp(`^(${WEBHOOK_BASE}/[^/]+/)[^/]+`, 'i');
+
+/**
+ * The path as telemetry may keep it: a webhook token is replaced by `:token`, whatever follows
+ * it (a route that does not exist included), so no span attribute carries the credential.
+ */
+export function redactUrlPath(path: string): string {
+  return path.replace(WEBHOOK_TOKEN_RE, '$1:token');
+}
 
 /**
  * OpenTelemetry for the process. Imported first by every entry point so that http, express, pg
@@ -25,7 +37,11 @@ function startTelemetry(): NodeSDK | undefined {
     ...(exporting ? { traceExporter: new OTLPTraceExporter() } : { spanProcessors: [] }),
     instrumentations: exporting
       ? [
-          new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)/.test(req.url ?? '') }),
+          new HttpInstrumentation({
+            ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)/.test(req.url ?? ''),
+            // Replaces the `url.path` the instrumentation takes from the request line.
+            startIncomingSpanHook: (req) => ({ 'url.path': redactUrlPath((req.url ?? '/').split('?')[0]!) }),
+          }),
           new ExpressInstrumentation(),
           new PgInstrumentation({ requireParentSpan: true }),
           new IORedisInstrumentation({ requireParentSpan: true }),

@@ -3,34 +3,48 @@ import { findCredential, type Credential } from './db/credentials.repository';
 import type { GatewayDb } from './db/tables';
 import { hashApiKey } from './domain/api-key';
 
+/** Entries each cache keeps at most; past it the cache starts over rather than grow without bound. */
+const MAX_ENTRIES = 10_000;
+
 /**
  * Verifies API keys with a short in-process cache. Revoking a key or deactivating a company
  * publishes an event that clears the cache of every replica; the TTL bounds staleness if that
- * event is missed. Unknown keys are not cached, so a key created a moment ago works at once.
+ * event is missed. Unknown keys are cached too (by hash, for `negativeTtlMs`), so a client
+ * repeating a bad key costs no Postgres query each time; any change of credentials (a key
+ * created, a company reactivated) clears them, so a new key works at once.
  */
 export class Authenticator {
   private readonly cache = new Map<string, { credential: Credential; expires: number }>();
+  private readonly unknown = new Map<string, number>();
 
   constructor(
     private readonly db: Kysely<GatewayDb>,
     private readonly ttlMs: number,
+    private readonly negativeTtlMs = 0,
   ) {}
 
   async verify(key: string): Promise<Credential | undefined> {
     const hash = hashApiKey(key);
     const cacheKey = hash.toString('base64');
+    const now = Date.now();
     const hit = this.cache.get(cacheKey);
-    if (hit && hit.expires > Date.now()) return hit.credential;
+    if (hit && hit.expires > now) return hit.credential;
+    if ((this.unknown.get(cacheKey) ?? 0) > now) return undefined;
     const credential = await findCredential(this.db, hash);
     if (credential && this.ttlMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear();
+      if (this.cache.size > MAX_ENTRIES) this.cache.clear();
       this.cache.set(cacheKey, { credential, expires: Date.now() + this.ttlMs });
     } else this.cache.delete(cacheKey);
+    if (!credential && this.negativeTtlMs > 0) {
+      if (this.unknown.size > MAX_ENTRIES) this.unknown.clear();
+      this.unknown.set(cacheKey, Date.now() + this.negativeTtlMs);
+    }
     return credential;
   }
 
-  /** Drops cached credentials of a company (all of them when no company is given). */
+  /** Drops cached credentials of a company (all of them when no company is given), and every cached unknown key. */
   invalidate(empresaId?: number): void {
+    this.unknown.clear();
     if (empresaId === undefined) return this.cache.clear();
     for (const [k, v] of this.cache) if (v.credential.empresa.id === empresaId) this.cache.delete(k);
   }

@@ -8,6 +8,16 @@ export const GatewayConfig = BaseConfig.extend({
   REDIS_KEY_PREFIX: z.string().min(1).default('erp'),
   /** How long a verified API key is trusted without asking Postgres; revocations also clear it at once. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
+  /** How long an unknown API key is remembered as unknown (by hash), sparing Postgres a query per repeated bad key. */
+  AUTH_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Failed authentications one client address may make per window; past it, 429 until the window ends. */
+  AUTH_FAILURES_PER_WINDOW: z.coerce.number().int().min(1).default(100),
+  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(300),
+  /**
+   * Proxies in front of the gateway whose X-Forwarded-For is believed (Express `trust proxy` hop
+   * count): behind an ingress controller, 1, or every client would share the controller's address.
+   */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
   RATE_LIMIT_STANDARD: z.coerce.number().int().min(1).default(1000),
   RATE_LIMIT_DATE_FILTERED: z.coerce.number().int().min(1).default(2000),
   /** Requests one gateway process serves at once; past it, 503 with Retry-After at once instead of a queue. */

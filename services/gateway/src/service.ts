@@ -12,7 +12,9 @@ import { adminHandlers } from './handlers/admin.handlers';
 import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
+import { createHttpServer } from './http/edges';
 import { apiRoutes } from './http/routes';
+import { FailedAuthLimiter } from './failed-auth-limiter';
 import { RateLimiter } from './rate-limiter';
 
 export const GATEWAY_SCHEMA = 'gateway';
@@ -38,7 +40,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 
-      const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS);
+      const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;
       bus.subscribeAll('events.gateway.credentials.changed', (_subject, payload) => {
         auth.invalidate(credentialsChanged.parse(payload).empresa_id);
@@ -65,6 +67,14 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         metrics,
         ...(options.clock ? { clock: options.clock } : {}),
       });
+      const authFailures = new FailedAuthLimiter({
+        redis,
+        keyPrefix: config.REDIS_KEY_PREFIX,
+        limit: config.AUTH_FAILURES_PER_WINDOW,
+        windowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+        logger,
+        metrics,
+      });
       addReadinessCheck(
         'redis',
         async () => {
@@ -79,13 +89,15 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         bus,
         auth,
         limiter,
+        authFailures,
+        trustProxyHops: config.TRUST_PROXY_HOPS,
         logger,
         metrics,
         isDraining: () => draining,
         maxInflight: config.MAX_INFLIGHT_REQUESTS,
         routes: apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }),
       });
-      const server = app.listen(config.PORT);
+      const server = createHttpServer(app).listen(config.PORT);
       await new Promise<void>((resolve, reject) => {
         server.once('listening', resolve);
         server.once('error', reject);

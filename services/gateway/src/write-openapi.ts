@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GatewayConfig } from './config';
-import { openApiDocument, type OpenApiDocument } from './http/openapi';
+import { openApiDocument, webhooksDocument, type OpenApiDocument } from './http/openapi';
 import { apiRoutes } from './http/routes';
 
 /** The partner API's OpenAPI document as the gateway serves it, for review diffs and the typed client. */
@@ -10,14 +10,20 @@ export function partnerApiDocument(): OpenApiDocument {
   return openApiDocument(apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }));
 }
 
-/** The document serialized exactly as the committed file is. */
-export function partnerApiDocumentText(): string {
-  return `${JSON.stringify(partnerApiDocument(), null, 2)}\n`;
+/** A document serialized exactly as the committed files are. */
+export function documentText(document: OpenApiDocument): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
 }
 
 if (require.main === module) {
-  const target = path.resolve(process.argv[2] ?? 'libs/contracts/openapi.json');
-  mkdirSync(path.dirname(target), { recursive: true });
-  writeFileSync(target, partnerApiDocumentText());
-  console.log(`OpenAPI document written to ${path.relative(process.cwd(), target)}`);
+  const targets: Array<[string, OpenApiDocument]> = [
+    [process.argv[2] ?? 'libs/contracts/openapi.json', partnerApiDocument()],
+    [process.argv[3] ?? 'libs/contracts/openapi-webhooks.json', webhooksDocument()],
+  ];
+  for (const [file, document] of targets) {
+    const target = path.resolve(file);
+    mkdirSync(path.dirname(target), { recursive: true });
+    writeFileSync(target, documentText(document));
+    console.log(`OpenAPI document written to ${path.relative(process.cwd(), target)}`);
+  }
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
-import { returnsAdminSubjects, returnsApiSubjects, returnsPlatformSubjects } from '@erp/contracts';
+import { returnsAdminSubjects, returnsApiSubjects, returnsForSalesSubjects, returnsPlatformSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import type { ReturnsConfig } from './config';
 import { startReturnStockConsumers } from './consumers/return-stock.consumer';
@@ -8,6 +8,7 @@ import { migrations } from './db/migrations';
 import type { ReturnsDb } from './db/tables';
 import { annulReturnHandler } from './handlers/annul-return.handler';
 import { createReturnHandler } from './handlers/create-return.handler';
+import { saleRegistrationsHandler } from './handlers/registrations.handler';
 import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
 
 export const RETURNS_SCHEMA = 'returns';
@@ -42,6 +43,7 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
         { queue: 'returns' },
       );
       bus.serve(returnsPlatformSubjects, { 'returns.platform.create': createReturn }, { queue: 'returns' });
+      bus.serve(returnsForSalesSubjects, { 'returns.sale.registrations': saleRegistrationsHandler(db) }, { queue: 'returns' });
       await startReturnStockConsumers(db, bus);
     },
   };

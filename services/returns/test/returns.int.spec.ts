@@ -43,6 +43,8 @@ describe('returns service against Postgres and NATS', () => {
   let adjustCalls = 0;
   let inventoryDown = false;
   const ventas = new Map<string, ReturnableSale>();
+  /** Keys the returns registered with their sale under, in order. */
+  const registrations: string[] = [];
 
   const ctx = { requestId: 'returns-int' };
   const create = (over: Record<string, unknown> = {}) =>
@@ -110,6 +112,13 @@ describe('returns service against Postgres and NATS', () => {
           if (!venta) throw AppError.notFound('Venta no encontrada');
           return venta;
         },
+        'sales.sale.return.register': async ({ id_venta, clave }, c) => {
+          const venta = ventas.get(`${c.empresa.id}:${id_venta}`);
+          if (!venta) throw AppError.notFound('Venta no encontrada');
+          registrations.push(clave);
+          return venta;
+        },
+        'sales.sale.return.square': async () => ({ devoluciones_activas: 0 }),
       },
       { queue: 'sales' },
     );
@@ -176,6 +185,9 @@ describe('returns service against Postgres and NATS', () => {
     // The service line moves nothing; the mouse goes back to the sale's warehouse.
     expect([...applied.values()]).toEqual([[{ id_producto: 2, id_bodega: 7, cantidad: '1.000' }]]);
     expect([...applied.keys()][0]).toMatch(/^devolucion-[0-9a-f-]{36}$/);
+    // It registered with its sale, before committing, under the key it keeps.
+    const [stored] = await db.selectFrom('devoluciones').select('clave_registro').where('id', '=', devolucion.id).execute();
+    expect(registrations).toEqual([stored!.clave_registro]);
     expect(stockOf(2)).toBe(1);
     await eventsSettled();
     expect(applied.size).toBe(1);

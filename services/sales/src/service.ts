@@ -10,7 +10,7 @@ import { adminHandlers } from './handlers/admin.handlers';
 import { createSaleHandler } from './handlers/create-sale.handler';
 import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
 import { saleExistsHandler } from './handlers/sale-exists.handler';
-import { saleReturnableHandler } from './handlers/sale-returnable.handler';
+import { returnRegistrationHandlers } from './handlers/return-registration.handlers';
 import { updateSaleHandler } from './handlers/update-sale.handler';
 import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
@@ -30,7 +30,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       relay.start();
       if (config.SALES_FAULT_INJECTION !== 'off') logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
       bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
-      bus.serve(salesForReturnsSubjects, { 'sales.sale.returnable': saleReturnableHandler(db) }, { queue: 'sales' });
+      bus.serve(salesForReturnsSubjects, returnRegistrationHandlers(db, bus), { queue: 'sales' });
       bus.serve(
         salesApiSubjects,
         {

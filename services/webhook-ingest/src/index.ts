@@ -2,5 +2,5 @@ export { webhookIngestService, WEBHOOK_INGEST_SCHEMA, type WebhookIngestOptions 
 export { WebhookIngestConfig } from './config';
 export { migrations as webhookIngestMigrations } from './db/migrations';
 export { signBody } from './domain/signature';
-export type { CatalogPort, SalesPort, CreateSaleInput, InventoryPort } from './processing/ports';
-export type { ProcessingDeps } from './processing/process-order';
+export type { CatalogPort, SalesPort, CreateSaleInput, InventoryPort, ReturnsPort } from './flows/ports';
+export type { ProcessingDeps } from './flows/process-order.flow';

@@ -8,8 +8,8 @@ import { migrations } from './db/migrations';
 import type { WebhookDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
 import { receiveHandler } from './handlers/receive.handler';
-import type { ProcessingDeps } from './processing/process-order';
-import { busCatalog, busInventory, busReturns, busSales, gatewayContexts } from './processing/ports';
+import type { ProcessingDeps } from './flows/process-order.flow';
+import { busCatalog, busInventory, busReturns, busSales, gatewayContexts } from './flows/ports';
 
 export const WEBHOOK_INGEST_SCHEMA = 'webhook_ingest';
 

@@ -1,9 +1,11 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Bus } from '@erp/bus';
 import {
   AppError,
   inventorySubjects,
   salesApiSubjects,
   salesPlatformSubjects,
+  streamName,
   webhookGatewaySubjects,
   webhookSubjects,
   type ResolvedProduct,
@@ -200,6 +202,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
   afterAll(async () => {
     await db.end();
     await service.stop();
+    await (await jetstreamManager(bus.nc)).streams.delete(streamName(iso.subjectPrefix));
     await bus.drain();
     await iso.drop();
   });

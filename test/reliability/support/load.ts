@@ -97,7 +97,7 @@ export interface LoadOptions {
   seed?: number;
 }
 
-export type Operation = 'sale' | 'sale-repeat' | 'sale-strict' | 'update' | 'annul' | 'return' | 'woo-order' | 'woo-product' | 'shop-order' | 'packages' | 'read';
+export type Operation = 'sale' | 'sale-repeat' | 'sale-strict' | 'update' | 'annul' | 'return' | 'return-race' | 'woo-order' | 'woo-product' | 'shop-order' | 'packages' | 'read';
 
 const DEFAULT_MIX: Record<Operation, number> = {
   sale: 30,
@@ -106,6 +106,7 @@ const DEFAULT_MIX: Record<Operation, number> = {
   update: 10,
   annul: 3,
   return: 3,
+  'return-race': 3,
   'woo-order': 12,
   'woo-product': 3,
   'shop-order': 8,
@@ -115,7 +116,8 @@ const DEFAULT_MIX: Record<Operation, number> = {
 
 /**
  * A steady mixed load as partners and platforms produce it: sales (new, repeated references,
- * on a company that forbids overselling), updates, annulments, WooCommerce and Shopify orders
+ * on a company that forbids overselling), updates, annulments, returns (some racing an
+ * annulment or an update of the same sale), WooCommerce and Shopify orders
  * delivered several times, package imports and reads. Like a careful client it retries what
  * may not have been processed (same reference, same delivery) and records every write that was
  * acknowledged, for the invariant checks afterwards.
@@ -136,7 +138,7 @@ export class Load {
     this.random = mulberry32(options.seed ?? 0x5eed);
     const mix = { ...DEFAULT_MIX, ...options.mix };
     if (!options.updates) mix.update = 0;
-    if (!options.admin) mix.annul = mix.return = 0;
+    if (!options.admin) mix.annul = mix.return = mix['return-race'] = 0;
     this.mix = Object.entries(mix).filter(([, w]) => w > 0) as Array<[Operation, number]>;
   }
 
@@ -186,6 +188,8 @@ export class Load {
         return this.annulSale();
       case 'return':
         return this.returnSale();
+      case 'return-race':
+        return this.raceReturn();
       case 'woo-order':
         return this.wooOrder(this.pick(['a', 'b'] as const));
       case 'woo-product':
@@ -285,7 +289,11 @@ export class Load {
       (s) => s.acked && !s.busy && !s.returned && s.empresa !== 's' && ['Pendiente', 'Cotizacion'].includes(s.expected?.estado ?? s.estado),
     );
     if (editable.length === 0) return this.createSale(this.pick(['a', 'b'] as const));
-    const record = this.pick(editable);
+    await this.updateRecord(this.pick(editable), 'PUT /sales/{id}');
+  }
+
+  /** PUT of new quantities (or a quotation's conversion); `refusable` when a 422 is an expected outcome (a race). */
+  private async updateRecord(record: SaleRecord, op: string, refusable = false): Promise<void> {
     const c = this.options.companies[record.empresa];
     const current = record.expected ?? { estado: record.estado, lines: record.lines };
     const convert = current.estado === 'Cotizacion' && this.random() < 0.4;
@@ -296,7 +304,7 @@ export class Load {
     };
     record.busy = true;
     try {
-      const res = await this.send('PUT /sales/{id}', `${API}/sales/${record.id}`, { method: 'PUT', key: c.key, json: body });
+      const res = await this.send(op, `${API}/sales/${record.id}`, { method: 'PUT', key: c.key, json: body });
       if (res.status === 200) {
         record.expected = { estado: convert ? 'Completada' : current.estado, lines };
         record.uncertain = false;
@@ -305,9 +313,9 @@ export class Load {
         // No definite answer: the change may or may not have been applied (a retry refused after a
         // timeout may be refused because of it); stock must be right either way.
         record.uncertain = true;
-        this.tally.fail(res.status < 500 && res.status !== 0 ? 'PUT /sales/{id} (refused after a timeout)' : 'PUT /sales/{id}');
-      } else {
-        this.tally.fail('PUT /sales/{id}');
+        this.tally.fail(res.status < 500 && res.status !== 0 ? `${op} (refused after a timeout)` : op);
+      } else if (!(refusable && res.status === 422)) {
+        this.tally.fail(op);
       }
     } finally {
       record.busy = false;
@@ -316,14 +324,19 @@ export class Load {
 
   /** Annuls a sale through the back office, as an operator would. */
   private async annulSale(): Promise<void> {
-    const admin = this.options.admin!;
     const candidates = [...this.ledger.sales.values()].filter((s) => s.acked && !s.busy && !s.returned && s.empresa !== 's' && (s.expected?.estado ?? s.estado) !== 'Anulada');
     if (candidates.length === 0) return;
-    const record = this.pick(candidates);
+    await this.annulRecord(this.pick(candidates), 'annul (back office)');
+  }
+
+  private async annulRecord(record: SaleRecord, op: string, refusable = false): Promise<void> {
+    const admin = this.options.admin!;
     record.busy = true;
     try {
-      const done = await this.backOffice('annul (back office)', () =>
-        admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: this.options.companies[record.empresa].id, id_venta: record.id! }, { requestId: `annul-${record.id}` }),
+      const done = await this.backOffice(
+        op,
+        () => admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: this.options.companies[record.empresa].id, id_venta: record.id! }, { requestId: `annul-${record.id}` }),
+        refusable,
       );
       if (done === 'done') {
         record.expected = { estado: 'Anulada', lines: (record.expected ?? record).lines };
@@ -361,8 +374,47 @@ export class Load {
     });
   }
 
-  /** A back-office request over NATS, retried while the service is unavailable or slow. */
-  private async backOffice(op: string, request: () => Promise<unknown>): Promise<'done' | 'refused' | 'unknown'> {
+  /**
+   * A return of all of a sale's first line at the same moment as its annulment (a completed sale)
+   * or a PUT of its quantities (a pending one): they serialise on the sale, so one of them may be
+   * refused (an expected outcome here), and the stock comes back once whichever wins.
+   */
+  private async raceReturn(): Promise<void> {
+    const admin = this.options.admin!;
+    const candidates = [...this.ledger.sales.values()].filter(
+      (s) => s.acked && !s.busy && !s.returned && !s.uncertain && s.empresa !== 's' && ['Completada', 'Pendiente'].includes((s.expected ?? s).estado) && (s.expected ?? s).lines.length > 0,
+    );
+    if (candidates.length === 0) return;
+    const sale = this.pick(candidates);
+    sale.returned = true;
+    const current = sale.expected ?? { estado: sale.estado, lines: sale.lines };
+    const line = current.lines[0]!;
+    const c = this.options.companies[sale.empresa];
+    const record: ReturnRecord = { empresa: sale.empresa, referencia: `${this.options.runId}-D${++this.counter}`, id_venta: sale.id!, acked: false, lines: [{ ...line }] };
+    this.ledger.returns.set(`${sale.empresa}:${record.referencia}`, record);
+    const devolver = this.backOffice(
+      'return racing a change (back office)',
+      async () => {
+        const reply = await admin.request(
+          returnsAdminSubjects,
+          'returns.admin.create',
+          { empresa_id: c.id, id_venta: sale.id!, fecha: '2026-03-11', tipo: 'devolucion', referencia: record.referencia, detalles: [{ id_producto: line.id_producto, cantidad: line.cantidad }] },
+          { requestId: `return-${record.referencia}` },
+        );
+        record.acked = true;
+        record.id = reply.devolucion.id;
+      },
+      true,
+    );
+    const change = current.estado === 'Completada' ? this.annulRecord(sale, 'annul racing a return (back office)', true) : this.updateRecord(sale, 'PUT /sales/{id} racing a return', true);
+    await Promise.all([devolver, change]);
+  }
+
+  /**
+   * A back-office request over NATS, retried while the service is unavailable or slow;
+   * `refusable` when a refusal (a business rule) is an expected outcome.
+   */
+  private async backOffice(op: string, request: () => Promise<unknown>, refusable = false): Promise<'done' | 'refused' | 'unknown'> {
     for (let i = 0; i < (this.options.attempts ?? 8); i++) {
       const started = performance.now();
       try {
@@ -373,7 +425,7 @@ export class Load {
         const code = isAppError(err) ? err.code : 'ERROR';
         this.tally.record(op, { status: 0, error: code, body: undefined, text: '', headers: new Headers(), ms: performance.now() - started });
         if (code !== 'UNAVAILABLE' && code !== 'TIMEOUT') {
-          this.tally.fail(op);
+          if (!(refusable && code === 'BUSINESS_RULE')) this.tally.fail(op);
           return 'refused';
         }
         await sleep(Math.min(200 * 2 ** i, 2_000));

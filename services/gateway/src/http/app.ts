@@ -8,9 +8,11 @@ import type { Authenticator } from '../authenticator';
 import type { Credential } from '../db/credentials.repository';
 import { bearerToken } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
+import type { FailedAuthLimiter } from '../failed-auth-limiter';
 import type { RateLimiter } from '../rate-limiter';
+import { rejectAmbiguousQuery, requestLimits } from './edges';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
-import { openApiDocument } from './openapi';
+import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
 import type { AnyRoute, RouteResult } from './route';
 import { webhookRouter } from './webhooks';
@@ -19,6 +21,10 @@ export interface AppDeps {
   bus: Bus;
   auth: Authenticator;
   limiter: RateLimiter;
+  /** Refuses addresses that failed authentication too often; none when omitted. */
+  authFailures?: FailedAuthLimiter;
+  /** Proxies whose X-Forwarded-For names the client (0: the peer is the client). */
+  trustProxyHops?: number;
   logger: Logger;
   metrics: Registry;
   routes: readonly AnyRoute[];
@@ -45,6 +51,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', deps.trustProxyHops ?? 0);
 
   const duration = new Histogram({
     name: 'erp_http_request_duration_seconds',
@@ -73,6 +80,7 @@ export function createApp(deps: AppDeps): express.Express {
     });
     next();
   });
+  app.use(requestLimits);
   app.use(admissionControl(deps));
 
   const api = express.Router({ strict: false });
@@ -83,7 +91,7 @@ export function createApp(deps: AppDeps): express.Express {
     const methods = methodsByPath.get(route.path) ?? new Set<string>();
     methods.add(route.method.toUpperCase());
     methodsByPath.set(route.path, methods);
-    const chain: RequestHandler[] = [authenticate(deps), rateLimit(deps)];
+    const chain: RequestHandler[] = [authenticate(deps), rateLimit(deps), rejectAmbiguousQuery];
     if (route.method !== 'get' && route.method !== 'delete') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
     chain.push(dispatch(route, deps));
     api[route.method](route.path, ...chain);
@@ -96,7 +104,7 @@ export function createApp(deps: AppDeps): express.Express {
     });
   }
   // The reference is generated from the same route table, and needs no key.
-  app.use(API_BASE, referenceRouter(openApiDocument(deps.routes)));
+  app.use(API_BASE, referenceRouter(openApiDocument(deps.routes), webhooksDocument()));
   app.use(API_BASE, api);
   app.use(WEBHOOK_BASE, webhookRouter(deps));
 
@@ -170,9 +178,20 @@ function paramCount(path: string): number {
 
 function authenticate(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
+    const address = req.ip ?? 'unknown';
+    const retryAfter = (await deps.authFailures?.retryAfter(address)) ?? 0;
+    if (retryAfter > 0) {
+      res.setHeader('Retry-After', String(retryAfter));
+      return sendError(res, 429, MESSAGES.tooManyAuthFailures);
+    }
     const key = bearerToken(req.get('authorization'));
     const credential = key ? await deps.auth.verify(key) : undefined;
-    if (!credential) return sendError(res, 401, MESSAGES.unauthorized);
+    if (!credential) {
+      // Only a presented key is a guess; a request without one is counted by nobody.
+      if (key) await deps.authFailures?.recordFailure(address);
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return sendError(res, 401, MESSAGES.unauthorized);
+    }
     (res.locals as Locals).credential = credential;
     next();
   };
@@ -219,16 +238,18 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
 }
 
 /**
- * Where the first string holding U+0000 is (`packages.0.cliente`, `_` for the value itself), or
- * undefined. Postgres text cannot store that character: refused here, it is a 400/422 with the
- * field named; let through, it failed in the service as a 500.
+ * Where the first string Postgres cannot store as text is (`packages.0.cliente`, `_` for the value
+ * itself) and why: U+0000, or a lone UTF-16 surrogate (`"\ud800"` in JSON), which is no Unicode
+ * text at all. Refused here, it is a 400/422 with the field named; let through, the service
+ * failed or stored a replacement character.
  */
-function pathOfNul(value: unknown): string | undefined {
+function unstorableText(value: unknown): { path: string; message: string } | undefined {
   const pending: Array<[unknown, string[]]> = [[value, []]];
   while (pending.length > 0) {
     const [node, path] = pending.pop()!;
     if (typeof node === 'string') {
-      if (node.includes('\u0000')) return path.length > 0 ? path.join('.') : '_';
+      const message = node.includes('\u0000') ? MESSAGES.nulCharacter : LONE_SURROGATE_RE.test(node) ? MESSAGES.loneSurrogate : undefined;
+      if (message) return { path: path.length > 0 ? path.join('.') : '_', message };
     } else if (node !== null && typeof node === 'object') {
       for (const [key, child] of Object.entries(node)) pending.push([child, [...path, key]]);
     }
@@ -236,17 +257,20 @@ function pathOfNul(value: unknown): string | undefined {
   return undefined;
 }
 
+/** With the `u` flag a well-formed pair reads as one code point, so only an unpaired surrogate matches. */
+const LONE_SURROGATE_RE = /\p{Cs}/u;
+
 function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const locals = res.locals as Locals;
     const params = route.params?.safeParse(req.params);
     const query = route.query?.safeParse(req.query ?? {});
     if (params && !params.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(params.error));
-    const nulInQuery = route.query ? pathOfNul(req.query) : undefined;
-    if (nulInQuery !== undefined) return sendError(res, 400, MESSAGES.invalidParams, { [nulInQuery]: [MESSAGES.nulCharacter] });
+    const badQueryText = route.query ? unstorableText(req.query) : undefined;
+    if (badQueryText) return sendError(res, 400, MESSAGES.invalidParams, { [badQueryText.path]: [badQueryText.message] });
     if (query && !query.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(query.error));
-    const nulInBody = route.body ? pathOfNul(req.body) : undefined;
-    if (nulInBody !== undefined) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [nulInBody]: [MESSAGES.nulCharacter] });
+    const badBodyText = route.body ? unstorableText(req.body) : undefined;
+    if (badBodyText) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [badBodyText.path]: [badBodyText.message] });
     const body = route.body?.safeParse(req.body);
     if (body && !body.success) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, detailsFromZod(body.error));
     const credential = locals.credential!;
@@ -256,6 +280,7 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
       { ctx, bus: deps.bus, credential, rate: locals.rate! },
     );
     if ('raw' in result) return void res.status(result.status ?? 200).json(result.raw);
+    if (result.location) res.setHeader('Location', `${API_BASE}${result.location}`);
     res.status(result.status ?? 200).json({
       success: true,
       data: result.data,

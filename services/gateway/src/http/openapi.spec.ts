@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { API_VERSION } from '@erp/contracts';
-import { partnerApiDocument, partnerApiDocumentText } from '../write-openapi';
-import { openApiPath } from './openapi';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { API_VERSION, SaleCreateBody, SaleUpdateBody } from '@erp/contracts';
+import { documentText, partnerApiDocument } from '../write-openapi';
+import { openApiPath, webhooksDocument } from './openapi';
 import { apiRoutes } from './routes';
 import { WEBHOOK_ROUTES } from './webhooks';
 
 const COMMITTED = path.resolve(__dirname, '../../../../libs/contracts/openapi.json');
+const COMMITTED_WEBHOOKS = path.resolve(__dirname, '../../../../libs/contracts/openapi-webhooks.json');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -16,7 +19,8 @@ describe('the OpenAPI document', () => {
   const routes = apiRoutes({ standard: 1000, withDateFilters: 2000 });
 
   it('is the committed libs/contracts/openapi.json (run `npm run openapi` after changing a route or a contract)', () => {
-    expect(readFileSync(COMMITTED, 'utf8')).toBe(partnerApiDocumentText());
+    expect(readFileSync(COMMITTED, 'utf8')).toBe(documentText(sut));
+    expect(readFileSync(COMMITTED_WEBHOOKS, 'utf8')).toBe(documentText(webhooksDocument()));
   });
 
   it('carries the interface version, the base path and the bearer scheme required by default', () => {
@@ -34,13 +38,17 @@ describe('the OpenAPI document', () => {
     expect(routes.filter((route) => !route.response).map((route) => `${route.method.toUpperCase()} ${route.path}`)).toEqual([]);
   });
 
-  it('lists the inbound webhooks under their own server, without the API key', () => {
+  it('describes the inbound webhooks in their own document, whose server is their base, so generic clients reach them', () => {
+    const webhooks: Json = webhooksDocument();
+    expect(webhooks.servers).toEqual([expect.objectContaining({ url: '/api/webhook' })]);
+    expect(webhooks.security).toBeUndefined();
     for (const route of WEBHOOK_ROUTES) {
-      const item = sut.paths[openApiPath(route.path)];
-      expect(item.servers).toEqual([expect.objectContaining({ url: '/api/webhook' })]);
-      expect(item.post.security).toEqual([]);
+      const item = webhooks.paths[openApiPath(route.path)];
+      expect(item.servers).toBeUndefined();
       expect(Object.keys(item.post.responses)).toEqual(expect.arrayContaining(['200', '401']));
+      expect(sut.paths[openApiPath(route.path)]).toBeUndefined();
     }
+    expect(sut.paths['/openapi-webhooks.json'].get.security).toEqual([]);
   });
 
   it('documents list parameters with their bounds, defaults and enums', () => {
@@ -53,6 +61,22 @@ describe('the OpenAPI document', () => {
     expect(sut.paths['/inventory/{id}'].get.parameters).toEqual([
       expect.objectContaining({ in: 'path', name: 'id', required: true, schema: expect.objectContaining({ type: 'integer', minimum: 1 }) }),
     ]);
+  });
+
+  it('types query parameters as the spec does, with the accepted spellings described', () => {
+    const params = Object.fromEntries(sut.paths['/inventory'].get.parameters.map((p: Json) => [p.name, p.schema]));
+    expect(params.con_stock).toEqual({ type: 'boolean', description: expect.stringMatching(/`1` y `0`/) });
+    expect(params.stock_minimo).toEqual(params.con_stock);
+    expect(params.enable).toEqual(expect.objectContaining({ type: 'integer', enum: [0, 1] }));
+  });
+
+  it('declares 414 and 431 on every operation, and Location on every 201', () => {
+    for (const [template, item] of Object.entries<Json>(sut.paths)) {
+      for (const [method, op] of Object.entries<Json>(item).filter(([m]) => ['get', 'post', 'put'].includes(m))) {
+        expect([`${method} ${template}`, Object.keys(op.responses)]).toEqual([`${method} ${template}`, expect.arrayContaining(['414', '431'])]);
+        if (op.responses['201']) expect(op.responses['201'].headers.Location).toEqual({ $ref: '#/components/headers/Location' });
+      }
+    }
   });
 
   it('gives responses the envelope, amounts as numbers and timestamps as date-time', () => {
@@ -83,5 +107,86 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(packages.properties.packages.items.properties)).toEqual(
       expect.arrayContaining(['cliente', 'codigo_asesor', 'wr', 'guia', 'piezas', 'embalaje', 'peso', 'precio', 'id_sucursal', 'sucursal', 'volumen', 'nota']),
     );
+  });
+
+  describe('request bodies say what the contract enforces', () => {
+    // multipleOf 0.0001 needs a decimal-aware check: in binary floating point 1.2345 / 0.0001 is 12344.999999999998.
+    const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
+    const bodySchema = (path: string, method: string) => ajv.compile(sut.paths[path][method].requestBody.content['application/json'].schema);
+    const base = { fecha: '2026-03-10', estado: 'Completada', id_sucursal: 1, id_bodega: 1, id_documento: 1, id_canal: 1, detalles: [{ id_producto: 1, cantidad: 1 }] };
+    const line = (extra: Record<string, unknown>) => ({ ...base, detalles: [{ id_producto: 1, cantidad: 1, ...extra }] });
+    const without = (field: string) => Object.fromEntries(Object.entries(base).filter(([k]) => k !== field));
+
+    it.each<[string, Record<string, unknown>]>([
+      ['a complete sale', base],
+      ['sucursal by name', { ...without('id_sucursal'), sucursal: 'Centro' }],
+      ['neither id_sucursal nor sucursal', without('id_sucursal')],
+      ['no id_canal on a sale', without('id_canal')],
+      ['no id_canal on a quotation', { ...without('id_canal'), estado: 'Cotizacion' }],
+      ['Pendiente without id_cliente', { ...base, estado: 'Pendiente' }],
+      ['Pendiente with id_cliente', { ...base, estado: 'Pendiente', id_cliente: 3 }],
+      ['cotizacion true on a sale', { ...base, cotizacion: true }],
+      ['cotizacion true on a quotation', { ...base, estado: 'Cotizacion', cotizacion: true }],
+      ['a date that is not AAAA-MM-DD', { ...base, fecha: '10/03/2026' }],
+      ['fecha_expiracion as a date', { ...base, fecha_expiracion: '2026-04-10' }],
+      ['cantidad with 4 decimals', line({ cantidad: 1.2345 })],
+      ['cantidad with 5 decimals', line({ cantidad: 1.23456 })],
+      ['precio with 4 decimals', line({ precio: 10.0001 })],
+      ['descuento with 3 decimals', line({ descuento: 0.125 })],
+      ['porcentaje_impuesto above 100', line({ porcentaje_impuesto: 100.5 })],
+      ['monto_pago with 2 decimals', { ...base, monto_pago: 10.25 }],
+      ['cambio with 3 decimals', { ...base, cambio: 0.005 }],
+      ['a line by code', { ...base, detalles: [{ codigo_producto: 'LAP-14', cantidad: 1 }] }],
+      ['a line without product', { ...base, detalles: [{ cantidad: 1 }] }],
+    ])('POST /sales: %s is accepted by the document exactly when the contract accepts it', (_name, body) => {
+      expect(bodySchema('/sales', 'post')(body)).toBe(SaleCreateBody.safeParse(body).success);
+    });
+
+    it.each<[string, Record<string, unknown>]>([
+      ['a note', { observaciones: 'x' }],
+      ['cotizacion true with Pre-venta', { cotizacion: true, estado: 'Pre-venta' }],
+      ['cotizacion true with Completada', { cotizacion: true, estado: 'Completada' }],
+      ['Pendiente clearing id_cliente', { estado: 'Pendiente', id_cliente: null }],
+      ['a kept line by id', { detalles: [{ id: 4, cantidad: 2 }] }],
+      ['a new line without product', { detalles: [{ cantidad: 2 }] }],
+    ])('PUT /sales/{id}: %s is accepted by the document exactly when the contract accepts it', (_name, body) => {
+      expect(bodySchema('/sales/{id}', 'put')(body)).toBe(SaleUpdateBody.safeParse(body).success);
+    });
+  });
+
+  it('gives every operation a request example and an example of each answer, all valid against their schemas', () => {
+    const documents: Record<string, Json> = { openapi: sut, webhooks: webhooksDocument() };
+    const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
+    for (const [id, doc] of Object.entries(documents)) ajv.addSchema(doc, id, undefined, false);
+    const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    const resolve = (doc: Json, value: Json) => (value.$ref ? String(value.$ref).slice(2).split('/').reduce((node: Json, part: string) => node[part.replace(/~1/g, '/')], doc) : value);
+    const problems: string[] = [];
+    const check = (where: string, schemaRef: string, example: unknown) => {
+      if (example === undefined) return void problems.push(`${where}: no example`);
+      const validate = ajv.compile({ $ref: schemaRef });
+      if (!validate(example)) problems.push(`${where}: ${ajv.errorsText(validate.errors)}`);
+    };
+    for (const [id, doc] of Object.entries(documents)) {
+      for (const [template, item] of Object.entries<Json>(doc.paths)) {
+        for (const method of ['get', 'post', 'put'].filter((m) => item[m])) {
+          const op = item[method];
+          const at = `${id}#/${pointer('paths', template, method)}`;
+          const name = `${method.toUpperCase()} ${template}`;
+          (op.parameters ?? []).forEach((param: Json, i: number) => {
+            if (param.required || param.example !== undefined) check(`${name} parameter ${param.name}`, `${at}/parameters/${i}/schema`, param.example);
+          });
+          if (op.requestBody) check(`${name} request`, `${at}/requestBody/content/application~1json/schema`, op.requestBody.content['application/json'].example);
+          for (const [status, ref] of Object.entries<Json>(op.responses)) {
+            const response = resolve(doc, ref);
+            const base = ref.$ref ? `${id}${ref.$ref}` : `${at}/responses/${status}`;
+            for (const [type, media] of Object.entries<Json>(response.content ?? {})) {
+              if (type === 'application/json') check(`${name} ${status}`, `${base}/content/${pointer(type)}/schema`, media.example);
+              else if (media.example === undefined) problems.push(`${name} ${status} ${type}: no example`);
+            }
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
   });
 });

@@ -3,7 +3,6 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiOverride
 import {
   API_BASE,
   API_VERSION,
-  DateString,
   DecimalNumber,
   EVENT_TYPES,
   ErrorEnvelope,
@@ -29,7 +28,9 @@ import {
   listEnvelope,
   type EventType,
 } from '@erp/contracts';
+import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
 import { MESSAGES } from './errors';
+import { withExamples } from './openapi-examples';
 import type { AnyRoute, RouteResponse } from './route';
 import { WEBHOOK_ROUTES } from './webhooks';
 
@@ -37,7 +38,7 @@ import { WEBHOOK_ROUTES } from './webhooks';
 export type OpenApiDocument = ReturnType<typeof createDocument>;
 
 /** Paths of the reference itself, below the API base: served without key or quota. */
-export const REFERENCE_PATHS = { document: '/openapi.json', docs: '/docs' } as const;
+export const REFERENCE_PATHS = { document: '/openapi.json', webhooks: '/openapi-webhooks.json', docs: '/docs' } as const;
 
 /** `/inventory/:id` → `/inventory/{id}`. */
 export function openApiPath(expressPath: string): string {
@@ -60,6 +61,7 @@ const HEADERS = {
   'X-RateLimit-Reset': { description: 'Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix.', schema: { type: 'integer' } },
   'Retry-After': { description: 'Segundos que conviene esperar antes de reintentar.', schema: { type: 'integer', minimum: 0 } },
   'X-Error-Id': { description: 'Identificador del error en los registros del servidor.', schema: { type: 'string' } },
+  Location: { description: 'Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`.', schema: { type: 'string', format: 'uri-reference' } },
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
@@ -82,16 +84,26 @@ const API_ERRORS = {
     description: 'Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo.',
     rated: true,
   },
-  Unauthorized: { status: 401, description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}».`, rated: false },
+  Unauthorized: { status: 401, description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}». Lleva \`WWW-Authenticate: Bearer\`.`, rated: false },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
   PayloadTooLarge: { status: 413, description: 'El cuerpo supera 1 MB.', rated: true },
+  UriTooLong: { status: 414, description: `La URL (ruta y parámetros) supera ${MAX_URL_BYTES / 1024} KB: «${MESSAGES.uriTooLong}». Se responde antes de autenticar y no cuenta.`, rated: false },
   UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
   UnprocessableContent: {
     status: 422,
     description: 'El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
     rated: true,
   },
-  TooManyRequests: { status: 429, description: `Cuota horaria agotada: «${MESSAGES.rateLimited}». No cuenta.`, rated: true },
+  RequestHeaderFieldsTooLarge: {
+    status: 431,
+    description: `Los encabezados suman más de ${MAX_HEADER_BYTES / 1024} KB, o la línea de la solicitud y los encabezados juntos más de ${PARSER_MAX_HEADER_BYTES / 1024} KB (también por una URL enorme): «${MESSAGES.headersTooLarge}». Se responde antes de autenticar y no cuenta.`,
+    rated: false,
+  },
+  TooManyRequests: {
+    status: 429,
+    description: `Cuota horaria agotada: «${MESSAGES.rateLimited}». No cuenta. También, sin cabeceras de cuota, cuando la dirección del cliente acumuló demasiados intentos de autenticación fallidos: «${MESSAGES.tooManyAuthFailures}».`,
+    rated: false,
+  },
   InternalError: { status: 500, description: `«${MESSAGES.internal}»; \`X-Error-Id\` lo identifica en los registros.`, rated: false },
   ServiceUnavailable: {
     status: 503,
@@ -103,23 +115,43 @@ const API_ERRORS = {
 
 type ApiError = keyof typeof API_ERRORS;
 
+/**
+ * The answer of a status whose message never varies, as its example; the others take theirs from
+ * the recorded runs (`withExamples`).
+ */
+const FIXED_ERROR_MESSAGES: Partial<Record<number, string>> = {
+  401: MESSAGES.unauthorized,
+  413: MESSAGES.bodyTooLarge,
+  414: MESSAGES.uriTooLong,
+  415: MESSAGES.unsupportedMediaType,
+  429: MESSAGES.rateLimited,
+  431: MESSAGES.headersTooLarge,
+  500: MESSAGES.internal,
+};
+
+/** The error body, with `message` as its example (by default the status's fixed one; `null`: none here, a recorded one later). */
+function errorBodyFor(status: number, message: string | null = FIXED_ERROR_MESSAGES[status] ?? null) {
+  return message === null ? errorBody : { content: { 'application/json': { ...errorBody.content['application/json'], example: { success: false, error: message, code: status } } } };
+}
+
 function apiErrorResponse(name: ApiError) {
   const { status, description, rated } = API_ERRORS[name];
   const required: HeaderName[] = ['X-Request-Id'];
-  // 401 is answered before the quota is counted; 5xx may come before or after it.
+  // 401, 414 and 431 are answered before the quota is counted; 5xx may come before or after it,
+  // and 429 carries them for the quota but not for an address refused after failed authentications.
   const optional: HeaderName[] = [];
   if (rated) required.push(...RATE_HEADERS);
-  else if (status !== 401) optional.push(...RATE_HEADERS);
+  else if (status >= 500 || status === 429) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
-  return { description, headers: headers(required, optional), ...errorBody };
+  return { description, headers: headers(required, optional), ...errorBodyFor(status, status === 504 ? 'El servicio no respondió a tiempo (sales)' : undefined) };
 }
 
 const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([name, { status }]) => [status, name as ApiError]));
 
 /** Error statuses of a route: from what the gateway checks, plus those the route declares. */
 function routeErrors(route: AnyRoute): number[] {
-  const statuses = new Set<number>([401, 429, 500, 503, 504]);
+  const statuses = new Set<number>([401, 414, 429, 431, 500, 503, 504]);
   if (route.params) statuses.add(400).add(404);
   if (route.query) statuses.add(400);
   if (route.method !== 'get' && route.method !== 'delete') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
@@ -153,7 +185,7 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   for (const [status, description] of Object.entries(statuses)) {
     responses[status as '200'] = {
       description: description ?? 'OK',
-      headers: rated,
+      headers: status === '201' ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location']) : rated,
       ...(route.response ? json(successBody(route.response)) : {}),
     };
   }
@@ -176,15 +208,14 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
 function webhookOperations(): ZodOpenApiPathsObject {
   const paths: ZodOpenApiPathsObject = {};
   const onlyRequestId = headers(['X-Request-Id']);
-  const failure = (description: string, required: HeaderName[] = [], optional: HeaderName[] = []) => ({
+  const failure = (status: number, description: string, options: { required?: HeaderName[]; optional?: HeaderName[]; message?: string | null } = {}) => ({
     description,
-    headers: headers(['X-Request-Id', ...required], optional),
-    ...errorBody,
+    headers: headers(['X-Request-Id', ...(options.required ?? [])], options.optional ?? []),
+    ...errorBodyFor(status, options.message),
   });
   for (const route of WEBHOOK_ROUTES) {
     const payload = route.plataforma === 'shopify' ? ShopifyOrder : route.recurso === 'producto' ? WooCommerceProduct : WooCommerceOrder;
     paths[openApiPath(route.path)] = {
-      servers: [{ url: WEBHOOK_BASE, description: 'Webhooks entrantes de las plataformas' }],
       post: {
         operationId: operationId('post', `/${route.plataforma}/${route.recurso}`).replace('Pedido', 'Order').replace('Producto', 'Product'),
         summary: route.summary,
@@ -192,6 +223,7 @@ function webhookOperations(): ZodOpenApiPathsObject {
           'Sin API key ni cuota: autoriza el token de la integración en la ruta. Con un secreto configurado se verifica la firma (HMAC-SHA256 del cuerpo tal como llega, en base64). ' +
           'La entrega se guarda antes de responder y se procesa después, una sola vez aunque la plataforma la reintente.',
         tags: ['webhooks'],
+        // No API key: the token in the path authorises the delivery.
         security: [],
         requestParams: { path: z.object({ token: z.string().meta({ description: 'Token de la integración del usuario (secreto).' }) }) },
         requestBody: {
@@ -203,18 +235,33 @@ function webhookOperations(): ZodOpenApiPathsObject {
         },
         responses: {
           200: { description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).', headers: onlyRequestId, ...json(WebhookReceipt) },
-          401: failure('Token desconocido o desactivado, o firma inválida.'),
-          413: failure('El cuerpo supera 1 MB.'),
-          422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
-          500: failure(MESSAGES.internal, [], ['X-Error-Id']),
-          503: failure('El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.', ['Retry-After']),
-          504: failure('El servicio de webhooks no respondió a tiempo.'),
+          401: failure(401, 'Token desconocido o desactivado, o firma inválida.', { message: null }),
+          413: failure(
+            413,
+            'El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB.',
+          ),
+          414: { $ref: '#/components/responses/UriTooLong' },
+          422: failure(422, 'La entrega no se pudo aceptar; `details` dice por qué.', { message: null }),
+          431: { $ref: '#/components/responses/RequestHeaderFieldsTooLarge' },
+          500: failure(500, MESSAGES.internal, { optional: ['X-Error-Id'] }),
+          503: failure(
+            503,
+            'El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.',
+            { required: ['Retry-After'], message: 'Servicio no disponible (webhooks)' },
+          ),
+          504: failure(504, 'El servicio de webhooks no respondió a tiempo.', { message: 'El servicio no respondió a tiempo (webhooks)' }),
         },
       },
     };
   }
   return paths;
 }
+
+/** What the gateway answers on any path before routing: an oversized URL or headers. */
+const BEFORE_ANY_ROUTE = {
+  414: { $ref: '#/components/responses/UriTooLong' },
+  431: { $ref: '#/components/responses/RequestHeaderFieldsTooLarge' },
+} as const;
 
 function referenceOperations(): ZodOpenApiPathsObject {
   const onlyRequestId = headers(['X-Request-Id']);
@@ -226,7 +273,29 @@ function referenceOperations(): ZodOpenApiPathsObject {
         tags: ['referencia'],
         security: [],
         responses: {
-          200: { description: 'El documento OpenAPI 3.1.', headers: onlyRequestId, content: { 'application/json': { schema: { type: 'object' } } } },
+          200: {
+            description: 'El documento OpenAPI 3.1.',
+            headers: onlyRequestId,
+            content: { 'application/json': { schema: { type: 'object' }, example: { openapi: '3.1.0', info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION } } } },
+          },
+          ...BEFORE_ANY_ROUTE,
+          503: { $ref: '#/components/responses/ServiceUnavailable' },
+        },
+      },
+    },
+    [REFERENCE_PATHS.webhooks]: {
+      get: {
+        operationId: 'getWebhooksOpenApiDocument',
+        summary: 'El documento OpenAPI de los webhooks entrantes, con su propio servidor (sin API key ni cuota)',
+        tags: ['referencia'],
+        security: [],
+        responses: {
+          200: {
+            description: `El documento OpenAPI 3.1 de los webhooks, bajo \`${WEBHOOK_BASE}\`.`,
+            headers: onlyRequestId,
+            content: { 'application/json': { schema: { type: 'object' }, example: { openapi: '3.1.0', info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION } } } },
+          },
+          ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
       },
@@ -238,7 +307,12 @@ function referenceOperations(): ZodOpenApiPathsObject {
         tags: ['referencia'],
         security: [],
         responses: {
-          200: { description: 'Página HTML que muestra el documento.', headers: onlyRequestId, content: { 'text/html': { schema: { type: 'string' } } } },
+          200: {
+            description: 'Página HTML que muestra el documento.',
+            headers: onlyRequestId,
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>\n<html lang="es">…</html>' } },
+          },
+          ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
         },
       },
@@ -259,7 +333,6 @@ function describeTransforms(ctx: ZodOpenApiOverrideContext): void {
   };
   if (schema === DecimalNumber) return replace({ type: 'number' });
   if (schema === Timestamp || schema === Meta.shape.timestamp) return replace({ type: 'string', format: 'date-time' });
-  if (schema === DateString) return replace({ type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
   const json = ctx.jsonSchema as Record<string, unknown>;
   const def = defOf(schema);
   if (ctx.io === 'input' && def.type === 'pipe' && def.out && defOf(def.out).type !== 'transform') {
@@ -284,9 +357,13 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`.
 
-**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`.
+**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
 
-**Formatos.** Fechas \`AAAA-MM-DD\`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4).
+**Parámetros.** Cada parámetro de consulta se envía una sola vez y sin corchetes (\`nombre=a&nombre=b\`, \`nombre[]=a\` y \`nombre[a]=b\` responden 400 nombrando el parámetro). Los enteros se escriben en decimal (\`page=2\`; no \`2.0\` ni \`2e0\`) y los booleanos como \`true\` o \`false\` (también \`1\` y \`0\`). Los valores de las enumeraciones se comparan exactamente, distinguiendo mayúsculas (\`order_direction=DESC\` es 400). El texto debe ser Unicode válido: el carácter nulo o un sustituto UTF-16 sin pareja es 400 en un parámetro y 422 en el cuerpo, con el campo en \`details\`.
+
+**Formatos.** Fechas \`AAAA-MM-DD\`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4). En las solicitudes los decimales admitidos se declaran con \`multipleOf\` (0.01 o 0.0001): un validador en coma flotante binaria debe comparar con tolerancia (en ajv, \`multipleOfPrecision\`), porque 1.2345 / 0.0001 no da un entero exacto.
+
+**Webhooks.** Los pedidos y productos que envían las plataformas llegan bajo \`${WEBHOOK_BASE}\`, fuera de esta base: se describen en su propio documento, \`${API_BASE}${REFERENCE_PATHS.webhooks}\`, que la referencia muestra junto a este.
 
 **Versión.** La versión forma parte de la ruta (\`/api/external/v1\`); esta descripción corresponde a la interfaz ${API_VERSION}.`;
 
@@ -321,10 +398,10 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
     const path = openApiPath(route.path);
     paths[path] = { ...paths[path], [route.method]: apiOperation(route) };
   }
-  Object.assign(paths, referenceOperations(), webhookOperations());
+  Object.assign(paths, referenceOperations());
   const webhooks: ZodOpenApiPathsObject = Object.fromEntries(EVENT_TYPES.map((type) => [type, { post: partnerEventOperation(type) }]));
 
-  return createDocument(
+  const document = createDocument(
     {
       openapi: '3.1.0',
       info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION, description: INFO_DESCRIPTION },
@@ -336,7 +413,6 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
         { name: 'inventory', description: 'Productos y stock por bodega' },
         { name: 'packages', description: 'Importación de paquetes' },
         { name: 'system', description: 'Estado de la cuota' },
-        { name: 'webhooks', description: 'Pedidos y productos enviados por las plataformas (fuera de la base de la API)' },
         { name: 'event-subscriptions', description: 'Suscripciones a los eventos de la empresa (webhooks salientes firmados según Standard Webhooks)' },
         { name: 'events', description: 'Los eventos de la empresa para consultarlos sin webhooks' },
         { name: 'referencia', description: 'Esta documentación' },
@@ -363,4 +439,33 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
     },
     { override: describeTransforms },
   );
+  return withExamples(document);
+}
+
+const WEBHOOKS_DESCRIPTION = `Lo que las plataformas de comercio electrónico envían al ERP: pedidos de WooCommerce y Shopify, que se convierten en ventas, y productos de WooCommerce, que actualizan el catálogo y el stock.
+
+Cada integración tiene una URL con su token (\`${WEBHOOK_BASE}/woocommerce/{token}\`); no se usa API key ni cuenta en la cuota. Las respuestas de error llevan el mismo sobre que la API externa: \`{success: false, error, code, details?}\`. La API externa se describe en \`${API_BASE}${REFERENCE_PATHS.document}\`.`;
+
+/**
+ * The inbound webhooks as their own OpenAPI document, with `WEBHOOK_BASE` as its server: generic
+ * clients ignore a path's own `servers`, so in the partner document they would call these paths
+ * below the API base.
+ */
+export function webhooksDocument(): OpenApiDocument {
+  const document = createDocument(
+    {
+      openapi: '3.1.0',
+      info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION, description: WEBHOOKS_DESCRIPTION },
+      servers: [{ url: WEBHOOK_BASE, description: 'Este servidor' }],
+      tags: [{ name: 'webhooks', description: 'Pedidos y productos enviados por las plataformas' }],
+      paths: webhookOperations(),
+      components: {
+        headers: Object.fromEntries((['X-Request-Id', 'Retry-After'] as const).map((name) => [name, { ...HEADERS[name], required: true }])),
+        responses: { UriTooLong: apiErrorResponse('UriTooLong'), RequestHeaderFieldsTooLarge: apiErrorResponse('RequestHeaderFieldsTooLarge') },
+        schemas: { Error: ErrorEnvelope },
+      },
+    },
+    { override: describeTransforms },
+  );
+  return withExamples(document);
 }

@@ -26,22 +26,18 @@ const PAGE = `<!doctype html>
 </head>
 <body>
 <div id="reference"></div>
+<div id="webhooks"></div>
 <script src="${ASSETS}/swagger-ui-bundle.js"></script>
 <script src="${ASSETS}/init.js"></script>
 </body>
 </html>
 `;
 
-// A separate file, so the page runs under a CSP without inline scripts.
-const INIT = `window.ui = SwaggerUIBundle({
-  url: ${JSON.stringify(`${API_BASE}${REFERENCE_PATHS.document}`)},
-  dom_id: '#reference',
-  deepLinking: true,
-  docExpansion: 'list',
-  defaultModelsExpandDepth: 0,
-  displayRequestDuration: true,
-  validatorUrl: null,
-});
+// A separate file, so the page runs under a CSP without inline scripts. The webhooks have their
+// own document (their own server), shown below the partner API's.
+const INIT = `const options = { docExpansion: 'list', defaultModelsExpandDepth: 0, displayRequestDuration: true, validatorUrl: null };
+window.ui = SwaggerUIBundle({ ...options, url: ${JSON.stringify(`${API_BASE}${REFERENCE_PATHS.document}`)}, dom_id: '#reference', deepLinking: true });
+window.webhooksUi = SwaggerUIBundle({ ...options, url: ${JSON.stringify(`${API_BASE}${REFERENCE_PATHS.webhooks}`)}, dom_id: '#webhooks' });
 `;
 
 const CSP = [
@@ -57,17 +53,21 @@ const CSP = [
 ].join('; ');
 
 /**
- * The API reference: the OpenAPI document and a page that renders it, below the API base,
+ * The API reference: the OpenAPI documents and a page that renders them, below the API base,
  * without API key or quota (partners read it before they have a key).
  */
-export function referenceRouter(document: OpenApiDocument): express.Router {
+export function referenceRouter(document: OpenApiDocument, webhooks: OpenApiDocument): express.Router {
   const router = express.Router({ strict: false });
-  const body = `${JSON.stringify(document, null, 2)}\n`;
-
-  router.get(REFERENCE_PATHS.document, (_req, res) => {
-    res.setHeader('Cache-Control', 'no-cache');
-    res.type('application/json').send(body);
-  });
+  for (const [route, served] of [
+    [REFERENCE_PATHS.document, document],
+    [REFERENCE_PATHS.webhooks, webhooks],
+  ] as const) {
+    const body = `${JSON.stringify(served, null, 2)}\n`;
+    router.get(route, (_req, res) => {
+      res.setHeader('Cache-Control', 'no-cache');
+      res.type('application/json').send(body);
+    });
+  }
   router.get(REFERENCE_PATHS.docs, (_req, res) => {
     res.setHeader('Content-Security-Policy', CSP);
     res.setHeader('Cache-Control', 'no-cache');
@@ -83,7 +83,7 @@ export function referenceRouter(document: OpenApiDocument): express.Router {
     if (!type) return sendError(res, 404, MESSAGES.routeNotFound);
     res.sendFile(file, { root: VIEWER_DIR, maxAge: '1d', headers: { 'Content-Type': type } });
   });
-  for (const route of [REFERENCE_PATHS.document, REFERENCE_PATHS.docs]) {
+  for (const route of [REFERENCE_PATHS.document, REFERENCE_PATHS.webhooks, REFERENCE_PATHS.docs]) {
     router.all(route, (_req, res) => {
       res.setHeader('Allow', 'GET, HEAD');
       sendError(res, 405, MESSAGES.methodNotAllowed);

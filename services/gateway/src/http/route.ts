@@ -19,6 +19,8 @@ export interface EnvelopeResult {
   pagination?: Pagination;
   filters_applied?: Record<string, unknown>;
   idempotent?: boolean;
+  /** Path below the API base of what a 201 created, sent as `Location`. */
+  location?: string;
 }
 
 /** A result sent as the whole body, for the endpoints whose spec gives another shape. */

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import { claimEvent, startConsumer, type Bus } from '@erp/bus';
-import { isAppError, salesEvents } from '@erp/contracts';
+import { isAppError, salesEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { confirmIfReservada } from '../db/reservation.repository';
 import type { InventoryDb } from '../db/tables';
 import { confirmReservation } from '../ledger/reservations';
 
-export const SALE_CREATED_CONSUMER = 'inventory-sale-created';
+export const SALE_CREATED_CONSUMER: ConsumerName<'inventory'> = 'inventory-sale-created';
 
 /**
  * Confirms the reservation of each committed sale. The common case, a reservation still

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
-import { returnsEvents } from '@erp/contracts';
+import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import type { ReturnsDb } from '../db/tables';
 import { settleStock } from '../stock/settle-stock';
 
@@ -8,7 +8,7 @@ import { settleStock } from '../stock/settle-stock';
 export const RETURN_STOCK_CONSUMERS = {
   'events.returns.return.created': 'returns-stock-created',
   'events.returns.return.annulled': 'returns-stock-annulled',
-} as const;
+} as const satisfies Record<string, ConsumerName<'returns'>>;
 
 /**
  * The guarantee behind the handlers' own call: every created or annulled return ends with its

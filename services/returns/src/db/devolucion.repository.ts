@@ -14,6 +14,24 @@ export async function lockVentaReturns(trx: Transaction<ReturnsDb>, empresaId: n
   await sql`select pg_advisory_xact_lock(hashtextextended(${`devoluciones:${empresaId}:${ventaId}`}, 0))`.execute(trx);
 }
 
+/** The lock of `lockVentaReturns` if no transaction holds it: false while a return of the sale is being made. */
+export async function tryLockVentaReturns(trx: Transaction<ReturnsDb>, empresaId: number, ventaId: number): Promise<boolean> {
+  const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`devoluciones:${empresaId}:${ventaId}`}, 0)) as locked`.execute(trx);
+  return rows[0]!.locked;
+}
+
+/** The sale's returns made under any of the registration keys. */
+export async function returnsByRegistration(db: Db, empresaId: number, ventaId: number, claves: string[]): Promise<Array<{ clave: string; id_devolucion: number }>> {
+  const rows = await db
+    .selectFrom('devoluciones')
+    .select(['id', 'clave_registro'])
+    .where('empresa_id', '=', empresaId)
+    .where('venta_id', '=', ventaId)
+    .where('clave_registro', 'in', claves)
+    .execute();
+  return rows.map((r) => ({ clave: r.clave_registro!, id_devolucion: r.id }));
+}
+
 export async function findIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
   const row = await db.selectFrom('devoluciones').select('id').where('empresa_id', '=', empresaId).where('referencia', '=', referencia).executeTakeFirst();
   return row?.id;

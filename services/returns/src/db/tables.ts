@@ -44,6 +44,8 @@ export interface DevolucionesTable {
   nombre_cliente: string;
   nombre_documento: string;
   clave_stock: string | null;
+  /** The key it registered with its sale under before committing (null before registration existed). */
+  clave_registro: string | null;
   stock_aplicado_at: Date | null;
   stock_revertido_at: Date | null;
   created_at: Generated<Date>;

@@ -54,6 +54,32 @@ describe('planReturn', () => {
     for (const l of [first, second, third]) expect(Math.round(Number(l.sub_total) * 100) + Math.round(Number(l.iva) * 100)).toBe(Math.round(Number(l.total) * 100));
   });
 
+  it('returns a line with a fourth decimal whole, stock and money, with no residue under 0.001', () => {
+    // 1.0005 units took 1.001 from stock (rounded half up, as inventory moves it); 0.9996 took 1.000.
+    const raro = line({ id: 21, id_producto: 7, cantidad: '1.0005', precio: '10.0000', sub_total: '8.86', iva: '1.15', total: '10.01' });
+    const bajo = line({ id: 22, id_producto: 8, cantidad: '0.9996', precio: '10.0000', sub_total: '8.85', iva: '1.15', total: '10.00' });
+    const whole = ok({ saleLines: [raro, bajo], requested: [{ id_detalle: 21, cantidad: 1.001 }, { id_detalle: 22, cantidad: 1 }] });
+    expect(whole.lines.map((l) => [l.cantidad, l.total, l.sub_total, l.iva])).toEqual([
+      ['1.001', '10.01', '8.86', '1.15'],
+      ['1.000', '10.00', '8.85', '1.15'],
+    ]);
+    expect(whole.stock).toEqual([
+      { id_producto: 7, cantidad: '1.001' },
+      { id_producto: 8, cantidad: '1.000' },
+    ]);
+    // In two pieces the amounts still add up to the line, and nothing is left to return.
+    const first = ok({ saleLines: [raro], requested: [{ id_detalle: 21, cantidad: 0.5 }] }).lines[0]!;
+    const rest = ok({ saleLines: [raro], returned: new Map([[21, '0.500']]), requested: [{ id_detalle: 21, cantidad: 0.501 }] }).lines[0]!;
+    expect(Math.round(Number(first.total) * 100) + Math.round(Number(rest.total) * 100)).toBe(1001);
+    const annulled = planReturn(input({ tipo: 'anulacion_factura', saleLines: [raro], returned: new Map([[21, '1.001']]) }));
+    expect(annulled).toEqual({ ok: false, message: 'La venta ya fue devuelta por completo', details: { detalles: ['La venta ya fue devuelta por completo'] } });
+    // The invoice's annulment without lines takes what is left, whole.
+    expect(ok({ tipo: 'anulacion_factura', saleLines: [raro], returned: new Map([[21, '0.500']]) }).lines.map((l) => [l.cantidad, l.total])).toEqual([['0.501', rest.total]]);
+    // More than the stock took is refused.
+    const over = planReturn(input({ saleLines: [raro], requested: [{ id_detalle: 21, cantidad: 1.002 }] }));
+    expect(over.ok || over.details).toEqual({ 'detalles.0.cantidad': ['Excede lo que queda por devolver: vendido 1.001, ya devuelto 0, disponible 1.001'] });
+  });
+
   it('refuses more than sold minus what active returns took, naming the line', () => {
     const sut = planReturn(input({ returned: new Map([[11, '2.500']]), requested: [{ id_detalle: 12, cantidad: 1 }, { id_detalle: 11, cantidad: 0.501 }] }));
     expect(sut.ok).toBe(false);

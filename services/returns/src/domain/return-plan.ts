@@ -47,6 +47,13 @@ export interface PlanInput {
 const q3 = (value: Decimal) => value.toFixed(RETURN_QUANTITY_SCALE);
 
 /**
+ * What a sale line took from stock, and so what its returns can give back: its quantity (up to
+ * four decimals) rounded half up to the stock's three, as inventory moved it. A line of 1.0005
+ * took 1.001: returning 1.001 returns the whole line, stock and money, with no residue under 0.001.
+ */
+export const returnableQuantity = (line: Pick<SaleLine, 'cantidad'>): Decimal => new Decimal(line.cantidad).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_HALF_UP);
+
+/**
  * Plans a return from a sale's lines. Each requested quantity comes from one sale line (by id)
  * or from the sale's lines of a product in order, never more than sold minus what active returns
  * (and earlier lines of this request) took. Amounts are shares of the sale line: the amount of a
@@ -60,7 +67,7 @@ export function planReturn(input: PlanInput): PlanResult {
   const problem = (key: string, message: string) => (details[key] ??= []).push(message);
   /** Quantity taken per sale line: active returns, then the pieces planned so far. */
   const taken = new Map<number, Decimal>(input.saleLines.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
-  const left = (line: SaleLine) => Decimal.max(new Decimal(line.cantidad).minus(taken.get(line.id)!), 0);
+  const left = (line: SaleLine) => Decimal.max(returnableQuantity(line).minus(taken.get(line.id)!), 0);
   const pieces: Array<{ line: SaleLine; cantidad: Decimal; precio?: string; index: number }> = [];
 
   const requested: ReturnLineRequest[] =
@@ -86,7 +93,7 @@ export function planReturn(input: PlanInput): PlanResult {
     let wanted = new Decimal(fromNumber(req.cantidad));
     const available = sum(candidates.map(left));
     if (wanted.gt(available)) {
-      const vendido = sum(candidates.map((l) => l.cantidad));
+      const vendido = sum(candidates.map(returnableQuantity));
       problem(
         `detalles.${index}.cantidad`,
         `Excede lo que queda por devolver: vendido ${vendido.toFixed()}, ya devuelto ${vendido.minus(available).toFixed()}, disponible ${available.toFixed()}`,
@@ -104,14 +111,17 @@ export function planReturn(input: PlanInput): PlanResult {
   });
   if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
 
-  // Amounts are shares of each line from the quantity taken before the piece.
+  // Amounts are shares of each line from the quantity taken before the piece; once all it took
+  // from stock is back, the whole line is (its quantity may have a fourth decimal the stock has not).
   const before = new Map<number, Decimal>(input.saleLines.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
   const lines: PlannedLine[] = [];
   for (const { line, cantidad, precio, index } of pieces) {
     const from = before.get(line.id)!;
     const to = from.plus(cantidad);
     before.set(line.id, to);
-    const share = (amount: string) => toCents(new Decimal(amount).times(to).div(line.cantidad)).minus(toCents(new Decimal(amount).times(from).div(line.cantidad)));
+    const whole = returnableQuantity(line);
+    const part = (taken: Decimal) => (taken.gte(whole) ? new Decimal(line.cantidad) : Decimal.min(taken, line.cantidad));
+    const share = (amount: string) => toCents(new Decimal(amount).times(part(to)).div(line.cantidad)).minus(toCents(new Decimal(amount).times(part(from)).div(line.cantidad)));
     const rate = new Decimal(line.porcentaje_impuesto);
     let total = share(line.total);
     let subTotal = share(line.sub_total);

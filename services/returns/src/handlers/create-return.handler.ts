@@ -38,11 +38,15 @@ export const BACK_OFFICE_USER = 'Administración';
 
 /**
  * Creates a return: the sale (asked of sales) and its products' brands (of inventory) first;
- * then one transaction under the sale's lock that reads what active returns already took,
- * plans the lines (refusing an over-return with nothing changed), takes the next number of the
- * series and writes the return, its lines and the created event; then the stock goes back
- * through inventory under the key chosen before the transaction. If inventory cannot be reached
- * then, the return stands and the consumer of its event puts the stock back later.
+ * then one transaction under this service's lock of the sale that registers the return with the
+ * sale (`sales.sale.return.register`, under the sale's row lock in sales: from then on an
+ * annulment or an update of the sale's lines is refused, and the lines answered are what the sale
+ * holds now), reads what active returns already took, plans the lines (refusing an over-return
+ * with nothing changed), takes the next number of the series and writes the return, its lines and
+ * the created event; then the stock goes back through inventory under the key chosen before the
+ * transaction. If inventory cannot be reached then, the return stands and the consumer of its
+ * event puts the stock back later. A return that registered and then failed asks sales to square
+ * the sale's registrations, so the sale stops counting it.
  */
 export function createReturnHandler(deps: CreateReturnDeps) {
   const { db, bus } = deps;
@@ -66,9 +70,11 @@ export function createReturnHandler(deps: CreateReturnDeps) {
     const venta = await bus.request(salesForReturnsSubjects, 'sales.sale.returnable', { id_venta: req.id_venta }, ctx);
     const problem = saleProblem(venta.estado);
     if (problem) throw AppError.rule(problem, { id_venta: [problem] });
-    const marcas = await brandsOf(bus, venta, ctx);
-    // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it once.
+    let marcas = await brandsOf(bus, venta, ctx);
+    // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it
+    // once and the sale counts its registration once.
     const clave = `devolucion-${randomUUID()}`;
+    let registered = false;
 
     let outcome: { id: number } | { winner: number };
     try {
@@ -78,7 +84,12 @@ export function createReturnHandler(deps: CreateReturnDeps) {
           const winner = await findIdByReferencia(trx, empresaId, req.referencia);
           if (winner !== undefined) return { winner };
         }
-        const planned = planReturn({ tipo: req.tipo, saleLines: venta.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
+        registered = true;
+        const sale = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
+        const problemNow = saleProblem(sale.estado);
+        if (problemNow) throw AppError.rule(problemNow, { id_venta: [problemNow] });
+        if (sale.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto))) marcas = await brandsOf(bus, sale, ctx);
+        const planned = planReturn({ tipo: req.tipo, saleLines: sale.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
         if (!planned.ok) throw AppError.rule(planned.message, planned.details);
         const plan = planned.plan;
 
@@ -89,7 +100,7 @@ export function createReturnHandler(deps: CreateReturnDeps) {
         const id = await insertDevolucion(trx, {
           empresa_id: empresaId,
           venta_id: venta.id,
-          bodega_id: venta.id_bodega,
+          bodega_id: sale.id_bodega,
           documento_id: series.id,
           numero: series.correlativo,
           correlativo: `${series.prefijo}${series.correlativo}`,
@@ -101,9 +112,10 @@ export function createReturnHandler(deps: CreateReturnDeps) {
           anulada_at: null,
           usuario_id: req.usuario?.id ?? null,
           nombre_usuario: req.usuario?.nombre ?? BACK_OFFICE_USER,
-          nombre_cliente: venta.nombre_cliente ?? 'Consumidor Final',
+          nombre_cliente: sale.nombre_cliente ?? 'Consumidor Final',
           nombre_documento: series.nombre,
           clave_stock: plan.stock.length > 0 ? clave : null,
+          clave_registro: clave,
           stock_aplicado_at: null,
           stock_revertido_at: null,
           created_at: now,
@@ -137,10 +149,17 @@ export function createReturnHandler(deps: CreateReturnDeps) {
           })),
         );
         const devolucion = Return.parse(await findReturn(trx, empresaId, id));
-        await enqueueEvent(trx, returnsEvents, 'events.returns.return.created', { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total, devolucion }, ctx);
+        await enqueueEvent(
+          trx,
+          returnsEvents,
+          'events.returns.return.created',
+          { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total, clave_registro: clave, devolucion },
+          ctx,
+        );
         return { id };
       });
     } catch (err) {
+      if (registered) await squareRegistrations(bus, venta.id, ctx);
       if (req.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
         const winner = await findIdByReferencia(db, empresaId, req.referencia);
         if (winner !== undefined) return { devolucion: await returnOf(empresaId, winner), idempotent: true };
@@ -157,6 +176,15 @@ export function createReturnHandler(deps: CreateReturnDeps) {
     }
     return { devolucion: await returnOf(empresaId, outcome.id), idempotent: false };
   };
+}
+
+/** Asks sales to stop counting a registration whose return did not commit; if sales cannot be reached, its next annulment or update does it. */
+async function squareRegistrations(bus: Bus, ventaId: number, ctx: TenantContext): Promise<void> {
+  try {
+    await bus.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: ventaId }, ctx);
+  } catch (err) {
+    bus.logger.warn({ err, idVenta: ventaId }, 'registration of a failed return not squared yet; the sale squares it on its next change');
+  }
 }
 
 /** Brands of the sale's products, from inventory (the sale lines do not keep them). */

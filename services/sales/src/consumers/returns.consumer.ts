@@ -1,18 +1,19 @@
 import { sql, type Kysely } from 'kysely';
 import { PoisonEventError, claimEvent, startConsumer, type Bus } from '@erp/bus';
-import { returnsEvents } from '@erp/contracts';
+import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
+import { confirmRegistration } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
 
 /** One durable per subject: a consumer filtering on several subjects needs JetStream 2.10. */
 export const RETURNS_CONSUMERS = {
   'events.returns.return.created': 'sales-return-created',
   'events.returns.return.annulled': 'sales-return-annulled',
-} as const;
+} as const satisfies Record<string, ConsumerName<'sales'>>;
 
 /**
  * Keeps each sale's returned amount (and so its `saldo`) in step with its active returns: a
- * created return adds its total, an annulled one takes it off. Each return is applied once per
+ * created return adds its total (and confirms its registration), an annulled one takes it off. Each return is applied once per
  * event kind whatever the message id (`claimEvent` on `<subject>:<return id>`, in the transaction
  * of the change), so a redelivered or republished event changes nothing; the two kinds commute,
  * so their order does not matter either.
@@ -27,11 +28,15 @@ export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Prom
       handler: async (_subject, event) => {
         await inTransaction(db, async (trx) => {
           if (!(await claimEvent(trx, 'sales-returns', `${subject}:${event.id_devolucion}`))) return;
+          // A return that registered with its sale already counts as active; one that did not (made
+          // before registration existed) is counted here.
+          const registered = sign > 0 && event.clave_registro !== undefined && (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
+          const counted = registered === 'registrada' || registered === 'confirmada';
           const updated = await trx
             .updateTable('ventas')
             .set({
               monto_devuelto: sql`monto_devuelto + ${sign} * ${event.total}::numeric`,
-              devoluciones_activas: sql`devoluciones_activas + ${sign}`,
+              ...(counted ? {} : { devoluciones_activas: sql`devoluciones_activas + ${sign}` }),
               updated_at: new Date(),
             })
             .where('empresa_id', '=', event.empresa_id)

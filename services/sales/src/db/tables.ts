@@ -127,7 +127,19 @@ export interface VentasResumenDiarioTable {
   descuento: Decimal;
 }
 
+/** A return registered with its sale before it committed (migration 0006). */
+export interface DevolucionesRegistradasTable {
+  empresa_id: number;
+  clave: string;
+  venta_id: number;
+  estado: Generated<'registrada' | 'confirmada' | 'descartada'>;
+  id_devolucion: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface SalesDb extends OutboxTables {
+  devoluciones_registradas: DevolucionesRegistradasTable;
   documentos: DocumentosTable;
   canales: CanalesTable;
   clientes: ClientesTable;

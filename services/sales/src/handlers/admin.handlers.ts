@@ -7,6 +7,7 @@ import type { SalesDb } from '../db/tables';
 import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
 import { heldStock, stockDiff } from '../domain/stock-lines';
+import { squareIfReturned } from '../flows/square-registrations.flow';
 import { adjustStockRevision } from './stock-revision';
 
 /** Back office: fixture loading, annulment and the fiscal document mark. */
@@ -57,14 +58,17 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
      * the adjustment answered; an annulled sale is answered as it is.
      */
     'sales.admin.annul': async ({ empresa_id, id_venta }, reqCtx) => {
+      const requestId = reqCtx.requestId ?? `annul-${randomUUID()}`;
+      await squareIfReturned(db, bus, empresa_id, id_venta, requestId);
       await inTransaction(db, async (trx) => {
         const venta = await lockVenta(trx, empresa_id, id_venta);
         if (!venta) throw AppError.notFound('Venta no encontrada');
         if (venta.estado === 'Anulada') return;
-        // Their stock is already back: returning all the sale holds would count it twice.
+        // Their stock is already back: returning all the sale holds would count it twice. A
+        // return registers under this lock before it commits, so none can slip in after this check.
         if (venta.devoluciones_activas > 0) throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', { id_venta: ['La venta tiene devoluciones activas'] });
         const moves = stockDiff(heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)), new Map());
-        const ctx: TenantContext = { requestId: reqCtx.requestId ?? `annul-${randomUUID()}`, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
+        const ctx: TenantContext = { requestId, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
         const revision = await adjustStockRevision(bus, ctx, {
           ventaId: id_venta,
           revision: venta.revision_stock,

@@ -29,26 +29,9 @@ export interface StockRevisionRequest {
 /**
  * Moves a sale's stock for one change after its creation (an update by difference, the
  * annulment) and answers the stock revision to store with the sale: the same when nothing moves,
- * else the revision whose key the moves were applied under.
- *
- * The caller holds the sale's row lock for the whole transaction and stores the returned revision
- * in it, so revisions are claimed one at a time and revision n is used by one committed change.
- * The adjustment happens before the commit; if it is refused the transaction rolls back and the
- * revision is not consumed. What remains is a transaction that dies after inventory applied its
- * key but before it committed (a crash, a lost connection, a failed commit, or an adjustment whose
- * answer timed out after it was applied). Then revision n + 1 stays unconsumed while inventory has
- * moved stock under `venta-<id>-rev-<n+1>` for a change the sale never recorded; we call that an
- * orphaned revision. The next change of the sale claims n + 1 again and sends its own moves under
- * that key; inventory never applies a key twice and answers the movements it recorded for it:
- * - a retry of the same change computes the same moves from the same stored sale, the answer
- *   equals them, nothing more moves, and the commit records revision n + 1: stock moved once;
- * - a different change counts the orphan's movements as already done, sends what is still
- *   missing under n + 2 (and so on past several orphans), and records the last one: stock ends
- *   at what the committed lines imply.
- * A change that moves nothing sends nothing and so cannot see an orphan; the next change that
- * moves stock squares it as above. The annulment is final, so it always claims its revision, an
- * adjustment with no lines when the sale holds nothing: a quotation whose conversion crashed
- * after its stock was taken, then annulled, gets that stock back here.
+ * else the revision whose key the moves were applied under. The caller holds the sale's row lock
+ * and stores the answer; a revision whose change died after inventory applied it (orphaned) is
+ * squared by the next change, as `docs/stock-revisions.md` tells.
  */
 export async function adjustStockRevision(bus: Bus, ctx: TenantContext, request: StockRevisionRequest): Promise<number> {
   let revision = request.revision;

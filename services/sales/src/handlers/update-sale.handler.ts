@@ -9,6 +9,7 @@ import { CONSUMIDOR_FINAL, planDraft, saleDocument } from '../domain/sale-plan';
 import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
 import { heldStock, stockDiff } from '../domain/stock-lines';
+import { squareIfReturned } from '../flows/square-registrations.flow';
 import { resolveReferences } from './sale-references';
 import { adjustStockRevision } from './stock-revision';
 
@@ -34,6 +35,9 @@ export function updateSaleHandler(deps: UpdateSaleDeps) {
   const { db, bus } = deps;
   return async ({ id, cambios }: UpdateRequest, ctx: TenantContext): Promise<UpdateReply> => {
     const empresaId = ctx.empresa.id;
+    // Registrations of returns that never committed stop counting first; a return registers under
+    // the lock taken below before it commits, so none slips in after the check.
+    await squareIfReturned(db, bus, empresaId, id, ctx.requestId);
     return inTransaction(db, async (trx) => {
       const venta = await lockVentaForEdit(trx, empresaId, id);
       if (!venta) throw AppError.notFound('Venta no encontrada');

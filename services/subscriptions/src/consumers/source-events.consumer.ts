@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
-import { gatewayEvents, inventoryEvents, packagesEvents, returnsEvents, salesEvents, webhookEvents, type EventCatalog } from '@erp/contracts';
+import { gatewayEvents, inventoryEvents, packagesEvents, returnsEvents, salesEvents, webhookEvents, type ConsumerName, type EventCatalog } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { recordEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
@@ -9,6 +9,8 @@ import { partnerEventsOf } from '../domain/partner-events';
 /** Every event of the stream has its contract here: the consumer reads them all, in stream order. */
 const ALL_EVENTS: EventCatalog = { ...gatewayEvents, ...webhookEvents, ...salesEvents, ...returnsEvents, ...packagesEvents, ...inventoryEvents };
 
+export const EVENT_LOG_CONSUMER: ConsumerName<'subscriptions'> = 'subscriptions-event-log';
+
 /**
  * Feeds the company event log from the stream. One durable over `events.>` (one filter subject
  * works on every JetStream server) taking one event at a time keeps the log in stream order;
@@ -16,7 +18,7 @@ const ALL_EVENTS: EventCatalog = { ...gatewayEvents, ...webhookEvents, ...salesE
  */
 export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus: Bus): Promise<void> {
   await startConsumer(bus, {
-    durable: 'subscriptions-event-log',
+    durable: EVENT_LOG_CONSUMER,
     events: ALL_EVENTS,
     subjects: ['events.>'],
     concurrency: 1,

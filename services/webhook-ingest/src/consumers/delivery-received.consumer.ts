@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
-import { webhookEvents } from '@erp/contracts';
+import { webhookEvents, type ConsumerName } from '@erp/contracts';
 import type { WebhookDb } from '../db/tables';
-import { processDelivery } from '../processing/process-delivery';
-import type { ProcessingDeps } from '../processing/process-order';
+import { processDelivery } from '../flows/process-delivery.flow';
+import type { ProcessingDeps } from '../flows/process-order.flow';
 
-export const DELIVERY_CONSUMER = 'webhook-ingest-deliveries';
+export const DELIVERY_CONSUMER: ConsumerName<'webhook-ingest'> = 'webhook-ingest-deliveries';
 
 export interface DeliveryConsumerOptions {
   concurrency: number;

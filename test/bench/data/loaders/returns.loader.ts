@@ -11,7 +11,7 @@ const HISTORY_DAYS = 730;
  * Returns of about a tenth of the completed sales (the sales loader picks them): one unit of the
  * sale's first line, a few days after it, numbered on the company's "Nota de crédito" series with
  * its counter on the next number; 5 % annulled. Like historical sales, their stock effect is
- * already in the loaded stock: they carry no stock key.
+ * already in the loaded stock: they carry no stock key. Their sales count them.
  */
 export const returnsLoader: Loader = {
   schema: SCHEMA,
@@ -82,6 +82,11 @@ export const returnsLoader: Loader = {
     counts['returns.documentos'] = await copyRows(client, SCHEMA, 'documentos', ['id', 'empresa_id', 'nombre', 'prefijo', 'correlativo'], documentos);
     await deferred.restore();
     for (const table of TABLES) await syncIdentity(client, SCHEMA, table);
+    // Each sale counts its active returns and their amount, as the sales service's consumer of their events keeps them.
+    await client.query(
+      `update sales.ventas v set devoluciones_activas = r.n, monto_devuelto = r.total
+       from (select venta_id, count(*)::int as n, sum(total) as total from returns.devoluciones where enable group by 1) r where v.id = r.venta_id`,
+    );
     return counts;
   },
 };

@@ -57,7 +57,7 @@ export const salesRoutes = [
     },
     handle: async ({ body }, { bus, ctx }) => {
       const { venta, idempotent } = await bus.request(salesApiSubjects, 'sales.create', { ...body, origen: 'api' }, ctx);
-      return { status: idempotent ? 200 : 201, data: venta, idempotent };
+      return idempotent ? { status: 200, data: venta, idempotent } : { status: 201, data: venta, idempotent, location: `/sales/${venta.id}` };
     },
   }),
   defineRoute({

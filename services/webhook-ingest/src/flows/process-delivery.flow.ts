@@ -3,8 +3,8 @@ import { inTransaction } from '@erp/db';
 import type { Logger } from '@erp/bus';
 import { finishEntrega, lockEntrega } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
-import { processOrder, type ProcessingDeps } from './process-order';
-import { processProduct } from './process-product';
+import { processOrder, type ProcessingDeps } from './process-order.flow';
+import { processProduct } from './process-product.flow';
 import { isPermanent, reasonOf } from './ports';
 
 export type ProcessResult = 'procesada' | 'ignorada' | 'fallida' | 'omitida';

@@ -4,7 +4,7 @@ import type { LockedEntrega } from '../db/entrega.repository';
 import { lockMapeo, upsertMapeo } from '../db/mapeo.repository';
 import type { WebhookDb } from '../db/tables';
 import { wooProductIntent } from '../domain/products';
-import { parseBody, type Outcome, type ProcessingDeps } from './process-order';
+import { parseBody, type Outcome, type ProcessingDeps } from './process-order.flow';
 import { Unprocessable } from './ports';
 
 /**

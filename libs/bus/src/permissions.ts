@@ -1,0 +1,94 @@
+import { ADMIN_IDENTITY, BUS_IDENTITIES, SERVICES, streamName, type BusIdentity, type Catalog } from '@erp/contracts';
+import { inboxPrefix } from './bus';
+
+/** What one identity may publish and subscribe to, in nats-server's terms. */
+export interface NatsPermissions {
+  publish: { allow: string[] };
+  subscribe: { allow: string[] };
+  /** May answer the requests it received (and nothing else on their reply subjects). */
+  allow_responses: boolean;
+}
+
+const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
+
+/**
+ * The permissions of every bus identity under `prefix`, generated from the contracts' catalogs
+ * (`BUS_IDENTITIES`): a service subscribes to the subjects it serves and the events it listens
+ * to; publishes the requests it calls (never another service's `*.admin.*`) and its own events;
+ * manages the events stream and only its own durable consumers, each bound to the one subject it
+ * reads; reads only its own inbox. The admin identity (the CLI) calls every subject, admin ones
+ * included, and nothing else.
+ */
+export function natsPermissions(prefix: string): Record<string, NatsPermissions> {
+  const subject = (name: string) => `${prefix}.${name}`;
+  const stream = streamName(prefix);
+  const subjectsOf = (catalogs: readonly Catalog[]) => catalogs.flatMap((c) => Object.keys(c));
+  const permissions: Record<string, NatsPermissions> = {};
+  for (const service of SERVICES) {
+    const identity: BusIdentity = BUS_IDENTITIES[service];
+    const consumers = Object.entries(identity.consumers);
+    permissions[service] = {
+      publish: {
+        allow: unique([
+          ...subjectsOf(identity.calls)
+            .filter((s) => !isAdminSubject(s))
+            .map(subject),
+          ...identity.publishes.flatMap((events) => Object.keys(events)).map(subject),
+          '$JS.API.INFO',
+          ...['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.${stream}`),
+          ...consumers.flatMap(([durable, event]) => [
+            `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
+            // The filter subject is part of the API subject: the durable can only ever read that event.
+            `$JS.API.CONSUMER.CREATE.${stream}.${durable}.${subject(event)}`,
+            `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+            `$JS.ACK.${stream}.${durable}.>`,
+          ]),
+        ]),
+      },
+      subscribe: { allow: unique([...subjectsOf(identity.serves).map(subject), ...identity.listens.map(subject), `${inboxPrefix(service)}.>`]) },
+      allow_responses: true,
+    };
+  }
+  permissions[ADMIN_IDENTITY] = {
+    publish: { allow: unique(SERVICES.flatMap((service) => subjectsOf(BUS_IDENTITIES[service].serves)).map(subject)) },
+    subscribe: { allow: [`${inboxPrefix(ADMIN_IDENTITY)}.>`] },
+    allow_responses: false,
+  };
+  return permissions;
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)].sort();
+}
+
+/** A password in the generated config: a literal (tests), or a variable nats-server reads from its environment. */
+export type PasswordSource = { literal: string } | { env: string };
+
+/** The environment variable that holds an identity's password for nats-server (`NATS_PASSWORD_WEBHOOK_INGEST`). */
+export function passwordVariable(identity: string): string {
+  return `NATS_PASSWORD_${identity.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+/**
+ * The `authorization` block of a nats-server configuration with one user per identity. Written in
+ * the server's own syntax (JSON strings, `$VAR` references) so passwords can stay in a Secret.
+ */
+export function natsAuthorizationConfig(prefix: string, password: (identity: string) => PasswordSource): string {
+  const users = Object.entries(natsPermissions(prefix)).map(([identity, permissions]) => {
+    const source = password(identity);
+    const secret = 'literal' in source ? JSON.stringify(source.literal) : `$${source.env}`;
+    const list = (values: string[]) => values.map((v) => `        ${JSON.stringify(v)}`).join(',\n');
+    return [
+      '    {',
+      `      user: ${JSON.stringify(identity)}`,
+      `      password: ${secret}`,
+      '      permissions: {',
+      `        publish: { allow: [\n${list(permissions.publish.allow)}\n        ] }`,
+      `        subscribe: { allow: [\n${list(permissions.subscribe.allow)}\n        ] }`,
+      ...(permissions.allow_responses ? ['        allow_responses: true'] : []),
+      '      }',
+      '    }',
+    ].join('\n');
+  });
+  return `authorization {\n  users: [\n${users.join('\n')}\n  ]\n}\n`;
+}

@@ -1,0 +1,157 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { defineEvents, gatewayEvents, gatewaySubjects, returnsForSalesSubjects, salesEvents, salesForReturnsSubjects, webhookEvents, webhookGatewaySubjects, type RequestContext } from '@erp/contracts';
+import { createLogger } from '@erp/runtime';
+import { Bus, ensureEventStream, natsAuthorizationConfig, publishEvent, startConsumer } from '../src';
+
+const NATS_SERVER = '/usr/sbin/nats-server';
+const PREFIX = 'perm';
+const logger = createLogger('permissions-spec', 'silent');
+const ctx: RequestContext = { requestId: 'permissions-spec', empresa: { id: 1, nombre: 'Empresa', iva: '13', venderSinStock: true } };
+const password = (identity: string) => `pw-${identity}-0f3a`;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function waitForPort(port: number, deadlineMs: number): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => resolve(socket.end() !== undefined));
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > until) throw new Error(`nats-server did not listen on ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * A private nats-server configured with the generated permissions, each bus identity with its own
+ * password: what deploy/k8s runs, on a free loopback port.
+ */
+describe('bus identities on a nats-server with the generated permissions', () => {
+  let dir: string;
+  let server: ChildProcess;
+  let url: string;
+  const buses: Bus[] = [];
+  const connectAs = async (identity: string) => {
+    const bus = await Bus.connect({ servers: url, prefix: PREFIX, name: identity, logger, requestTimeoutMs: 2_000, credentials: { user: identity, password: password(identity) } });
+    buses.push(bus);
+    return bus;
+  };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-nats-perm-'));
+    const port = await freePort();
+    const config = path.join(dir, 'nats.conf');
+    fs.writeFileSync(
+      config,
+      `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(path.join(dir, 'js'))} }\n` +
+        natsAuthorizationConfig(PREFIX, (identity) => ({ literal: password(identity) })),
+    );
+    server = spawn(NATS_SERVER, ['-c', config], { stdio: 'ignore' });
+    url = `nats://127.0.0.1:${port}`;
+    await waitForPort(port, 10_000);
+  });
+  afterAll(async () => {
+    for (const bus of buses) await bus.drain().catch(() => undefined);
+    server?.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a connection without credentials or with another identity’s password', async () => {
+    await expect(Bus.connect({ servers: url, prefix: PREFIX, name: 'anonymous', logger })).rejects.toThrow(/authoriz/i);
+    await expect(
+      Bus.connect({ servers: url, prefix: PREFIX, name: 'impostor', logger, credentials: { user: 'admin', password: password('webhook-ingest') } }),
+    ).rejects.toThrow(/authoriz/i);
+  });
+
+  it('lets the admin identity call an admin subject, and no service identity', async () => {
+    const gateway = await connectAs('gateway');
+    gateway.serve(
+      gatewaySubjects,
+      { 'gateway.admin.apikey.create': async () => ({ id: 1, key: 'erp_minted_key', prefix: 'erp_mint' }) } as never,
+      { queue: 'gateway' },
+    );
+    const admin = await connectAs('admin');
+    await expect(admin.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: 1 }, ctx)).resolves.toMatchObject({ key: 'erp_minted_key' });
+    for (const identity of ['webhook-ingest', 'sales', 'inventory']) {
+      const service = await connectAs(identity);
+      await expect(service.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: 1 }, ctx)).rejects.toThrow();
+    }
+  });
+
+  it('keeps a service from reading events it has no business with', async () => {
+    const gateway = buses.find((b) => b.options.name === 'gateway')!;
+    const webhooks = buses.find((b) => b.options.name === 'webhook-ingest')!;
+    // Listening as they pass: the subscription is refused, so the gateway's event never arrives.
+    const overheard: unknown[] = [];
+    webhooks.subscribeAll('events.gateway.credentials.changed', (_subject, payload) => void overheard.push(payload));
+    await ensureEventStream(gateway);
+    await publishEvent(gateway, 'events.gateway.credentials.changed', { empresa_id: 1 }, { msgId: 'credentials-1' });
+    // Through JetStream: neither another service's durable, nor its own name over another subject.
+    const handler = async () => undefined;
+    await expect(startConsumer(webhooks, { durable: 'inventory-sale-created', events: salesEvents, subjects: ['events.sales.sale.created'], handler })).rejects.toThrow();
+    await expect(startConsumer(webhooks, { durable: 'webhook-ingest-deliveries', events: gatewayEvents, subjects: ['events.gateway.credentials.changed'], handler })).rejects.toThrow();
+    // Nor can it publish an event in another service's name.
+    const forged = defineEvents({ 'events.sales.sale.created': { payload: z.object({ id_venta: z.number() }) } });
+    await expect(publishEvent(webhooks, 'events.sales.sale.created', { id_venta: 1 } satisfies z.input<(typeof forged)['events.sales.sale.created']['payload']>, { msgId: 'forged-1' })).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(overheard).toEqual([]);
+  });
+  it('lets a service call what it needs, publish its events and consume them on its own durable', async () => {
+    const gateway = buses.find((b) => b.options.name === 'gateway')!;
+    gateway.serve(webhookGatewaySubjects, { 'gateway.webhook.context': async () => ({ empresa: null, usuario: null }) }, { queue: 'gateway' });
+    const webhooks = buses.find((b) => b.options.name === 'webhook-ingest')!;
+    await expect(webhooks.request(webhookGatewaySubjects, 'gateway.webhook.context', { empresa_id: 1, usuario_id: 1 }, ctx)).resolves.toEqual({ empresa: null, usuario: null });
+
+    await ensureEventStream(webhooks);
+    const seen: number[] = [];
+    await startConsumer(webhooks, {
+      durable: 'webhook-ingest-deliveries',
+      events: webhookEvents,
+      subjects: ['events.webhooks.delivery.received'],
+      handler: async (_subject, payload) => void seen.push(payload.id_entrega),
+    });
+    await publishEvent(webhooks, 'events.webhooks.delivery.received', { id_entrega: 41, empresa_id: 1 }, { msgId: 'delivery-41' });
+    const until = Date.now() + 5_000;
+    while (!seen.includes(41)) {
+      if (Date.now() > until) throw new Error('the delivery event was not consumed');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  it('lets a return register with its sale, and sales ask returns which registrations became returns, and nobody else', async () => {
+    const sales = await connectAs('sales');
+    const returns = await connectAs('returns');
+    const venta = { id: 7, estado: 'Completada' as const, fecha: '2026-03-10', correlativo: 'FAC-7', id_bodega: 2, nombre_cliente: null, detalles: [] };
+    sales.serve(
+      salesForReturnsSubjects,
+      {
+        'sales.sale.returnable': async () => venta,
+        'sales.sale.return.register': async () => venta,
+        'sales.sale.return.square': async () => ({ devoluciones_activas: 0 }),
+      },
+      { queue: 'sales' },
+    );
+    returns.serve(returnsForSalesSubjects, { 'returns.sale.registrations': async () => ({ ocupada: false, devoluciones: [] }) }, { queue: 'returns' });
+    await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-1' }, ctx)).resolves.toMatchObject({ id: 7 });
+    await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: 7 }, ctx)).resolves.toEqual({ devoluciones_activas: 0 });
+    await expect(sales.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx)).resolves.toEqual({ ocupada: false, devoluciones: [] });
+    const inventory = await connectAs('inventory');
+    await expect(inventory.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx)).rejects.toThrow();
+    await expect(inventory.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-2' }, ctx)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,138 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Bus, createOutboxTables } from '@erp/bus';
+import { streamName } from '@erp/contracts';
+import { sql, type Migrations } from '@erp/db';
+import { isolate, type Isolation } from '@erp/testing';
+import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceContext } from '../src';
+
+const migrations: Migrations = { '0001': { up: (db) => createOutboxTables(db) } };
+
+describe('service lifecycle', () => {
+  let iso: Isolation;
+  const started: Array<RunningService<BaseConfig>> = [];
+
+  const start = async (setup: (ctx: ServiceContext<BaseConfig>) => Promise<void> = async () => undefined, env: NodeJS.ProcessEnv = {}) => {
+    const config = loadConfig(BaseConfig, {
+      DATABASE_URL: iso.databaseUrl,
+      NATS_URL: iso.natsUrl,
+      SUBJECT_PREFIX: iso.subjectPrefix,
+      OPS_PORT: '0',
+      LOG_LEVEL: 'silent',
+      DB_POOL_MAX: '2',
+      ...env,
+    });
+    const service = await startService({ name: 'packages', schema: 'lifecycle', migrations, config, setup }, { migrateOnStart: true });
+    started.push(service);
+    return service;
+  };
+  const ops = async (service: RunningService<BaseConfig>, path: string) => {
+    const res = await fetch(`http://127.0.0.1:${service.opsPort}${path}`);
+    return { status: res.status, text: await res.text() };
+  };
+  const readyz = async (service: RunningService<BaseConfig>) => {
+    const { status, text } = await ops(service, '/readyz');
+    return { http: status, ...(JSON.parse(text) as { status: string; checks: Record<string, string> }) };
+  };
+  const opsClosed = async (service: RunningService<BaseConfig>) => fetch(`http://127.0.0.1:${service.opsPort}/healthz`).then(() => false, () => true);
+
+  beforeAll(async () => {
+    iso = await isolate('lifecycle');
+  });
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    const cleanup = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'lifecycle-cleanup', logger: createLogger('lifecycle', 'silent') });
+    await (await jetstreamManager(cleanup.nc)).streams.delete(streamName(iso.subjectPrefix));
+    await cleanup.drain();
+    await iso.drop();
+  });
+
+  it('runs the setup with the schema migrated, NATS connected and the events stream in place', async () => {
+    const seen: Record<string, unknown> = {};
+    const service = await start(async (ctx) => {
+      seen.outbox = (await sql<{ n: number }>`select count(*)::int as n from lifecycle.outbox`.execute(ctx.db)).rows[0]!.n;
+      seen.connected = ctx.bus.isConnected();
+      seen.stream = (await (await jetstreamManager(ctx.bus.nc)).streams.info(streamName(iso.subjectPrefix))).config.name;
+    });
+    expect(seen).toEqual({ outbox: 0, connected: true, stream: streamName(iso.subjectPrefix) });
+    await service.stop();
+  });
+
+  it('answers /healthz, /metrics with the outbox backlog of its schema, and 404 elsewhere', async () => {
+    const service = await start();
+    expect(await ops(service, '/healthz')).toEqual({ status: 200, text: '{"status":"ok"}' });
+    const metrics = await ops(service, '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/^erp_outbox_pending_events\{service="packages"\} 0$/m);
+    expect((await ops(service, '/otra')).status).toBe(404);
+    await service.stop();
+  });
+
+  it('is ready only while every required check passes; an optional check that fails only reports degraded', async () => {
+    const failing = new Set<string>();
+    const check = (name: string) => async () => {
+      if (failing.has(name)) throw new Error('sin conexión');
+      return 'ok';
+    };
+    const service = await start(async (ctx) => {
+      ctx.addReadinessCheck('redis', check('redis'));
+      ctx.addReadinessCheck('exportador', check('exportador'), { required: false });
+    });
+    expect(await readyz(service)).toEqual({ http: 200, status: 'ready', checks: { postgres: 'ok', nats: 'ok', redis: 'ok', exportador: 'ok' } });
+    failing.add('exportador');
+    expect(await readyz(service)).toMatchObject({ http: 200, status: 'ready', checks: { exportador: 'degraded: sin conexión' } });
+    failing.add('redis');
+    expect(await readyz(service)).toEqual({
+      http: 503,
+      status: 'not ready',
+      checks: { postgres: 'ok', nats: 'ok', redis: 'down: sin conexión', exportador: 'degraded: sin conexión' },
+    });
+    await service.stop();
+  });
+
+  it('counts a check that does not answer in 2 s as down', async () => {
+    const service = await start(async (ctx) => {
+      ctx.addReadinessCheck('lento', () => new Promise((resolve) => setTimeout(() => resolve('tarde'), 5_000).unref()));
+    });
+    const began = Date.now();
+    expect(await readyz(service)).toMatchObject({ http: 503, checks: { postgres: 'ok', lento: 'down: timeout' } });
+    expect(Date.now() - began).toBeGreaterThanOrEqual(1_900);
+    expect(Date.now() - began).toBeLessThan(4_000);
+    await service.stop();
+  });
+
+  it('stops newest step first, goes on past a failing step, closes NATS and Postgres, and answers /readyz 503 until the very end', async () => {
+    const log: string[] = [];
+    let service!: RunningService<BaseConfig>;
+    const step = (name: string, fail = false) => async () => {
+      const { http, checks } = await readyz(service);
+      log.push(`${name} ${http} ${checks.shutdown}`);
+      if (fail) throw new Error(`${name} failed`);
+    };
+    service = await start(async (ctx) => {
+      ctx.onShutdown('consumers', step('consumers'));
+      ctx.onShutdown('http', step('http', true));
+    });
+    service.ctx.onShutdown('late', step('late'));
+
+    expect(await service.stop()).toBe(true);
+    expect(log).toEqual(['late 503 in progress', 'http 503 in progress', 'consumers 503 in progress']);
+    expect(service.ctx.bus.isConnected()).toBe(false);
+    await expect(sql`select 1`.execute(service.ctx.db)).rejects.toThrow();
+    expect(await opsClosed(service)).toBe(true);
+  });
+
+  it('resolves false when the steps outlast SHUTDOWN_TIMEOUT_MS, and still finishes them; a second stop is the same stop', async () => {
+    const service = await start(async () => undefined, { SHUTDOWN_TIMEOUT_MS: '200' });
+    service.ctx.onShutdown('slow', () => new Promise((resolve) => setTimeout(resolve, 1_500)));
+    const began = Date.now();
+    const stopping = service.stop();
+    expect(service.stop()).toBe(stopping);
+    expect(await stopping).toBe(false);
+    expect(Date.now() - began).toBeLessThan(1_000);
+    expect(await opsClosed(service)).toBe(false);
+    const deadline = Date.now() + 5_000;
+    while (!(await opsClosed(service)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await opsClosed(service)).toBe(true);
+    expect(service.ctx.bus.isConnected()).toBe(false);
+  });
+});

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Express, RequestHandler } from 'express';
+import type { ErrorEnvelope } from '@erp/contracts';
+import { MESSAGES, sendError } from './errors';
+
+/** Longest request target (path and query) answered normally; longer ones get 414. */
+export const MAX_URL_BYTES = 8 * 1024;
+/** Largest sum of header names and values answered normally; larger gets 431. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * What Node's parser reads of the request line and headers before it gives up. Above both limits,
+ * so the usual oversize request reaches `requestLimits` and is answered precisely; past it,
+ * `answerClientError` still answers in the envelope.
+ */
+export const PARSER_MAX_HEADER_BYTES = 64 * 1024;
+
+/** The HTTP server of the gateway: bounded request line and headers, every refusal in the envelope. */
+export function createHttpServer(app: Express): Server {
+  const server = createServer({ maxHeaderSize: PARSER_MAX_HEADER_BYTES }, app);
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/** 414 for a URL longer than `MAX_URL_BYTES`, 431 for headers larger than `MAX_HEADER_BYTES`. */
+export const requestLimits: RequestHandler = (req, res, next) => {
+  if (Buffer.byteLength(req.originalUrl) > MAX_URL_BYTES) return sendError(res, 414, MESSAGES.uriTooLong);
+  let headerBytes = 0;
+  for (const part of req.rawHeaders) headerBytes += Buffer.byteLength(part) + 2;
+  if (headerBytes > MAX_HEADER_BYTES) return sendError(res, 431, MESSAGES.headersTooLarge);
+  next();
+};
+
+/**
+ * Refuses a query string a schema would misread: `nombre=a&nombre=b` (which value?) and
+ * `nombre[]=x` or `nombre[a]=b` (PHP-style arrays and objects the API does not take, which a
+ * lenient parser would drop silently). 400 naming each parameter.
+ */
+export const rejectAmbiguousQuery: RequestHandler = (req, res, next) => {
+  const details: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(req.query ?? {})) {
+    if (/[[\]]/.test(name)) details[name] = [MESSAGES.bracketedParam];
+    else if (Array.isArray(value)) details[name] = [MESSAGES.repeatedParam];
+  }
+  if (Object.keys(details).length > 0) return sendError(res, 400, MESSAGES.invalidParams, details);
+  next();
+};
+
+/**
+ * Requests Node's parser refuses before Express sees them: a request line and headers past
+ * `PARSER_MAX_HEADER_BYTES` (431) or malformed HTTP (400). Node would answer a bare status with
+ * no body; the partner gets the error envelope like every other answer.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || !err.code?.startsWith('HPE_')) {
+    socket.destroy(err);
+    return;
+  }
+  // Node reports an endless request line and endless headers alike: both are 431 here.
+  const [status, error, reason] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, MESSAGES.headersTooLarge, 'Request Header Fields Too Large'] : [400, MESSAGES.malformedHttp, 'Bad Request'];
+  const envelope: ErrorEnvelope = { success: false, error, code: status };
+  const body = JSON.stringify(envelope);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+

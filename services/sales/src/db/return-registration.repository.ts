@@ -1,0 +1,80 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { SalesDb } from './tables';
+
+type Db = Kysely<SalesDb> | Transaction<SalesDb>;
+
+/** Registers a return's key with its sale (the caller holds the sale's row lock); a key already counted counts once. */
+export async function registerReturn(trx: Transaction<SalesDb>, empresaId: number, ventaId: number, clave: string): Promise<void> {
+  const existing = await trx
+    .selectFrom('devoluciones_registradas')
+    .select('estado')
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .forUpdate()
+    .executeTakeFirst();
+  if (existing && existing.estado !== 'descartada') return;
+  if (existing) {
+    await trx.updateTable('devoluciones_registradas').set({ estado: 'registrada', updated_at: new Date() }).where('empresa_id', '=', empresaId).where('clave', '=', clave).execute();
+  } else {
+    await trx.insertInto('devoluciones_registradas').values({ empresa_id: empresaId, clave, venta_id: ventaId, id_devolucion: null }).execute();
+  }
+  await addActiveReturns(trx, empresaId, ventaId, 1);
+}
+
+export async function addActiveReturns(db: Db, empresaId: number, ventaId: number, delta: number): Promise<void> {
+  await db
+    .updateTable('ventas')
+    .set({ devoluciones_activas: sql`devoluciones_activas + ${delta}`, updated_at: new Date() })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', ventaId)
+    .execute();
+}
+
+/** How many active returns the sale counts (0 when the company has no such sale). */
+export async function activeReturnsOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
+  const venta = await db.selectFrom('ventas').select('devoluciones_activas').where('empresa_id', '=', empresaId).where('id', '=', ventaId).executeTakeFirst();
+  return venta?.devoluciones_activas ?? 0;
+}
+
+/** Keys of the sale's registrations not yet confirmed nor discarded. */
+export async function pendingRegistrations(db: Db, empresaId: number, ventaId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('devoluciones_registradas')
+    .select('clave')
+    .where('empresa_id', '=', empresaId)
+    .where('venta_id', '=', ventaId)
+    .where('estado', '=', 'registrada')
+    .execute();
+  return rows.map((r) => r.clave);
+}
+
+/** Marks a registration as the committed return `idDevolucion`; answers its state before (undefined when there was none). */
+export async function confirmRegistration(db: Db, empresaId: number, clave: string, idDevolucion: number): Promise<'registrada' | 'confirmada' | 'descartada' | undefined> {
+  const before = await db
+    .selectFrom('devoluciones_registradas')
+    .select('estado')
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!before) return undefined;
+  await db
+    .updateTable('devoluciones_registradas')
+    .set({ estado: 'confirmada', id_devolucion: idDevolucion, updated_at: new Date() })
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .execute();
+  return before.estado;
+}
+
+/** Discards a registration still pending; true when it was (so it no longer counts). */
+export async function discardRegistration(db: Db, empresaId: number, clave: string): Promise<boolean> {
+  const result = await db
+    .updateTable('devoluciones_registradas')
+    .set({ estado: 'descartada', updated_at: new Date() })
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .where('estado', '=', 'registrada')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import type { Bus } from '@erp/bus';
+import { returnsForSalesSubjects } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import { activeReturnsOf, addActiveReturns, confirmRegistration, discardRegistration, pendingRegistrations } from '../db/return-registration.repository';
+import type { SalesDb } from '../db/tables';
+import { lockVenta } from '../db/venta.repository';
+
+/**
+ * Squares the pending registrations of a sale, in a transaction of its own that holds the sale's
+ * row lock: asks the returns service which became committed returns, confirms those and discards
+ * the others (they no longer count in `devoluciones_activas`). When a return of the sale is being
+ * made right now the returns service answers `ocupada` and every registration keeps counting.
+ * Annulments and updates call it before their own transaction, so what it settles stays settled
+ * even when they are then refused. Answers the sale's count of active returns (undefined when the
+ * company has no such sale).
+ */
+export async function squareRegistrations(db: Kysely<SalesDb>, bus: Bus, empresaId: number, ventaId: number, requestId: string): Promise<number | undefined> {
+  return inTransaction(db, async (trx) => {
+    const venta = await lockVenta(trx, empresaId, ventaId);
+    if (!venta) return undefined;
+    const claves = await pendingRegistrations(trx, empresaId, ventaId);
+    if (claves.length === 0) return venta.devoluciones_activas;
+    const answer = await bus.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: empresaId, id_venta: ventaId, claves }, { requestId });
+    if (answer.ocupada) return venta.devoluciones_activas;
+    const committed = new Map(answer.devoluciones.map((d) => [d.clave, d.id_devolucion]));
+    let discarded = 0;
+    for (const clave of claves) {
+      const id = committed.get(clave);
+      if (id !== undefined) await confirmRegistration(trx, empresaId, clave, id);
+      else if (await discardRegistration(trx, empresaId, clave)) discarded++;
+    }
+    if (discarded > 0) await addActiveReturns(trx, empresaId, ventaId, -discarded);
+    return venta.devoluciones_activas - discarded;
+  });
+}
+
+/** Squares the sale's registrations first when it counts active returns: then the caller's own transaction reads the settled count. */
+export async function squareIfReturned(db: Kysely<SalesDb>, bus: Bus, empresaId: number, ventaId: number, requestId: string): Promise<void> {
+  if ((await activeReturnsOf(db, empresaId, ventaId)) > 0) await squareRegistrations(db, bus, empresaId, ventaId, requestId);
+}

@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import type { Bus, Handlers } from '@erp/bus';
+import { AppError, type salesForReturnsSubjects } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import { findReturnableSale } from '../db/returnable.repository';
+import { registerReturn } from '../db/return-registration.repository';
+import type { SalesDb } from '../db/tables';
+import { lockVenta } from '../db/venta.repository';
+import { takesStock } from '../domain/sale-rules';
+import { squareRegistrations } from '../flows/square-registrations.flow';
+import { saleReturnableHandler } from './sale-returnable.handler';
+
+/** What the sales service answers the returns service: the sale to return, and the registration of a return with it. */
+export function returnRegistrationHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof salesForReturnsSubjects> {
+  return {
+    'sales.sale.returnable': saleReturnableHandler(db),
+    'sales.sale.return.register': async ({ id_venta, clave }, ctx) =>
+      inTransaction(db, async (trx) => {
+        const venta = await lockVenta(trx, ctx.empresa.id, id_venta);
+        if (!venta) throw AppError.notFound('Venta no encontrada');
+        // Only a sale that holds its lines can be returned; the returns service refuses the others.
+        if (takesStock(venta.estado)) await registerReturn(trx, ctx.empresa.id, id_venta, clave);
+        const returnable = await findReturnableSale(trx, ctx.empresa.id, id_venta);
+        if (!returnable) throw new Error(`Sale ${id_venta} vanished while it was locked`);
+        return returnable;
+      }),
+    'sales.sale.return.square': async ({ id_venta }, ctx) => {
+      const devoluciones_activas = await squareRegistrations(db, bus, ctx.empresa.id, id_venta, ctx.requestId);
+      if (devoluciones_activas === undefined) throw AppError.notFound('Venta no encontrada');
+      return { devoluciones_activas };
+    },
+  };
+}
