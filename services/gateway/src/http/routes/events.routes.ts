@@ -37,10 +37,10 @@ export const eventsRoutes = [
     ].join('\n'),
     body: SubscriptionCreateBody,
     response: { kind: 'single', schema: SubscriptionCreated, statuses: { 201: 'Suscripción creada' } },
-    handle: async ({ body }, { bus, ctx }) => ({
-      status: 201,
-      data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.create', body, ctx),
-    }),
+    handle: async ({ body }, { bus, ctx }) => {
+      const suscripcion = await bus.request(subscriptionsSubjects, 'subscriptions.subscription.create', body, ctx);
+      return { status: 201, data: suscripcion, location: `/event-subscriptions/${suscripcion.id}` };
+    },
   }),
   defineRoute({
     method: 'get',
