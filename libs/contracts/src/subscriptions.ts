@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog } from './catalog';
-import { IdParam, PageRequest, Timestamp, pageReply, queryInt } from './http';
+import { IdParam, PageRequest, Timestamp, documentAs, pageReply, queryInt } from './http';
 
 /** The partner event types (interface 1.5.0) a subscription can ask for, besides `*`. */
 export const EVENT_TYPES = [
@@ -19,6 +19,7 @@ export const MAX_SUBSCRIPTIONS = 20;
 
 const EVENT_TYPE_MESSAGE = `Tipo de evento desconocido; los válidos son ${EVENT_TYPES.join(', ')} o *`;
 const EventTypeName = z.enum(EVENT_TYPES, { message: EVENT_TYPE_MESSAGE });
+const EVENT_TYPE_PATTERN = EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|');
 
 /** Body of `POST /event-subscriptions`. Whether the URL may be called is checked by the service (DNS). */
 export const SubscriptionCreateBody = z.object({
@@ -108,11 +109,17 @@ export const ReplayBody = z.object({
 
 export const EventsQuery = z.object({
   after: z.string().regex(/^evt_[A-Za-z0-9]{1,64}$/, 'Debe ser el id de un evento (evt_…)').optional(),
-  types: z
-    .string()
-    .transform((v) => v.split(',').map((t) => t.trim()).filter((t) => t !== ''))
-    .pipe(z.array(EventTypeName).min(1, 'Debe indicar al menos un tipo de evento'))
-    .optional(),
+  types: documentAs(
+    z
+      .string()
+      .transform((v) => v.split(',').map((t) => t.trim()).filter((t) => t !== ''))
+      .pipe(z.array(EventTypeName).min(1, 'Debe indicar al menos un tipo de evento')),
+    {
+      type: 'string',
+      pattern: `^(${EVENT_TYPE_PATTERN})(,(${EVENT_TYPE_PATTERN}))*$`,
+      description: `Tipos de evento separados por comas: ${EVENT_TYPES.join(', ')}.`,
+    },
+  ).optional(),
   per_page: queryInt({ min: 1, max: 500 }).default(100),
 });
 
