@@ -977,34 +977,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
-        UnprocessableContent: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": "Datos inválidos",
-                 *       "code": 422,
-                 *       "details": {
-                 *         "detalles.0.cantidad": [
-                 *           "Debe ser mayor o igual a 0.0001"
-                 *         ],
-                 *         "detalles.0.id_producto": [
-                 *           "Debe indicar id_producto o codigo_producto"
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Los encabezados suman más de 16 KB, o la línea de la solicitud y los encabezados juntos más de 64 KB (también por una URL enorme): «Los encabezados de la solicitud superan el máximo de 16 KB». Se responde antes de autenticar y no cuenta. */
         RequestHeaderFieldsTooLarge: {
             headers: {
@@ -3130,6 +3102,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 100,
+                     *         "total": 0,
+                     *         "total_pages": 0,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": null,
+                     *         "to": null
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas B",
+                     *         "timestamp": "2026-11-25T04:01:27.725Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -3167,6 +3160,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "http://127.0.0.1:43529/hook",
+                 *       "events": [
+                 *         "sale.created"
+                 *       ],
+                 *       "descripcion": "ERP del socio"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uri */
                     url: string;
@@ -3187,6 +3189,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "events": [
+                     *           "sale.created"
+                     *         ],
+                     *         "descripcion": "ERP del socio",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T04:01:27.561Z",
+                     *         "secret": "whsec_PS8sryaaB0Dw2jJfKE2QeeDSD8ty3J2S"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:27.572Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -3210,7 +3234,34 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "url": [
+                     *           "Debe ser una URL http(s) válida"
+                     *         ],
+                     *         "events.0": [
+                     *           "Tipo de evento desconocido; los válidos son sale.created, sale.updated, sale.annulled, stock.changed, return.created, return.annulled, package.imported o *"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3223,6 +3274,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -3239,6 +3291,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "events": [
+                     *           "sale.created"
+                     *         ],
+                     *         "descripcion": "ERP del socio",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T04:01:27.561Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:27.678Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -3258,7 +3331,26 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -3272,6 +3364,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -3288,6 +3381,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "events": [
+                     *           "sale.created"
+                     *         ],
+                     *         "descripcion": "ERP del socio",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T04:01:27.561Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:27.746Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -3307,7 +3421,26 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -3320,10 +3453,12 @@ export interface operations {
         parameters: {
             query?: {
                 page?: number;
+                /** @example 50 */
                 per_page?: number;
             };
             header?: never;
             path: {
+                /** @example 2 */
                 id: number;
             };
             cookie?: never;
@@ -3340,6 +3475,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 4,
+                     *           "event_id": "evt_d86bd20dc42e629e35941b87a91fe515",
+                     *           "type": "sale.updated",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 1,
+                     *           "timestamp": "2026-11-25T04:01:28.575Z"
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "event_id": "evt_98e17ce2d45c11d142004120a2abc910",
+                     *           "type": "stock.changed",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 2,
+                     *           "timestamp": "2026-11-25T04:01:28.471Z"
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "event_id": "evt_556e576a66f0277f15822d31df516485",
+                     *           "type": "stock.changed",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 1,
+                     *           "timestamp": "2026-11-25T04:01:28.365Z"
+                     *         },
+                     *         {
+                     *           "id": 1,
+                     *           "event_id": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
+                     *           "type": "sale.created",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 4,
+                     *           "timestamp": "2026-11-25T04:01:28.058Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 50,
+                     *         "total": 4,
+                     *         "total_pages": 1,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 4
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:28.736Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -3375,12 +3572,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2 */
                 id: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "desde": "2026-11-25T04:00:28.738Z"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: date-time */
                     desde: string;
@@ -3398,6 +3601,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "encolados": 4
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:28.752Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -3414,7 +3630,31 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "desde": [
+                     *           "Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3426,7 +3666,9 @@ export interface operations {
         parameters: {
             query?: {
                 after?: string;
-                types?: ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported")[];
+                /** @example sale.created,sale.updated */
+                types?: string;
+                /** @example 1 */
                 per_page?: number;
             };
             header?: never;
@@ -3445,6 +3687,84 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
+                     *           "type": "sale.created",
+                     *           "timestamp": "2026-11-25T04:01:27.975Z",
+                     *           "data": {
+                     *             "id": 1,
+                     *             "iva": 4.59,
+                     *             "fecha": "2026-03-10",
+                     *             "saldo": 39.9,
+                     *             "total": 39.9,
+                     *             "cambio": 0,
+                     *             "estado": "Pendiente",
+                     *             "exenta": 0,
+                     *             "detalles": [
+                     *               {
+                     *                 "id": 1,
+                     *                 "iva": 4.59,
+                     *                 "total": 39.9,
+                     *                 "codigo": "MOU-01",
+                     *                 "exenta": 0,
+                     *                 "precio": 19.95,
+                     *                 "cantidad": 2,
+                     *                 "descuento": 0,
+                     *                 "sub_total": 35.31,
+                     *                 "created_at": "2026-11-25T04:01:27.933Z",
+                     *                 "updated_at": "2026-11-25T04:01:27.933Z",
+                     *                 "descripcion": null,
+                     *                 "id_producto": 2,
+                     *                 "nombre_producto": "Mouse",
+                     *                 "porcentaje_impuesto": 13
+                     *               }
+                     *             ],
+                     *             "id_canal": 1,
+                     *             "descuento": 0,
+                     *             "id_bodega": 1,
+                     *             "sub_total": 35.31,
+                     *             "cotizacion": false,
+                     *             "created_at": "2026-11-25T04:01:27.933Z",
+                     *             "forma_pago": "Efectivo",
+                     *             "id_cliente": 2,
+                     *             "monto_pago": null,
+                     *             "referencia": null,
+                     *             "updated_at": "2026-11-25T04:01:27.933Z",
+                     *             "correlativo": "FAC-1",
+                     *             "id_sucursal": 1,
+                     *             "id_documento": 1,
+                     *             "observaciones": null,
+                     *             "nombre_cliente": "Ferretería Libre",
+                     *             "nombre_usuario": "Admin A",
+                     *             "nombre_vendedor": null,
+                     *             "fecha_expiracion": null,
+                     *             "nombre_documento": "Factura",
+                     *             "referencia_externa": null,
+                     *             "documento_fiscal_emitido": false
+                     *           }
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "per_page": 1,
+                     *         "next_after": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
+                     *         "has_more": true
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:28.698Z",
+                     *         "filters_applied": {
+                     *           "types": [
+                     *             "sale.created",
+                     *             "sale.updated"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -3466,7 +3786,31 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "types.0": [
+                     *           "Tipo de evento desconocido; los válidos son sale.created, sale.updated, sale.annulled, stock.changed, return.created, return.annulled, package.imported o *"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
