@@ -148,6 +148,11 @@ export const DeltaSyncFields = {
     .string()
     .max(200)
     .refine((v) => decodeChangeCursor(v) !== undefined, 'Cursor inválido: use el de pagination.next_cursor o resume_cursor')
+    .meta({
+      description:
+        'El `pagination.next_cursor` o `resume_cursor` de una respuesta anterior, sin cambios (otro valor: «Cursor inválido: use el de pagination.next_cursor o resume_cursor»). ' +
+        'El cursor solo se usa con order_by=updated_at.',
+    })
     .optional(),
 };
 

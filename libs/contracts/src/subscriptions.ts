@@ -108,7 +108,11 @@ export const ReplayBody = z.object({
 });
 
 export const EventsQuery = z.object({
-  after: z.string().regex(/^evt_[A-Za-z0-9]{1,64}$/, 'Debe ser el id de un evento (evt_…)').optional(),
+  after: z
+    .string()
+    .regex(/^evt_[A-Za-z0-9]{1,64}$/, 'Debe ser el id de un evento (evt_…)')
+    .meta({ description: 'Los eventos posteriores a este, que la empresa aún conserva (si no: «El evento no existe o ya no se conserva»).' })
+    .optional(),
   types: documentAs(
     z
       .string()
