@@ -260,7 +260,7 @@ describe.each<ValuesCase>([
     }
   });
 
-  it('lets pods connect only to DNS, NATS, Postgres, the trace collector and, for the gateway alone, Redis', () => {
+  it("lets pods connect only to DNS, NATS, Postgres, the trace collector and, for the gateway alone, Redis; and subscriptions alone to partners' public https", () => {
     const egress = chartValues.networkPolicy.egress;
     const portsOf = (...names: string[]) => new Set(names.flatMap((n) => egress[n]!.ports.map((p) => p.port)));
     const policies = ofKind<INetworkPolicy>(objects, 'NetworkPolicy');
@@ -272,8 +272,12 @@ describe.each<ValuesCase>([
         ? portsOf('dns', 'postgres')
         : owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`
           ? portsOf('dns', 'nats', 'postgres', 'otel', 'redis')
-          : portsOf('dns', 'nats', 'postgres', 'otel');
+          : owner === `Deployment/${RELEASE}-subscriptions`
+            ? portsOf('dns', 'nats', 'postgres', 'otel', 'partners')
+            : portsOf('dns', 'nats', 'postgres', 'otel');
       expect({ owner, ports: [...sut].sort() }).toEqual({ owner, ports: [...allowed].sort() });
+      const blocks = rules.flatMap((r) => r.to ?? []).flatMap((t) => (t.ipBlock ? [t.ipBlock] : []));
+      for (const block of blocks) expect(block.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
     }
   });
 
@@ -497,7 +501,7 @@ describe('the chart refuses', () => {
     [
       'more database connections at the maximum replicas than Postgres takes',
       { postgres: { maxConnections: 100 } },
-      /could open 400 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
+      /could open 460 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
     ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);

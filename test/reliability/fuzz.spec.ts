@@ -10,7 +10,7 @@ describe('every endpoint under generated input', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    stack = await Stack.start({ gateway: { RATE_LIMIT_STANDARD: '1000000', RATE_LIMIT_DATE_FILTERED: '1000000' } });
+    stack = await Stack.start({ gateway: { RATE_LIMIT_STANDARD: '1000000', RATE_LIMIT_DATE_FILTERED: '1000000', AUTH_FAILURES_PER_WINDOW: '1000000' } });
   });
   afterAll(() => stack.stop());
 

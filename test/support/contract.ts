@@ -86,7 +86,7 @@ export class Contract {
 
   /** Every operation of the documents, as `POST /sales`. */
   operations(): string[] {
-    return this.routes.flatMap((r) => ['get', 'post', 'put'].filter((m) => r.item[m]).map((m) => `${m.toUpperCase()} ${r.template}`));
+    return this.routes.flatMap((r) => ['get', 'post', 'put', 'delete'].filter((m) => r.item[m]).map((m) => `${m.toUpperCase()} ${r.template}`));
   }
 
   check(exchange: Exchange): Verdict {
@@ -231,7 +231,7 @@ export class ContractRecorder {
       const query = Object.fromEntries(new URL(exchange.url, 'http://localhost').searchParams);
       const body = exchange.requestBody !== undefined ? parseJson(exchange.requestBody) : undefined;
       // A form body (WooCommerce's ping) is no JSON example; a body the document refuses (an import with an invalid item) is no example either.
-      if (exchange.method !== 'GET' && (body === undefined || !contract().validRequestBody(operation, body))) continue;
+      if (exchange.method !== 'GET' && exchange.method !== 'DELETE' && (body === undefined || !contract().validRequestBody(operation, body))) continue;
       entry.request = {
         ...(params && Object.keys(params).length > 0 ? { path: params } : {}),
         ...(Object.keys(query).length > 0 ? { query } : {}),

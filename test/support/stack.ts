@@ -11,6 +11,7 @@ import { salesService } from '@erp/sales';
 import { returnsService } from '@erp/returns';
 import { packagesService } from '@erp/packages';
 import { webhookIngestService } from '@erp/webhook-ingest';
+import { SubscriptionsConfig, subscriptionsService } from '@erp/subscriptions';
 import { ContractRecorder } from './contract';
 import { addResponseSink, recordResponse } from './recording';
 
@@ -18,6 +19,8 @@ export interface StackOptions {
   services?: readonly ServiceName[];
   gateway?: Partial<Record<keyof GatewayConfig, string>>;
   gatewayOptions?: GatewayOptions;
+  /** Environment of the subscriptions service beyond the stack's (it may always call loopback receivers over http). */
+  subscriptions?: Record<string, string>;
   /**
    * Check every response `api()` receives against the OpenAPI document when the stack stops
    * (default true): a response whose status, headers or body the document does not declare fails
@@ -99,6 +102,10 @@ export class Stack {
         return packagesService(loadConfig(BaseConfig, env));
       case 'webhook-ingest':
         return webhookIngestService(loadConfig(BaseConfig, env));
+      case 'subscriptions':
+        return subscriptionsService(
+          loadConfig(SubscriptionsConfig, { ...env, EVENTS_ALLOW_PRIVATE_URLS: 'true', EVENTS_ALLOW_HTTP: 'true', ...this.options.subscriptions }),
+        ) as unknown as ServiceSpec<BaseConfig>;
     }
   }
 
@@ -167,7 +174,7 @@ export async function json(res: Response): Promise<any> {
   return res.json();
 }
 
-const ALL: readonly ServiceName[] = ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'];
+const ALL: readonly ServiceName[] = ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest', 'subscriptions'];
 
 /** A compact two-company fixture: overlapping names and codes, so isolation is visible. */
 export function twoCompanies(): unknown {

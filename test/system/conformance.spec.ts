@@ -60,7 +60,7 @@ describe('conformance to the served OpenAPI documents', () => {
     ajv.addSchema(webhooks, 'webhooks', undefined, false);
     operations = Object.entries<Json>({ openapi: main, webhooks }).flatMap(([doc, document]) =>
       Object.entries<Json>(document.paths).flatMap(([template, item]) =>
-        ['get', 'post', 'put']
+        ['get', 'post', 'put', 'delete']
           .filter((method) => item[method])
           .map((method) => ({ doc, document, server: document.servers[0].url, template, method, op: item[method], at: `${doc}#/paths/${pointer(template)}/${method}` })),
       ),

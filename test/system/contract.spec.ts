@@ -14,7 +14,7 @@ describe('responses against the OpenAPI document', () => {
   const contract = new Contract();
 
   beforeAll(async () => {
-    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'] });
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest', 'subscriptions'] });
     a = refsOf(await stack.seed(salesFixture()), 'a');
   });
   afterAll(() => stack.stop());
@@ -55,6 +55,24 @@ describe('responses against the OpenAPI document', () => {
     expect((await send('POST', '/packages/import', { packages: [paquete, { ...paquete, wr: '' }] })).status).toBe(200);
     expect((await send('POST', '/packages/import', { packages: [] })).status).toBe(400);
     expect((await send('POST', '/packages/import', { packages: ['x'.repeat(1_100_000)] })).status).toBe(413);
+
+    const hook = await send('POST', '/event-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['sale.created', 'stock.changed'] });
+    expect(hook.status).toBe(201);
+    const subscription = (await json(hook)).data;
+    expect((await send('POST', '/event-subscriptions', { url: 'nota url', events: [] })).status).toBe(422);
+    expect(
+      await statuses([
+        get('/event-subscriptions'),
+        get(`/event-subscriptions/${subscription.id}`),
+        get(`/event-subscriptions/${subscription.id}/deliveries`),
+        get('/events?per_page=5'),
+        get('/event-subscriptions/999999'),
+        get('/events?types=sale.exploded'),
+      ]),
+    ).toEqual([200, 200, 200, 200, 404, 400]);
+    expect((await send('POST', `/event-subscriptions/${subscription.id}/replay`, { desde: '2026-01-01T00:00:00Z' })).status).toBe(202);
+    expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(200);
+    expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(404);
 
     expect(await statuses([get('/system/rate-limit'), get('/system/rate-limit', null), get('/system/rate-limit', 'not_a_key_0123456789')])).toEqual([200, 401, 401]);
     expect(await statuses([get('/openapi.json', null), get('/openapi-webhooks.json', null), get('/docs', null)])).toEqual([200, 200, 200]);

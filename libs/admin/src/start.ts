@@ -15,7 +15,7 @@ import { seedFixture } from './seed';
  * stops everything cleanly on Ctrl-C.
  */
 const ROOT = path.resolve(__dirname, '../../..');
-const OPS_PORTS: Record<ServiceName, number> = { gateway: 9464, sales: 9465, inventory: 9466, returns: 9467, packages: 9468, 'webhook-ingest': 9469 };
+const OPS_PORTS: Record<ServiceName, number> = { gateway: 9464, sales: 9465, inventory: 9466, returns: 9467, packages: 9468, 'webhook-ingest': 9469, subscriptions: 9470 };
 
 const env = {
   ...process.env,
@@ -25,6 +25,9 @@ const env = {
   SUBJECT_PREFIX: process.env.SUBJECT_PREFIX ?? 'erp',
   PORT: process.env.PORT ?? '8080',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+  // Partner event subscriptions may point at a receiver on this machine.
+  EVENTS_ALLOW_PRIVATE_URLS: process.env.EVENTS_ALLOW_PRIVATE_URLS ?? 'true',
+  EVENTS_ALLOW_HTTP: process.env.EVENTS_ALLOW_HTTP ?? 'true',
 };
 const children = new Map<string, ChildProcess>();
 let stopping = false;

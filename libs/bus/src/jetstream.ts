@@ -102,6 +102,8 @@ export interface EventMeta {
   eventId: string;
   subject: string;
   deliveryCount: number;
+  /** Position in the stream: the order in which the events were published. */
+  streamSequence: number;
   ctx: RequestContext | undefined;
 }
 
@@ -168,7 +170,7 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
   const processOne = async (m: JsMsg): Promise<void> => {
     const subject = m.subject.slice(prefixLength) as S;
     const eventId = m.headers?.has('Nats-Msg-Id') ? m.headers.get('Nats-Msg-Id') : `${m.info.stream}:${m.seq}`;
-    const meta: EventMeta = { eventId, subject, deliveryCount: m.info.deliveryCount, ctx: readRequestContext(m.headers) };
+    const meta: EventMeta = { eventId, subject, deliveryCount: m.info.deliveryCount, streamSequence: m.seq, ctx: readRequestContext(m.headers) };
     const span = tracer.startSpan(`${subject} consume`, { kind: SpanKind.CONSUMER }, extractTraceContext(m.headers));
     try {
       await otelContext.with(trace.setSpan(otelContext.active(), span), async () => {

@@ -1,6 +1,6 @@
 import type { components, paths } from './openapi';
 
-type Method = 'get' | 'post' | 'put';
+type Method = 'get' | 'post' | 'put' | 'delete';
 
 /** Paths of the partner API (the inbound webhooks, called by the platforms, have their own document). */
 type ApiPath = keyof paths;
@@ -108,6 +108,10 @@ export class PartnerApiClient {
 
   put<P extends PathsFor<'put'>>(path: P, ...[options]: Args<Operation<P, 'put'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'put'>>>> {
     return this.request('PUT', path, options as RawOptions | undefined);
+  }
+
+  delete<P extends PathsFor<'delete'>>(path: P, ...[options]: Args<Operation<P, 'delete'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'delete'>>>> {
+    return this.request('DELETE', path, options as RawOptions | undefined);
   }
 
   /** Every item of a list, page after page from `query.page` (1 by default) while `has_next`. */

@@ -225,6 +225,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/event-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Las suscripciones de la empresa (sin secreto) */
+        get: operations["getEventSubscriptions"];
+        put?: never;
+        /**
+         * Suscribe una URL a los eventos de la empresa; responde el secreto de firma, que solo se muestra aquí
+         * @description Tipos: `sale.created`, `sale.updated`, `sale.annulled`, `stock.changed`, `return.created`, `return.annulled`, `package.imported` o `*` (todos). Máximo 20 suscripciones por empresa.
+         *     La URL debe ser https y no puede apuntar a direcciones privadas ni locales; no se siguen redirecciones.
+         *
+         *     Cada entrega es un `POST` a la URL con el evento como cuerpo JSON (`id`, `type`, `timestamp`, `data`) y las cabeceras de la especificación Standard Webhooks:
+         *     `webhook-id` (el id del evento, el mismo en cada reintento y reenvío), `webhook-timestamp` (segundos Unix del envío) y
+         *     `webhook-signature`: `v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto (los bytes en base64 tras `whsec_`).
+         *     Cualquier biblioteca de Standard Webhooks la verifica. Una respuesta 2xx en 10 s es éxito; cualquier otra cosa se reintenta con espera creciente
+         *     (el primer reintento en segundos) durante 3 días, en orden por recurso; después la suscripción queda con `enable` 0 y `motivo_deshabilitada`.
+         */
+        post: operations["postEventSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Una suscripción (sin secreto) */
+        get: operations["getEventSubscriptionsById"];
+        put?: never;
+        post?: never;
+        /** Elimina una suscripción: no se le entrega nada más */
+        delete: operations["deleteEventSubscriptionsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-subscriptions/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Los intentos de entrega de una suscripción, del más reciente al más antiguo */
+        get: operations["getEventSubscriptionsByIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-subscriptions/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Vuelve a entregar los eventos desde una fecha y hora (con los mismos ids)
+         * @description Los eventos se conservan 30 días. `encolados` es cuántos se entregarán de nuevo, en orden por recurso.
+         */
+        post: operations["postEventSubscriptionsByIdReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Los eventos de la empresa, del más antiguo al más reciente, para quien no puede recibir webhooks
+         * @description - `after`: el id del último evento recibido (`pagination.next_after`); sin él, desde el más antiguo conservado (30 días).
+         *     - `types`: tipos separados por comas.
+         *     - La página nunca salta ni repite un evento aunque se registren otros mientras tanto.
+         */
+        get: operations["getEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -277,9 +382,252 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "sale.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento sale.created entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventSaleCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento sale.updated entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventSaleUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.annulled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento sale.annulled entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventSaleAnnulled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "stock.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento stock.changed entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventStockChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "return.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento return.created entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventReturnCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "return.annulled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento return.annulled entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventReturnAnnulled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "package.imported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento package.imported entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventPackageImported"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        Sale: {
+            id: number;
+            fecha: string;
+            correlativo: string | null;
+            referencia: string | null;
+            referencia_externa: string | null;
+            cotizacion: boolean;
+            /** @enum {string} */
+            estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
+            forma_pago: string | null;
+            total: number;
+            iva: number | null;
+            sub_total: number | null;
+            descuento: number | null;
+            exenta: number;
+            monto_pago: number | null;
+            cambio: number;
+            saldo: number | null;
+            nombre_cliente: string | null;
+            nombre_usuario: string | null;
+            nombre_vendedor: string | null;
+            id_sucursal: number;
+            id_bodega: number;
+            id_documento: number;
+            nombre_documento: string;
+            id_canal: number | null;
+            id_cliente: number | null;
+            fecha_expiracion: string | null;
+            observaciones: string | null;
+            documento_fiscal_emitido: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            detalles: {
+                id: number;
+                id_producto: number;
+                codigo: string | null;
+                nombre_producto: string | null;
+                descripcion: string | null;
+                cantidad: number;
+                precio: number;
+                descuento: number;
+                porcentaje_impuesto: number;
+                sub_total: number;
+                iva: number;
+                exenta: number;
+                total: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+        };
+        Return: {
+            id: number;
+            fecha: string;
+            correlativo: string;
+            /** @enum {string} */
+            tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
+            sub_total: number;
+            no_sujeta: number;
+            exenta: number;
+            cuenta_a_terceros: number;
+            total: number;
+            iva: number;
+            iva_retenido: number;
+            descuento: number;
+            observaciones: string;
+            enable: 0 | 1;
+            /** @enum {string} */
+            estado: "Confirmada" | "Anulada";
+            id_venta: number;
+            nombre_cliente: string;
+            nombre_usuario: string;
+            nombre_documento: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            detalles: {
+                id: number;
+                id_detalle_venta: number;
+                id_producto: number;
+                nombre_producto: string;
+                codigo_producto: string;
+                marca_producto: string;
+                descripcion: string;
+                cantidad: number;
+                precio: number;
+                costo: number;
+                descuento: number;
+                porcentaje_impuesto: number;
+                sub_total: number;
+                iva: number;
+                no_sujeta: number;
+                cuenta_a_terceros: number;
+                exenta: number;
+                total: number;
+                medida: string;
+            }[];
+        };
         Meta: {
             empresa: string;
             /** Format: date-time */
@@ -298,6 +646,8 @@ export interface components {
             has_prev: boolean;
             from: number | null;
             to: number | null;
+            next_cursor?: string | null;
+            resume_cursor?: string;
         };
         Product: {
             id: number;
@@ -353,7 +703,49 @@ export interface components {
                 cantidad: number;
             }[];
         };
-        Sale: {
+        SalesSummary: {
+            cantidad_ventas: number;
+            total_ventas: number;
+            total_iva: number;
+            total_descuentos: number;
+            promedio_venta: number;
+            ventas_por_estado: {
+                /** @enum {string} */
+                estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
+                cantidad: number;
+                total: number;
+            }[];
+        };
+        ReturnsSummary: {
+            cantidad_devoluciones: number;
+            total_devuelto: number;
+            total_iva: number;
+            total_descuentos: number;
+            promedio_devolucion: number;
+            devoluciones_por_tipo: {
+                /** @enum {string} */
+                tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
+                cantidad: number;
+                total: number;
+            }[];
+        };
+        RateLimitStatus: {
+            requests_used: number;
+            max_requests: number;
+            remaining_requests: number;
+            /** Format: date-time */
+            reset_time: string;
+            window_minutes: number;
+            limits: {
+                standard: number;
+                with_date_filters: number;
+            };
+            /** @enum {string} */
+            current_limit_type: "standard" | "with_date_filters";
+            empresa_id: number;
+            empresa_nombre: string;
+        };
+        SaleOutput: {
             id: number;
             fecha: string;
             correlativo: string | null;
@@ -407,20 +799,7 @@ export interface components {
                 updated_at: string;
             }[];
         };
-        SalesSummary: {
-            cantidad_ventas: number;
-            total_ventas: number;
-            total_iva: number;
-            total_descuentos: number;
-            promedio_venta: number;
-            ventas_por_estado: {
-                /** @enum {string} */
-                estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
-                cantidad: number;
-                total: number;
-            }[];
-        };
-        Return: {
+        ReturnOutput: {
             id: number;
             fecha: string;
             correlativo: string;
@@ -467,35 +846,6 @@ export interface components {
                 total: number;
                 medida: string;
             }[];
-        };
-        ReturnsSummary: {
-            cantidad_devoluciones: number;
-            total_devuelto: number;
-            total_iva: number;
-            total_descuentos: number;
-            promedio_devolucion: number;
-            devoluciones_por_tipo: {
-                /** @enum {string} */
-                tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
-                cantidad: number;
-                total: number;
-            }[];
-        };
-        RateLimitStatus: {
-            requests_used: number;
-            max_requests: number;
-            remaining_requests: number;
-            /** Format: date-time */
-            reset_time: string;
-            window_minutes: number;
-            limits: {
-                standard: number;
-                with_date_filters: number;
-            };
-            /** @enum {string} */
-            current_limit_type: "standard" | "with_date_filters";
-            empresa_id: number;
-            empresa_nombre: string;
         };
         Error: {
             /** @constant */
@@ -545,6 +895,26 @@ export interface components {
                  *       "success": false,
                  *       "error": "API key inválido o empresa inactiva",
                  *       "code": 401
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Producto no encontrado",
+                 *       "code": 404
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -747,6 +1117,8 @@ export interface operations {
                 page?: number;
                 /** @example 2 */
                 per_page?: number;
+                updated_since?: string;
+                cursor?: string;
                 codigo?: string;
                 nombre?: string;
                 categoria?: string;
@@ -756,7 +1128,7 @@ export interface operations {
                 enable?: 0 | 1;
                 con_stock?: boolean;
                 stock_minimo?: boolean;
-                order_by?: "nombre" | "codigo" | "precio" | "costo" | "created_at";
+                order_by?: "nombre" | "codigo" | "precio" | "costo" | "created_at" | "updated_at";
                 order_direction?: "asc" | "desc";
             };
             header?: never;
@@ -1202,7 +1574,9 @@ export interface operations {
                 fecha_fin?: string;
                 /** @example Completada */
                 estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
-                order_by?: "fecha" | "total" | "correlativo" | "created_at";
+                updated_since?: string;
+                cursor?: string;
+                order_by?: "fecha" | "total" | "correlativo" | "created_at" | "updated_at";
                 order_direction?: "asc" | "desc";
             };
             header?: never;
@@ -1299,7 +1673,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"][];
+                        data: components["schemas"]["SaleOutput"][];
                         pagination: components["schemas"]["Pagination"];
                         meta: components["schemas"]["Meta"];
                     };
@@ -1477,7 +1851,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: {
                             empresa: string;
                             /** Format: date-time */
@@ -1566,7 +1940,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: {
                             empresa: string;
                             /** Format: date-time */
@@ -1857,7 +2231,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2017,7 +2391,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Sale"];
+                        data: components["schemas"]["SaleOutput"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2086,8 +2460,11 @@ export interface operations {
                 per_page?: number;
                 fecha_inicio?: string;
                 fecha_fin?: string;
+                updated_since?: string;
+                cursor?: string;
                 /** @example 1 */
                 id_venta?: number;
+                order_by?: "updated_at";
             };
             header?: never;
             path?: never;
@@ -2131,7 +2508,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Return"][];
+                        data: components["schemas"]["ReturnOutput"][];
                         pagination: components["schemas"]["Pagination"];
                         meta: components["schemas"]["Meta"];
                     };
@@ -2350,7 +2727,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Return"];
+                        data: components["schemas"]["ReturnOutput"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2703,6 +3080,746 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    getEventSubscriptions: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 100,
+                     *         "total": 0,
+                     *         "total_pages": 0,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": null,
+                     *         "to": null
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas B",
+                     *         "timestamp": "2026-11-25T04:01:27.725Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            descripcion: string | null;
+                            enable: 0 | 1;
+                            motivo_deshabilitada: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        pagination: components["schemas"]["Pagination"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postEventSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "http://127.0.0.1:43529/hook",
+                 *       "events": [
+                 *         "sale.created"
+                 *       ],
+                 *       "descripcion": "ERP del socio"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uri */
+                    url: string;
+                    events: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported"))[];
+                    descripcion?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Suscripción creada */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "events": [
+                     *           "sale.created"
+                     *         ],
+                     *         "descripcion": "ERP del socio",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T04:01:27.561Z",
+                     *         "secret": "whsec_PS8sryaaB0Dw2jJfKE2QeeDSD8ty3J2S"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:27.572Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            descripcion: string | null;
+                            enable: 0 | 1;
+                            motivo_deshabilitada: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            secret: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "url": [
+                     *           "Debe ser una URL http(s) válida"
+                     *         ],
+                     *         "events.0": [
+                     *           "Tipo de evento desconocido; los válidos son sale.created, sale.updated, sale.annulled, stock.changed, return.created, return.annulled, package.imported o *"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getEventSubscriptionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "events": [
+                     *           "sale.created"
+                     *         ],
+                     *         "descripcion": "ERP del socio",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T04:01:27.561Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:27.678Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            descripcion: string | null;
+                            enable: 0 | 1;
+                            motivo_deshabilitada: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    deleteEventSubscriptionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "events": [
+                     *           "sale.created"
+                     *         ],
+                     *         "descripcion": "ERP del socio",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T04:01:27.561Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:27.746Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            descripcion: string | null;
+                            enable: 0 | 1;
+                            motivo_deshabilitada: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getEventSubscriptionsByIdDeliveries: {
+        parameters: {
+            query?: {
+                page?: number;
+                /** @example 50 */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @example 2 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 4,
+                     *           "event_id": "evt_d86bd20dc42e629e35941b87a91fe515",
+                     *           "type": "sale.updated",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 1,
+                     *           "timestamp": "2026-11-25T04:01:28.575Z"
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "event_id": "evt_98e17ce2d45c11d142004120a2abc910",
+                     *           "type": "stock.changed",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 2,
+                     *           "timestamp": "2026-11-25T04:01:28.471Z"
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "event_id": "evt_556e576a66f0277f15822d31df516485",
+                     *           "type": "stock.changed",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 1,
+                     *           "timestamp": "2026-11-25T04:01:28.365Z"
+                     *         },
+                     *         {
+                     *           "id": 1,
+                     *           "event_id": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
+                     *           "type": "sale.created",
+                     *           "attempt": 1,
+                     *           "status": 204,
+                     *           "error": null,
+                     *           "duration_ms": 4,
+                     *           "timestamp": "2026-11-25T04:01:28.058Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 50,
+                     *         "total": 4,
+                     *         "total_pages": 1,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 4
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:28.736Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            event_id: string;
+                            type: string;
+                            attempt: number;
+                            status: number | null;
+                            error: string | null;
+                            duration_ms: number;
+                            /** Format: date-time */
+                            timestamp: string;
+                        }[];
+                        pagination: components["schemas"]["Pagination"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postEventSubscriptionsByIdReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 2 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "desde": "2026-11-25T04:00:28.738Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: date-time */
+                    desde: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Reenvío encolado */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "encolados": 4
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:28.752Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            encolados: number;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "desde": [
+                     *           "Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getEvents: {
+        parameters: {
+            query?: {
+                after?: string;
+                /** @example sale.created,sale.updated */
+                types?: string;
+                /** @example 1 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
+                     *           "type": "sale.created",
+                     *           "timestamp": "2026-11-25T04:01:27.975Z",
+                     *           "data": {
+                     *             "id": 1,
+                     *             "iva": 4.59,
+                     *             "fecha": "2026-03-10",
+                     *             "saldo": 39.9,
+                     *             "total": 39.9,
+                     *             "cambio": 0,
+                     *             "estado": "Pendiente",
+                     *             "exenta": 0,
+                     *             "detalles": [
+                     *               {
+                     *                 "id": 1,
+                     *                 "iva": 4.59,
+                     *                 "total": 39.9,
+                     *                 "codigo": "MOU-01",
+                     *                 "exenta": 0,
+                     *                 "precio": 19.95,
+                     *                 "cantidad": 2,
+                     *                 "descuento": 0,
+                     *                 "sub_total": 35.31,
+                     *                 "created_at": "2026-11-25T04:01:27.933Z",
+                     *                 "updated_at": "2026-11-25T04:01:27.933Z",
+                     *                 "descripcion": null,
+                     *                 "id_producto": 2,
+                     *                 "nombre_producto": "Mouse",
+                     *                 "porcentaje_impuesto": 13
+                     *               }
+                     *             ],
+                     *             "id_canal": 1,
+                     *             "descuento": 0,
+                     *             "id_bodega": 1,
+                     *             "sub_total": 35.31,
+                     *             "cotizacion": false,
+                     *             "created_at": "2026-11-25T04:01:27.933Z",
+                     *             "forma_pago": "Efectivo",
+                     *             "id_cliente": 2,
+                     *             "monto_pago": null,
+                     *             "referencia": null,
+                     *             "updated_at": "2026-11-25T04:01:27.933Z",
+                     *             "correlativo": "FAC-1",
+                     *             "id_sucursal": 1,
+                     *             "id_documento": 1,
+                     *             "observaciones": null,
+                     *             "nombre_cliente": "Ferretería Libre",
+                     *             "nombre_usuario": "Admin A",
+                     *             "nombre_vendedor": null,
+                     *             "fecha_expiracion": null,
+                     *             "nombre_documento": "Factura",
+                     *             "referencia_externa": null,
+                     *             "documento_fiscal_emitido": false
+                     *           }
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "per_page": 1,
+                     *         "next_after": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
+                     *         "has_more": true
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T04:01:28.698Z",
+                     *         "filters_applied": {
+                     *           "types": [
+                     *             "sale.created",
+                     *             "sale.updated"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: string;
+                            type: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        pagination: {
+                            per_page: number;
+                            next_after: string | null;
+                            has_more: boolean;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "types.0": [
+                     *           "Tipo de evento desconocido; los válidos son sale.created, sale.updated, sale.annulled, stock.changed, return.created, return.annulled, package.imported o *"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     getOpenApiDocument: {
         parameters: {
             query?: never;
@@ -2724,7 +3841,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "API externa de ventas, inventario y devoluciones",
-                     *         "version": "1.4.0"
+                     *         "version": "1.5.0"
                      *       }
                      *     }
                      */
@@ -2757,7 +3874,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Webhooks entrantes de las plataformas",
-                     *         "version": "1.4.0"
+                     *         "version": "1.5.0"
                      *       }
                      *     }
                      */
@@ -2795,6 +3912,267 @@ export interface operations {
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    eventSaleCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "sale.created";
+                    timestamp: string;
+                    data: components["schemas"]["Sale"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventSaleUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "sale.updated";
+                    timestamp: string;
+                    data: components["schemas"]["Sale"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventSaleAnnulled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "sale.annulled";
+                    timestamp: string;
+                    data: components["schemas"]["Sale"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventStockChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "stock.changed";
+                    timestamp: string;
+                    data: {
+                        id_producto: number;
+                        codigo: string;
+                        id_bodega: number;
+                        stock: number;
+                        cambio: number;
+                        motivo: string;
+                        origen: string;
+                        referencia: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventReturnCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "return.created";
+                    timestamp: string;
+                    data: components["schemas"]["Return"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventReturnAnnulled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "return.annulled";
+                    timestamp: string;
+                    data: components["schemas"]["Return"];
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventPackageImported: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.imported";
+                    timestamp: string;
+                    data: {
+                        created: number;
+                        items: {
+                            id: number;
+                            wr: string;
+                            id_sucursal: number;
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /** Base path of the partner API. */
 export const API_BASE = '/api/external/v1';
 /** Version the interface description carries. */
-export const API_VERSION = '1.4.0';
+export const API_VERSION = '1.5.0';
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -88,8 +88,73 @@ export const Pagination = z.object({
   has_prev: z.boolean(),
   from: z.number().int().nullable(),
   to: z.number().int().nullable(),
+  /** With `order_by=updated_at`: send it as `cursor` for the next page; null at the end. */
+  next_cursor: z.string().nullable().optional(),
+  /** With `order_by=updated_at`: send it as `cursor` later to get only what changed after this page. */
+  resume_cursor: z.string().optional(),
 });
 export type Pagination = z.infer<typeof Pagination>;
+
+/**
+ * Position in a list ordered by change (delta sync): the change's transaction id (`xid8`, as
+ * text) and the row id. Opaque to partners: base64url of JSON.
+ */
+export interface ChangeCursor {
+  xid: string;
+  id: number;
+}
+
+export function encodeChangeCursor(cursor: ChangeCursor): string {
+  return Buffer.from(JSON.stringify([cursor.xid, cursor.id])).toString('base64url');
+}
+
+/** The position a cursor names, or undefined when it is not one this API issued. */
+export function decodeChangeCursor(raw: string): ChangeCursor | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 2) return undefined;
+    const [xid, id] = value as [unknown, unknown];
+    if (typeof xid !== 'string' || !/^\d{1,20}$/.test(xid) || typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return undefined;
+    return { xid, id };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pagination of a page ordered by change: `next_cursor` while more rows follow (null at the end),
+ * `resume_cursor` always (where to ask later for what changed after this page).
+ */
+export function changePagination(perPage: number, total: number, positions: readonly ChangeCursor[], more: boolean, after: ChangeCursor | undefined): Pagination {
+  const last = positions.at(-1) ?? after;
+  return {
+    current_page: 1,
+    per_page: perPage,
+    total,
+    total_pages: Math.ceil(total / perPage),
+    has_next: more,
+    has_prev: after !== undefined,
+    from: positions.length > 0 ? 1 : null,
+    to: positions.length > 0 ? positions.length : null,
+    next_cursor: more && last ? encodeChangeCursor(last) : null,
+    ...(last ? { resume_cursor: encodeChangeCursor(last) } : {}),
+  };
+}
+
+/** Query fields of delta sync, shared by the lists that offer it. */
+export const DeltaSyncFields = {
+  updated_since: z.iso.datetime({ offset: true, message: 'Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)' }).optional(),
+  cursor: z
+    .string()
+    .max(200)
+    .refine((v) => decodeChangeCursor(v) !== undefined, 'Cursor inválido: use el de pagination.next_cursor o resume_cursor')
+    .meta({
+      description:
+        'El `pagination.next_cursor` o `resume_cursor` de una respuesta anterior, sin cambios (otro valor: «Cursor inválido: use el de pagination.next_cursor o resume_cursor»). ' +
+        'El cursor solo se usa con order_by=updated_at.',
+    })
+    .optional(),
+};
 
 /** Builds the spec's pagination block from the page asked for and the total count. */
 export function paginate(page: PageRequest, total: number): Pagination {

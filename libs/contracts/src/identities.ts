@@ -1,10 +1,11 @@
 import type { Catalog, EventCatalog } from './catalog';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from './gateway';
-import { inventorySubjects } from './inventory';
+import { inventoryEvents, inventorySubjects } from './inventory';
 import { packagesEvents, packagesSubjects } from './packages';
 import { returnsAdminSubjects, returnsApiSubjects, returnsEvents, returnsForSalesSubjects, returnsPlatformSubjects } from './returns';
 import { salesAdminSubjects, salesApiSubjects, salesEvents, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from './sales';
 import type { ServiceName } from './subjects';
+import { subscriptionsSubjects } from './subscriptions';
 import { webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhooks';
 
 /**
@@ -26,7 +27,7 @@ export interface BusIdentity {
 export const BUS_IDENTITIES = {
   gateway: {
     serves: [gatewaySubjects, gatewayDirectorySubjects, webhookGatewaySubjects],
-    calls: [inventorySubjects, packagesSubjects, returnsApiSubjects, salesApiSubjects, webhookSubjects],
+    calls: [inventorySubjects, packagesSubjects, returnsApiSubjects, salesApiSubjects, subscriptionsSubjects, webhookSubjects],
     publishes: [gatewayEvents],
     consumers: {},
     listens: ['events.gateway.credentials.changed'],
@@ -34,7 +35,7 @@ export const BUS_IDENTITIES = {
   inventory: {
     serves: [inventorySubjects],
     calls: [salesSubjects],
-    publishes: [],
+    publishes: [inventoryEvents],
     consumers: { 'inventory-sale-created': 'events.sales.sale.created' },
     listens: [],
   },
@@ -64,6 +65,14 @@ export const BUS_IDENTITIES = {
     calls: [inventorySubjects, returnsPlatformSubjects, salesApiSubjects, salesPlatformSubjects, webhookGatewaySubjects],
     publishes: [webhookEvents],
     consumers: { 'webhook-ingest-deliveries': 'events.webhooks.delivery.received' },
+    listens: [],
+  },
+  subscriptions: {
+    serves: [subscriptionsSubjects],
+    calls: [],
+    publishes: [],
+    // The event log reads every event of the stream, in stream order.
+    consumers: { 'subscriptions-event-log': 'events.>' },
     listens: [],
   },
 } as const satisfies Record<ServiceName, BusIdentity>;

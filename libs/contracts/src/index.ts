@@ -13,3 +13,4 @@ export * from './sales';
 export * from './returns';
 export * from './system';
 export * from './webhook-payloads';
+export * from './subscriptions';

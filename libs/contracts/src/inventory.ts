@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineCatalog } from './catalog';
-import { DecimalNumber, PaginationQuery, QueryBoolean, Timestamp, documentAs, pageReply } from './http';
+import { defineCatalog, defineEvents } from './catalog';
+import { DecimalNumber, DeltaSyncFields, PaginationQuery, QueryBoolean, Timestamp, documentAs, pageReply } from './http';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
 export type TipoProducto = (typeof TIPOS_PRODUCTO)[number];
@@ -41,7 +41,7 @@ export const Product = z.object({
 export type Product = z.output<typeof Product>;
 
 /** Orderings of `GET /inventory`; `id` in the same direction always breaks ties. */
-export const INVENTORY_ORDER_BY = ['nombre', 'codigo', 'precio', 'costo', 'created_at'] as const;
+export const INVENTORY_ORDER_BY = ['nombre', 'codigo', 'precio', 'costo', 'created_at', 'updated_at'] as const;
 export const ORDER_DIRECTIONS = ['asc', 'desc'] as const;
 
 /** A partial-match text filter: trimmed; blank means "not sent". */
@@ -54,6 +54,7 @@ const FilterText = z
 
 /** Query string of `GET /inventory`, as the gateway validates it (problems answer 400 with details). */
 export const InventoryListQuery = PaginationQuery.extend({
+  ...DeltaSyncFields,
   codigo: FilterText,
   nombre: FilterText,
   categoria: FilterText,
@@ -67,7 +68,7 @@ export const InventoryListQuery = PaginationQuery.extend({
   stock_minimo: QueryBoolean.optional(),
   order_by: z.enum(INVENTORY_ORDER_BY, { message: `Debe ser uno de: ${INVENTORY_ORDER_BY.join(', ')}` }).optional(),
   order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
-});
+}).refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
 
 /** The filters of the product list, already typed; what `filters_applied` echoes. */
 export const InventoryFilters = z.object({
@@ -89,6 +90,8 @@ export const InventoryListRequest = InventoryFilters.extend({
   per_page: z.number().int().min(1).max(200).default(100),
   order_by: z.enum(INVENTORY_ORDER_BY).default('nombre'),
   order_direction: z.enum(ORDER_DIRECTIONS).default('asc'),
+  updated_since: z.string().optional(),
+  cursor: z.string().optional(),
 });
 export type InventoryListRequest = z.output<typeof InventoryListRequest>;
 
@@ -425,5 +428,29 @@ export const inventorySubjects = defineCatalog({
       productos: z.array(SeedProducto).default([]),
     }),
     reply: z.object({ sucursales: RefMap, bodegas: RefMap, productos: RefMap }),
+  },
+});
+
+export const inventoryEvents = defineEvents({
+  /** Stock of products in warehouses changed, in one committed ledger write: one entry per product and warehouse. */
+  'events.inventory.stock.changed': {
+    payload: z.object({
+      empresa_id: z.number().int().positive(),
+      movimientos: z.array(
+        z.object({
+          id_producto: z.number().int(),
+          codigo: z.string(),
+          id_bodega: z.number().int(),
+          /** Stock after the change and the change itself, exact decimal strings. */
+          stock: z.string(),
+          cambio: z.string(),
+          /** The ledger's kind of movement: reserva, liberacion, ajuste. */
+          motivo: z.string(),
+          /** What moved it (e.g. `venta`, `devolucion`) and its key. */
+          origen: z.string(),
+          referencia: z.string().nullable(),
+        }),
+      ),
+    }),
   },
 });

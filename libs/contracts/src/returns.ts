@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DateRangeEnd, DateString, DecimalNumber, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { DateRangeEnd, DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
 
 /**
  * Kinds of return document: goods back (`devolucion`), a price adjustment that moves no stock
@@ -109,8 +109,13 @@ const DateFilters = {
 /** Query string of `GET /returns` (problems answer 400 with details). `id_venta` filters by the originating sale. */
 export const ReturnsListQuery = PaginationQuery.extend({
   ...DateFilters,
+  ...DeltaSyncFields,
   id_venta: queryInt({ min: 1, max: MAX_ID }).optional(),
-}).refine(dateOrder, DATE_ORDER_ISSUE);
+  /** `updated_at`: by change, oldest first, paged with `cursor` (delta sync). */
+  order_by: z.enum(['updated_at'], { message: 'Debe ser updated_at' }).optional(),
+})
+  .refine(dateOrder, DATE_ORDER_ISSUE)
+  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
 
 /** Query string of `GET /returns/summary`. */
 export const ReturnsSummaryQuery = z.object(DateFilters).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -130,6 +135,9 @@ export const ReturnsListRequest = z
     id_venta: z.number().int().positive().max(MAX_ID).optional(),
     page: z.number().int().min(1).default(1),
     per_page: z.number().int().min(1).max(200).default(100),
+    order_by: z.enum(['updated_at']).optional(),
+    updated_since: z.string().optional(),
+    cursor: z.string().optional(),
   })
   .refine(dateOrder, DATE_ORDER_ISSUE);
 export type ReturnsListRequest = z.output<typeof ReturnsListRequest>;
@@ -277,6 +285,8 @@ const ReturnEvent = z.object({
   id_venta: z.number().int().positive(),
   /** The return's total, an exact decimal string. */
   total: Money,
+  /** The return as `GET /returns/{id}` answered it when the event was recorded. */
+  devolucion: z.record(z.string(), z.unknown()).optional(),
   /** The key the return registered with its sale under before it committed (absent on returns made before registration). */
   clave_registro: z.string().min(1).max(200).optional(),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DATE_JSON_SCHEMA, DateRangeEnd, DateString, DecimalNumber, PaginationQuery, Timestamp, documentAs, isCalendarDate, pageReply, queryInt } from './http';
+import { DATE_JSON_SCHEMA, DateRangeEnd, DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, documentAs, isCalendarDate, pageReply, queryInt } from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -19,7 +19,7 @@ export const ESTADOS_VENTA_EDITABLES = ['Pendiente', 'Cotizacion'] as const;
 export const ORIGENES_VENTA = ['api', 'woocommerce', 'shopify', 'fixture'] as const;
 
 /** Orderings of `GET /sales`; `id` in the same direction always breaks ties. */
-export const SALES_ORDER_BY = ['fecha', 'total', 'correlativo', 'created_at'] as const;
+export const SALES_ORDER_BY = ['fecha', 'total', 'correlativo', 'created_at', 'updated_at'] as const;
 
 export const MAX_LINES_PER_SALE = 100;
 /** Largest amount a sale or line may reach: what `numeric(18,2)` keeps with room for sums. */
@@ -369,9 +369,12 @@ const SalesFilterFields = {
 /** Query string of `GET /sales` (problems answer 400 with details). */
 export const SalesListQuery = PaginationQuery.extend({
   ...SalesFilterFields,
+  ...DeltaSyncFields,
   order_by: z.enum(SALES_ORDER_BY, { message: `Debe ser uno de: ${SALES_ORDER_BY.join(', ')}` }).optional(),
   order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
-}).refine(dateOrder, DATE_ORDER_ISSUE);
+})
+  .refine(dateOrder, DATE_ORDER_ISSUE)
+  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
 
 /** Query string of `GET /sales/summary`. */
 export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -395,6 +398,8 @@ export const SalesListRequest = z
     per_page: z.number().int().min(1).max(200).default(100),
     order_by: z.enum(SALES_ORDER_BY).default('fecha'),
     order_direction: z.enum(ORDER_DIRECTIONS).default('desc'),
+    updated_since: z.string().optional(),
+    cursor: z.string().optional(),
   })
   .refine(dateOrder, DATE_ORDER_ISSUE);
 export type SalesListRequest = z.output<typeof SalesListRequest>;
@@ -603,6 +608,15 @@ export const salesAdminSubjects = defineCatalog({
   },
 });
 
+/** The sale as `GET /sales/{id}` answered it when the event was recorded (what partner events carry). */
+const SaleSnapshot = z.record(z.string(), z.unknown());
+
+const SaleChange = z.object({
+  empresa_id: z.number().int().positive(),
+  id_venta: z.number().int().positive(),
+  venta: SaleSnapshot,
+});
+
 export const salesEvents = defineEvents({
   /** A sale was committed. `clave_reserva` is the key its stock was reserved under (null when it took none). */
   'events.sales.sale.created': {
@@ -610,8 +624,13 @@ export const salesEvents = defineEvents({
       empresa_id: z.number().int().positive(),
       id_venta: z.number().int().positive(),
       clave_reserva: z.string().min(1).max(200).nullable(),
+      venta: SaleSnapshot.optional(),
     }),
   },
+  /** A sale was changed by `PUT /sales/{id}` (committed). */
+  'events.sales.sale.updated': { payload: SaleChange },
+  /** A sale was annulled (committed; its stock is back). */
+  'events.sales.sale.annulled': { payload: SaleChange },
 });
 
 /**

@@ -8,7 +8,7 @@ import { schemaRoleStatements } from './roles';
 if (require.main === module) {
   const schemas = process.argv.slice(2);
   if (schemas.length === 0) {
-    console.error('usage: npm run db:roles -- SCHEMA...   (e.g. gateway sales inventory returns packages webhook_ingest)');
+    console.error('usage: npm run db:roles -- SCHEMA...   (e.g. gateway sales inventory returns packages webhook_ingest subscriptions)');
     process.exit(2);
   }
   for (const schema of schemas) {

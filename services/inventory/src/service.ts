@@ -1,3 +1,4 @@
+import { OutboxRelay } from '@erp/bus';
 import { inventorySubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import type { Kysely } from 'kysely';
@@ -31,6 +32,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
     config,
     async setup({ db: anyDb, bus, logger, onShutdown }) {
       const db = anyDb as Kysely<InventoryDb>;
+      new OutboxRelay({ db, bus }).start();
       bus.serve(
         inventorySubjects,
         {

@@ -9,6 +9,7 @@ import { packagesMigrations, PACKAGES_SCHEMA } from '@erp/packages';
 import { returnsMigrations, RETURNS_SCHEMA } from '@erp/returns';
 import { salesMigrations, SALES_SCHEMA } from '@erp/sales';
 import { webhookIngestMigrations, WEBHOOK_INGEST_SCHEMA } from '@erp/webhook-ingest';
+import { subscriptionsMigrations, SUBSCRIPTIONS_SCHEMA } from '@erp/subscriptions';
 import { freePort } from './private-infra';
 import { sleep } from './wait';
 
@@ -21,6 +22,7 @@ const SCHEMAS: Record<ServiceName, { schema: string; migrations: Migrations }> =
   returns: { schema: RETURNS_SCHEMA, migrations: returnsMigrations },
   packages: { schema: PACKAGES_SCHEMA, migrations: packagesMigrations },
   'webhook-ingest': { schema: WEBHOOK_INGEST_SCHEMA, migrations: webhookIngestMigrations },
+  subscriptions: { schema: SUBSCRIPTIONS_SCHEMA, migrations: subscriptionsMigrations },
 };
 
 export const ALL_SERVICES: readonly ServiceName[] = ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'];

@@ -56,7 +56,7 @@ export interface FuzzReport {
 
 interface Endpoint {
   label: string;
-  method: 'get' | 'post' | 'put';
+  method: 'get' | 'post' | 'put' | 'delete';
   path: string;
   webhook?: boolean;
   arb: fc.Arbitrary<FuzzCase>;
@@ -78,6 +78,8 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
   await db.connect();
   try {
     const snapshot = await snapshotter(db);
+    // What the setup set in motion (events still in outboxes) finishes before the first baseline.
+    await settle(target.databaseUrl, 30_000, 20);
     let baseline = await snapshot();
     for (const [i, endpoint] of endpoints.entries()) {
       const cases = fc.sample(endpoint.arb, { numRuns: endpoint.webhook ? (options.webhookRuns ?? options.runs) : options.runs, seed: options.seed + i });

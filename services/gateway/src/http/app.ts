@@ -92,7 +92,7 @@ export function createApp(deps: AppDeps): express.Express {
     methods.add(route.method.toUpperCase());
     methodsByPath.set(route.path, methods);
     const chain: RequestHandler[] = [authenticate(deps), rateLimit(deps), rejectAmbiguousQuery];
-    if (route.method !== 'get') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
+    if (route.method !== 'get' && route.method !== 'delete') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
     chain.push(dispatch(route, deps));
     api[route.method](route.path, ...chain);
   }

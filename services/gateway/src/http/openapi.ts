@@ -4,9 +4,11 @@ import {
   API_BASE,
   API_VERSION,
   DecimalNumber,
+  EVENT_TYPES,
   ErrorEnvelope,
   InventorySummary,
   Meta,
+  PackageImportedData,
   Pagination,
   Product,
   RateLimitStatus,
@@ -15,6 +17,7 @@ import {
   Sale,
   SalesSummary,
   ShopifyOrder,
+  StockChangedData,
   Timestamp,
   WEBHOOK_BASE,
   WebhookPing,
@@ -23,6 +26,7 @@ import {
   WooCommerceProduct,
   envelope,
   listEnvelope,
+  type EventType,
 } from '@erp/contracts';
 import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
 import { MESSAGES } from './errors';
@@ -150,7 +154,7 @@ function routeErrors(route: AnyRoute): number[] {
   const statuses = new Set<number>([401, 414, 429, 431, 500, 503, 504]);
   if (route.params) statuses.add(400).add(404);
   if (route.query) statuses.add(400);
-  if (route.method !== 'get') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
+  if (route.method !== 'get' && route.method !== 'delete') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
   for (const status of route.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }
@@ -363,6 +367,30 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Versión.** La versión forma parte de la ruta (\`/api/external/v1\`); esta descripción corresponde a la interfaz ${API_VERSION}.`;
 
+/** One outbound event as the partner's URL receives it (the document's `webhooks`). */
+function partnerEventOperation(type: EventType): ZodOpenApiOperationObject {
+  const data = type.startsWith('sale.') ? Sale : type.startsWith('return.') ? Return : type === 'stock.changed' ? StockChangedData : PackageImportedData;
+  return {
+    operationId: `event${type.split('.').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
+    summary: `Evento ${type} entregado a la URL de una suscripción`,
+    description:
+      'Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. ' +
+      'El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.',
+    tags: ['event-subscriptions'],
+    requestParams: {
+      header: z.object({
+        'webhook-id': z.string().meta({ description: 'El id del evento (evt_…)' }),
+        'webhook-timestamp': z.string().meta({ description: 'Segundos Unix del envío' }),
+        'webhook-signature': z.string().meta({ description: 'v1,<base64 HMAC-SHA256>' }),
+      }),
+    },
+    requestBody: { required: true, content: { 'application/json': { schema: z.object({ id: z.string(), type: z.literal(type), timestamp: z.string(), data }) } } },
+    responses: {
+      '200': { description: 'Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta.' },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of the partner API, generated from the route table and the contracts' zod schemas. */
 export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
   const paths: ZodOpenApiPathsObject = {};
@@ -371,6 +399,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
     paths[path] = { ...paths[path], [route.method]: apiOperation(route) };
   }
   Object.assign(paths, referenceOperations());
+  const webhooks: ZodOpenApiPathsObject = Object.fromEntries(EVENT_TYPES.map((type) => [type, { post: partnerEventOperation(type) }]));
 
   const document = createDocument(
     {
@@ -384,9 +413,12 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
         { name: 'inventory', description: 'Productos y stock por bodega' },
         { name: 'packages', description: 'Importación de paquetes' },
         { name: 'system', description: 'Estado de la cuota' },
+        { name: 'event-subscriptions', description: 'Suscripciones a los eventos de la empresa (webhooks salientes firmados según Standard Webhooks)' },
+        { name: 'events', description: 'Los eventos de la empresa para consultarlos sin webhooks' },
         { name: 'referencia', description: 'Esta documentación' },
       ],
       paths,
+      webhooks,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key de la empresa' } },
         headers: Object.fromEntries(Object.entries(HEADERS).map(([name, header]) => [name, { ...header, required: true }])),

@@ -42,7 +42,7 @@ export interface RouteResponse {
   kind: 'single' | 'list' | 'raw';
   schema: z.ZodType;
   /** Success statuses and what each means; `{200: ...}` when omitted. */
-  statuses?: Partial<Record<200 | 201, string>>;
+  statuses?: Partial<Record<200 | 201 | 202, string>>;
   /** `meta.idempotent` is always sent. */
   idempotent?: boolean;
 }
@@ -53,7 +53,7 @@ export interface RouteResponse {
  * handler that turns it into a bus request.
  */
 export interface RouteDef<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined> {
-  method: 'get' | 'post' | 'put';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** Express path below the API base, e.g. `/inventory/:id`. */
   path: string;
   summary: string;

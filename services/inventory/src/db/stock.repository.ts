@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { TipoProducto } from '@erp/contracts';
+import { enqueueEvent } from '@erp/bus';
+import { inventoryEvents, type TipoProducto } from '@erp/contracts';
 import type { PlannedMove, StockKey } from '../domain/stock-plan';
 import type { BodegaRow } from '../domain/resolve-product';
 import { INVENTORY_SCHEMA, type InventoryDb, type TipoMovimiento } from './tables';
@@ -147,7 +148,7 @@ export async function applyMoves(
   if (new Set(entries).size !== entries.length) throw new Error('A plan moved one stock entry twice');
   const values = sql.join(moves.map((move, i) => sql`(${entries[i]!.id}::bigint, ${move.cantidad}::numeric)`));
   // Raw SQL is not bound to the service's schema like the query builder: tables are qualified.
-  const { rows } = await sql<{ id: number; stock: string }>`
+  const { rows } = await sql<{ id: number; producto_id: number; bodega_id: number; stock: string; cantidad: string; codigo: string }>`
     with m (id, cantidad) as (values ${values}),
     moved as (
       update ${sql.table(`${INVENTORY_SCHEMA}.inventarios`)} i set stock = i.stock + m.cantidad, updated_at = now()
@@ -158,7 +159,22 @@ export async function applyMoves(
       insert into ${sql.table(`${INVENTORY_SCHEMA}.movimientos`)} (empresa_id, producto_id, bodega_id, tipo, cantidad, stock_resultante, origen, clave, concepto)
       select ${empresaId}, producto_id, bodega_id, ${meta.tipo}, cantidad, stock, ${meta.origen}, ${meta.clave}, ${meta.concepto} from moved
     )
-    select id, stock::text as stock from moved`.execute(trx);
+    select moved.id, moved.producto_id, moved.bodega_id, moved.stock::text as stock, moved.cantidad::text as cantidad, p.codigo
+    from moved join ${sql.table(`${INVENTORY_SCHEMA}.productos`)} p on p.id = moved.producto_id`.execute(trx);
+  // Partners follow stock through this event (interface 1.5.0); it commits with the movements.
+  await enqueueEvent(trx, inventoryEvents, 'events.inventory.stock.changed', {
+    empresa_id: empresaId,
+    movimientos: rows.map((r) => ({
+      id_producto: Number(r.producto_id),
+      codigo: r.codigo,
+      id_bodega: Number(r.bodega_id),
+      stock: r.stock,
+      cambio: r.cantidad,
+      motivo: meta.tipo,
+      origen: meta.origen,
+      referencia: meta.clave,
+    })),
+  });
   const after = new Map(rows.map((r) => [Number(r.id), r.stock]));
   return moves.map((move, i) => {
     const entry = entries[i]!;

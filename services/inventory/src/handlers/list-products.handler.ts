@@ -1,12 +1,20 @@
-import { paginate, type InventoryListRequest, type TenantContext } from '@erp/contracts';
+import { AppError, changePagination, decodeChangeCursor, paginate, type InventoryListRequest, type TenantContext } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { listProducts } from '../db/product.repository';
+import { listProductChanges, listProducts } from '../db/product.repository';
 import type { InventoryDb } from '../db/tables';
 import { filtersApplied } from '../domain/list-filters';
 
 export function listProductsHandler(db: Kysely<InventoryDb>) {
   return async (request: InventoryListRequest, ctx: TenantContext) => {
-    const { total, rows } = await listProducts(db, ctx.empresa.id, request);
-    return { items: rows, pagination: paginate(request, total), filters_applied: filtersApplied(request) };
+    const filters_applied = { ...filtersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
+    if (request.order_by !== 'updated_at') {
+      const { total, rows } = await listProducts(db, ctx.empresa.id, request);
+      return { items: rows, pagination: paginate(request, total), filters_applied };
+    }
+    const after = request.cursor === undefined ? undefined : decodeChangeCursor(request.cursor);
+    if (request.cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const page = await inTransaction(db, (trx) => listProductChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
+    return { items: page.rows, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { enqueueEvent, type Bus } from '@erp/bus';
-import { AppError, returnsEvents, type ParsedRequestOf, type ReplyInputOf, type RequestContext, type returnsAdminSubjects } from '@erp/contracts';
+import { AppError, Return, returnsEvents, type ParsedRequestOf, type ReplyInputOf, type RequestContext, type returnsAdminSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { annulDevolucion, findReturn, lockDevolucion } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
@@ -26,7 +26,7 @@ export function annulReturnHandler(deps: { db: Kysely<ReturnsDb>; bus: Bus; onCo
         trx,
         returnsEvents,
         'events.returns.return.annulled',
-        { empresa_id, id_devolucion: devolucion.id, id_venta: devolucion.venta_id, total: devolucion.total },
+        { empresa_id, id_devolucion: devolucion.id, id_venta: devolucion.venta_id, total: devolucion.total, devolucion: Return.parse(await findReturn(trx, empresa_id, devolucion.id)) },
         reqCtx,
       );
       return true;

@@ -5,6 +5,7 @@ import {
   AppError,
   DEFAULT_RETURN_DOCUMENT,
   MEDIDA_UNIDAD,
+  Return,
   inventorySubjects,
   returnsEvents,
   salesForReturnsSubjects,
@@ -147,7 +148,14 @@ export function createReturnHandler(deps: CreateReturnDeps) {
             updated_at: now,
           })),
         );
-        await enqueueEvent(trx, returnsEvents, 'events.returns.return.created', { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total, clave_registro: clave }, ctx);
+        const devolucion = Return.parse(await findReturn(trx, empresaId, id));
+        await enqueueEvent(
+          trx,
+          returnsEvents,
+          'events.returns.return.created',
+          { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total, clave_registro: clave, devolucion },
+          ctx,
+        );
         return { id };
       });
     } catch (err) {

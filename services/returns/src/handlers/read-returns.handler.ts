@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import { AppError, paginate, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
-import { findReturn, listReturns, summarizeReturns } from '../db/devolucion.repository';
+import { AppError, changePagination, decodeChangeCursor, paginate, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import { findReturn, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { summarize } from '../domain/summary';
 
@@ -16,8 +17,15 @@ export function getReturnHandler(db: Kysely<ReturnsDb>) {
 
 export function listReturnsHandler(db: Kysely<ReturnsDb>) {
   return async (request: ParsedRequestOf<Api, 'returns.return.list'>, ctx: TenantContext): Promise<ReplyInputOf<Api, 'returns.return.list'>> => {
-    const { total, items } = await listReturns(db, ctx.empresa.id, request);
-    return { items, pagination: paginate(request, total), filters_applied: returnsFiltersApplied(request) };
+    const filters_applied = { ...returnsFiltersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
+    if (request.order_by !== 'updated_at') {
+      const { total, items } = await listReturns(db, ctx.empresa.id, request);
+      return { items, pagination: paginate(request, total), filters_applied };
+    }
+    const after = request.cursor === undefined ? undefined : decodeChangeCursor(request.cursor);
+    if (request.cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const page = await inTransaction(db, (trx) => listReturnChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
+    return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };
 }
 

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import type { ChangeCursor, SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
 import type { PlannedLine } from '../domain/sale-plan';
 import { pageStart } from '../domain/summary';
 import type { StoredSale } from '../domain/sale-update';
@@ -199,6 +199,8 @@ function filtered(db: Db, empresaId: number, f: SalesFilters) {
 }
 
 type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
+/** A list request paged by number (delta sync, by change, is `listSaleChanges`). */
+export type PagedSalesRequest = Omit<SalesListRequest, 'updated_since' | 'cursor'>;
 /**
  * `T` when each of its filters is one the daily summary answers, never otherwise: a filter added
  * to the list or summary request makes the calls below fail to compile, since its count would
@@ -207,7 +209,7 @@ type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'
 type AnsweredBySummary<T> = [Exclude<keyof T, keyof SummaryFilters | 'page' | 'per_page' | 'order_by' | 'order_direction'>] extends [never] ? T : never;
 
 /** The daily summary rows under the filters. */
-function summaryRows(db: Db, empresaId: number, f: AnsweredBySummary<SalesListRequest> | AnsweredBySummary<SalesFilters>) {
+function summaryRows(db: Db, empresaId: number, f: AnsweredBySummary<PagedSalesRequest> | AnsweredBySummary<SalesFilters>) {
   let q = db.selectFrom('ventas_resumen_diario as r').where('r.empresa_id', '=', empresaId);
   if (f.fecha_inicio !== undefined) q = q.where('r.fecha', '>=', f.fecha_inicio);
   if (f.fecha_fin !== undefined) q = q.where('r.fecha', '<=', f.fecha_fin);
@@ -229,7 +231,7 @@ function orderTerms(orderBy: SalesListRequest['order_by']) {
  * the wide sales table are read. Ordered by date, the summary's count per day also finds the day
  * the page starts on, so the scan skips part of one day instead of every earlier sale.
  */
-export async function listSales(db: Db, empresaId: number, request: SalesListRequest): Promise<{ total: number; items: SaleInput[] }> {
+export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; items: SaleInput[] }> {
   const dir = request.order_direction;
   const offset = (request.page - 1) * request.per_page;
   let ids = filtered(db, empresaId, request).select('v.id');
@@ -400,4 +402,34 @@ export async function replaceDetalles(trx: Transaction<SalesDb>, ventaId: number
   }
   const added = rows.filter((r) => r.id === null).map(({ id: _id, ...row }) => row);
   if (added.length > 0) await trx.insertInto('venta_detalles').values(added).execute();
+}
+
+/**
+ * Delta sync: the sales changed since a position, in the order their changes committed. Each
+ * write stamps the row with its transaction id (`cambio_xid`, see migration 0006); only rows
+ * older than every transaction still running are answered, so a change that commits later always
+ * lands after the page's last position and a reader following the cursor never passes over it.
+ * Run it in a repeatable-read transaction: the rows, their lines and the horizon then come from
+ * one snapshot.
+ */
+export async function listSaleChanges(
+  trx: Transaction<SalesDb>,
+  empresaId: number,
+  request: SalesListRequest,
+  after: ChangeCursor | undefined,
+): Promise<{ total: number; items: SaleInput[]; positions: ChangeCursor[]; more: boolean }> {
+  let q = filtered(trx, empresaId, request);
+  if (request.updated_since !== undefined) q = q.where('v.updated_at', '>=', new Date(request.updated_since));
+  const count = await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+  let page = q.select([...SALE_COLUMNS, sql<string>`v.cambio_xid::text`.as('cambio_xid')]).where(sql<boolean>`v.cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`);
+  if (after) page = page.where(sql<boolean>`(v.cambio_xid, v.id) > (${after.xid}::xid8, ${after.id}::int)`);
+  const fetched = await page.orderBy(sql`v.cambio_xid`).orderBy('v.id').limit(request.per_page + 1).execute();
+  const rows = fetched.slice(0, request.per_page);
+  const lines = await linesOf(trx, empresaId, rows.map((r) => r.id));
+  return {
+    total: count.n,
+    items: rows.map((r) => toSale(r, lines.get(r.id) ?? [])),
+    positions: rows.map((r) => ({ xid: r.cambio_xid, id: r.id })),
+    more: fetched.length > rows.length,
+  };
 }

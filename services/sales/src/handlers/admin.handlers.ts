@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Bus, Handlers } from '@erp/bus';
-import { AppError, type TenantContext, type salesAdminSubjects } from '@erp/contracts';
+import { enqueueEvent, type Bus, type Handlers } from '@erp/bus';
+import { AppError, Sale, salesEvents, type TenantContext, type salesAdminSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
 import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
@@ -78,6 +78,8 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
           final: true,
         });
         await updateVenta(trx, id_venta, { estado: 'Anulada', saldo: '0', revision_stock: revision, ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}) });
+        const annulled = await findSale(trx, empresa_id, id_venta);
+        await enqueueEvent(trx, salesEvents, 'events.sales.sale.annulled', { empresa_id, id_venta, venta: Sale.parse(annulled) }, reqCtx);
       });
       return saleOf(empresa_id, id_venta);
     },

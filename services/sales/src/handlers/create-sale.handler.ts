@@ -5,6 +5,7 @@ import {
   AppError,
   inventorySubjects,
   isAppError,
+  Sale,
   salesEvents,
   type ParsedRequestOf,
   type ReplyInputOf,
@@ -145,8 +146,9 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
         trx,
         plan.lines.map((l) => ({ ...detalleColumns(l, row.id, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
       );
-      await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: row.id, clave_reserva: clave }, ctx);
-      return { venta: toSale(row, detalles) };
+      const venta = toSale(row, detalles);
+      await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: row.id, clave_reserva: clave, venta: Sale.parse(venta) }, ctx);
+      return { venta };
     }).then((outcome) => {
       if ('venta' in outcome && deps.fault === 'exit-after-commit') crash();
       return outcome;

@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import {
   AppError,
   ESTADOS_VENTA,
+  changePagination,
+  decodeChangeCursor,
   paginate,
   salesFiltersApplied,
   type ParsedRequestOf,
@@ -9,8 +11,9 @@ import {
   type TenantContext,
   type salesApiSubjects,
 } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
-import { findSale, listSales, summarizeSales } from '../db/venta.repository';
+import { findSale, listSaleChanges, listSales, summarizeSales } from '../db/venta.repository';
 import { summarize } from '../domain/summary';
 
 type Api = typeof salesApiSubjects;
@@ -25,8 +28,16 @@ export function getSaleHandler(db: Kysely<SalesDb>) {
 
 export function listSalesHandler(db: Kysely<SalesDb>) {
   return async (request: ParsedRequestOf<Api, 'sales.sale.list'>, ctx: TenantContext): Promise<ReplyInputOf<Api, 'sales.sale.list'>> => {
-    const { total, items } = await listSales(db, ctx.empresa.id, request);
-    return { items, pagination: paginate(request, total), filters_applied: salesFiltersApplied(request) };
+    const { updated_since, cursor, ...paged } = request;
+    const filters_applied = { ...salesFiltersApplied(request), ...(updated_since !== undefined ? { updated_since } : {}) };
+    if (request.order_by !== 'updated_at') {
+      const { total, items } = await listSales(db, ctx.empresa.id, paged);
+      return { items, pagination: paginate(request, total), filters_applied };
+    }
+    const after = cursor === undefined ? undefined : decodeChangeCursor(cursor);
+    if (cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const page = await inTransaction(db, (trx) => listSaleChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
+    return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Bus } from '@erp/bus';
-import { AppError, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type salesApiSubjects } from '@erp/contracts';
+import { enqueueEvent, type Bus } from '@erp/bus';
+import { AppError, Sale, salesEvents, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type salesApiSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { findCliente, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
@@ -108,6 +108,7 @@ export function updateSaleHandler(deps: UpdateSaleDeps) {
       );
       const saved = await findSale(trx, empresaId, venta.id);
       if (!saved) throw new Error(`Sale ${venta.id} vanished while it was locked`);
+      await enqueueEvent(trx, salesEvents, 'events.sales.sale.updated', { empresa_id: empresaId, id_venta: venta.id, venta: Sale.parse(saved) }, ctx);
       return saved;
     });
   };

@@ -1,4 +1,5 @@
 import type { AnyRoute } from '../route';
+import { eventsRoutes } from './events.routes';
 import { inventoryRoutes } from './inventory.routes';
 import { packagesRoutes } from './packages.routes';
 import { returnsRoutes } from './returns.routes';
@@ -7,5 +8,5 @@ import { systemRoutes } from './system.routes';
 
 /** The partner API's route table: the app registers it and the OpenAPI document is generated from it. */
 export function apiRoutes(limits: { standard: number; withDateFilters: number }): AnyRoute[] {
-  return [...inventoryRoutes, ...salesRoutes, ...returnsRoutes, ...packagesRoutes, ...systemRoutes(limits)];
+  return [...inventoryRoutes, ...salesRoutes, ...returnsRoutes, ...packagesRoutes, ...systemRoutes(limits), ...eventsRoutes];
 }

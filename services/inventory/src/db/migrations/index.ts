@@ -3,6 +3,7 @@ import * as m0001 from './0001-catalog';
 import * as m0002 from './0002-list-indexes';
 import * as m0003 from './0003-stock-ledger';
 import * as m0004 from './0004-inventory-summary';
+import * as m0005 from './0005-change-xid';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -10,4 +11,5 @@ export const migrations: Migrations = {
   '0002-list-indexes': m0002,
   '0003-stock-ledger': m0003,
   '0004-inventory-summary': m0004,
+  '0005-change-xid': m0005,
 };

@@ -5,6 +5,7 @@ import * as m0003 from './0003-sale-revisions';
 import * as m0004 from './0004-returned-amount';
 import * as m0005 from './0005-daily-summary';
 import * as m0006 from './0006-return-registrations';
+import * as m0007 from './0007-change-xid';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -14,4 +15,5 @@ export const migrations: Migrations = {
   '0004-returned-amount': m0004,
   '0005-daily-summary': m0005,
   '0006-return-registrations': m0006,
+  '0007-change-xid': m0007,
 };

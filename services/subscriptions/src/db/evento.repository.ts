@@ -1,0 +1,70 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { EventType, PartnerEvent } from '@erp/contracts';
+import type { PartnerEventDraft } from '../domain/partner-events';
+import type { EventosTable, SubscriptionsDb } from './tables';
+
+type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
+
+/**
+ * Writes partner events to the log once per id and owes each new one to every enabled
+ * subscription of its company that asked for its type. The advisory lock makes positions commit
+ * in order: the feed pages by position and must never pass over one that commits later.
+ */
+export async function recordEventos(trx: Transaction<SubscriptionsDb>, drafts: readonly PartnerEventDraft[], ocurrido: Date): Promise<string[]> {
+  if (drafts.length === 0) return [];
+  await sql`select pg_advisory_xact_lock(hashtext('subscriptions.eventos'))`.execute(trx);
+  const inserted = await trx
+    .insertInto('eventos')
+    .values(drafts.map((d) => ({ id: d.id, empresa_id: d.empresaId, tipo: d.tipo, recurso: d.recurso, orden: d.orden, ocurrido_at: ocurrido, data: JSON.stringify(d.data) })))
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning('id')
+    .execute();
+  const ids = inserted.map((r) => r.id);
+  if (ids.length > 0) {
+    await sql`
+      insert into ${sql.table('subscriptions.entregas')} (suscripcion_id, evento_id, recurso, orden)
+      select s.id, e.id, e.recurso, e.orden
+      from ${sql.table('subscriptions.eventos')} e
+      join ${sql.table('subscriptions.suscripciones')} s on s.empresa_id = e.empresa_id and s.enable and (e.tipo = any(s.eventos) or '*' = any(s.eventos))
+      where e.id = any(${ids}::text[])
+      on conflict do nothing`.execute(trx);
+  }
+  return ids;
+}
+
+export async function positionOf(db: Db, empresaId: number, id: string): Promise<number | undefined> {
+  const row = await db.selectFrom('eventos').select('posicion').where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
+  return row?.posicion;
+}
+
+export async function listEventos(db: Db, empresaId: number, options: { after: number; types?: readonly EventType[]; limit: number }): Promise<Selectable<EventosTable>[]> {
+  let query = db.selectFrom('eventos').selectAll().where('empresa_id', '=', empresaId).where('posicion', '>', options.after);
+  if (options.types) query = query.where('tipo', 'in', options.types);
+  return query.orderBy('posicion').limit(options.limit).execute();
+}
+
+/** Owes a subscription again every event of its types since `desde` (the same ids). */
+export async function queueReplay(trx: Transaction<SubscriptionsDb>, suscripcionId: number, empresaId: number, tipos: readonly string[], desde: Date): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with owed as (
+      insert into ${sql.table('subscriptions.entregas')} (suscripcion_id, evento_id, recurso, orden)
+      select ${suscripcionId}, e.id, e.recurso, e.orden
+      from ${sql.table('subscriptions.eventos')} e
+      where e.empresa_id = ${empresaId} and e.ocurrido_at >= ${desde} and (e.tipo = any(${tipos}::text[]) or '*' = any(${tipos}::text[]))
+      on conflict (suscripcion_id, evento_id) do update
+        set estado = 'pendiente', intentos = 0, proximo_intento_at = now(), primer_fallo_at = null, entregada_at = null
+      returning 1
+    )
+    select count(*)::int as n from owed`.execute(trx);
+  return rows[0]?.n ?? 0;
+}
+
+/** Forgets events past the retention (their deliveries go with them). */
+export async function deleteEventosBefore(db: Db, cutoff: Date): Promise<void> {
+  await db.deleteFrom('eventos').where('ocurrido_at', '<', cutoff).execute();
+  await db.deleteFrom('intentos').where('created_at', '<', cutoff).execute();
+}
+
+export function toPartnerEvent(row: Selectable<EventosTable>): PartnerEvent {
+  return { id: row.id, type: row.tipo, timestamp: row.ocurrido_at.toISOString(), data: row.data };
+}

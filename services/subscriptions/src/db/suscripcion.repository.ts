@@ -1,0 +1,61 @@
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { sql } from 'kysely';
+import type { PageRequest, Subscription } from '@erp/contracts';
+import type { SubscriptionsDb, SuscripcionesTable } from './tables';
+
+type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
+export type SuscripcionRow = Selectable<SuscripcionesTable>;
+
+/** Serialises the subscriptions a company creates, so its limit holds under concurrent requests. */
+export async function lockEmpresaSuscripciones(trx: Transaction<SubscriptionsDb>, empresaId: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('subscriptions.suscripciones'), ${empresaId})`.execute(trx);
+}
+
+export async function countSuscripciones(db: Db, empresaId: number): Promise<number> {
+  const row = await db.selectFrom('suscripciones').select(sql<number>`count(*)::int`.as('n')).where('empresa_id', '=', empresaId).executeTakeFirstOrThrow();
+  return row.n;
+}
+
+export async function insertSuscripcion(trx: Transaction<SubscriptionsDb>, row: Insertable<SuscripcionesTable>): Promise<SuscripcionRow> {
+  return trx.insertInto('suscripciones').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findSuscripcion(db: Db, empresaId: number, id: number): Promise<SuscripcionRow | undefined> {
+  return db.selectFrom('suscripciones').selectAll().where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listSuscripciones(db: Db, empresaId: number, page: PageRequest): Promise<{ total: number; items: SuscripcionRow[] }> {
+  const [total, items] = await Promise.all([
+    countSuscripciones(db, empresaId),
+    db
+      .selectFrom('suscripciones')
+      .selectAll()
+      .where('empresa_id', '=', empresaId)
+      .orderBy('id')
+      .limit(page.per_page)
+      .offset((page.page - 1) * page.per_page)
+      .execute(),
+  ]);
+  return { total, items };
+}
+
+/** Deletes it with what it is still owed (cascade), so the dispatcher finds nothing more to send. */
+export async function deleteSuscripcion(db: Db, empresaId: number, id: number): Promise<SuscripcionRow | undefined> {
+  return db.deleteFrom('suscripciones').where('empresa_id', '=', empresaId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function disableSuscripcion(db: Db, id: number, motivo: string): Promise<void> {
+  await db.updateTable('suscripciones').set({ enable: false, motivo_deshabilitada: motivo, updated_at: new Date() }).where('id', '=', id).where('enable', '=', true).execute();
+}
+
+export function toSubscription(row: SuscripcionRow): Subscription {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.eventos,
+    descripcion: row.descripcion,
+    enable: row.enable ? 1 : 0,
+    motivo_deshabilitada: row.motivo_deshabilitada,
+    created_at: row.created_at.toISOString(),
+  };
+}

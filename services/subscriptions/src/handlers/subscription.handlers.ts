@@ -1,0 +1,89 @@
+import type { Kysely } from 'kysely';
+import type { Handlers } from '@erp/bus';
+import { AppError, MAX_SUBSCRIPTIONS, paginate, type subscriptionsSubjects } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import type { SubscriptionsConfig } from '../config';
+import { listIntentos } from '../db/entrega.repository';
+import { listEventos, positionOf, queueReplay, toPartnerEvent } from '../db/evento.repository';
+import {
+  countSuscripciones,
+  deleteSuscripcion,
+  findSuscripcion,
+  insertSuscripcion,
+  listSuscripciones,
+  lockEmpresaSuscripciones,
+  toSubscription,
+} from '../db/suscripcion.repository';
+import type { SubscriptionsDb } from '../db/tables';
+import { newSecret } from '../domain/signature';
+import { urlProblem } from '../flows/url-guard';
+
+const NOT_FOUND = 'Suscripción no encontrada';
+
+/** The partner API of subscriptions and the event feed, every query scoped to the caller's company. */
+export function subscriptionHandlers(db: Kysely<SubscriptionsDb>, config: Readonly<SubscriptionsConfig>): Handlers<typeof subscriptionsSubjects> {
+  const policy = { allowPrivate: config.EVENTS_ALLOW_PRIVATE_URLS, allowHttp: config.EVENTS_ALLOW_HTTP };
+  const owned = async (empresaId: number, id: number) => {
+    const row = await findSuscripcion(db, empresaId, id);
+    if (!row) throw AppError.notFound(NOT_FOUND);
+    return row;
+  };
+  return {
+    'subscriptions.subscription.create': async (body, ctx) => {
+      const problem = await urlProblem(body.url, policy);
+      if (problem) throw AppError.validation(problem, { url: [problem] });
+      const row = await inTransaction(db, async (trx) => {
+        await lockEmpresaSuscripciones(trx, ctx.empresa.id);
+        if ((await countSuscripciones(trx, ctx.empresa.id)) >= MAX_SUBSCRIPTIONS) {
+          const message = `La empresa ya tiene ${MAX_SUBSCRIPTIONS} suscripciones, el máximo permitido`;
+          throw AppError.rule(message, { _: [message] });
+        }
+        return insertSuscripcion(trx, { empresa_id: ctx.empresa.id, url: body.url, eventos: body.events, descripcion: body.descripcion ?? null, secreto: newSecret(), motivo_deshabilitada: null });
+      });
+      return { ...toSubscription(row), secret: row.secreto };
+    },
+    'subscriptions.subscription.list': async (page, ctx) => {
+      const { total, items } = await listSuscripciones(db, ctx.empresa.id, page);
+      return { items: items.map(toSubscription), pagination: paginate(page, total), filters_applied: {} };
+    },
+    'subscriptions.subscription.get': async ({ id }, ctx) => toSubscription(await owned(ctx.empresa.id, id)),
+    'subscriptions.subscription.delete': async ({ id }, ctx) => {
+      const row = await deleteSuscripcion(db, ctx.empresa.id, id);
+      if (!row) throw AppError.notFound(NOT_FOUND);
+      return toSubscription(row);
+    },
+    'subscriptions.delivery.list': async ({ id, ...page }, ctx) => {
+      await owned(ctx.empresa.id, id);
+      const { total, items } = await listIntentos(db, id, page);
+      return {
+        items: items.map((r) => ({ id: r.id, event_id: r.evento_id, type: r.tipo, attempt: r.intento, status: r.status, error: r.error, duration_ms: r.duracion_ms, timestamp: r.created_at })),
+        pagination: paginate(page, total),
+        filters_applied: {},
+      };
+    },
+    'subscriptions.subscription.replay': async ({ id, desde }, ctx) => {
+      const since = new Date(desde);
+      if (Number.isNaN(since.getTime())) throw AppError.validation('Fecha inválida', { desde: ['Debe ser una fecha y hora ISO 8601'] });
+      const encolados = await inTransaction(db, async (trx) => {
+        const row = await findSuscripcion(trx, ctx.empresa.id, id);
+        if (!row) throw AppError.notFound(NOT_FOUND);
+        return queueReplay(trx, row.id, ctx.empresa.id, row.eventos, since);
+      });
+      return { encolados };
+    },
+    'subscriptions.event.list': async ({ after, types, per_page }, ctx) => {
+      let position = 0;
+      if (after !== undefined) {
+        const found = await positionOf(db, ctx.empresa.id, after);
+        if (found === undefined) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { after: ['El evento no existe o ya no se conserva'] });
+        position = found;
+      }
+      const rows = await listEventos(db, ctx.empresa.id, { after: position, ...(types ? { types } : {}), limit: per_page + 1 });
+      const page = rows.slice(0, per_page);
+      return {
+        items: page.map(toPartnerEvent),
+        pagination: { per_page, next_after: page.at(-1)?.id ?? after ?? null, has_more: rows.length > per_page },
+      };
+    },
+  };
+}

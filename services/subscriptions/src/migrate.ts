@@ -1,0 +1,5 @@
+import { runMigrations } from '@erp/runtime';
+import { SUBSCRIPTIONS_SCHEMA } from './service';
+import { migrations } from './db/migrations';
+
+runMigrations(SUBSCRIPTIONS_SCHEMA, migrations);

@@ -1,0 +1,124 @@
+import { Webhook } from 'standardwebhooks';
+import type { SeedOutput } from '@erp/admin';
+import { TestReceiver } from '../../services/subscriptions/test/receiver';
+import { Stack, json } from '../support/stack';
+import { API, SALES_KEY_A, SALES_KEY_B, eventually, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/**
+ * Partner events end to end through the gateway: a partner subscribes with its API key, the
+ * sales and stock changes it makes arrive signed (verified with the Standard Webhooks reference
+ * library) with the same object its GET answers, another company's never do, and the feed pages them.
+ */
+describe('partner events: /event-subscriptions, deliveries and /events', () => {
+  let stack: Stack;
+  let seeded: SeedOutput;
+  let a: SalesRefs;
+  const receivers: TestReceiver[] = [];
+
+  const call = async (method: string, path: string, key: string, body?: unknown) => {
+    const res = await stack.api(`${API}${path}`, {
+      key,
+      method,
+      ...(body !== undefined ? { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, headers: res.headers, body: (await json(res)) as any };
+  };
+  const receiver = async () => {
+    const r = await TestReceiver.start();
+    receivers.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'subscriptions'], subscriptions: { EVENTS_POLL_MS: '100' } });
+    seeded = await stack.seed(salesFixture());
+    a = refsOf(seeded, 'a');
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    for (const r of receivers) await r.stop();
+  });
+
+  it('subscribes, validates the body and keeps each company to its own subscriptions', async () => {
+    const r = await receiver();
+    const created = await call('POST', '/event-subscriptions', SALES_KEY_A, { url: r.url, events: ['sale.created'], descripcion: 'ERP del socio' });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    expect(created.body.data).toMatchObject({ url: r.url, events: ['sale.created'], descripcion: 'ERP del socio', enable: 1 });
+    expect(created.body.data.secret).toMatch(/^whsec_/);
+    const id = created.body.data.id as number;
+
+    const bad = await call('POST', '/event-subscriptions', SALES_KEY_A, { url: 'notaurl', events: ['sale.nope'] });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.details).sort()).toEqual(['events.0', 'url']);
+
+    expect((await call('GET', `/event-subscriptions/${id}`, SALES_KEY_B)).status).toBe(404);
+    expect((await call('DELETE', `/event-subscriptions/${id}`, SALES_KEY_B)).status).toBe(404);
+    const read = await call('GET', `/event-subscriptions/${id}`, SALES_KEY_A);
+    expect(read.status).toBe(200);
+    expect(read.body.data).not.toHaveProperty('secret');
+    expect((await call('GET', '/event-subscriptions', SALES_KEY_B)).body.data).toEqual([]);
+    const deleted = await call('DELETE', `/event-subscriptions/${id}`, SALES_KEY_A);
+    expect(deleted.status).toBe(200);
+    expect((await call('GET', `/event-subscriptions/${id}`, SALES_KEY_A)).status).toBe(404);
+  });
+
+  it('delivers a sale and its stock change signed, with the sale as GET answers it, only to its own company; the feed and the deliveries list them', async () => {
+    const ra = await receiver();
+    const rb = await receiver();
+    const subA = (await call('POST', '/event-subscriptions', SALES_KEY_A, { url: ra.url, events: ['*'] })).body.data;
+    await call('POST', '/event-subscriptions', SALES_KEY_B, { url: rb.url, events: ['*'] });
+
+    const sale = await postSale(stack, SALES_KEY_A, saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.libre, detalles: [{ id_producto: a.productos.mouse, cantidad: 2 }] }));
+    expect(sale.status).toBe(201);
+    const ventaId = sale.body.data.id as number;
+    const updated = await call('PUT', `/sales/${ventaId}`, SALES_KEY_A, { detalles: [{ id_producto: a.productos.mouse, cantidad: 3 }] });
+    expect(updated.status).toBe(200);
+
+    await eventually(async () => expect(ra.delivered().map((e) => e.type)).toEqual(expect.arrayContaining(['sale.created', 'sale.updated', 'stock.changed'])), 20_000);
+    await eventually(async () => expect(ra.delivered().filter((e) => e.type === 'stock.changed')).toHaveLength(2), 20_000);
+    const wh = new Webhook(subA.secret);
+    const events = ra.received.filter((x) => x.answer === 'ok').map((x) => wh.verify(x.body, x.headers) as any);
+    const saleEvents = events.filter((e) => e.type.startsWith('sale.'));
+    expect(saleEvents.map((e) => e.type)).toEqual(['sale.created', 'sale.updated']);
+    const current = await call('GET', `/sales/${ventaId}`, SALES_KEY_A);
+    expect(saleEvents[1].data).toEqual(current.body.data);
+    expect(saleEvents[0].data).toEqual(sale.body.data);
+    const stock = events.filter((e) => e.type === 'stock.changed').map((e) => e.data);
+    expect(stock.map((d) => [d.id_producto, d.id_bodega, d.cambio])).toEqual([
+      [a.productos.mouse, a.bodegas.principal, -2],
+      [a.productos.mouse, a.bodegas.principal, -1],
+    ]);
+    const inventory = await call('GET', `/inventory/${a.productos.mouse}`, SALES_KEY_A);
+    expect(inventory.status).toBe(200);
+    expect(stock[1].codigo).toBe('MOU-01');
+    expect(rb.received).toEqual([]);
+
+    const feed = await call('GET', '/events?types=sale.created,sale.updated&per_page=1', SALES_KEY_A);
+    expect(feed.status).toBe(200);
+    expect(feed.body.data.map((e: any) => e.id)).toEqual([saleEvents[0].id]);
+    expect(feed.body.pagination).toEqual({ per_page: 1, next_after: saleEvents[0].id, has_more: true });
+    const next = await call('GET', `/events?after=${feed.body.pagination.next_after}&types=sale.created,sale.updated`, SALES_KEY_A);
+    expect(next.body.data.map((e: any) => e.id)).toEqual([saleEvents[1].id]);
+    expect(next.body.pagination.has_more).toBe(false);
+    expect((await call('GET', '/events', SALES_KEY_B)).body.data).toEqual([]);
+    expect((await call('GET', '/events?types=sale.exploded', SALES_KEY_A)).status).toBe(400);
+    expect((await call('GET', `/events?after=${saleEvents[0].id}`, SALES_KEY_B)).status).toBe(400);
+
+    const deliveries = await call('GET', `/event-subscriptions/${subA.id}/deliveries?per_page=50`, SALES_KEY_A);
+    expect(deliveries.status).toBe(200);
+    expect(deliveries.body.data).toHaveLength(events.length);
+    expect(deliveries.body.data.every((d: any) => d.status === 204 && d.attempt === 1)).toBe(true);
+
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const replay = await call('POST', `/event-subscriptions/${subA.id}/replay`, SALES_KEY_A, { desde: since });
+    expect(replay.status).toBe(202);
+    expect(replay.body.data.encolados).toBe(events.length);
+    await eventually(async () => expect(ra.delivered()).toHaveLength(events.length * 2), 20_000);
+    expect(new Set(ra.delivered().slice(events.length).map((e) => e.id))).toEqual(new Set(events.map((e) => e.id)));
+    expect((await call('POST', `/event-subscriptions/${subA.id}/replay`, SALES_KEY_A, { desde: 'ayer' })).status).toBe(422);
+  });
+});
