@@ -95,7 +95,8 @@ describe('generateBenchData', () => {
     const { rows } = await client.query(`
       select count(*)::int as n, (count(*) filter (where tgenabled <> 'O'))::int as off from pg_trigger
        where tgrelid in ('inventory.productos'::regclass, 'inventory.inventarios'::regclass) and not tgisinternal`);
-    expect(rows[0]).toEqual({ n: 6, off: 0 });
+    // The summary's six, and the delta sync's change stamp on each table.
+    expect(rows[0]).toEqual({ n: 8, off: 0 });
   });
 
   it('writes packages whose totals add up, linked to the seller with their advisor code', async () => {
@@ -126,7 +127,7 @@ describe('generateBenchData', () => {
     expect(rows[0].n).toBe(0);
     // The loader turned the summary's triggers off for its COPY: they must be on again.
     const { rows: triggers } = await client.query(`select tgname from pg_trigger where tgrelid = 'sales.ventas'::regclass and not tgisinternal and tgenabled = 'O' order by tgname`);
-    expect(triggers.map((t) => t.tgname)).toEqual([...DAILY_SUMMARY_TRIGGERS].sort());
+    expect(triggers.map((t) => t.tgname)).toEqual([...DAILY_SUMMARY_TRIGGERS, 'ventas_cambio'].sort());
   });
 
   it('numbers each document type without gaps and leaves its counter on the next number', async () => {

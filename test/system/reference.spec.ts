@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { API_BASE } from '@erp/contracts';
+import { API_BASE, API_VERSION, EVENT_TYPES } from '@erp/contracts';
 import { apiRoutes } from '../../services/gateway/src/http/routes';
 import { WEBHOOK_ROUTES } from '../../services/gateway/src/http/webhooks';
 import { openApiPath } from '../../services/gateway/src/http/openapi';
@@ -11,11 +11,12 @@ const CHROMIUM = '/usr/bin/chromium';
 const COMMITTED = path.resolve(__dirname, '../../libs/contracts/openapi.json');
 const COMMITTED_WEBHOOKS = path.resolve(__dirname, '../../libs/contracts/openapi-webhooks.json');
 
-/** Every endpoint the reference must show: the route table, the webhooks and the reference itself. */
+/** Every endpoint the reference must show: the route table, the inbound webhooks, the partner events we send and the reference itself. */
 function expectedEndpoints(): string[] {
   return [
     ...apiRoutes({ standard: 1000, withDateFilters: 2000 }).map((route) => `${route.method.toUpperCase()} ${openApiPath(route.path)}`),
     ...WEBHOOK_ROUTES.map((route) => `POST ${openApiPath(route.path)}`),
+    ...EVENT_TYPES.map((type) => `POST ${type}`),
     'GET /openapi.json',
     'GET /openapi-webhooks.json',
     'GET /docs',
@@ -96,7 +97,7 @@ describe('the API reference served by the gateway', () => {
     );
 
     expect(shown.sort()).toEqual(expectedEndpoints());
-    expect(await page.locator('#reference .info .title').textContent()).toContain('1.4.0');
+    expect(await page.locator('#reference .info .title').textContent()).toContain(API_VERSION);
     expect(await page.locator('#webhooks .info .title').textContent()).toContain('Webhooks');
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
