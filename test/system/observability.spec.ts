@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { KEY_A, Stack, stackEnv, twoCompanies } from '../support/stack';
 import type { SeedOutput } from '@erp/admin';
@@ -13,36 +12,23 @@ interface Span {
   service: string;
 }
 
-/** A minimal OTLP/HTTP (JSON) trace receiver keeping spans in memory. */
-function startReceiver(): Promise<{ url: string; spans: Span[]; close(): Promise<void> }> {
+/** Spans exported to an in-memory OTLP receiver, each with its service. */
+async function startReceiver(): Promise<OtlpReceiver & { spans: Span[] }> {
   const spans: Span[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      if (req.url !== '/v1/traces') return void res.writeHead(404).end();
-      const payload = JSON.parse(body) as {
-        resourceSpans: Array<{
-          resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
-          scopeSpans: Array<{ spans: Array<Omit<Span, 'service'>> }>;
-        }>;
-      };
-      for (const rs of payload.resourceSpans) {
-        const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '?';
-        for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ ...span, service });
-      }
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
-    });
+  const receiver = await startOtlpReceiver((path, body) => {
+    if (path !== '/v1/traces') return;
+    const payload = JSON.parse(body) as {
+      resourceSpans: Array<{
+        resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+        scopeSpans: Array<{ spans: Array<Omit<Span, 'service'>> }>;
+      }>;
+    };
+    for (const rs of payload.resourceSpans) {
+      const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '?';
+      for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ ...span, service });
+    }
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        spans,
-        close: () => new Promise((done) => server.close(() => done())),
-      }),
-    ),
-  );
+  return { ...receiver, spans };
 }
 
 describe('traces and metrics of the running processes', () => {

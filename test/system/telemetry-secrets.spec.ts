@@ -1,54 +1,29 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { gatewaySubjects, webhookSubjects, type ServiceName } from '@erp/contracts';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { Stack, stackEnv } from '../support/stack';
-import { deliver, wooHeaders, wooOrder } from '../support/webhook-fixture';
+import { deliver, webhookStore, wooHeaders, wooOrder } from '../support/webhook-fixture';
 
 const KEY = 'test_key_telemetry_5b0e8d2c4a6f1e3d';
 const UNKNOWN_KEY = 'test_key_nobody_has_this_9f8e7d6c5b4a';
 const SECRET = 'wc_secret_telemetry_2d4f6a8c0e1b3d5f';
 const UNKNOWN_TOKEN = 'wh_no_such_token_telemetry_0a1b2c3d4e5f';
 
-/** An OTLP/HTTP (JSON) receiver that keeps every export it gets, whole, as text. */
-function startReceiver(): Promise<{ url: string; exports: string[]; close(): Promise<void> }> {
+/** An OTLP receiver that keeps every export it gets, whole, as text. */
+async function startReceiver(): Promise<OtlpReceiver & { exports: string[] }> {
   const exports: string[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      exports.push(body);
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        exports,
-        close: () => new Promise((done) => server.close(() => done())),
-      }),
-    ),
-  );
+  return { ...(await startOtlpReceiver((_path, body) => exports.push(body))), exports };
 }
 
 function fixture(): unknown {
-  return {
-    empresas: [
-      {
-        ref: 'tienda',
-        nombre: 'Tienda Telemetría S.A.',
-        usuarios: [{ ref: 'admin', nombre: 'Admin Tienda', rol: 'Administrador' }],
-        api_keys: [{ ref: 'main', usuario: 'admin', key: KEY }],
-        sucursales: [{ ref: 'centro', nombre: 'Sucursal Centro', bodegas: [{ ref: 'principal', nombre: 'Bodega Principal' }] }],
-        documentos: [{ ref: 'ticket', nombre: 'Ticket', sucursal: 'centro', prefijo: 'T-', correlativo: 1, activo: true }],
-        canales: [{ ref: 'web', nombre: 'Tienda en línea' }],
-        productos: [{ ref: 'taza', nombre: 'Taza', codigo: 'SKU-TAZA', tipo: 'Producto', precio: 10, enable: 1, inventarios: [{ bodega: 'principal', stock: 5 }] }],
-        integraciones: [{ ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web', secreto: SECRET }],
-      },
-    ],
-  };
+  return webhookStore({
+    nombre: 'Tienda Telemetría S.A.',
+    key: KEY,
+    vender_sin_stock: true,
+    productos: [{ ref: 'taza', nombre: 'Taza', codigo: 'SKU-TAZA', tipo: 'Producto', precio: 10, enable: 1, inventarios: [{ bodega: 'principal', stock: 5 }] }],
+    integraciones: [{ ref: 'woo', plataforma: 'woocommerce', secreto: SECRET }],
+  });
 }
 
 /** The spans, log lines and metric labels a process left behind, as one searchable text per source. */
