@@ -85,6 +85,8 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       { 'gateway.admin.apikey.create': async () => ({ id: 1, key: 'erp_minted_key', prefix: 'erp_mint' }) } as never,
       { queue: 'gateway' },
     );
+    // A flush returns once the server has the subscriptions: another connection's request then finds them.
+    await gateway.nc.flush();
     const admin = await connectAs('admin');
     await expect(admin.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: 1 }, ctx)).resolves.toMatchObject({ key: 'erp_minted_key' });
     for (const identity of ['webhook-ingest', 'sales', 'inventory']) {
@@ -114,6 +116,7 @@ describe('bus identities on a nats-server with the generated permissions', () =>
   it('lets a service call what it needs, publish its events and consume them on its own durable', async () => {
     const gateway = buses.find((b) => b.options.name === 'gateway')!;
     gateway.serve(webhookGatewaySubjects, { 'gateway.webhook.context': async () => ({ empresa: null, usuario: null }) }, { queue: 'gateway' });
+    await gateway.nc.flush();
     const webhooks = buses.find((b) => b.options.name === 'webhook-ingest')!;
     await expect(webhooks.request(webhookGatewaySubjects, 'gateway.webhook.context', { empresa_id: 1, usuario_id: 1 }, ctx)).resolves.toEqual({ empresa: null, usuario: null });
 
@@ -147,6 +150,7 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       { queue: 'sales' },
     );
     returns.serve(returnsForSalesSubjects, { 'returns.sale.registrations': async () => ({ ocupada: false, devoluciones: [] }) }, { queue: 'returns' });
+    await Promise.all([sales.nc.flush(), returns.nc.flush()]);
     await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-1' }, ctx)).resolves.toMatchObject({ id: 7 });
     await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: 7 }, ctx)).resolves.toEqual({ devoluciones_activas: 0 });
     await expect(sales.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx)).resolves.toEqual({ ocupada: false, devoluciones: [] });
