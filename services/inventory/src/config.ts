@@ -9,12 +9,15 @@ export const INVENTORY_DEFAULTS = {
   RESERVATION_SWEEP_INTERVAL_MS: 10_000,
   /** How long the sweeper waits for the origin's answer before leaving the reservation for later. */
   RESERVATION_CHECK_TIMEOUT_MS: 2_000,
+  /** Stock entries moved in or out of their products per transaction when a place is (de)activated. */
+  LOCATION_COUNT_BATCH: 1_000,
 } as const;
 
 export const InventoryConfig = BaseConfig.extend({
   RESERVATION_TIMEOUT_MS: z.coerce.number().int().min(100).default(INVENTORY_DEFAULTS.RESERVATION_TIMEOUT_MS),
   RESERVATION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(INVENTORY_DEFAULTS.RESERVATION_SWEEP_INTERVAL_MS),
   RESERVATION_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).default(INVENTORY_DEFAULTS.RESERVATION_CHECK_TIMEOUT_MS),
+  LOCATION_COUNT_BATCH: z.coerce.number().int().min(1).max(50_000).default(INVENTORY_DEFAULTS.LOCATION_COUNT_BATCH),
 });
 export type InventoryConfig = z.output<typeof InventoryConfig>;
 

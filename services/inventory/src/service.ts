@@ -47,7 +47,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.stock.adjust': adjustStockHandler(db),
           'inventory.product.create': createProductHandler(db),
           'inventory.product.update': updateProductHandler(db),
-          ...locationAdminHandlers(db),
+          ...locationAdminHandlers(db, { countBatch: config.LOCATION_COUNT_BATCH }),
           'inventory.admin.seed': seedHandler(db),
         },
         { queue: 'inventory' },

@@ -1,6 +1,6 @@
 import { inTransaction } from '@erp/db';
 import { sql, type Kysely } from 'kysely';
-import type { InventoryDb } from './tables';
+import { INVENTORY_SCHEMA, type InventoryDb } from './tables';
 
 export async function insertSucursal(db: Kysely<InventoryDb>, empresaId: number, nombre: string, activo: boolean): Promise<number> {
   const row = await db.insertInto('sucursales').values({ empresa_id: empresaId, nombre, activo }).returning('id').executeTakeFirstOrThrow();
@@ -26,27 +26,33 @@ export async function insertBodega(db: Kysely<InventoryDb>, empresaId: number, s
 
 /**
  * Activates or deactivates a branch or a warehouse; false when the company has none with that id.
- * A warehouse's branch is share-locked first: the triggers that move the stock in or out lock a
- * branch before its warehouses, and a concurrent change of the branch must not lock the other way.
+ * Only the place's row changes here: its stock entries follow with `countEntries`.
  */
 export async function setActive(db: Kysely<InventoryDb>, table: 'sucursales' | 'bodegas', empresaId: number, id: number, activo: boolean): Promise<boolean> {
+  const result = await db
+    .updateTable(table)
+    .set({ activo, updated_at: sql<Date>`now()` })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The warehouses a change of the place reaches: the warehouse itself, or every warehouse of the branch. */
+export async function bodegaIdsOf(db: Kysely<InventoryDb>, table: 'sucursales' | 'bodegas', empresaId: number, id: number): Promise<number[]> {
+  if (table === 'bodegas') return [id];
+  const rows = await db.selectFrom('bodegas').select('id').where('empresa_id', '=', empresaId).where('sucursal_id', '=', id).orderBy('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Brings the next `limit` stock entries (by id, after `after`) of the warehouses in or out of their
+ * products as their places now say, in one short transaction (migration 0006). Returns the last
+ * entry id looked at, or null when no entry is left after `after`.
+ */
+export async function countEntries(db: Kysely<InventoryDb>, empresaId: number, bodegaIds: readonly number[], after: number, limit: number): Promise<number | null> {
   return inTransaction(db, async (trx) => {
-    if (table === 'bodegas') {
-      await trx
-        .selectFrom('sucursales as s')
-        .innerJoin('bodegas as b', 'b.sucursal_id', 's.id')
-        .select('s.id')
-        .where('b.id', '=', id)
-        .where('b.empresa_id', '=', empresaId)
-        .forShare('s')
-        .execute();
-    }
-    const result = await trx
-      .updateTable(table)
-      .set({ activo, updated_at: sql<Date>`now()` })
-      .where('empresa_id', '=', empresaId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    const { rows } = await sql<{ hasta: number | null }>`select ${sql.id(INVENTORY_SCHEMA, 'inventarios_contar')}(${empresaId}::integer, ${sql.val(bodegaIds)}::integer[], ${after}::integer, ${limit}::integer) as hasta`.execute(trx);
+    return rows[0]!.hasta;
   });
 }

@@ -72,6 +72,8 @@ export interface InventariosTable {
   nota: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** Whether the entry is in its product's stock_activo and counts (set by triggers and `countEntries`, never written). */
+  contado: Generated<boolean>;
 }
 
 export const TIPOS_MOVIMIENTO = ['inventario_inicial', 'reserva', 'liberacion', 'ajuste'] as const;

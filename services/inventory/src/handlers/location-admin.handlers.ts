@@ -1,10 +1,11 @@
 import { AppError } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { insertBodega, insertSucursal, setActive } from '../db/location.repository';
+import { insertBodega, insertSucursal } from '../db/location.repository';
 import type { InventoryDb } from '../db/tables';
+import { setLocationActive } from '../flows/set-location-active.flow';
 
 /** Back office: branches and warehouses of a company (the admin CLI; the fixture loader uses the seed). */
-export function locationAdminHandlers(db: Kysely<InventoryDb>) {
+export function locationAdminHandlers(db: Kysely<InventoryDb>, options: { countBatch: number }) {
   return {
     'inventory.admin.sucursal.create': async (req: { empresa_id: number; nombre: string; activo: boolean }) => ({
       id: await insertSucursal(db, req.empresa_id, req.nombre, req.activo),
@@ -15,11 +16,13 @@ export function locationAdminHandlers(db: Kysely<InventoryDb>) {
       return { id };
     },
     'inventory.admin.sucursal.set-active': async (req: { empresa_id: number; id: number; activo: boolean }) => {
-      if (!(await setActive(db, 'sucursales', req.empresa_id, req.id, req.activo))) throw AppError.notFound(`La sucursal ${req.id} no existe`);
+      const place = { table: 'sucursales' as const, empresaId: req.empresa_id, id: req.id, activo: req.activo };
+      if (!(await setLocationActive(db, place, options.countBatch))) throw AppError.notFound(`La sucursal ${req.id} no existe`);
       return { id: req.id, activo: req.activo };
     },
     'inventory.admin.bodega.set-active': async (req: { empresa_id: number; id: number; activo: boolean }) => {
-      if (!(await setActive(db, 'bodegas', req.empresa_id, req.id, req.activo))) throw AppError.notFound(`La bodega ${req.id} no existe`);
+      const place = { table: 'bodegas' as const, empresaId: req.empresa_id, id: req.id, activo: req.activo };
+      if (!(await setLocationActive(db, place, options.countBatch))) throw AppError.notFound(`La bodega ${req.id} no existe`);
       return { id: req.id, activo: req.activo };
     },
   };

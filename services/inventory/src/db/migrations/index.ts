@@ -4,6 +4,7 @@ import * as m0002 from './0002-list-indexes';
 import * as m0003 from './0003-stock-ledger';
 import * as m0004 from './0004-inventory-summary';
 import * as m0005 from './0005-change-xid';
+import * as m0006 from './0006-counted-entries';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -12,4 +13,5 @@ export const migrations: Migrations = {
   '0003-stock-ledger': m0003,
   '0004-inventory-summary': m0004,
   '0005-change-xid': m0005,
+  '0006-counted-entries': m0006,
 };
