@@ -1,4 +1,5 @@
-import { DateString, PaginationQuery, paginate, queryInt } from './http';
+import { DateString } from './fields';
+import { PaginationQuery, paginate, queryInt } from './http';
 
 describe('paginate', () => {
   it.each([

@@ -5,31 +5,6 @@ export const API_BASE = '/api/external/v1';
 /** Version the interface description carries. */
 export const API_VERSION = '1.5.0';
 
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/**
- * How a date is documented: JSON Schema's `date` format (a calendar date that exists), spelled out
- * as a pattern too, without the year 0000 (Postgres has none).
- */
-export const DATE_JSON_SCHEMA = { type: 'string', format: 'date', pattern: '^(?!0000)\\d{4}-\\d{2}-\\d{2}$' } as const;
-
-/** Whether `value` is a calendar date `YYYY-MM-DD` that exists, years 0001 to 9999 (2026-02-30 is not). */
-export function isCalendarDate(value: string): boolean {
-  const m = DATE_RE.exec(value);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  // Computed, not through Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1];
-  return y >= 1 && days !== undefined && d >= 1 && d <= days;
-}
-
-/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is refused). */
-export const DateString = documentAs(z.string().refine(isCalendarDate, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)'), DATE_JSON_SCHEMA);
-
-/** `fecha_fin` of a date range, documented with the rule between the two dates that JSON Schema cannot say. */
-export const DateRangeEnd = documentAs(DateString, { ...DATE_JSON_SCHEMA, description: 'Incluida. No puede ser anterior a fecha_inicio.' });
-
 /** A query-string integer: digits only (no "1e3", no "1.0"), then bounds. */
 export function queryInt(bounds: { min?: number; max?: number } = {}) {
   let n = z.number().int();

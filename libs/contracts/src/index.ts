@@ -3,6 +3,8 @@ export * from './validation';
 export * from './context';
 export * from './catalog';
 export * from './http';
+export * from './fields';
+export * from './money';
 export * from './subjects';
 export * from './identities';
 export * from './gateway';

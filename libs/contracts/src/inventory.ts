@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
+import { ClearableText, DecimalText, Id, NonNegativeDecimal, NonZeroQuantity, PositiveQuantity } from './fields';
 import { DecimalNumber, DeltaSyncFields, PaginationQuery, QueryBoolean, Timestamp, documentAs, pageReply } from './http';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
@@ -111,23 +112,6 @@ export type InventorySummary = z.output<typeof InventorySummary>;
 /** Name under which products without a category are counted. */
 export const SIN_CATEGORIA = 'Sin categoría';
 
-const Id = z.number().int().positive().max(2_147_483_647);
-
-/**
- * An exact decimal between services: a JSON number or a decimal string in, a plain decimal
- * string out (never exponent notation), so no side ever does money or stock in binary floats.
- */
-const DecimalText = z.union([z.number(), z.string()]).transform((v, ctx) => {
-  const text = typeof v === 'number' ? String(v) : v.trim();
-  if (!/^-?\d{1,15}(\.\d{1,12})?$/.test(text)) {
-    ctx.addIssue({ code: 'custom', message: 'Debe ser un número decimal' });
-    return z.NEVER;
-  }
-  return text;
-});
-const PositiveQuantity = DecimalText.refine((v) => Number(v) > 0, 'Debe ser mayor que 0');
-const NonZeroQuantity = DecimalText.refine((v) => Number(v) !== 0, 'Debe ser distinto de 0');
-
 /** Idempotency key of a stock operation: the same key never moves stock twice. */
 const OperationKey = z.string().trim().min(1).max(200);
 
@@ -199,17 +183,15 @@ export const AdjustLine = z
     message: 'Indique cantidad (relativa) o stock (absoluto), uno de los dos',
   });
 
-const NonNegativeDecimal = DecimalText.refine((v) => Number(v) >= 0, 'Debe ser mayor o igual a 0');
-const OptionalText = (max: number) => z.string().trim().max(max).nullable().optional();
 
 /** Product fields the back office and platform updates may set. Decimals are exact strings. */
 const ProductFields = z.object({
   nombre: z.string().trim().min(1).max(255),
-  descripcion: OptionalText(2000),
-  barcode: OptionalText(255),
+  descripcion: ClearableText(2000),
+  barcode: ClearableText(255),
   /** Category by name: created for the company when it does not exist. */
-  categoria: OptionalText(255),
-  marca: OptionalText(255),
+  categoria: ClearableText(255),
+  marca: ClearableText(255),
   precio: NonNegativeDecimal,
   costo: NonNegativeDecimal.optional(),
   costo_anterior: NonNegativeDecimal.optional(),
@@ -217,7 +199,7 @@ const ProductFields = z.object({
   porcentaje_impuesto: DecimalText.refine((v) => Number(v) >= 0 && Number(v) <= 100, 'Debe estar entre 0 y 100')
     .nullable()
     .optional(),
-  img: OptionalText(2000),
+  img: ClearableText(2000),
   enable: z.union([z.literal(0), z.literal(1)]).optional(),
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
+import { Amount, BlankAsNullText, Id, NonEmptyText, RequiredText, missingOr } from './fields';
 
 /** Items accepted by one `POST /packages/import`. */
 export const MAX_PACKAGES_PER_IMPORT = 500;
@@ -10,29 +11,7 @@ const MAX_MEASURE = 999_999_999;
 const MAX_TEXT = 255;
 const MAX_NOTE = 2000;
 
-const missingOr = (wrongType: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined || issue.input === null ? 'Es obligatorio' : wrongType;
-
-const requiredText = (max = MAX_TEXT) =>
-  z
-    .string({ error: missingOr('Debe ser texto') })
-    .trim()
-    .min(1, 'Es obligatorio')
-    .max(max, `Debe tener como máximo ${max} caracteres`);
-
-const optionalText = (max = MAX_TEXT) =>
-  z
-    .string({ error: 'Debe ser texto' })
-    .trim()
-    .max(max, `Debe tener como máximo ${max} caracteres`)
-    .nullish()
-    .transform((v) => (v ? v : null));
-
-const amount = (max: number) =>
-  z
-    .number({ error: missingOr('Debe ser un número') })
-    .min(0, 'Debe ser mayor o igual a 0')
-    .max(max, `Debe ser menor o igual a ${max}`);
+const amount = (max: number) => Amount({ min: 0, max });
 
 /**
  * One item of a package import, validated on its own: an invalid item is reported with its
@@ -41,14 +20,14 @@ const amount = (max: number) =>
 export const PackageImportItem = z
   .object(
     {
-      cliente: requiredText(),
+      cliente: RequiredText(MAX_TEXT),
       codigo_asesor: z
         .string({ error: missingOr('Debe ser texto') })
         .max(MAX_TEXT, `Debe tener como máximo ${MAX_TEXT} caracteres`)
         .refine((v) => v.trim().length > 0, 'Es obligatorio'),
-      wr: requiredText(),
-      guia: requiredText(),
-      embalaje: requiredText(),
+      wr: RequiredText(MAX_TEXT),
+      guia: RequiredText(MAX_TEXT),
+      embalaje: RequiredText(MAX_TEXT),
       piezas: z
         .number({ error: missingOr('Debe ser un número entero') })
         .int('Debe ser un número entero')
@@ -59,24 +38,19 @@ export const PackageImportItem = z
       cuenta_a_terceros: amount(MAX_MONEY),
       otros: amount(MAX_MONEY),
       total: amount(MAX_MONEY),
-      id_sucursal: z
-        .number({ error: 'Debe ser un número entero' })
-        .int('Debe ser un número entero')
-        .positive('Debe ser mayor que 0')
-        .max(2_147_483_647, 'No es un id válido')
-        .nullish(),
-      sucursal: z.string({ error: 'Debe ser texto' }).trim().min(1, 'No puede estar vacío').max(MAX_TEXT).nullish(),
-      transportista: optionalText(),
-      consignatario: optionalText(),
-      transportador: optionalText(),
-      seguimiento: optionalText(),
+      id_sucursal: Id.nullish(),
+      sucursal: NonEmptyText(MAX_TEXT).nullish(),
+      transportista: BlankAsNullText(MAX_TEXT),
+      consignatario: BlankAsNullText(MAX_TEXT),
+      transportador: BlankAsNullText(MAX_TEXT),
+      seguimiento: BlankAsNullText(MAX_TEXT),
       volumen: z
         .number({ error: 'Debe ser un número' })
         .min(0, 'Debe ser mayor o igual a 0')
         .max(MAX_MEASURE, `Debe ser menor o igual a ${MAX_MEASURE}`)
         .nullish()
         .transform((v) => v ?? null),
-      nota: optionalText(MAX_NOTE),
+      nota: BlankAsNullText(MAX_NOTE),
     },
     { error: 'El paquete debe ser un objeto JSON' },
   )

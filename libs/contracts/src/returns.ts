@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DateRangeEnd, DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { Amount, DateRangeEnd, DateString, Id, MAX_ID, MoneyText } from './fields';
+import { DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import { STOCK_SCALE } from './money';
 
 /**
  * Kinds of return document: goods back (`devolucion`), a price adjustment that moves no stock
@@ -14,7 +16,7 @@ export const ESTADOS_DEVOLUCION = ['Confirmada', 'Anulada'] as const;
 export type EstadoDevolucion = (typeof ESTADOS_DEVOLUCION)[number];
 
 /** Returned quantities keep three decimals, as stock does. */
-export const RETURN_QUANTITY_SCALE = 3;
+export const RETURN_QUANTITY_SCALE = STOCK_SCALE;
 export const MAX_LINES_PER_RETURN = 100;
 
 /** The document type a company's returns are numbered with unless another is named. */
@@ -22,29 +24,6 @@ export const DEFAULT_RETURN_DOCUMENT = { nombre: 'Nota de crédito', prefijo: 'N
 
 /** Unit of measure of every return line: the catalog keeps no other unit. */
 export const MEDIDA_UNIDAD = 'Unidad';
-
-const MAX_ID = 2_147_483_647;
-
-const Id = z
-  .number({ error: (issue) => (issue.input === undefined ? 'Es obligatorio' : 'Debe ser un número entero') })
-  .int('Debe ser un número entero')
-  .positive('Debe ser mayor que 0')
-  .max(MAX_ID, 'No es un id válido');
-
-function decimalPlaces(value: number): number {
-  const text = String(value);
-  if (/e/i.test(text)) return /e-/i.test(text) ? Number.POSITIVE_INFINITY : 0;
-  const dot = text.indexOf('.');
-  return dot === -1 ? 0 : text.length - dot - 1;
-}
-
-const amount = (options: { min: number; max: number; scale: number; positive?: boolean }) =>
-  z
-    .number({ error: (issue) => (issue.input === undefined ? 'Es obligatorio' : 'Debe ser un número') })
-    .min(options.min, `Debe ser mayor o igual a ${options.min}`)
-    .max(options.max, `Debe ser menor o igual a ${options.max}`)
-    .refine((v) => !options.positive || v > 0, 'Debe ser mayor que 0')
-    .refine((v) => decimalPlaces(v) <= options.scale, `Debe tener como máximo ${options.scale} decimales`);
 
 /** A line of a return as returned (spec "Return detail", plus ids, tax split and rate). */
 export const ReturnLine = z.object({
@@ -196,8 +175,8 @@ export const ReturnLineRequest = z
   .object({
     id_detalle: Id.optional(),
     id_producto: Id.optional(),
-    cantidad: amount({ min: 0, max: 999_999_999, scale: RETURN_QUANTITY_SCALE, positive: true }),
-    precio: amount({ min: 0, max: 999_999_999_999, scale: 4 }).optional(),
+    cantidad: Amount({ min: 0, max: 999_999_999, scale: RETURN_QUANTITY_SCALE, positive: true }),
+    precio: Amount({ min: 0, max: 999_999_999_999, scale: 4 }).optional(),
   })
   .refine((l) => (l.id_detalle === undefined) !== (l.id_producto === undefined), {
     message: 'Indique id_detalle o id_producto, uno de los dos',
@@ -277,14 +256,12 @@ export const returnsForSalesSubjects = defineCatalog({
   },
 });
 
-const Money = z.string().regex(/^-?\d{1,16}(\.\d{1,2})?$/);
-
 const ReturnEvent = z.object({
   empresa_id: z.number().int().positive(),
   id_devolucion: z.number().int().positive(),
   id_venta: z.number().int().positive(),
   /** The return's total, an exact decimal string. */
-  total: Money,
+  total: MoneyText,
   /** The return as `GET /returns/{id}` answered it when the event was recorded. */
   devolucion: z.record(z.string(), z.unknown()).optional(),
   /** The key the return registered with its sale under before it committed (absent on returns made before registration). */

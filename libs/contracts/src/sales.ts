@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
-import { DATE_JSON_SCHEMA, DateRangeEnd, DateString, DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, documentAs, isCalendarDate, pageReply, queryInt } from './http';
+import { Amount, BlankAsAbsentText, DateRangeEnd, DateString, Id, MAX_ID, NonEmptyText, RequiredDate, missingOr } from './fields';
+import { DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -25,52 +26,7 @@ export const MAX_LINES_PER_SALE = 100;
 /** Largest amount a sale or line may reach: what `numeric(18,2)` keeps with room for sums. */
 export const MAX_SALE_AMOUNT = '9999999999999.99';
 
-const MAX_ID = 2_147_483_647;
-
-const missingOr = (wrongType: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined || issue.input === null ? 'Es obligatorio' : wrongType;
-
 const isObject = (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value);
-
-/** Decimal places of a JSON number as written in its shortest form (exponent forms count as too many). */
-export function decimalPlaces(value: number): number {
-  const text = String(value);
-  if (/e/i.test(text)) return /e-/i.test(text) ? Number.POSITIVE_INFINITY : 0;
-  const dot = text.indexOf('.');
-  return dot === -1 ? 0 : text.length - dot - 1;
-}
-
-/**
- * A JSON number with bounds and a maximum of decimal places (so it is stored exactly), documented
- * as `multipleOf` 10^-scale.
- */
-function amount(options: { min: number; max: number; scale: number }) {
-  return z
-    .number({ error: missingOr('Debe ser un número') })
-    .min(options.min, `Debe ser mayor o igual a ${options.min}`)
-    .max(options.max, `Debe ser menor o igual a ${options.max}`)
-    .refine((v) => decimalPlaces(v) <= options.scale, `Debe tener como máximo ${options.scale} decimales`)
-    .meta({ multipleOf: Number(`1e-${options.scale}`) });
-}
-
-const Id = z
-  .number({ error: missingOr('Debe ser un número entero') })
-  .int('Debe ser un número entero')
-  .positive('Debe ser mayor que 0')
-  .max(MAX_ID, 'No es un id válido');
-
-const OptionalText = (max: number) =>
-  z
-    .string({ error: 'Debe ser texto' })
-    .trim()
-    .max(max, `Debe tener como máximo ${max} caracteres`)
-    .nullish()
-    .transform((v) => (v ? v : undefined));
-
-const RequiredDate = documentAs(
-  z.string({ error: missingOr('Debe ser una fecha con formato Y-m-d') }).refine(isCalendarDate, 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)'),
-  DATE_JSON_SCHEMA,
-);
 
 /** JSON Schema of "at least one of these fields" (none of them nullable). */
 const oneOfFields = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
@@ -79,23 +35,18 @@ const SaleLineFields = z.object(
   {
     id: Id.optional(),
     id_producto: Id.optional(),
-    codigo_producto: z
-      .string({ error: 'Debe ser texto' })
-      .trim()
-      .min(1, 'No puede estar vacío')
-      .max(255, 'Debe tener como máximo 255 caracteres')
-      .optional(),
-    cantidad: amount({ min: 0.0001, max: 999_999_999, scale: 4 }).meta({
+    codigo_producto: NonEmptyText(255).optional(),
+    cantidad: Amount({ min: 0.0001, max: 999_999_999, scale: 4 }).meta({
       description: `Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar ${MAX_SALE_AMOUNT}.`,
     }),
-    precio: amount({ min: 0, max: 999_999_999_999, scale: 4 })
+    precio: Amount({ min: 0, max: 999_999_999_999, scale: 4 })
       .meta({ description: 'Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto.' })
       .optional(),
-    descuento: amount({ min: 0, max: 999_999_999_999, scale: 2 })
+    descuento: Amount({ min: 0, max: 999_999_999_999, scale: 2 })
       .meta({ description: 'Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio.' })
       .optional(),
     id_presentacion: Id.optional(),
-    porcentaje_impuesto: amount({ min: 0, max: 100, scale: 4 }).optional(),
+    porcentaje_impuesto: Amount({ min: 0, max: 100, scale: 4 }).optional(),
   },
   { error: 'Cada línea debe ser un objeto JSON' },
 );
@@ -111,22 +62,22 @@ export type SaleLineInput = z.output<typeof SaleLineInput>;
 /** Fields of `POST /sales` (spec "POST /sales", limits of "Limits"). */
 const SaleFields = z.object(
   {
-    referencia_externa: OptionalText(255),
-    referencia: OptionalText(255),
+    referencia_externa: BlankAsAbsentText(255),
+    referencia: BlankAsAbsentText(255),
     fecha: RequiredDate,
     estado: z.enum(ESTADOS_VENTA_CREACION, { error: missingOr(`Debe ser uno de: ${ESTADOS_VENTA_CREACION.join(', ')}`) }),
     id_sucursal: Id.optional(),
-    sucursal: z.string({ error: 'Debe ser texto' }).trim().min(1, 'No puede estar vacío').max(255, 'Debe tener como máximo 255 caracteres').optional(),
+    sucursal: NonEmptyText(255).optional(),
     id_bodega: Id,
     id_documento: Id,
     id_canal: Id.optional(),
     id_cliente: Id.optional(),
     cotizacion: z.boolean({ error: 'Debe ser true o false' }).optional(),
     fecha_expiracion: RequiredDate.optional(),
-    forma_pago: OptionalText(100),
-    observaciones: OptionalText(1000),
-    monto_pago: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).optional(),
-    cambio: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).optional(),
+    forma_pago: BlankAsAbsentText(100),
+    observaciones: BlankAsAbsentText(1000),
+    monto_pago: Amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).optional(),
+    cambio: Amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).optional(),
     detalles: z
       .array(SaleLineInput, { error: missingOr('Debe ser una lista de líneas') })
       .min(1, 'Debe incluir al menos 1 línea')
@@ -240,7 +191,7 @@ export const SaleUpdateBody = z
       fecha: RequiredDate.optional(),
       estado: z.enum(ESTADOS_VENTA_ACTUALIZACION, { error: `Debe ser uno de: ${ESTADOS_VENTA_ACTUALIZACION.join(', ')}` }).optional(),
       id_sucursal: Id.optional(),
-      sucursal: z.string({ error: 'Debe ser texto' }).trim().min(1, 'No puede estar vacío').max(255, 'Debe tener como máximo 255 caracteres').optional(),
+      sucursal: NonEmptyText(255).optional(),
       id_bodega: Id.optional(),
       id_documento: Id.optional(),
       id_canal: Id.optional(),
@@ -249,8 +200,8 @@ export const SaleUpdateBody = z
       fecha_expiracion: RequiredDate.nullable().optional(),
       forma_pago: ClearableText(100),
       observaciones: ClearableText(1000),
-      monto_pago: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).nullable().optional(),
-      cambio: amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).nullable().optional(),
+      monto_pago: Amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).nullable().optional(),
+      cambio: Amount({ min: 0, max: 9_999_999_999_999, scale: 2 }).nullable().optional(),
       detalles: z
         .array(SaleUpdateLineInput, { error: 'Debe ser una lista de líneas' })
         .min(1, 'Debe incluir al menos 1 línea')

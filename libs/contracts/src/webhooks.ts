@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
+import { Id } from './fields';
 
 /** Paths of the inbound webhooks start here (outside the partner API base, without API key or quota). */
 export const WEBHOOK_BASE = '/api/webhook';
@@ -27,7 +28,6 @@ export function webhookPath(plataforma: Plataforma, token: string): string {
 
 /** Tokens travel in the URL path: URL-safe characters only. */
 const Token = z.string().regex(/^[A-Za-z0-9_-]{16,200}$/, 'Debe tener entre 16 y 200 caracteres: letras, dígitos, _ o -');
-const Id = z.number().int().positive().max(2_147_483_647);
 const RefMap = z.record(z.string(), z.number().int());
 
 const SeedIntegracion = z.object({

@@ -1,9 +1,5 @@
-import Decimal from 'decimal.js';
+import { Decimal, STOCK_SCALE, toStock } from '@erp/contracts';
 
-/** Stock is kept with three decimals; quantities are rounded to it (half up) before they move. */
-export const STOCK_SCALE = 3;
-
-const qty = (value: string) => new Decimal(value).toDecimalPlaces(STOCK_SCALE, Decimal.ROUND_HALF_UP);
 const text = (value: Decimal) => value.toFixed(STOCK_SCALE);
 
 export interface RequestedLine {
@@ -24,7 +20,7 @@ export function aggregateLines(lines: readonly RequestedLine[]): AggregatedLine[
   const byProduct = new Map<number, { total: Decimal; lineIndexes: number[] }>();
   lines.forEach((line, index) => {
     const entry = byProduct.get(line.id_producto) ?? { total: new Decimal(0), lineIndexes: [] };
-    entry.total = entry.total.plus(qty(line.cantidad));
+    entry.total = entry.total.plus(toStock(line.cantidad));
     entry.lineIndexes.push(index);
     byProduct.set(line.id_producto, entry);
   });
@@ -103,7 +99,7 @@ export function planAdjustment(lines: readonly AdjustmentLine[], stockOf: (key: 
   const shortfalls: Shortfall[] = [];
   for (const line of lines) {
     const current = new Decimal(stockOf(line) ?? '0');
-    const delta = line.cantidad !== undefined ? qty(line.cantidad) : qty(line.stock ?? '0').minus(current);
+    const delta = line.cantidad !== undefined ? toStock(line.cantidad) : toStock(line.stock ?? '0').minus(current);
     if (delta.isZero()) continue;
     const after = current.plus(delta);
     if (line.cantidad !== undefined && delta.isNegative() && after.isNegative() && !allowNegative) {

@@ -1,5 +1,5 @@
 import { RETURN_QUANTITY_SCALE, type ErrorDetails, type ReturnLineRequest, type ReturnableSale, type TipoDevolucion } from '@erp/contracts';
-import { Decimal, cents, fromNumber, sum, toCents } from './money';
+import { Decimal, cents, fromNumber, sum, toCents } from '@erp/contracts';
 
 export type SaleLine = ReturnableSale['detalles'][number];
 

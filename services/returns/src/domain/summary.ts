@@ -1,5 +1,5 @@
 import { TIPOS_DEVOLUCION, type TipoDevolucion } from '@erp/contracts';
-import { Decimal, cents, sum } from './money';
+import { Decimal, cents, sum } from '@erp/contracts';
 
 export interface TipoTotals {
   tipo: TipoDevolucion;

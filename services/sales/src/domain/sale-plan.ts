@@ -1,6 +1,6 @@
 import type { EstadoVentaCreacion, ResolvedProduct, SaleCreateRequest, TenantContext } from '@erp/contracts';
 import { MAX_SALE_AMOUNT } from '@erp/contracts';
-import { Decimal, fromNumber } from './money';
+import { Decimal, fromNumber } from '@erp/contracts';
 import { documentoProblem, payment, storedEstado, takesStock, type DocumentoRow, type Payment } from './sale-rules';
 import { resolveRate, saleTotals, taxLine, type SaleTotals, type TaxedLine } from './tax';
 

@@ -1,5 +1,5 @@
 import type { EstadoVenta, EstadoVentaCreacion } from '@erp/contracts';
-import { Decimal, cents } from './money';
+import { Decimal, cents } from '@erp/contracts';
 
 /** `Pagada` is stored as `Completada` (DESIGN §4); the other accepted values are stored as sent. */
 export function storedEstado(estado: EstadoVentaCreacion): EstadoVenta {

@@ -1,5 +1,5 @@
 import { ESTADOS_VENTA_EDITABLES, type EstadoVenta, type EstadoVentaCreacion, type SaleUpdateBody } from '@erp/contracts';
-import { Decimal, fromNumber } from './money';
+import { Decimal, fromNumber } from '@erp/contracts';
 import type { DraftLine, SaleDraft } from './sale-plan';
 
 /** A stored line, as an update reads it. Decimals are exact strings. */

@@ -1,7 +1,4 @@
-import { Decimal } from './money';
-
-/** Inventory keeps stock with three decimals and rounds each requested line to them (half up). */
-export const STOCK_SCALE = 3;
+import { Decimal, STOCK_SCALE, toStock } from '@erp/contracts';
 
 /** Stock per product and warehouse, keyed `producto:bodega`, at the stock scale. */
 export type StockHolding = Map<string, { id_producto: number; id_bodega: number; cantidad: Decimal }>;
@@ -24,7 +21,7 @@ export function heldStock(holds: boolean, bodegaId: number, lines: ReadonlyArray
   for (const line of lines) {
     if (!line.mueve_stock) continue;
     const key = `${line.id_producto}:${bodegaId}`;
-    const qty = new Decimal(line.cantidad).toDecimalPlaces(STOCK_SCALE, Decimal.ROUND_HALF_UP);
+    const qty = toStock(line.cantidad);
     const entry = held.get(key);
     if (entry) entry.cantidad = entry.cantidad.plus(qty);
     else held.set(key, { id_producto: line.id_producto, id_bodega: bodegaId, cantidad: qty });

@@ -1,5 +1,5 @@
 import type { EstadoVenta } from '@erp/contracts';
-import { Decimal, cents, sum } from './money';
+import { Decimal, cents, sum } from '@erp/contracts';
 
 export interface EstadoTotals {
   estado: EstadoVenta;

@@ -1,4 +1,4 @@
-import { Decimal } from './money';
+import { Decimal } from '@erp/contracts';
 import { resolveRate, saleTotals, taxLine, type TaxedLine } from './tax';
 
 const line = (cantidad: string, precio: string, porcentaje_impuesto: string, descuento = '0') => {

@@ -1,4 +1,4 @@
-import { Decimal, cents, sum } from './money';
+import { Decimal, cents, sum } from '@erp/contracts';
 
 /** Rate when neither the line, the product nor the company gives one (DESIGN §4). */
 export const DEFAULT_TAX_RATE = '13';

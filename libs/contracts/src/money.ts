@@ -1,8 +1,10 @@
 import DecimalJs from 'decimal.js';
 
 /**
- * Decimal arithmetic for money and quantities: 60 significant digits keep every product and
- * share of a sale line exact enough that rounding it to cents is never off.
+ * The one decimal configuration for money and quantities. 60 significant digits keep every
+ * product of a quantity (13 digits) and a price (16 digits) exact, and a division by (1 + rate)
+ * close enough that rounding it to cents is never off: a quotient that is not exactly on a half
+ * cent is at least 1/(200·d) away from one, far above 10^-50.
  */
 export const Decimal = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_HALF_UP, toExpNeg: -30, toExpPos: 40 });
 export type Decimal = DecimalJs;
@@ -18,3 +20,9 @@ export const cents = (value: DecimalValue): string => toCents(value).toFixed(2);
 export const fromNumber = (value: number): string => new Decimal(String(value)).toFixed();
 
 export const sum = (values: readonly DecimalValue[]): Decimal => values.reduce<Decimal>((acc, v) => acc.plus(v), new Decimal(0));
+
+/** Stock is kept with three decimals; a quantity is rounded to them (half up) before it moves. */
+export const STOCK_SCALE = 3;
+
+/** A quantity rounded to the stock scale, half up. */
+export const toStock = (value: DecimalValue): Decimal => new Decimal(value).toDecimalPlaces(STOCK_SCALE, Decimal.ROUND_HALF_UP);
