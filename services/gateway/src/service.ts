@@ -9,7 +9,7 @@ import type { GatewayConfig } from './config';
 import { migrations } from './db/migrations';
 import type { GatewayDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
-import { directoryHandlers } from './handlers/usuario-by-codigo.handler';
+import { directoryHandlers } from './handlers/directory.handlers';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
 import { createHttpServer } from './http/edges';

@@ -19,7 +19,7 @@ import { resolveProductsHandler } from './handlers/resolve-products.handler';
 import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
-import { ReservationSweeper } from './reservation-sweeper';
+import { ReservationSweeper } from './flows/reservation-sweeper.flow';
 
 export { INVENTORY_SCHEMA };
 

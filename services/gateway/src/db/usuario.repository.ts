@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import type { GatewayDb } from './tables';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { GatewayDb, UsuariosTable } from './tables';
 
 /**
  * The company's user for each code in one query. Codes compare trimmed and case-insensitive,
@@ -27,4 +27,16 @@ export async function findUsuarioIdsByCodigo(db: Kysely<GatewayDb>, empresaId: n
     .select(['c.codigo', 'match.id'])
     .execute();
   return Object.fromEntries(rows.map((r) => [r.codigo, r.id]));
+}
+
+export async function insertUsuario(
+  db: Kysely<GatewayDb> | Transaction<GatewayDb>,
+  usuario: { empresa_id: number; nombre: string; rol: UsuariosTable['rol']; codigo: string | null; activo: boolean },
+): Promise<number> {
+  const { id } = await db.insertInto('usuarios').values(usuario).returning('id').executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function usuarioBelongsTo(db: Kysely<GatewayDb>, empresaId: number, usuarioId: number): Promise<boolean> {
+  return (await db.selectFrom('usuarios').select('id').where('id', '=', usuarioId).where('empresa_id', '=', empresaId).executeTakeFirst()) !== undefined;
 }

@@ -2,7 +2,7 @@ import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/con
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
-import { adjustStock } from '../ledger/adjustments';
+import { adjustStock } from '../flows/adjust-stock.flow';
 
 type AdjustRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.stock.adjust'>;
 

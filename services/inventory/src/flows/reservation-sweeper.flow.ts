@@ -3,10 +3,10 @@ import type { Kysely } from 'kysely';
 import type { Bus, Logger } from '@erp/bus';
 import { isAppError, salesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { findDueReservas, postponeReserva, type DueReserva } from './db/reservation.repository';
-import type { InventoryDb } from './db/tables';
-import { nextCheckDelayMs, sweepDecision } from './domain/reservation';
-import { confirmReservation, releaseReservation } from './ledger/reservations';
+import { findDueReservas, postponeReserva, type DueReserva } from '../db/reservation.repository';
+import type { InventoryDb } from '../db/tables';
+import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
+import { confirmReservation, releaseReservation } from '../ledger/reservations';
 
 export interface SweeperOptions {
   db: Kysely<InventoryDb>;
