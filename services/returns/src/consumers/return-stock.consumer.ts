@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
 import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import type { ReturnsDb } from '../db/tables';
-import { settleStock } from '../stock/settle-stock';
+import { settleStock } from '../flows/settle-stock.flow';
 
 /** One durable per subject: a consumer filtering on several subjects needs JetStream 2.10. */
 export const RETURN_STOCK_CONSUMERS = {

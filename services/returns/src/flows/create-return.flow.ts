@@ -21,9 +21,9 @@ import { advanceSeries, lockSeries } from '../db/documento.repository';
 import { REFERENCIA_INDEX, findIdByReferencia, findReturn, insertDetalles, insertDevolucion, lockVentaReturns, returnedByLine } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { planReturn, saleProblem } from '../domain/return-plan';
-import { settleStock } from '../stock/settle-stock';
+import { settleStock } from './settle-stock.flow';
 
-type CreateRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.create'>;
+export type CreateRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.create'>;
 type CreateReply = ReplyInputOf<typeof returnsAdminSubjects, 'returns.admin.create'>;
 
 export interface CreateReturnDeps {
@@ -48,7 +48,7 @@ export const BACK_OFFICE_USER = 'Administración';
  * event puts the stock back later. A return that registered and then failed asks sales to square
  * the sale's registrations, so the sale stops counting it.
  */
-export function createReturnHandler(deps: CreateReturnDeps) {
+export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> {
   const { db, bus } = deps;
   const returnOf = async (empresaId: number, id: number) => {
     const devolucion = await findReturn(db, empresaId, id);
@@ -56,126 +56,124 @@ export function createReturnHandler(deps: CreateReturnDeps) {
     return devolucion;
   };
 
-  return async (req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> => {
-    const empresaId = req.empresa_id;
-    if (req.referencia) {
-      const id = await findIdByReferencia(db, empresaId, req.referencia);
-      if (id !== undefined) return { devolucion: await returnOf(empresaId, id), idempotent: true };
-    }
-    const ctx: TenantContext = {
-      requestId: reqCtx.requestId,
-      empresa: reqCtx.empresa?.id === empresaId ? reqCtx.empresa : { id: empresaId, nombre: '', iva: '13', venderSinStock: true },
-      usuario: req.usuario ?? null,
-    };
-    const venta = await bus.request(salesForReturnsSubjects, 'sales.sale.returnable', { id_venta: req.id_venta }, ctx);
-    const problem = saleProblem(venta.estado);
-    if (problem) throw AppError.rule(problem, { id_venta: [problem] });
-    let marcas = await brandsOf(bus, venta, ctx);
-    // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it
-    // once and the sale counts its registration once.
-    const clave = `devolucion-${randomUUID()}`;
-    let registered = false;
+  const empresaId = req.empresa_id;
+  if (req.referencia) {
+    const id = await findIdByReferencia(db, empresaId, req.referencia);
+    if (id !== undefined) return { devolucion: await returnOf(empresaId, id), idempotent: true };
+  }
+  const ctx: TenantContext = {
+    requestId: reqCtx.requestId,
+    empresa: reqCtx.empresa?.id === empresaId ? reqCtx.empresa : { id: empresaId, nombre: '', iva: '13', venderSinStock: true },
+    usuario: req.usuario ?? null,
+  };
+  const venta = await bus.request(salesForReturnsSubjects, 'sales.sale.returnable', { id_venta: req.id_venta }, ctx);
+  const problem = saleProblem(venta.estado);
+  if (problem) throw AppError.rule(problem, { id_venta: [problem] });
+  let marcas = await brandsOf(bus, venta, ctx);
+  // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it
+  // once and the sale counts its registration once.
+  const clave = `devolucion-${randomUUID()}`;
+  let registered = false;
 
-    let outcome: { id: number } | { winner: number };
-    try {
-      outcome = await inTransaction(db, async (trx) => {
-        await lockVentaReturns(trx, empresaId, venta.id);
-        if (req.referencia) {
-          const winner = await findIdByReferencia(trx, empresaId, req.referencia);
-          if (winner !== undefined) return { winner };
-        }
-        registered = true;
-        const sale = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
-        const problemNow = saleProblem(sale.estado);
-        if (problemNow) throw AppError.rule(problemNow, { id_venta: [problemNow] });
-        if (sale.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto))) marcas = await brandsOf(bus, sale, ctx);
-        const planned = planReturn({ tipo: req.tipo, saleLines: sale.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
-        if (!planned.ok) throw AppError.rule(planned.message, planned.details);
-        const plan = planned.plan;
+  let outcome: { id: number } | { winner: number };
+  try {
+    outcome = await inTransaction(db, async (trx) => {
+      await lockVentaReturns(trx, empresaId, venta.id);
+      if (req.referencia) {
+        const winner = await findIdByReferencia(trx, empresaId, req.referencia);
+        if (winner !== undefined) return { winner };
+      }
+      registered = true;
+      const sale = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
+      const problemNow = saleProblem(sale.estado);
+      if (problemNow) throw AppError.rule(problemNow, { id_venta: [problemNow] });
+      if (sale.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto))) marcas = await brandsOf(bus, sale, ctx);
+      const planned = planReturn({ tipo: req.tipo, saleLines: sale.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
+      if (!planned.ok) throw AppError.rule(planned.message, planned.details);
+      const plan = planned.plan;
 
-        const documento = req.documento ?? DEFAULT_RETURN_DOCUMENT;
-        const series = await lockSeries(trx, empresaId, documento);
-        await advanceSeries(trx, series.id, series.correlativo);
-        const now = new Date();
-        const id = await insertDevolucion(trx, {
+      const documento = req.documento ?? DEFAULT_RETURN_DOCUMENT;
+      const series = await lockSeries(trx, empresaId, documento);
+      await advanceSeries(trx, series.id, series.correlativo);
+      const now = new Date();
+      const id = await insertDevolucion(trx, {
+        empresa_id: empresaId,
+        venta_id: venta.id,
+        bodega_id: sale.id_bodega,
+        documento_id: series.id,
+        numero: series.correlativo,
+        correlativo: `${series.prefijo}${series.correlativo}`,
+        fecha: req.fecha,
+        tipo: req.tipo,
+        referencia: req.referencia ?? null,
+        observaciones: req.observaciones ?? null,
+        ...plan.totals,
+        anulada_at: null,
+        usuario_id: req.usuario?.id ?? null,
+        nombre_usuario: req.usuario?.nombre ?? BACK_OFFICE_USER,
+        nombre_cliente: sale.nombre_cliente ?? 'Consumidor Final',
+        nombre_documento: series.nombre,
+        clave_stock: plan.stock.length > 0 ? clave : null,
+        clave_registro: clave,
+        stock_aplicado_at: null,
+        stock_revertido_at: null,
+        created_at: now,
+        updated_at: now,
+      });
+      await insertDetalles(
+        trx,
+        plan.lines.map((l, linea) => ({
+          devolucion_id: id,
           empresa_id: empresaId,
-          venta_id: venta.id,
-          bodega_id: sale.id_bodega,
-          documento_id: series.id,
-          numero: series.correlativo,
-          correlativo: `${series.prefijo}${series.correlativo}`,
-          fecha: req.fecha,
-          tipo: req.tipo,
-          referencia: req.referencia ?? null,
-          observaciones: req.observaciones ?? null,
-          ...plan.totals,
-          anulada_at: null,
-          usuario_id: req.usuario?.id ?? null,
-          nombre_usuario: req.usuario?.nombre ?? BACK_OFFICE_USER,
-          nombre_cliente: sale.nombre_cliente ?? 'Consumidor Final',
-          nombre_documento: series.nombre,
-          clave_stock: plan.stock.length > 0 ? clave : null,
-          clave_registro: clave,
-          stock_aplicado_at: null,
-          stock_revertido_at: null,
+          linea,
+          venta_detalle_id: l.saleLine.id,
+          id_producto: l.saleLine.id_producto,
+          codigo_producto: l.saleLine.codigo ?? '',
+          nombre_producto: l.saleLine.nombre_producto ?? '',
+          marca_producto: marcas.get(l.saleLine.id_producto) ?? '',
+          descripcion: l.saleLine.descripcion ?? '',
+          medida: MEDIDA_UNIDAD,
+          mueve_stock: l.mueve_stock,
+          cantidad: l.cantidad,
+          precio: l.precio,
+          costo: l.costo,
+          descuento: l.descuento,
+          porcentaje_impuesto: l.porcentaje_impuesto,
+          sub_total: l.sub_total,
+          iva: l.iva,
+          total: l.total,
+          exenta: l.exenta,
           created_at: now,
           updated_at: now,
-        });
-        await insertDetalles(
-          trx,
-          plan.lines.map((l, linea) => ({
-            devolucion_id: id,
-            empresa_id: empresaId,
-            linea,
-            venta_detalle_id: l.saleLine.id,
-            id_producto: l.saleLine.id_producto,
-            codigo_producto: l.saleLine.codigo ?? '',
-            nombre_producto: l.saleLine.nombre_producto ?? '',
-            marca_producto: marcas.get(l.saleLine.id_producto) ?? '',
-            descripcion: l.saleLine.descripcion ?? '',
-            medida: MEDIDA_UNIDAD,
-            mueve_stock: l.mueve_stock,
-            cantidad: l.cantidad,
-            precio: l.precio,
-            costo: l.costo,
-            descuento: l.descuento,
-            porcentaje_impuesto: l.porcentaje_impuesto,
-            sub_total: l.sub_total,
-            iva: l.iva,
-            total: l.total,
-            exenta: l.exenta,
-            created_at: now,
-            updated_at: now,
-          })),
-        );
-        const devolucion = Return.parse(await findReturn(trx, empresaId, id));
-        await enqueueEvent(
-          trx,
-          returnsEvents,
-          'events.returns.return.created',
-          { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total, clave_registro: clave, devolucion },
-          ctx,
-        );
-        return { id };
-      });
-    } catch (err) {
-      if (registered) await squareRegistrations(bus, venta.id, ctx);
-      if (req.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
-        const winner = await findIdByReferencia(db, empresaId, req.referencia);
-        if (winner !== undefined) return { devolucion: await returnOf(empresaId, winner), idempotent: true };
-      }
-      throw err;
+        })),
+      );
+      const devolucion = Return.parse(await findReturn(trx, empresaId, id));
+      await enqueueEvent(
+        trx,
+        returnsEvents,
+        'events.returns.return.created',
+        { empresa_id: empresaId, id_devolucion: id, id_venta: venta.id, total: plan.totals.total, clave_registro: clave, devolucion },
+        ctx,
+      );
+      return { id };
+    });
+  } catch (err) {
+    if (registered) await squareRegistrations(bus, venta.id, ctx);
+    if (req.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
+      const winner = await findIdByReferencia(db, empresaId, req.referencia);
+      if (winner !== undefined) return { devolucion: await returnOf(empresaId, winner), idempotent: true };
     }
-    if ('winner' in outcome) return { devolucion: await returnOf(empresaId, outcome.winner), idempotent: true };
+    throw err;
+  }
+  if ('winner' in outcome) return { devolucion: await returnOf(empresaId, outcome.winner), idempotent: true };
 
-    deps.onCommitted?.();
-    try {
-      await settleStock(db, bus, empresaId, outcome.id, ctx);
-    } catch (err) {
-      bus.logger.warn({ err, empresaId, idDevolucion: outcome.id }, 'stock of a new return not put back yet; the consumer of its event will');
-    }
-    return { devolucion: await returnOf(empresaId, outcome.id), idempotent: false };
-  };
+  deps.onCommitted?.();
+  try {
+    await settleStock(db, bus, empresaId, outcome.id, ctx);
+  } catch (err) {
+    bus.logger.warn({ err, empresaId, idDevolucion: outcome.id }, 'stock of a new return not put back yet; the consumer of its event will');
+  }
+  return { devolucion: await returnOf(empresaId, outcome.id), idempotent: false };
 }
 
 /** Asks sales to stop counting a registration whose return did not commit; if sales cannot be reached, its next annulment or update does it. */

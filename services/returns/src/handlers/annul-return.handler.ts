@@ -4,7 +4,7 @@ import { AppError, Return, returnsEvents, type ParsedRequestOf, type ReplyInputO
 import { inTransaction } from '@erp/db';
 import { annulDevolucion, findReturn, lockDevolucion } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
-import { settleStock } from '../stock/settle-stock';
+import { settleStock } from '../flows/settle-stock.flow';
 
 type AnnulRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.annul'>;
 type AnnulReply = ReplyInputOf<typeof returnsAdminSubjects, 'returns.admin.annul'>;
