@@ -26,3 +26,33 @@ export const STOCK_SCALE = 3;
 
 /** A quantity rounded to the stock scale, half up. */
 export const toStock = (value: DecimalValue): Decimal => new Decimal(value).toDecimalPlaces(STOCK_SCALE, Decimal.ROUND_HALF_UP);
+
+/** Sums over one group of documents (the sales of a state, the returns of a type), as exact decimal strings. */
+export interface DocumentTotals<G extends string> {
+  grupo: G;
+  cantidad: number;
+  total: string;
+  iva: string;
+  descuento: string;
+}
+
+/**
+ * A summary of documents from per-group sums: totals are the sums of the groups, the average is
+ * total / count to the cent (0 without documents), and every group asked for is listed, with
+ * zeros when it has no documents, in the order of `grupos`.
+ */
+export function summarizeDocuments<G extends string>(rows: readonly DocumentTotals<G>[], grupos: readonly G[]) {
+  const cantidad = rows.reduce((n, r) => n + r.cantidad, 0);
+  const total = sum(rows.map((r) => r.total));
+  return {
+    cantidad,
+    total: cents(total),
+    iva: cents(sum(rows.map((r) => r.iva))),
+    descuentos: cents(sum(rows.map((r) => r.descuento))),
+    promedio: cantidad === 0 ? '0.00' : cents(total.div(cantidad)),
+    grupos: grupos.map((grupo) => {
+      const row = rows.find((r) => r.grupo === grupo);
+      return { grupo, cantidad: row?.cantidad ?? 0, total: cents(row ? row.total : 0) };
+    }),
+  };
+}

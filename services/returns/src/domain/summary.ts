@@ -1,5 +1,5 @@
 import { TIPOS_DEVOLUCION, type TipoDevolucion } from '@erp/contracts';
-import { Decimal, cents, sum } from '@erp/contracts';
+import { summarizeDocuments } from '@erp/contracts';
 
 export interface TipoTotals {
   tipo: TipoDevolucion;
@@ -16,17 +16,16 @@ export interface TipoTotals {
  * zeros when it has no returns, in the order of `TIPOS_DEVOLUCION`.
  */
 export function summarize(rows: readonly TipoTotals[]) {
-  const cantidad = rows.reduce((n, r) => n + r.cantidad, 0);
-  const total = sum(rows.map((r) => r.total));
+  const s = summarizeDocuments(
+    rows.map((r) => ({ ...r, grupo: r.tipo })),
+    TIPOS_DEVOLUCION,
+  );
   return {
-    cantidad_devoluciones: cantidad,
-    total_devuelto: cents(total),
-    total_iva: cents(sum(rows.map((r) => r.iva))),
-    total_descuentos: cents(sum(rows.map((r) => r.descuento))),
-    promedio_devolucion: cantidad === 0 ? '0.00' : cents(total.div(cantidad)),
-    devoluciones_por_tipo: TIPOS_DEVOLUCION.map((tipo) => {
-      const row = rows.find((r) => r.tipo === tipo);
-      return { tipo, cantidad: row?.cantidad ?? 0, total: cents(row ? new Decimal(row.total) : 0) };
-    }),
+    cantidad_devoluciones: s.cantidad,
+    total_devuelto: s.total,
+    total_iva: s.iva,
+    total_descuentos: s.descuentos,
+    promedio_devolucion: s.promedio,
+    devoluciones_por_tipo: s.grupos.map(({ grupo, cantidad, total }) => ({ tipo: grupo, cantidad, total })),
   };
 }

@@ -1,5 +1,5 @@
 import type { EstadoVenta } from '@erp/contracts';
-import { Decimal, cents, sum } from '@erp/contracts';
+import { summarizeDocuments } from '@erp/contracts';
 
 export interface EstadoTotals {
   estado: EstadoVenta;
@@ -16,18 +16,17 @@ export interface EstadoTotals {
  * when it has no sales, in the order of `estados`.
  */
 export function summarize(rows: readonly EstadoTotals[], estados: readonly EstadoVenta[]) {
-  const cantidad = rows.reduce((n, r) => n + r.cantidad, 0);
-  const total = sum(rows.map((r) => r.total));
+  const s = summarizeDocuments(
+    rows.map((r) => ({ ...r, grupo: r.estado })),
+    estados,
+  );
   return {
-    cantidad_ventas: cantidad,
-    total_ventas: cents(total),
-    total_iva: cents(sum(rows.map((r) => r.iva))),
-    total_descuentos: cents(sum(rows.map((r) => r.descuento))),
-    promedio_venta: cantidad === 0 ? '0.00' : cents(total.div(cantidad)),
-    ventas_por_estado: estados.map((estado) => {
-      const row = rows.find((r) => r.estado === estado);
-      return { estado, cantidad: row?.cantidad ?? 0, total: cents(row ? new Decimal(row.total) : 0) };
-    }),
+    cantidad_ventas: s.cantidad,
+    total_ventas: s.total,
+    total_iva: s.iva,
+    total_descuentos: s.descuentos,
+    promedio_venta: s.promedio,
+    ventas_por_estado: s.grupos.map(({ grupo, cantidad, total }) => ({ estado: grupo, cantidad, total })),
   };
 }
 
