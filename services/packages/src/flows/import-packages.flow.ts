@@ -14,7 +14,7 @@ import { findPaqueteIdsByWr, insertNewPaquetes, type NewPaquete } from '../db/pa
 import type { PackagesDb } from '../db/tables';
 import { ESTADO_EN_BODEGA, branchQuery, buildReply, splitRepeats, validateItems, type ValidItem } from '../domain/import-batch';
 
-type ImportRequest = ParsedRequestOf<typeof packagesSubjects, 'packages.import'>;
+export type ImportRequest = ParsedRequestOf<typeof packagesSubjects, 'packages.import'>;
 
 interface AcceptedItem extends ValidItem {
   sucursalId: number;
@@ -26,56 +26,55 @@ interface AcceptedItem extends ValidItem {
  * for every branch and one to the gateway for every advisor code (in parallel), then one
  * insert, at most one select for the wr that already existed, and one outbox row.
  */
-export function importPackagesHandler(db: Kysely<PackagesDb>, bus: Bus, onCommitted: () => void = () => undefined) {
-  return async ({ packages }: ImportRequest, ctx: TenantContext) => {
-    const empresaId = ctx.empresa.id;
-    const { valid, errors } = validateItems(packages);
+export async function importPackages(deps: { db: Kysely<PackagesDb>; bus: Bus; onCommitted: () => void }, { packages }: ImportRequest, ctx: TenantContext) {
+  const { db, bus, onCommitted } = deps;
+  const empresaId = ctx.empresa.id;
+  const { valid, errors } = validateItems(packages);
 
-    const accepted: AcceptedItem[] = [];
-    const refused: PackageImportError[] = [...errors];
-    if (valid.length > 0) {
-      const codigos = [...new Set(valid.map((v) => v.item.codigo_asesor))];
-      const [branches, usuarios] = await Promise.all([
-        bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: valid.map((v) => branchQuery(v.item)) }, ctx),
-        bus.request(gatewayDirectorySubjects, 'gateway.usuario.by-codigo', { codigos }, ctx),
-      ]);
-      valid.forEach((entry, i) => {
-        const branch = branches[i];
-        if (!branch) throw new Error('inventory.sucursal.resolve answered fewer items than asked');
-        if (!branch.ok) refused.push({ index: entry.index, wr: entry.item.wr, message: branch.message });
-        else accepted.push({ ...entry, sucursalId: branch.id_sucursal, usuarioId: usuarios[entry.item.codigo_asesor] ?? null });
-      });
-    }
-
-    const { firsts, repeats } = splitRepeats(accepted);
-    // Rows go in wr order so concurrent imports wait on each other's keys in one order, never in a cycle.
-    const rows = firsts.map((entry) => toRow(empresaId, entry)).sort((a, b) => (a.wr < b.wr ? -1 : a.wr > b.wr ? 1 : 0));
-    if (rows.length === 0) return buildReply({ firsts, repeats, errors: refused, created: new Map(), existing: new Map() });
-    const { created, existing } = await inTransaction(db, async (trx) => {
-      const created = await insertNewPaquetes(trx, rows);
-      const existing = await findPaqueteIdsByWr(
-        trx,
-        empresaId,
-        rows.filter((r) => !created.has(r.wr)).map((r) => r.wr),
-      );
-      if (created.size > 0) {
-        await enqueueEvent(
-          trx,
-          packagesEvents,
-          'events.packages.package.imported',
-          {
-            empresa_id: empresaId,
-            paquetes: rows.flatMap((r) => (created.has(r.wr) ? [{ id: created.get(r.wr)!, wr: r.wr, id_sucursal: r.sucursal_id }] : [])),
-          },
-          ctx,
-        );
-      }
-      return { created, existing };
+  const accepted: AcceptedItem[] = [];
+  const refused: PackageImportError[] = [...errors];
+  if (valid.length > 0) {
+    const codigos = [...new Set(valid.map((v) => v.item.codigo_asesor))];
+    const [branches, usuarios] = await Promise.all([
+      bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: valid.map((v) => branchQuery(v.item)) }, ctx),
+      bus.request(gatewayDirectorySubjects, 'gateway.usuario.by-codigo', { codigos }, ctx),
+    ]);
+    valid.forEach((entry, i) => {
+      const branch = branches[i];
+      if (!branch) throw new Error('inventory.sucursal.resolve answered fewer items than asked');
+      if (!branch.ok) refused.push({ index: entry.index, wr: entry.item.wr, message: branch.message });
+      else accepted.push({ ...entry, sucursalId: branch.id_sucursal, usuarioId: usuarios[entry.item.codigo_asesor] ?? null });
     });
-    if (created.size > 0) onCommitted();
+  }
 
-    return buildReply({ firsts, repeats, errors: refused, created, existing });
-  };
+  const { firsts, repeats } = splitRepeats(accepted);
+  // Rows go in wr order so concurrent imports wait on each other's keys in one order, never in a cycle.
+  const rows = firsts.map((entry) => toRow(empresaId, entry)).sort((a, b) => (a.wr < b.wr ? -1 : a.wr > b.wr ? 1 : 0));
+  if (rows.length === 0) return buildReply({ firsts, repeats, errors: refused, created: new Map(), existing: new Map() });
+  const { created, existing } = await inTransaction(db, async (trx) => {
+    const created = await insertNewPaquetes(trx, rows);
+    const existing = await findPaqueteIdsByWr(
+      trx,
+      empresaId,
+      rows.filter((r) => !created.has(r.wr)).map((r) => r.wr),
+    );
+    if (created.size > 0) {
+      await enqueueEvent(
+        trx,
+        packagesEvents,
+        'events.packages.package.imported',
+        {
+          empresa_id: empresaId,
+          paquetes: rows.flatMap((r) => (created.has(r.wr) ? [{ id: created.get(r.wr)!, wr: r.wr, id_sucursal: r.sucursal_id }] : [])),
+        },
+        ctx,
+      );
+    }
+    return { created, existing };
+  });
+  if (created.size > 0) onCommitted();
+
+  return buildReply({ firsts, repeats, errors: refused, created, existing });
 }
 
 function toRow(empresaId: number, { item, sucursalId, usuarioId }: AcceptedItem): NewPaquete {
