@@ -50,7 +50,7 @@ export const BACK_OFFICE_USER = 'Administración';
  */
 export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> {
   const { db, bus } = deps;
-  const returnOf = async (empresaId: number, id: number) => {
+  const devolucionOf = async (empresaId: number, id: number) => {
     const devolucion = await findReturn(db, empresaId, id);
     if (!devolucion) throw new Error(`Return ${id} vanished after it was written`);
     return devolucion;
@@ -59,7 +59,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   const empresaId = req.empresa_id;
   if (req.referencia) {
     const id = await findIdByReferencia(db, empresaId, req.referencia);
-    if (id !== undefined) return { devolucion: await returnOf(empresaId, id), idempotent: true };
+    if (id !== undefined) return { devolucion: await devolucionOf(empresaId, id), idempotent: true };
   }
   const ctx: TenantContext = {
     requestId: reqCtx.requestId,
@@ -84,11 +84,11 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
         if (winner !== undefined) return { winner };
       }
       registered = true;
-      const sale = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
-      const problemNow = saleProblem(sale.estado);
+      const registrada = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
+      const problemNow = saleProblem(registrada.estado);
       if (problemNow) throw AppError.rule(problemNow, { id_venta: [problemNow] });
-      if (sale.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto))) marcas = await brandsOf(bus, sale, ctx);
-      const planned = planReturn({ tipo: req.tipo, saleLines: sale.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
+      if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto))) marcas = await brandsOf(bus, registrada, ctx);
+      const planned = planReturn({ tipo: req.tipo, saleLines: registrada.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
       if (!planned.ok) throw AppError.rule(planned.message, planned.details);
       const plan = planned.plan;
 
@@ -99,7 +99,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
       const id = await insertDevolucion(trx, {
         empresa_id: empresaId,
         venta_id: venta.id,
-        bodega_id: sale.id_bodega,
+        bodega_id: registrada.id_bodega,
         documento_id: series.id,
         numero: series.correlativo,
         correlativo: `${series.prefijo}${series.correlativo}`,
@@ -111,7 +111,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
         anulada_at: null,
         usuario_id: req.usuario?.id ?? null,
         nombre_usuario: req.usuario?.nombre ?? BACK_OFFICE_USER,
-        nombre_cliente: sale.nombre_cliente ?? 'Consumidor Final',
+        nombre_cliente: registrada.nombre_cliente ?? 'Consumidor Final',
         nombre_documento: series.nombre,
         clave_stock: plan.stock.length > 0 ? clave : null,
         clave_registro: clave,
@@ -161,11 +161,11 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
     if (registered) await squareRegistrations(bus, venta.id, ctx);
     if (req.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
       const winner = await findIdByReferencia(db, empresaId, req.referencia);
-      if (winner !== undefined) return { devolucion: await returnOf(empresaId, winner), idempotent: true };
+      if (winner !== undefined) return { devolucion: await devolucionOf(empresaId, winner), idempotent: true };
     }
     throw err;
   }
-  if ('winner' in outcome) return { devolucion: await returnOf(empresaId, outcome.winner), idempotent: true };
+  if ('winner' in outcome) return { devolucion: await devolucionOf(empresaId, outcome.winner), idempotent: true };
 
   deps.onCommitted?.();
   try {
@@ -173,7 +173,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   } catch (err) {
     bus.logger.warn({ err, empresaId, idDevolucion: outcome.id }, 'stock of a new return not put back yet; the consumer of its event will');
   }
-  return { devolucion: await returnOf(empresaId, outcome.id), idempotent: false };
+  return { devolucion: await devolucionOf(empresaId, outcome.id), idempotent: false };
 }
 
 /** Asks sales to stop counting a registration whose return did not commit; if sales cannot be reached, its next annulment or update does it. */
