@@ -26,7 +26,7 @@ export async function insertBodega(db: Kysely<InventoryDb>, empresaId: number, s
 
 /**
  * Activates or deactivates a branch or a warehouse; false when the company has none with that id.
- * Only the place's row changes here: its stock entries follow with `countEntries`.
+ * Only the place's row changes here: its stock entries follow with `countInventarios`.
  */
 export async function setActive(db: Kysely<InventoryDb>, table: 'sucursales' | 'bodegas', empresaId: number, id: number, activo: boolean): Promise<boolean> {
   const result = await db
@@ -50,7 +50,7 @@ export async function bodegaIdsOf(db: Kysely<InventoryDb>, table: 'sucursales' |
  * products as their places now say, in one short transaction (migration 0006). Returns the last
  * entry id looked at, or null when no entry is left after `after`.
  */
-export async function countEntries(db: Kysely<InventoryDb>, empresaId: number, bodegaIds: readonly number[], after: number, limit: number): Promise<number | null> {
+export async function countInventarios(db: Kysely<InventoryDb>, empresaId: number, bodegaIds: readonly number[], after: number, limit: number): Promise<number | null> {
   return inTransaction(db, async (trx) => {
     const { rows } = await sql<{ hasta: number | null }>`select ${sql.id(INVENTORY_SCHEMA, 'inventarios_contar')}(${empresaId}::integer, ${sql.val(bodegaIds)}::integer[], ${after}::integer, ${limit}::integer) as hasta`.execute(trx);
     return rows[0]!.hasta;

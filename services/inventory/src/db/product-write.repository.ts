@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { InventoryDb, ProductosTable } from './tables';
 
 /** The company's category of that name, created when missing. */
-export async function categoryIdFor(trx: Transaction<InventoryDb>, empresaId: number, nombre: string): Promise<number> {
+export async function categoriaIdFor(trx: Transaction<InventoryDb>, empresaId: number, nombre: string): Promise<number> {
   const row = await trx
     .insertInto('categorias')
     .values({ empresa_id: empresaId, nombre })
@@ -12,7 +12,7 @@ export async function categoryIdFor(trx: Transaction<InventoryDb>, empresaId: nu
   return row.id;
 }
 
-type NewProduct = Omit<
+type NewProducto = Omit<
   ProductosTable,
   'id' | 'empresa_id' | 'enable' | 'created_at' | 'updated_at' | 'deleted_at' | 'stock_activo' | 'bodegas_con_stock' | 'bodegas_stock_bajo'
 > & { enable: boolean };
@@ -21,7 +21,7 @@ type NewProduct = Omit<
  * Inserts a product unless a live one of the company has its `codigo`; undefined when it does
  * (a concurrent insert of the same code waits for the first and then does nothing).
  */
-export async function insertProduct(trx: Transaction<InventoryDb>, empresaId: number, product: NewProduct): Promise<number | undefined> {
+export async function insertProducto(trx: Transaction<InventoryDb>, empresaId: number, product: NewProducto): Promise<number | undefined> {
   const row = await trx
     .insertInto('productos')
     .values({ ...product, empresa_id: empresaId, deleted_at: null })
@@ -31,7 +31,7 @@ export async function insertProduct(trx: Transaction<InventoryDb>, empresaId: nu
   return row?.id;
 }
 
-export async function findLiveProductId(trx: Transaction<InventoryDb>, empresaId: number, codigo: string): Promise<number | undefined> {
+export async function findLiveProductoId(trx: Transaction<InventoryDb>, empresaId: number, codigo: string): Promise<number | undefined> {
   const row = await trx
     .selectFrom('productos')
     .select('id')
@@ -42,10 +42,10 @@ export async function findLiveProductId(trx: Transaction<InventoryDb>, empresaId
   return row?.id;
 }
 
-export type ProductChanges = Partial<Omit<NewProduct, 'tipo'>>;
+export type ProductoChanges = Partial<Omit<NewProducto, 'tipo'>>;
 
 /** Applies the changes to a live product of the company; false when there is none. */
-export async function updateProduct(trx: Transaction<InventoryDb>, empresaId: number, id: number, changes: ProductChanges): Promise<boolean> {
+export async function updateProducto(trx: Transaction<InventoryDb>, empresaId: number, id: number, changes: ProductoChanges): Promise<boolean> {
   const result = await trx
     .updateTable('productos')
     .set({ ...changes, updated_at: sql<Date>`now()` })

@@ -72,7 +72,7 @@ export interface InventariosTable {
   nota: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
-  /** Whether the entry is in its product's stock_activo and counts (set by triggers and `countEntries`, never written). */
+  /** Whether the entry is in its product's stock_activo and counts (set by triggers and `countInventarios`, never written). */
   contado: Generated<boolean>;
 }
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { bodegaIdsOf, countEntries, setActive } from '../db/location.repository';
+import { bodegaIdsOf, countInventarios, setActive } from '../db/location.repository';
 import type { InventoryDb } from '../db/tables';
 
 /**
@@ -17,6 +17,6 @@ export async function setLocationActive(
   if (!(await setActive(db, place.table, place.empresaId, place.id, place.activo))) return false;
   const bodegaIds = await bodegaIdsOf(db, place.table, place.empresaId, place.id);
   if (bodegaIds.length === 0) return true;
-  for (let after: number | null = 0; after !== null; ) after = await countEntries(db, place.empresaId, bodegaIds, after, batchSize);
+  for (let after: number | null = 0; after !== null; ) after = await countInventarios(db, place.empresaId, bodegaIds, after, batchSize);
   return true;
 }

@@ -1,7 +1,7 @@
 import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { categoryIdFor, findLiveProductId, insertProduct } from '../db/product-write.repository';
+import { categoriaIdFor, findLiveProductoId, insertProducto } from '../db/product-write.repository';
 import type { InventoryDb } from '../db/tables';
 
 type CreateRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.product.create'>;
@@ -10,14 +10,14 @@ export function createProductHandler(db: Kysely<InventoryDb>) {
   return async (req: CreateRequest, ctx: TenantContext) =>
     inTransaction(db, async (trx) => {
       const empresaId = ctx.empresa.id;
-      const existing = await findLiveProductId(trx, empresaId, req.codigo);
+      const existing = await findLiveProductoId(trx, empresaId, req.codigo);
       if (existing !== undefined) return { id: existing, creado: false };
-      const id = await insertProduct(trx, empresaId, {
+      const id = await insertProducto(trx, empresaId, {
         nombre: req.nombre,
         descripcion: req.descripcion ?? null,
         codigo: req.codigo,
         barcode: req.barcode ?? null,
-        categoria_id: req.categoria ? await categoryIdFor(trx, empresaId, req.categoria) : null,
+        categoria_id: req.categoria ? await categoriaIdFor(trx, empresaId, req.categoria) : null,
         marca: req.marca ?? null,
         tipo: req.tipo,
         precio: req.precio,
@@ -29,6 +29,6 @@ export function createProductHandler(db: Kysely<InventoryDb>) {
         enable: req.enable !== 0,
       });
       if (id !== undefined) return { id, creado: true };
-      return { id: (await findLiveProductId(trx, empresaId, req.codigo))!, creado: false };
+      return { id: (await findLiveProductoId(trx, empresaId, req.codigo))!, creado: false };
     });
 }

@@ -2,7 +2,7 @@ import { AppError, type ParsedRequestOf, type inventorySubjects } from '@erp/con
 import { inTransaction } from '@erp/db';
 import type { Insertable, Kysely } from 'kysely';
 import { insertBodega, insertSucursal } from '../db/location.repository';
-import { categoryIdFor } from '../db/product-write.repository';
+import { categoriaIdFor } from '../db/product-write.repository';
 import { insertInventario, insertMovimientos, insertSeedProducto } from '../db/seed.repository';
 import type { InventoryDb } from '../db/tables';
 
@@ -30,7 +30,7 @@ export function seedHandler(db: Kysely<InventoryDb>) {
       const openings: Insertable<InventoryDb['movimientos']>[] = [];
       const categoryIds = new Map<string, number>();
       for (const nombre of new Set(req.productos.flatMap((p) => (p.categoria ? [p.categoria] : [])))) {
-        categoryIds.set(nombre, await categoryIdFor(trx, empresaId, nombre));
+        categoryIds.set(nombre, await categoriaIdFor(trx, empresaId, nombre));
       }
 
       for (const p of req.productos) {

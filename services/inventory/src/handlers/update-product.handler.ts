@@ -2,7 +2,7 @@ import { AppError, type ParsedRequestOf, type TenantContext, type inventorySubje
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { findProductWithStock } from '../db/product.repository';
-import { categoryIdFor, updateProduct, type ProductChanges } from '../db/product-write.repository';
+import { categoriaIdFor, updateProducto, type ProductoChanges } from '../db/product-write.repository';
 import type { InventoryDb } from '../db/tables';
 
 type UpdateRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.product.update'>;
@@ -13,10 +13,10 @@ export function updateProductHandler(db: Kysely<InventoryDb>) {
     try {
       await inTransaction(db, async (trx) => {
         const { categoria, enable, ...plain } = cambios;
-        const changes: ProductChanges = Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined));
-        if (categoria !== undefined) changes.categoria_id = categoria === null ? null : await categoryIdFor(trx, empresaId, categoria);
+        const changes: ProductoChanges = Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined));
+        if (categoria !== undefined) changes.categoria_id = categoria === null ? null : await categoriaIdFor(trx, empresaId, categoria);
         if (enable !== undefined) changes.enable = enable === 1;
-        if (!(await updateProduct(trx, empresaId, id, changes))) throw AppError.notFound('Producto no encontrado');
+        if (!(await updateProducto(trx, empresaId, id, changes))) throw AppError.notFound('Producto no encontrado');
       });
     } catch (err) {
       if (isUniqueViolation(err, 'productos_empresa_codigo_key')) {
