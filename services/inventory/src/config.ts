@@ -17,7 +17,7 @@ export const InventoryConfig = BaseConfig.extend({
   RESERVATION_TIMEOUT_MS: z.coerce.number().int().min(100).default(INVENTORY_DEFAULTS.RESERVATION_TIMEOUT_MS),
   RESERVATION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(INVENTORY_DEFAULTS.RESERVATION_SWEEP_INTERVAL_MS),
   RESERVATION_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).default(INVENTORY_DEFAULTS.RESERVATION_CHECK_TIMEOUT_MS),
-  LOCATION_COUNT_BATCH: z.coerce.number().int().min(1).max(50_000).default(INVENTORY_DEFAULTS.LOCATION_COUNT_BATCH),
+  LOCATION_COUNT_BATCH: z.coerce.number().int().min(1).max(1_000_000).default(INVENTORY_DEFAULTS.LOCATION_COUNT_BATCH),
 });
 export type InventoryConfig = z.output<typeof InventoryConfig>;
 
