@@ -8,7 +8,7 @@ import { migrations } from './db/migrations';
 import type { ReturnsDb } from './db/tables';
 import { annulReturnHandler } from './handlers/annul-return.handler';
 import { createReturnHandler } from './handlers/create-return.handler';
-import { saleRegistrationsHandler } from './handlers/registrations.handler';
+import { saleRegistrationsHandler } from './handlers/sale-registrations.handler';
 import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
 
 export const RETURNS_SCHEMA = 'returns';
