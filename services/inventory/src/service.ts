@@ -20,6 +20,7 @@ import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
 import { ReservationSweeper } from './flows/reservation-sweeper.flow';
+import { finishPendingCounts } from './flows/set-location-active.flow';
 
 export { INVENTORY_SCHEMA };
 
@@ -53,6 +54,13 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
         { queue: 'inventory' },
       );
       await startSaleCreatedConsumer(db, bus);
+      // A (de)activation cut short by a stop: its entries are counted as the place now says.
+      void finishPendingCounts(db, config.LOCATION_COUNT_BATCH).then(
+        (n) => {
+          if (n > 0) logger.info({ places: n }, 'finished the stock counts of places changed before the last stop');
+        },
+        (err: unknown) => logger.warn({ err }, 'stock counts of changed places not finished; the next start or change finishes them'),
+      );
       const sweeper = new ReservationSweeper({
         db,
         bus,

@@ -1,7 +1,9 @@
 import { inventorySubjects } from '@erp/contracts';
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
+import { setActive } from '../src/db/location.repository';
 import { summarizeInventory } from '../src/db/product.repository';
+import { finishPendingCounts } from '../src/flows/set-location-active.flow';
 import { eventually, seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from './summary-oracle';
 
@@ -94,6 +96,18 @@ describe('(de)activating a warehouse', () => {
     await expectSummaryExact();
     const summary = await summarizeInventory(h.db, 1);
     expect(Number(summary.totals.stock_total)).toBe(4 * PRODUCTS + 4);
+  });
+
+  it('finishes a change whose count was cut short, as the next start does', async () => {
+    // The process stopped right after the change of the place committed: no entry was moved yet.
+    await setActive(h.db, 'bodegas', 1, a.bodegas.reserva!, false);
+    expect((await productsWithStaleDerivedValues(h.db)).length).toBe(PRODUCTS);
+
+    expect(await finishPendingCounts(h.db, BATCH)).toBe(1);
+    await expectSummaryExact();
+    expect(await finishPendingCounts(h.db, BATCH)).toBe(0);
+    await h.bus.request(inventorySubjects, 'inventory.admin.bodega.set-active', { empresa_id: 1, id: a.bodegas.reserva!, activo: true }, { requestId: 'reopen-reserva' });
+    await expectSummaryExact();
   });
 
   it('moves a branch of several warehouses out and back in batches, ending exact', async () => {

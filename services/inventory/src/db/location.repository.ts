@@ -24,22 +24,44 @@ export async function insertBodega(db: Kysely<InventoryDb>, empresaId: number, s
   return row?.id;
 }
 
+export type Lugar = 'sucursales' | 'bodegas';
+
 /**
- * Activates or deactivates a branch or a warehouse; false when the company has none with that id.
- * Only the place's row changes here: its stock entries follow with `countInventarios`.
+ * Activates or deactivates a branch or a warehouse, and marks its stock entries as owed a count
+ * (`countInventarios`); undefined when the company has none with that id. Only the place's row
+ * changes here. The mark (this transaction's id) is cleared by whoever finishes the count.
  */
-export async function setActive(db: Kysely<InventoryDb>, table: 'sucursales' | 'bodegas', empresaId: number, id: number, activo: boolean): Promise<boolean> {
-  const result = await db
+export async function setActive(db: Kysely<InventoryDb>, table: Lugar, empresaId: number, id: number, activo: boolean): Promise<number | undefined> {
+  const row = await db
     .updateTable(table)
-    .set({ activo, updated_at: sql<Date>`now()` })
+    .set({ activo, updated_at: sql<Date>`now()`, conteo_pendiente: sql<number>`txid_current()` })
     .where('empresa_id', '=', empresaId)
     .where('id', '=', id)
+    .returning('conteo_pendiente')
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return row?.conteo_pendiente ?? undefined;
+}
+
+/** Clears the mark of a finished count, unless a later change of the place marked it again. */
+export async function clearConteoPendiente(db: Kysely<InventoryDb>, table: Lugar, id: number, mark: number): Promise<void> {
+  await db.updateTable(table).set({ conteo_pendiente: null }).where('id', '=', id).where('conteo_pendiente', '=', mark).execute();
+}
+
+/** Places of every company whose count was left unfinished (the process stopped during it). */
+export async function findConteosPendientes(db: Kysely<InventoryDb>): Promise<Array<{ table: Lugar; empresaId: number; id: number; mark: number }>> {
+  const [sucursales, bodegas] = await Promise.all(
+    (['sucursales', 'bodegas'] as const).map((table) =>
+      db.selectFrom(table).select(['empresa_id', 'id', 'conteo_pendiente']).where('conteo_pendiente', 'is not', null).orderBy('id').execute(),
+    ),
+  );
+  return [
+    ...sucursales!.map((r) => ({ table: 'sucursales' as const, empresaId: r.empresa_id, id: r.id, mark: r.conteo_pendiente! })),
+    ...bodegas!.map((r) => ({ table: 'bodegas' as const, empresaId: r.empresa_id, id: r.id, mark: r.conteo_pendiente! })),
+  ];
 }
 
 /** The warehouses a change of the place reaches: the warehouse itself, or every warehouse of the branch. */
-export async function bodegaIdsOf(db: Kysely<InventoryDb>, table: 'sucursales' | 'bodegas', empresaId: number, id: number): Promise<number[]> {
+export async function bodegaIdsOf(db: Kysely<InventoryDb>, table: Lugar, empresaId: number, id: number): Promise<number[]> {
   if (table === 'bodegas') return [id];
   const rows = await db.selectFrom('bodegas').select('id').where('empresa_id', '=', empresaId).where('sucursal_id', '=', id).orderBy('id').execute();
   return rows.map((r) => r.id);

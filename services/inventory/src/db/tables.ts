@@ -15,6 +15,8 @@ export interface SucursalesTable {
   activo: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** Set by a change of `activo` until its stock entries are all counted as it says (migration 0006). */
+  conteo_pendiente: Generated<number | null>;
 }
 
 export interface BodegasTable {
@@ -25,6 +27,8 @@ export interface BodegasTable {
   activo: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** As in `sucursales`. */
+  conteo_pendiente: Generated<number | null>;
 }
 
 export interface CategoriasTable {

@@ -17,6 +17,9 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table inventarios add column contado boolean not null default true`.execute(db);
+  // A place whose entries are still being brought to its state, so a count cut short is finished later.
+  await sql`alter table sucursales add column conteo_pendiente bigint`.execute(db);
+  await sql`alter table bodegas add column conteo_pendiente bigint`.execute(db);
   // Entries of inactive places were never counted; the summary trigger moves nothing for them.
   await sql`
     update inventarios i set contado = false
