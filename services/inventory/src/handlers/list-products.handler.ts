@@ -1,3 +1,4 @@
+import { JsonText } from '@erp/bus';
 import { AppError, changePagination, decodeChangeCursor, paginate, type InventoryListRequest, type TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
@@ -9,8 +10,8 @@ export function listProductsHandler(db: Kysely<InventoryDb>) {
   return async (request: InventoryListRequest, ctx: TenantContext) => {
     const filters_applied = { ...filtersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
-      const { total, rows } = await listProducts(db, ctx.empresa.id, request);
-      return { items: rows, pagination: paginate(request, total), filters_applied };
+      const { total, json } = await listProducts(db, ctx.empresa.id, request);
+      return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
     const after = request.cursor === undefined ? undefined : decodeChangeCursor(request.cursor);
     if (request.cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
