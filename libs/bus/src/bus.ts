@@ -187,9 +187,8 @@ export class Bus {
     void catalog;
     return this.exchange(subject, payload, ctx, options, (msg) => {
       const range = jsonRange(msg);
-      if (range) return { page: unwrap(JSON.parse(range.rest) as WireReply) as Omit<ReplyOf<C, S>, 'items'>, items: range.json };
-      const { items, ...page } = unwrap(msg.json<WireReply>()) as { items: unknown };
-      return { page: page as Omit<ReplyOf<C, S>, 'items'>, items: Buffer.from(JSON.stringify(items)) };
+      const { items, ...page } = unwrap(range ? (JSON.parse(range.rest) as WireReply) : msg.json<WireReply>()) as { items: unknown };
+      return { page: page as Omit<ReplyOf<C, S>, 'items'>, items: range ? range.json : Buffer.from(JSON.stringify(items)) };
     });
   }
 
