@@ -35,8 +35,11 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
+/** A page reply whose `items` are JSON text. */
+export type JsonPageOf<T> = T extends { items: unknown } ? Omit<T, 'items'> & { items: JsonText } : never;
+
 /** A reply given as JSON text: the whole reply, or the `items` of a page. */
-export type JsonReplyOf<T> = JsonText | (T extends { items: unknown } ? Omit<T, 'items'> & { items: JsonText } : never);
+export type JsonReplyOf<T> = JsonText | JsonPageOf<T>;
 
 /** One handler per subject of the catalog: the mapped type makes a missing subject a compile error. */
 export type Handlers<C extends Catalog> = {

@@ -1,14 +1,12 @@
 import type { Kysely } from 'kysely';
 import { AppError, changePagination, decodeChangeCursor, paginate, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
-import { JsonText } from '@erp/bus';
+import { JsonText, type JsonPageOf } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import { findReturnJson, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { summarize } from '../domain/summary';
 
 type Api = typeof returnsApiSubjects;
-/** A page whose returns are JSON text. */
-type JsonPage = Omit<ReplyInputOf<Api, 'returns.return.list'>, 'items'> & { items: JsonText };
 
 export function getReturnHandler(db: Kysely<ReturnsDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'returns.return.get'>, ctx: TenantContext) => {
@@ -19,7 +17,7 @@ export function getReturnHandler(db: Kysely<ReturnsDb>) {
 }
 
 export function listReturnsHandler(db: Kysely<ReturnsDb>) {
-  return async (request: ParsedRequestOf<Api, 'returns.return.list'>, ctx: TenantContext): Promise<JsonPage | ReplyInputOf<Api, 'returns.return.list'>> => {
+  return async (request: ParsedRequestOf<Api, 'returns.return.list'>, ctx: TenantContext): Promise<JsonPageOf<ReplyInputOf<Api, 'returns.return.list'>> | ReplyInputOf<Api, 'returns.return.list'>> => {
     const filters_applied = { ...returnsFiltersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
       const { total, json } = await listReturns(db, ctx.empresa.id, request);

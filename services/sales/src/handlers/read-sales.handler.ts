@@ -11,15 +11,13 @@ import {
   type TenantContext,
   type salesApiSubjects,
 } from '@erp/contracts';
-import { JsonText } from '@erp/bus';
+import { JsonText, type JsonPageOf } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
 import { findSaleJson, listSaleChanges, listSales, summarizeSales } from '../db/venta.repository';
 import { summarize } from '../domain/summary';
 
 type Api = typeof salesApiSubjects;
-/** A page whose sales are JSON text. */
-type JsonPage = Omit<ReplyInputOf<Api, 'sales.sale.list'>, 'items'> & { items: JsonText };
 
 export function getSaleHandler(db: Kysely<SalesDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'sales.sale.get'>, ctx: TenantContext) => {
@@ -30,7 +28,7 @@ export function getSaleHandler(db: Kysely<SalesDb>) {
 }
 
 export function listSalesHandler(db: Kysely<SalesDb>) {
-  return async (request: ParsedRequestOf<Api, 'sales.sale.list'>, ctx: TenantContext): Promise<JsonPage | ReplyInputOf<Api, 'sales.sale.list'>> => {
+  return async (request: ParsedRequestOf<Api, 'sales.sale.list'>, ctx: TenantContext): Promise<JsonPageOf<ReplyInputOf<Api, 'sales.sale.list'>> | ReplyInputOf<Api, 'sales.sale.list'>> => {
     const { updated_since, cursor, ...paged } = request;
     const filters_applied = { ...salesFiltersApplied(request), ...(updated_since !== undefined ? { updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
