@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { AppError, changePagination, decodeChangeCursor, paginate, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
+import { AppError, changePagination, paginate, requestedChangeCursor, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
 import { JsonText, type JsonPageOf } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import { findReturnJson, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
@@ -23,8 +23,7 @@ export function listReturnsHandler(db: Kysely<ReturnsDb>) {
       const { total, json } = await listReturns(db, ctx.empresa.id, request);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = request.cursor === undefined ? undefined : decodeChangeCursor(request.cursor);
-    if (request.cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const after = requestedChangeCursor(request.cursor);
     const page = await inTransaction(db, (trx) => listReturnChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
     return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };

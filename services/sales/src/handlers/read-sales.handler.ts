@@ -3,8 +3,8 @@ import {
   AppError,
   ESTADOS_VENTA,
   changePagination,
-  decodeChangeCursor,
   paginate,
+  requestedChangeCursor,
   salesFiltersApplied,
   type ParsedRequestOf,
   type ReplyInputOf,
@@ -35,8 +35,7 @@ export function listSalesHandler(db: Kysely<SalesDb>) {
       const { total, json } = await listSales(db, ctx.empresa.id, paged);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = cursor === undefined ? undefined : decodeChangeCursor(cursor);
-    if (cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const after = requestedChangeCursor(cursor);
     const page = await inTransaction(db, (trx) => listSaleChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
     return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };
