@@ -309,8 +309,9 @@ function orderTerms(orderBy: SalesListRequest['order_by']) {
  * whatever the page size or depth. The count comes from the daily summary. The page's ids are
  * picked from the narrow index of its order (`(empresa_id, <column>, id)`, an index-only scan on a
  * vacuumed table), and only those rows of the wide sales table are read and serialised, with
- * their lines, by Postgres. Ordered by date, the summary's count per day also finds the day the
- * page starts on, so the scan skips part of one day instead of every earlier sale.
+ * their lines, by Postgres. Past the first page ordered by date, the summary's count per day
+ * also finds the day the page starts on, so the scan skips part of one day instead of every
+ * earlier sale.
  */
 export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; json: string }> {
   const dir = request.order_direction;
@@ -318,7 +319,8 @@ export async function listSales(db: Db, empresaId: number, request: PagedSalesRe
   let ids = filtered(db, empresaId, request).select('v.id');
   let total: number;
   let skip = offset;
-  if (request.order_by === 'fecha') {
+  // The first page starts at the first sale in any order: its total alone is one sum, without the days.
+  if (request.order_by === 'fecha' && offset > 0) {
     const days = await summaryRows(db, empresaId, request)
       .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
       .groupBy('r.fecha')
