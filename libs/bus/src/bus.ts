@@ -343,16 +343,16 @@ export class Bus {
     }
     const code = failure ? failure.error.code : 'OK';
     if (msg.reply) {
-      if (failure || !sent) {
+      if (failure) {
         const headers = buildHeaders(undefined);
         headers.set(ERROR_HEADER, code);
         msg.respond(JSON.stringify(failure), { headers });
-      } else if (sent.range) {
+      } else if (sent!.json) {
         const headers = buildHeaders(undefined);
-        headers.set(JSON_RANGE_HEADER, `${sent.range[0]}-${sent.range[1]}`);
-        msg.respond(sent.body, { headers });
+        headers.set(JSON_RANGE_HEADER, sent!.json.range.join('-'));
+        msg.respond(sent!.body, { headers });
       } else {
-        msg.respond(sent.body);
+        msg.respond(sent!.body);
       }
     }
     this.options.observer?.handled?.(name, code, (performance.now() - started) / 1000);
@@ -361,11 +361,8 @@ export class Bus {
 
 interface EncodedReply {
   body: string;
-  /** Byte range of the handler's JSON text in `body`, when it gave one. */
-  range?: [number, number];
-  json?: JsonText;
-  /** Where the JSON text sits in the reply. */
-  at?: 'reply' | 'items';
+  /** The handler's JSON text, where it sits in the reply and its byte range in `body`. */
+  json?: { text: string; at: 'reply' | 'items'; range: [number, number] };
 }
 
 /** The wire reply around a handler's JSON text, or undefined when the handler answered with values. */
@@ -377,9 +374,9 @@ function encodeJsonReply(result: unknown): EncodedReply | undefined {
   return embed(`{"ok":true,"data":{${members}${members ? ',' : ''}"items":`, items, '}}', 'items');
 }
 
-function embed(prefix: string, json: JsonText, suffix: string, at: 'reply' | 'items'): EncodedReply {
+function embed(prefix: string, { text }: JsonText, suffix: string, at: 'reply' | 'items'): EncodedReply {
   const start = Buffer.byteLength(prefix);
-  return { body: prefix + json.text + suffix, range: [start, start + Buffer.byteLength(json.text)], json, at };
+  return { body: prefix + text + suffix, json: { text, at, range: [start, start + Buffer.byteLength(text)] } };
 }
 
 /**
@@ -387,14 +384,17 @@ function embed(prefix: string, json: JsonText, suffix: string, at: 'reply' | 'it
  * serialise to (same fields in the same order, numbers and timestamps written the same way): a
  * partner cannot tell which path answered.
  */
-function checkJsonReply(name: string, spec: Catalog[string], encoded: EncodedReply, log: Logger): void {
-  const data = (JSON.parse(encoded.body) as { data: unknown }).data;
-  const checked = spec.reply.safeParse(data);
-  const expected = checked.success ? JSON.stringify(encoded.at === 'items' ? (checked.data as { items: unknown }).items : checked.data) : undefined;
-  if (!checked.success) log.error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
-  else if (expected !== encoded.json!.text) log.error({ expected: expected?.slice(0, 2000), sent: encoded.json!.text.slice(0, 2000) }, 'handler JSON reply differs from its contract\'s output');
-  else return;
-  throw new Error(`Reply of ${name} does not match its contract`);
+function checkJsonReply(name: string, spec: Catalog[string], { body, json }: EncodedReply, log: Logger): void {
+  const checked = spec.reply.safeParse((JSON.parse(body) as { data: unknown }).data);
+  if (!checked.success) {
+    log.error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
+    throw new Error(`Reply of ${name} does not match its contract`);
+  }
+  const expected = JSON.stringify(json!.at === 'items' ? (checked.data as { items: unknown }).items : checked.data);
+  if (expected !== json!.text) {
+    log.error({ expected: expected.slice(0, 2000), sent: json!.text.slice(0, 2000) }, 'handler JSON reply differs from the output of its contract');
+    throw new Error(`Reply of ${name} does not match its contract`);
+  }
 }
 
 function unwrap(reply: WireReply): unknown {
