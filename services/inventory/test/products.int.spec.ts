@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { InventoryListRequest, Product, inventorySubjects, isAppError } from '@erp/contracts';
 import { createPool } from '@erp/db';
 import { INVENTORY_SCHEMA } from '../src';
-import { listProducts } from '../src/db/product.repository';
+import { findProductJson, findProductWithStock, listProducts } from '../src/db/product.repository';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
 
@@ -97,6 +97,19 @@ describe('the catalog over the bus: product list, products, branches and warehou
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { codigo: 'WEB-1' } }, ctx))).toBe('CONFLICT');
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: {} }, ctx))).toBe('VALIDATION_FAILED');
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { precio: -1 } }, ctx))).toBe('VALIDATION_FAILED');
+  });
+
+  it('answers a product, alone and in pages, as the very JSON the write paths answer it', async () => {
+    const ids = (await counted.selectFrom('productos').select('id').where('empresa_id', '=', 1).where('deleted_at', 'is', null).orderBy('nombre').orderBy('id').execute()).map((r) => r.id);
+    const written: string[] = [];
+    for (const id of ids) {
+      const product = Product.parse(await findProductWithStock(counted, 1, id));
+      expect(await findProductJson(counted, 1, id)).toBe(JSON.stringify(product));
+      written.push(JSON.stringify({ ...product, inventarios: product.inventarios.map(({ created_at: _c, updated_at: _u, ...entry }) => entry) }));
+    }
+    const { json } = await listProducts(counted, 1, InventoryListRequest.parse({ per_page: 200 }));
+    expect(json).toBe(`[${written.join(',')}]`);
+    expect(await findProductJson(counted, 2, ids[0]!)).toBeUndefined();
   });
 
   it('creates branches and warehouses, and a deactivated warehouse hides its stock and refuses reservations', async () => {

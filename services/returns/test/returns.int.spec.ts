@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { AppError, Return, inventorySubjects, isAppError, returnsAdminSubjects, returnsApiSubjects, salesForReturnsSubjects, streamName, type ReturnableSale } from '@erp/contracts';
+import { AppError, Return, ReturnsListRequest, inventorySubjects, isAppError, returnsAdminSubjects, returnsApiSubjects, salesForReturnsSubjects, streamName, type ReturnableSale } from '@erp/contracts';
 import { Bus, publishEvent, type JsonText } from '@erp/bus';
 import { createPool } from '@erp/db';
 import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
 import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
+import { findReturn, findReturnJson, listReturns } from '../src/db/devolucion.repository';
 import { listReturnsHandler } from '../src/handlers/read-returns.handler';
 import type { ReturnsDb } from '../src/db/tables';
 
@@ -279,6 +280,20 @@ describe('returns service against Postgres and NATS', () => {
     expect(notFound.code).toBe('NOT_FOUND');
     const mine = await client.request(returnsApiSubjects, 'returns.return.list', { id_venta: 9 }, tenant);
     expect(mine.items).toEqual([]);
+  });
+
+  it('answers each return, alone and in pages, as the very JSON the write paths answer it', async () => {
+    const ids = (await db.selectFrom('devoluciones').select('id').where('empresa_id', '=', EMPRESA).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()).map((r) => r.id);
+    expect(ids.length).toBeGreaterThan(5);
+    const written: string[] = [];
+    for (const id of ids) {
+      const json = JSON.stringify(Return.parse(await findReturn(db, EMPRESA, id)));
+      expect(await findReturnJson(db, EMPRESA, id)).toBe(json);
+      written.push(json);
+    }
+    expect(written.some((json) => json.includes('"estado":"Anulada"'))).toBe(true);
+    const { json } = await listReturns(db, EMPRESA, ReturnsListRequest.parse({ per_page: 200 }));
+    expect(json).toBe(`[${written.join(',')}]`);
   });
 
   it('lists a page of returns with their lines in two statements, newest first', async () => {

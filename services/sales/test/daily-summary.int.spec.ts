@@ -1,13 +1,13 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { Bus } from '@erp/bus';
-import { SaleCreateRequest, SaleUpdateRequest, SalesFilters, SalesListRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
+import { Sale, SaleCreateRequest, SaleUpdateRequest, SalesFilters, SalesListRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
 import { createPool, migrateSchema } from '@erp/db';
 import { createLogger } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
 import { migrations } from '../src/db/migrations';
 import type { SalesDb } from '../src/db/tables';
-import { listSales, summarizeSales } from '../src/db/venta.repository';
+import { findSale, findSaleJson, listSales, summarizeSales } from '../src/db/venta.repository';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
@@ -253,6 +253,21 @@ describe('ventas_resumen_diario against Postgres', () => {
       }
       expect(seen).toEqual(expected.map((r) => r.id));
     }
+  });
+
+  it('answers each sale, alone and in pages, as the very JSON the write paths answer it', async () => {
+    const ids = (await db.selectFrom('ventas').select('id').where('empresa_id', '=', 1).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()).map((r) => r.id);
+    const states = await db.selectFrom('ventas').select('estado').distinct().execute();
+    expect(states.length).toBeGreaterThanOrEqual(3);
+    const written: string[] = [];
+    for (const id of ids) {
+      const json = JSON.stringify(Sale.parse(await findSale(db, 1, id)));
+      expect(await findSaleJson(db, 1, id)).toBe(json);
+      written.push(json);
+    }
+    const { json } = await listSales(db, 1, SalesListRequest.parse({ per_page: 200 }));
+    expect(json).toBe(`[${written.slice(0, 200).join(',')}]`);
+    expect(await findSaleJson(db, 2, ids[0]!)).toBeUndefined();
   });
 
   it('empties when the sales are truncated', async () => {
