@@ -263,6 +263,7 @@ const RefMap = z.record(z.string(), z.number().int());
 export const inventorySubjects = defineCatalog({
   'inventory.product.get': {
     tenant: true,
+    json: true,
     errors: ['NOT_FOUND'],
     request: z.object({ id: z.number().int().positive() }),
     reply: Product,
@@ -291,6 +292,7 @@ export const inventorySubjects = defineCatalog({
   },
   'inventory.product.list': {
     tenant: true,
+    json: true,
     errors: [],
     request: InventoryListRequest,
     reply: pageReply(Product),

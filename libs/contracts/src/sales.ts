@@ -561,12 +561,14 @@ export const salesApiSubjects = defineCatalog({
   },
   'sales.sale.get': {
     tenant: true,
+    json: true,
     errors: ['NOT_FOUND'],
     request: z.object({ id: z.number().int().positive() }),
     reply: Sale,
   },
   'sales.sale.list': {
     tenant: true,
+    json: true,
     errors: [],
     request: SalesListRequest,
     reply: pageReply(Sale),

@@ -1,7 +1,9 @@
 import http from 'node:http';
 import { Kysely, PostgresDialect } from 'kysely';
+import { JsonText } from '@erp/bus';
 import { createPool } from '@erp/db';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
+import type { ReturnsDb } from '../../../services/returns/src/db/tables';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 import { directQueries, runDirect } from './direct-queries';
 
@@ -17,7 +19,18 @@ const pool = createPool({ connectionString: process.env.DATABASE_URL!, max: Numb
 // Schema-qualified as the services' own instances are (createService: `withSchema`).
 const inventory = new Kysely<InventoryDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('inventory');
 const sales = new Kysely<SalesDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('sales');
-const routes = directQueries(inventory, sales, empresaId);
+const returns = new Kysely<ReturnsDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('returns');
+const routes = directQueries({ inventory, sales, returns }, empresaId);
+
+/** The body: JSON text the services pass on is written as it is, as the gateway writes it. */
+function body(data: unknown): string {
+  if (data instanceof JsonText) return `{"success":true,"data":${data.text}}`;
+  if (data !== null && typeof data === 'object' && 'items' in data && data.items instanceof JsonText) {
+    const { items, ...rest } = data;
+    return `{"success":true,"data":${items.text},"pagination":${JSON.stringify(rest)}}`;
+  }
+  return JSON.stringify({ success: data !== undefined, data });
+}
 
 const server = http.createServer((req, res) => {
   if (req.url === '/healthz') return void res.end('ok');
@@ -26,7 +39,7 @@ const server = http.createServer((req, res) => {
   pending
     .then((data) => {
       res.writeHead(data === undefined ? 404 : 200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ success: data !== undefined, data }));
+      res.end(body(data));
     })
     .catch((err: unknown) => {
       res.writeHead(500, { 'content-type': 'application/json' });

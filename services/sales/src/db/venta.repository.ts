@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { ChangeCursor, SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import { jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import type { PlannedLine } from '../domain/sale-plan';
 import { pageStart } from '../domain/summary';
 import type { StoredSale } from '../domain/sale-update';
@@ -184,6 +185,85 @@ async function linesOf(db: Db, empresaId: number, ventaIds: readonly number[]): 
   return byVenta;
 }
 
+const ref = (column: string) => sql.ref(column);
+const decimal = (column: string) => jsonDecimal(sql.ref(column));
+const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
+
+/**
+ * A sale of `ventas as v` with its lines as the JSON the API answers (the contract's `Sale`, field
+ * for field and in its order), built by Postgres: reads pass it on as text.
+ */
+function saleJson(db: Db) {
+  const detalles = db
+    .selectFrom('venta_detalles as d')
+    .select(
+      jsonObject({
+        id: ref('d.id'),
+        id_producto: ref('d.id_producto'),
+        codigo: ref('d.codigo'),
+        nombre_producto: ref('d.nombre_producto'),
+        descripcion: ref('d.descripcion'),
+        cantidad: decimal('d.cantidad'),
+        precio: decimal('d.precio'),
+        descuento: decimal('d.descuento'),
+        porcentaje_impuesto: decimal('d.porcentaje_impuesto'),
+        sub_total: decimal('d.sub_total'),
+        iva: decimal('d.iva'),
+        exenta: decimal('d.exenta'),
+        total: decimal('d.total'),
+        created_at: timestamp('d.created_at'),
+        updated_at: timestamp('d.updated_at'),
+      }).as('linea'),
+    )
+    .where(sql<boolean>`d.empresa_id = v.empresa_id and d.venta_id = v.id`)
+    .orderBy('d.linea');
+  return jsonObject({
+    id: ref('v.id'),
+    fecha: ref('v.fecha'),
+    correlativo: ref('v.correlativo'),
+    referencia: ref('v.referencia_externa'),
+    referencia_externa: ref('v.referencia_externa'),
+    cotizacion: ref('v.cotizacion'),
+    estado: ref('v.estado'),
+    forma_pago: ref('v.forma_pago'),
+    total: decimal('v.total'),
+    iva: decimal('v.iva'),
+    sub_total: decimal('v.sub_total'),
+    descuento: decimal('v.descuento'),
+    exenta: decimal('v.exenta'),
+    monto_pago: decimal('v.monto_pago'),
+    cambio: decimal('v.cambio'),
+    // What the customer still owes once active returns are credited.
+    saldo: jsonDecimal(sql`greatest(v.saldo - v.monto_devuelto, 0)`),
+    nombre_cliente: ref('v.nombre_cliente'),
+    nombre_usuario: ref('v.nombre_usuario'),
+    nombre_vendedor: ref('v.nombre_vendedor'),
+    id_sucursal: ref('v.sucursal_id'),
+    id_bodega: ref('v.bodega_id'),
+    id_documento: ref('v.documento_id'),
+    nombre_documento: ref('v.nombre_documento'),
+    id_canal: ref('v.canal_id'),
+    id_cliente: ref('v.cliente_id'),
+    fecha_expiracion: ref('v.fecha_expiracion'),
+    observaciones: ref('v.observaciones'),
+    documento_fiscal_emitido: ref('v.documento_fiscal_emitido'),
+    created_at: timestamp('v.created_at'),
+    updated_at: timestamp('v.updated_at'),
+    detalles: jsonArray(detalles),
+  });
+}
+
+/** The sale as the JSON `GET /sales/{id}` answers, in one statement; undefined when the company has no such sale. */
+export async function findSaleJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('ventas as v')
+    .select(sql<string>`${saleJson(db)}::text`.as('json'))
+    .where('v.empresa_id', '=', empresaId)
+    .where('v.id', '=', id)
+    .executeTakeFirst();
+  return row?.json;
+}
+
 export async function findSale(db: Db, empresaId: number, id: number): Promise<SaleInput | undefined> {
   const row = await db.selectFrom('ventas as v').select(SALE_COLUMNS).where('v.empresa_id', '=', empresaId).where('v.id', '=', id).executeTakeFirst();
   if (!row) return undefined;
@@ -225,19 +305,22 @@ function orderTerms(orderBy: SalesListRequest['order_by']) {
 }
 
 /**
- * One page of sales with their lines in three statements whatever the page size or depth. The
- * count comes from the daily summary. The page's ids are picked from the narrow index of its order
- * (`(empresa_id, <column>, id)`, an index-only scan on a vacuumed table), and only those rows of
- * the wide sales table are read. Ordered by date, the summary's count per day also finds the day
- * the page starts on, so the scan skips part of one day instead of every earlier sale.
+ * One page of sales with their lines, as the JSON array the API answers, in two statements
+ * whatever the page size or depth. The count comes from the daily summary. The page's ids are
+ * picked from the narrow index of its order (`(empresa_id, <column>, id)`, an index-only scan on a
+ * vacuumed table), and only those rows of the wide sales table are read and serialised, with
+ * their lines, by Postgres. Past the first page ordered by date, the summary's count per day
+ * also finds the day the page starts on, so the scan skips part of one day instead of every
+ * earlier sale.
  */
-export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; items: SaleInput[] }> {
+export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; json: string }> {
   const dir = request.order_direction;
   const offset = (request.page - 1) * request.per_page;
   let ids = filtered(db, empresaId, request).select('v.id');
   let total: number;
   let skip = offset;
-  if (request.order_by === 'fecha') {
+  // The first page starts at the first sale in any order: its total alone is one sum, without the days.
+  if (request.order_by === 'fecha' && offset > 0) {
     const days = await summaryRows(db, empresaId, request)
       .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
       .groupBy('r.fecha')
@@ -246,7 +329,7 @@ export async function listSales(db: Db, empresaId: number, request: PagedSalesRe
       .execute();
     const page = pageStart(days, offset);
     total = page.total;
-    if (!page.start) return { total, items: [] };
+    if (!page.start) return { total, json: '[]' };
     ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', page.start.fecha);
     skip = page.start.skip;
   } else {
@@ -254,18 +337,17 @@ export async function listSales(db: Db, empresaId: number, request: PagedSalesRe
       .select(sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total'))
       .executeTakeFirstOrThrow();
     total = count.total;
-    if (offset >= total) return { total, items: [] };
+    if (offset >= total) return { total, json: '[]' };
   }
   for (const term of orderTerms(request.order_by)) ids = ids.orderBy(term, dir);
   let rows = db
     .selectFrom('ventas as v')
     .innerJoin(ids.limit(request.per_page).offset(skip).as('p'), 'p.id', 'v.id')
-    .select(SALE_COLUMNS)
+    .select(saleJson(db).as('venta'))
     .where('v.empresa_id', '=', empresaId);
   for (const term of orderTerms(request.order_by)) rows = rows.orderBy(term, dir);
-  const page = await rows.execute();
-  const lines = await linesOf(db, empresaId, page.map((r) => r.id));
-  return { total, items: page.map((r) => toSale(r, lines.get(r.id) ?? [])) };
+  const page = await db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow();
+  return { total, json: page.json };
 }
 
 /** Count and sums per state under the filters, from the daily summary; states without sales are left out. */
