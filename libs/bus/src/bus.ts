@@ -239,7 +239,7 @@ export class Bus {
             this.logger.error({ err, subject: name }, 'subscription failed');
             return;
           }
-          this.track(this.handle(name, spec, handler, msg));
+          void this.track(this.handle(name, spec, handler, msg));
         },
       });
       this.subs.push(sub);
