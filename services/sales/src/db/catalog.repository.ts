@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { DocumentoRow } from '../domain/sale-rules';
-import type { SalesDb } from './tables';
+import type { CanalesTable, ClientesTable, DocumentosTable, SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
@@ -8,22 +8,6 @@ const DOCUMENTO_COLUMNS = ['id', 'sucursal_id', 'nombre', 'prefijo', 'correlativ
 
 export async function findDocumento(db: Db, empresaId: number, id: number): Promise<DocumentoRow | undefined> {
   return db.selectFrom('documentos').select(DOCUMENTO_COLUMNS).where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
-}
-
-/**
- * Takes the document type's next number in one statement: the row stays locked until the
- * transaction ends, so sales of one document type are numbered one after another, and a sale
- * rolled back (refused after this point included) leaves its number to the next. Answers the
- * row with the number taken as `correlativo`.
- */
-export async function takeCorrelativo(trx: Transaction<SalesDb>, empresaId: number, id: number): Promise<DocumentoRow | undefined> {
-  return trx
-    .updateTable('documentos')
-    .set({ correlativo: sql<number>`correlativo + 1`, updated_at: new Date() })
-    .where('empresa_id', '=', empresaId)
-    .where('id', '=', id)
-    .returning(['id', 'sucursal_id', 'nombre', 'prefijo', sql<number>`correlativo - 1`.as('correlativo'), 'activo', 'solo_cotizacion'])
-    .executeTakeFirst();
 }
 
 export async function findCanal(db: Db, empresaId: number, id: number) {
@@ -47,4 +31,38 @@ export async function pendingBalance(db: Db, empresaId: number, clienteId: numbe
   if (exceptVentaId !== undefined) q = q.where('id', '!=', exceptVentaId);
   const row = await q.executeTakeFirstOrThrow();
   return String(row.adeudado);
+}
+
+/**
+ * The company's customer with this email (active first, then the oldest), created when there is
+ * none. Serialised per company and email, so two orders of a new customer create one.
+ */
+export async function findOrCreateClienteByEmail(trx: Transaction<SalesDb>, empresaId: number, email: string, nombre: string | null | undefined): Promise<{ id: number; creado: boolean }> {
+  await sql`select pg_advisory_xact_lock(hashtext('cliente-email'), hashtext(${`${empresaId}:${email}`}))`.execute(trx);
+  const existing = await trx
+    .selectFrom('clientes')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where(sql`lower(email)`, '=', email)
+    .orderBy('activo', 'desc')
+    .orderBy('id')
+    .executeTakeFirst();
+  if (existing) return { id: existing.id, creado: false };
+  const { id } = await trx.insertInto('clientes').values({ empresa_id: empresaId, nombre: nombre ?? email, email }).returning('id').executeTakeFirstOrThrow();
+  return { id, creado: true };
+}
+
+export async function insertDocumento(trx: Transaction<SalesDb>, row: Insertable<DocumentosTable>): Promise<number> {
+  const { id } = await trx.insertInto('documentos').values(row).returning('id').executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function insertCanal(trx: Transaction<SalesDb>, row: Insertable<CanalesTable>): Promise<number> {
+  const { id } = await trx.insertInto('canales').values(row).returning('id').executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function insertCliente(trx: Transaction<SalesDb>, row: Insertable<ClientesTable>): Promise<number> {
+  const { id } = await trx.insertInto('clientes').values(row).returning('id').executeTakeFirstOrThrow();
+  return id;
 }

@@ -28,10 +28,9 @@ export interface StockRevisionRequest {
 
 /**
  * Moves a sale's stock for one change after its creation (an update by difference, the
- * annulment) and answers the stock revision to store with the sale: the same when nothing moves,
- * else the revision whose key the moves were applied under. The caller holds the sale's row lock
- * and stores the answer; a revision whose change died after inventory applied it (orphaned) is
- * squared by the next change, as `docs/stock-revisions.md` tells.
+ * annulment) under the sale's next stock revision, and answers the revision to store with the
+ * sale. The caller holds the sale's row lock and stores the answer; orphaned revisions are
+ * squared here, as `docs/stock-revisions.md` tells.
  */
 export async function adjustStockRevision(bus: Bus, ctx: TenantContext, request: StockRevisionRequest): Promise<number> {
   let revision = request.revision;
