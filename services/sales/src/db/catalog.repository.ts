@@ -14,9 +14,14 @@ export async function findCanal(db: Db, empresaId: number, id: number) {
   return db.selectFrom('canales').select(['id', 'nombre', 'activo']).where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * With `lock`, credit checks of the customer happen one after another. The lock does not conflict
+ * with the key-share lock a sale's foreign key takes, so a sale that does not check the credit
+ * never waits for it (nor, holding its document type, makes a credit check wait in a cycle).
+ */
 export async function findCliente(db: Db, empresaId: number, id: number, options: { lock?: boolean } = {}) {
   const q = db.selectFrom('clientes').select(['id', 'nombre', 'limite_credito', 'activo']).where('empresa_id', '=', empresaId).where('id', '=', id);
-  return options.lock ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+  return options.lock ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
 /** What the customer owes on its pending sales (but `exceptVentaId`, the sale being updated). */
