@@ -423,32 +423,28 @@ export async function saveEditedVenta(trx: Transaction<SalesDb>, id: number, ven
 export type DetalleRow = Omit<Insertable<VentaDetallesTable>, 'id' | 'created_at'>;
 
 /**
- * Replaces the lines of a sale: a row with `id` updates that line of the sale in place (only if
- * something changed), a row without one is inserted, and the sale's other lines are deleted.
+ * Replaces the lines of a sale in one statement: a row with `id` updates that line of the sale in
+ * place (only if something changed: an untouched line keeps its `updated_at`), a row without one
+ * is inserted, and the sale's other lines are deleted.
  */
 export async function replaceDetalles(trx: Transaction<SalesDb>, ventaId: number, rows: ReadonlyArray<DetalleRow & { id: number | null }>): Promise<void> {
-  const kept = rows.flatMap((r) => (r.id !== null ? [r.id] : []));
-  let removal = trx.deleteFrom('venta_detalles').where('venta_id', '=', ventaId);
-  if (kept.length > 0) removal = removal.where('id', 'not in', kept);
-  await removal.execute();
-  for (const { id, ...row } of rows) {
-    if (id === null) continue;
-    const { updated_at, ...values } = row;
-    // An untouched line keeps its updated_at: the row only changes when a value does.
-    await trx
-      .updateTable('venta_detalles')
-      .set({ ...values, updated_at })
-      .where('id', '=', id)
-      .where('venta_id', '=', ventaId)
-      .where((eb) =>
-        eb.or(
-          (Object.keys(values) as Array<keyof typeof values>).map((column) => eb(sql.ref(`venta_detalles.${String(column)}`), 'is distinct from', values[column] as never)),
-        ),
-      )
-      .execute();
-  }
+  const kept = rows.flatMap((r) => (r.id !== null ? [r] : []));
   const added = rows.filter((r) => r.id === null).map(({ id: _id, ...row }) => row);
-  if (added.length > 0) await trx.insertInto('venta_detalles').values(added).execute();
+  const columns = rows.length > 0 ? Object.keys(rows[0]!).filter((c) => c !== 'id') : [];
+  const compared = columns.filter((c) => c !== 'updated_at');
+  const table = salesTable('venta_detalles');
+  const list = (prefix: string, names: readonly string[]) => sql.join(names.map((c) => sql.ref(`${prefix}.${c}`)));
+  await sql`
+    with removed as (
+      delete from ${table} where venta_id = ${ventaId} and not (id = any(${kept.map((r) => r.id)}::int[]))
+    ),
+    changed as (
+      update ${table} d set (${sql.join(columns.map((c) => sql.id(c)))}) = (${list('x', columns)})
+        from jsonb_populate_recordset(null::${table}, ${JSON.stringify(kept)}::jsonb) x
+       where d.id = x.id and d.venta_id = ${ventaId} and (${list('d', compared)}) is distinct from (${list('x', compared)})
+    )
+    insert into ${table} (${sql.join(columns.map((c) => sql.id(c)))})
+    select ${list('x', columns)} from jsonb_populate_recordset(null::${table}, ${JSON.stringify(added)}::jsonb) x`.execute(trx);
 }
 
 /**
