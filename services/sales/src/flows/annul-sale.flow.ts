@@ -7,6 +7,7 @@ import type { SalesDb } from '../db/tables';
 import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
 import { heldStock, stockDiff } from '../domain/stock-lines';
+import { busInventory } from './inventory.port';
 import { squareIfReturned } from './square-registrations.flow';
 import { adjustStockRevision } from './stock-revision.flow';
 
@@ -29,7 +30,7 @@ export async function annulSale(db: Kysely<SalesDb>, bus: Bus, { empresa_id, id_
     if (venta.devoluciones_activas > 0) throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', { id_venta: ['La venta tiene devoluciones activas'] });
     const moves = stockDiff(heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)), new Map());
     const ctx: TenantContext = { requestId, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
-    const revision = await adjustStockRevision(bus, ctx, {
+    const revision = await adjustStockRevision(busInventory(bus), ctx, {
       ventaId: id_venta,
       revision: venta.revision_stock,
       moves,

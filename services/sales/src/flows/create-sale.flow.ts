@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { enqueueEvent, type Bus } from '@erp/bus';
-import { AppError, inventorySubjects, isAppError, Sale, salesEvents, type ParsedRequestOf, type SaleInput, type TenantContext, type salesApiSubjects } from '@erp/contracts';
+import { AppError, isAppError, Sale, salesEvents, type ParsedRequestOf, type SaleInput, type TenantContext, type salesApiSubjects } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { FaultInjection } from '../config';
 import { crash } from '../fault';
@@ -11,6 +11,7 @@ import { REFERENCIA_INDEX, detalleColumns, findSale, findVentaIdByReferencia, is
 import { createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { plannedVentaColumns } from '../domain/venta-row';
+import { busInventory, type InventoryPort } from './inventory.port';
 import { resolveReferences } from './sale-references.flow';
 
 type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
@@ -18,6 +19,8 @@ type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
 export interface CreateSaleDeps {
   db: Kysely<SalesDb>;
   bus: Bus;
+  /** Inventory as the flow reaches it; over `bus` unless given. */
+  inventory?: InventoryPort;
   /** Called after a sale commits (nudges the outbox relay). */
   onCommitted?: () => void;
   fault?: FaultInjection;
@@ -36,6 +39,7 @@ type ReserveState = 'none' | 'attempted' | 'refused' | 'taken';
  */
 export async function createSale(deps: CreateSaleDeps, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput; idempotent: boolean }> {
   const { db } = deps;
+  const inventory = deps.inventory ?? busInventory(deps.bus);
   const empresaId = ctx.empresa.id;
   const saleOf = async (id: number) => {
     const venta = await findSale(db, empresaId, id);
@@ -50,7 +54,7 @@ export async function createSale(deps: CreateSaleDeps, req: CreateRequest, ctx: 
   }
 
   const draft = createDraft(req, ctx);
-  const planned = planDraft(draft, ctx, await resolveReferences(db, deps.bus, draft, ctx));
+  const planned = planDraft(draft, ctx, await resolveReferences(db, inventory, draft, ctx));
   if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
   const plan = planned.plan;
   if (plan.estado === 'Pendiente' && plan.cliente) {
@@ -59,14 +63,14 @@ export async function createSale(deps: CreateSaleDeps, req: CreateRequest, ctx: 
     if (problem) throw AppError.rule(problem, { id_cliente: [problem] });
   }
 
-  const result = await commitSale(deps, plan, draft, req, ctx);
+  const result = await commitSale(deps, inventory, plan, draft, req, ctx);
   if ('winner' in result) return { venta: await saleOf(result.winner), idempotent: true };
   deps.onCommitted?.();
   return { venta: result.venta, idempotent: false };
 }
 
-async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput } | { winner: number }> {
-  const { db, bus } = deps;
+async function commitSale(deps: CreateSaleDeps, inventory: InventoryPort, plan: SalePlan, draft: SaleDraft, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput } | { winner: number }> {
+  const { db } = deps;
   const empresaId = plan.empresaId;
   const clave = plan.stockLines.length > 0 ? randomUUID() : null;
   const state: { reserve: ReserveState } = { reserve: 'none' };
@@ -80,7 +84,7 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
       // Reserved once even if the transaction is retried: the key stays the same.
       if (clave && state.reserve !== 'taken') {
         state.reserve = 'attempted';
-        await reserveStock(bus, plan, clave, req.permitir_sin_stock, ctx, state);
+        await reserveStock(inventory, trx, plan, clave, req.permitir_sin_stock, ctx, state);
         state.reserve = 'taken';
         if (deps.fault === 'exit-after-reserve') crash();
       }
@@ -124,7 +128,7 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
       return outcome;
     });
   } catch (err) {
-    if (clave && (state.reserve === 'attempted' || state.reserve === 'taken')) await releaseStock(bus, clave, ctx);
+    if (clave && (state.reserve === 'attempted' || state.reserve === 'taken')) await releaseStock(deps.bus, inventory, clave, ctx);
     if (plan.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
       const winner = await findVentaIdByReferencia(db, empresaId, plan.referencia);
       if (winner !== undefined) return { winner };
@@ -134,11 +138,18 @@ async function commitSale(deps: CreateSaleDeps, plan: SalePlan, draft: SaleDraft
 }
 
 /** Takes the stock of the sale's product lines under its key; a refusal names the sale's lines. */
-async function reserveStock(bus: Bus, plan: SalePlan, clave: string, permitirSinStock: boolean | undefined, ctx: TenantContext, state: { reserve: ReserveState }) {
+async function reserveStock(
+  inventory: InventoryPort,
+  trx: Transaction<SalesDb>,
+  plan: SalePlan,
+  clave: string,
+  permitirSinStock: boolean | undefined,
+  ctx: TenantContext,
+  state: { reserve: ReserveState },
+) {
   try {
-    await bus.request(
-      inventorySubjects,
-      'inventory.stock.reserve',
+    await inventory.reserve(
+      ctx,
       {
         clave,
         origen: 'venta',
@@ -146,7 +157,7 @@ async function reserveStock(bus: Bus, plan: SalePlan, clave: string, permitirSin
         ...(permitirSinStock !== undefined ? { permitir_sin_stock: permitirSinStock } : {}),
         lineas: plan.stockLines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad })),
       },
-      ctx,
+      trx,
     );
   } catch (err) {
     if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
@@ -160,9 +171,9 @@ async function reserveStock(bus: Bus, plan: SalePlan, clave: string, permitirSin
 }
 
 /** The undo of the reservation; if inventory cannot be reached now, its sweeper releases it later. */
-async function releaseStock(bus: Bus, clave: string, ctx: TenantContext): Promise<void> {
+async function releaseStock(bus: Bus, inventory: InventoryPort, clave: string, ctx: TenantContext): Promise<void> {
   try {
-    await bus.request(inventorySubjects, 'inventory.stock.release', { clave }, ctx);
+    await inventory.release(ctx, { clave });
   } catch (err) {
     bus.logger.warn({ err, clave }, 'release of a failed sale’s reservation failed; the sweeper will release it');
   }

@@ -1,30 +1,25 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Bus } from '@erp/bus';
-import { inventorySubjects, type TenantContext } from '@erp/contracts';
+import type { TenantContext } from '@erp/contracts';
 import { findCanal, findCliente, findDocumento } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import type { SaleDraft, SaleResolutions } from '../domain/sale-plan';
+import type { InventoryPort } from './inventory.port';
 
 /**
  * Looks up everything a draft points to, at once: the branch, the warehouse and the products
  * from inventory in one request, the document type, channel and customer here. `db` may be the
  * transaction that holds the sale being updated, so the lookups never wait for another connection.
  */
-export async function resolveReferences(db: Kysely<SalesDb> | Transaction<SalesDb>, bus: Bus, draft: SaleDraft, ctx: TenantContext): Promise<SaleResolutions> {
+export async function resolveReferences(db: Kysely<SalesDb> | Transaction<SalesDb>, inventory: InventoryPort, draft: SaleDraft, ctx: TenantContext): Promise<SaleResolutions> {
   const empresaId = ctx.empresa.id;
   const [products, documento, canal, cliente] = await Promise.all([
-    bus.request(
-      inventorySubjects,
-      'inventory.product.resolve',
-      { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) },
-      ctx,
-    ),
+    inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }),
     findDocumento(db, empresaId, draft.id_documento),
     draft.id_canal !== null ? findCanal(db, empresaId, draft.id_canal) : Promise.resolve(undefined),
     draft.id_cliente !== null ? findCliente(db, empresaId, draft.id_cliente) : Promise.resolve(undefined),
   ]);
   // An inventory that predates branch resolution in this request answers without it: ask apart.
-  const branch = products.sucursal ?? (await bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: [draft.sucursal] }, ctx))[0];
+  const branch = products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }))[0];
   const bodega = products.bodega;
   return {
     sucursal: !branch ? { ok: false, message: 'La sucursal no existe' } : branch.ok ? { ok: true, value: { id: branch.id_sucursal, nombre: branch.nombre } } : branch,

@@ -10,6 +10,7 @@ import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules'
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
 import { heldStock, stockDiff } from '../domain/stock-lines';
 import { plannedVentaColumns } from '../domain/venta-row';
+import { busInventory, type InventoryPort } from './inventory.port';
 import { resolveReferences } from './sale-references.flow';
 import { squareIfReturned } from './square-registrations.flow';
 import { adjustStockRevision } from './stock-revision.flow';
@@ -19,6 +20,8 @@ type UpdateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.update'>;
 export interface UpdateSaleDeps {
   db: Kysely<SalesDb>;
   bus: Bus;
+  /** Inventory as the flow reaches it; over `bus` unless given. */
+  inventory?: InventoryPort;
   /** Chaos-testing hook: called right after inventory applied the stock difference, before the commit. */
   afterAdjust?: () => void;
 }
@@ -35,6 +38,7 @@ export interface UpdateSaleDeps {
  */
 export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRequest, ctx: TenantContext): Promise<SaleInput> {
   const { db, bus } = deps;
+  const inventory = deps.inventory ?? busInventory(bus);
   const empresaId = ctx.empresa.id;
   // Registrations of returns that never committed stop counting first; a return registers under
   // the lock taken below before it commits, so none slips in after the check.
@@ -48,7 +52,7 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
     const merged = mergeUpdate(venta, cambios, ctx.usuario ?? null);
     if (!merged.ok) throw AppError.rule(summaryMessage(merged.details), merged.details);
     const draft = merged.draft;
-    const planned = planDraft(draft, ctx, await resolveReferences(trx, bus, draft, ctx));
+    const planned = planDraft(draft, ctx, await resolveReferences(trx, inventory, draft, ctx));
     if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
     const plan = planned.plan;
 
@@ -65,14 +69,19 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
       plan.bodega.id,
       plan.lines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad, mueve_stock: l.mueve_stock })),
     );
-    const revision = await adjustStockRevision(bus, ctx, {
+    const revision = await adjustStockRevision(
+      inventory,
+      ctx,
+      {
       ventaId: venta.id,
       revision: venta.revision_stock,
       moves: stockDiff(before, after),
       origen: 'actualizacion_venta',
       concepto: `Actualización de la venta ${venta.correlativo}`,
       linesOf: (move) => (move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : []),
-    });
+      },
+      trx,
+    );
     if (revision !== venta.revision_stock) deps.afterAdjust?.();
 
     const now = new Date();
