@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { DocumentoRow } from '../domain/sale-rules';
-import type { CanalesTable, ClientesTable, DocumentosTable, SalesDb } from './tables';
+import { SALES_SCHEMA, type CanalesTable, type ClientesTable, type DocumentosTable, type SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
@@ -10,8 +10,37 @@ export async function findDocumento(db: Db, empresaId: number, id: number): Prom
   return db.selectFrom('documentos').select(DOCUMENTO_COLUMNS).where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function findCanal(db: Db, empresaId: number, id: number) {
-  return db.selectFrom('canales').select(['id', 'nombre', 'activo']).where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
+type Canal = { id: number; nombre: string; activo: boolean };
+type Cliente = { id: number; nombre: string; limite_credito: string; activo: boolean };
+
+/**
+ * The document type, channel and customer a sale names (a null id looks nothing up), in one
+ * statement; each undefined when the company has no such row.
+ */
+export async function findSaleCatalog(
+  db: Db,
+  empresaId: number,
+  ids: { documentoId: number; canalId: number | null; clienteId: number | null },
+): Promise<{ documento: DocumentoRow | undefined; canal: Canal | undefined; cliente: Cliente | undefined }> {
+  const table = (name: keyof SalesDb) => sql.table(`${SALES_SCHEMA}.${name}`);
+  const { rows } = await sql<{
+    d_id: number | null; d_sucursal_id: number; d_nombre: string; d_prefijo: string; d_correlativo: number; d_activo: boolean; d_solo_cotizacion: boolean;
+    c_id: number | null; c_nombre: string; c_activo: boolean;
+    k_id: number | null; k_nombre: string; k_limite_credito: string; k_activo: boolean;
+  }>`
+    select d.id as d_id, d.sucursal_id as d_sucursal_id, d.nombre as d_nombre, d.prefijo as d_prefijo, d.correlativo as d_correlativo, d.activo as d_activo, d.solo_cotizacion as d_solo_cotizacion,
+           c.id as c_id, c.nombre as c_nombre, c.activo as c_activo,
+           k.id as k_id, k.nombre as k_nombre, k.limite_credito as k_limite_credito, k.activo as k_activo
+      from (select 1) as one
+      left join ${table('documentos')} d on d.empresa_id = ${empresaId} and d.id = ${ids.documentoId}
+      left join ${table('canales')} c on c.empresa_id = ${empresaId} and c.id = ${ids.canalId}
+      left join ${table('clientes')} k on k.empresa_id = ${empresaId} and k.id = ${ids.clienteId}`.execute(db);
+  const r = rows[0]!;
+  return {
+    documento: r.d_id === null ? undefined : { id: r.d_id, sucursal_id: r.d_sucursal_id, nombre: r.d_nombre, prefijo: r.d_prefijo, correlativo: r.d_correlativo, activo: r.d_activo, solo_cotizacion: r.d_solo_cotizacion },
+    canal: r.c_id === null ? undefined : { id: r.c_id, nombre: r.c_nombre, activo: r.c_activo },
+    cliente: r.k_id === null ? undefined : { id: r.k_id, nombre: r.k_nombre, limite_credito: r.k_limite_credito, activo: r.k_activo },
+  };
 }
 
 /**

@@ -1,22 +1,20 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { TenantContext } from '@erp/contracts';
-import { findCanal, findCliente, findDocumento } from '../db/catalog.repository';
+import { findSaleCatalog } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import type { SaleDraft, SaleResolutions } from '../domain/sale-plan';
 import type { InventoryPort } from './inventory.port';
 
 /**
  * Looks up everything a draft points to, at once: the branch, the warehouse and the products
- * from inventory in one request, the document type, channel and customer here. `db` may be the
+ * from inventory in one request, the document type, channel and customer here in one statement. `db` may be the
  * transaction that holds the sale being updated, so the lookups never wait for another connection.
  */
 export async function resolveReferences(db: Kysely<SalesDb> | Transaction<SalesDb>, inventory: InventoryPort, draft: SaleDraft, ctx: TenantContext): Promise<SaleResolutions> {
   const empresaId = ctx.empresa.id;
-  const [products, documento, canal, cliente] = await Promise.all([
+  const [products, { documento, canal, cliente }] = await Promise.all([
     inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }),
-    findDocumento(db, empresaId, draft.id_documento),
-    draft.id_canal !== null ? findCanal(db, empresaId, draft.id_canal) : Promise.resolve(undefined),
-    draft.id_cliente !== null ? findCliente(db, empresaId, draft.id_cliente) : Promise.resolve(undefined),
+    findSaleCatalog(db, empresaId, { documentoId: draft.id_documento, canalId: draft.id_canal, clienteId: draft.id_cliente }),
   ]);
   // An inventory that predates branch resolution in this request answers without it: ask apart.
   const branch = products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }))[0];
