@@ -76,10 +76,13 @@ function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
   const resolveSucursal = resolveSucursalHandler(db);
   const inventoryOf = (trx: Transaction<SalesDb>) => trx.withSchema('inventory') as unknown as Transaction<InventoryDb>;
   return {
+    sharesTransaction: true,
     resolve: (ctx, req) => resolveProducts(inventorySubjects['inventory.product.resolve'].request.parse(req), ctx),
     resolveSucursal: (ctx, req) => resolveSucursal(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
-    reserve: (ctx, req, trx) =>
-      reserveStock(inventoryOf(trx), inventorySubjects['inventory.stock.reserve'].request.parse(req), { empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock, checkAfterMs: 60_000 }),
+    reserve: (ctx, req, trx) => {
+      if (!trx) throw new Error('the baseline reserves stock only inside a sale’s transaction');
+      return reserveStock(inventoryOf(trx), inventorySubjects['inventory.stock.reserve'].request.parse(req), { empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock, checkAfterMs: 60_000 });
+    },
     release: async () => undefined,
     adjust: (ctx, req, trx) => {
       if (!trx) throw new Error('the baseline adjusts stock only inside a sale’s transaction');

@@ -31,9 +31,10 @@ type ReserveState = 'none' | 'attempted' | 'refused' | 'taken';
 
 /**
  * The invoicing pipeline of `POST /sales`, of platform orders and of the fixture loader:
- * resolve and check → tax → one transaction that reserves the stock (inventory), checks the
- * customer's credit, then takes the next correlative and writes the sale, its lines and the
- * created event → reply. The document type's row is locked last, so sales of one type wait on
+ * resolve and check → tax → reserve the stock (inventory; inside the transaction, after the
+ * reference's lock, when the sale has a reference) → one transaction that checks the customer's
+ * credit, then takes the next correlative and writes the sale, its lines and the created event
+ * → reply. The document type's row is locked last, so sales of one type wait on
  * each other for two statements and the commit only. A failure after the reservation releases
  * it (the undo); a crash there leaves it to inventory's sweeper, which asks `sales.sale.exists`.
  */
@@ -74,20 +75,26 @@ async function commitSale(deps: CreateSaleDeps, inventory: InventoryPort, plan: 
   const empresaId = plan.empresaId;
   const clave = plan.stockLines.length > 0 ? randomUUID() : null;
   const state: { reserve: ReserveState } = { reserve: 'none' };
+  const reserve = async (trx?: Transaction<SalesDb>) => {
+    // Reserved once even if the transaction is retried: the key stays the same.
+    if (!clave || state.reserve === 'taken') return;
+    state.reserve = 'attempted';
+    await reserveStock(inventory, trx, plan, clave, req.permitir_sin_stock, ctx, state);
+    state.reserve = 'taken';
+    if (deps.fault === 'exit-after-reserve') crash();
+  };
   try {
+    // Without a reference nothing has to happen in the transaction before the stock is taken:
+    // taken first, it holds no connection while inventory answers.
+    if (!plan.referencia && !inventory.sharesTransaction) await reserve();
     return await inTransaction(db, async (trx) => {
       if (plan.referencia) {
+        // Duplicates of the reference wait here for the first to commit, before reserving anything.
         await lockReferencia(trx, empresaId, plan.referencia);
         const winner = await findVentaIdByReferencia(trx, empresaId, plan.referencia);
         if (winner !== undefined) return { winner };
       }
-      // Reserved once even if the transaction is retried: the key stays the same.
-      if (clave && state.reserve !== 'taken') {
-        state.reserve = 'attempted';
-        await reserveStock(inventory, trx, plan, clave, req.permitir_sin_stock, ctx, state);
-        state.reserve = 'taken';
-        if (deps.fault === 'exit-after-reserve') crash();
-      }
+      await reserve(trx);
       if (plan.estado === 'Pendiente' && plan.cliente) {
         const cliente = await findCliente(trx, empresaId, plan.cliente.id, { lock: true });
         const credit = cliente && creditProblem(cliente, await pendingBalance(trx, empresaId, cliente.id), plan.payment.saldo);
@@ -140,7 +147,7 @@ async function commitSale(deps: CreateSaleDeps, inventory: InventoryPort, plan: 
 /** Takes the stock of the sale's product lines under its key; a refusal names the sale's lines. */
 async function reserveStock(
   inventory: InventoryPort,
-  trx: Transaction<SalesDb>,
+  trx: Transaction<SalesDb> | undefined,
   plan: SalePlan,
   clave: string,
   permitirSinStock: boolean | undefined,
