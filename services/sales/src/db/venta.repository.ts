@@ -368,7 +368,9 @@ export type EditableVenta = StoredSale & { numero: number; correlativo: string; 
 
 /**
  * The sale an update starts from, with its lines, its row locked until the transaction ends:
- * updates, annulments and fiscal marks of one sale happen one after another.
+ * updates, annulments and fiscal marks of one sale happen one after another. The lines take a
+ * second statement on purpose: after waiting for the lock it sees the lines the previous holder
+ * committed, where a join in the locking statement would answer those of its own older snapshot.
  */
 export async function lockVentaForEdit(trx: Transaction<SalesDb>, empresaId: number, id: number): Promise<EditableVenta | undefined> {
   const venta = await trx
