@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import { ZodError } from 'zod';
 import { createLogger } from '@erp/runtime';
 import type { Bus } from '@erp/bus';
 import { AppError, SaleCreateRequest, SaleUpdateRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
@@ -61,6 +62,7 @@ async function answer(status: number, run: () => Promise<unknown>): Promise<Writ
     return { status, data: await run() };
   } catch (err) {
     if (err instanceof AppError) return { status: err.code === 'NOT_FOUND' ? 404 : 422, data: { error: err.message, details: err.details } };
+    if (err instanceof ZodError) return { status: 422, data: { error: 'Datos inválidos', details: err.issues } };
     throw err;
   }
 }
