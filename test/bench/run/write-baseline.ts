@@ -69,18 +69,18 @@ async function answer(status: number, run: () => Promise<unknown>): Promise<Writ
 
 /**
  * Inventory reached in process: resolutions through its handlers, and the reservation and the
- * adjustment of stock in the sales transaction (the same connection, inventory's schema), so a
+ * adjustment of stock (and an update's resolutions) in the sales transaction (the same connection, inventory's schema), so a
  * sale and its stock commit or roll back together. A failed sale's reservation is rolled back
  * with it: there is nothing to release.
  */
 function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
-  const resolveProducts = resolveProductsHandler(db);
-  const resolveSucursal = resolveSucursalHandler(db);
   const inventoryOf = (trx: Transaction<SalesDb>) => trx.withSchema('inventory') as unknown as Transaction<InventoryDb>;
+  // In the sale's transaction when there is one: a pool connection held by it never waits for another.
+  const dbOf = (trx: Transaction<SalesDb> | undefined) => (trx ? inventoryOf(trx) : db);
   return {
     sharesTransaction: true,
-    resolve: (ctx, req) => resolveProducts(inventorySubjects['inventory.product.resolve'].request.parse(req), ctx),
-    resolveSucursal: (ctx, req) => resolveSucursal(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
+    resolve: (ctx, req, trx) => resolveProductsHandler(dbOf(trx))(inventorySubjects['inventory.product.resolve'].request.parse(req), ctx),
+    resolveSucursal: (ctx, req, trx) => resolveSucursalHandler(dbOf(trx))(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
     reserve: (ctx, req, trx) => {
       if (!trx) throw new Error('the baseline reserves stock only inside a sale’s transaction');
       return reserveStock(inventoryOf(trx), inventorySubjects['inventory.stock.reserve'].request.parse(req), { empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock, checkAfterMs: 60_000 });

@@ -7,17 +7,18 @@ import type { InventoryPort } from './inventory.port';
 
 /**
  * Looks up everything a draft points to, at once: the branch, the warehouse and the products
- * from inventory in one request, the document type, channel and customer here in one statement. `db` may be the
- * transaction that holds the sale being updated, so the lookups never wait for another connection.
+ * from inventory in one request, the document type, channel and customer here in one statement.
+ * `trx`, when given, is the transaction that holds the sale being updated: the lookups run in it,
+ * so they never wait for another connection.
  */
-export async function resolveReferences(db: Kysely<SalesDb> | Transaction<SalesDb>, inventory: InventoryPort, draft: SaleDraft, ctx: TenantContext): Promise<SaleResolutions> {
+export async function resolveReferences(db: Kysely<SalesDb>, inventory: InventoryPort, draft: SaleDraft, ctx: TenantContext, trx?: Transaction<SalesDb>): Promise<SaleResolutions> {
   const empresaId = ctx.empresa.id;
   const [products, { documento, canal, cliente }] = await Promise.all([
-    inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }),
-    findSaleCatalog(db, empresaId, { documentoId: draft.id_documento, canalId: draft.id_canal, clienteId: draft.id_cliente }),
+    inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }, trx),
+    findSaleCatalog(trx ?? db, empresaId, { documentoId: draft.id_documento, canalId: draft.id_canal, clienteId: draft.id_cliente }),
   ]);
   // An inventory that predates branch resolution in this request answers without it: ask apart.
-  const branch = products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }))[0];
+  const branch = products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }, trx))[0];
   const bodega = products.bodega;
   return {
     sucursal: !branch ? { ok: false, message: 'La sucursal no existe' } : branch.ok ? { ok: true, value: { id: branch.id_sucursal, nombre: branch.nombre } } : branch,

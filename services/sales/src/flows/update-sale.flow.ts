@@ -52,7 +52,7 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
     const merged = mergeUpdate(venta, cambios, ctx.usuario ?? null);
     if (!merged.ok) throw AppError.rule(summaryMessage(merged.details), merged.details);
     const draft = merged.draft;
-    const planned = planDraft(draft, ctx, await resolveReferences(trx, inventory, draft, ctx));
+    const planned = planDraft(draft, ctx, await resolveReferences(db, inventory, draft, ctx, trx));
     if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
     const plan = planned.plan;
 
