@@ -92,9 +92,8 @@ export async function issueVenta(trx: Transaction<SalesDb>, venta: VentaToIssue,
 }
 
 /** The stored columns of a planned line, as creation and update both write them. */
-export function detalleColumns(line: PlannedLine, ventaId: number, empresaId: number) {
+export function detalleColumns(line: PlannedLine, empresaId: number) {
   return {
-    venta_id: ventaId,
     empresa_id: empresaId,
     linea: line.index,
     id_producto: line.producto.id,

@@ -119,10 +119,7 @@ async function commitSale(deps: CreateSaleDeps, inventory: InventoryPort, plan: 
           created_at: emitidoEn,
           updated_at: emitidoEn,
         },
-        plan.lines.map((l) => {
-          const { venta_id: _ventaId, ...columns } = detalleColumns(l, 0, empresaId);
-          return { ...columns, created_at: emitidoEn, updated_at: emitidoEn };
-        }),
+        plan.lines.map((l) => ({ ...detalleColumns(l, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
       );
       if (!venta) {
         const problem = documentoProblem(await findDocumento(trx, empresaId, plan.documento.id), plan.documento.id, plan.sucursal.id, plan.estado) ?? `El tipo de documento ${plan.documento.id} no puede emitir la venta`;

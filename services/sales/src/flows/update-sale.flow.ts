@@ -99,7 +99,7 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
     await replaceDetalles(
       trx,
       venta.id,
-      plan.lines.map((l) => ({ id: l.lineId, ...detalleColumns(l, venta.id, empresaId), updated_at: now })),
+      plan.lines.map((l) => ({ id: l.lineId, venta_id: venta.id, ...detalleColumns(l, empresaId), updated_at: now })),
     );
     const saved = await findSale(trx, empresaId, venta.id);
     if (!saved) throw new Error(`Sale ${venta.id} vanished while it was locked`);
