@@ -132,6 +132,35 @@ describe('sales.create against Postgres and NATS', () => {
     }
   });
 
+  it('refuses a sale whose document type is deactivated while it waits to be numbered, consuming no number', async () => {
+    const before = await nextNumber();
+    released.length = 0;
+    let sale: Promise<unknown> = Promise.resolve();
+    await db.transaction().execute(async (trx) => {
+      await trx.updateTable('documentos').set({ activo: false }).where('id', '=', documentoId).execute();
+      sale = sut(request(), ctx).catch((err: unknown) => err);
+      // The sale read the document type as active and now waits for its row to take the number.
+      for (let i = 0; ; i++) {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(rootDb);
+        if (rows[0]!.n > 0) break;
+        if (i > 300) throw new Error('the sale never waited for the document type');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    try {
+      const err = await sale;
+      expect(isAppError(err) && { code: err.code, message: err.message, details: err.details }).toEqual({
+        code: 'BUSINESS_RULE',
+        message: 'El tipo de documento "Factura" está inactivo',
+        details: { id_documento: ['El tipo de documento "Factura" está inactivo'] },
+      });
+      expect(await nextNumber()).toBe(before);
+      expect(released).toHaveLength(1);
+    } finally {
+      await db.updateTable('documentos').set({ activo: true }).where('id', '=', documentoId).execute();
+    }
+  });
+
   it('creates one sale and reserves once for 10 concurrent requests with one new reference', async () => {
     reserved.length = 0;
     released.length = 0;

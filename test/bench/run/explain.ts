@@ -31,7 +31,8 @@ export async function explainScenarios(databaseUrl: string, empresaId: number, l
   try {
     for (const s of list) {
       if (!s.baseline) continue;
-      const { path } = s.next();
+      const { method, path } = s.next();
+      if (method !== 'GET') continue;
       recorded = [];
       await runDirect(routes, path);
       const statements: Explained['statements'] = [];
