@@ -5,6 +5,16 @@ import { BaseConfig } from '@erp/runtime';
 export const WEBHOOK_INGEST_DEFAULTS = {
   /** Attempts of a delivery that keeps failing for a transient reason before it is kept as failed. */
   WEBHOOK_MAX_ATTEMPTS: 30,
+  /** How long deliveries arriving together wait for each other to be stored in one statement. */
+  WEBHOOK_BATCH_WINDOW_MS: 2,
+  /** Most deliveries stored in one statement. */
+  WEBHOOK_BATCH_MAX: 200,
+  /** How long a token's integration (or its absence) is trusted without asking Postgres; changes made in this replica, or announced by another, apply at once. */
+  WEBHOOK_TOKEN_CACHE_TTL_MS: 5_000,
+  /** Deliveries per second received by this replica above which processing slows to `WEBHOOK_CONCURRENCY_DURING_INTAKE`. */
+  WEBHOOK_INTAKE_BUSY_PER_SECOND: 50,
+  /** Deliveries processed at once while deliveries arrive faster than `WEBHOOK_INTAKE_BUSY_PER_SECOND`. */
+  WEBHOOK_CONCURRENCY_DURING_INTAKE: 1,
 } as const;
 
 /**
@@ -22,6 +32,11 @@ export const WEBHOOK_RETRY_BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_00
 export const WebhookIngestConfig = BaseConfig.extend({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_MAX_ATTEMPTS),
+  WEBHOOK_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_WINDOW_MS),
+  WEBHOOK_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_MAX),
+  WEBHOOK_TOKEN_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_TOKEN_CACHE_TTL_MS),
+  WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_INTAKE_BUSY_PER_SECOND),
+  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY_DURING_INTAKE),
 }).transform((c) => ({ ...c, WEBHOOK_CONCURRENCY: c.WEBHOOK_CONCURRENCY ?? defaultConcurrency(c.DB_POOL_MAX) }));
 export type WebhookIngestConfig = z.output<typeof WebhookIngestConfig>;
 
