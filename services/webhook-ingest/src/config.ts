@@ -5,10 +5,16 @@ import { BaseConfig } from '@erp/runtime';
 export const WEBHOOK_INGEST_DEFAULTS = {
   /** Attempts of a delivery that keeps failing for a transient reason before it is kept as failed. */
   WEBHOOK_MAX_ATTEMPTS: 30,
-  /** How long deliveries arriving together wait for each other to be stored in one statement. */
-  WEBHOOK_BATCH_WINDOW_MS: 2,
+  /**
+   * How long the first delivery of a batch waits for others before it is stored (0: those of the
+   * same turn of the event loop). Besides, deliveries arriving while `WEBHOOK_BATCHES_IN_FLIGHT`
+   * batches are being stored gather for the next one: a burst is stored a few milliseconds' worth at a time.
+   */
+  WEBHOOK_BATCH_WINDOW_MS: 0,
   /** Most deliveries stored in one statement. */
   WEBHOOK_BATCH_MAX: 200,
+  /** Batches stored at once; while that many are, arriving deliveries gather for the next. */
+  WEBHOOK_BATCHES_IN_FLIGHT: 2,
   /** How long a token's integration (or its absence) is trusted without asking Postgres; changes made in this replica, or announced by another, apply at once. */
   WEBHOOK_TOKEN_CACHE_TTL_MS: 5_000,
   /** Deliveries per second received by this replica above which processing slows to `WEBHOOK_CONCURRENCY_DURING_INTAKE`. */
@@ -34,6 +40,7 @@ export const WebhookIngestConfig = BaseConfig.extend({
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_MAX_ATTEMPTS),
   WEBHOOK_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_WINDOW_MS),
   WEBHOOK_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_MAX),
+  WEBHOOK_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCHES_IN_FLIGHT),
   WEBHOOK_TOKEN_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_TOKEN_CACHE_TTL_MS),
   WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_INTAKE_BUSY_PER_SECOND),
   WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY_DURING_INTAKE),

@@ -32,7 +32,12 @@ export function webhookIngestService(input: Readonly<WebhookIngestConfigInput>, 
       relay.start();
       const nudge = () => relay.nudge();
       const integraciones = new IntegracionCache(db, config.WEBHOOK_TOKEN_CACHE_TTL_MS);
-      const entregas = new EntregaBatcher(db, { windowMs: config.WEBHOOK_BATCH_WINDOW_MS, maxBatch: config.WEBHOOK_BATCH_MAX, onStored: nudge });
+      const entregas = new EntregaBatcher(db, {
+        windowMs: config.WEBHOOK_BATCH_WINDOW_MS,
+        maxBatch: config.WEBHOOK_BATCH_MAX,
+        maxInFlight: config.WEBHOOK_BATCHES_IN_FLIGHT,
+        onStored: nudge,
+      });
       const pace = new IntakePace({
         concurrency: config.WEBHOOK_CONCURRENCY,
         concurrencyDuringIntake: config.WEBHOOK_CONCURRENCY_DURING_INTAKE,

@@ -112,6 +112,20 @@ describe('webhook intake with two replicas', () => {
     expect(events.rows.every((r) => r.n === 1 && ids.has(r.id_entrega))).toBe(true);
   });
 
+  it('stores the deliveries of a batch that one of them breaks: only that one fails', async () => {
+    const good = Array.from({ length: 20 }, (_, i) => order(70_000 + i));
+    const bad = order(70_100);
+    // A header Postgres cannot keep in jsonb (U+0000): the gateway never forwards one, a caller on the bus could.
+    const answers = await Promise.allSettled([
+      ...good.map((d) => receive(woo.token, d.body, d.headers)),
+      receive(woo.token, bad.body, { ...bad.headers, 'x-wc-webhook-source': 'https://tienda\u0000.example' }),
+    ]);
+    expect(answers.slice(0, 20).map((a) => a.status === 'fulfilled' && a.value.estado)).toEqual(Array.from({ length: 20 }, () => 'recibida'));
+    expect(answers[20]).toMatchObject({ status: 'rejected' });
+    const stored = await db.query(`select count(*)::int as n from webhook_ingest.entregas where referencia like 'woo-70%'`);
+    expect(stored.rows[0].n).toBe(20);
+  });
+
   it('answers a delivery stored before as a duplicate with its id, whichever replica took it first', async () => {
     const d = order(60_000);
     const first = await receive(woo.token, d.body, d.headers);

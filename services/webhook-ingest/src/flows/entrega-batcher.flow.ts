@@ -11,24 +11,28 @@ interface Waiting {
 }
 
 export interface EntregaBatcherOptions {
-  /** How long the first delivery of a batch waits for others. */
+  /** How long the first delivery of a batch waits for others (0: those arriving in the same turn of the event loop). */
   windowMs: number;
   /** A batch this large is stored at once, without waiting for the window to end. */
   maxBatch: number;
+  /** Batches being stored at once; while that many are, new deliveries gather for the next one. */
+  maxInFlight: number;
   /** Called after a batch stored at least one new delivery (its events wait in the outbox). */
   onStored: () => void;
 }
 
 /**
- * Group commit of deliveries: what arrives within `windowMs` is stored in one statement, and each
- * caller is answered when that statement has committed, so an answered delivery is durable. The
- * same (integration, dedup key) twice in one batch is stored once: the first caller gets
- * `recibida`, the others `duplicada` with the same id, as if they had come one after another.
- * A batch that fails is retried one delivery at a time, so one bad delivery fails only its caller.
+ * Group commit of deliveries: what arrives together (within `windowMs`, or while the batches
+ * before are being stored) is stored in one statement, and each caller is answered when that
+ * statement has committed, so an answered delivery is durable. The same (integration, dedup key)
+ * twice in one batch is stored once: the first caller gets `recibida`, the others `duplicada`
+ * with the same id, as if they had come one after another. A batch that fails is retried one
+ * delivery at a time, so one bad delivery fails only its caller.
  */
 export class EntregaBatcher {
   private pending: Waiting[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
 
   constructor(
     private readonly db: Kysely<WebhookDb>,
@@ -38,17 +42,28 @@ export class EntregaBatcher {
   store(entrega: NuevaEntrega): Promise<Almacenada> {
     return new Promise<Almacenada>((resolve, reject) => {
       this.pending.push({ entrega, resolve, reject });
-      if (this.pending.length >= this.options.maxBatch) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    // At the limit, the batch in flight that finishes calls this again.
+    if (this.pending.length === 0 || this.inFlight >= this.options.maxInFlight) return;
+    if (this.pending.length >= this.options.maxBatch) return this.flush();
+    this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
   }
 
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length > 0) void this.write(batch, true);
+    const batch = this.pending.splice(0, this.options.maxBatch);
+    if (batch.length === 0) return;
+    this.inFlight++;
+    void this.write(batch, true).finally(() => {
+      this.inFlight--;
+      this.schedule();
+    });
+    this.schedule();
   }
 
   private async write(batch: Waiting[], splitOnFailure: boolean): Promise<void> {
