@@ -15,8 +15,12 @@ export const WEBHOOK_INGEST_DEFAULTS = {
   WEBHOOK_BATCH_MAX: 200,
   /** Batches stored at once; while that many are, arriving deliveries gather for the next. */
   WEBHOOK_BATCHES_IN_FLIGHT: 2,
-  /** How long a token's integration (or its absence) is trusted without asking Postgres; changes made in this replica, or announced by another, apply at once. */
-  WEBHOOK_TOKEN_CACHE_TTL_MS: 5_000,
+  /**
+   * How long a token's integration (or its absence) is trusted without asking Postgres (changes
+   * made in this replica, or announced by another, apply at once), and a company's context without
+   * asking the gateway (a company deactivated stops processing within it).
+   */
+  WEBHOOK_CACHE_TTL_MS: 5_000,
   /** Deliveries per second received by this replica above which processing slows to `WEBHOOK_CONCURRENCY_DURING_INTAKE`. */
   WEBHOOK_INTAKE_BUSY_PER_SECOND: 50,
   /** Deliveries processed at once while deliveries arrive faster than `WEBHOOK_INTAKE_BUSY_PER_SECOND`. */
@@ -41,7 +45,7 @@ export const WebhookIngestConfig = BaseConfig.extend({
   WEBHOOK_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_WINDOW_MS),
   WEBHOOK_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_MAX),
   WEBHOOK_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCHES_IN_FLIGHT),
-  WEBHOOK_TOKEN_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_TOKEN_CACHE_TTL_MS),
+  WEBHOOK_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CACHE_TTL_MS),
   WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_INTAKE_BUSY_PER_SECOND),
   WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY_DURING_INTAKE),
 }).transform((c) => ({ ...c, WEBHOOK_CONCURRENCY: c.WEBHOOK_CONCURRENCY ?? defaultConcurrency(c.DB_POOL_MAX) }));

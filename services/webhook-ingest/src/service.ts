@@ -31,7 +31,7 @@ export function webhookIngestService(input: Readonly<WebhookIngestConfigInput>, 
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const nudge = () => relay.nudge();
-      const integraciones = new IntegracionCache(db, config.WEBHOOK_TOKEN_CACHE_TTL_MS);
+      const integraciones = new IntegracionCache(db, config.WEBHOOK_CACHE_TTL_MS);
       const entregas = new EntregaBatcher(db, {
         windowMs: config.WEBHOOK_BATCH_WINDOW_MS,
         maxBatch: config.WEBHOOK_BATCH_MAX,
@@ -58,7 +58,7 @@ export function webhookIngestService(input: Readonly<WebhookIngestConfigInput>, 
         catalog: busCatalog(bus),
         inventory: busInventory(bus),
         returns: busReturns(bus),
-        context: gatewayContexts(bus),
+        context: gatewayContexts(bus, config.WEBHOOK_CACHE_TTL_MS),
         ...options.deps,
       };
       await startDeliveryConsumer(db, bus, deps, {

@@ -23,7 +23,7 @@ describe('webhook intake with two replicas', () => {
   beforeAll(async () => {
     iso = await isolate('intake');
     bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'intake-int', logger: createLogger('intake-int', 'silent') });
-    const config = { ...loadConfig(BaseConfig, stackEnv(iso)), WEBHOOK_TOKEN_CACHE_TTL_MS: TOKEN_CACHE_TTL_MS };
+    const config = { ...loadConfig(BaseConfig, stackEnv(iso)), WEBHOOK_CACHE_TTL_MS: TOKEN_CACHE_TTL_MS };
     // Processing is not under test: every delivery fails at once, which leaves the inbox as it was stored.
     const deps = {
       context: async () => {

@@ -10,6 +10,8 @@ export interface IntakePaceOptions {
   /** Processings at once while deliveries arrive faster than `busyPerSecond`. */
   concurrencyDuringIntake: number;
   busyPerSecond: number;
+  /** Longest processing yields to an intake that stays fast: past it, the intake is no burst but the load, which processing must keep up with. */
+  maxYieldMs?: number;
   now?: () => number;
 }
 
@@ -18,7 +20,9 @@ export interface IntakePaceOptions {
  * processing takes a turn (`acquire`) before each delivery and gives it back after. While this
  * replica receives more than `busyPerSecond` deliveries a second (over the last second), only
  * `concurrencyDuringIntake` processings run at once, so a burst is accepted at full speed; once
- * it calmed down, `concurrency` run, and the backlog is processed right after.
+ * it calmed down, `concurrency` run, and the backlog is processed right after. An intake that
+ * stays fast beyond `maxYieldMs` (10 s by default) is the steady load, not a burst: processing goes
+ * back to full speed so the backlog does not grow for as long as it lasts.
  */
 export class IntakePace {
   private readonly counts = new Array<number>(SLOTS).fill(0);
@@ -27,6 +31,9 @@ export class IntakePace {
   private readonly waiting: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
+  /** When the current fast intake started; undefined while intake is slow. */
+  private busySince: number | undefined;
+  private lastBusy = 0;
 
   constructor(private readonly options: IntakePaceOptions) {
     this.now = options.now ?? Date.now;
@@ -45,7 +52,16 @@ export class IntakePace {
 
   /** Processings allowed at once now. */
   limit(): number {
-    return this.ratePerSecond() > this.options.busyPerSecond ? Math.min(this.options.concurrencyDuringIntake, this.options.concurrency) : this.options.concurrency;
+    const now = this.now();
+    if (this.ratePerSecond() <= this.options.busyPerSecond) {
+      this.busySince = undefined;
+      return this.options.concurrency;
+    }
+    // Fast intake seen last more than a rate window ago: that was another burst.
+    if (this.busySince === undefined || now - this.lastBusy > SLOT_MS * SLOTS) this.busySince = now;
+    this.lastBusy = now;
+    if (now - this.busySince > (this.options.maxYieldMs ?? 10_000)) return this.options.concurrency;
+    return Math.min(this.options.concurrencyDuringIntake, this.options.concurrency);
   }
 
   /** Waits for a turn; call the returned function when the processing is over. */

@@ -17,6 +17,18 @@ describe('IntakePace', () => {
     expect(pace.limit()).toBe(4);
   });
 
+  it('yields for 10 seconds at most to an intake that stays fast: then it is the load, not a burst', () => {
+    const pace = sut();
+    for (let second = 0; second <= 12; second++) {
+      for (let i = 0; i < 100; i++) pace.arrived();
+      expect({ second, limit: pace.limit() }).toEqual({ second, limit: second <= 10 ? 1 : 4 });
+      now += 1_000;
+    }
+    now += 2_000;
+    for (let i = 0; i < 100; i++) pace.arrived();
+    expect(pace.limit()).toBe(1);
+  });
+
   it('holds processings beyond the limit until a turn is given back, and starts the waiting ones when the burst is over', async () => {
     jest.useFakeTimers({ doNotFake: ['setImmediate'] });
     try {

@@ -165,9 +165,9 @@ export function busInventory(bus: Bus): InventoryPort {
 
 /**
  * The company context and acting user of an integration, from the gateway (owner of both),
- * remembered for a few seconds: a burst of deliveries asks once.
+ * remembered for `ttlMs`: a burst of deliveries asks once.
  */
-export function gatewayContexts(bus: Bus, ttlMs = 5_000) {
+export function gatewayContexts(bus: Bus, ttlMs: number) {
   const cache = new Map<string, { at: number; ctx: TenantContext }>();
   return async (empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext> => {
     const key = `${empresaId}:${usuarioId}`;
