@@ -72,7 +72,11 @@ export class EntregaBatcher {
       const key = dedupKey(w.entrega.integracion_id, w.entrega.clave_dedup);
       byKey.set(key, [...(byKey.get(key) ?? []), w]);
     }
-    const firsts = [...byKey.values()].map((ws) => ws[0]!.entrega);
+    // In key order, as every batch of every replica: two batches with keys in common then wait
+    // for each other in one direction, never in a circle (a deadlock).
+    const firsts = [...byKey.values()]
+      .map((ws) => ws[0]!.entrega)
+      .sort((a, b) => a.integracion_id - b.integracion_id || (a.clave_dedup < b.clave_dedup ? -1 : a.clave_dedup > b.clave_dedup ? 1 : 0));
     let answers: Map<string, Almacenada[]>;
     let stored: boolean;
     try {
