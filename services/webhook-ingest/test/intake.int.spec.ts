@@ -22,7 +22,12 @@ describe('webhook intake with two replicas', () => {
 
   beforeAll(async () => {
     iso = await isolate('intake');
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'intake-int', logger: createLogger('intake-int', 'silent') });
+    bus = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'intake-int',
+      logger: createLogger('intake-int', 'silent'),
+    });
     const config = { ...loadConfig(BaseConfig, stackEnv(iso)), WEBHOOK_CACHE_TTL_MS: TOKEN_CACHE_TTL_MS };
     // Processing is not under test: every delivery fails at once, which leaves the inbox as it was stored.
     const deps = {
@@ -31,7 +36,9 @@ describe('webhook intake with two replicas', () => {
       },
     };
     for (let i = 0; i < 2; i++) {
-      replicas.push((await startService(webhookIngestService(config, { deps }), { migrateOnStart: true })) as unknown as RunningService<BaseConfig>);
+      replicas.push(
+        (await startService(webhookIngestService(config, { deps }), { migrateOnStart: true })) as unknown as RunningService<BaseConfig>,
+      );
     }
     db = new pg.Client({ connectionString: iso.databaseUrl });
     await db.connect();
@@ -54,7 +61,18 @@ describe('webhook intake with two replicas', () => {
         {
           empresa_id: 7,
           refs: { usuarios: { tienda: 11 }, sucursales: { centro: 1 }, bodegas: { principal: 2 }, documentos: { factura: 3 } },
-          integraciones: [{ ref, plataforma: 'woocommerce', usuario: 'tienda', sucursal: 'centro', bodega: 'principal', documento: 'factura', secreto: SECRET, ...(token ? { token } : {}) }],
+          integraciones: [
+            {
+              ref,
+              plataforma: 'woocommerce',
+              usuario: 'tienda',
+              sucursal: 'centro',
+              bodega: 'principal',
+              documento: 'factura',
+              secreto: SECRET,
+              ...(token ? { token } : {}),
+            },
+          ],
         },
         { requestId: 'seed' },
       )
@@ -64,17 +82,36 @@ describe('webhook intake with two replicas', () => {
     bus.request(
       webhookSubjects,
       'webhooks.receive',
-      { plataforma: 'woocommerce', recurso: 'pedido', token, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), cuerpo_base64: Buffer.from(body).toString('base64') },
+      {
+        plataforma: 'woocommerce',
+        recurso: 'pedido',
+        token,
+        headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
+        cuerpo_base64: Buffer.from(body).toString('base64'),
+      },
       { requestId: 'intake-test' },
     );
   const order = (id: number) => {
-    const body = JSON.stringify(wooOrder({ id, status: 'processing', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '6.00', total_tax: '0.45' }] }));
+    const body = JSON.stringify(
+      wooOrder({
+        id,
+        status: 'processing',
+        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '6.00', total_tax: '0.45' }],
+      }),
+    );
     return { body, headers: wooHeaders(body, 'order.created', SECRET) };
   };
   /** Answers of `n` pings with the token, spread over both replicas by the queue group: 'ok' or the error code. */
   const pings = async (token: string, n = 30) => {
     const ping = wooPing(5);
-    return Promise.all(Array.from({ length: n }, () => receive(token, ping.body, ping.headers).then(() => 'ok', (err: { code?: string }) => err.code ?? 'error')));
+    return Promise.all(
+      Array.from({ length: n }, () =>
+        receive(token, ping.body, ping.headers).then(
+          () => 'ok',
+          (err: { code?: string }) => err.code ?? 'error',
+        ),
+      ),
+    );
   };
   /** Polls until every one of a round of pings answers `expected`; how long that took (ms). */
   const until = async (token: string, expected: string, timeoutMs = 5_000) => {
@@ -100,7 +137,10 @@ describe('webhook intake with two replicas', () => {
       ids.add(mine[0]!.id_entrega!);
     });
     expect(ids.size).toBe(150);
-    const stored = await db.query<{ id: number; referencia: string }>('select id, referencia from webhook_ingest.entregas where id = any($1)', [[...ids]]);
+    const stored = await db.query<{ id: number; referencia: string }>(
+      'select id, referencia from webhook_ingest.entregas where id = any($1)',
+      [[...ids]],
+    );
     expect(stored.rows).toHaveLength(150);
     expect(new Set(stored.rows.map((r) => r.referencia)).size).toBe(150);
     expect((await db.query('select count(*)::int as n from webhook_ingest.entregas')).rows[0].n).toBe(150);
@@ -120,7 +160,9 @@ describe('webhook intake with two replicas', () => {
       ...good.map((d) => receive(woo.token, d.body, d.headers)),
       receive(woo.token, bad.body, { ...bad.headers, 'x-wc-webhook-source': 'https://tienda\u0000.example' }),
     ]);
-    expect(answers.slice(0, 20).map((a) => a.status === 'fulfilled' && a.value.estado)).toEqual(Array.from({ length: 20 }, () => 'recibida'));
+    expect(answers.slice(0, 20).map((a) => a.status === 'fulfilled' && a.value.estado)).toEqual(
+      Array.from({ length: 20 }, () => 'recibida'),
+    );
     expect(answers[20]).toMatchObject({ status: 'rejected' });
     const stored = await db.query(`select count(*)::int as n from webhook_ingest.entregas where referencia like 'woo-70%'`);
     expect(stored.rows[0].n).toBe(20);

@@ -88,7 +88,14 @@ export class EntregaBatcher {
       answers = new Map(
         [...byKey.entries()].map(([key, ws]) => {
           const id = inserted.get(key);
-          return [key, ws.map((_, i) => (id !== undefined && i === 0 ? { estado: 'recibida', id_entrega: id } : { estado: 'duplicada', id_entrega: id ?? known.get(key) ?? null }))];
+          return [
+            key,
+            ws.map((_, i) =>
+              id !== undefined && i === 0
+                ? { estado: 'recibida', id_entrega: id }
+                : { estado: 'duplicada', id_entrega: id ?? known.get(key) ?? null },
+            ),
+          ];
         }),
       );
       stored = inserted.size > 0;

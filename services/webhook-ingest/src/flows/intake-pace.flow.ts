@@ -68,10 +68,11 @@ export class IntakePace {
   async acquire(): Promise<() => void> {
     if (this.waiting.length === 0 && this.running < this.limit()) this.running++;
     // `admit` counts the turn as running before it resumes us.
-    else await new Promise<void>((resolve) => {
-      this.waiting.push(resolve);
-      this.watch();
-    });
+    else
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        this.watch();
+      });
     let released = false;
     return () => {
       if (released) return;
