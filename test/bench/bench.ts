@@ -16,7 +16,7 @@ import { pendingScenarios, readFacts, scenarios, type Pending, type Scenario } f
 /**
  * `npm run bench`: starts every service against the bench database (see `npm run bench:data`),
  * drives each scenario with autocannon on loopback (warm-up, then a bounded run), runs each read
- * scenario against the baseline too, prints one table per scenario and rewrites the results
+ * scenario and the sale writes against the baseline too, prints one table per scenario and rewrites the results
  * section of BENCHMARKS.md. Options: --duration S (10), --warmup S (2), --connections N (10),
  * --only TEXT (scenarios whose name contains it), --no-write, --log-level L (warn).
  * `--explain` starts nothing: it prints the plan of every statement of each read scenario.

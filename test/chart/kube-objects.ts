@@ -56,7 +56,7 @@ export function validateObject(object: KubeObject): void {
   try {
     new Model(object as never).validate();
   } catch (err) {
-    throw new Error(`${id} ${object.metadata.name}: ${(err as Error).message}`);
+    throw new Error(`${id} ${object.metadata.name}: ${(err as Error).message}`, { cause: err });
   }
 }
 

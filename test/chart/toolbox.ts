@@ -52,7 +52,7 @@ export function openToolbox(): Toolbox {
       return stdout;
     } catch (err) {
       const failure = err as Error & { stderr?: string; stdout?: string };
-      throw new Error(`${binary} ${args.join(' ')} failed:\n${failure.stderr || failure.stdout || failure.message}`);
+      throw new Error(`${binary} ${args.join(' ')} failed:\n${failure.stderr || failure.stdout || failure.message}`, { cause: err });
     }
   };
 

@@ -1,7 +1,7 @@
 import type { SeedOutput } from '@erp/admin';
 import { BaseConfig, loadConfig, startService, type RunningService } from '@erp/runtime';
 import { inventoryService } from '@erp/inventory';
-import { Stack, json, stackEnv } from './stack';
+import { type Stack, json, stackEnv } from './stack';
 
 export const SALES_KEY_A = 'test_key_sales_a_0123456789abcdef';
 export const SALES_KEY_B = 'test_key_sales_b_0123456789abcdef';

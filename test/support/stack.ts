@@ -43,6 +43,8 @@ export function stackEnv(iso: Isolation, extra: Record<string, string> = {}): No
     DB_POOL_MAX: '5',
     REQUEST_TIMEOUT_MS: '15000', // generous: test files run in parallel on two cores
     SHUTDOWN_TIMEOUT_MS: '10000',
+    // Replies Postgres serialised are held to their contract in every test, whatever NODE_ENV says.
+    VALIDATE_REPLIES: 'true',
     ...extra,
   };
 }

@@ -67,7 +67,7 @@ describe('traces and metrics of the running processes', () => {
     expect(res.status).toBe(200);
 
     const deadline = Date.now() + 10_000;
-    let trace: Span[] = [];
+    let trace: Span[];
     for (;;) {
       const natsServer = receiver.spans.find((s) => s.name === 'inventory.product.get process');
       trace = natsServer ? receiver.spans.filter((s) => s.traceId === natsServer.traceId) : [];

@@ -17,7 +17,7 @@ import {
   type TenantContext,
 } from '@erp/contracts';
 import { translatePgError } from '@erp/db';
-import { ERROR_HEADER, buildHeaders, extractTraceContext, readRequestContext } from './headers';
+import { ERROR_HEADER, JSON_RANGE_HEADER, buildHeaders, extractTraceContext, readRequestContext } from './headers';
 import type { Logger } from './logger';
 
 const tracer = trace.getTracer('@erp/bus');
@@ -25,12 +25,32 @@ const tracer = trace.getTracer('@erp/bus');
 /** Context type a handler receives: tenant subjects are sure to have a company. */
 export type HandlerContext<Spec> = Spec extends { tenant: true } ? TenantContext : RequestContext;
 
+/**
+ * JSON text a handler answers as it is: built where the data lives (Postgres) in the exact form
+ * the subject's contract gives, so neither the service nor the gateway parses and serialises it
+ * again. The bus embeds it in the reply verbatim; with `validateReplies` it first checks that the
+ * contract accepts it and would send the very same text.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** A page reply whose `items` are JSON text. */
+export type JsonPageOf<T> = T extends { items: unknown } ? Omit<T, 'items'> & { items: JsonText } : never;
+
+/** A reply given as JSON text: the whole reply, or the `items` of a page. */
+export type JsonReplyOf<T> = JsonText | JsonPageOf<T>;
+
 /** One handler per subject of the catalog: the mapped type makes a missing subject a compile error. */
 export type Handlers<C extends Catalog> = {
-  [S in keyof C]: (request: ParsedRequestOf<C, S>, ctx: HandlerContext<C[S]>) => Promise<ReplyInputOf<C, S>>;
+  [S in keyof C]: (
+    request: ParsedRequestOf<C, S>,
+    ctx: HandlerContext<C[S]>,
+  ) => Promise<C[S] extends { json: true } ? ReplyInputOf<C, S> | JsonReplyOf<ReplyInputOf<C, S>> : ReplyInputOf<C, S>>;
 };
 
-type WireReply = { ok: true; data: unknown } | { ok: false; error: { code: ErrorCode; message: string; details?: ErrorDetails } };
+type WireFailure = { ok: false; error: { code: ErrorCode; message: string; details?: ErrorDetails } };
+type WireReply = { ok: true; data: unknown } | WireFailure;
 
 export interface BusObserver {
   /** A request this process sent got its answer (or failed): `code` is 'OK' or an error code. */
@@ -58,6 +78,11 @@ export interface BusOptions {
   observer?: BusObserver;
   /** Limits of the events stream, applied when it is created and reconciled at every start. */
   stream?: StreamSettings;
+  /**
+   * Check replies given as JSON text against their contract before they leave (default true). A
+   * reply given as values is always parsed with its contract, which turns it into its wire form.
+   */
+  validateReplies?: boolean;
 }
 
 export interface StreamSettings {
@@ -93,7 +118,7 @@ export class Bus {
 
   private constructor(
     readonly nc: NatsConnection,
-    readonly options: Required<Pick<BusOptions, 'prefix' | 'requestTimeoutMs'>> & BusOptions,
+    readonly options: Required<Pick<BusOptions, 'prefix' | 'requestTimeoutMs' | 'validateReplies'>> & BusOptions,
   ) {}
 
   static async connect(options: BusOptions): Promise<Bus> {
@@ -107,7 +132,7 @@ export class Bus {
       // timeouts and missing responders with the subject itself.
       noAsyncTraces: true,
     });
-    return new Bus(nc, { requestTimeoutMs: 10_000, ...options });
+    return new Bus(nc, { requestTimeoutMs: 10_000, validateReplies: true, ...options });
   }
 
   get logger(): Logger {
@@ -132,6 +157,45 @@ export class Bus {
     options: RequestOptions = {},
   ): Promise<ReplyOf<C, S>> {
     void catalog; // the catalog fixes the types; the service validates the payload
+    return this.exchange(subject, payload, ctx, options, (msg) => unwrap(msg.json<WireReply>()) as ReplyOf<C, S>);
+  }
+
+  /**
+   * A request whose reply is wanted as JSON text, to be written out as it is (the gateway's
+   * responses): the reply's bytes as the handler's `JsonText` gave them, never parsed here. A
+   * handler that answered with values (an older release) gets the same bytes by serialising them.
+   */
+  async requestJson<C extends Catalog, S extends keyof C & string>(
+    catalog: C,
+    subject: S,
+    payload: RequestOf<C, S>,
+    ctx: RequestContext,
+    options: RequestOptions = {},
+  ): Promise<Buffer> {
+    void catalog;
+    return this.exchange(subject, payload, ctx, options, (msg) => {
+      const range = jsonRange(msg);
+      return range ? range.json : Buffer.from(JSON.stringify(unwrap(msg.json<WireReply>())));
+    });
+  }
+
+  /** `requestJson` for a page: its `items` as JSON text, the rest (pagination, filters) as values. */
+  async requestJsonPage<C extends Catalog, S extends keyof C & string>(
+    catalog: C,
+    subject: S,
+    payload: RequestOf<C, S>,
+    ctx: RequestContext,
+    options: RequestOptions = {},
+  ): Promise<{ page: Omit<ReplyOf<C, S>, 'items'>; items: Buffer }> {
+    void catalog;
+    return this.exchange(subject, payload, ctx, options, (msg) => {
+      const range = jsonRange(msg);
+      const { items, ...page } = unwrap(range ? (JSON.parse(range.rest) as WireReply) : msg.json<WireReply>()) as { items: unknown };
+      return { page: page as Omit<ReplyOf<C, S>, 'items'>, items: range ? range.json : Buffer.from(JSON.stringify(items)) };
+    });
+  }
+
+  private async exchange<T>(subject: string, payload: unknown, ctx: RequestContext, options: RequestOptions, read: (msg: Msg) => T): Promise<T> {
     const started = performance.now();
     const span = tracer.startSpan(`${subject} request`, {
       kind: SpanKind.CLIENT,
@@ -149,9 +213,7 @@ export class Bus {
       } catch (err) {
         throw transportError(subject, err);
       }
-      const reply = msg.json<WireReply>();
-      if (reply.ok) return reply.data as ReplyOf<C, S>;
-      throw new AppError(reply.error.code, reply.error.message, reply.error.details);
+      return read(msg);
     } catch (err) {
       code = isAppError(err) ? err.code : 'INTERNAL';
       span.setStatus({ code: SpanStatusCode.ERROR, message: code });
@@ -177,7 +239,7 @@ export class Bus {
             this.logger.error({ err, subject: name }, 'subscription failed');
             return;
           }
-          this.track(this.handle(name, spec, handler, msg));
+          void this.track(this.handle(name, spec, handler, msg));
         },
       });
       this.subs.push(sub);
@@ -239,9 +301,10 @@ export class Bus {
       { kind: SpanKind.SERVER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': name } },
       extractTraceContext(msg.headers),
     );
-    let reply: WireReply;
+    let sent: EncodedReply | undefined;
+    let failure: WireFailure | undefined;
     try {
-      reply = await otelContext.with(trace.setSpan(otelContext.active(), span), async () => {
+      sent = await otelContext.with(trace.setSpan(otelContext.active(), span), async () => {
         let raw: unknown;
         try {
           raw = msg.data.length > 0 ? msg.json() : {};
@@ -252,35 +315,100 @@ export class Bus {
         if (!parsed.success) throw AppError.validation('Datos inválidos', detailsFromZod(parsed.error));
         if (spec.tenant && !ctx.empresa) throw new AppError('UNAUTHORIZED', 'La solicitud no identifica a la empresa');
         const result = await handler(parsed.data, ctx);
+        const encoded = encodeJsonReply(result);
+        if (encoded) {
+          if (this.options.validateReplies) checkJsonReply(name, spec, encoded, log);
+          return encoded;
+        }
         const checked = spec.reply.safeParse(result);
         if (!checked.success) {
           log.error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
           throw new Error(`Reply of ${name} does not match its contract`);
         }
-        return { ok: true as const, data: checked.data };
+        return { body: JSON.stringify({ ok: true, data: checked.data }) };
       });
     } catch (thrown) {
       const err = translatePgError(thrown);
       if (isAppError(err) && (ERROR_CODES as readonly string[]).includes(err.code)) {
         if (err.code === 'INTERNAL' || err.code === 'UNAVAILABLE') log.error({ err: thrown }, err.message);
-        reply = { ok: false, error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
+        failure = { ok: false, error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
       } else {
         const errorId = randomUUID();
         log.error({ err: thrown, errorId }, 'unhandled error');
-        reply = { ok: false, error: { code: 'INTERNAL', message: `Error interno del servidor (ref. ${errorId})` } };
+        failure = { ok: false, error: { code: 'INTERNAL', message: `Error interno del servidor (ref. ${errorId})` } };
       }
-      span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure.error.code });
     } finally {
       span.end();
     }
-    const code = reply.ok ? 'OK' : reply.error.code;
+    const code = failure ? failure.error.code : 'OK';
     if (msg.reply) {
-      const headers = reply.ok ? undefined : buildHeaders(undefined);
-      headers?.set(ERROR_HEADER, code);
-      msg.respond(JSON.stringify(reply), headers ? { headers } : undefined);
+      if (failure) {
+        const headers = buildHeaders(undefined);
+        headers.set(ERROR_HEADER, code);
+        msg.respond(JSON.stringify(failure), { headers });
+      } else if (sent!.json) {
+        const headers = buildHeaders(undefined);
+        headers.set(JSON_RANGE_HEADER, sent!.json.range.join('-'));
+        msg.respond(sent!.body, { headers });
+      } else {
+        msg.respond(sent!.body);
+      }
     }
     this.options.observer?.handled?.(name, code, (performance.now() - started) / 1000);
   }
+}
+
+interface EncodedReply {
+  body: string;
+  /** The handler's JSON text, where it sits in the reply and its byte range in `body`. */
+  json?: { text: string; at: 'reply' | 'items'; range: [number, number] };
+}
+
+/** The wire reply around a handler's JSON text, or undefined when the handler answered with values. */
+function encodeJsonReply(result: unknown): EncodedReply | undefined {
+  if (result instanceof JsonText) return embed('{"ok":true,"data":', result, '}', 'reply');
+  if (result === null || typeof result !== 'object' || !((result as { items?: unknown }).items instanceof JsonText)) return undefined;
+  const { items, ...page } = result as { items: JsonText };
+  const members = JSON.stringify(page).slice(1, -1);
+  return embed(`{"ok":true,"data":{${members}${members ? ',' : ''}"items":`, items, '}}', 'items');
+}
+
+function embed(prefix: string, { text }: JsonText, suffix: string, at: 'reply' | 'items'): EncodedReply {
+  const start = Buffer.byteLength(prefix);
+  return { body: prefix + text + suffix, json: { text, at, range: [start, start + Buffer.byteLength(text)] } };
+}
+
+/**
+ * A JSON reply must be what the contract accepts and exactly the text the contract's output would
+ * serialise to (same fields in the same order, numbers and timestamps written the same way): a
+ * partner cannot tell which path answered.
+ */
+function checkJsonReply(name: string, spec: Catalog[string], { body, json }: EncodedReply, log: Logger): void {
+  const checked = spec.reply.safeParse((JSON.parse(body) as { data: unknown }).data);
+  if (!checked.success) {
+    log.error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
+    throw new Error(`Reply of ${name} does not match its contract`);
+  }
+  const expected = JSON.stringify(json!.at === 'items' ? (checked.data as { items: unknown }).items : checked.data);
+  if (expected !== json!.text) {
+    log.error({ expected: expected.slice(0, 2000), sent: json!.text.slice(0, 2000) }, 'handler JSON reply differs from the output of its contract');
+    throw new Error(`Reply of ${name} does not match its contract`);
+  }
+}
+
+function unwrap(reply: WireReply): unknown {
+  if (reply.ok) return reply.data;
+  throw new AppError(reply.error.code, reply.error.message, reply.error.details);
+}
+
+/** The JSON text a reply carries as sent (its bytes, not copied) and the rest of the reply with `null` in its place. */
+function jsonRange(msg: Msg): { json: Buffer; rest: string } | undefined {
+  const header = msg.headers?.get(JSON_RANGE_HEADER);
+  if (!header || msg.headers?.has(ERROR_HEADER)) return undefined;
+  const [start, end] = header.split('-').map(Number) as [number, number];
+  const body = Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength);
+  return { json: body.subarray(start, end), rest: `${body.toString('utf8', 0, start)}null${body.toString('utf8', end)}` };
 }
 
 /** The inbox of an identity: its replies, and the only `_INBOX` subjects its permissions let it read. */

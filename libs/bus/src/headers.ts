@@ -6,6 +6,8 @@ import { RequestContextSchema, type RequestContext } from '@erp/contracts';
 export const CONTEXT_HEADER = 'Erp-Context';
 /** Reply header set when the reply carries an error. */
 export const ERROR_HEADER = 'Erp-Error';
+/** Reply header of a reply that embeds a handler's JSON text: its byte range `start-end` in the body. */
+export const JSON_RANGE_HEADER = 'Erp-Json-Range';
 
 const setter = { set: (carrier: MsgHdrs, key: string, value: string) => carrier.set(key, value) };
 const getter = {

@@ -13,7 +13,7 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
-import { AppError, isAppError, streamName, type EventCatalog, type PayloadOf, type RequestContext } from '@erp/contracts';
+import { isAppError, streamName, type EventCatalog, type PayloadOf, type RequestContext } from '@erp/contracts';
 import { translatePgError } from '@erp/db';
 import type { Bus, StreamSettings } from './bus';
 import { buildHeaders, extractTraceContext, readRequestContext } from './headers';

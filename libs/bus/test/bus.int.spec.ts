@@ -3,12 +3,13 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@nats-io/jetstream';
 import { z } from 'zod';
-import { AppError, defineCatalog, defineEvents, isAppError, streamName, type RequestContext } from '@erp/contracts';
+import { AppError, DecimalNumber, defineCatalog, defineEvents, isAppError, pageReply, paginate, streamName, type RequestContext } from '@erp/contracts';
 import { createDb, inTransaction, migrateSchema, sql, type Kysely } from '@erp/db';
 import { createLogger } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
 import {
   Bus,
+  JsonText,
   OutboxRelay,
   PoisonEventError,
   claimEvent,
@@ -140,6 +141,85 @@ describe('Bus request/reply over NATS', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await extra.drain();
     await expect(pending).resolves.toEqual({ done: true });
+  });
+});
+
+const Item = z.object({ id: z.number().int(), precio: DecimalNumber, nombre: z.string() });
+const jsonCatalog = defineCatalog({
+  'json.item': { tenant: false, json: true, errors: [], request: z.object({ text: z.string() }), reply: Item },
+  'json.page': { tenant: false, json: true, errors: [], request: z.object({ text: z.string(), count: z.number(), nombre: z.string() }), reply: pageReply(Item) },
+  'json.values': { tenant: false, errors: [], request: z.object({}), reply: Item },
+});
+
+describe('Bus replies given as JSON text', () => {
+  let iso: Isolation;
+  let checking: { client: Bus; server: Bus };
+  let trusting: { client: Bus; server: Bus };
+  const pair = async (prefix: string, validateReplies: boolean) => {
+    const connect = (name: string) => Bus.connect({ servers: iso.natsUrl, prefix, name, logger, requestTimeoutMs: 2_000, validateReplies });
+    const [client, server] = await Promise.all([connect(`${prefix}-client`), connect(`${prefix}-server`)]);
+    server.serve(
+      jsonCatalog,
+      {
+        'json.item': async ({ text }) => new JsonText(text),
+        'json.page': async ({ text, count, nombre }) => ({ items: new JsonText(text), pagination: paginate({ page: 1, per_page: 10 }, count), filters_applied: { nombre } }),
+        'json.values': async () => ({ id: 1, precio: '12.50', nombre: 'Café' }),
+      },
+      { queue: 'json' },
+    );
+    await server.nc.flush();
+    return { client, server };
+  };
+
+  beforeAll(async () => {
+    iso = await isolate('bus-json');
+    [checking, trusting] = await Promise.all([pair(`${iso.subjectPrefix}-checking`, true), pair(`${iso.subjectPrefix}-trusting`, false)]);
+  });
+  afterAll(async () => {
+    await Promise.all([checking, trusting].flatMap((p) => (p ? [p.client.drain(), p.server.drain()] : [])));
+    await iso.drop();
+  });
+
+  it('passes the text through as the very bytes the handler gave, and a caller that parses reads the same values', async () => {
+    const text = '{"id":1,"precio":12.5,"nombre":"Café ñandú"}';
+    const bytes = await checking.client.requestJson(jsonCatalog, 'json.item', { text }, ctx);
+    expect(bytes.toString('utf8')).toBe(text);
+    await expect(checking.client.request(jsonCatalog, 'json.item', { text }, ctx)).resolves.toEqual(JSON.parse(text));
+  });
+
+  it("passes a page's items through as text beside its pagination and filters, whatever the characters before them", async () => {
+    const text = '[{"id":1,"precio":0.1,"nombre":"Pingüino"},{"id":2,"precio":100,"nombre":"Ñu"}]';
+    const { page, items } = await checking.client.requestJsonPage(jsonCatalog, 'json.page', { text, count: 2, nombre: 'cañón 🐧' }, ctx);
+    expect(items.toString('utf8')).toBe(text);
+    expect(page).toEqual({ pagination: paginate({ page: 1, per_page: 10 }, 2), filters_applied: { nombre: 'cañón 🐧' } });
+    const parsed = await checking.client.request(jsonCatalog, 'json.page', { text, count: 2, nombre: 'cañón 🐧' }, ctx);
+    expect(parsed.items).toEqual(JSON.parse(text));
+  });
+
+  it('gives a caller that wants text the serialised values of a handler that answered with values', async () => {
+    const bytes = await checking.client.requestJson(jsonCatalog, 'json.values', {}, ctx);
+    expect(bytes.toString('utf8')).toBe('{"id":1,"precio":12.5,"nombre":"Café"}');
+  });
+
+  it("refuses, where replies are checked, text the contract rejects or that differs from what the contract's output would write", async () => {
+    for (const text of [
+      '{"id":1,"precio":"caro","nombre":"a"}',
+      '{"id":1,"precio":12.50,"nombre":"a"}',
+      '{"nombre":"a","id":1,"precio":12.5}',
+      '{"id":1,"precio":12.5,"nombre":"a","extra":true}',
+      '{"id":1, "precio":12.5, "nombre":"a"}',
+    ]) {
+      const err = await checking.client.requestJson(jsonCatalog, 'json.item', { text }, ctx).catch((e: unknown) => e);
+      expect({ text, code: isAppError(err) && err.code }).toEqual({ text, code: 'INTERNAL' });
+    }
+    const page = await checking.client.requestJsonPage(jsonCatalog, 'json.page', { text: '[{"id":1,"precio":1.0,"nombre":"a"}]', count: 1, nombre: 'a' }, ctx).catch((e: unknown) => e);
+    expect(isAppError(page) && page.code).toBe('INTERNAL');
+  });
+
+  it('passes the text unchecked where replies are not checked, as in production', async () => {
+    const text = '{"id":1,"precio":12.50,"nombre":"a"}';
+    const bytes = await trusting.client.requestJson(jsonCatalog, 'json.item', { text }, ctx);
+    expect(bytes.toString('utf8')).toBe(text);
   });
 });
 

@@ -8,6 +8,11 @@ export interface SubjectSpec<Req extends z.ZodType = z.ZodType, Rep extends z.Zo
   readonly errors: readonly ErrorCode[];
   /** When true, the handler receives a context that must carry a company. */
   readonly tenant: boolean;
+  /**
+   * When true, the handler may answer JSON text instead of values (the whole reply, or a page's
+   * `items`), built in the exact form `reply` gives: reads whose rows Postgres serialises.
+   */
+  readonly json?: boolean;
 }
 
 export type Catalog = Record<string, SubjectSpec>;

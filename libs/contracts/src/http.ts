@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from './errors';
 
 /** Base path of the partner API. */
 export const API_BASE = '/api/external/v1';
@@ -94,6 +95,14 @@ export function decodeChangeCursor(raw: string): ChangeCursor | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Where a delta-sync request resumes: undefined without a cursor; a cursor this API did not issue is refused (400). */
+export function requestedChangeCursor(cursor: string | undefined): ChangeCursor | undefined {
+  if (cursor === undefined) return undefined;
+  const after = decodeChangeCursor(cursor);
+  if (!after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+  return after;
 }
 
 /**

@@ -14,7 +14,8 @@ import { webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhoo
  * catalogs it answers, `calls` those it requests (without their `<service>.admin.*` subjects:
  * only the admin identity calls those), `publishes` its own events, `consumers` its durable
  * JetStream consumers (durable name → the one event subject it reads), `listens` events it
- * receives as they pass without a durable (the gateway's cache invalidation).
+ * receives as they pass without a durable (cache invalidation: the gateway's API keys,
+ * webhook-ingest's integration tokens).
  */
 export interface BusIdentity {
   serves: readonly Catalog[];
@@ -65,7 +66,7 @@ export const BUS_IDENTITIES = {
     calls: [inventorySubjects, returnsPlatformSubjects, salesApiSubjects, salesPlatformSubjects, webhookGatewaySubjects],
     publishes: [webhookEvents],
     consumers: { 'webhook-ingest-deliveries': 'events.webhooks.delivery.received' },
-    listens: [],
+    listens: ['events.webhooks.integration.changed'],
   },
   subscriptions: {
     serves: [subscriptionsSubjects],

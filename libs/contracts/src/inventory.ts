@@ -242,9 +242,16 @@ const SeedProducto = z.object({
 
 const RefMap = z.record(z.string(), z.number().int());
 
+const BranchQuery = z.union([z.object({ id_sucursal: z.number().int().positive() }), z.object({ sucursal: z.string().min(1) })]);
+const BranchResolution = z.union([
+  z.object({ ok: z.literal(true), id_sucursal: z.number().int(), nombre: z.string() }),
+  z.object({ ok: z.literal(false), message: z.string() }),
+]);
+
 export const inventorySubjects = defineCatalog({
   'inventory.product.get': {
     tenant: true,
+    json: true,
     errors: ['NOT_FOUND'],
     request: z.object({ id: z.number().int().positive() }),
     reply: Product,
@@ -253,26 +260,13 @@ export const inventorySubjects = defineCatalog({
   'inventory.sucursal.resolve': {
     tenant: true,
     errors: [],
-    request: z.object({
-      items: z
-        .array(
-          z.union([
-            z.object({ id_sucursal: z.number().int().positive() }),
-            z.object({ sucursal: z.string().min(1) }),
-          ]),
-        )
-        .max(1000),
-    }),
+    request: z.object({ items: z.array(BranchQuery).max(1000) }),
     /** One answer per item, in order: the branch id, or why it could not be resolved. */
-    reply: z.array(
-      z.union([
-        z.object({ ok: z.literal(true), id_sucursal: z.number().int(), nombre: z.string() }),
-        z.object({ ok: z.literal(false), message: z.string() }),
-      ]),
-    ),
+    reply: z.array(BranchResolution),
   },
   'inventory.product.list': {
     tenant: true,
+    json: true,
     errors: [],
     request: InventoryListRequest,
     reply: pageReply(Product),
@@ -286,6 +280,8 @@ export const inventorySubjects = defineCatalog({
   /**
    * Resolves products of the company (by id, or by `codigo` then `barcode`) and checks a warehouse
    * (of the company, active, of an active branch, of `id_sucursal` when given). One answer per item.
+   * With `sucursal`, also resolves that branch as `inventory.sucursal.resolve` does, so a sale
+   * learns everything it needs from inventory in one request.
    */
   'inventory.product.resolve': {
     tenant: true,
@@ -293,10 +289,12 @@ export const inventorySubjects = defineCatalog({
     request: z.object({
       id_bodega: Id.optional(),
       id_sucursal: Id.optional(),
+      sucursal: BranchQuery.optional(),
       items: z.array(z.union([z.object({ id_producto: Id }), z.object({ codigo: z.string().trim().min(1).max(255) })])).max(500),
     }),
     reply: z.object({
       bodega: z.union([ResolvedBodega, Failure]).nullable(),
+      sucursal: BranchResolution.optional(),
       items: z.array(z.union([z.object({ ok: z.literal(true), producto: ResolvedProduct }), Failure])),
     }),
   },

@@ -148,12 +148,14 @@ export type ReturnsSummary = z.output<typeof ReturnsSummary>;
 export const returnsApiSubjects = defineCatalog({
   'returns.return.list': {
     tenant: true,
+    json: true,
     errors: [],
     request: ReturnsListRequest,
     reply: pageReply(Return),
   },
   'returns.return.get': {
     tenant: true,
+    json: true,
     errors: ['NOT_FOUND'],
     request: z.object({ id: z.number().int().positive() }),
     reply: Return,

@@ -487,10 +487,11 @@ export const salesForReturnsSubjects = defineCatalog({
 export const salesApiSubjects = defineCatalog({
   /**
    * The invoicing pipeline: validation, branch, products, warehouse, document type, channel,
-   * customer and acting user; tax; then one transaction that locks the reference, reserves the
-   * stock in inventory (released if the transaction fails), takes the correlative and writes the
-   * sale, its lines and the created event. A reference already used by the company answers its
-   * sale with `idempotent: true`.
+   * customer and acting user; tax; the stock reserved in inventory (released if the sale fails;
+   * inside the transaction, after the reference's lock, when the sale has a reference); then one
+   * transaction that checks the credit, takes the correlative and writes the sale, its lines and
+   * the created event. A reference already used by the company answers its sale with
+   * `idempotent: true`.
    */
   'sales.create': {
     tenant: true,
@@ -512,12 +513,14 @@ export const salesApiSubjects = defineCatalog({
   },
   'sales.sale.get': {
     tenant: true,
+    json: true,
     errors: ['NOT_FOUND'],
     request: z.object({ id: z.number().int().positive() }),
     reply: Sale,
   },
   'sales.sale.list': {
     tenant: true,
+    json: true,
     errors: [],
     request: SalesListRequest,
     reply: pageReply(Sale),

@@ -151,4 +151,8 @@ export const webhookEvents = defineEvents({
   'events.webhooks.delivery.received': {
     payload: z.object({ id_entrega: z.number().int().positive(), empresa_id: z.number().int().positive() }),
   },
+  /** An integration was created or its token changed: every webhook-ingest replica drops what it cached of tokens. */
+  'events.webhooks.integration.changed': {
+    payload: z.object({ id_integracion: z.number().int().positive(), empresa_id: z.number().int().positive() }),
+  },
 });

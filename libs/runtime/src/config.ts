@@ -2,6 +2,13 @@ import { z } from 'zod';
 
 /** Environment every service reads. Services extend it with their own keys. */
 export const BaseConfig = z.object({
+  NODE_ENV: z.string().default('development'),
+  /**
+   * Check the replies handlers give as JSON text against their contract before they leave
+   * (`true`/`false`); by default on everywhere but under NODE_ENV=production, where the tests
+   * and development runs have already held them to it.
+   */
+  VALIDATE_REPLIES: z.enum(['true', 'false']).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/erp'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),

@@ -86,6 +86,7 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
     logger,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     observer: busObserver,
+    validateReplies: config.VALIDATE_REPLIES === undefined ? config.NODE_ENV !== 'production' : config.VALIDATE_REPLIES === 'true',
     ...(config.NATS_USER ? { credentials: { user: config.NATS_USER, password: config.NATS_PASSWORD ?? '' } } : {}),
     stream: {
       replicas: config.JETSTREAM_REPLICAS,

@@ -1,8 +1,8 @@
 import { Kysely, PostgresDialect } from 'kysely';
-import { InventoryListRequest, inventorySubjects, isAppError } from '@erp/contracts';
+import { InventoryListRequest, Product, inventorySubjects, isAppError } from '@erp/contracts';
 import { createPool } from '@erp/db';
 import { INVENTORY_SCHEMA } from '../src';
-import { listProducts } from '../src/db/product.repository';
+import { findProductJson, findProductWithStock, listProducts } from '../src/db/product.repository';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
 
@@ -39,7 +39,8 @@ describe('the catalog over the bus: product list, products, branches and warehou
   it('fetches a page and the stock of all its products in at most two statements, whatever the page size', async () => {
     for (const perPage of [1, 30]) {
       statements.length = 0;
-      const { rows, total } = await listProducts(counted, 1, InventoryListRequest.parse({ per_page: perPage, con_stock: true, nombre: 'producto' }));
+      const { json, total } = await listProducts(counted, 1, InventoryListRequest.parse({ per_page: perPage, con_stock: true, nombre: 'producto' }));
+      const rows = Product.array().parse(JSON.parse(json));
       expect(total).toBe(29);
       expect(rows).toHaveLength(Math.min(perPage, 29));
       expect(rows.every((r) => r.inventarios.length === 2)).toBe(true);
@@ -60,7 +61,7 @@ describe('the catalog over the bus: product list, products, branches and warehou
       }
     }
     const past = await listProducts(counted, 1, InventoryListRequest.parse({ nombre: 'producto 1', per_page: 20, page: 3 }));
-    expect(past).toEqual({ total: 10, rows: [] });
+    expect(past).toEqual({ total: 10, json: '[]' });
   });
 
   it('answers the page with the normalised filters over the bus', async () => {
@@ -96,6 +97,19 @@ describe('the catalog over the bus: product list, products, branches and warehou
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { codigo: 'WEB-1' } }, ctx))).toBe('CONFLICT');
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: {} }, ctx))).toBe('VALIDATION_FAILED');
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { precio: -1 } }, ctx))).toBe('VALIDATION_FAILED');
+  });
+
+  it('answers a product, alone and in pages, as the very JSON the write paths answer it', async () => {
+    const ids = (await counted.selectFrom('productos').select('id').where('empresa_id', '=', 1).where('deleted_at', 'is', null).orderBy('nombre').orderBy('id').execute()).map((r) => r.id);
+    const written: string[] = [];
+    for (const id of ids) {
+      const product = Product.parse(await findProductWithStock(counted, 1, id));
+      expect(await findProductJson(counted, 1, id)).toBe(JSON.stringify(product));
+      written.push(JSON.stringify({ ...product, inventarios: product.inventarios.map(({ created_at: _c, updated_at: _u, ...entry }) => entry) }));
+    }
+    const { json } = await listProducts(counted, 1, InventoryListRequest.parse({ per_page: 200 }));
+    expect(json).toBe(`[${written.join(',')}]`);
+    expect(await findProductJson(counted, 2, ids[0]!)).toBeUndefined();
   });
 
   it('creates branches and warehouses, and a deactivated warehouse hides its stock and refuses reservations', async () => {

@@ -223,6 +223,17 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     expect(sut.items[3]).toEqual({ ok: false, message: 'No existe un producto con código o código de barras "NOPE"' });
   });
 
+  it('resolves the branch a sale names in the same request, as inventory.sucursal.resolve does', async () => {
+    const resolve = (sucursal: { id_sucursal: number } | { sucursal: string }, ctx = A()) =>
+      h.bus.request(inventorySubjects, 'inventory.product.resolve', { sucursal, id_bodega: principal(), items: [{ id_producto: a.productos.scan! }] }, ctx);
+    expect((await resolve({ sucursal: '  sucursal CENTRO ' })).sucursal).toEqual({ ok: true, id_sucursal: a.sucursales.centro, nombre: 'Sucursal Centro' });
+    expect((await resolve({ id_sucursal: a.sucursales.centro! })).sucursal).toEqual({ ok: true, id_sucursal: a.sucursales.centro, nombre: 'Sucursal Centro' });
+    expect((await resolve({ sucursal: 'Sucursal Sur' })).sucursal).toEqual({ ok: false, message: 'La sucursal "Sucursal Sur" no existe o está inactiva' });
+    expect((await resolve({ id_sucursal: a.sucursales.centro! }, tenant(2, true))).sucursal).toEqual({ ok: false, message: `La sucursal ${a.sucursales.centro} no existe o está inactiva` });
+    const without = await h.bus.request(inventorySubjects, 'inventory.product.resolve', { id_bodega: principal(), items: [{ id_producto: a.productos.scan! }] }, A());
+    expect(without).not.toHaveProperty('sucursal');
+  });
+
   it('never lets one company resolve, reserve, confirm, release or adjust another company’s stock', async () => {
     const B = tenant(2, true);
     const theirs = b.productos.forbid!;

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { AppError, inventorySubjects, isAppError, returnsAdminSubjects, returnsApiSubjects, salesForReturnsSubjects, streamName, type ReturnableSale } from '@erp/contracts';
-import { Bus, publishEvent } from '@erp/bus';
+import { AppError, Return, ReturnsListRequest, inventorySubjects, isAppError, returnsAdminSubjects, returnsApiSubjects, salesForReturnsSubjects, streamName, type ReturnableSale } from '@erp/contracts';
+import { Bus, publishEvent, type JsonText } from '@erp/bus';
 import { createPool } from '@erp/db';
 import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
 import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
+import { findReturn, findReturnJson, listReturns } from '../src/db/devolucion.repository';
 import { listReturnsHandler } from '../src/handlers/read-returns.handler';
 import type { ReturnsDb } from '../src/db/tables';
 
@@ -281,7 +282,21 @@ describe('returns service against Postgres and NATS', () => {
     expect(mine.items).toEqual([]);
   });
 
-  it('lists a page of returns with their lines in three statements, newest first', async () => {
+  it('answers each return, alone and in pages, as the very JSON the write paths answer it', async () => {
+    const ids = (await db.selectFrom('devoluciones').select('id').where('empresa_id', '=', EMPRESA).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()).map((r) => r.id);
+    expect(ids.length).toBeGreaterThan(5);
+    const written: string[] = [];
+    for (const id of ids) {
+      const json = JSON.stringify(Return.parse(await findReturn(db, EMPRESA, id)));
+      expect(await findReturnJson(db, EMPRESA, id)).toBe(json);
+      written.push(json);
+    }
+    expect(written.some((json) => json.includes('"estado":"Anulada"'))).toBe(true);
+    const { json } = await listReturns(db, EMPRESA, ReturnsListRequest.parse({ per_page: 200 }));
+    expect(json).toBe(`[${written.join(',')}]`);
+  });
+
+  it('lists a page of returns with their lines in two statements, newest first', async () => {
     const statements: string[] = [];
     const logged = new Kysely<unknown>({
       dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }),
@@ -291,11 +306,12 @@ describe('returns service against Postgres and NATS', () => {
       const sut = listReturnsHandler(logged.withSchema(RETURNS_SCHEMA) as unknown as Kysely<ReturnsDb>);
       const tenant = { requestId: 'r', empresa: { id: EMPRESA, nombre: 'E1', iva: '13', venderSinStock: true }, usuario: null };
       const page = await sut({ page: 1, per_page: 50 }, tenant);
-      expect(page.items.length).toBeGreaterThan(5);
-      expect(page.items.every((d) => d.detalles.length > 0)).toBe(true);
-      expect(page.items.map((d) => d.id)).toEqual([...page.items.map((d) => d.id)].sort((a, b) => b - a));
-      expect(page.pagination.total).toBe(page.items.length);
-      expect(statements).toHaveLength(3);
+      const items = Return.array().parse(JSON.parse((page.items as JsonText).text));
+      expect(items.length).toBeGreaterThan(5);
+      expect(items.every((d) => d.detalles.length > 0)).toBe(true);
+      expect(items.map((d) => d.id)).toEqual([...items.map((d) => d.id)].sort((a, b) => b - a));
+      expect(page.pagination.total).toBe(items.length);
+      expect(statements).toHaveLength(2);
     } finally {
       await logged.destroy();
     }

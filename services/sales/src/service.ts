@@ -5,7 +5,7 @@ import type { ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { startReturnsConsumers } from './consumers/returns.consumer';
 import { migrations } from './db/migrations';
-import type { SalesDb } from './db/tables';
+import { SALES_SCHEMA, type SalesDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
 import { createSaleHandler } from './handlers/create-sale.handler';
 import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
@@ -15,7 +15,7 @@ import { updateSaleHandler } from './handlers/update-sale.handler';
 import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
 
-export const SALES_SCHEMA = 'sales';
+export { SALES_SCHEMA };
 
 export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig> {
   const config = withSalesDefaults(input);

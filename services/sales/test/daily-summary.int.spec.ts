@@ -1,13 +1,13 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { Bus } from '@erp/bus';
-import { SaleCreateRequest, SaleUpdateRequest, SalesFilters, SalesListRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
+import { Sale, SaleCreateRequest, SaleUpdateRequest, SalesFilters, SalesListRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
 import { createPool, migrateSchema } from '@erp/db';
 import { createLogger } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
 import { migrations } from '../src/db/migrations';
 import type { SalesDb } from '../src/db/tables';
-import { listSales, summarizeSales } from '../src/db/venta.repository';
+import { findSale, findSaleJson, listSales, summarizeSales } from '../src/db/venta.repository';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
@@ -231,7 +231,7 @@ describe('ventas_resumen_diario against Postgres', () => {
       const count = expected.reduce((n, r) => n + r.cantidad, 0);
       for (const order_by of ['fecha', 'total'] as const) {
         const page = await listSales(db, 1, SalesListRequest.parse({ ...f, order_by, per_page: 200 }));
-        expect({ order_by, f, total: page.total, items: page.items.length }).toEqual({ order_by, f, total: count, items: count });
+        expect({ order_by, f, total: page.total, items: (JSON.parse(page.json) as unknown[]).length }).toEqual({ order_by, f, total: count, items: count });
       }
     }
   });
@@ -247,12 +247,27 @@ describe('ventas_resumen_diario against Postgres', () => {
         .execute();
       const seen: number[] = [];
       for (let page = 1; page <= Math.ceil(expected.length / 7) + 1; page++) {
-        const { total, items } = await listSales(db, 1, SalesListRequest.parse({ page, per_page: 7, order_direction }));
+        const { total, json } = await listSales(db, 1, SalesListRequest.parse({ page, per_page: 7, order_direction }));
         expect(total).toBe(expected.length);
-        seen.push(...items.map((s) => s.id));
+        seen.push(...(JSON.parse(json) as Array<{ id: number }>).map((s) => s.id));
       }
       expect(seen).toEqual(expected.map((r) => r.id));
     }
+  });
+
+  it('answers each sale, alone and in pages, as the very JSON the write paths answer it', async () => {
+    const ids = (await db.selectFrom('ventas').select('id').where('empresa_id', '=', 1).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()).map((r) => r.id);
+    const states = await db.selectFrom('ventas').select('estado').distinct().execute();
+    expect(states.length).toBeGreaterThanOrEqual(3);
+    const written: string[] = [];
+    for (const id of ids) {
+      const json = JSON.stringify(Sale.parse(await findSale(db, 1, id)));
+      expect(await findSaleJson(db, 1, id)).toBe(json);
+      written.push(json);
+    }
+    const { json } = await listSales(db, 1, SalesListRequest.parse({ per_page: 200 }));
+    expect(json).toBe(`[${written.slice(0, 200).join(',')}]`);
+    expect(await findSaleJson(db, 2, ids[0]!)).toBeUndefined();
   });
 
   it('empties when the sales are truncated', async () => {

@@ -5,6 +5,26 @@ import { BaseConfig } from '@erp/runtime';
 export const WEBHOOK_INGEST_DEFAULTS = {
   /** Attempts of a delivery that keeps failing for a transient reason before it is kept as failed. */
   WEBHOOK_MAX_ATTEMPTS: 30,
+  /**
+   * How long the first delivery of a batch waits for others before it is stored (0: those of the
+   * same turn of the event loop). Besides, deliveries arriving while `WEBHOOK_BATCHES_IN_FLIGHT`
+   * batches are being stored gather for the next one: a burst is stored a few milliseconds' worth at a time.
+   */
+  WEBHOOK_BATCH_WINDOW_MS: 0,
+  /** Most deliveries stored in one statement. */
+  WEBHOOK_BATCH_MAX: 200,
+  /** Batches stored at once; while that many are, arriving deliveries gather for the next. */
+  WEBHOOK_BATCHES_IN_FLIGHT: 2,
+  /**
+   * How long a token's integration (or its absence) is trusted without asking Postgres (changes
+   * made in this replica, or announced by another, apply at once), and a company's context without
+   * asking the gateway (a company deactivated stops processing within it).
+   */
+  WEBHOOK_CACHE_TTL_MS: 5_000,
+  /** Deliveries per second received by this replica above which processing slows to `WEBHOOK_CONCURRENCY_DURING_INTAKE`. */
+  WEBHOOK_INTAKE_BUSY_PER_SECOND: 50,
+  /** Deliveries processed at once while deliveries arrive faster than `WEBHOOK_INTAKE_BUSY_PER_SECOND`. */
+  WEBHOOK_CONCURRENCY_DURING_INTAKE: 1,
 } as const;
 
 /**
@@ -22,6 +42,12 @@ export const WEBHOOK_RETRY_BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_00
 export const WebhookIngestConfig = BaseConfig.extend({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_MAX_ATTEMPTS),
+  WEBHOOK_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_WINDOW_MS),
+  WEBHOOK_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_MAX),
+  WEBHOOK_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCHES_IN_FLIGHT),
+  WEBHOOK_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CACHE_TTL_MS),
+  WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_INTAKE_BUSY_PER_SECOND),
+  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY_DURING_INTAKE),
 }).transform((c) => ({ ...c, WEBHOOK_CONCURRENCY: c.WEBHOOK_CONCURRENCY ?? defaultConcurrency(c.DB_POOL_MAX) }));
 export type WebhookIngestConfig = z.output<typeof WebhookIngestConfig>;
 

@@ -1,4 +1,5 @@
-export { webhookIngestService, WEBHOOK_INGEST_SCHEMA, type WebhookIngestOptions } from './service';
+export { webhookIngestService, type WebhookIngestOptions } from './service';
+export { WEBHOOK_INGEST_SCHEMA } from './db/tables';
 export { WebhookIngestConfig } from './config';
 export { migrations as webhookIngestMigrations } from './db/migrations';
 export { signBody } from './domain/signature';

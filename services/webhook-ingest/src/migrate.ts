@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { WEBHOOK_INGEST_SCHEMA } from './service';
+import { WEBHOOK_INGEST_SCHEMA } from './db/tables';
 import { migrations } from './db/migrations';
 
 runMigrations(WEBHOOK_INGEST_SCHEMA, migrations);

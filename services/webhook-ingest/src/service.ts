@@ -5,13 +5,14 @@ import type { ServiceSpec } from '@erp/runtime';
 import { WEBHOOK_RETRY_BACKOFF_MS, withWebhookIngestDefaults, type WebhookIngestConfig, type WebhookIngestConfigInput } from './config';
 import { startDeliveryConsumer } from './consumers/delivery-received.consumer';
 import { migrations } from './db/migrations';
-import type { WebhookDb } from './db/tables';
+import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
+import { EntregaBatcher } from './flows/entrega-batcher.flow';
+import { IntakePace } from './flows/intake-pace.flow';
+import { IntegracionCache } from './flows/integracion-cache.flow';
 import { adminHandlers } from './handlers/admin.handlers';
 import { receiveHandler } from './handlers/receive.handler';
 import type { ProcessingDeps } from './flows/process-order.flow';
 import { busCatalog, busInventory, busReturns, busSales, gatewayContexts } from './flows/ports';
-
-export const WEBHOOK_INGEST_SCHEMA = 'webhook_ingest';
 
 export interface WebhookIngestOptions {
   /** Replaces the services processing talks to (tests). */
@@ -30,17 +31,39 @@ export function webhookIngestService(input: Readonly<WebhookIngestConfigInput>, 
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const nudge = () => relay.nudge();
-      bus.serve(webhookSubjects, { 'webhooks.receive': receiveHandler(db, nudge), ...adminHandlers(db, nudge) }, { queue: 'webhook-ingest' });
+      const integraciones = new IntegracionCache(db, config.WEBHOOK_CACHE_TTL_MS);
+      const entregas = new EntregaBatcher(db, {
+        windowMs: config.WEBHOOK_BATCH_WINDOW_MS,
+        maxBatch: config.WEBHOOK_BATCH_MAX,
+        maxInFlight: config.WEBHOOK_BATCHES_IN_FLIGHT,
+        onStored: nudge,
+      });
+      const pace = new IntakePace({
+        concurrency: config.WEBHOOK_CONCURRENCY,
+        concurrencyDuringIntake: config.WEBHOOK_CONCURRENCY_DURING_INTAKE,
+        busyPerSecond: config.WEBHOOK_INTAKE_BUSY_PER_SECOND,
+      });
+      // Every replica hears a change of integrations made by another (the one that made it applied it already).
+      bus.subscribeAll('events.webhooks.integration.changed', () => integraciones.invalidate());
+      bus.serve(
+        webhookSubjects,
+        {
+          'webhooks.receive': receiveHandler({ integraciones, entregas, onReceived: () => pace.arrived() }),
+          ...adminHandlers(db, { onEnqueued: nudge, onIntegracionChanged: () => integraciones.invalidate() }),
+        },
+        { queue: 'webhook-ingest' },
+      );
       const deps: ProcessingDeps = {
         sales: busSales(bus),
         catalog: busCatalog(bus),
         inventory: busInventory(bus),
         returns: busReturns(bus),
-        context: gatewayContexts(bus),
+        context: gatewayContexts(bus, config.WEBHOOK_CACHE_TTL_MS),
         ...options.deps,
       };
       await startDeliveryConsumer(db, bus, deps, {
         concurrency: config.WEBHOOK_CONCURRENCY,
+        pace,
         backoffMs: WEBHOOK_RETRY_BACKOFF_MS,
         maxDeliver: config.WEBHOOK_MAX_ATTEMPTS,
       });

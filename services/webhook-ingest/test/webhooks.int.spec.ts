@@ -393,10 +393,11 @@ describe('webhook-ingest against Postgres and NATS', () => {
     expect(fakes.adjusts).toContainEqual(expect.objectContaining({ lineas: [{ id_producto: id, id_bodega: 2, stock: '4' }] }));
   });
 
-  it('rotates a token: the old one stops working at once', async () => {
+  it('rotates a token: the old one stops working at once, though it was just used (and cached)', async () => {
+    const body = JSON.stringify({ id: 1 });
+    await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).resolves.toMatchObject({ estado: 'ignorada' });
     const rotated = await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: shop.id }, { requestId: 't' });
     expect(rotated.path).toBe(`/api/webhook/shopify/${rotated.token}`);
-    const body = JSON.stringify({ id: 1 });
     await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     await expect(receive('shopify', rotated.token, body, shopifyHeaders(body, 'products/update'))).resolves.toMatchObject({ estado: 'ignorada' });
   });

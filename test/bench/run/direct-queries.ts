@@ -1,25 +1,52 @@
 import type { Kysely } from 'kysely';
-import { InventoryListQuery, InventoryListRequest, SalesFilters, SalesListQuery, SalesListRequest, SalesSummaryQuery } from '@erp/contracts';
-import { findProductWithStock, listProducts, summarizeInventory } from '../../../services/inventory/src/db/product.repository';
+import { JsonText } from '@erp/bus';
+import {
+  InventoryListQuery,
+  InventoryListRequest,
+  ReturnsListQuery,
+  ReturnsListRequest,
+  ReturnsSummaryQuery,
+  ReturnsSummaryRequest,
+  SalesFilters,
+  SalesListQuery,
+  SalesListRequest,
+  SalesSummaryQuery,
+} from '@erp/contracts';
+import { findProductJson, listProducts, summarizeInventory } from '../../../services/inventory/src/db/product.repository';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
-import { findSale, listSales, summarizeSales } from '../../../services/sales/src/db/venta.repository';
+import { findReturnJson, listReturns, summarizeReturns } from '../../../services/returns/src/db/devolucion.repository';
+import type { ReturnsDb } from '../../../services/returns/src/db/tables';
+import { findSaleJson, listSales, summarizeSales } from '../../../services/sales/src/db/venta.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 
+/** Values, JSON text as its service passes it on, or a page whose items are JSON text; undefined when not found. */
 export type DirectQuery = (id: number | undefined, query: Record<string, string>) => Promise<unknown>;
+
+export interface DirectDbs {
+  inventory: Kysely<InventoryDb>;
+  sales: Kysely<SalesDb>;
+  returns: Kysely<ReturnsDb>;
+}
+
+const json = (text: string | undefined) => (text === undefined ? undefined : new JsonText(text));
+const page = ({ total, json: items }: { total: number; json: string }) => ({ total, items: new JsonText(items) });
 
 /**
  * Each read route of the API mapped to the repository function its service runs, called
  * directly: the baseline serves these, and `--explain` prints their plans. The query string is
  * parsed with the same contracts as on the full path, so defaults (page size, order) match.
  */
-export function directQueries(inventory: Kysely<InventoryDb>, sales: Kysely<SalesDb>, empresaId: number): Array<[RegExp, DirectQuery]> {
+export function directQueries({ inventory, sales, returns }: DirectDbs, empresaId: number): Array<[RegExp, DirectQuery]> {
   return [
     [/^\/inventory\/summary$/, () => summarizeInventory(inventory, empresaId)],
-    [/^\/inventory\/(\d+)$/, (id) => findProductWithStock(inventory, empresaId, id!)],
-    [/^\/inventory$/, (_id, query) => listProducts(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query)))],
+    [/^\/inventory\/(\d+)$/, async (id) => json(await findProductJson(inventory, empresaId, id!))],
+    [/^\/inventory$/, async (_id, query) => page(await listProducts(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query))))],
     [/^\/sales\/summary$/, (_id, query) => summarizeSales(sales, empresaId, SalesFilters.parse(SalesSummaryQuery.parse(query)))],
-    [/^\/sales\/(\d+)$/, (id) => findSale(sales, empresaId, id!)],
-    [/^\/sales$/, (_id, query) => listSales(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query)))],
+    [/^\/sales\/(\d+)$/, async (id) => json(await findSaleJson(sales, empresaId, id!))],
+    [/^\/sales$/, async (_id, query) => page(await listSales(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query))))],
+    [/^\/returns\/summary$/, (_id, query) => summarizeReturns(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query)))],
+    [/^\/returns\/(\d+)$/, async (id) => json(await findReturnJson(returns, empresaId, id!))],
+    [/^\/returns$/, async (_id, query) => page(await listReturns(returns, empresaId, ReturnsListRequest.parse(ReturnsListQuery.parse(query))))],
   ];
 }
 

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import { createPool } from '@erp/db';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
+import type { ReturnsDb } from '../../../services/returns/src/db/tables';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 import { directQueries, runDirect } from './direct-queries';
 import type { Scenario } from './scenarios';
@@ -24,12 +25,14 @@ export async function explainScenarios(databaseUrl: string, empresaId: number, l
   };
   const inventory = new Kysely<InventoryDb>({ dialect: new PostgresDialect({ pool }), log }).withSchema('inventory');
   const sales = new Kysely<SalesDb>({ dialect: new PostgresDialect({ pool }), log }).withSchema('sales');
-  const routes = directQueries(inventory, sales, empresaId);
+  const returns = new Kysely<ReturnsDb>({ dialect: new PostgresDialect({ pool }), log }).withSchema('returns');
+  const routes = directQueries({ inventory, sales, returns }, empresaId);
   const out: Explained[] = [];
   try {
     for (const s of list) {
       if (!s.baseline) continue;
-      const { path } = s.next();
+      const { method, path } = s.next();
+      if (method !== 'GET') continue;
       recorded = [];
       await runDirect(routes, path);
       const statements: Explained['statements'] = [];

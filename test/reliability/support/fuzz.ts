@@ -208,7 +208,7 @@ const nastyText = fc.oneof(
 );
 
 const nastyJson: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 0.00001, 1e21, -1e308, 1.23456789, 2147483648, 9007199254740993, '', ' ', 'x', '1', 'abc', [], {}, [[]], { a: 1 }) },
+  { weight: 3, arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 0.00001, 1e21, -1e308, 1.23456789, 2147483648, Number.MAX_SAFE_INTEGER + 2, '', ' ', 'x', '1', 'abc', [], {}, [[]], { a: 1 }) },
   { weight: 2, arbitrary: nastyText },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 1, arbitrary: fc.double() },

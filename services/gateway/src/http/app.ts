@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
+import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type Pagination, type TenantContext } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import { translatePgError } from '@erp/db';
 import type { Authenticator } from '../authenticator';
@@ -281,16 +281,25 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
     );
     if ('raw' in result) return void res.status(result.status ?? 200).json(result.raw);
     if (result.location) res.setHeader('Location', `${API_BASE}${result.location}`);
-    res.status(result.status ?? 200).json({
-      success: true,
-      data: result.data,
-      ...(result.pagination ? { pagination: result.pagination } : {}),
-      meta: {
-        empresa: credential.empresa.nombre,
-        timestamp: new Date().toISOString(),
-        filters_applied: result.filters_applied ?? {},
-        ...(result.idempotent !== undefined ? { idempotent: result.idempotent } : {}),
-      },
-    });
+    const meta = {
+      empresa: credential.empresa.nombre,
+      timestamp: new Date().toISOString(),
+      filters_applied: result.filters_applied ?? {},
+      ...(result.idempotent !== undefined ? { idempotent: result.idempotent } : {}),
+    };
+    if (Buffer.isBuffer(result.data)) return void sendEnvelopeAround(res, result.status ?? 200, result.data, result.pagination, meta);
+    res.status(result.status ?? 200).json({ success: true, data: result.data, ...(result.pagination ? { pagination: result.pagination } : {}), meta });
   };
 }
+
+/**
+ * The success envelope written around data that is JSON text already (a service's reply as it
+ * arrived from the bus): the same fields in the same order as the envelope of values, without
+ * parsing the data and serialising it again.
+ */
+function sendEnvelopeAround(res: Response, status: number, data: Buffer, pagination: Pagination | undefined, meta: Record<string, unknown>): void {
+  const tail = `${pagination ? `,"pagination":${JSON.stringify(pagination)}` : ''},"meta":${JSON.stringify(meta)}}`;
+  res.status(status).type('json').send(Buffer.concat([ENVELOPE_HEAD, data, Buffer.from(tail)]));
+}
+
+const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');

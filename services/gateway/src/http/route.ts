@@ -15,6 +15,7 @@ export interface ApiContext {
 /** A result sent inside the success envelope (`success`, `data`, `pagination`, `meta`). */
 export interface EnvelopeResult {
   status?: number;
+  /** Values, or JSON text (a service's reply as it arrived) written into the envelope as it is. */
   data: unknown;
   pagination?: Pagination;
   filters_applied?: Record<string, unknown>;

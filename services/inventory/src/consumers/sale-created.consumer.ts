@@ -4,7 +4,7 @@ import { isAppError, salesEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { confirmIfReservada } from '../db/reservation.repository';
 import type { InventoryDb } from '../db/tables';
-import { confirmReservation } from '../ledger/reservations';
+import { confirmReservation } from '../flows/reservations.flow';
 
 export const SALE_CREATED_CONSUMER: ConsumerName<'inventory'> = 'inventory-sale-created';
 

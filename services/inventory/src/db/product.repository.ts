@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { SIN_CATEGORIA, type ChangeCursor, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
+import { jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import { containsPattern } from '../domain/list-filters';
 import { INVENTORY_SCHEMA, type InventoryDb } from './tables';
 
@@ -52,6 +53,60 @@ function stockEntries(eb: ProductScope, empresaId: number, withTimestamps: boole
   return jsonArrayFrom(withTimestamps ? base.select(['i.created_at', 'i.updated_at']) : base).as('inventarios');
 }
 
+const ref = (column: string) => sql.ref(column);
+const decimal = (column: string) => jsonDecimal(sql.ref(column));
+const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
+
+/**
+ * A product of `productos as p` left-joined to `categorias as c`, with its entries in active
+ * warehouses of active branches, as the JSON the API answers (the contract's `Product`, field for
+ * field and in its order), built by Postgres: reads pass it on as text.
+ */
+function productJson(db: Kysely<InventoryDb>, empresaId: number, withTimestamps: boolean) {
+  const inventarios = db
+    .selectFrom('inventarios as i')
+    .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
+    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+    .select(
+      jsonObject({
+        id_producto: ref('i.producto_id'),
+        id_bodega: ref('i.bodega_id'),
+        id_sucursal: ref('s.id'),
+        stock: decimal('i.stock'),
+        stock_minimo: decimal('i.stock_minimo'),
+        stock_maximo: decimal('i.stock_maximo'),
+        nota: ref('i.nota'),
+        nombre_bodega: ref('b.nombre'),
+        nombre_sucursal: ref('s.nombre'),
+        ...(withTimestamps ? { created_at: timestamp('i.created_at'), updated_at: timestamp('i.updated_at') } : {}),
+      }).as('entrada'),
+    )
+    .where(sql<boolean>`i.producto_id = p.id`)
+    .where('i.empresa_id', '=', empresaId)
+    .where('b.activo', '=', true)
+    .where('s.activo', '=', true)
+    .orderBy('i.bodega_id');
+  return jsonObject({
+    id: ref('p.id'),
+    nombre: ref('p.nombre'),
+    descripcion: ref('p.descripcion'),
+    codigo: ref('p.codigo'),
+    barcode: ref('p.barcode'),
+    nombre_categoria: ref('c.nombre'),
+    precio: decimal('p.precio'),
+    costo: decimal('p.costo'),
+    costo_anterior: decimal('p.costo_anterior'),
+    costo_promedio: decimal('p.costo_promedio'),
+    marca: ref('p.marca'),
+    tipo: ref('p.tipo'),
+    enable: sql`p.enable::int`,
+    img: ref('p.img'),
+    created_at: timestamp('p.created_at'),
+    updated_at: timestamp('p.updated_at'),
+    inventarios: jsonArray(inventarios),
+  });
+}
+
 /** The company's live products matching the filters (no columns selected yet). */
 function filteredProducts(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters) {
   let q = db
@@ -78,8 +133,9 @@ function filteredProducts(db: Kysely<InventoryDb>, empresaId: number, f: Invento
 const selectsByTrigram = (f: InventoryFilters) => [f.nombre, f.codigo, f.marca].some((text) => text !== undefined && text.length >= 3);
 
 /**
- * One page of the product list with its total. The page's ids are picked first, then their
- * columns and stock: Postgres would otherwise build the stock JSON of every row the offset skips.
+ * One page of the product list with its total, the page as the JSON array the API answers. The
+ * page's ids are picked first, then only their rows and stock are serialised: Postgres would
+ * otherwise build the stock JSON of every row the offset skips.
  *
  * With a trigram-selective text filter the matches are collected first (a materialized CTE, so
  * the planner cannot flatten it) and only they are sorted, in one statement that also counts
@@ -87,62 +143,59 @@ const selectsByTrigram = (f: InventoryFilters) => [f.nombre, f.codigo, f.marca].
  * matches are spread along it: every "Martillo …" sorts after 61,117 other names. Other filters
  * match a large share of the products, so walking the ordering index finds a page quickly.
  */
-export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, request: InventoryListRequest) {
+export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, request: InventoryListRequest): Promise<{ total: number; json: string }> {
   const direction = request.order_direction;
   const offset = (request.page - 1) * request.per_page;
-  const count = async () =>
-    Number((await filteredProducts(db, empresaId, request).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total);
 
   if (selectsByTrigram(request)) {
-    const rows = await db
+    const row = await db
       .with(
         (cte) => cte('matches').materialized(),
         () => filteredProducts(db, empresaId, request).select(['p.id', sql.ref(`p.${request.order_by}`).as('sort_key')]),
       )
-      .selectFrom((eb) =>
-        eb
-          .selectFrom('matches')
-          .select('matches.id')
-          .orderBy('matches.sort_key', direction)
-          .orderBy('matches.id', direction)
-          .limit(request.per_page)
-          .offset(offset)
-          .as('page'),
-      )
-      .innerJoin('productos as p', 'p.id', 'page.id')
-      .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
-      .select(PRODUCT_COLUMNS)
-      .select((eb) => stockEntries(eb as unknown as ProductScope, empresaId, false))
-      .select((eb) => eb.selectFrom('matches').select((m) => m.fn.countAll<string>().as('n')).as('total'))
-      .orderBy(`p.${request.order_by}`, direction)
-      .orderBy('p.id', direction)
-      .execute();
-    // A page past the end has no row to carry the count.
-    const total = rows.length > 0 ? Number(rows[0]!.total) : offset === 0 ? 0 : await count();
-    return { total, rows: rows.map(({ total: _total, ...row }) => row) };
+      .selectNoFrom((eb) => {
+        const page = eb
+          .selectFrom((sub) =>
+            sub
+              .selectFrom('matches')
+              .select('matches.id')
+              .orderBy('matches.sort_key', direction)
+              .orderBy('matches.id', direction)
+              .limit(request.per_page)
+              .offset(offset)
+              .as('page'),
+          )
+          .innerJoin('productos as p', 'p.id', 'page.id')
+          .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
+          .select(productJson(db, empresaId, false).as('producto'))
+          .orderBy(`p.${request.order_by}`, direction)
+          .orderBy('p.id', direction);
+        return [eb.selectFrom('matches').select((m) => m.fn.countAll<string>().as('n')).as('total'), sql<string>`${jsonArray(page)}::text`.as('json')];
+      })
+      .executeTakeFirstOrThrow();
+    return { total: Number(row.total), json: row.json };
   }
 
-  const [total, rows] = await Promise.all([
-    count(),
-    db
-      .selectFrom(
-        filteredProducts(db, empresaId, request)
-          .select('p.id')
-          .orderBy(`p.${request.order_by}`, direction)
-          .orderBy('p.id', direction)
-          .limit(request.per_page)
-          .offset(offset)
-          .as('page'),
-      )
-      .innerJoin('productos as p', 'p.id', 'page.id')
-      .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
-      .select(PRODUCT_COLUMNS)
-      .select((eb) => stockEntries(eb, empresaId, false))
-      .orderBy(`p.${request.order_by}`, direction)
-      .orderBy('p.id', direction)
-      .execute(),
+  const rows = db
+    .selectFrom(
+      filteredProducts(db, empresaId, request)
+        .select('p.id')
+        .orderBy(`p.${request.order_by}`, direction)
+        .orderBy('p.id', direction)
+        .limit(request.per_page)
+        .offset(offset)
+        .as('page'),
+    )
+    .innerJoin('productos as p', 'p.id', 'page.id')
+    .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
+    .select(productJson(db, empresaId, false).as('producto'))
+    .orderBy(`p.${request.order_by}`, direction)
+    .orderBy('p.id', direction);
+  const [count, page] = await Promise.all([
+    filteredProducts(db, empresaId, request).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow(),
   ]);
-  return { total, rows };
+  return { total: Number(count.total), json: page.json };
 }
 
 /**
@@ -187,6 +240,19 @@ export async function listProductChanges(trx: Kysely<InventoryDb>, empresaId: nu
     positions: chosen.map((r) => ({ xid: r.x, id: r.id })),
     more: picked.length > chosen.length,
   };
+}
+
+/** One product of the company as the JSON `GET /inventory/{id}` answers, its stock entries with their timestamps, in one statement. Soft-deleted products are never found. */
+export async function findProductJson(db: Kysely<InventoryDb>, empresaId: number, id: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('productos as p')
+    .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
+    .where('p.empresa_id', '=', empresaId)
+    .where('p.id', '=', id)
+    .where('p.deleted_at', 'is', null)
+    .select(sql<string>`${productJson(db, empresaId, true)}::text`.as('json'))
+    .executeTakeFirst();
+  return row?.json;
 }
 
 /** One product of the company with its stock entries and their timestamps. Soft-deleted products are never found. */

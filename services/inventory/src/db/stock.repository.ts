@@ -60,8 +60,8 @@ export interface LockedStock {
 }
 
 /**
- * Locks the stock entries of `keys` until the transaction ends, creating missing ones at 0 first
- * when `create` is set (so stock can be moved into or below them). Concurrent operations over the
+ * Locks the stock entries of `keys` until the transaction ends, creating missing ones at 0 when
+ * `create` is set (so stock can be moved into or below them). Concurrent operations over the
  * same products queue instead of deadlocking because every writer locks in one order, the order
  * the summary triggers and warehouse activation follow too: the warehouses and their branches
  * (shared), the products by id, then the entries by (product, warehouse). Concurrent reservations
@@ -77,22 +77,28 @@ export async function lockStock(
 ): Promise<Map<string, LockedStock>> {
   if (keys.length === 0) return new Map();
   if (!options.heldPlacesAndProducts) await lockPlacesAndProducts(trx, empresaId, keys);
-  if (options.create) {
+  const lockEntries = () =>
+    trx
+      .selectFrom('inventarios')
+      .select(['id', 'producto_id', 'bodega_id', sql<string>`stock::text`.as('stock')])
+      .where('empresa_id', '=', empresaId)
+      .where((eb) => eb.or(keys.map((k) => eb.and([eb('producto_id', '=', k.productoId), eb('bodega_id', '=', k.bodegaId)]))))
+      .orderBy('producto_id')
+      .orderBy('bodega_id')
+      .forUpdate()
+      .execute();
+  // Usually every entry exists: one statement. Missing ones are created (a concurrent creator
+  // waits on the unique key), then all are locked again; holding the products' locks, no writer
+  // that follows the order can hold an entry this waits for.
+  let rows = await lockEntries();
+  if (options.create && rows.length < new Set(keys.map(keyOf)).size) {
     await trx
       .insertInto('inventarios')
       .values([...keys].sort(byKey).map((k) => ({ empresa_id: empresaId, producto_id: k.productoId, bodega_id: k.bodegaId, stock: '0' })))
       .onConflict((oc) => oc.columns(['producto_id', 'bodega_id']).doNothing())
       .execute();
+    rows = await lockEntries();
   }
-  const rows = await trx
-    .selectFrom('inventarios')
-    .select(['id', 'producto_id', 'bodega_id', sql<string>`stock::text`.as('stock')])
-    .where('empresa_id', '=', empresaId)
-    .where((eb) => eb.or(keys.map((k) => eb.and([eb('producto_id', '=', k.productoId), eb('bodega_id', '=', k.bodegaId)]))))
-    .orderBy('producto_id')
-    .orderBy('bodega_id')
-    .forUpdate()
-    .execute();
   return new Map(rows.map((r) => [keyOf({ productoId: r.producto_id, bodegaId: r.bodega_id }), { id: r.id, stock: r.stock }]));
 }
 

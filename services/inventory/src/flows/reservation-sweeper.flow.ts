@@ -6,7 +6,7 @@ import { inTransaction } from '@erp/db';
 import { findDueReservas, postponeReserva, type DueReserva } from '../db/reservation.repository';
 import type { InventoryDb } from '../db/tables';
 import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
-import { confirmReservation, releaseReservation } from '../ledger/reservations';
+import { confirmReservation, releaseReservation } from './reservations.flow';
 
 export interface SweeperOptions {
   db: Kysely<InventoryDb>;

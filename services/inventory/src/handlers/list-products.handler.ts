@@ -1,4 +1,5 @@
-import { AppError, changePagination, decodeChangeCursor, paginate, type InventoryListRequest, type TenantContext } from '@erp/contracts';
+import { JsonText } from '@erp/bus';
+import { changePagination, paginate, requestedChangeCursor, type InventoryListRequest, type TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { listProductChanges, listProducts } from '../db/product.repository';
@@ -9,11 +10,10 @@ export function listProductsHandler(db: Kysely<InventoryDb>) {
   return async (request: InventoryListRequest, ctx: TenantContext) => {
     const filters_applied = { ...filtersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
-      const { total, rows } = await listProducts(db, ctx.empresa.id, request);
-      return { items: rows, pagination: paginate(request, total), filters_applied };
+      const { total, json } = await listProducts(db, ctx.empresa.id, request);
+      return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = request.cursor === undefined ? undefined : decodeChangeCursor(request.cursor);
-    if (request.cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const after = requestedChangeCursor(request.cursor);
     const page = await inTransaction(db, (trx) => listProductChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
     return { items: page.rows, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };

@@ -2,8 +2,10 @@ import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/con
 import type { Kysely } from 'kysely';
 import { findProductsForSale } from '../db/product.repository';
 import { findBodega } from '../db/stock.repository';
+import { listActiveSucursales } from '../db/sucursal.repository';
 import type { InventoryDb } from '../db/tables';
 import { checkBodega, resolveProducts } from '../domain/resolve-product';
+import { resolveBranch } from '../domain/resolve-sucursal';
 
 type ResolveRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.product.resolve'>;
 
@@ -12,12 +14,14 @@ export function resolveProductsHandler(db: Kysely<InventoryDb>) {
     const empresaId = ctx.empresa.id;
     const ids = req.items.flatMap((item) => ('id_producto' in item ? [item.id_producto] : []));
     const codes = req.items.flatMap((item) => ('codigo' in item ? [item.codigo] : []));
-    const [products, bodegaRow] = await Promise.all([
+    const [products, bodegaRow, branches] = await Promise.all([
       findProductsForSale(db, empresaId, { ids, codes }, req.id_bodega),
       req.id_bodega !== undefined ? findBodega(db, empresaId, req.id_bodega) : Promise.resolve(undefined),
+      req.sucursal !== undefined ? listActiveSucursales(db, empresaId) : Promise.resolve([]),
     ]);
     return {
       bodega: req.id_bodega !== undefined ? checkBodega(req.id_bodega, bodegaRow, req.id_sucursal) : null,
+      ...(req.sucursal !== undefined ? { sucursal: resolveBranch(branches, req.sucursal) } : {}),
       items: resolveProducts(req.items, products),
     };
   };

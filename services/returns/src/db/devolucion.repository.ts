@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { ChangeCursor, ReturnInput, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
+import { jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import type { DevolucionDetallesTable, DevolucionesTable, ReturnsDb } from './tables';
 
 type Db = Kysely<ReturnsDb> | Transaction<ReturnsDb>;
@@ -162,6 +163,79 @@ export async function findReturn(db: Db, empresaId: number, id: number): Promise
   return toReturn(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
 }
 
+const ref = (column: string) => sql.ref(column);
+const decimal = (column: string) => jsonDecimal(sql.ref(column));
+const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
+
+/**
+ * A return of `devoluciones as d` with its lines as the JSON the API answers (the contract's
+ * `Return`, field for field and in its order), built by Postgres: reads pass it on as text.
+ */
+function returnJson(db: Db) {
+  const detalles = db
+    .selectFrom('devolucion_detalles as l')
+    .select(
+      jsonObject({
+        id: ref('l.id'),
+        id_detalle_venta: ref('l.venta_detalle_id'),
+        id_producto: ref('l.id_producto'),
+        nombre_producto: ref('l.nombre_producto'),
+        codigo_producto: ref('l.codigo_producto'),
+        marca_producto: ref('l.marca_producto'),
+        descripcion: ref('l.descripcion'),
+        cantidad: decimal('l.cantidad'),
+        precio: decimal('l.precio'),
+        costo: decimal('l.costo'),
+        descuento: decimal('l.descuento'),
+        porcentaje_impuesto: decimal('l.porcentaje_impuesto'),
+        sub_total: decimal('l.sub_total'),
+        iva: decimal('l.iva'),
+        no_sujeta: decimal('l.no_sujeta'),
+        cuenta_a_terceros: decimal('l.cuenta_a_terceros'),
+        exenta: decimal('l.exenta'),
+        total: decimal('l.total'),
+        medida: ref('l.medida'),
+      }).as('linea'),
+    )
+    .where(sql<boolean>`l.empresa_id = d.empresa_id and l.devolucion_id = d.id`)
+    .orderBy('l.linea');
+  return jsonObject({
+    id: ref('d.id'),
+    fecha: ref('d.fecha'),
+    correlativo: ref('d.correlativo'),
+    tipo: ref('d.tipo'),
+    sub_total: decimal('d.sub_total'),
+    no_sujeta: decimal('d.no_sujeta'),
+    exenta: decimal('d.exenta'),
+    cuenta_a_terceros: decimal('d.cuenta_a_terceros'),
+    total: decimal('d.total'),
+    iva: decimal('d.iva'),
+    iva_retenido: decimal('d.iva_retenido'),
+    descuento: decimal('d.descuento'),
+    observaciones: sql`coalesce(d.observaciones, '')`,
+    enable: sql`d.enable::int`,
+    estado: sql`case when d.enable then 'Confirmada' else 'Anulada' end`,
+    id_venta: ref('d.venta_id'),
+    nombre_cliente: ref('d.nombre_cliente'),
+    nombre_usuario: ref('d.nombre_usuario'),
+    nombre_documento: ref('d.nombre_documento'),
+    created_at: timestamp('d.created_at'),
+    updated_at: timestamp('d.updated_at'),
+    detalles: jsonArray(detalles),
+  });
+}
+
+/** The return as the JSON `GET /returns/{id}` answers, in one statement; undefined when the company has no such return. */
+export async function findReturnJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('devoluciones as d')
+    .select(sql<string>`${returnJson(db)}::text`.as('json'))
+    .where('d.empresa_id', '=', empresaId)
+    .where('d.id', '=', id)
+    .executeTakeFirst();
+  return row?.json;
+}
+
 function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
   let q = db.selectFrom('devoluciones as d').where('d.empresa_id', '=', empresaId);
   if (f.fecha_inicio !== undefined) q = q.where('d.fecha', '>=', f.fecha_inicio);
@@ -170,22 +244,24 @@ function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
   return q;
 }
 
-/** One page of returns, newest `fecha` first then `id` descending, with their lines: three statements whatever the page size. */
-export async function listReturns(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; items: ReturnInput[] }> {
-  const [count, rows] = await Promise.all([
+/**
+ * One page of returns, newest `fecha` first then `id` descending, with their lines, as the JSON
+ * array the API answers: the count and the page (serialised by Postgres) in two statements at once.
+ */
+export async function listReturns(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; json: string }> {
+  const rows = filtered(db, empresaId, request)
+    .select(returnJson(db).as('devolucion'))
+    .orderBy('d.fecha', 'desc')
+    .orderBy('d.id', 'desc')
+    .limit(request.per_page)
+    .offset((request.page - 1) * request.per_page);
+  const [count, page] = await Promise.all([
     filtered(db, empresaId, request)
       .select((eb) => eb.fn.countAll<number>().as('total'))
       .executeTakeFirstOrThrow(),
-    filtered(db, empresaId, request)
-      .select(RETURN_COLUMNS)
-      .orderBy('d.fecha', 'desc')
-      .orderBy('d.id', 'desc')
-      .limit(request.per_page)
-      .offset((request.page - 1) * request.per_page)
-      .execute(),
+    db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow(),
   ]);
-  const lines = await linesOf(db, empresaId, rows.map((r) => r.id));
-  return { total: Number(count.total), items: rows.map((r) => toReturn(r, lines.get(r.id) ?? [])) };
+  return { total: Number(count.total), json: page.json };
 }
 
 /** Count and sums per type of the active returns under the date filters, in one statement. */

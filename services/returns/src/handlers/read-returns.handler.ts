@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
-import { AppError, changePagination, decodeChangeCursor, paginate, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
+import { AppError, changePagination, paginate, requestedChangeCursor, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
+import { JsonText, type JsonPageOf } from '@erp/bus';
 import { inTransaction } from '@erp/db';
-import { findReturn, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
+import { findReturnJson, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { summarize } from '../domain/summary';
 
@@ -9,21 +10,20 @@ type Api = typeof returnsApiSubjects;
 
 export function getReturnHandler(db: Kysely<ReturnsDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'returns.return.get'>, ctx: TenantContext) => {
-    const devolucion = await findReturn(db, ctx.empresa.id, id);
-    if (!devolucion) throw AppError.notFound('Devolución no encontrada');
-    return devolucion;
+    const devolucion = await findReturnJson(db, ctx.empresa.id, id);
+    if (devolucion === undefined) throw AppError.notFound('Devolución no encontrada');
+    return new JsonText(devolucion);
   };
 }
 
 export function listReturnsHandler(db: Kysely<ReturnsDb>) {
-  return async (request: ParsedRequestOf<Api, 'returns.return.list'>, ctx: TenantContext): Promise<ReplyInputOf<Api, 'returns.return.list'>> => {
+  return async (request: ParsedRequestOf<Api, 'returns.return.list'>, ctx: TenantContext): Promise<JsonPageOf<ReplyInputOf<Api, 'returns.return.list'>> | ReplyInputOf<Api, 'returns.return.list'>> => {
     const filters_applied = { ...returnsFiltersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
-      const { total, items } = await listReturns(db, ctx.empresa.id, request);
-      return { items, pagination: paginate(request, total), filters_applied };
+      const { total, json } = await listReturns(db, ctx.empresa.id, request);
+      return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = request.cursor === undefined ? undefined : decodeChangeCursor(request.cursor);
-    if (request.cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const after = requestedChangeCursor(request.cursor);
     const page = await inTransaction(db, (trx) => listReturnChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
     return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };

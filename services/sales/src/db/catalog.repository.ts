@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { DocumentoRow } from '../domain/sale-rules';
-import type { SalesDb } from './tables';
+import { SALES_SCHEMA, type CanalesTable, type ClientesTable, type DocumentosTable, type SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
@@ -10,29 +10,47 @@ export async function findDocumento(db: Db, empresaId: number, id: number): Prom
   return db.selectFrom('documentos').select(DOCUMENTO_COLUMNS).where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
 }
 
+type Canal = { id: number; nombre: string; activo: boolean };
+type Cliente = { id: number; nombre: string; limite_credito: string; activo: boolean };
+
 /**
- * Takes the document type's next number in one statement: the row stays locked until the
- * transaction ends, so sales of one document type are numbered one after another, and a sale
- * rolled back (refused after this point included) leaves its number to the next. Answers the
- * row with the number taken as `correlativo`.
+ * The document type, channel and customer a sale names (a null id looks nothing up), in one
+ * statement; each undefined when the company has no such row.
  */
-export async function takeCorrelativo(trx: Transaction<SalesDb>, empresaId: number, id: number): Promise<DocumentoRow | undefined> {
-  return trx
-    .updateTable('documentos')
-    .set({ correlativo: sql<number>`correlativo + 1`, updated_at: new Date() })
-    .where('empresa_id', '=', empresaId)
-    .where('id', '=', id)
-    .returning(['id', 'sucursal_id', 'nombre', 'prefijo', sql<number>`correlativo - 1`.as('correlativo'), 'activo', 'solo_cotizacion'])
-    .executeTakeFirst();
+export async function findSaleCatalog(
+  db: Db,
+  empresaId: number,
+  ids: { documentoId: number; canalId: number | null; clienteId: number | null },
+): Promise<{ documento: DocumentoRow | undefined; canal: Canal | undefined; cliente: Cliente | undefined }> {
+  const table = (name: keyof SalesDb) => sql.table(`${SALES_SCHEMA}.${name}`);
+  const { rows } = await sql<{
+    d_id: number | null; d_sucursal_id: number; d_nombre: string; d_prefijo: string; d_correlativo: number; d_activo: boolean; d_solo_cotizacion: boolean;
+    c_id: number | null; c_nombre: string; c_activo: boolean;
+    k_id: number | null; k_nombre: string; k_limite_credito: string; k_activo: boolean;
+  }>`
+    select d.id as d_id, d.sucursal_id as d_sucursal_id, d.nombre as d_nombre, d.prefijo as d_prefijo, d.correlativo as d_correlativo, d.activo as d_activo, d.solo_cotizacion as d_solo_cotizacion,
+           c.id as c_id, c.nombre as c_nombre, c.activo as c_activo,
+           k.id as k_id, k.nombre as k_nombre, k.limite_credito as k_limite_credito, k.activo as k_activo
+      from (select 1) as one
+      left join ${table('documentos')} d on d.empresa_id = ${empresaId} and d.id = ${ids.documentoId}
+      left join ${table('canales')} c on c.empresa_id = ${empresaId} and c.id = ${ids.canalId}
+      left join ${table('clientes')} k on k.empresa_id = ${empresaId} and k.id = ${ids.clienteId}`.execute(db);
+  const r = rows[0]!;
+  return {
+    documento: r.d_id === null ? undefined : { id: r.d_id, sucursal_id: r.d_sucursal_id, nombre: r.d_nombre, prefijo: r.d_prefijo, correlativo: r.d_correlativo, activo: r.d_activo, solo_cotizacion: r.d_solo_cotizacion },
+    canal: r.c_id === null ? undefined : { id: r.c_id, nombre: r.c_nombre, activo: r.c_activo },
+    cliente: r.k_id === null ? undefined : { id: r.k_id, nombre: r.k_nombre, limite_credito: r.k_limite_credito, activo: r.k_activo },
+  };
 }
 
-export async function findCanal(db: Db, empresaId: number, id: number) {
-  return db.selectFrom('canales').select(['id', 'nombre', 'activo']).where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
-}
-
+/**
+ * With `lock`, credit checks of the customer happen one after another. The lock does not conflict
+ * with the key-share lock a sale's foreign key takes, so a sale that does not check the credit
+ * never waits for it (nor, holding its document type, makes a credit check wait in a cycle).
+ */
 export async function findCliente(db: Db, empresaId: number, id: number, options: { lock?: boolean } = {}) {
   const q = db.selectFrom('clientes').select(['id', 'nombre', 'limite_credito', 'activo']).where('empresa_id', '=', empresaId).where('id', '=', id);
-  return options.lock ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+  return options.lock ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
 /** What the customer owes on its pending sales (but `exceptVentaId`, the sale being updated). */
@@ -47,4 +65,38 @@ export async function pendingBalance(db: Db, empresaId: number, clienteId: numbe
   if (exceptVentaId !== undefined) q = q.where('id', '!=', exceptVentaId);
   const row = await q.executeTakeFirstOrThrow();
   return String(row.adeudado);
+}
+
+/**
+ * The company's customer with this email (active first, then the oldest), created when there is
+ * none. Serialised per company and email, so two orders of a new customer create one.
+ */
+export async function findOrCreateClienteByEmail(trx: Transaction<SalesDb>, empresaId: number, email: string, nombre: string | null | undefined): Promise<{ id: number; creado: boolean }> {
+  await sql`select pg_advisory_xact_lock(hashtext('cliente-email'), hashtext(${`${empresaId}:${email}`}))`.execute(trx);
+  const existing = await trx
+    .selectFrom('clientes')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where(sql`lower(email)`, '=', email)
+    .orderBy('activo', 'desc')
+    .orderBy('id')
+    .executeTakeFirst();
+  if (existing) return { id: existing.id, creado: false };
+  const { id } = await trx.insertInto('clientes').values({ empresa_id: empresaId, nombre: nombre ?? email, email }).returning('id').executeTakeFirstOrThrow();
+  return { id, creado: true };
+}
+
+export async function insertDocumento(trx: Transaction<SalesDb>, row: Insertable<DocumentosTable>): Promise<number> {
+  const { id } = await trx.insertInto('documentos').values(row).returning('id').executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function insertCanal(trx: Transaction<SalesDb>, row: Insertable<CanalesTable>): Promise<number> {
+  const { id } = await trx.insertInto('canales').values(row).returning('id').executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function insertCliente(trx: Transaction<SalesDb>, row: Insertable<ClientesTable>): Promise<number> {
+  const { id } = await trx.insertInto('clientes').values(row).returning('id').executeTakeFirstOrThrow();
+  return id;
 }

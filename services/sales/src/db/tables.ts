@@ -2,6 +2,8 @@ import type { Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
 import type { EstadoVenta } from '@erp/contracts';
 
+export const SALES_SCHEMA = 'sales';
+
 /** Numeric columns are read as exact decimal strings; they are written as strings too. */
 type Decimal = string;
 

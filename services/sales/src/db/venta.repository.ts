@@ -1,13 +1,19 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { ChangeCursor, SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import { jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import type { PlannedLine } from '../domain/sale-plan';
 import { pageStart } from '../domain/summary';
 import type { StoredSale } from '../domain/sale-update';
-import type { SalesDb, VentaDetallesTable, VentasTable } from './tables';
+import { SALES_SCHEMA, type SalesDb, type VentaDetallesTable, type VentasTable } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
 export const REFERENCIA_INDEX = 'ventas_empresa_referencia_key';
+
+/** The company's sale with this reference, with its state; null when there is none. */
+export async function findVentaByReferencia(db: Db, empresaId: number, referencia: string): Promise<{ id: number; estado: VentasTable['estado'] } | null> {
+  return (await db.selectFrom('ventas').select(['id', 'estado']).where('empresa_id', '=', empresaId).where('referencia_externa', '=', referencia).executeTakeFirst()) ?? null;
+}
 
 export async function findVentaIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
   const row = await db
@@ -28,19 +34,67 @@ export async function lockReferencia(trx: Transaction<SalesDb>, empresaId: numbe
   await sql`select pg_advisory_xact_lock(hashtextextended(${`venta:${empresaId}:${referencia}`}, 0))`.execute(trx);
 }
 
-/** Inserts a sale; answers its stored row as a read would see it (the reply needs no second read). */
-export async function insertVenta(trx: Transaction<SalesDb>, venta: Insertable<VentasTable>): Promise<SaleRow> {
-  return trx
-    .with('v', (qb) => qb.insertInto('ventas').values(venta).returningAll())
-    .selectFrom('v')
-    .select(SALE_COLUMNS)
-    .executeTakeFirstOrThrow();
+/** A sale to issue: every column but those its document type's number decides. */
+export type VentaToIssue = Omit<Insertable<VentasTable>, 'numero' | 'correlativo' | 'nombre_documento' | 'documento'> & {
+  /** The sale document; its `documento.numero` and `documento.correlativo` are filled in with the number taken. */
+  documento: { documento: object };
+};
+
+/** A line of a sale to issue: every column but the sale's id. */
+export type DetalleToIssue = Omit<Insertable<VentaDetallesTable>, 'venta_id'>;
+
+const salesTable = (name: keyof SalesDb) => sql.table(`${SALES_SCHEMA}.${name}`);
+
+/**
+ * Issues a sale in one statement: takes its document type's next number (the row stays locked
+ * until the transaction ends, so sales of one type are numbered one after another, and a sale
+ * rolled back leaves its number to the next), writes the sale with it (`correlativo` is the
+ * prefix of the locked row and the number, `nombre_documento` its name) and writes its lines.
+ * Taken last in the transaction, the lock is held for this statement and the commit only.
+ * Answers the sale as a read would see it, lines in order; undefined, with nothing written, when
+ * the document type cannot issue it (missing, inactive, of another branch, only for quotations).
+ */
+export async function issueVenta(trx: Transaction<SalesDb>, venta: VentaToIssue, detalles: readonly DetalleToIssue[]): Promise<SaleInput | undefined> {
+  const columns = Object.keys(venta).filter((c) => c !== 'documento');
+  const lineColumns = detalles.length > 0 ? Object.keys(detalles[0]!) : [];
+  const { rows } = await sql<SaleRow & Record<`l_${(typeof LINE_COLUMNS)[number]}`, unknown>>`
+    with doc as (
+      update ${salesTable('documentos')} set correlativo = correlativo + 1, updated_at = now()
+       where empresa_id = ${venta.empresa_id} and id = ${venta.documento_id} and activo and sucursal_id = ${venta.sucursal_id}
+         and (not solo_cotizacion or ${venta.estado} = 'Cotizacion')
+      returning nombre, prefijo, correlativo - 1 as numero
+    ),
+    v as (
+      insert into ${salesTable('ventas')} (${sql.join(columns.map((c) => sql.id(c)))}, documento, numero, correlativo, nombre_documento)
+      select ${sql.join(columns.map((c) => sql.ref(`r.${c}`)))},
+             jsonb_set(jsonb_set(r.documento, '{documento,numero}', to_jsonb(doc.numero)), '{documento,correlativo}', to_jsonb(doc.prefijo || doc.numero)),
+             doc.numero, doc.prefijo || doc.numero, doc.nombre
+        from doc, jsonb_populate_record(null::${salesTable('ventas')}, ${JSON.stringify(venta)}::jsonb) r
+      returning *
+    ),
+    d as (
+      insert into ${salesTable('venta_detalles')} (venta_id${sql.join(lineColumns.map((c) => sql`, ${sql.id(c)}`), sql``)})
+      select v.id${sql.join(lineColumns.map((c) => sql`, ${sql.ref(`l.${c}`)}`), sql``)}
+        from v, jsonb_populate_recordset(null::${salesTable('venta_detalles')}, ${JSON.stringify(detalles)}::jsonb) l
+      returning linea, ${sql.join(LINE_COLUMNS.map((c) => sql.id(c)))}
+    )
+    select ${sql.join(SALE_COLUMNS.map((c) => (typeof c === 'string' ? sql.ref(c) : c)))},
+           ${sql.join(LINE_COLUMNS.map((c) => sql`${sql.ref(`d.${c}`)} as ${sql.id(`l_${c}`)}`))}
+      from v left join d on true
+     order by d.linea`.execute(trx);
+  const first = rows[0];
+  if (!first) return undefined;
+  const detallesStored = rows.flatMap((row) => {
+    if (row.l_id === null) return [];
+    const line = Object.fromEntries(LINE_COLUMNS.filter((c) => c !== 'venta_id').map((c) => [c, row[`l_${c}`]]));
+    return [line as SaleInput['detalles'][number]];
+  });
+  return toSale(first, detallesStored);
 }
 
 /** The stored columns of a planned line, as creation and update both write them. */
-export function detalleColumns(line: PlannedLine, ventaId: number, empresaId: number) {
+export function detalleColumns(line: PlannedLine, empresaId: number) {
   return {
-    venta_id: ventaId,
     empresa_id: empresaId,
     linea: line.index,
     id_producto: line.producto.id,
@@ -59,13 +113,6 @@ export function detalleColumns(line: PlannedLine, ventaId: number, empresaId: nu
     exenta: line.exenta,
     costo: line.costo,
   };
-}
-
-/** Inserts the lines of a new sale; answers them as a read would, in the order given. */
-export async function insertDetalles(trx: Transaction<SalesDb>, detalles: Insertable<VentaDetallesTable>[]): Promise<SaleInput['detalles']> {
-  if (detalles.length === 0) return [];
-  const rows = await trx.insertInto('venta_detalles').values(detalles).returning(LINE_COLUMNS).execute();
-  return rows.map(({ venta_id: _ventaId, ...line }) => line);
 }
 
 export async function saleExistsWithClave(db: Db, empresaId: number, clave: string): Promise<boolean> {
@@ -184,6 +231,85 @@ async function linesOf(db: Db, empresaId: number, ventaIds: readonly number[]): 
   return byVenta;
 }
 
+const ref = (column: string) => sql.ref(column);
+const decimal = (column: string) => jsonDecimal(sql.ref(column));
+const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
+
+/**
+ * A sale of `ventas as v` with its lines as the JSON the API answers (the contract's `Sale`, field
+ * for field and in its order), built by Postgres: reads pass it on as text.
+ */
+function saleJson(db: Db) {
+  const detalles = db
+    .selectFrom('venta_detalles as d')
+    .select(
+      jsonObject({
+        id: ref('d.id'),
+        id_producto: ref('d.id_producto'),
+        codigo: ref('d.codigo'),
+        nombre_producto: ref('d.nombre_producto'),
+        descripcion: ref('d.descripcion'),
+        cantidad: decimal('d.cantidad'),
+        precio: decimal('d.precio'),
+        descuento: decimal('d.descuento'),
+        porcentaje_impuesto: decimal('d.porcentaje_impuesto'),
+        sub_total: decimal('d.sub_total'),
+        iva: decimal('d.iva'),
+        exenta: decimal('d.exenta'),
+        total: decimal('d.total'),
+        created_at: timestamp('d.created_at'),
+        updated_at: timestamp('d.updated_at'),
+      }).as('linea'),
+    )
+    .where(sql<boolean>`d.empresa_id = v.empresa_id and d.venta_id = v.id`)
+    .orderBy('d.linea');
+  return jsonObject({
+    id: ref('v.id'),
+    fecha: ref('v.fecha'),
+    correlativo: ref('v.correlativo'),
+    referencia: ref('v.referencia_externa'),
+    referencia_externa: ref('v.referencia_externa'),
+    cotizacion: ref('v.cotizacion'),
+    estado: ref('v.estado'),
+    forma_pago: ref('v.forma_pago'),
+    total: decimal('v.total'),
+    iva: decimal('v.iva'),
+    sub_total: decimal('v.sub_total'),
+    descuento: decimal('v.descuento'),
+    exenta: decimal('v.exenta'),
+    monto_pago: decimal('v.monto_pago'),
+    cambio: decimal('v.cambio'),
+    // What the customer still owes once active returns are credited.
+    saldo: jsonDecimal(sql`greatest(v.saldo - v.monto_devuelto, 0)`),
+    nombre_cliente: ref('v.nombre_cliente'),
+    nombre_usuario: ref('v.nombre_usuario'),
+    nombre_vendedor: ref('v.nombre_vendedor'),
+    id_sucursal: ref('v.sucursal_id'),
+    id_bodega: ref('v.bodega_id'),
+    id_documento: ref('v.documento_id'),
+    nombre_documento: ref('v.nombre_documento'),
+    id_canal: ref('v.canal_id'),
+    id_cliente: ref('v.cliente_id'),
+    fecha_expiracion: ref('v.fecha_expiracion'),
+    observaciones: ref('v.observaciones'),
+    documento_fiscal_emitido: ref('v.documento_fiscal_emitido'),
+    created_at: timestamp('v.created_at'),
+    updated_at: timestamp('v.updated_at'),
+    detalles: jsonArray(detalles),
+  });
+}
+
+/** The sale as the JSON `GET /sales/{id}` answers, in one statement; undefined when the company has no such sale. */
+export async function findSaleJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('ventas as v')
+    .select(sql<string>`${saleJson(db)}::text`.as('json'))
+    .where('v.empresa_id', '=', empresaId)
+    .where('v.id', '=', id)
+    .executeTakeFirst();
+  return row?.json;
+}
+
 export async function findSale(db: Db, empresaId: number, id: number): Promise<SaleInput | undefined> {
   const row = await db.selectFrom('ventas as v').select(SALE_COLUMNS).where('v.empresa_id', '=', empresaId).where('v.id', '=', id).executeTakeFirst();
   if (!row) return undefined;
@@ -225,19 +351,22 @@ function orderTerms(orderBy: SalesListRequest['order_by']) {
 }
 
 /**
- * One page of sales with their lines in three statements whatever the page size or depth. The
- * count comes from the daily summary. The page's ids are picked from the narrow index of its order
- * (`(empresa_id, <column>, id)`, an index-only scan on a vacuumed table), and only those rows of
- * the wide sales table are read. Ordered by date, the summary's count per day also finds the day
- * the page starts on, so the scan skips part of one day instead of every earlier sale.
+ * One page of sales with their lines, as the JSON array the API answers, in two statements
+ * whatever the page size or depth. The count comes from the daily summary. The page's ids are
+ * picked from the narrow index of its order (`(empresa_id, <column>, id)`, an index-only scan on a
+ * vacuumed table), and only those rows of the wide sales table are read and serialised, with
+ * their lines, by Postgres. Past the first page ordered by date, the summary's count per day
+ * also finds the day the page starts on, so the scan skips part of one day instead of every
+ * earlier sale.
  */
-export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; items: SaleInput[] }> {
+export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; json: string }> {
   const dir = request.order_direction;
   const offset = (request.page - 1) * request.per_page;
   let ids = filtered(db, empresaId, request).select('v.id');
   let total: number;
   let skip = offset;
-  if (request.order_by === 'fecha') {
+  // The first page starts at the first sale in any order: its total alone is one sum, without the days.
+  if (request.order_by === 'fecha' && offset > 0) {
     const days = await summaryRows(db, empresaId, request)
       .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
       .groupBy('r.fecha')
@@ -246,7 +375,7 @@ export async function listSales(db: Db, empresaId: number, request: PagedSalesRe
       .execute();
     const page = pageStart(days, offset);
     total = page.total;
-    if (!page.start) return { total, items: [] };
+    if (!page.start) return { total, json: '[]' };
     ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', page.start.fecha);
     skip = page.start.skip;
   } else {
@@ -254,18 +383,17 @@ export async function listSales(db: Db, empresaId: number, request: PagedSalesRe
       .select(sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total'))
       .executeTakeFirstOrThrow();
     total = count.total;
-    if (offset >= total) return { total, items: [] };
+    if (offset >= total) return { total, json: '[]' };
   }
   for (const term of orderTerms(request.order_by)) ids = ids.orderBy(term, dir);
   let rows = db
     .selectFrom('ventas as v')
     .innerJoin(ids.limit(request.per_page).offset(skip).as('p'), 'p.id', 'v.id')
-    .select(SALE_COLUMNS)
+    .select(saleJson(db).as('venta'))
     .where('v.empresa_id', '=', empresaId);
   for (const term of orderTerms(request.order_by)) rows = rows.orderBy(term, dir);
-  const page = await rows.execute();
-  const lines = await linesOf(db, empresaId, page.map((r) => r.id));
-  return { total, items: page.map((r) => toSale(r, lines.get(r.id) ?? [])) };
+  const page = await db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow();
+  return { total, json: page.json };
 }
 
 /** Count and sums per state under the filters, from the daily summary; states without sales are left out. */
@@ -321,7 +449,9 @@ export type EditableVenta = StoredSale & { numero: number; correlativo: string; 
 
 /**
  * The sale an update starts from, with its lines, its row locked until the transaction ends:
- * updates, annulments and fiscal marks of one sale happen one after another.
+ * updates, annulments and fiscal marks of one sale happen one after another. The lines take a
+ * second statement on purpose: after waiting for the lock it sees the lines the previous holder
+ * committed, where a join in the locking statement would answer those of its own older snapshot.
  */
 export async function lockVentaForEdit(trx: Transaction<SalesDb>, empresaId: number, id: number): Promise<EditableVenta | undefined> {
   const venta = await trx
@@ -376,32 +506,28 @@ export async function saveEditedVenta(trx: Transaction<SalesDb>, id: number, ven
 export type DetalleRow = Omit<Insertable<VentaDetallesTable>, 'id' | 'created_at'>;
 
 /**
- * Replaces the lines of a sale: a row with `id` updates that line of the sale in place (only if
- * something changed), a row without one is inserted, and the sale's other lines are deleted.
+ * Replaces the lines of a sale in one statement: a row with `id` updates that line of the sale in
+ * place (only if something changed: an untouched line keeps its `updated_at`), a row without one
+ * is inserted, and the sale's other lines are deleted.
  */
 export async function replaceDetalles(trx: Transaction<SalesDb>, ventaId: number, rows: ReadonlyArray<DetalleRow & { id: number | null }>): Promise<void> {
-  const kept = rows.flatMap((r) => (r.id !== null ? [r.id] : []));
-  let removal = trx.deleteFrom('venta_detalles').where('venta_id', '=', ventaId);
-  if (kept.length > 0) removal = removal.where('id', 'not in', kept);
-  await removal.execute();
-  for (const { id, ...row } of rows) {
-    if (id === null) continue;
-    const { updated_at, ...values } = row;
-    // An untouched line keeps its updated_at: the row only changes when a value does.
-    await trx
-      .updateTable('venta_detalles')
-      .set({ ...values, updated_at })
-      .where('id', '=', id)
-      .where('venta_id', '=', ventaId)
-      .where((eb) =>
-        eb.or(
-          (Object.keys(values) as Array<keyof typeof values>).map((column) => eb(sql.ref(`venta_detalles.${String(column)}`), 'is distinct from', values[column] as never)),
-        ),
-      )
-      .execute();
-  }
+  const kept = rows.flatMap((r) => (r.id !== null ? [r] : []));
   const added = rows.filter((r) => r.id === null).map(({ id: _id, ...row }) => row);
-  if (added.length > 0) await trx.insertInto('venta_detalles').values(added).execute();
+  const columns = rows.length > 0 ? Object.keys(rows[0]!).filter((c) => c !== 'id') : [];
+  const compared = columns.filter((c) => c !== 'updated_at');
+  const table = salesTable('venta_detalles');
+  const list = (prefix: string, names: readonly string[]) => sql.join(names.map((c) => sql.ref(`${prefix}.${c}`)));
+  await sql`
+    with removed as (
+      delete from ${table} where venta_id = ${ventaId} and not (id = any(${kept.map((r) => r.id)}::int[]))
+    ),
+    changed as (
+      update ${table} d set (${sql.join(columns.map((c) => sql.id(c)))}) = (${list('x', columns)})
+        from jsonb_populate_recordset(null::${table}, ${JSON.stringify(kept)}::jsonb) x
+       where d.id = x.id and d.venta_id = ${ventaId} and (${list('d', compared)}) is distinct from (${list('x', compared)})
+    )
+    insert into ${table} (${sql.join(columns.map((c) => sql.id(c)))})
+    select ${list('x', columns)} from jsonb_populate_recordset(null::${table}, ${JSON.stringify(added)}::jsonb) x`.execute(trx);
 }
 
 /**

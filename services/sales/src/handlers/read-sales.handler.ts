@@ -3,39 +3,39 @@ import {
   AppError,
   ESTADOS_VENTA,
   changePagination,
-  decodeChangeCursor,
   paginate,
+  requestedChangeCursor,
   salesFiltersApplied,
   type ParsedRequestOf,
   type ReplyInputOf,
   type TenantContext,
   type salesApiSubjects,
 } from '@erp/contracts';
+import { JsonText, type JsonPageOf } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
-import { findSale, listSaleChanges, listSales, summarizeSales } from '../db/venta.repository';
+import { findSaleJson, listSaleChanges, listSales, summarizeSales } from '../db/venta.repository';
 import { summarize } from '../domain/summary';
 
 type Api = typeof salesApiSubjects;
 
 export function getSaleHandler(db: Kysely<SalesDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'sales.sale.get'>, ctx: TenantContext) => {
-    const venta = await findSale(db, ctx.empresa.id, id);
-    if (!venta) throw AppError.notFound('Venta no encontrada');
-    return venta;
+    const venta = await findSaleJson(db, ctx.empresa.id, id);
+    if (venta === undefined) throw AppError.notFound('Venta no encontrada');
+    return new JsonText(venta);
   };
 }
 
 export function listSalesHandler(db: Kysely<SalesDb>) {
-  return async (request: ParsedRequestOf<Api, 'sales.sale.list'>, ctx: TenantContext): Promise<ReplyInputOf<Api, 'sales.sale.list'>> => {
+  return async (request: ParsedRequestOf<Api, 'sales.sale.list'>, ctx: TenantContext): Promise<JsonPageOf<ReplyInputOf<Api, 'sales.sale.list'>> | ReplyInputOf<Api, 'sales.sale.list'>> => {
     const { updated_since, cursor, ...paged } = request;
     const filters_applied = { ...salesFiltersApplied(request), ...(updated_since !== undefined ? { updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
-      const { total, items } = await listSales(db, ctx.empresa.id, paged);
-      return { items, pagination: paginate(request, total), filters_applied };
+      const { total, json } = await listSales(db, ctx.empresa.id, paged);
+      return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = cursor === undefined ? undefined : decodeChangeCursor(cursor);
-    if (cursor !== undefined && !after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
+    const after = requestedChangeCursor(cursor);
     const page = await inTransaction(db, (trx) => listSaleChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
     return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
   };

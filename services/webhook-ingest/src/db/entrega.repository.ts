@@ -1,34 +1,64 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { EntregaResumen, EstadoEntrega } from '@erp/contracts';
-import type { WebhookDb } from './tables';
+import type { EntregaResumen, EstadoEntrega, RequestContext, webhookEvents } from '@erp/contracts';
+import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './tables';
 
 type Db = Kysely<WebhookDb> | Transaction<WebhookDb>;
 
-/** Stores a delivery once per (integration, dedup key); undefined when that key was already stored. */
-export async function insertEntrega(
-  db: Db,
-  row: Pick<
-    WebhookDb['entregas'],
-    'integracion_id' | 'empresa_id' | 'plataforma' | 'recurso' | 'tema' | 'clave_dedup' | 'referencia' | 'cuerpo'
-  > & { headers: Record<string, string> },
-): Promise<number | undefined> {
-  const inserted = await db
-    .insertInto('entregas')
-    .values({ ...row, headers: JSON.stringify(row.headers), motivo: null, id_venta: null, procesada_at: null })
-    .onConflict((oc) => oc.columns(['integracion_id', 'clave_dedup']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  return inserted?.id;
+export type NuevaEntrega = Pick<
+  WebhookDb['entregas'],
+  'integracion_id' | 'empresa_id' | 'plataforma' | 'recurso' | 'tema' | 'clave_dedup' | 'referencia' | 'cuerpo'
+> & {
+  headers: Record<string, string>;
+  /** Its `events.webhooks.delivery.received` event: outbox id, request context and trace carrier. */
+  evento: { id: string; context: RequestContext; trace: Record<string, string> };
+};
+
+/**
+ * Stores deliveries, each with its `events.webhooks.delivery.received` outbox row, in one
+ * statement (one commit). A (integration, dedup key) already stored is skipped; the keys must
+ * be distinct within the call. Returns the ids of the ones stored, by `integracion_id:clave_dedup`.
+ */
+export async function insertEntregas(db: Db, rows: readonly NuevaEntrega[]): Promise<Map<string, number>> {
+  const column = <T>(pick: (r: NuevaEntrega) => T): T[] => rows.map(pick);
+  const { rows: stored } = await sql<{ id: number; integracion_id: number; clave_dedup: string }>`
+    with entrada as (
+      select * from unnest(
+        ${column((r) => r.integracion_id)}::int[], ${column((r) => r.empresa_id)}::int[], ${column((r) => r.plataforma)}::text[],
+        ${column((r) => r.recurso)}::text[], ${column((r) => r.tema)}::text[], ${column((r) => r.clave_dedup)}::text[],
+        ${column((r) => r.referencia)}::text[], ${column((r) => JSON.stringify(r.headers))}::text[], ${column((r) => r.cuerpo)}::bytea[],
+        ${column((r) => r.evento.id)}::uuid[], ${column((r) => JSON.stringify(r.evento.context))}::text[], ${column((r) => JSON.stringify(r.evento.trace))}::text[]
+      ) with ordinality as t(integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo, evento_id, contexto, traza, n)
+    ),
+    nuevas as (
+      insert into ${sql.table(`${WEBHOOK_INGEST_SCHEMA}.entregas`)} (integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo)
+      select integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers::jsonb, cuerpo from entrada order by n
+      on conflict (integracion_id, clave_dedup) do nothing
+      returning id, integracion_id, empresa_id, clave_dedup
+    ),
+    eventos as (
+      insert into ${sql.table(`${WEBHOOK_INGEST_SCHEMA}.outbox`)} (id, subject, payload, context, trace)
+      select e.evento_id, ${DELIVERY_RECEIVED}, jsonb_build_object('id_entrega', nv.id, 'empresa_id', nv.empresa_id), e.contexto::jsonb, e.traza::jsonb
+      from nuevas nv join entrada e on e.integracion_id = nv.integracion_id and e.clave_dedup = nv.clave_dedup
+      order by nv.id
+    )
+    select id, integracion_id, clave_dedup from nuevas`.execute(db);
+  return new Map(stored.map((r) => [dedupKey(r.integracion_id, r.clave_dedup), r.id]));
 }
 
-export async function findEntregaId(db: Db, integracionId: number, clave: string): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('entregas')
-    .select('id')
-    .where('integracion_id', '=', integracionId)
-    .where('clave_dedup', '=', clave)
-    .executeTakeFirst();
-  return row?.id;
+const DELIVERY_RECEIVED: keyof typeof webhookEvents = 'events.webhooks.delivery.received';
+
+/** How one delivery is told from another of its integration: `integracion_id:clave_dedup`. */
+export const dedupKey = (integracionId: number, clave: string): string => `${integracionId}:${clave}`;
+
+/** Ids of deliveries stored under these (integration, dedup key), by `integracion_id:clave_dedup`. */
+export async function findEntregaIds(db: Db, keys: ReadonlyArray<{ integracion_id: number; clave_dedup: string }>): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await sql<{ id: number; integracion_id: number; clave_dedup: string }>`
+    select e.id, e.integracion_id, e.clave_dedup
+    from ${sql.table(`${WEBHOOK_INGEST_SCHEMA}.entregas`)} e
+    join unnest(${keys.map((k) => k.integracion_id)}::int[], ${keys.map((k) => k.clave_dedup)}::text[]) as k(integracion_id, clave_dedup)
+      on e.integracion_id = k.integracion_id and e.clave_dedup = k.clave_dedup`.execute(db);
+  return new Map(rows.map((r) => [dedupKey(r.integracion_id, r.clave_dedup), r.id]));
 }
 
 /** A delivery with its integration, locked for processing (one worker at a time per delivery). */

@@ -34,7 +34,7 @@ export async function replaceToken(db: Db, id: number, tokenHash: Buffer, prefix
     .updateTable('integraciones')
     .set({ token_hash: tokenHash, token_prefix: prefix, updated_at: new Date() })
     .where('id', '=', id)
-    .returning(['id', 'plataforma'])
+    .returning(['id', 'empresa_id', 'plataforma'])
     .executeTakeFirst();
 }
 

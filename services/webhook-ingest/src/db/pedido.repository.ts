@@ -1,19 +1,17 @@
 import { sql, type Transaction } from 'kysely';
 import type { WebhookDb } from './tables';
 
-/** What we applied of one platform order, locked: its deliveries apply one at a time. */
+/**
+ * What we applied of one platform order, locked: its deliveries apply one at a time. One
+ * statement: a new order's row is created, a known one is locked by the no-op update (which,
+ * like `for update`, waits for a delivery holding it and then reads what that one committed).
+ */
 export async function lockPedido(trx: Transaction<WebhookDb>, empresaId: number, referencia: string) {
-  await trx
+  return trx
     .insertInto('pedidos')
     .values({ empresa_id: empresaId, referencia, estado_plataforma: null, version: null, id_venta: null })
-    .onConflict((oc) => oc.columns(['empresa_id', 'referencia']).doNothing())
-    .execute();
-  return trx
-    .selectFrom('pedidos')
-    .select(['version', 'id_venta', 'cancelado', 'lineas', 'reembolsos'])
-    .where('empresa_id', '=', empresaId)
-    .where('referencia', '=', referencia)
-    .forUpdate()
+    .onConflict((oc) => oc.columns(['empresa_id', 'referencia']).doUpdateSet({ referencia: (eb) => eb.ref('excluded.referencia') }))
+    .returning(['version', 'id_venta', 'cancelado', 'lineas', 'reembolsos'])
     .executeTakeFirstOrThrow();
 }
 

@@ -2,6 +2,9 @@ import type { ColumnType, Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
 import type { EstadoEntrega, Plataforma, RecursoWebhook } from '@erp/contracts';
 
+/** The schema webhook-ingest owns; statements written as SQL name it (the query builder adds it by itself). */
+export const WEBHOOK_INGEST_SCHEMA = 'webhook_ingest';
+
 type Json<T> = ColumnType<T, string, string>;
 
 export interface IntegracionesTable {

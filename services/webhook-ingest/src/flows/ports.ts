@@ -50,8 +50,8 @@ export interface SalesPort {
   annulSale(ctx: TenantContext, idVenta: number): Promise<void>;
   /** The company's customer with this email (case-insensitive), created with this name when missing. */
   findOrCreateCustomer(ctx: TenantContext, cliente: { email: string; nombre: string | null }): Promise<number>;
-  /** Turns the sale into Completada when it is still Pendiente; answers whether it changed it. */
-  completeIfPending(ctx: TenantContext, idVenta: number): Promise<boolean>;
+  /** Turns the sale into Completada when it is still Pendiente; answers whether it changed it, and the ids of the sale's lines as `saleLineIds` does. */
+  completeIfPending(ctx: TenantContext, idVenta: number): Promise<{ completed: boolean; lineIds: number[] }>;
   /** The sale made for this reference, if one was (it may exist without our record of it after a crash). */
   saleByReference(ctx: TenantContext, referencia: string): Promise<number | null>;
   /** The ids of the sale's lines, in the order they were created. */
@@ -124,9 +124,11 @@ export function busSales(bus: Bus): SalesPort {
     },
     completeIfPending: async (ctx, idVenta) => {
       const venta = await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx);
-      if (venta.estado !== 'Pendiente') return false;
+      const lineIds = venta.detalles.map((d) => d.id);
+      if (venta.estado !== 'Pendiente') return { completed: false, lineIds };
+      // Completing changes the state only: the lines read here stay the sale's.
       await bus.request(salesApiSubjects, 'sales.update', { id: idVenta, cambios: { estado: 'Completada' } }, ctx);
-      return true;
+      return { completed: true, lineIds };
     },
     findOrCreateCustomer: async (ctx, cliente) => (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
     saleByReference: async (ctx, referencia) =>
@@ -163,9 +165,9 @@ export function busInventory(bus: Bus): InventoryPort {
 
 /**
  * The company context and acting user of an integration, from the gateway (owner of both),
- * remembered for a few seconds: a burst of deliveries asks once.
+ * remembered for `ttlMs`: a burst of deliveries asks once.
  */
-export function gatewayContexts(bus: Bus, ttlMs = 5_000) {
+export function gatewayContexts(bus: Bus, ttlMs: number) {
   const cache = new Map<string, { at: number; ctx: TenantContext }>();
   return async (empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext> => {
     const key = `${empresaId}:${usuarioId}`;

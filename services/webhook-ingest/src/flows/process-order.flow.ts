@@ -74,8 +74,10 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
     case 'ya-creada':
     case 'completar': {
       const ctx = await context();
-      const completed = decision.kind === 'completar' && (await deps.sales.completeIfPending(ctx, decision.id_venta));
-      const refunds = await applyRefunds(ctx, intent.referencia, { ...known, id_venta: decision.id_venta }, intent.reembolsos, deps);
+      // Completing reads the sale: its line ids serve the refunds, which need not read it again.
+      const completion = decision.kind === 'completar' ? await deps.sales.completeIfPending(ctx, decision.id_venta) : undefined;
+      const completed = completion?.completed ?? false;
+      const refunds = await applyRefunds(ctx, intent.referencia, { ...known, id_venta: decision.id_venta }, intent.reembolsos, deps, completion?.lineIds);
       await remember({ reembolsos: refunds.aplicados });
       const motivo = [completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía', ...refunds.notas].join('. ');
       return { estado: 'procesada', id_venta: decision.id_venta, motivo };
@@ -174,12 +176,14 @@ async function applyRefunds(
   pedido: Pick<PedidoRow, 'lineas' | 'reembolsos'> & { id_venta: number },
   refunds: RefundIntent[],
   deps: ProcessingDeps,
+  /** The sale's line ids when the caller has just read them. */
+  knownLineIds?: number[],
 ): Promise<{ aplicados: string[]; notas: string[] }> {
   const aplicados = [...pedido.reembolsos];
   const notas: string[] = [];
   const pending = refunds.filter((r) => !aplicados.includes(r.id));
   if (pending.length === 0) return { aplicados, notas };
-  const saleLines = await deps.sales.saleLineIds(ctx, pedido.id_venta);
+  const saleLines = knownLineIds ?? (await deps.sales.saleLineIds(ctx, pedido.id_venta));
   for (const refund of pending) {
     if (refund.lineas.length === 0) {
       notas.push(`Reembolso ${refund.id} de ${fromUnits(refund.monto)} sin líneas: no mueve stock ni genera devolución`);

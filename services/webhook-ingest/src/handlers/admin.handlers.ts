@@ -1,7 +1,7 @@
 import { enqueueEvent, type Handlers } from '@erp/bus';
 import { AppError, webhookEvents, webhookPath, type webhookSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { listEntregas, reopenFailed } from '../db/entrega.repository';
 import { insertIntegracion, replaceToken } from '../db/integracion.repository';
 import type { WebhookDb } from '../db/tables';
@@ -9,11 +9,18 @@ import { generateToken, hashToken, tokenPrefix } from '../domain/token';
 
 type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
 
-/** Back office of webhook-ingest: seeding integrations, failed deliveries and their replay, token rotation. */
-export function adminHandlers(db: Kysely<WebhookDb>, onEnqueued: () => void): Handlers<AdminSubjects> {
+/**
+ * Back office of webhook-ingest: seeding integrations, failed deliveries and their replay, token
+ * rotation. A change of integrations is announced to every replica (an event) and applied at once
+ * in this one (`onIntegracionChanged`), so a rotated token stops working here at once.
+ */
+export function adminHandlers(db: Kysely<WebhookDb>, hooks: { onEnqueued: () => void; onIntegracionChanged: () => void }): Handlers<AdminSubjects> {
+  const { onEnqueued, onIntegracionChanged } = hooks;
+  const announce = (trx: Transaction<WebhookDb>, id: number, empresaId: number) =>
+    enqueueEvent(trx, webhookEvents, 'events.webhooks.integration.changed', { id_integracion: id, empresa_id: empresaId });
   return {
-    'webhooks.admin.seed': async (req) =>
-      inTransaction(db, async (trx) => {
+    'webhooks.admin.seed': async (req) => {
+      const seeded = await inTransaction(db, async (trx) => {
         const out: Record<string, { id: number; token: string; path: string }> = {};
         for (const i of req.integraciones) {
           if (out[i.ref]) throw AppError.validation(`La integración "${i.ref}" está repetida`);
@@ -44,10 +51,17 @@ export function adminHandlers(db: Kysely<WebhookDb>, onEnqueued: () => void): Ha
             secreto: i.secreto ?? null,
             activo: i.activo,
           });
+          await announce(trx, id, req.empresa_id);
           out[i.ref] = { id, token, path: webhookPath(i.plataforma, token) };
         }
         return { integraciones: out };
-      }),
+      });
+      if (Object.keys(seeded.integraciones).length > 0) {
+        onEnqueued();
+        onIntegracionChanged();
+      }
+      return seeded;
+    },
     'webhooks.admin.delivery.list': async (req) => listEntregas(db, req),
     'webhooks.admin.delivery.replay': async (req) => {
       if (!req.ids && req.empresa_id === undefined) {
@@ -65,8 +79,14 @@ export function adminHandlers(db: Kysely<WebhookDb>, onEnqueued: () => void): Ha
     },
     'webhooks.admin.integration.rotate-token': async ({ id }) => {
       const token = generateToken();
-      const row = await replaceToken(db, id, hashToken(token), tokenPrefix(token));
+      const row = await inTransaction(db, async (trx) => {
+        const replaced = await replaceToken(trx, id, hashToken(token), tokenPrefix(token));
+        if (replaced) await announce(trx, replaced.id, replaced.empresa_id);
+        return replaced;
+      });
       if (!row) throw AppError.notFound('Integración no encontrada');
+      onEnqueued();
+      onIntegracionChanged();
       return { id: row.id, token, path: webhookPath(row.plataforma, token) };
     },
   };

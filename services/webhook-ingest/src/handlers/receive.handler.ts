@@ -1,13 +1,11 @@
-import { enqueueEvent } from '@erp/bus';
-import { AppError, webhookEvents, type ParsedRequestOf, type RequestContext, type webhookSubjects } from '@erp/contracts';
-import { inTransaction } from '@erp/db';
-import type { Kysely } from 'kysely';
-import { findEntregaId, insertEntrega } from '../db/entrega.repository';
-import { findIntegracionByTokenHash } from '../db/integracion.repository';
-import type { WebhookDb } from '../db/tables';
+import { randomUUID } from 'node:crypto';
+import { traceCarrier } from '@erp/bus';
+import { AppError, type ParsedRequestOf, type RequestContext, type webhookSubjects } from '@erp/contracts';
 import { classify, isRelevantHeader, isWooPing } from '../domain/classify';
 import { SIGNATURE_HEADER, verifySignature } from '../domain/signature';
-import { hashToken, tokenMatches } from '../domain/token';
+import { tokenMatches } from '../domain/token';
+import type { EntregaBatcher } from '../flows/entrega-batcher.flow';
+import type { IntegracionCache } from '../flows/integracion-cache.flow';
 
 type ReceiveRequest = ParsedRequestOf<typeof webhookSubjects, 'webhooks.receive'>;
 
@@ -16,11 +14,12 @@ const UNAUTHORIZED_SIGNATURE = 'Firma del webhook inválida o ausente';
 
 /**
  * Authenticates a delivery (token, then signature when the integration has a secret), stores it
- * with its dedup key and its event in one transaction, and answers. Processing happens later.
+ * with its dedup key and its event (in a batch with the deliveries arriving with it, one commit),
+ * and answers once that is committed. Processing happens later.
  */
-export function receiveHandler(db: Kysely<WebhookDb>, onStored: () => void) {
+export function receiveHandler(deps: { integraciones: IntegracionCache; entregas: EntregaBatcher; onReceived: () => void }) {
   return async (req: ReceiveRequest, ctx: RequestContext) => {
-    const integracion = await findIntegracionByTokenHash(db, hashToken(req.token));
+    const integracion = await deps.integraciones.find(req.token);
     if (!integracion || !tokenMatches(req.token, integracion.token_hash) || !integracion.activo || integracion.plataforma !== req.plataforma) {
       throw new AppError('UNAUTHORIZED', UNAUTHORIZED_TOKEN);
     }
@@ -37,26 +36,18 @@ export function receiveHandler(db: Kysely<WebhookDb>, onStored: () => void) {
     if (c.kind === 'ping') return { estado: 'ping' as const, id_entrega: null };
     if (c.kind === 'ignorar') return { estado: 'ignorada' as const, id_entrega: null };
 
-    const stored = await inTransaction(db, async (trx) => {
-      const id = await insertEntrega(trx, {
-        integracion_id: integracion.id,
-        empresa_id: integracion.empresa_id,
-        plataforma: req.plataforma,
-        recurso: req.recurso,
-        tema: c.tema,
-        clave_dedup: c.clave,
-        referencia: c.referencia,
-        headers,
-        cuerpo: body,
-      });
-      if (id === undefined) return undefined;
-      await enqueueEvent(trx, webhookEvents, 'events.webhooks.delivery.received', { id_entrega: id, empresa_id: integracion.empresa_id }, ctx);
-      return id;
+    deps.onReceived();
+    return deps.entregas.store({
+      integracion_id: integracion.id,
+      empresa_id: integracion.empresa_id,
+      plataforma: req.plataforma,
+      recurso: req.recurso,
+      tema: c.tema,
+      clave_dedup: c.clave,
+      referencia: c.referencia,
+      headers,
+      cuerpo: body,
+      evento: { id: randomUUID(), context: ctx, trace: traceCarrier() },
     });
-    if (stored !== undefined) {
-      onStored();
-      return { estado: 'recibida' as const, id_entrega: stored };
-    }
-    return { estado: 'duplicada' as const, id_entrega: (await findEntregaId(db, integracion.id, c.clave)) ?? null };
   };
 }

@@ -9,8 +9,8 @@ export const inventoryRoutes = [
     query: InventoryListQuery,
     response: { kind: 'list', schema: Product },
     handle: async ({ query }, { bus, ctx }) => {
-      const page = await bus.request(inventorySubjects, 'inventory.product.list', query, ctx);
-      return { data: page.items, pagination: page.pagination, filters_applied: page.filters_applied };
+      const { page, items } = await bus.requestJsonPage(inventorySubjects, 'inventory.product.list', query, ctx);
+      return { data: items, pagination: page.pagination, filters_applied: page.filters_applied };
     },
   }),
   defineRoute({
@@ -29,7 +29,7 @@ export const inventoryRoutes = [
     params: IdParam,
     response: { kind: 'single', schema: Product },
     handle: async ({ params }, { bus, ctx }) => ({
-      data: await bus.request(inventorySubjects, 'inventory.product.get', { id: params.id }, ctx),
+      data: await bus.requestJson(inventorySubjects, 'inventory.product.get', { id: params.id }, ctx),
     }),
   }),
 ];

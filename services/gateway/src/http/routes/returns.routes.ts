@@ -15,8 +15,8 @@ export const returnsRoutes = [
     query: ReturnsListQuery,
     response: { kind: 'list', schema: Return },
     handle: async ({ query }, { bus, ctx }) => {
-      const page = await bus.request(returnsApiSubjects, 'returns.return.list', query, ctx);
-      return { data: page.items, pagination: page.pagination, filters_applied: page.filters_applied };
+      const { page, items } = await bus.requestJsonPage(returnsApiSubjects, 'returns.return.list', query, ctx);
+      return { data: items, pagination: page.pagination, filters_applied: page.filters_applied };
     },
   }),
   defineRoute({
@@ -37,7 +37,7 @@ export const returnsRoutes = [
     params: ReturnIdParam,
     response: { kind: 'single', schema: Return },
     handle: async ({ params }, { bus, ctx }) => ({
-      data: await bus.request(returnsApiSubjects, 'returns.return.get', { id: params.id }, ctx),
+      data: await bus.requestJson(returnsApiSubjects, 'returns.return.get', { id: params.id }, ctx),
     }),
   }),
 ];

@@ -9,8 +9,8 @@ export const salesRoutes = [
     query: SalesListQuery,
     response: { kind: 'list', schema: Sale },
     handle: async ({ query }, { bus, ctx }) => {
-      const page = await bus.request(salesApiSubjects, 'sales.sale.list', query, ctx);
-      return { data: page.items, pagination: page.pagination, filters_applied: page.filters_applied };
+      const { page, items } = await bus.requestJsonPage(salesApiSubjects, 'sales.sale.list', query, ctx);
+      return { data: items, pagination: page.pagination, filters_applied: page.filters_applied };
     },
   }),
   defineRoute({
@@ -31,7 +31,7 @@ export const salesRoutes = [
     params: SaleIdParam,
     response: { kind: 'single', schema: Sale },
     handle: async ({ params }, { bus, ctx }) => ({
-      data: await bus.request(salesApiSubjects, 'sales.sale.get', { id: params.id }, ctx),
+      data: await bus.requestJson(salesApiSubjects, 'sales.sale.get', { id: params.id }, ctx),
     }),
   }),
   defineRoute({

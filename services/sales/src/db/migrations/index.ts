@@ -6,6 +6,7 @@ import * as m0004 from './0004-returned-amount';
 import * as m0005 from './0005-daily-summary';
 import * as m0006 from './0006-return-registrations';
 import * as m0007 from './0007-change-xid';
+import * as m0008 from './0008-correlativo-index-only';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -16,4 +17,5 @@ export const migrations: Migrations = {
   '0005-daily-summary': m0005,
   '0006-return-registrations': m0006,
   '0007-change-xid': m0007,
+  '0008-correlativo-index-only': m0008,
 };

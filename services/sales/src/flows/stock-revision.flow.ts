@@ -1,7 +1,9 @@
-import type { Bus } from '@erp/bus';
-import { AppError, inventorySubjects, isAppError, type TenantContext } from '@erp/contracts';
+import type { Transaction } from 'kysely';
+import { AppError, isAppError, type TenantContext } from '@erp/contracts';
+import type { SalesDb } from '../db/tables';
 import { remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { remainingMoves, type StockMove } from '../domain/stock-lines';
+import type { InventoryPort } from './inventory.port';
 
 /** Inventory key of stock revision `n` of a sale. */
 export const revisionKey = (ventaId: number, revision: number) => `venta-${ventaId}-rev-${revision}`;
@@ -28,31 +30,29 @@ export interface StockRevisionRequest {
 
 /**
  * Moves a sale's stock for one change after its creation (an update by difference, the
- * annulment) and answers the stock revision to store with the sale: the same when nothing moves,
- * else the revision whose key the moves were applied under. The caller holds the sale's row lock
- * and stores the answer; a revision whose change died after inventory applied it (orphaned) is
- * squared by the next change, as `docs/stock-revisions.md` tells.
+ * annulment) under the sale's next stock revision, and answers the revision to store with the
+ * sale. The caller holds the sale's row lock and stores the answer; orphaned revisions are
+ * squared here, as `docs/stock-revisions.md` tells.
  */
-export async function adjustStockRevision(bus: Bus, ctx: TenantContext, request: StockRevisionRequest): Promise<number> {
+export async function adjustStockRevision(inventory: InventoryPort, ctx: TenantContext, request: StockRevisionRequest, trx?: Transaction<SalesDb>): Promise<number> {
   let revision = request.revision;
   let moves = request.moves;
   for (let orphans = 0; moves.length > 0 || (request.final && orphans === 0); orphans++) {
     if (orphans > MAX_ORPHANED_REVISIONS) throw new Error(`Sale ${request.ventaId}: more than ${MAX_ORPHANED_REVISIONS} orphaned stock revisions after ${request.revision}`);
     revision += 1;
-    const reply = await adjust(bus, ctx, revisionKey(request.ventaId, revision), moves, request);
+    const reply = await adjust(inventory, ctx, revisionKey(request.ventaId, revision), moves, request, trx);
     if (reply.aplicado) return revision;
     moves = remainingMoves(moves, reply.movimientos);
   }
   return revision;
 }
 
-async function adjust(bus: Bus, ctx: TenantContext, clave: string, moves: StockMove[], request: StockRevisionRequest) {
+async function adjust(inventory: InventoryPort, ctx: TenantContext, clave: string, moves: StockMove[], request: StockRevisionRequest, trx: Transaction<SalesDb> | undefined) {
   try {
-    return await bus.request(
-      inventorySubjects,
-      'inventory.stock.adjust',
-      { clave, origen: request.origen, concepto: request.concepto, lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })) },
+    return await inventory.adjust(
       ctx,
+      { clave, origen: request.origen, concepto: request.concepto, lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })) },
+      trx,
     );
   } catch (err) {
     if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {

@@ -1,0 +1,34 @@
+import { sql, type Expression, type RawBuilder } from 'kysely';
+
+/**
+ * SQL that builds, in Postgres, the JSON the API answers: compact text in the exact form the
+ * contracts' output serialises to, so a service can pass it on without parsing it (see the bus's
+ * `JsonText`). Numbers, timestamps and field order follow the contracts' transforms.
+ */
+
+/** A `numeric` as a JSON number written as the contracts write it: without trailing zeros (12.50 → 12.5). */
+export function jsonDecimal(value: Expression<unknown>): RawBuilder<unknown> {
+  return sql`trim_scale(${value})`;
+}
+
+/**
+ * A `timestamptz` as the contracts write it (`Date#toISOString`): UTC, milliseconds truncated as
+ * a JS Date truncates the microseconds Postgres keeps.
+ */
+export function jsonTimestamp(value: Expression<unknown>): RawBuilder<unknown> {
+  return sql`to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/**
+ * One JSON object with these fields in this order (`row_to_json` of a one-row select: compact,
+ * unlike `json_build_object`). Expressions may refer to the tables of the enclosing query.
+ */
+export function jsonObject(fields: Record<string, Expression<unknown>>): RawBuilder<unknown> {
+  const columns = Object.entries(fields).map(([name, value]) => sql`${value} as ${sql.id(name)}`);
+  return sql`(select row_to_json(o) from (select ${sql.join(columns)}) o)`;
+}
+
+/** The values of a one-column query (JSON values, in the query's order) as one compact JSON array; `[]` when it has no rows. */
+export function jsonArray(rows: Expression<unknown>): RawBuilder<unknown> {
+  return sql`array_to_json(array(${rows}))`;
+}

@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { enqueueEvent, type Bus } from '@erp/bus';
+import { AppError, isAppError, Sale, salesEvents, type ParsedRequestOf, type SaleInput, type TenantContext, type salesApiSubjects } from '@erp/contracts';
+import { inTransaction, isUniqueViolation } from '@erp/db';
+import type { FaultInjection } from '../config';
+import { crash } from '../fault';
+import { findCliente, findDocumento, pendingBalance } from '../db/catalog.repository';
+import type { SalesDb } from '../db/tables';
+import { REFERENCIA_INDEX, detalleColumns, findSale, findVentaIdByReferencia, issueVenta, lockReferencia } from '../db/venta.repository';
+import { createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
+import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
+import { plannedVentaColumns } from '../domain/venta-row';
+import { busInventory, type InventoryPort } from './inventory.port';
+import { resolveReferences } from './sale-references.flow';
+
+type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
+
+export interface CreateSaleDeps {
+  db: Kysely<SalesDb>;
+  bus: Bus;
+  /** Inventory as the flow reaches it; over `bus` unless given. */
+  inventory?: InventoryPort;
+  /** Called after a sale commits (nudges the outbox relay). */
+  onCommitted?: () => void;
+  fault?: FaultInjection;
+}
+
+/** Where the reservation of the sale being created stands, for the undo on failure. */
+type ReserveState = 'none' | 'attempted' | 'refused' | 'taken';
+
+/**
+ * The invoicing pipeline of `POST /sales`, of platform orders and of the fixture loader:
+ * resolve and check → tax → reserve the stock (inventory; inside the transaction, after the
+ * reference's lock, when the sale has a reference) → one transaction that checks the customer's
+ * credit, then takes the next correlative and writes the sale, its lines and the created event
+ * → reply. The document type's row is locked last, so sales of one type wait on
+ * each other for two statements and the commit only. A failure after the reservation releases
+ * it (the undo); a crash there leaves it to inventory's sweeper, which asks `sales.sale.exists`.
+ */
+export async function createSale(deps: CreateSaleDeps, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput; idempotent: boolean }> {
+  const { db } = deps;
+  const inventory = deps.inventory ?? busInventory(deps.bus);
+  const empresaId = ctx.empresa.id;
+  const saleOf = async (id: number) => {
+    const venta = await findSale(db, empresaId, id);
+    if (!venta) throw new Error(`Sale ${id} vanished after it was written`);
+    return venta;
+  };
+  const referencia = req.referencia_externa ?? req.referencia ?? null;
+  // A retry of a sale that exists answers it even if its products or stock changed since.
+  if (referencia) {
+    const id = await findVentaIdByReferencia(db, empresaId, referencia);
+    if (id !== undefined) return { venta: await saleOf(id), idempotent: true };
+  }
+
+  const draft = createDraft(req, ctx);
+  const planned = planDraft(draft, ctx, await resolveReferences(db, inventory, draft, ctx));
+  if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
+  const plan = planned.plan;
+  if (plan.estado === 'Pendiente' && plan.cliente) {
+    // Checked again under the customer's lock in the transaction; this spares a reservation.
+    const problem = creditProblem(plan.cliente, await pendingBalance(db, empresaId, plan.cliente.id), plan.payment.saldo);
+    if (problem) throw AppError.rule(problem, { id_cliente: [problem] });
+  }
+
+  const result = await commitSale(deps, inventory, plan, draft, req, ctx);
+  if ('winner' in result) return { venta: await saleOf(result.winner), idempotent: true };
+  deps.onCommitted?.();
+  return { venta: result.venta, idempotent: false };
+}
+
+async function commitSale(deps: CreateSaleDeps, inventory: InventoryPort, plan: SalePlan, draft: SaleDraft, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput } | { winner: number }> {
+  const { db } = deps;
+  const empresaId = plan.empresaId;
+  const clave = plan.stockLines.length > 0 ? randomUUID() : null;
+  const state: { reserve: ReserveState } = { reserve: 'none' };
+  const reserve = async (trx?: Transaction<SalesDb>) => {
+    // Reserved once even if the transaction is retried: the key stays the same.
+    if (!clave || state.reserve === 'taken') return;
+    state.reserve = 'attempted';
+    await reserveStock(inventory, trx, plan, clave, req.permitir_sin_stock, ctx, state);
+    state.reserve = 'taken';
+    if (deps.fault === 'exit-after-reserve') crash();
+  };
+  try {
+    // Without a reference nothing has to happen in the transaction before the stock is taken:
+    // taken first, it holds no connection while inventory answers.
+    if (!plan.referencia && !inventory.sharesTransaction) await reserve();
+    return await inTransaction(db, async (trx) => {
+      if (plan.referencia) {
+        // Duplicates of the reference wait here for the first to commit, before reserving anything.
+        await lockReferencia(trx, empresaId, plan.referencia);
+        const winner = await findVentaIdByReferencia(trx, empresaId, plan.referencia);
+        if (winner !== undefined) return { winner };
+      }
+      await reserve(trx);
+      if (plan.estado === 'Pendiente' && plan.cliente) {
+        const cliente = await findCliente(trx, empresaId, plan.cliente.id, { lock: true });
+        const credit = cliente && creditProblem(cliente, await pendingBalance(trx, empresaId, cliente.id), plan.payment.saldo);
+        if (credit) throw AppError.rule(credit, { id_cliente: [credit] });
+      }
+
+      const emitidoEn = new Date();
+      const venta = await issueVenta(
+        trx,
+        {
+          ...plannedVentaColumns(plan, draft),
+          empresa_id: empresaId,
+          usuario_id: plan.usuario.id,
+          referencia_externa: plan.referencia,
+          origen: req.origen,
+          nombre_usuario: plan.usuario.nombre,
+          nombre_vendedor: null,
+          // The number and correlative are filled in by issueVenta from the locked document type.
+          documento: saleDocument(plan, draft, ctx, { correlativo: '', numero: 0, emitido_en: emitidoEn.toISOString() }),
+          clave_reserva: clave,
+          stock_devuelto_at: null,
+          created_at: emitidoEn,
+          updated_at: emitidoEn,
+        },
+        plan.lines.map((l) => ({ ...detalleColumns(l, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
+      );
+      if (!venta) {
+        const problem = documentoProblem(await findDocumento(trx, empresaId, plan.documento.id), plan.documento.id, plan.sucursal.id, plan.estado) ?? `El tipo de documento ${plan.documento.id} no puede emitir la venta`;
+        throw AppError.rule(problem, { id_documento: [problem] });
+      }
+      await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: venta.id, clave_reserva: clave, venta: Sale.parse(venta) }, ctx);
+      return { venta };
+    }).then((outcome) => {
+      if ('venta' in outcome && deps.fault === 'exit-after-commit') crash();
+      return outcome;
+    });
+  } catch (err) {
+    if (clave && (state.reserve === 'attempted' || state.reserve === 'taken')) await releaseStock(deps.bus, inventory, clave, ctx);
+    if (plan.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
+      const winner = await findVentaIdByReferencia(db, empresaId, plan.referencia);
+      if (winner !== undefined) return { winner };
+    }
+    throw err;
+  }
+}
+
+/** Takes the stock of the sale's product lines under its key; a refusal names the sale's lines. */
+async function reserveStock(
+  inventory: InventoryPort,
+  trx: Transaction<SalesDb> | undefined,
+  plan: SalePlan,
+  clave: string,
+  permitirSinStock: boolean | undefined,
+  ctx: TenantContext,
+  state: { reserve: ReserveState },
+) {
+  try {
+    await inventory.reserve(
+      ctx,
+      {
+        clave,
+        origen: 'venta',
+        id_bodega: plan.bodega.id,
+        ...(permitirSinStock !== undefined ? { permitir_sin_stock: permitirSinStock } : {}),
+        lineas: plan.stockLines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad })),
+      },
+      trx,
+    );
+  } catch (err) {
+    if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
+      // Refused whole: nothing was taken, so there is nothing to release.
+      state.reserve = 'refused';
+      const details = remapReserveDetails(err.details, plan.stockLines.map((l) => [l.index]));
+      throw AppError.rule(Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
+    }
+    throw err;
+  }
+}
+
+/** The undo of the reservation; if inventory cannot be reached now, its sweeper releases it later. */
+async function releaseStock(bus: Bus, inventory: InventoryPort, clave: string, ctx: TenantContext): Promise<void> {
+  try {
+    await inventory.release(ctx, { clave });
+  } catch (err) {
+    bus.logger.warn({ err, clave }, 'release of a failed sale’s reservation failed; the sweeper will release it');
+  }
+}

@@ -1,0 +1,53 @@
+import { IntakePace } from './intake-pace.flow';
+
+describe('IntakePace', () => {
+  let now = 1_000_000;
+  const sut = () => new IntakePace({ concurrency: 4, concurrencyDuringIntake: 1, busyPerSecond: 50, now: () => now });
+  const flush = () => new Promise((r) => setImmediate(r));
+
+  it('allows full concurrency while deliveries arrive slowly, one turn while they arrive fast, and full again a second after', () => {
+    const pace = sut();
+    for (let i = 0; i < 50; i++) pace.arrived();
+    expect(pace.limit()).toBe(4);
+    pace.arrived();
+    expect(pace.limit()).toBe(1);
+    now += 500;
+    expect(pace.limit()).toBe(1);
+    now += 600;
+    expect(pace.limit()).toBe(4);
+  });
+
+  it('yields for 10 seconds at most to an intake that stays fast: then it is the load, not a burst', () => {
+    const pace = sut();
+    for (let second = 0; second <= 12; second++) {
+      for (let i = 0; i < 100; i++) pace.arrived();
+      expect({ second, limit: pace.limit() }).toEqual({ second, limit: second <= 10 ? 1 : 4 });
+      now += 1_000;
+    }
+    now += 2_000;
+    for (let i = 0; i < 100; i++) pace.arrived();
+    expect(pace.limit()).toBe(1);
+  });
+
+  it('holds processings beyond the limit until a turn is given back, and starts the waiting ones when the burst is over', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+    try {
+      const pace = sut();
+      for (let i = 0; i < 200; i++) pace.arrived();
+      const started: number[] = [];
+      const releases: Array<() => void> = [];
+      for (let i = 0; i < 4; i++) void pace.acquire().then((release) => (started.push(i), releases.push(release)));
+      await flush();
+      expect(started).toEqual([0]);
+      releases[0]!();
+      await flush();
+      expect(started).toEqual([0, 1]);
+      now += 1_100;
+      jest.advanceTimersByTime(100);
+      await flush();
+      expect(started).toEqual([0, 1, 2, 3]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});

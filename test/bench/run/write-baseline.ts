@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { ZodError } from 'zod';
+import { createLogger } from '@erp/runtime';
+import type { Bus } from '@erp/bus';
+import { AppError, SaleCreateRequest, SaleUpdateRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
+import { findCredential } from '../../../services/gateway/src/db/credentials.repository';
+import type { GatewayDb } from '../../../services/gateway/src/db/tables';
+import type { InventoryDb } from '../../../services/inventory/src/db/tables';
+import { reserveStock } from '../../../services/inventory/src/flows/reservations.flow';
+import { resolveProductsHandler } from '../../../services/inventory/src/handlers/resolve-products.handler';
+import { resolveSucursalHandler } from '../../../services/inventory/src/handlers/resolve-sucursal.handler';
+import { adjustStock } from '../../../services/inventory/src/flows/adjust-stock.flow';
+import type { SalesDb } from '../../../services/sales/src/db/tables';
+import { createSale } from '../../../services/sales/src/flows/create-sale.flow';
+import type { InventoryPort } from '../../../services/sales/src/flows/inventory.port';
+import { updateSale } from '../../../services/sales/src/flows/update-sale.flow';
+import { benchApiKey } from '../data/plan';
+
+/** What a write route answers: the status and the data of the envelope. */
+export interface WriteAnswer {
+  status: number;
+  data: unknown;
+}
+
+export type WriteRoute = (method: string, path: string, body: string) => Promise<WriteAnswer> | undefined;
+
+/**
+ * The baseline of the write scenarios: `POST /sales` and `PUT /sales/{id}` run the sales
+ * service's own flows with inventory's own functions in the same process, on one pool, with the
+ * sale and its stock in one transaction: the same statements as the services (stock, ledger,
+ * outbox rows and summaries included), without the gateway, NATS, the second transaction of
+ * inventory or the outbox relays. The ratio to it prices the microservice path of a write.
+ */
+export async function writeRoutes(
+  dbs: { gateway: Kysely<GatewayDb>; inventory: Kysely<InventoryDb>; sales: Kysely<SalesDb> },
+  empresa: { id: number; clave: string },
+): Promise<WriteRoute> {
+  const credential = await findCredential(dbs.gateway, createHash('sha256').update(benchApiKey(empresa.clave)).digest());
+  if (credential?.empresa.id !== empresa.id) throw new Error(`the bench company ${empresa.clave} (${empresa.id}) has no active API key`);
+  let requests = 0;
+  const contextOf = (): TenantContext => ({ requestId: `baseline-${++requests}`, empresa: credential.empresa, usuario: credential.usuario });
+  const inventory = sharedTransactionInventory(dbs.inventory);
+  // The flows log through the bus only when an undo fails; nothing here is sent over it.
+  const bus = { logger: createLogger('bench-baseline', 'warn') } as unknown as Bus;
+  const deps = { db: dbs.sales, bus, inventory };
+
+  return (method, path, body) => {
+    const update = /^\/sales\/(\d+)$/.exec(path);
+    if (method === 'POST' && path === '/sales') {
+      return answer(201, () => createSale(deps, SaleCreateRequest.parse({ ...JSON.parse(body), origen: 'api' }), contextOf()).then((r) => r.venta));
+    }
+    if (method === 'PUT' && update) {
+      return answer(200, () => updateSale(deps, SaleUpdateRequest.parse({ id: Number(update[1]), cambios: JSON.parse(body) }), contextOf()));
+    }
+    return undefined;
+  };
+}
+
+async function answer(status: number, run: () => Promise<unknown>): Promise<WriteAnswer> {
+  try {
+    return { status, data: await run() };
+  } catch (err) {
+    if (err instanceof AppError) return { status: err.code === 'NOT_FOUND' ? 404 : 422, data: { error: err.message, details: err.details } };
+    if (err instanceof ZodError) return { status: 422, data: { error: 'Datos inválidos', details: err.issues } };
+    throw err;
+  }
+}
+
+/**
+ * Inventory reached in process: resolutions through its handlers, and the reservation and the
+ * adjustment of stock (and an update's resolutions) in the sales transaction (the same connection, inventory's schema), so a
+ * sale and its stock commit or roll back together. A failed sale's reservation is rolled back
+ * with it: there is nothing to release.
+ */
+function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
+  const inventoryOf = (trx: Transaction<SalesDb>) => trx.withSchema('inventory') as unknown as Transaction<InventoryDb>;
+  // In the sale's transaction when there is one: a pool connection held by it never waits for another.
+  const dbOf = (trx: Transaction<SalesDb> | undefined) => (trx ? inventoryOf(trx) : db);
+  return {
+    sharesTransaction: true,
+    resolve: (ctx, req, trx) => resolveProductsHandler(dbOf(trx))(inventorySubjects['inventory.product.resolve'].request.parse(req), ctx),
+    resolveSucursal: (ctx, req, trx) => resolveSucursalHandler(dbOf(trx))(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
+    reserve: (ctx, req, trx) => {
+      if (!trx) throw new Error('the baseline reserves stock only inside a sale’s transaction');
+      return reserveStock(inventoryOf(trx), inventorySubjects['inventory.stock.reserve'].request.parse(req), { empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock, checkAfterMs: 60_000 });
+    },
+    release: async () => undefined,
+    adjust: (ctx, req, trx) => {
+      if (!trx) throw new Error('the baseline adjusts stock only inside a sale’s transaction');
+      return adjustStock(inventoryOf(trx), inventorySubjects['inventory.stock.adjust'].request.parse(req), { empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock });
+    },
+  };
+}
