@@ -1,6 +1,7 @@
 import { Amount, BlankAsAbsentText, BlankAsNullText, ClearableText, Id, NonEmptyText, RequiredText } from './fields';
 
-const messages = (result: { success: boolean; error?: { issues: Array<{ message: string }> } }) => (result.success ? [] : result.error!.issues.map((i) => i.message));
+const messages = (result: { success: boolean; error?: { issues: Array<{ message: string }> } }) =>
+  result.success ? [] : result.error!.issues.map((i) => i.message);
 
 describe('Id', () => {
   it('answers the same Spanish messages wherever it is used', () => {
@@ -31,9 +32,21 @@ describe('Amount', () => {
 
 describe('the text rules', () => {
   it('tell absent, blank and given text apart, each in its own way', () => {
-    expect([BlankAsAbsentText(10).parse('  '), BlankAsAbsentText(10).parse(null), BlankAsAbsentText(10).parse(' a ')]).toEqual([undefined, undefined, 'a']);
-    expect([BlankAsNullText(10).parse(''), BlankAsNullText(10).parse(undefined), BlankAsNullText(10).parse(' b ')]).toEqual([null, null, 'b']);
-    expect([ClearableText(10).parse(null), ClearableText(10).parse(undefined), ClearableText(10).parse(' ')]).toEqual([null, undefined, '']);
+    expect([BlankAsAbsentText(10).parse('  '), BlankAsAbsentText(10).parse(null), BlankAsAbsentText(10).parse(' a ')]).toEqual([
+      undefined,
+      undefined,
+      'a',
+    ]);
+    expect([BlankAsNullText(10).parse(''), BlankAsNullText(10).parse(undefined), BlankAsNullText(10).parse(' b ')]).toEqual([
+      null,
+      null,
+      'b',
+    ]);
+    expect([ClearableText(10).parse(null), ClearableText(10).parse(undefined), ClearableText(10).parse(' ')]).toEqual([
+      null,
+      undefined,
+      '',
+    ]);
   });
 
   it('refuse blank required text as missing, and blank given text as empty', () => {

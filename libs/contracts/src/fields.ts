@@ -41,7 +41,9 @@ export function Amount(options: { min: number; max: number; scale?: number; posi
     .max(max, `Debe ser menor o igual a ${max}`)
     .refine((v) => !positive || v > 0, 'Debe ser mayor que 0');
   if (scale === undefined) return bounded;
-  return bounded.refine((v) => decimalPlaces(v) <= scale, `Debe tener como máximo ${scale} decimales`).meta({ multipleOf: Number(`1e-${scale}`) });
+  return bounded
+    .refine((v) => decimalPlaces(v) <= scale, `Debe tener como máximo ${scale} decimales`)
+    .meta({ multipleOf: Number(`1e-${scale}`) });
 }
 
 /** Money between services: an exact decimal string with at most two places. */
@@ -127,7 +129,10 @@ const DATE_MESSAGE = 'Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)'
 export const DateString = documentAs(z.string().refine(isCalendarDate, DATE_MESSAGE), DATE_JSON_SCHEMA);
 
 /** A date field of a body: as `DateString`, and `Es obligatorio` when absent or null. */
-export const RequiredDate = documentAs(z.string({ error: missingOr('Debe ser una fecha con formato Y-m-d') }).refine(isCalendarDate, DATE_MESSAGE), DATE_JSON_SCHEMA);
+export const RequiredDate = documentAs(
+  z.string({ error: missingOr('Debe ser una fecha con formato Y-m-d') }).refine(isCalendarDate, DATE_MESSAGE),
+  DATE_JSON_SCHEMA,
+);
 
 /** `fecha_fin` of a date range, documented with the rule between the two dates that JSON Schema cannot say. */
 export const DateRangeEnd = documentAs(DateString, { ...DATE_JSON_SCHEMA, description: 'Incluida. No puede ser anterior a fecha_inicio.' });

@@ -48,7 +48,12 @@ describe('(de)activating a warehouse', () => {
     (await h.db.selectFrom('productos').select('stock_activo').where('id', '=', productoId).executeTakeFirstOrThrow()).stock_activo;
 
   it('locks each product only for its own batch, and leaves the summary exact once it answers', async () => {
-    const entries = await h.db.selectFrom('inventarios').select(['id', 'producto_id']).where('bodega_id', '=', a.bodegas.reserva!).orderBy('id').execute();
+    const entries = await h.db
+      .selectFrom('inventarios')
+      .select(['id', 'producto_id'])
+      .where('bodega_id', '=', a.bodegas.reserva!)
+      .orderBy('id')
+      .execute();
     const first = entries[0]!.producto_id;
     const last = entries[entries.length - 1]!.producto_id;
 
@@ -66,7 +71,12 @@ describe('(de)activating a warehouse', () => {
 
     let answered = false;
     const deactivation = h.bus
-      .request(inventorySubjects, 'inventory.admin.bodega.set-active', { empresa_id: 1, id: a.bodegas.reserva!, activo: false }, { requestId: 'deactivate-reserva' })
+      .request(
+        inventorySubjects,
+        'inventory.admin.bodega.set-active',
+        { empresa_id: 1, id: a.bodegas.reserva!, activo: false },
+        { requestId: 'deactivate-reserva' },
+      )
       .finally(() => (answered = true));
 
     // The first batches commit while the last one waits: their products are moved out and free.
@@ -76,7 +86,12 @@ describe('(de)activating a warehouse', () => {
       return trx.selectFrom('productos').select('id').where('id', '=', first).forUpdate().execute();
     });
     expect(free).toEqual([{ id: first }]);
-    await h.bus.request(inventorySubjects, 'inventory.stock.adjust', { clave: 'durante', origen: 'inventario', lineas: [{ id_producto: first, id_bodega: a.bodegas.reserva!, cantidad: 4 }] }, tenant(1, true));
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.stock.adjust',
+      { clave: 'durante', origen: 'inventario', lineas: [{ id_producto: first, id_bodega: a.bodegas.reserva!, cantidad: 4 }] },
+      tenant(1, true),
+    );
     expect(answered).toBe(false);
     expect(await stockActivo(last)).toBe('4.000');
 
@@ -92,7 +107,12 @@ describe('(de)activating a warehouse', () => {
   });
 
   it('counts the warehouse again once it is reactivated, with the stock it gained while inactive', async () => {
-    await h.bus.request(inventorySubjects, 'inventory.admin.bodega.set-active', { empresa_id: 1, id: a.bodegas.reserva!, activo: true }, { requestId: 'activate-reserva' });
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.admin.bodega.set-active',
+      { empresa_id: 1, id: a.bodegas.reserva!, activo: true },
+      { requestId: 'activate-reserva' },
+    );
     await expectSummaryExact();
     const summary = await summarizeInventory(h.db, 1);
     expect(Number(summary.totals.stock_total)).toBe(4 * PRODUCTS + 4);
@@ -106,15 +126,30 @@ describe('(de)activating a warehouse', () => {
     expect(await finishPendingCounts(h.db, BATCH)).toBe(1);
     await expectSummaryExact();
     expect(await finishPendingCounts(h.db, BATCH)).toBe(0);
-    await h.bus.request(inventorySubjects, 'inventory.admin.bodega.set-active', { empresa_id: 1, id: a.bodegas.reserva!, activo: true }, { requestId: 'reopen-reserva' });
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.admin.bodega.set-active',
+      { empresa_id: 1, id: a.bodegas.reserva!, activo: true },
+      { requestId: 'reopen-reserva' },
+    );
     await expectSummaryExact();
   });
 
   it('moves a branch of several warehouses out and back in batches, ending exact', async () => {
-    await h.bus.request(inventorySubjects, 'inventory.admin.sucursal.set-active', { empresa_id: 1, id: a.sucursales.centro!, activo: false }, { requestId: 'close-centro' });
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.admin.sucursal.set-active',
+      { empresa_id: 1, id: a.sucursales.centro!, activo: false },
+      { requestId: 'close-centro' },
+    );
     await expectSummaryExact();
     expect(Number((await summarizeInventory(h.db, 1)).totals.stock_total)).toBe(0);
-    await h.bus.request(inventorySubjects, 'inventory.admin.sucursal.set-active', { empresa_id: 1, id: a.sucursales.centro!, activo: true }, { requestId: 'open-centro' });
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.admin.sucursal.set-active',
+      { empresa_id: 1, id: a.sucursales.centro!, activo: true },
+      { requestId: 'open-centro' },
+    );
     await expectSummaryExact();
   });
 });

@@ -3,7 +3,10 @@ import type { GatewayDb } from './tables';
 
 type Db = Kysely<GatewayDb> | Transaction<GatewayDb>;
 
-export async function insertApiKey(db: Db, key: { empresa_id: number; usuario_id: number | null; key_hash: Buffer; prefix: string; activo: boolean }): Promise<number> {
+export async function insertApiKey(
+  db: Db,
+  key: { empresa_id: number; usuario_id: number | null; key_hash: Buffer; prefix: string; activo: boolean },
+): Promise<number> {
   const { id } = await db
     .insertInto('api_keys')
     .values({ ...key, revoked_at: null })

@@ -29,7 +29,11 @@ export async function setEmpresaSeedRefs(db: Db, empresaId: number, refs: unknow
 
 /** False when there is no such company. */
 export async function setEmpresaActive(db: Db, empresaId: number, activo: boolean): Promise<boolean> {
-  const updated = await db.updateTable('empresas').set({ activo, updated_at: sql<Date>`now()` }).where('id', '=', empresaId).executeTakeFirst();
+  const updated = await db
+    .updateTable('empresas')
+    .set({ activo, updated_at: sql<Date>`now()` })
+    .where('id', '=', empresaId)
+    .executeTakeFirst();
   return updated.numUpdatedRows > 0n;
 }
 

@@ -12,6 +12,13 @@ export async function insertInventario(trx: Transaction<InventoryDb>, inventario
 }
 
 /** Ledger rows written as they are, a thousand per statement. */
-export async function insertMovimientos(trx: Transaction<InventoryDb>, movimientos: readonly Insertable<InventoryDb['movimientos']>[]): Promise<void> {
-  for (let i = 0; i < movimientos.length; i += 1000) await trx.insertInto('movimientos').values(movimientos.slice(i, i + 1000)).execute();
+export async function insertMovimientos(
+  trx: Transaction<InventoryDb>,
+  movimientos: readonly Insertable<InventoryDb['movimientos']>[],
+): Promise<void> {
+  for (let i = 0; i < movimientos.length; i += 1000)
+    await trx
+      .insertInto('movimientos')
+      .values(movimientos.slice(i, i + 1000))
+      .execute();
 }

@@ -1,5 +1,12 @@
 import type { Kysely } from 'kysely';
-import { bodegaIdsOf, clearConteoPendiente, countInventarios, findConteosPendientes, setActive, type Lugar } from '../db/location.repository';
+import {
+  bodegaIdsOf,
+  clearConteoPendiente,
+  countInventarios,
+  findConteosPendientes,
+  setActive,
+  type Lugar,
+} from '../db/location.repository';
 import type { InventoryDb } from '../db/tables';
 
 /**
@@ -10,7 +17,11 @@ import type { InventoryDb } from '../db/tables';
  * start, or by calling this again: the batches only flip what differs.
  * False when the company has no such place.
  */
-export async function setLocationActive(db: Kysely<InventoryDb>, place: { table: Lugar; empresaId: number; id: number; activo: boolean }, batchSize: number): Promise<boolean> {
+export async function setLocationActive(
+  db: Kysely<InventoryDb>,
+  place: { table: Lugar; empresaId: number; id: number; activo: boolean },
+  batchSize: number,
+): Promise<boolean> {
   const mark = await setActive(db, place.table, place.empresaId, place.id, place.activo);
   if (mark === undefined) return false;
   await countPlace(db, { ...place, mark }, batchSize);
@@ -24,10 +35,14 @@ export async function finishPendingCounts(db: Kysely<InventoryDb>, batchSize: nu
   return pending.length;
 }
 
-async function countPlace(db: Kysely<InventoryDb>, place: { table: Lugar; empresaId: number; id: number; mark: number }, batchSize: number): Promise<void> {
+async function countPlace(
+  db: Kysely<InventoryDb>,
+  place: { table: Lugar; empresaId: number; id: number; mark: number },
+  batchSize: number,
+): Promise<void> {
   const bodegaIds = await bodegaIdsOf(db, place.table, place.empresaId, place.id);
   if (bodegaIds.length > 0) {
-    for (let after: number | null = 0; after !== null; ) after = await countInventarios(db, place.empresaId, bodegaIds, after, batchSize);
+    for (let after: number | null = 0; after !== null;) after = await countInventarios(db, place.empresaId, bodegaIds, after, batchSize);
   }
   await clearConteoPendiente(db, place.table, place.id, place.mark);
 }

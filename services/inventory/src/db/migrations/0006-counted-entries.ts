@@ -43,7 +43,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       new.contado := coalesce(new.contado, false);
       return new;
     end $$`.execute(db);
-  await sql`create trigger inventarios_contado_inicial before insert on inventarios for each row execute function inventarios_contado_inicial()`.execute(db);
+  await sql`create trigger inventarios_contado_inicial before insert on inventarios for each row execute function inventarios_contado_inicial()`.execute(
+    db,
+  );
 
   // Only counted entries reach their product; the places stay share-locked first, as before, so
   // a change of a place waits for the stock writers of that place.
