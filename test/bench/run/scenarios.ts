@@ -219,6 +219,12 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
       targets: [p50Within(30), rateAtLeast(200), ratioAtLeast(0.75)],
     },
     { name: `GET /sales?per_page=100&page=${deepPage}`, baseline: true, next: () => get(`/sales?per_page=100&page=${deepPage}`), targets: [p50Within(150), rateAtLeast(200), ratioAtLeast(0.75)] },
+    {
+      name: `GET /sales?per_page=100&order_by=total&page=${deepPage}`,
+      baseline: true,
+      next: () => get(`/sales?per_page=100&order_by=total&page=${deepPage}`),
+      targets: [p50Within(150), ratioAtLeast(0.75)],
+    },
     { name: 'GET /sales/summary (everything)', baseline: true, next: () => get('/sales/summary'), targets: [p50Within(100), ratioAtLeast(0.75)] },
     { name: 'GET /sales/summary (one month)', baseline: true, next: () => get(`/sales/summary?${month}`), targets: [p50Within(100), ratioAtLeast(0.75)] },
     { name: 'GET /returns?per_page=100 (first page)', baseline: true, next: () => get('/returns?per_page=100'), targets: [ratioAtLeast(0.75)] },
