@@ -30,6 +30,24 @@ export async function addActiveReturns(db: Db, empresaId: number, ventaId: numbe
     .execute();
 }
 
+/**
+ * Adds a return's total to the sale's returned amount (`sign` -1 takes it off), and `activas` to
+ * its count of active returns; false when the company has no such sale.
+ */
+export async function addReturnedAmount(db: Db, empresaId: number, ventaId: number, sign: 1 | -1, total: string, activas: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('ventas')
+    .set({
+      monto_devuelto: sql`monto_devuelto + ${sign} * ${total}::numeric`,
+      ...(activas === 0 ? {} : { devoluciones_activas: sql`devoluciones_activas + ${activas}` }),
+      updated_at: new Date(),
+    })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', ventaId)
+    .executeTakeFirst();
+  return updated.numUpdatedRows > 0n;
+}
+
 /** How many active returns the sale counts (0 when the company has no such sale). */
 export async function activeReturnsOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
   const venta = await db.selectFrom('ventas').select('devoluciones_activas').where('empresa_id', '=', empresaId).where('id', '=', ventaId).executeTakeFirst();
