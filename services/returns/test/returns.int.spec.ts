@@ -7,7 +7,7 @@ import { createPool } from '@erp/db';
 import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
 import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
-import { findReturn, findReturnJson, listReturns } from '../src/db/devolucion.repository';
+import { findDevolucion, findReturnJson, listReturns } from '../src/db/devolucion.repository';
 import { listReturnsHandler } from '../src/handlers/read-returns.handler';
 import type { ReturnsDb } from '../src/db/tables';
 
@@ -287,7 +287,7 @@ describe('returns service against Postgres and NATS', () => {
     expect(ids.length).toBeGreaterThan(5);
     const written: string[] = [];
     for (const id of ids) {
-      const json = JSON.stringify(Return.parse(await findReturn(db, EMPRESA, id)));
+      const json = JSON.stringify(Return.parse(await findDevolucion(db, EMPRESA, id)));
       expect(await findReturnJson(db, EMPRESA, id)).toBe(json);
       written.push(json);
     }

@@ -18,7 +18,7 @@ import {
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import { advanceSeries, lockSeries } from '../db/documento.repository';
-import { REFERENCIA_INDEX, findIdByReferencia, findReturn, insertDetalles, insertDevolucion, lockVentaReturns, returnedByLine } from '../db/devolucion.repository';
+import { REFERENCIA_INDEX, findIdByReferencia, findDevolucion, insertDetalles, insertDevolucion, lockVentaDevoluciones, returnedByLine } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { planReturn, saleProblem } from '../domain/return-plan';
 import { settleStock } from './settle-stock.flow';
@@ -51,7 +51,7 @@ export const BACK_OFFICE_USER = 'Administración';
 export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> {
   const { db, bus } = deps;
   const devolucionOf = async (empresaId: number, id: number) => {
-    const devolucion = await findReturn(db, empresaId, id);
+    const devolucion = await findDevolucion(db, empresaId, id);
     if (!devolucion) throw new Error(`Return ${id} vanished after it was written`);
     return devolucion;
   };
@@ -78,7 +78,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   let outcome: { id: number } | { winner: number };
   try {
     outcome = await inTransaction(db, async (trx) => {
-      await lockVentaReturns(trx, empresaId, venta.id);
+      await lockVentaDevoluciones(trx, empresaId, venta.id);
       if (req.referencia) {
         const winner = await findIdByReferencia(trx, empresaId, req.referencia);
         if (winner !== undefined) return { winner };
@@ -147,7 +147,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
           updated_at: now,
         })),
       );
-      const devolucion = Return.parse(await findReturn(trx, empresaId, id));
+      const devolucion = Return.parse(await findDevolucion(trx, empresaId, id));
       await enqueueEvent(
         trx,
         returnsEvents,

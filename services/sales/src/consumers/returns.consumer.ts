@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { PoisonEventError, claimEvent, startConsumerPerSubject, type Bus } from '@erp/bus';
 import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { addReturnedAmount, confirmRegistration } from '../db/return-registration.repository';
+import { addMontoDevuelto, confirmRegistration } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
 
 export const RETURNS_CONSUMERS = {
@@ -29,7 +29,7 @@ export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Prom
         // before registration existed) is counted here.
         const registered = sign > 0 && event.clave_registro !== undefined && (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
         const counted = registered === 'registrada' || registered === 'confirmada';
-        if (!(await addReturnedAmount(trx, event.empresa_id, event.id_venta, sign, event.total, counted ? 0 : sign))) {
+        if (!(await addMontoDevuelto(trx, event.empresa_id, event.id_venta, sign, event.total, counted ? 0 : sign))) {
           throw new PoisonEventError(`Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`);
         }
       });

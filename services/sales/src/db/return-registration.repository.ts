@@ -4,7 +4,7 @@ import type { SalesDb } from './tables';
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
 /** Registers a return's key with its sale (the caller holds the sale's row lock); a key already counted counts once. */
-export async function registerReturn(trx: Transaction<SalesDb>, empresaId: number, ventaId: number, clave: string): Promise<void> {
+export async function registerDevolucion(trx: Transaction<SalesDb>, empresaId: number, ventaId: number, clave: string): Promise<void> {
   const existing = await trx
     .selectFrom('devoluciones_registradas')
     .select('estado')
@@ -18,10 +18,10 @@ export async function registerReturn(trx: Transaction<SalesDb>, empresaId: numbe
   } else {
     await trx.insertInto('devoluciones_registradas').values({ empresa_id: empresaId, clave, venta_id: ventaId, id_devolucion: null }).execute();
   }
-  await addActiveReturns(trx, empresaId, ventaId, 1);
+  await addDevolucionesActivas(trx, empresaId, ventaId, 1);
 }
 
-export async function addActiveReturns(db: Db, empresaId: number, ventaId: number, delta: number): Promise<void> {
+export async function addDevolucionesActivas(db: Db, empresaId: number, ventaId: number, delta: number): Promise<void> {
   await db
     .updateTable('ventas')
     .set({ devoluciones_activas: sql`devoluciones_activas + ${delta}`, updated_at: new Date() })
@@ -34,7 +34,7 @@ export async function addActiveReturns(db: Db, empresaId: number, ventaId: numbe
  * Adds a return's total to the sale's returned amount (`sign` -1 takes it off), and `activas` to
  * its count of active returns; false when the company has no such sale.
  */
-export async function addReturnedAmount(db: Db, empresaId: number, ventaId: number, sign: 1 | -1, total: string, activas: number): Promise<boolean> {
+export async function addMontoDevuelto(db: Db, empresaId: number, ventaId: number, sign: 1 | -1, total: string, activas: number): Promise<boolean> {
   const updated = await db
     .updateTable('ventas')
     .set({
@@ -49,7 +49,7 @@ export async function addReturnedAmount(db: Db, empresaId: number, ventaId: numb
 }
 
 /** How many active returns the sale counts (0 when the company has no such sale). */
-export async function activeReturnsOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
+export async function devolucionesActivasOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
   const venta = await db.selectFrom('ventas').select('devoluciones_activas').where('empresa_id', '=', empresaId).where('id', '=', ventaId).executeTakeFirst();
   return venta?.devoluciones_activas ?? 0;
 }
