@@ -9,17 +9,17 @@ import { settleStock } from './settle-stock.flow';
 export type AnnulRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.annul'>;
 type AnnulReply = ReplyInputOf<typeof returnsAdminSubjects, 'returns.admin.annul'>;
 
-/**
- * Annuls a return: `enable` 0 and the annulled event in one transaction that holds the return's
- * row, then its stock movement reversed once. Annulling it again changes nothing, but still
- * completes a reversal an earlier call could not (inventory unreachable).
- */
 export interface AnnulReturnDeps {
   db: Kysely<ReturnsDb>;
   bus: Bus;
   onCommitted?: () => void;
 }
 
+/**
+ * Annuls a return: `enable` 0 and the annulled event in one transaction that holds the return's
+ * row, then its stock movement reversed once. Annulling it again changes nothing, but still
+ * completes a reversal an earlier call could not (inventory unreachable).
+ */
 export async function annulReturn(deps: AnnulReturnDeps, { empresa_id, id_devolucion }: AnnulRequest, reqCtx: RequestContext): Promise<AnnulReply> {
   const { db, bus } = deps;
   const annulled = await inTransaction(db, async (trx) => {

@@ -1,18 +1,19 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { SalesDb } from './tables';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { DevolucionesRegistradasTable, SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
+type EstadoRegistro = Selectable<DevolucionesRegistradasTable>['estado'];
+
+/** The state of the registration under `clave`, its row locked; undefined when there is none. */
+async function lockRegistration(db: Db, empresaId: number, clave: string): Promise<EstadoRegistro | undefined> {
+  const row = await db.selectFrom('devoluciones_registradas').select('estado').where('empresa_id', '=', empresaId).where('clave', '=', clave).forUpdate().executeTakeFirst();
+  return row?.estado;
+}
 
 /** Registers a return's key with its sale (the caller holds the sale's row lock); a key already counted counts once. */
 export async function registerDevolucion(trx: Transaction<SalesDb>, empresaId: number, ventaId: number, clave: string): Promise<void> {
-  const existing = await trx
-    .selectFrom('devoluciones_registradas')
-    .select('estado')
-    .where('empresa_id', '=', empresaId)
-    .where('clave', '=', clave)
-    .forUpdate()
-    .executeTakeFirst();
-  if (existing && existing.estado !== 'descartada') return;
+  const existing = await lockRegistration(trx, empresaId, clave);
+  if (existing && existing !== 'descartada') return;
   if (existing) {
     await trx.updateTable('devoluciones_registradas').set({ estado: 'registrada', updated_at: new Date() }).where('empresa_id', '=', empresaId).where('clave', '=', clave).execute();
   } else {
@@ -67,14 +68,8 @@ export async function pendingRegistrations(db: Db, empresaId: number, ventaId: n
 }
 
 /** Marks a registration as the committed return `idDevolucion`; answers its state before (undefined when there was none). */
-export async function confirmRegistration(db: Db, empresaId: number, clave: string, idDevolucion: number): Promise<'registrada' | 'confirmada' | 'descartada' | undefined> {
-  const before = await db
-    .selectFrom('devoluciones_registradas')
-    .select('estado')
-    .where('empresa_id', '=', empresaId)
-    .where('clave', '=', clave)
-    .forUpdate()
-    .executeTakeFirst();
+export async function confirmRegistration(db: Db, empresaId: number, clave: string, idDevolucion: number): Promise<EstadoRegistro | undefined> {
+  const before = await lockRegistration(db, empresaId, clave);
   if (!before) return undefined;
   await db
     .updateTable('devoluciones_registradas')
@@ -82,7 +77,7 @@ export async function confirmRegistration(db: Db, empresaId: number, clave: stri
     .where('empresa_id', '=', empresaId)
     .where('clave', '=', clave)
     .execute();
-  return before.estado;
+  return before;
 }
 
 /** Discards a registration still pending; true when it was (so it no longer counts). */
