@@ -223,3 +223,19 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
     await loop.catch(() => undefined);
   });
 }
+
+export interface PerSubjectConsumerOptions<E extends EventCatalog, S extends keyof E & string> extends Omit<ConsumerOptions<E, S>, 'durable' | 'subjects'> {
+  /** The durable name of each subject's consumer. */
+  durables: Readonly<Record<S, string>>;
+}
+
+/**
+ * One durable consumer per subject, all with the same handler: a consumer filtering on several
+ * subjects needs JetStream 2.10, one per subject works on every server.
+ */
+export async function startConsumerPerSubject<E extends EventCatalog, S extends keyof E & string>(bus: Bus, options: PerSubjectConsumerOptions<E, S>): Promise<void> {
+  const { durables, ...consumer } = options;
+  for (const subject of Object.keys(durables) as S[]) {
+    await startConsumer(bus, { ...consumer, durable: durables[subject], subjects: [subject] });
+  }
+}

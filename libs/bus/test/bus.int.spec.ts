@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { context as otelContext, propagation, trace, ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -18,6 +19,7 @@ import {
   ensureEventStream,
   publishEvent,
   startConsumer,
+  startConsumerPerSubject,
   type EventMeta,
 } from '../src';
 
@@ -32,6 +34,7 @@ const catalog = defineCatalog({
 });
 const events = defineEvents({
   'events.test.thing.happened': { payload: z.object({ n: z.number().int() }) },
+  'events.test.thing.undone': { payload: z.object({ n: z.number().int() }) },
 });
 
 const ctx: RequestContext = { requestId: 'bus-spec', empresa: { id: 7, nombre: 'Empresa Ñandú', iva: '13', venderSinStock: true } };
@@ -326,6 +329,24 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     expect(await inTransaction(db, (trx) => claimEvent(trx, 'c2', 'evt-1'))).toBe(true);
     const rows = await sql<{ n: number }>`select count(*)::int as n from svc.processed_events`.execute(db);
     expect(rows.rows[0]!.n).toBe(2);
+  });
+
+  it('starts one durable consumer per subject, each filtering on its own subject, all with the one handler', async () => {
+    const handled: string[] = [];
+    await startConsumerPerSubject(bus, {
+      durables: { 'events.test.thing.happened': 'spec-each-happened', 'events.test.thing.undone': 'spec-each-undone' },
+      events,
+      handler: async (subject, payload) => {
+        if (payload.n >= 200) handled.push(`${subject} ${payload.n}`);
+      },
+    });
+    await publishEvent(bus, 'events.test.thing.happened', { n: 200 }, { msgId: randomUUID() });
+    await publishEvent(bus, 'events.test.thing.undone', { n: 201 }, { msgId: randomUUID() });
+    await waitFor(() => handled.length === 2);
+    expect(handled.sort()).toEqual(['events.test.thing.happened 200', 'events.test.thing.undone 201']);
+    const jsm = await jetstreamManager(bus.nc);
+    const filters = await Promise.all(['spec-each-happened', 'spec-each-undone'].map(async (durable) => (await jsm.consumers.info(streamName(iso.subjectPrefix), durable)).config.filter_subject));
+    expect(filters).toEqual([bus.subject('events.test.thing.happened'), bus.subject('events.test.thing.undone')]);
   });
 });
 

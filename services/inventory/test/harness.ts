@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Bus } from '@erp/bus';
 import { inventorySubjects, streamName, type TenantContext } from '@erp/contracts';
 import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
+import { isolate, serviceEnv, type Isolation } from '@erp/testing';
 import type { Kysely } from 'kysely';
 import { InventoryConfig, inventoryService } from '../src';
 import type { InventoryDb } from '../src/db/tables';
@@ -20,17 +20,7 @@ export interface InventoryHarness {
 
 export async function startInventory(label: string, env: Record<string, string> = {}): Promise<InventoryHarness> {
   const iso = await isolate(label);
-  const config = loadConfig(InventoryConfig, {
-    DATABASE_URL: iso.databaseUrl,
-    NATS_URL: iso.natsUrl,
-    SUBJECT_PREFIX: iso.subjectPrefix,
-    OPS_PORT: '0',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-    DB_POOL_MAX: '5',
-    REQUEST_TIMEOUT_MS: '5000',
-    SHUTDOWN_TIMEOUT_MS: '10000',
-    ...env,
-  });
+  const config = loadConfig(InventoryConfig, serviceEnv(iso, { DB_POOL_MAX: '5', REQUEST_TIMEOUT_MS: '5000', ...env }));
   const service = await startService(inventoryService(config), { migrateOnStart: true });
   const bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: `${label}-client`, logger: createLogger(label, 'silent') });
   return {

@@ -5,9 +5,9 @@ import { AppError, Return, ReturnsListRequest, inventorySubjects, isAppError, re
 import { Bus, publishEvent, type JsonText } from '@erp/bus';
 import { createPool } from '@erp/db';
 import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
+import { isolate, serviceEnv, type Isolation } from '@erp/testing';
 import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
-import { findReturn, findReturnJson, listReturns } from '../src/db/devolucion.repository';
+import { findDevolucion, findReturnJson, listReturns } from '../src/db/devolucion.repository';
 import { listReturnsHandler } from '../src/handlers/read-returns.handler';
 import type { ReturnsDb } from '../src/db/tables';
 
@@ -90,16 +90,7 @@ describe('returns service against Postgres and NATS', () => {
 
   beforeAll(async () => {
     iso = await isolate('returns');
-    const config = loadConfig(ReturnsConfig, {
-      DATABASE_URL: iso.databaseUrl,
-      NATS_URL: iso.natsUrl,
-      SUBJECT_PREFIX: iso.subjectPrefix,
-      OPS_PORT: '0',
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-      DB_POOL_MAX: '10',
-      REQUEST_TIMEOUT_MS: '3000',
-      SHUTDOWN_TIMEOUT_MS: '10000',
-    });
+    const config = loadConfig(ReturnsConfig, serviceEnv(iso, { DB_POOL_MAX: '10', REQUEST_TIMEOUT_MS: '3000' }));
     client = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'returns-int', logger: createLogger('returns-int', 'silent'), requestTimeoutMs: 5_000 });
     ventas.set(`${EMPRESA}:1`, ventaDe(1));
     ventas.set(`${EMPRESA}:2`, ventaDe(2));
@@ -287,7 +278,7 @@ describe('returns service against Postgres and NATS', () => {
     expect(ids.length).toBeGreaterThan(5);
     const written: string[] = [];
     for (const id of ids) {
-      const json = JSON.stringify(Return.parse(await findReturn(db, EMPRESA, id)));
+      const json = JSON.stringify(Return.parse(await findDevolucion(db, EMPRESA, id)));
       expect(await findReturnJson(db, EMPRESA, id)).toBe(json);
       written.push(json);
     }

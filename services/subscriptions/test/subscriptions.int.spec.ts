@@ -7,7 +7,7 @@ import { Bus, publishEvent } from '@erp/bus';
 import { isAppError, subscriptionsSubjects, type TenantContext } from '@erp/contracts';
 import { createPool } from '@erp/db';
 import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
+import { isolate, serviceEnv, type Isolation } from '@erp/testing';
 import { SubscriptionsConfig, subscriptionsService } from '../src';
 import { partnerEventId } from '../src/domain/partner-events';
 import { TestReceiver } from './receiver';
@@ -58,21 +58,15 @@ describe('subscriptions service against Postgres and NATS', () => {
 
   beforeAll(async () => {
     iso = await isolate('subscriptions');
-    env = {
-      DATABASE_URL: iso.databaseUrl,
-      NATS_URL: iso.natsUrl,
-      SUBJECT_PREFIX: iso.subjectPrefix,
-      OPS_PORT: '0',
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    env = serviceEnv(iso, {
       DB_POOL_MAX: '10',
-      SHUTDOWN_TIMEOUT_MS: '10000',
       EVENTS_ALLOW_PRIVATE_URLS: 'true',
       EVENTS_ALLOW_HTTP: 'true',
       EVENTS_RETRY_SCHEDULE_MS: '200,400,800',
       EVENTS_RETRY_WINDOW_MS: '4000',
       EVENTS_DELIVERY_TIMEOUT_MS: '1000',
       EVENTS_POLL_MS: '50',
-    };
+    });
     service = await startService(subscriptionsService(loadConfig(SubscriptionsConfig, env)), { migrateOnStart: true });
     client = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'subs-int', logger: createLogger('subs-int', 'silent'), requestTimeoutMs: 5_000 });
     db = new Kysely({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }) });

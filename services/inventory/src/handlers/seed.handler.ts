@@ -1,86 +1,9 @@
-import { AppError, type ParsedRequestOf, type inventorySubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import type { Insertable, Kysely } from 'kysely';
-import { insertBodega, insertSucursal } from '../db/location.repository';
-import { categoriaIdFor } from '../db/product-write.repository';
-import { insertInventario, insertMovimientos, insertSeedProducto } from '../db/seed.repository';
+import type { Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
-
-type SeedRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.admin.seed'>;
+import { seedInventory, type SeedRequest } from '../flows/seed-inventory.flow';
 
 /** Back office: loads a company's branches, warehouses, categories, products and stock at once. */
 export function seedHandler(db: Kysely<InventoryDb>) {
-  return async (req: SeedRequest) =>
-    inTransaction(db, async (trx) => {
-      const empresaId = req.empresa_id;
-      const sucursales: Record<string, number> = {};
-      const bodegas: Record<string, number> = {};
-      const productos: Record<string, number> = {};
-
-      for (const s of req.sucursales) {
-        const id = await insertSucursal(trx, empresaId, s.nombre, s.activo);
-        sucursales[s.ref] = id;
-        for (const b of s.bodegas) {
-          if (bodegas[b.ref] !== undefined) throw AppError.validation(`La bodega "${b.ref}" está repetida`);
-          bodegas[b.ref] = (await insertBodega(trx, empresaId, id, b.nombre, b.activo))!;
-        }
-      }
-
-      // Initial stock enters through the ledger like every other change: stock = Σ movements from the start.
-      const openings: Insertable<InventoryDb['movimientos']>[] = [];
-      const categoryIds = new Map<string, number>();
-      for (const nombre of new Set(req.productos.flatMap((p) => (p.categoria ? [p.categoria] : [])))) {
-        categoryIds.set(nombre, await categoriaIdFor(trx, empresaId, nombre));
-      }
-
-      for (const p of req.productos) {
-        const id = await insertSeedProducto(trx, {
-          empresa_id: empresaId,
-          nombre: p.nombre,
-          descripcion: p.descripcion ?? null,
-          codigo: p.codigo,
-          barcode: p.barcode ?? null,
-          categoria_id: p.categoria ? categoryIds.get(p.categoria)! : null,
-          marca: p.marca ?? null,
-          tipo: p.tipo,
-          precio: p.precio,
-          costo: p.costo,
-          costo_anterior: p.costo_anterior,
-          costo_promedio: p.costo_promedio,
-          enable: p.enable === 1,
-          porcentaje_impuesto: p.porcentaje_impuesto ?? null,
-          img: p.img ?? null,
-          deleted_at: null,
-        });
-        productos[p.ref] = id;
-        for (const inv of p.inventarios) {
-          const bodegaId = bodegas[inv.bodega];
-          if (bodegaId === undefined) throw AppError.validation(`El producto "${p.ref}" usa la bodega desconocida "${inv.bodega}"`);
-          await insertInventario(trx, {
-            empresa_id: empresaId,
-            producto_id: id,
-            bodega_id: bodegaId,
-            stock: inv.stock,
-            stock_minimo: inv.stock_minimo,
-            stock_maximo: inv.stock_maximo,
-            nota: inv.nota ?? null,
-          });
-          if (Number(inv.stock) !== 0) {
-            openings.push({
-              empresa_id: empresaId,
-              producto_id: id,
-              bodega_id: bodegaId,
-              tipo: 'inventario_inicial',
-              cantidad: inv.stock,
-              stock_resultante: inv.stock,
-              origen: 'inventario',
-              clave: null,
-              concepto: 'Inventario inicial',
-            });
-          }
-        }
-      }
-      await insertMovimientos(trx, openings);
-      return { sucursales, bodegas, productos };
-    });
+  return async (req: SeedRequest) => inTransaction(db, (trx) => seedInventory(trx, req));
 }

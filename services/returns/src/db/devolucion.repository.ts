@@ -11,12 +11,12 @@ export const REFERENCIA_INDEX = 'devoluciones_empresa_referencia_key';
  * Serialises the returns of one sale for the rest of the transaction: what active returns already
  * took is read after the lock, so concurrent returns of a sale cannot together exceed what was sold.
  */
-export async function lockVentaReturns(trx: Transaction<ReturnsDb>, empresaId: number, ventaId: number): Promise<void> {
+export async function lockVentaDevoluciones(trx: Transaction<ReturnsDb>, empresaId: number, ventaId: number): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`devoluciones:${empresaId}:${ventaId}`}, 0))`.execute(trx);
 }
 
-/** The lock of `lockVentaReturns` if no transaction holds it: false while a return of the sale is being made. */
-export async function tryLockVentaReturns(trx: Transaction<ReturnsDb>, empresaId: number, ventaId: number): Promise<boolean> {
+/** The lock of `lockVentaDevoluciones` if no transaction holds it: false while a return of the sale is being made. */
+export async function tryLockVentaDevoluciones(trx: Transaction<ReturnsDb>, empresaId: number, ventaId: number): Promise<boolean> {
   const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`devoluciones:${empresaId}:${ventaId}`}, 0)) as locked`.execute(trx);
   return rows[0]!.locked;
 }
@@ -107,7 +107,7 @@ const LINE_COLUMNS = [
   'medida',
 ] as const;
 
-interface ReturnRow {
+interface DevolucionRow {
   id: number;
   fecha: string;
   correlativo: string;
@@ -130,7 +130,7 @@ interface ReturnRow {
   updated_at: Date;
 }
 
-function toReturn({ venta_id, enable, observaciones, ...row }: ReturnRow, detalles: ReturnInput['detalles']): ReturnInput {
+function toDevolucion({ venta_id, enable, observaciones, ...row }: DevolucionRow, detalles: ReturnInput['detalles']): ReturnInput {
   return {
     ...row,
     observaciones: observaciones ?? '',
@@ -143,8 +143,8 @@ function toReturn({ venta_id, enable, observaciones, ...row }: ReturnRow, detall
 
 /** The lines of several returns in one query, grouped by return, in their order. */
 async function linesOf(db: Db, empresaId: number, ids: readonly number[]): Promise<Map<number, ReturnInput['detalles']>> {
-  const byReturn = new Map<number, ReturnInput['detalles']>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return byReturn;
+  const byDevolucion = new Map<number, ReturnInput['detalles']>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return byDevolucion;
   const rows = await db
     .selectFrom('devolucion_detalles')
     .select(LINE_COLUMNS)
@@ -153,14 +153,14 @@ async function linesOf(db: Db, empresaId: number, ids: readonly number[]): Promi
     .orderBy('devolucion_id')
     .orderBy('linea')
     .execute();
-  for (const { devolucion_id, venta_detalle_id, ...line } of rows) byReturn.get(devolucion_id)?.push({ ...line, id_detalle_venta: venta_detalle_id });
-  return byReturn;
+  for (const { devolucion_id, venta_detalle_id, ...line } of rows) byDevolucion.get(devolucion_id)?.push({ ...line, id_detalle_venta: venta_detalle_id });
+  return byDevolucion;
 }
 
-export async function findReturn(db: Db, empresaId: number, id: number): Promise<ReturnInput | undefined> {
+export async function findDevolucion(db: Db, empresaId: number, id: number): Promise<ReturnInput | undefined> {
   const row = await db.selectFrom('devoluciones as d').select(RETURN_COLUMNS).where('d.empresa_id', '=', empresaId).where('d.id', '=', id).executeTakeFirst();
   if (!row) return undefined;
-  return toReturn(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
+  return toDevolucion(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
 }
 
 const ref = (column: string) => sql.ref(column);
@@ -344,7 +344,7 @@ export async function listReturnChanges(
   const items: ReturnInput[] = [];
   const positions: ChangeCursor[] = [];
   for (const { cambio_xid, ...row } of rows) {
-    items.push(toReturn(row, lines.get(row.id) ?? []));
+    items.push(toDevolucion(row, lines.get(row.id) ?? []));
     positions.push({ xid: cambio_xid, id: row.id });
   }
   return { total: count.n, items, positions, more: fetched.length > rows.length };

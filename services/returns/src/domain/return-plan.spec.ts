@@ -1,7 +1,7 @@
-import { planReturn, saleProblem, type PlanInput, type SaleLine } from './return-plan';
+import { planReturn, ventaProblem, type PlanInput, type DetalleVenta } from './return-plan';
 import { summarize } from './summary';
 
-const line = (over: Partial<SaleLine> & Pick<SaleLine, 'id' | 'id_producto'>): SaleLine => ({
+const line = (over: Partial<DetalleVenta> & Pick<DetalleVenta, 'id' | 'id_producto'>): DetalleVenta => ({
   codigo: `P${over.id_producto}`,
   nombre_producto: `Producto ${over.id_producto}`,
   descripcion: null,
@@ -27,7 +27,7 @@ const instalacion = line({ id: 13, id_producto: 4, mueve_stock: false, cantidad:
 // The same product twice in one sale.
 const mouse2 = line({ id: 14, id_producto: 2, cantidad: '1.0000', precio: '19.9500', sub_total: '17.65', iva: '2.30', total: '19.95', costo: '9.1000' });
 
-const input = (over: Partial<PlanInput>): PlanInput => ({ tipo: 'devolucion', saleLines: [mouse, libro, instalacion, mouse2], returned: new Map(), requested: [], ...over });
+const input = (over: Partial<PlanInput>): PlanInput => ({ tipo: 'devolucion', detallesVenta: [mouse, libro, instalacion, mouse2], returned: new Map(), requested: [], ...over });
 
 const ok = (over: Partial<PlanInput>) => {
   const result = planReturn(input(over));
@@ -58,7 +58,7 @@ describe('planReturn', () => {
     // 1.0005 units took 1.001 from stock (rounded half up, as inventory moves it); 0.9996 took 1.000.
     const raro = line({ id: 21, id_producto: 7, cantidad: '1.0005', precio: '10.0000', sub_total: '8.86', iva: '1.15', total: '10.01' });
     const bajo = line({ id: 22, id_producto: 8, cantidad: '0.9996', precio: '10.0000', sub_total: '8.85', iva: '1.15', total: '10.00' });
-    const whole = ok({ saleLines: [raro, bajo], requested: [{ id_detalle: 21, cantidad: 1.001 }, { id_detalle: 22, cantidad: 1 }] });
+    const whole = ok({ detallesVenta: [raro, bajo], requested: [{ id_detalle: 21, cantidad: 1.001 }, { id_detalle: 22, cantidad: 1 }] });
     expect(whole.lines.map((l) => [l.cantidad, l.total, l.sub_total, l.iva])).toEqual([
       ['1.001', '10.01', '8.86', '1.15'],
       ['1.000', '10.00', '8.85', '1.15'],
@@ -68,15 +68,15 @@ describe('planReturn', () => {
       { id_producto: 8, cantidad: '1.000' },
     ]);
     // In two pieces the amounts still add up to the line, and nothing is left to return.
-    const first = ok({ saleLines: [raro], requested: [{ id_detalle: 21, cantidad: 0.5 }] }).lines[0]!;
-    const rest = ok({ saleLines: [raro], returned: new Map([[21, '0.500']]), requested: [{ id_detalle: 21, cantidad: 0.501 }] }).lines[0]!;
+    const first = ok({ detallesVenta: [raro], requested: [{ id_detalle: 21, cantidad: 0.5 }] }).lines[0]!;
+    const rest = ok({ detallesVenta: [raro], returned: new Map([[21, '0.500']]), requested: [{ id_detalle: 21, cantidad: 0.501 }] }).lines[0]!;
     expect(Math.round(Number(first.total) * 100) + Math.round(Number(rest.total) * 100)).toBe(1001);
-    const annulled = planReturn(input({ tipo: 'anulacion_factura', saleLines: [raro], returned: new Map([[21, '1.001']]) }));
+    const annulled = planReturn(input({ tipo: 'anulacion_factura', detallesVenta: [raro], returned: new Map([[21, '1.001']]) }));
     expect(annulled).toEqual({ ok: false, message: 'La venta ya fue devuelta por completo', details: { detalles: ['La venta ya fue devuelta por completo'] } });
     // The invoice's annulment without lines takes what is left, whole.
-    expect(ok({ tipo: 'anulacion_factura', saleLines: [raro], returned: new Map([[21, '0.500']]) }).lines.map((l) => [l.cantidad, l.total])).toEqual([['0.501', rest.total]]);
+    expect(ok({ tipo: 'anulacion_factura', detallesVenta: [raro], returned: new Map([[21, '0.500']]) }).lines.map((l) => [l.cantidad, l.total])).toEqual([['0.501', rest.total]]);
     // More than the stock took is refused.
-    const over = planReturn(input({ saleLines: [raro], requested: [{ id_detalle: 21, cantidad: 1.002 }] }));
+    const over = planReturn(input({ detallesVenta: [raro], requested: [{ id_detalle: 21, cantidad: 1.002 }] }));
     expect(over.ok || over.details).toEqual({ 'detalles.0.cantidad': ['Excede lo que queda por devolver: vendido 1.001, ya devuelto 0, disponible 1.001'] });
   });
 
@@ -96,7 +96,7 @@ describe('planReturn', () => {
 
   it('spreads a product over the sale’s lines of that product in order', () => {
     const sut = ok({ returned: new Map([[11, '2.000']]), requested: [{ id_producto: 2, cantidad: 2 }] });
-    expect(sut.lines.map((l) => [l.saleLine.id, l.cantidad])).toEqual([
+    expect(sut.lines.map((l) => [l.detalleVenta.id, l.cantidad])).toEqual([
       [11, '1.000'],
       [14, '1.000'],
     ]);
@@ -133,7 +133,7 @@ describe('planReturn', () => {
 
   it('annuls the invoice with whatever is left of every line when no lines are sent', () => {
     const sut = ok({ tipo: 'anulacion_factura', returned: new Map([[11, '1.000'], [12, '4.000']]) });
-    expect(sut.lines.map((l) => [l.saleLine.id, l.cantidad])).toEqual([
+    expect(sut.lines.map((l) => [l.detalleVenta.id, l.cantidad])).toEqual([
       [11, '2.000'],
       [13, '2.000'],
       [14, '1.000'],
@@ -143,11 +143,11 @@ describe('planReturn', () => {
   });
 });
 
-describe('saleProblem', () => {
+describe('ventaProblem', () => {
   it('lets completed and pending sales be returned, not quotations or annulled sales', () => {
-    expect([saleProblem('Completada'), saleProblem('Pendiente')]).toEqual([undefined, undefined]);
-    expect(saleProblem('Cotizacion')).toBe('Una cotización no se puede devolver');
-    expect(saleProblem('Anulada')).toBe('La venta está anulada');
+    expect([ventaProblem('Completada'), ventaProblem('Pendiente')]).toEqual([undefined, undefined]);
+    expect(ventaProblem('Cotizacion')).toBe('Una cotización no se puede devolver');
+    expect(ventaProblem('Anulada')).toBe('La venta está anulada');
   });
 });
 

@@ -1,11 +1,11 @@
 import { RETURN_QUANTITY_SCALE, type ErrorDetails, type ReturnLineRequest, type ReturnableSale, type TipoDevolucion } from '@erp/contracts';
 import { Decimal, cents, fromNumber, sum, toCents } from '@erp/contracts';
 
-export type SaleLine = ReturnableSale['detalles'][number];
+export type DetalleVenta = ReturnableSale['detalles'][number];
 
 /** One line of the return to write: a share of one sale line. Decimals are exact strings. */
 export interface PlannedLine {
-  saleLine: SaleLine;
+  detalleVenta: DetalleVenta;
   cantidad: string;
   /** Unit price credited: the sale's, or the one asked for. */
   precio: string;
@@ -38,7 +38,7 @@ export type PlanResult = { ok: true; plan: ReturnPlan } | { ok: false; message: 
 
 export interface PlanInput {
   tipo: TipoDevolucion;
-  saleLines: readonly SaleLine[];
+  detallesVenta: readonly DetalleVenta[];
   /** Sale line id → quantity that active returns already took back. */
   returned: ReadonlyMap<number, string>;
   requested: readonly ReturnLineRequest[];
@@ -51,7 +51,7 @@ const q3 = (value: Decimal) => value.toFixed(RETURN_QUANTITY_SCALE);
  * four decimals) rounded half up to the stock's three, as inventory moved it. A line of 1.0005
  * took 1.001: returning 1.001 returns the whole line, stock and money, with no residue under 0.001.
  */
-export const returnableQuantity = (line: Pick<SaleLine, 'cantidad'>): Decimal => new Decimal(line.cantidad).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_HALF_UP);
+export const returnableQuantity = (line: Pick<DetalleVenta, 'cantidad'>): Decimal => new Decimal(line.cantidad).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_HALF_UP);
 
 /**
  * Plans a return from a sale's lines. Each requested quantity comes from one sale line (by id)
@@ -66,15 +66,15 @@ export function planReturn(input: PlanInput): PlanResult {
   const details: ErrorDetails = {};
   const problem = (key: string, message: string) => (details[key] ??= []).push(message);
   /** Quantity taken per sale line: active returns, then the pieces planned so far. */
-  const taken = new Map<number, Decimal>(input.saleLines.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
-  const left = (line: SaleLine) => Decimal.max(returnableQuantity(line).minus(taken.get(line.id)!), 0);
-  const pieces: Array<{ line: SaleLine; cantidad: Decimal; precio?: string; index: number }> = [];
+  const taken = new Map<number, Decimal>(input.detallesVenta.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
+  const left = (line: DetalleVenta) => Decimal.max(returnableQuantity(line).minus(taken.get(line.id)!), 0);
+  const pieces: Array<{ line: DetalleVenta; cantidad: Decimal; precio?: string; index: number }> = [];
 
   const requested: ReturnLineRequest[] =
     input.requested.length > 0 || input.tipo !== 'anulacion_factura'
       ? [...input.requested]
       : // Annulling the invoice without lines returns whatever is left of each line.
-        input.saleLines.flatMap((l) => {
+        input.detallesVenta.flatMap((l) => {
           const rest = left(l).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_DOWN);
           return rest.gt(0) ? [{ id_detalle: l.id, cantidad: rest.toNumber() }] : [];
         });
@@ -84,7 +84,7 @@ export function planReturn(input: PlanInput): PlanResult {
   }
 
   requested.forEach((req, index) => {
-    const candidates = req.id_detalle !== undefined ? input.saleLines.filter((l) => l.id === req.id_detalle) : input.saleLines.filter((l) => l.id_producto === req.id_producto);
+    const candidates = req.id_detalle !== undefined ? input.detallesVenta.filter((l) => l.id === req.id_detalle) : input.detallesVenta.filter((l) => l.id_producto === req.id_producto);
     if (candidates.length === 0) {
       if (req.id_detalle !== undefined) problem(`detalles.${index}.id_detalle`, `La línea ${req.id_detalle} no pertenece a la venta`);
       else problem(`detalles.${index}.id_producto`, `El producto ${req.id_producto} no está en la venta`);
@@ -113,7 +113,7 @@ export function planReturn(input: PlanInput): PlanResult {
 
   // Amounts are shares of each line from the quantity taken before the piece; once all it took
   // from stock is back, the whole line is (its quantity may have a fourth decimal the stock has not).
-  const before = new Map<number, Decimal>(input.saleLines.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
+  const before = new Map<number, Decimal>(input.detallesVenta.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
   const lines: PlannedLine[] = [];
   for (const { line, cantidad, precio, index } of pieces) {
     const from = before.get(line.id)!;
@@ -137,7 +137,7 @@ export function planReturn(input: PlanInput): PlanResult {
       descuento = new Decimal(0);
     }
     lines.push({
-      saleLine: line,
+      detalleVenta: line,
       cantidad: q3(cantidad),
       precio: precio ?? line.precio,
       costo: line.costo,
@@ -153,7 +153,7 @@ export function planReturn(input: PlanInput): PlanResult {
   if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
 
   const stock = new Map<number, Decimal>();
-  for (const l of lines) if (l.mueve_stock) stock.set(l.saleLine.id_producto, (stock.get(l.saleLine.id_producto) ?? new Decimal(0)).plus(l.cantidad));
+  for (const l of lines) if (l.mueve_stock) stock.set(l.detalleVenta.id_producto, (stock.get(l.detalleVenta.id_producto) ?? new Decimal(0)).plus(l.cantidad));
   return {
     ok: true,
     plan: {
@@ -179,7 +179,7 @@ export function summaryMessage(details: ErrorDetails): string {
 }
 
 /** Sale states a return can be made from: the ones that took stock and are not annulled. */
-export function saleProblem(estado: ReturnableSale['estado']): string | undefined {
+export function ventaProblem(estado: ReturnableSale['estado']): string | undefined {
   if (estado === 'Cotizacion') return 'Una cotización no se puede devolver';
   if (estado === 'Anulada') return 'La venta está anulada';
   return undefined;

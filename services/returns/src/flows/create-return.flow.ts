@@ -18,9 +18,9 @@ import {
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import { advanceSeries, lockSeries } from '../db/documento.repository';
-import { REFERENCIA_INDEX, findIdByReferencia, findReturn, insertDetalles, insertDevolucion, lockVentaReturns, returnedByLine } from '../db/devolucion.repository';
+import { REFERENCIA_INDEX, findIdByReferencia, findDevolucion, insertDetalles, insertDevolucion, lockVentaDevoluciones, returnedByLine } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
-import { planReturn, saleProblem } from '../domain/return-plan';
+import { planReturn, ventaProblem } from '../domain/return-plan';
 import { settleStock } from './settle-stock.flow';
 
 export type CreateRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.create'>;
@@ -51,7 +51,7 @@ export const BACK_OFFICE_USER = 'Administración';
 export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> {
   const { db, bus } = deps;
   const devolucionOf = async (empresaId: number, id: number) => {
-    const devolucion = await findReturn(db, empresaId, id);
+    const devolucion = await findDevolucion(db, empresaId, id);
     if (!devolucion) throw new Error(`Return ${id} vanished after it was written`);
     return devolucion;
   };
@@ -67,7 +67,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
     usuario: req.usuario ?? null,
   };
   const venta = await bus.request(salesForReturnsSubjects, 'sales.sale.returnable', { id_venta: req.id_venta }, ctx);
-  const problem = saleProblem(venta.estado);
+  const problem = ventaProblem(venta.estado);
   if (problem) throw AppError.rule(problem, { id_venta: [problem] });
   let marcas = await brandsOf(bus, venta, ctx);
   // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it
@@ -78,17 +78,17 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   let outcome: { id: number } | { winner: number };
   try {
     outcome = await inTransaction(db, async (trx) => {
-      await lockVentaReturns(trx, empresaId, venta.id);
+      await lockVentaDevoluciones(trx, empresaId, venta.id);
       if (req.referencia) {
         const winner = await findIdByReferencia(trx, empresaId, req.referencia);
         if (winner !== undefined) return { winner };
       }
       registered = true;
       const registrada = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
-      const problemNow = saleProblem(registrada.estado);
+      const problemNow = ventaProblem(registrada.estado);
       if (problemNow) throw AppError.rule(problemNow, { id_venta: [problemNow] });
       if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto))) marcas = await brandsOf(bus, registrada, ctx);
-      const planned = planReturn({ tipo: req.tipo, saleLines: registrada.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
+      const planned = planReturn({ tipo: req.tipo, detallesVenta: registrada.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
       if (!planned.ok) throw AppError.rule(planned.message, planned.details);
       const plan = planned.plan;
 
@@ -126,12 +126,12 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
           devolucion_id: id,
           empresa_id: empresaId,
           linea,
-          venta_detalle_id: l.saleLine.id,
-          id_producto: l.saleLine.id_producto,
-          codigo_producto: l.saleLine.codigo ?? '',
-          nombre_producto: l.saleLine.nombre_producto ?? '',
-          marca_producto: marcas.get(l.saleLine.id_producto) ?? '',
-          descripcion: l.saleLine.descripcion ?? '',
+          venta_detalle_id: l.detalleVenta.id,
+          id_producto: l.detalleVenta.id_producto,
+          codigo_producto: l.detalleVenta.codigo ?? '',
+          nombre_producto: l.detalleVenta.nombre_producto ?? '',
+          marca_producto: marcas.get(l.detalleVenta.id_producto) ?? '',
+          descripcion: l.detalleVenta.descripcion ?? '',
           medida: MEDIDA_UNIDAD,
           mueve_stock: l.mueve_stock,
           cantidad: l.cantidad,
@@ -147,7 +147,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
           updated_at: now,
         })),
       );
-      const devolucion = Return.parse(await findReturn(trx, empresaId, id));
+      const devolucion = Return.parse(await findDevolucion(trx, empresaId, id));
       await enqueueEvent(
         trx,
         returnsEvents,

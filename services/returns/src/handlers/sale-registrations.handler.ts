@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ParsedRequestOf, ReplyInputOf, returnsForSalesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { returnsByRegistration, tryLockVentaReturns } from '../db/devolucion.repository';
+import { returnsByRegistration, tryLockVentaDevoluciones } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 
 type RegistrationsRequest = ParsedRequestOf<typeof returnsForSalesSubjects, 'returns.sale.registrations'>;
@@ -18,7 +18,7 @@ type RegistrationsReply = ReplyInputOf<typeof returnsForSalesSubjects, 'returns.
 export function saleRegistrationsHandler(db: Kysely<ReturnsDb>) {
   return async ({ empresa_id, id_venta, claves }: RegistrationsRequest): Promise<RegistrationsReply> =>
     inTransaction(db, async (trx) => {
-      if (!(await tryLockVentaReturns(trx, empresa_id, id_venta))) return { ocupada: true, devoluciones: [] };
+      if (!(await tryLockVentaDevoluciones(trx, empresa_id, id_venta))) return { ocupada: true, devoluciones: [] };
       return { ocupada: false, devoluciones: await returnsByRegistration(trx, empresa_id, id_venta, claves) };
     });
 }

@@ -1,11 +1,10 @@
-import { sql, type Kysely } from 'kysely';
-import { PoisonEventError, claimEvent, startConsumer, type Bus } from '@erp/bus';
+import type { Kysely } from 'kysely';
+import { PoisonEventError, claimEvent, startConsumerPerSubject, type Bus } from '@erp/bus';
 import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { confirmRegistration } from '../db/return-registration.repository';
+import { addMontoDevuelto, confirmRegistration } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
 
-/** One durable per subject: a consumer filtering on several subjects needs JetStream 2.10. */
 export const RETURNS_CONSUMERS = {
   'events.returns.return.created': 'sales-return-created',
   'events.returns.return.annulled': 'sales-return-annulled',
@@ -19,32 +18,21 @@ export const RETURNS_CONSUMERS = {
  * so their order does not matter either.
  */
 export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Promise<void> {
-  for (const [subject, durable] of Object.entries(RETURNS_CONSUMERS) as Array<[keyof typeof RETURNS_CONSUMERS, string]>) {
-    const sign = subject === 'events.returns.return.created' ? 1 : -1;
-    await startConsumer(bus, {
-      durable,
-      events: returnsEvents,
-      subjects: [subject],
-      handler: async (_subject, event) => {
-        await inTransaction(db, async (trx) => {
-          if (!(await claimEvent(trx, 'sales-returns', `${subject}:${event.id_devolucion}`))) return;
-          // A return that registered with its sale already counts as active; one that did not (made
-          // before registration existed) is counted here.
-          const registered = sign > 0 && event.clave_registro !== undefined && (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
-          const counted = registered === 'registrada' || registered === 'confirmada';
-          const updated = await trx
-            .updateTable('ventas')
-            .set({
-              monto_devuelto: sql`monto_devuelto + ${sign} * ${event.total}::numeric`,
-              ...(counted ? {} : { devoluciones_activas: sql`devoluciones_activas + ${sign}` }),
-              updated_at: new Date(),
-            })
-            .where('empresa_id', '=', event.empresa_id)
-            .where('id', '=', event.id_venta)
-            .executeTakeFirst();
-          if (updated.numUpdatedRows === 0n) throw new PoisonEventError(`Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`);
-        });
-      },
-    });
-  }
+  await startConsumerPerSubject(bus, {
+    durables: RETURNS_CONSUMERS,
+    events: returnsEvents,
+    handler: async (subject, event) => {
+      const sign = subject === 'events.returns.return.created' ? 1 : -1;
+      await inTransaction(db, async (trx) => {
+        if (!(await claimEvent(trx, 'sales-returns', `${subject}:${event.id_devolucion}`))) return;
+        // A return that registered with its sale already counts as active; one that did not (made
+        // before registration existed) is counted here.
+        const registered = sign > 0 && event.clave_registro !== undefined && (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
+        const counted = registered === 'registrada' || registered === 'confirmada';
+        if (!(await addMontoDevuelto(trx, event.empresa_id, event.id_venta, sign, event.total, counted ? 0 : sign))) {
+          throw new PoisonEventError(`Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`);
+        }
+      });
+    },
+  });
 }

@@ -1,27 +1,28 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { SalesDb } from './tables';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { DevolucionesRegistradasTable, SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
+type EstadoRegistro = Selectable<DevolucionesRegistradasTable>['estado'];
+
+/** The state of the registration under `clave`, its row locked; undefined when there is none. */
+async function lockRegistration(db: Db, empresaId: number, clave: string): Promise<EstadoRegistro | undefined> {
+  const row = await db.selectFrom('devoluciones_registradas').select('estado').where('empresa_id', '=', empresaId).where('clave', '=', clave).forUpdate().executeTakeFirst();
+  return row?.estado;
+}
 
 /** Registers a return's key with its sale (the caller holds the sale's row lock); a key already counted counts once. */
-export async function registerReturn(trx: Transaction<SalesDb>, empresaId: number, ventaId: number, clave: string): Promise<void> {
-  const existing = await trx
-    .selectFrom('devoluciones_registradas')
-    .select('estado')
-    .where('empresa_id', '=', empresaId)
-    .where('clave', '=', clave)
-    .forUpdate()
-    .executeTakeFirst();
-  if (existing && existing.estado !== 'descartada') return;
+export async function registerDevolucion(trx: Transaction<SalesDb>, empresaId: number, ventaId: number, clave: string): Promise<void> {
+  const existing = await lockRegistration(trx, empresaId, clave);
+  if (existing && existing !== 'descartada') return;
   if (existing) {
     await trx.updateTable('devoluciones_registradas').set({ estado: 'registrada', updated_at: new Date() }).where('empresa_id', '=', empresaId).where('clave', '=', clave).execute();
   } else {
     await trx.insertInto('devoluciones_registradas').values({ empresa_id: empresaId, clave, venta_id: ventaId, id_devolucion: null }).execute();
   }
-  await addActiveReturns(trx, empresaId, ventaId, 1);
+  await addDevolucionesActivas(trx, empresaId, ventaId, 1);
 }
 
-export async function addActiveReturns(db: Db, empresaId: number, ventaId: number, delta: number): Promise<void> {
+export async function addDevolucionesActivas(db: Db, empresaId: number, ventaId: number, delta: number): Promise<void> {
   await db
     .updateTable('ventas')
     .set({ devoluciones_activas: sql`devoluciones_activas + ${delta}`, updated_at: new Date() })
@@ -30,8 +31,26 @@ export async function addActiveReturns(db: Db, empresaId: number, ventaId: numbe
     .execute();
 }
 
+/**
+ * Adds a return's total to the sale's returned amount (`sign` -1 takes it off), and `activas` to
+ * its count of active returns; false when the company has no such sale.
+ */
+export async function addMontoDevuelto(db: Db, empresaId: number, ventaId: number, sign: 1 | -1, total: string, activas: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('ventas')
+    .set({
+      monto_devuelto: sql`monto_devuelto + ${sign} * ${total}::numeric`,
+      ...(activas === 0 ? {} : { devoluciones_activas: sql`devoluciones_activas + ${activas}` }),
+      updated_at: new Date(),
+    })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', ventaId)
+    .executeTakeFirst();
+  return updated.numUpdatedRows > 0n;
+}
+
 /** How many active returns the sale counts (0 when the company has no such sale). */
-export async function activeReturnsOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
+export async function devolucionesActivasOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
   const venta = await db.selectFrom('ventas').select('devoluciones_activas').where('empresa_id', '=', empresaId).where('id', '=', ventaId).executeTakeFirst();
   return venta?.devoluciones_activas ?? 0;
 }
@@ -49,14 +68,8 @@ export async function pendingRegistrations(db: Db, empresaId: number, ventaId: n
 }
 
 /** Marks a registration as the committed return `idDevolucion`; answers its state before (undefined when there was none). */
-export async function confirmRegistration(db: Db, empresaId: number, clave: string, idDevolucion: number): Promise<'registrada' | 'confirmada' | 'descartada' | undefined> {
-  const before = await db
-    .selectFrom('devoluciones_registradas')
-    .select('estado')
-    .where('empresa_id', '=', empresaId)
-    .where('clave', '=', clave)
-    .forUpdate()
-    .executeTakeFirst();
+export async function confirmRegistration(db: Db, empresaId: number, clave: string, idDevolucion: number): Promise<EstadoRegistro | undefined> {
+  const before = await lockRegistration(db, empresaId, clave);
   if (!before) return undefined;
   await db
     .updateTable('devoluciones_registradas')
@@ -64,7 +77,7 @@ export async function confirmRegistration(db: Db, empresaId: number, clave: stri
     .where('empresa_id', '=', empresaId)
     .where('clave', '=', clave)
     .execute();
-  return before.estado;
+  return before;
 }
 
 /** Discards a registration still pending; true when it was (so it no longer counts). */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Bus } from '@erp/bus';
 import { returnsForSalesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { activeReturnsOf, addActiveReturns, confirmRegistration, discardRegistration, pendingRegistrations } from '../db/return-registration.repository';
+import { devolucionesActivasOf, addDevolucionesActivas, confirmRegistration, discardRegistration, pendingRegistrations } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 
@@ -30,12 +30,12 @@ export async function squareRegistrations(db: Kysely<SalesDb>, bus: Bus, empresa
       if (id !== undefined) await confirmRegistration(trx, empresaId, clave, id);
       else if (await discardRegistration(trx, empresaId, clave)) discarded++;
     }
-    if (discarded > 0) await addActiveReturns(trx, empresaId, ventaId, -discarded);
+    if (discarded > 0) await addDevolucionesActivas(trx, empresaId, ventaId, -discarded);
     return venta.devoluciones_activas - discarded;
   });
 }
 
 /** Squares the sale's registrations first when it counts active returns: then the caller's own transaction reads the settled count. */
 export async function squareIfReturned(db: Kysely<SalesDb>, bus: Bus, empresaId: number, ventaId: number, requestId: string): Promise<void> {
-  if ((await activeReturnsOf(db, empresaId, ventaId)) > 0) await squareRegistrations(db, bus, empresaId, ventaId, requestId);
+  if ((await devolucionesActivasOf(db, empresaId, ventaId)) > 0) await squareRegistrations(db, bus, empresaId, ventaId, requestId);
 }

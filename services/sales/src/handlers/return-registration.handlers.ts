@@ -3,7 +3,7 @@ import type { Bus, Handlers } from '@erp/bus';
 import { AppError, type salesForReturnsSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { findReturnableSale } from '../db/returnable.repository';
-import { registerReturn } from '../db/return-registration.repository';
+import { registerDevolucion } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
@@ -19,7 +19,7 @@ export function returnRegistrationHandlers(db: Kysely<SalesDb>, bus: Bus): Handl
         const venta = await lockVenta(trx, ctx.empresa.id, id_venta);
         if (!venta) throw AppError.notFound('Venta no encontrada');
         // Only a sale that holds its lines can be returned; the returns service refuses the others.
-        if (takesStock(venta.estado)) await registerReturn(trx, ctx.empresa.id, id_venta, clave);
+        if (takesStock(venta.estado)) await registerDevolucion(trx, ctx.empresa.id, id_venta, clave);
         const returnable = await findReturnableSale(trx, ctx.empresa.id, id_venta);
         if (!returnable) throw new Error(`Sale ${id_venta} vanished while it was locked`);
         return returnable;

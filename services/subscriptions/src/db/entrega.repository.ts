@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { PageRequest } from '@erp/contracts';
-import type { SubscriptionsDb } from './tables';
+import type { IntentosTable, SubscriptionsDb } from './tables';
 
 type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
 
@@ -72,15 +72,7 @@ export async function markFallida(db: Db, id: number, next: Date, primerFallo: D
     .execute();
 }
 
-export interface IntentoInput {
-  suscripcion_id: number;
-  evento_id: string;
-  tipo: string;
-  intento: number;
-  status: number | null;
-  error: string | null;
-  duracion_ms: number;
-}
+export type IntentoInput = Omit<Selectable<IntentosTable>, 'id' | 'created_at'>;
 
 /** Records an attempt; nothing when the subscription was deleted meanwhile. */
 export async function recordIntento(db: Db, intento: IntentoInput): Promise<void> {

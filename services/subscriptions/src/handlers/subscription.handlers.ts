@@ -1,22 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Handlers } from '@erp/bus';
-import { AppError, MAX_SUBSCRIPTIONS, paginate, type subscriptionsSubjects } from '@erp/contracts';
+import { AppError, paginate, type subscriptionsSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { SubscriptionsConfig } from '../config';
 import { listIntentos } from '../db/entrega.repository';
 import { listEventos, positionOf, queueReplay, toPartnerEvent } from '../db/evento.repository';
-import {
-  countSuscripciones,
-  deleteSuscripcion,
-  findSuscripcion,
-  insertSuscripcion,
-  listSuscripciones,
-  lockEmpresaSuscripciones,
-  toSubscription,
-} from '../db/suscripcion.repository';
+import { deleteSuscripcion, findSuscripcion, listSuscripciones, toSubscription } from '../db/suscripcion.repository';
 import type { SubscriptionsDb } from '../db/tables';
-import { newSecret } from '../domain/signature';
-import { urlProblem } from '../flows/url-guard';
+import { createSuscripcion } from '../flows/create-suscripcion.flow';
 
 const NOT_FOUND = 'Suscripción no encontrada';
 
@@ -30,16 +21,7 @@ export function subscriptionHandlers(db: Kysely<SubscriptionsDb>, config: Readon
   };
   return {
     'subscriptions.subscription.create': async (body, ctx) => {
-      const problem = await urlProblem(body.url, policy);
-      if (problem) throw AppError.validation(problem, { url: [problem] });
-      const row = await inTransaction(db, async (trx) => {
-        await lockEmpresaSuscripciones(trx, ctx.empresa.id);
-        if ((await countSuscripciones(trx, ctx.empresa.id)) >= MAX_SUBSCRIPTIONS) {
-          const message = `La empresa ya tiene ${MAX_SUBSCRIPTIONS} suscripciones, el máximo permitido`;
-          throw AppError.rule(message, { _: [message] });
-        }
-        return insertSuscripcion(trx, { empresa_id: ctx.empresa.id, url: body.url, eventos: body.events, descripcion: body.descripcion ?? null, secreto: newSecret(), motivo_deshabilitada: null });
-      });
+      const row = await createSuscripcion(db, policy, ctx.empresa.id, body);
       return { ...toSubscription(row), secret: row.secreto };
     },
     'subscriptions.subscription.list': async (page, ctx) => {

@@ -1,6 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Plataforma } from '@erp/contracts';
-import type { WebhookDb } from './tables';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { IntegracionesTable, WebhookDb } from './tables';
 
 type Db = Kysely<WebhookDb> | Transaction<WebhookDb>;
 
@@ -8,23 +7,7 @@ export async function findIntegracionByTokenHash(db: Db, tokenHash: Buffer) {
   return db.selectFrom('integraciones').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
 }
 
-export async function insertIntegracion(
-  db: Db,
-  row: {
-    empresa_id: number;
-    plataforma: Plataforma;
-    usuario_id: number;
-    sucursal_id: number;
-    bodega_id: number;
-    documento_id: number | null;
-    canal_id: number | null;
-    producto_envio_id: number | null;
-    token_hash: Buffer;
-    token_prefix: string;
-    secreto: string | null;
-    activo: boolean;
-  },
-): Promise<number> {
+export async function insertIntegracion(db: Db, row: Insertable<IntegracionesTable>): Promise<number> {
   const { id } = await db.insertInto('integraciones').values(row).returning('id').executeTakeFirstOrThrow();
   return id;
 }

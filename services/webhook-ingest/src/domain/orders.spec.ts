@@ -1,14 +1,15 @@
 import { parseJsonExact } from './json';
-import { unitPriceAndDiscount, toUnits } from './money';
+import { Decimal } from '@erp/contracts';
+import { parseAmount, unitPriceAndDiscount } from './money';
 import { decideOrder, planOrderSale, shopifyOrderIntent, spread, wooOrderIntent, type OrderIntent } from './orders';
 import { wooProductIntent } from './products';
 import { shopifyOrderBody, wooOrder, wooProduct } from '../../../../test/support/webhook-fixture';
 
 describe('unitPriceAndDiscount', () => {
   it('splits a line charge so that quantity × price − discount is exactly the charge', () => {
-    expect(unitPriceAndDiscount(toUnits('10.00')!, toUnits(3)!)).toEqual({ precio: '3.34', descuento: '0.02' });
-    expect(unitPriceAndDiscount(toUnits('6.45')!, toUnits(2)!)).toEqual({ precio: '3.23', descuento: '0.01' });
-    expect(unitPriceAndDiscount(toUnits('199.00')!, toUnits(1)!)).toEqual({ precio: '199.00', descuento: '0.00' });
+    expect(unitPriceAndDiscount(parseAmount('10.00')!, parseAmount(3)!)).toEqual({ precio: '3.34', descuento: '0.02' });
+    expect(unitPriceAndDiscount(parseAmount('6.45')!, parseAmount(2)!)).toEqual({ precio: '3.23', descuento: '0.01' });
+    expect(unitPriceAndDiscount(parseAmount('199.00')!, parseAmount(1)!)).toEqual({ precio: '199.00', descuento: '0.00' });
   });
 });
 
@@ -34,13 +35,13 @@ describe('wooOrderIntent', () => {
       fecha: '2026-03-12',
       cliente: { email: 'ana.lopez@example.com', nombre: 'Ana López' },
       forma_pago: 'Transferencia bancaria directa',
-      total: toUnits('16.45'),
+      total: parseAmount('16.45'),
       productos: [
-        { id_linea: '300', id_variante: null, id_producto_externo: '93', sku: 'LAP-14', nombre: 'Laptop 14', cantidad: toUnits(2), cargo: toUnits('6.45') },
-        { id_linea: '301', id_variante: '23', id_producto_externo: '22', sku: null, nombre: 'Camiseta - M', cantidad: toUnits(3), cargo: toUnits('10.00') },
+        { id_linea: '300', id_variante: null, id_producto_externo: '93', sku: 'LAP-14', nombre: 'Laptop 14', cantidad: parseAmount(2), cargo: parseAmount('6.45') },
+        { id_linea: '301', id_variante: '23', id_producto_externo: '22', sku: null, nombre: 'Camiseta - M', cantidad: parseAmount(3), cargo: parseAmount('10.00') },
       ],
       cargos: [],
-      descuento: 0n,
+      descuento: new Decimal(0),
       reembolsos: [],
     });
   });
@@ -56,9 +57,9 @@ describe('wooOrderIntent', () => {
       total: '31.16',
     });
     expect(sut.cargos).toEqual([
-      { tipo: 'envio', nombre: 'Flat rate', cargo: toUnits('11.30') },
-      { tipo: 'cargo', nombre: 'Empaque de regalo', cargo: toUnits('2.26') },
-      { tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: toUnits('-5.00') },
+      { tipo: 'envio', nombre: 'Flat rate', cargo: parseAmount('11.30') },
+      { tipo: 'cargo', nombre: 'Empaque de regalo', cargo: parseAmount('2.26') },
+      { tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: parseAmount('-5.00') },
     ]);
     expect(planOrderSale(sut).total).toBe('31.16');
   });
@@ -72,8 +73,8 @@ describe('wooOrderIntent', () => {
       ],
     });
     expect(sut.reembolsos).toEqual([
-      { id: '726', monto: toUnits('10.00'), lineas: [] },
-      { id: '724', monto: toUnits('9.00'), lineas: [{ id_linea: '311', cantidad: toUnits(1), reponer: true }] },
+      { id: '726', monto: parseAmount('10.00'), lineas: [] },
+      { id: '724', monto: parseAmount('9.00'), lineas: [{ id_linea: '311', cantidad: parseAmount(1), reponer: true }] },
     ]);
   });
 
@@ -101,8 +102,8 @@ describe('shopifyOrderIntent', () => {
       accion: 'completar',
       cliente: { email: 'jon@example.com', nombre: 'Jon Snow' },
       forma_pago: 'bogus',
-      total: toUnits('398.00'),
-      productos: [{ id_linea: '866550311766439020', id_variante: '808950810', id_producto_externo: '632910392', sku: 'IPOD2008BLACK', cantidad: toUnits(2), cargo: toUnits('398.00') }],
+      total: parseAmount('398.00'),
+      productos: [{ id_linea: '866550311766439020', id_variante: '808950810', id_producto_externo: '632910392', sku: 'IPOD2008BLACK', cantidad: parseAmount(2), cargo: parseAmount('398.00') }],
     });
   });
 
@@ -113,8 +114,8 @@ describe('shopifyOrderIntent', () => {
       order.line_items[0].tax_lines = [{ price: '13.00', rate: 0.13, title: 'IVA' }];
       return shopifyOrderIntent(order).productos[0]!.cargo;
     };
-    expect(withTax(false)).toBe(toUnits('212.00'));
-    expect(withTax(true)).toBe(toUnits('199.00'));
+    expect(withTax(false)).toEqual(parseAmount('212.00'));
+    expect(withTax(true)).toEqual(parseAmount('199.00'));
   });
 
   it.each([
@@ -154,11 +155,11 @@ describe('decideOrder', () => {
 
 describe('spread', () => {
   it('splits cents in proportion, the shares adding up exactly and none above its weight', () => {
-    const cents = (...v: string[]) => v.map((x) => toUnits(x)!);
-    expect(spread(toUnits('20.00')!, cents('199.00', '199.00', '10.00'))).toEqual(cents('9.76', '9.75', '0.49'));
-    expect(spread(toUnits('0.01')!, cents('1.00', '1.00'))).toEqual(cents('0.01', '0.00'));
-    expect(spread(toUnits('2.00')!, cents('1.50', '0.50'))).toEqual(cents('1.50', '0.50'));
-    expect(spread(0n, cents('3.00'))).toEqual([0n]);
+    const cents = (...v: string[]) => v.map((x) => parseAmount(x)!);
+    expect(spread(parseAmount('20.00')!, cents('199.00', '199.00', '10.00'))).toEqual(cents('9.76', '9.75', '0.49'));
+    expect(spread(parseAmount('0.01')!, cents('1.00', '1.00'))).toEqual(cents('0.01', '0.00'));
+    expect(spread(parseAmount('2.00')!, cents('1.50', '0.50'))).toEqual(cents('1.50', '0.50'));
+    expect(spread(new Decimal(0), cents('3.00'))).toEqual([new Decimal(0)]);
   });
 });
 
@@ -174,16 +175,16 @@ describe('planOrderSale', () => {
     total: null,
     productos: [],
     cargos: [],
-    descuento: 0n,
+    descuento: new Decimal(0),
     reembolsos: [],
     ...over,
   });
-  const product = (cantidad: number, cargo: string) => ({ id_linea: null, id_variante: null, id_producto_externo: null, sku: null, nombre: 'P', cantidad: toUnits(cantidad)!, cargo: toUnits(cargo)! });
+  const product = (cantidad: number, cargo: string) => ({ id_linea: null, id_variante: null, id_producto_externo: null, sku: null, nombre: 'P', cantidad: parseAmount(cantidad)!, cargo: parseAmount(cargo)! });
   const charged = (plan: ReturnType<typeof planOrderSale>) =>
     plan.lineas.map((l) => (Math.round(Number(l.cantidad) * Number(l.precio) * 100) - Math.round(Number(l.descuento) * 100)) / 100);
 
   it('sells shipping and fees as service lines, so the sale adds up to the order total', () => {
-    const sut = planOrderSale(base({ total: toUnits('29.35'), productos: [product(2, '6.45'), product(1, '12.90')], cargos: [{ tipo: 'envio', nombre: 'Flat Rate', cargo: toUnits('10.00')! }] }));
+    const sut = planOrderSale(base({ total: parseAmount('29.35'), productos: [product(2, '6.45'), product(1, '12.90')], cargos: [{ tipo: 'envio', nombre: 'Flat Rate', cargo: parseAmount('10.00')! }] }));
     expect(sut.total).toBe('29.35');
     expect(sut.lineas.map((l) => l.origen)).toEqual([{ producto: 0 }, { producto: 1 }, { servicio: 'Flat Rate' }]);
     expect(charged(sut)).toEqual([6.45, 12.9, 10]);
@@ -192,7 +193,7 @@ describe('planOrderSale', () => {
 
   it('spreads a negative fee and the unallocated discount over the lines to the cent', () => {
     const sut = planOrderSale(
-      base({ total: toUnits('80.00'), productos: [product(3, '60.00'), product(1, '30.00')], cargos: [{ tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: toUnits('-4.00')! }], descuento: toUnits('6.00')! }),
+      base({ total: parseAmount('80.00'), productos: [product(3, '60.00'), product(1, '30.00')], cargos: [{ tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: parseAmount('-4.00')! }], descuento: parseAmount('6.00')! }),
     );
     expect(sut.total).toBe('80.00');
     expect(charged(sut)).toEqual([53.33, 26.67]);
@@ -200,16 +201,16 @@ describe('planOrderSale', () => {
   });
 
   it('takes the platform total as the authority: a surplus of the parts is a discount, a shortfall a charge line, both noted', () => {
-    const over = planOrderSale(base({ total: toUnits('9.99'), productos: [product(1, '10.00')] }));
+    const over = planOrderSale(base({ total: parseAmount('9.99'), productos: [product(1, '10.00')] }));
     expect(over).toMatchObject({ total: '9.99', notas: [expect.stringContaining('0.01 se registra como descuento')] });
-    const under = planOrderSale(base({ total: toUnits('10.50'), productos: [product(1, '10.00')] }));
+    const under = planOrderSale(base({ total: parseAmount('10.50'), productos: [product(1, '10.00')] }));
     expect(under.lineas.map((l) => l.origen)).toEqual([{ producto: 0 }, { servicio: 'Ajuste al total del pedido' }]);
     expect(charged(under)).toEqual([10, 0.5]);
     expect(under.notas).toEqual([expect.stringContaining('0.50 se registra como cargo')]);
   });
 
   it('refuses an order whose discounts exceed its lines, or a line charged a negative amount', () => {
-    expect(() => planOrderSale(base({ productos: [product(1, '10.00')], descuento: toUnits('10.01')! }))).toThrow('superan la suma de sus líneas (10.00)');
+    expect(() => planOrderSale(base({ productos: [product(1, '10.00')], descuento: parseAmount('10.01')! }))).toThrow('superan la suma de sus líneas (10.00)');
     expect(() => planOrderSale(base({ productos: [product(1, '-1.00')] }))).toThrow('importe negativo (-1.00)');
   });
 });

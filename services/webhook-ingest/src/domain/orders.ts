@@ -1,11 +1,11 @@
-import type { Plataforma } from '@erp/contracts';
+import { Decimal, cents, sum, toCents, type Plataforma } from '@erp/contracts';
 import { idText, text } from './json';
-import { fromUnits, toCents, toUnits, unitPriceAndDiscount } from './money';
+import { parseAmount, quantityText, unitPriceAndDiscount } from './money';
 
 /** What a platform order asks of us. */
 export type AccionPedido = 'completar' | 'pendiente' | 'anular' | 'ninguna';
 
-/** A line of goods or services the shop sold. Amounts are scaled units (see `money.ts`). */
+/** A line of goods or services the shop sold. Amounts are exact decimals to four places (see `money.ts`). */
 export interface ProductLine {
   /** The platform's id of the line (refunds name it). */
   id_linea: string | null;
@@ -14,21 +14,21 @@ export interface ProductLine {
   id_producto_externo: string | null;
   sku: string | null;
   nombre: string;
-  cantidad: bigint;
+  cantidad: Decimal;
   /** What the customer was charged for the whole line: tax included, after the line's own discounts. */
-  cargo: bigint;
+  cargo: Decimal;
 }
 
 /** Shipping or a fee: sold as the integration's service product, never stock. A negative fee is a discount. */
 export interface ChargeLine {
   tipo: 'envio' | 'cargo';
   nombre: string;
-  cargo: bigint;
+  cargo: Decimal;
 }
 
 export interface RefundLine {
   id_linea: string;
-  cantidad: bigint;
+  cantidad: Decimal;
   /** Whether the shop put the units back in stock. */
   reponer: boolean;
 }
@@ -36,7 +36,7 @@ export interface RefundLine {
 /** A refund of part of an order; `lineas` is empty when the platform sends only the amount. */
 export interface RefundIntent {
   id: string;
-  monto: bigint;
+  monto: Decimal;
   lineas: RefundLine[];
 }
 
@@ -50,11 +50,11 @@ export interface OrderIntent {
   cliente: { email: string | null; nombre: string | null };
   forma_pago: string | null;
   /** What the platform says the customer was charged, the authority for the sale's total. */
-  total: bigint | null;
+  total: Decimal | null;
   productos: ProductLine[];
   cargos: ChargeLine[];
   /** Order-level discount that the platform did not allocate to any line. */
-  descuento: bigint;
+  descuento: Decimal;
   reembolsos: RefundIntent[];
 }
 
@@ -88,8 +88,8 @@ const SHOPIFY_RESTOCKS = new Set(['return', 'cancel', 'legacy_restock']);
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
-const units = (v: unknown): bigint => toUnits(v) ?? 0n;
-const sumOf = (items: Obj[], field: string): bigint => items.reduce((s, i) => s + units(i[field]), 0n);
+const amount = (v: unknown): Decimal => parseAmount(v) ?? new Decimal(0);
+const sumOf = (items: Obj[], field: string): Decimal => sum(items.map((i) => amount(i[field])));
 const dateOf = (v: unknown): string => {
   const t = text(v);
   return t && /^\d{4}-\d{2}-\d{2}/.test(t) ? t.slice(0, 10) : new Date().toISOString().slice(0, 10);
@@ -102,9 +102,9 @@ const timestamp = (v: unknown, assumeUtc: boolean): Date | null => {
 };
 const fullName = (first: unknown, last: unknown): string | null => [text(first), text(last)].filter(Boolean).join(' ') || null;
 
-function quantityOf(value: unknown, nombre: string): bigint {
-  const qty = toUnits(value);
-  if (qty === null || qty <= 0n) throw new UnprocessableOrder(`La línea "${nombre}" no tiene una cantidad válida`);
+function quantityOf(value: unknown, nombre: string): Decimal {
+  const qty = parseAmount(value);
+  if (qty === null || qty.lte(0)) throw new UnprocessableOrder(`La línea "${nombre}" no tiene una cantidad válida`);
   return qty;
 }
 
@@ -127,7 +127,7 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
     fecha: dateOf(o.date_created),
     cliente: { email: text(billing.email)?.toLowerCase() ?? null, nombre: fullName(billing.first_name, billing.last_name) },
     forma_pago: (text(o.payment_method_title) ?? text(o.payment_method))?.slice(0, 100) ?? null,
-    total: toUnits(o.total),
+    total: parseAmount(o.total),
     productos: list(o.line_items).map((li) => {
       const nombre = text(li.name) ?? 'Producto';
       return {
@@ -137,15 +137,15 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
         sku: text(li.sku),
         nombre,
         cantidad: quantityOf(li.quantity, nombre),
-        cargo: units(li.total) + units(li.total_tax),
+        cargo: amount(li.total).plus(amount(li.total_tax)),
       };
     }),
     cargos: [
-      ...list(o.shipping_lines).map((s) => ({ tipo: 'envio' as const, nombre: text(s.method_title) ?? 'Envío', cargo: units(s.total) + units(s.total_tax) })),
-      ...list(o.fee_lines).map((f) => ({ tipo: 'cargo' as const, nombre: text(f.name) ?? 'Cargo', cargo: units(f.total) + units(f.total_tax) })),
+      ...list(o.shipping_lines).map((s) => ({ tipo: 'envio' as const, nombre: text(s.method_title) ?? 'Envío', cargo: amount(s.total).plus(amount(s.total_tax)) })),
+      ...list(o.fee_lines).map((f) => ({ tipo: 'cargo' as const, nombre: text(f.name) ?? 'Cargo', cargo: amount(f.total).plus(amount(f.total_tax)) })),
     ],
     // Coupons are already inside the line totals.
-    descuento: 0n,
+    descuento: new Decimal(0),
     reembolsos: list(o.refunds).flatMap((r): RefundIntent[] => {
       const refundId = idText(r.id);
       if (!refundId) return [];
@@ -155,11 +155,11 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
       const lineas = list(r.line_items).flatMap((li): RefundLine[] => {
         const refunded = list(li.meta_data).find((m) => m.key === '_refunded_item_id');
         const idLinea = idText(refunded?.value) ?? idText(li.refunded_item_id);
-        const cantidad = units(li.quantity);
-        return idLinea && cantidad !== 0n ? [{ id_linea: idLinea, cantidad: cantidad < 0n ? -cantidad : cantidad, reponer: true }] : [];
+        const cantidad = amount(li.quantity);
+        return idLinea && !cantidad.isZero() ? [{ id_linea: idLinea, cantidad: cantidad.abs(), reponer: true }] : [];
       });
-      const monto = units(r.total) !== 0n ? units(r.total) : units(r.amount);
-      return [{ id: refundId, monto: monto < 0n ? -monto : monto, lineas }];
+      const monto = amount(r.total).isZero() ? amount(r.amount) : amount(r.total);
+      return [{ id: refundId, monto: monto.abs(), lineas }];
     }),
   };
 }
@@ -175,8 +175,8 @@ export function shopifyRefundIntent(refund: unknown): RefundIntent | null {
     monto: sumOf(transactions, 'amount'),
     lineas: list(r.refund_line_items).flatMap((rl): RefundLine[] => {
       const idLinea = idText(rl.line_item_id) ?? idText(obj(rl.line_item).id);
-      const cantidad = units(rl.quantity);
-      return idLinea && cantidad > 0n ? [{ id_linea: idLinea, cantidad, reponer: SHOPIFY_RESTOCKS.has(text(rl.restock_type) ?? '') }] : [];
+      const cantidad = amount(rl.quantity);
+      return idLinea && cantidad.gt(0) ? [{ id_linea: idLinea, cantidad, reponer: SHOPIFY_RESTOCKS.has(text(rl.restock_type) ?? '') }] : [];
     }),
   };
 }
@@ -196,12 +196,12 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
   const billing = obj(o.billing_address);
   const taxesIncluded = o.taxes_included === true;
   const gateways = Array.isArray(o.payment_gateway_names) ? o.payment_gateway_names : [];
-  const taxOf = (item: Obj) => (taxesIncluded ? 0n : sumOf(list(item.tax_lines), 'price'));
+  const taxOf = (item: Obj) => (taxesIncluded ? new Decimal(0) : sumOf(list(item.tax_lines), 'price'));
   const allocated = (item: Obj) => sumOf(list(item.discount_allocations), 'amount');
   const lineItems = list(o.line_items);
   const shippingLines = list(o.shipping_lines);
-  const lineDiscount = (li: Obj) => (list(li.discount_allocations).length > 0 ? allocated(li) : units(li.total_discount));
-  const unallocated = units(o.total_discounts) - lineItems.reduce((s, li) => s + lineDiscount(li), 0n) - shippingLines.reduce((s, sl) => s + allocated(sl), 0n);
+  const lineDiscount = (li: Obj) => (list(li.discount_allocations).length > 0 ? allocated(li) : amount(li.total_discount));
+  const unallocated = amount(o.total_discounts).minus(sum(lineItems.map(lineDiscount))).minus(sum(shippingLines.map(allocated)));
   return {
     referencia: `shop-${id}`,
     // A cancelled order stays `paid` until it is refunded: `cancelled_at` decides first.
@@ -214,7 +214,7 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
       nombre: fullName(customer.first_name, customer.last_name) ?? text(billing.name) ?? fullName(billing.first_name, billing.last_name),
     },
     forma_pago: (text(o.gateway) ?? text(gateways[0]))?.slice(0, 100) ?? null,
-    total: toUnits(o.total_price),
+    total: parseAmount(o.total_price),
     productos: lineItems.map((li) => {
       const nombre = text(li.title) ?? text(li.name) ?? 'Producto';
       const cantidad = quantityOf(li.quantity, nombre);
@@ -225,11 +225,11 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
         sku: text(li.sku),
         nombre,
         cantidad,
-        cargo: (units(li.price) * cantidad) / 10_000n - lineDiscount(li) + taxOf(li),
+        cargo: amount(li.price).times(cantidad).toDecimalPlaces(4, Decimal.ROUND_DOWN).minus(lineDiscount(li)).plus(taxOf(li)),
       };
     }),
-    cargos: shippingLines.map((sl) => ({ tipo: 'envio' as const, nombre: text(sl.title) ?? 'Envío', cargo: units(sl.price) - allocated(sl) + taxOf(sl) })),
-    descuento: unallocated > 0n ? unallocated : 0n,
+    cargos: shippingLines.map((sl) => ({ tipo: 'envio' as const, nombre: text(sl.title) ?? 'Envío', cargo: amount(sl.price).minus(allocated(sl)).plus(taxOf(sl)) })),
+    descuento: unallocated.gt(0) ? unallocated : new Decimal(0),
     reembolsos: list(o.refunds).flatMap((r) => {
       const refund = shopifyRefundIntent(r);
       return refund ? [refund] : [];
@@ -257,7 +257,6 @@ export interface SalePlan {
   notas: string[];
 }
 
-const money = (v: bigint) => fromUnits(v, 2);
 
 /**
  * The sale lines that reproduce what the customer was charged. Product lines, shipping and fees
@@ -269,74 +268,70 @@ const money = (v: bigint) => fromUnits(v, 2);
  */
 export function planOrderSale(intent: OrderIntent): SalePlan {
   const notas: string[] = [];
-  const lines: Array<{ origen: PlannedLine['origen']; cantidad: bigint; cargo: bigint }> = [];
+  const lines: Array<{ origen: PlannedLine['origen']; cantidad: Decimal; cargo: Decimal }> = [];
   for (const [i, p] of intent.productos.entries()) {
     const cargo = toCents(p.cargo);
-    if (cargo < 0n) throw new UnprocessableOrder(`La línea "${p.nombre}" tiene un importe negativo (${money(cargo)})`);
+    if (cargo.lt(0)) throw new UnprocessableOrder(`La línea "${p.nombre}" tiene un importe negativo (${cents(cargo)})`);
     lines.push({ origen: { producto: i }, cantidad: p.cantidad, cargo });
   }
   let descuento = toCents(intent.descuento);
   for (const c of intent.cargos) {
     const cargo = toCents(c.cargo);
-    if (cargo > 0n) lines.push({ origen: { servicio: c.nombre }, cantidad: 10_000n, cargo });
-    else if (cargo < 0n) {
-      descuento -= cargo;
-      notas.push(`${c.nombre} (${money(cargo)}) repartido como descuento entre las líneas`);
+    if (cargo.gt(0)) lines.push({ origen: { servicio: c.nombre }, cantidad: new Decimal(1), cargo });
+    else if (cargo.lt(0)) {
+      descuento = descuento.minus(cargo);
+      notas.push(`${c.nombre} (${cents(cargo)}) repartido como descuento entre las líneas`);
     }
   }
-  if (intent.descuento > 0n) notas.push(`Descuento del pedido de ${money(toCents(intent.descuento))} repartido entre las líneas`);
-  const partes = lines.reduce((s, l) => s + l.cargo, 0n) - descuento;
+  if (intent.descuento.gt(0)) notas.push(`Descuento del pedido de ${cents(intent.descuento)} repartido entre las líneas`);
+  const partes = sum(lines.map((l) => l.cargo)).minus(descuento);
   if (intent.total !== null) {
     const total = toCents(intent.total);
-    if (total < 0n) throw new UnprocessableOrder(`El total del pedido es negativo (${money(total)})`);
-    if (partes > total) {
-      descuento += partes - total;
-      notas.push(`Las partes del pedido suman ${money(partes)} y su total es ${money(total)}: la diferencia de ${money(partes - total)} se registra como descuento`);
-    } else if (partes < total) {
-      lines.push({ origen: { servicio: 'Ajuste al total del pedido' }, cantidad: 10_000n, cargo: total - partes });
-      notas.push(`Las partes del pedido suman ${money(partes)} y su total es ${money(total)}: la diferencia de ${money(total - partes)} se registra como cargo`);
+    if (total.lt(0)) throw new UnprocessableOrder(`El total del pedido es negativo (${cents(total)})`);
+    if (partes.gt(total)) {
+      descuento = descuento.plus(partes.minus(total));
+      notas.push(`Las partes del pedido suman ${cents(partes)} y su total es ${cents(total)}: la diferencia de ${cents(partes.minus(total))} se registra como descuento`);
+    } else if (partes.lt(total)) {
+      lines.push({ origen: { servicio: 'Ajuste al total del pedido' }, cantidad: new Decimal(1), cargo: total.minus(partes) });
+      notas.push(`Las partes del pedido suman ${cents(partes)} y su total es ${cents(total)}: la diferencia de ${cents(total.minus(partes))} se registra como cargo`);
     }
   }
-  const bruto = lines.reduce((s, l) => s + l.cargo, 0n);
-  if (descuento > bruto) {
-    throw new UnprocessableOrder(`Los descuentos del pedido (${money(descuento)}) superan la suma de sus líneas (${money(bruto)})`);
+  const bruto = sum(lines.map((l) => l.cargo));
+  if (descuento.gt(bruto)) {
+    throw new UnprocessableOrder(`Los descuentos del pedido (${cents(descuento)}) superan la suma de sus líneas (${cents(bruto)})`);
   }
   const shares = spread(
     descuento,
     lines.map((l) => l.cargo),
   );
   const lineas = lines.map((l, i) => {
-    const { precio, descuento: d } = unitPriceAndDiscount(l.cargo - shares[i]!, l.cantidad);
+    const { precio, descuento: d } = unitPriceAndDiscount(l.cargo.minus(shares[i]!), l.cantidad);
     return { origen: l.origen, cantidad: quantityText(l.cantidad), precio, descuento: d };
   });
-  return { lineas, total: money(bruto - descuento), notas };
+  return { lineas, total: cents(bruto.minus(descuento)), notas };
 }
 
 /**
- * Splits `amount` (whole cents, in units) over `weights` in proportion, to the cent, by largest
- * remainder: the shares add up to `amount` exactly and none exceeds its weight.
+ * Splits `amount` (whole cents) over `weights` in proportion, to the cent, by largest remainder:
+ * the shares add up to `amount` exactly and none exceeds its weight.
  */
-export function spread(amount: bigint, weights: bigint[]): bigint[] {
-  const cent = 100n;
-  const total = weights.reduce((s, w) => s + w, 0n);
-  if (amount === 0n || total === 0n) return weights.map(() => 0n);
-  const cents = amount / cent;
-  const exact = weights.map((w) => w * cents);
-  const shares = exact.map((e) => e / total);
-  let left = cents - shares.reduce((s, v) => s + v, 0n);
-  const order = exact.map((e, i) => ({ i, rest: e % total })).sort((a, b) => (a.rest === b.rest ? a.i - b.i : a.rest > b.rest ? -1 : 1));
+export function spread(amount: Decimal, weights: Decimal[]): Decimal[] {
+  const centsOf = (v: Decimal) => v.times(100);
+  const total = sum(weights.map(centsOf));
+  if (amount.isZero() || total.isZero()) return weights.map(() => new Decimal(0));
+  const reparto = centsOf(amount);
+  const exact = weights.map((w) => centsOf(w).times(reparto));
+  const shares = exact.map((e) => e.divToInt(total));
+  let left = reparto.minus(sum(shares));
+  const order = exact.map((e, i) => ({ i, rest: e.mod(total) })).sort((a, b) => (a.rest.eq(b.rest) ? a.i - b.i : b.rest.comparedTo(a.rest)));
   for (const { i } of order) {
-    if (left === 0n) break;
-    if ((shares[i]! + 1n) * cent <= weights[i]!) {
-      shares[i]! += 1n;
-      left -= 1n;
+    if (left.isZero()) break;
+    if (shares[i]!.plus(1).lte(centsOf(weights[i]!))) {
+      shares[i] = shares[i]!.plus(1);
+      left = left.minus(1);
     }
   }
-  return shares.map((s) => s * cent);
-}
-
-function quantityText(qty: bigint): string {
-  return fromUnits(qty, 4).replace(/\.?0+$/, '') || '0';
+  return shares.map((s) => s.div(100));
 }
 
 export interface KnownOrder {

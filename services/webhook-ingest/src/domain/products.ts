@@ -1,5 +1,6 @@
 import { idText, text } from './json';
-import { toUnits, fromUnits } from './money';
+import { cents } from '@erp/contracts';
+import { parseAmount, quantityText } from './money';
 
 /** What a WooCommerce product delivery asks of us. */
 export interface ProductIntent {
@@ -17,8 +18,8 @@ export interface ProductIntent {
 
 type Obj = Record<string, unknown>;
 const price = (v: unknown): string | null => {
-  const units = toUnits(v);
-  return units !== null && units >= 0n ? fromUnits(units) : null;
+  const amount = parseAmount(v);
+  return amount !== null && amount.gte(0) ? cents(amount) : null;
 };
 
 export function wooProductIntent(payload: unknown): ProductIntent | null {
@@ -31,7 +32,7 @@ export function wooProductIntent(payload: unknown): ProductIntent | null {
   }
   const modified = text(p.date_modified_gmt);
   const version = modified ? new Date(/[zZ]$/.test(modified) ? modified : `${modified}Z`) : null;
-  const stock = p.manage_stock === true && (typeof p.stock_quantity === 'number' || typeof p.stock_quantity === 'string') ? toUnits(p.stock_quantity) : null;
+  const stock = p.manage_stock === true && (typeof p.stock_quantity === 'number' || typeof p.stock_quantity === 'string') ? parseAmount(p.stock_quantity) : null;
   return {
     id_externo: id,
     eliminado: false,
@@ -40,6 +41,6 @@ export function wooProductIntent(payload: unknown): ProductIntent | null {
     nombre: text(p.name),
     precio: price(p.sale_price) ?? price(p.regular_price) ?? price(p.price),
     activo: p.status === 'publish',
-    stock: stock === null ? null : fromUnits(stock, 4).replace(/\.?0+$/, '') || '0',
+    stock: stock === null ? null : quantityText(stock),
   };
 }

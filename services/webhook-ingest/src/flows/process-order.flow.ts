@@ -1,12 +1,12 @@
 import type { Transaction } from 'kysely';
-import { AppError, type TenantContext } from '@erp/contracts';
+import { AppError, cents, type TenantContext } from '@erp/contracts';
 import type { LockedEntrega } from '../db/entrega.repository';
 import { setProductoEnvio } from '../db/integracion.repository';
 import { findMapeos, upsertMapeo } from '../db/mapeo.repository';
 import { lockPedido, updatePedido, type PedidoRow } from '../db/pedido.repository';
 import type { WebhookDb } from '../db/tables';
 import { parseJsonExact } from '../domain/json';
-import { fromUnits } from '../domain/money';
+import { quantityFixed } from '../domain/money';
 import {
   UnprocessableOrder,
   decideOrder,
@@ -186,7 +186,7 @@ async function applyRefunds(
   const saleLines = knownLineIds ?? (await deps.sales.saleLineIds(ctx, pedido.id_venta));
   for (const refund of pending) {
     if (refund.lineas.length === 0) {
-      notas.push(`Reembolso ${refund.id} de ${fromUnits(refund.monto)} sin líneas: no mueve stock ni genera devolución`);
+      notas.push(`Reembolso ${refund.id} de ${cents(refund.monto)} sin líneas: no mueve stock ni genera devolución`);
       aplicados.push(refund.id);
       continue;
     }
@@ -207,8 +207,8 @@ async function applyRefunds(
         fecha: new Date().toISOString().slice(0, 10),
         tipo,
         referencia: `${referencia}-reembolso-${refund.id}${sufijo}`,
-        observaciones: `Reembolso ${refund.id} del pedido ${referencia} (${fromUnits(refund.monto)} reembolsado por la plataforma)`,
-        detalles: lineas.map((l) => ({ id_detalle: detalle(l.id_linea), cantidad: fromUnits(l.cantidad, 4) })),
+        observaciones: `Reembolso ${refund.id} del pedido ${referencia} (${cents(refund.monto)} reembolsado por la plataforma)`,
+        detalles: lineas.map((l) => ({ id_detalle: detalle(l.id_linea), cantidad: quantityFixed(l.cantidad) })),
       });
       notas.push(`Reembolso ${refund.id}: devolución ${devolucion.id} por ${devolucion.total}${reponer ? ' con reposición de stock' : ' sin reposición de stock'}`);
     }

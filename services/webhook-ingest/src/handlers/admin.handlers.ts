@@ -1,11 +1,12 @@
 import { enqueueEvent, type Handlers } from '@erp/bus';
 import { AppError, webhookEvents, webhookPath, type webhookSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { listEntregas, reopenFailed } from '../db/entrega.repository';
-import { insertIntegracion, replaceToken } from '../db/integracion.repository';
+import { replaceToken } from '../db/integracion.repository';
 import type { WebhookDb } from '../db/tables';
 import { generateToken, hashToken, tokenPrefix } from '../domain/token';
+import { announceIntegracion, seedIntegraciones } from '../flows/seed-integraciones.flow';
 
 type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
 
@@ -16,46 +17,9 @@ type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
  */
 export function adminHandlers(db: Kysely<WebhookDb>, hooks: { onEnqueued: () => void; onIntegracionChanged: () => void }): Handlers<AdminSubjects> {
   const { onEnqueued, onIntegracionChanged } = hooks;
-  const announce = (trx: Transaction<WebhookDb>, id: number, empresaId: number) =>
-    enqueueEvent(trx, webhookEvents, 'events.webhooks.integration.changed', { id_integracion: id, empresa_id: empresaId });
   return {
     'webhooks.admin.seed': async (req) => {
-      const seeded = await inTransaction(db, async (trx) => {
-        const out: Record<string, { id: number; token: string; path: string }> = {};
-        for (const i of req.integraciones) {
-          if (out[i.ref]) throw AppError.validation(`La integración "${i.ref}" está repetida`);
-          const ref = (kind: string, name: string | undefined, required: boolean): number | null => {
-            if (name === undefined) return null;
-            const map = req.refs[kind];
-            // A section no service has loaded yet leaves the reference empty: processing reports it.
-            if (!map) {
-              if (required) throw AppError.validation(`La integración "${i.ref}" usa ${kind} "${name}", que no se cargó`);
-              return null;
-            }
-            const id = map[name];
-            if (id === undefined) throw AppError.validation(`La integración "${i.ref}" usa ${kind} desconocido "${name}"`);
-            return id;
-          };
-          const token = i.token ?? generateToken();
-          const id = await insertIntegracion(trx, {
-            empresa_id: req.empresa_id,
-            plataforma: i.plataforma,
-            usuario_id: ref('usuarios', i.usuario, true)!,
-            sucursal_id: ref('sucursales', i.sucursal, true)!,
-            bodega_id: ref('bodegas', i.bodega, true)!,
-            documento_id: ref('documentos', i.documento, false),
-            canal_id: ref('canales', i.canal, false),
-            producto_envio_id: ref('productos', i.producto_envio, false),
-            token_hash: hashToken(token),
-            token_prefix: tokenPrefix(token),
-            secreto: i.secreto ?? null,
-            activo: i.activo,
-          });
-          await announce(trx, id, req.empresa_id);
-          out[i.ref] = { id, token, path: webhookPath(i.plataforma, token) };
-        }
-        return { integraciones: out };
-      });
+      const seeded = await inTransaction(db, (trx) => seedIntegraciones(trx, req));
       if (Object.keys(seeded.integraciones).length > 0) {
         onEnqueued();
         onIntegracionChanged();
@@ -81,7 +45,7 @@ export function adminHandlers(db: Kysely<WebhookDb>, hooks: { onEnqueued: () => 
       const token = generateToken();
       const row = await inTransaction(db, async (trx) => {
         const replaced = await replaceToken(trx, id, hashToken(token), tokenPrefix(token));
-        if (replaced) await announce(trx, replaced.id, replaced.empresa_id);
+        if (replaced) await announceIntegracion(trx, replaced.id, replaced.empresa_id);
         return replaced;
       });
       if (!row) throw AppError.notFound('Integración no encontrada');
