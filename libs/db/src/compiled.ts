@@ -19,7 +19,9 @@ interface Compiled<R> {
  * `build` must pass each argument as a value (a parameter), never as SQL text or an identifier,
  * and must not look at it.
  */
-export function compiledOnce<DB, A extends readonly unknown[], R>(build: (db: Kysely<DB>, ...args: A) => Compilable<R>): (db: Kysely<DB>, ...args: A) => Promise<R[]> {
+export function compiledOnce<DB, A extends readonly unknown[], R>(
+  build: (db: Kysely<DB>, ...args: A) => Compilable<R>,
+): (db: Kysely<DB>, ...args: A) => Promise<R[]> {
   const perShape = compiledPerShape((db: Kysely<DB>, _shape: '', ...args: A) => build(db, ...args));
   return (db, ...args) => perShape(db, '', ...args);
 }

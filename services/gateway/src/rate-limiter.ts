@@ -26,7 +26,13 @@ ${CONSUME_LUA}`;
 
 type RedisWithConsume = Redis & {
   rateLimitConsume(key: string, limit: number, ttlSeconds: number): Promise<[number, number]>;
-  rateLimitConsumeUnlessBlocked(key: string, blockKey: string, limit: number, ttlSeconds: number, blockLimit: number): Promise<[number, number]>;
+  rateLimitConsumeUnlessBlocked(
+    key: string,
+    blockKey: string,
+    limit: number,
+    ttlSeconds: number,
+    blockLimit: number,
+  ): Promise<[number, number]>;
 };
 
 /** Where an address's failed authentications are counted, and how many block it (see FailedAuthLimiter). */
