@@ -106,7 +106,7 @@ describe('the gateway when its own database is out of reach', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     const sut = createApp({
       bus: {} as Bus,
-      auth: { verify: async () => Promise.reject(refused) } as unknown as Authenticator,
+      auth: { cached: () => undefined, verify: async () => Promise.reject(refused) } as unknown as Authenticator,
       limiter: {} as RateLimiter,
       logger: createLogger('gateway', 'silent'),
       metrics: new Registry(),

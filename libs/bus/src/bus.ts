@@ -295,7 +295,9 @@ export class Bus {
   ): Promise<void> {
     const started = performance.now();
     const ctx = readRequestContext(msg.headers) ?? { requestId: randomUUID() };
-    const log = this.logger.child({ requestId: ctx.requestId, subject: name, empresaId: ctx.empresa?.id });
+    // Made when something is logged: pino serialises a child's bindings as it creates it.
+    let logger: Logger | undefined;
+    const log = (): Logger => (logger ??= this.logger.child({ requestId: ctx.requestId, subject: name, empresaId: ctx.empresa?.id }));
     const span = tracer.startSpan(
       `${name} process`,
       { kind: SpanKind.SERVER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': name } },
@@ -317,12 +319,12 @@ export class Bus {
         const result = await handler(parsed.data, ctx);
         const encoded = encodeJsonReply(result);
         if (encoded) {
-          if (this.options.validateReplies) checkJsonReply(name, spec, encoded, log);
+          if (this.options.validateReplies) checkJsonReply(name, spec, encoded, log());
           return encoded;
         }
         const checked = spec.reply.safeParse(result);
         if (!checked.success) {
-          log.error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
+          log().error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
           throw new Error(`Reply of ${name} does not match its contract`);
         }
         return { body: JSON.stringify({ ok: true, data: checked.data }) };
@@ -330,11 +332,11 @@ export class Bus {
     } catch (thrown) {
       const err = translatePgError(thrown);
       if (isAppError(err) && (ERROR_CODES as readonly string[]).includes(err.code)) {
-        if (err.code === 'INTERNAL' || err.code === 'UNAVAILABLE') log.error({ err: thrown }, err.message);
+        if (err.code === 'INTERNAL' || err.code === 'UNAVAILABLE') log().error({ err: thrown }, err.message);
         failure = { ok: false, error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
       } else {
         const errorId = randomUUID();
-        log.error({ err: thrown, errorId }, 'unhandled error');
+        log().error({ err: thrown, errorId }, 'unhandled error');
         failure = { ok: false, error: { code: 'INTERNAL', message: `Error interno del servidor (ref. ${errorId})` } };
       }
       span.setStatus({ code: SpanStatusCode.ERROR, message: failure.error.code });
@@ -360,7 +362,7 @@ export class Bus {
 }
 
 interface EncodedReply {
-  body: string;
+  body: string | Buffer;
   /** The handler's JSON text, where it sits in the reply and its byte range in `body`. */
   json?: { text: string; at: 'reply' | 'items'; range: [number, number] };
 }
@@ -374,9 +376,15 @@ function encodeJsonReply(result: unknown): EncodedReply | undefined {
   return embed(`{"ok":true,"data":{${members}${members ? ',' : ''}"items":`, items, '}}', 'items');
 }
 
+/** The reply's bytes, the text encoded once straight into them (no joined string, no copy). */
 function embed(prefix: string, { text }: JsonText, suffix: string, at: 'reply' | 'items'): EncodedReply {
   const start = Buffer.byteLength(prefix);
-  return { body: prefix + text + suffix, json: { text, at, range: [start, start + Buffer.byteLength(text)] } };
+  const end = start + Buffer.byteLength(text);
+  const body = Buffer.allocUnsafe(end + Buffer.byteLength(suffix));
+  body.write(prefix, 0);
+  body.write(text, start);
+  body.write(suffix, end);
+  return { body, json: { text, at, range: [start, end] } };
 }
 
 /**
@@ -385,7 +393,7 @@ function embed(prefix: string, { text }: JsonText, suffix: string, at: 'reply' |
  * partner cannot tell which path answered.
  */
 function checkJsonReply(name: string, spec: Catalog[string], { body, json }: EncodedReply, log: Logger): void {
-  const checked = spec.reply.safeParse((JSON.parse(body) as { data: unknown }).data);
+  const checked = spec.reply.safeParse((JSON.parse(body.toString()) as { data: unknown }).data);
   if (!checked.success) {
     log.error({ issues: checked.error.issues.slice(0, 5) }, 'handler reply breaks its contract');
     throw new Error(`Reply of ${name} does not match its contract`);

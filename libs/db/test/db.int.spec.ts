@@ -1,6 +1,6 @@
 import { isAppError } from '@erp/contracts';
 import { isolate, type Isolation } from '@erp/testing';
-import { createDb, inTransaction, migrateSchema, pgErrorKind, sql, translatePgError, type Kysely } from '../src';
+import { compiledOnce, compiledPerShape, createDb, inTransaction, migrateSchema, pgErrorKind, sql, translatePgError, type Kysely } from '../src';
 
 describe('libs/db against Postgres', () => {
   let iso: Isolation;
@@ -21,6 +21,25 @@ describe('libs/db against Postgres', () => {
       select 12345678901234.5678::numeric(18,4) as big, (0.1::numeric + 0.2::numeric) as cents,
              '2026-03-01'::date as day, count(*) as n from generate_series(1, 3)`.execute(db);
     expect(rows[0]).toEqual({ big: '12345678901234.5678', cents: '0.3', day: '2026-03-01', n: 3 });
+  });
+
+  it('runs a statement compiled once with each call’s values, its constants kept, one compiled statement per shape', async () => {
+    const built: string[] = [];
+    const pair = compiledOnce((d: typeof db, a: number, b: string) => {
+      built.push('pair');
+      return d.selectNoFrom([sql<number>`${a}::int`.as('a'), sql<string>`${b}::text || ${'!'}::text`.as('b'), sql<number>`${a}::int + 1`.as('next')]);
+    });
+    expect(await pair(db, 1, 'uno')).toEqual([{ a: 1, b: 'uno!', next: 2 }]);
+    expect(await pair(db, 7, 'siete')).toEqual([{ a: 7, b: 'siete!', next: 8 }]);
+    const filtered = compiledPerShape((d: typeof db, shape: { above: boolean }, min: number | undefined) => {
+      built.push(`above ${shape.above}`);
+      const q = d.selectFrom(sql<{ n: number }>`(select generate_series(1, 5) as n)`.as('s')).select('s.n').orderBy('s.n');
+      return shape.above ? q.where('s.n', '>', min!) : q;
+    });
+    expect((await filtered(db, { above: true }, 3)).map((r) => r.n)).toEqual([4, 5]);
+    expect((await filtered(db, { above: false }, undefined)).map((r) => r.n)).toEqual([1, 2, 3, 4, 5]);
+    expect((await filtered(db, { above: true }, 1)).map((r) => r.n)).toEqual([2, 3, 4, 5]);
+    expect(built).toEqual(['pair', 'above true', 'above false']);
   });
 
   it('migrates each schema on its own: same table names never collide, and a second run applies nothing', async () => {

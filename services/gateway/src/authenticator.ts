@@ -23,6 +23,12 @@ export class Authenticator {
     private readonly negativeTtlMs = 0,
   ) {}
 
+  /** The credential of `key` when the cache holds it (no query); undefined when it must be verified. */
+  cached(key: string): Credential | undefined {
+    const hit = this.cache.get(hashApiKey(key).toString('base64'));
+    return hit && hit.expires > Date.now() ? hit.credential : undefined;
+  }
+
   async verify(key: string): Promise<Credential | undefined> {
     const hash = hashApiKey(key);
     const cacheKey = hash.toString('base64');

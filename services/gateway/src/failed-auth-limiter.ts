@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '@erp/bus';
+import type { AddressBlock } from './rate-limiter';
 
 /** Counts one failure in the client's window, in one round trip; the window's key expires with it. */
 const RECORD_FAILURE_LUA = `
@@ -25,10 +26,11 @@ export interface FailedAuthLimiterOptions {
 /**
  * Per client address, failed authentications in fixed windows, counted in Redis so every gateway
  * replica sees the same count. Past the limit the address gets 429 until the window ends, before
- * any key lookup: guessing keys costs Postgres nothing and gets nowhere. The check is one GET and
- * each failure one atomic INCR, so concurrent guesses from one address can exceed the limit by at
- * most the requests in flight at that moment. When Redis is unreachable nothing is blocked (the
- * rate limiter already reports the outage).
+ * any key lookup: guessing keys costs Postgres nothing and gets nowhere. The check is one GET (for
+ * a key already verified, part of the quota's script: see `block`) and each failure one atomic
+ * INCR, so concurrent guesses from one address can exceed the limit by at most the requests in
+ * flight at that moment. When Redis is unreachable nothing is blocked (the rate limiter already
+ * reports the outage).
  */
 export class FailedAuthLimiter {
   private readonly redis: RedisWithRecord;
@@ -49,11 +51,19 @@ export class FailedAuthLimiter {
 
   /** Seconds until `address` may try again, or 0 when it is not blocked. */
   async retryAfter(address: string): Promise<number> {
-    const window = this.window();
-    const failures = Number(await this.redis.get(this.key(address, window.start)).catch(() => 0));
-    if (failures < this.options.limit) return 0;
+    const failures = Number(await this.redis.get(this.block(address).key).catch(() => 0));
+    return failures < this.options.limit ? 0 : this.blocked();
+  }
+
+  /** Where the failures of `address` in the current window are counted, for a check made by another script. */
+  block(address: string): AddressBlock {
+    return { key: this.key(address, this.window().start), limit: this.options.limit };
+  }
+
+  /** Counts a request refused because its address is blocked; the seconds until its window ends. */
+  blocked(): number {
     this.outcomes.inc({ result: 'blocked' });
-    return Math.max(1, Math.ceil((window.end - this.clock()) / 1000));
+    return Math.max(1, Math.ceil((this.window().end - this.clock()) / 1000));
   }
 
   async recordFailure(address: string): Promise<void> {

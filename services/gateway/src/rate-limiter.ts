@@ -15,9 +15,31 @@ if used == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return {1, used}
 `;
 
+/**
+ * The same, after the address's failed authentications (KEYS[2]) in the same round trip: at
+ * ARGV[3] or more the request is refused before it is counted ({-1, failures}).
+ */
+const CONSUME_UNLESS_BLOCKED_LUA = `
+local failures = tonumber(redis.call('GET', KEYS[2]) or '0')
+if failures >= tonumber(ARGV[3]) then return {-1, failures} end
+${CONSUME_LUA}`;
+
 type RedisWithConsume = Redis & {
   rateLimitConsume(key: string, limit: number, ttlSeconds: number): Promise<[number, number]>;
+  rateLimitConsumeUnlessBlocked(
+    key: string,
+    blockKey: string,
+    limit: number,
+    ttlSeconds: number,
+    blockLimit: number,
+  ): Promise<[number, number]>;
 };
+
+/** Where an address's failed authentications are counted, and how many block it (see FailedAuthLimiter). */
+export interface AddressBlock {
+  key: string;
+  limit: number;
+}
 
 export interface RateLimiterOptions {
   redis: Redis;
@@ -46,6 +68,7 @@ export class RateLimiter {
     this.clock = options.clock ?? Date.now;
     // Sent with EVALSHA (falling back to EVAL once after a Redis restart flushes its script cache).
     options.redis.defineCommand('rateLimitConsume', { numberOfKeys: 1, lua: CONSUME_LUA });
+    options.redis.defineCommand('rateLimitConsumeUnlessBlocked', { numberOfKeys: 2, lua: CONSUME_UNLESS_BLOCKED_LUA });
     this.redis = options.redis as RedisWithConsume;
     this.fallbackTotal = new Counter({
       name: 'erp_gateway_rate_limit_fallback_total',
@@ -75,21 +98,31 @@ export class RateLimiter {
     return this.usingFallback;
   }
 
-  /** Counts one request of `apiKeyId` if it is under its limit. */
-  async consume(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision> {
-    const result = await this.decide(apiKeyId, dateFiltered);
+  /**
+   * Counts one request of `apiKeyId` if it is under its limit. Given an address's `block`, checks
+   * it first in the same round trip: 'blocked' when the address failed too often (nothing counted).
+   * While Redis is unreachable no address is blocked.
+   */
+  async consume(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision>;
+  async consume(apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'>;
+  async consume(apiKeyId: number, dateFiltered: boolean, block?: AddressBlock): Promise<RateDecision | 'blocked'> {
+    const result = await this.decide(apiKeyId, dateFiltered, block);
+    if (result === 'blocked') return result;
     this.decisions.inc({ result: result.allowed ? 'allowed' : 'refused', limit_type: result.limitType });
     return result;
   }
 
-  private async decide(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision> {
+  private async decide(apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'> {
     const window = windowAt(this.clock());
     const limit = limitFor(this.options.rule, dateFiltered);
     const key = `${this.options.keyPrefix}:rl:${apiKeyId}:${window.start}`;
     const ttl = window.reset - window.start + 60;
     try {
-      const [allowed, used] = await this.redis.rateLimitConsume(key, limit, ttl);
+      const [allowed, used] = block
+        ? await this.redis.rateLimitConsumeUnlessBlocked(key, block.key, limit, ttl, block.limit)
+        : await this.redis.rateLimitConsume(key, limit, ttl);
       this.markRedis(true);
+      if (allowed === -1) return 'blocked';
       return decision(allowed === 1, used, limit, dateFiltered, window, false);
     } catch (err) {
       this.markRedis(false, err);

@@ -91,7 +91,7 @@ export function createApp(deps: AppDeps): express.Express {
     const methods = methodsByPath.get(route.path) ?? new Set<string>();
     methods.add(route.method.toUpperCase());
     methodsByPath.set(route.path, methods);
-    const chain: RequestHandler[] = [authenticate(deps), rateLimit(deps), rejectAmbiguousQuery];
+    const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
     if (route.method !== 'get' && route.method !== 'delete') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
     chain.push(dispatch(route, deps));
     api[route.method](route.path, ...chain);
@@ -176,15 +176,25 @@ function paramCount(path: string): number {
   return (path.match(/:/g) ?? []).length;
 }
 
+/**
+ * Authentication and quota. A key the cache holds costs one Redis round trip: the address's
+ * failed-auth block is checked by the quota's own script. Any other key is checked against the
+ * block first, so an address that guesses keys costs Postgres nothing once blocked.
+ */
 function authenticate(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
+    const locals = res.locals as Locals;
     const address = req.ip ?? 'unknown';
-    const retryAfter = (await deps.authFailures?.retryAfter(address)) ?? 0;
-    if (retryAfter > 0) {
-      res.setHeader('Retry-After', String(retryAfter));
-      return sendError(res, 429, MESSAGES.tooManyAuthFailures);
-    }
     const key = bearerToken(req.get('authorization'));
+    const cached = key ? deps.auth.cached(key) : undefined;
+    if (cached) {
+      const rate = await deps.limiter.consume(cached.apiKeyId, hasDateFilters(req.query), deps.authFailures?.block(address));
+      if (rate === 'blocked') return refuseBlocked(res, deps.authFailures!.blocked());
+      locals.credential = cached;
+      return applyQuota(deps, res, rate, next);
+    }
+    const retryAfter = (await deps.authFailures?.retryAfter(address)) ?? 0;
+    if (retryAfter > 0) return refuseBlocked(res, retryAfter);
     const credential = key ? await deps.auth.verify(key) : undefined;
     if (!credential) {
       // Only a presented key is a guess; a request without one is counted by nobody.
@@ -192,25 +202,27 @@ function authenticate(deps: AppDeps): RequestHandler {
       res.setHeader('WWW-Authenticate', 'Bearer');
       return sendError(res, 401, MESSAGES.unauthorized);
     }
-    (res.locals as Locals).credential = credential;
-    next();
+    locals.credential = credential;
+    const rate = await deps.limiter.consume(credential.apiKeyId, hasDateFilters(req.query));
+    return applyQuota(deps, res, rate, next);
   };
 }
 
-function rateLimit(deps: AppDeps): RequestHandler {
-  return async (req, res, next) => {
-    const locals = res.locals as Locals;
-    const rate = await deps.limiter.consume(locals.credential!.apiKeyId, hasDateFilters(req.query));
-    locals.rate = rate;
-    res.setHeader('X-RateLimit-Limit', String(rate.limit));
-    res.setHeader('X-RateLimit-Remaining', String(rate.remaining));
-    res.setHeader('X-RateLimit-Reset', String(rate.window.reset));
-    if (!rate.allowed) {
-      res.setHeader('Retry-After', String(Math.max(1, rate.window.reset - Math.floor(deps.limiter.now() / 1000))));
-      return sendError(res, 429, MESSAGES.rateLimited);
-    }
-    next();
-  };
+function refuseBlocked(res: Response, retryAfter: number): void {
+  res.setHeader('Retry-After', String(retryAfter));
+  sendError(res, 429, MESSAGES.tooManyAuthFailures);
+}
+
+function applyQuota(deps: AppDeps, res: Response, rate: RateDecision, next: NextFunction): void {
+  (res.locals as Locals).rate = rate;
+  res.setHeader('X-RateLimit-Limit', String(rate.limit));
+  res.setHeader('X-RateLimit-Remaining', String(rate.remaining));
+  res.setHeader('X-RateLimit-Reset', String(rate.window.reset));
+  if (!rate.allowed) {
+    res.setHeader('Retry-After', String(Math.max(1, rate.window.reset - Math.floor(deps.limiter.now() / 1000))));
+    return sendError(res, 429, MESSAGES.rateLimited);
+  }
+  next();
 }
 
 const requireJson: RequestHandler = (req, res, next) => {
@@ -295,11 +307,19 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
 /**
  * The success envelope written around data that is JSON text already (a service's reply as it
  * arrived from the bus): the same fields in the same order as the envelope of values, without
- * parsing the data and serialising it again.
+ * parsing the data and serialising it again. Head, data and tail go out as they are (no copy into
+ * one buffer), in one write to the socket.
  */
 function sendEnvelopeAround(res: Response, status: number, data: Buffer, pagination: Pagination | undefined, meta: Record<string, unknown>): void {
   const tail = `${pagination ? `,"pagination":${JSON.stringify(pagination)}` : ''},"meta":${JSON.stringify(meta)}}`;
-  res.status(status).type('json').send(Buffer.concat([ENVELOPE_HEAD, data, Buffer.from(tail)]));
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', ENVELOPE_HEAD.length + data.length + Buffer.byteLength(tail));
+  res.cork();
+  res.write(ENVELOPE_HEAD);
+  res.write(data);
+  res.end(tail);
+  res.uncork();
 }
 
 const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');

@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { SIN_CATEGORIA, type ChangeCursor, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
-import { jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
+import { compiledOnce, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import { containsPattern } from '../domain/list-filters';
 import { INVENTORY_SCHEMA, type InventoryDb } from './tables';
 
@@ -244,16 +244,19 @@ export async function listProductChanges(trx: Kysely<InventoryDb>, empresaId: nu
 
 /** One product of the company as the JSON `GET /inventory/{id}` answers, its stock entries with their timestamps, in one statement. Soft-deleted products are never found. */
 export async function findProductJson(db: Kysely<InventoryDb>, empresaId: number, id: number): Promise<string | undefined> {
-  const row = await db
+  const [row] = await productJsonStatement(db, empresaId, id);
+  return row?.json;
+}
+
+const productJsonStatement = compiledOnce((db: Kysely<InventoryDb>, empresaId: number, id: number) =>
+  db
     .selectFrom('productos as p')
     .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
     .where('p.empresa_id', '=', empresaId)
     .where('p.id', '=', id)
     .where('p.deleted_at', 'is', null)
-    .select(sql<string>`${productJson(db, empresaId, true)}::text`.as('json'))
-    .executeTakeFirst();
-  return row?.json;
-}
+    .select(sql<string>`${productJson(db, empresaId, true)}::text`.as('json')),
+);
 
 /** One product of the company with its stock entries and their timestamps. Soft-deleted products are never found. */
 export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: number, id: number) {
@@ -274,33 +277,36 @@ export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: n
  * con + sin = total and the categories sum to total.
  */
 export async function summarizeInventory(db: Kysely<InventoryDb>, empresaId: number) {
-  const [totals, categorias] = await Promise.all([
-    db
-      .selectFrom('resumen_inventario')
-      .where('empresa_id', '=', empresaId)
-      .select([
-        sql<number>`coalesce(sum(productos), 0)::int`.as('total'),
-        sql<number>`coalesce(sum(activos), 0)::int`.as('activos'),
-        sql<number>`coalesce(sum(productos - activos), 0)::int`.as('inactivos'),
-        sql<string>`coalesce(sum(stock_total), 0)::text`.as('stock_total'),
-        sql<string>`round(coalesce(sum(valor_total), 0), 2)::text`.as('valor_total'),
-        sql<number>`coalesce(sum(con_stock), 0)::int`.as('con_stock'),
-        sql<number>`coalesce(sum(stock_bajo), 0)::int`.as('stock_bajo'),
-      ])
-      .executeTakeFirstOrThrow(),
-    db
-      .selectFrom('resumen_categorias as r')
-      .leftJoin('categorias as c', 'c.id', 'r.categoria_id')
-      .where('r.empresa_id', '=', empresaId)
-      .groupBy(['r.categoria_id', 'c.nombre'])
-      .having(sql`sum(r.productos)`, '>', 0)
-      .select([sql<string>`coalesce(c.nombre, ${SIN_CATEGORIA})`.as('categoria'), sql<number>`sum(r.productos)::int`.as('cantidad')])
-      .orderBy('cantidad', 'desc')
-      .orderBy('categoria')
-      .execute(),
-  ]);
-  return { totals, categorias };
+  const [[totals], categorias] = await Promise.all([inventoryTotals(db, empresaId), categoryCounts(db, empresaId)]);
+  return { totals: totals!, categorias };
 }
+
+const inventoryTotals = compiledOnce((db: Kysely<InventoryDb>, empresaId: number) =>
+  db
+    .selectFrom('resumen_inventario')
+    .where('empresa_id', '=', empresaId)
+    .select([
+      sql<number>`coalesce(sum(productos), 0)::int`.as('total'),
+      sql<number>`coalesce(sum(activos), 0)::int`.as('activos'),
+      sql<number>`coalesce(sum(productos - activos), 0)::int`.as('inactivos'),
+      sql<string>`coalesce(sum(stock_total), 0)::text`.as('stock_total'),
+      sql<string>`round(coalesce(sum(valor_total), 0), 2)::text`.as('valor_total'),
+      sql<number>`coalesce(sum(con_stock), 0)::int`.as('con_stock'),
+      sql<number>`coalesce(sum(stock_bajo), 0)::int`.as('stock_bajo'),
+    ]),
+);
+
+const categoryCounts = compiledOnce((db: Kysely<InventoryDb>, empresaId: number) =>
+  db
+    .selectFrom('resumen_categorias as r')
+    .leftJoin('categorias as c', 'c.id', 'r.categoria_id')
+    .where('r.empresa_id', '=', empresaId)
+    .groupBy(['r.categoria_id', 'c.nombre'])
+    .having(sql`sum(r.productos)`, '>', 0)
+    .select([sql<string>`coalesce(c.nombre, ${SIN_CATEGORIA})`.as('categoria'), sql<number>`sum(r.productos)::int`.as('cantidad')])
+    .orderBy('cantidad', 'desc')
+    .orderBy('categoria'),
+);
 
 /**
  * The company's live products with any of the ids, codes or barcodes asked for, with their

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { ChangeCursor, ReturnInput, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
-import { jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
+import { compiledOnce, compiledPerShape, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import type { DevolucionDetallesTable, DevolucionesTable, ReturnsDb } from './tables';
 
 type Db = Kysely<ReturnsDb> | Transaction<ReturnsDb>;
@@ -227,14 +227,17 @@ function returnJson(db: Db) {
 
 /** The return as the JSON `GET /returns/{id}` answers, in one statement; undefined when the company has no such return. */
 export async function findReturnJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
-  const row = await db
+  const [row] = await returnJsonStatement(db, empresaId, id);
+  return row?.json;
+}
+
+const returnJsonStatement = compiledOnce((db: Db, empresaId: number, id: number) =>
+  db
     .selectFrom('devoluciones as d')
     .select(sql<string>`${returnJson(db)}::text`.as('json'))
     .where('d.empresa_id', '=', empresaId)
-    .where('d.id', '=', id)
-    .executeTakeFirst();
-  return row?.json;
-}
+    .where('d.id', '=', id),
+);
 
 function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
   let q = db.selectFrom('devoluciones as d').where('d.empresa_id', '=', empresaId);
@@ -244,29 +247,64 @@ function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
   return q;
 }
 
+/** Which filters a request has, not their values: what decides the SQL of a list or summary. */
+interface FilterShape {
+  fecha_inicio: boolean;
+  fecha_fin: boolean;
+  id_venta: boolean;
+}
+
+function shapeOf(f: ReturnsFilters): FilterShape {
+  return { fecha_inicio: f.fecha_inicio !== undefined, fecha_fin: f.fecha_fin !== undefined, id_venta: f.id_venta !== undefined };
+}
+
+/** The filters of `shape`, with the values given (stand-ins while compiling). */
+function filtersOf(shape: FilterShape, fechaInicio: string | undefined, fechaFin: string | undefined, idVenta: number | undefined): ReturnsFilters {
+  return {
+    ...(shape.fecha_inicio ? { fecha_inicio: fechaInicio } : {}),
+    ...(shape.fecha_fin ? { fecha_fin: fechaFin } : {}),
+    ...(shape.id_venta ? { id_venta: idVenta } : {}),
+  };
+}
+
 /**
  * One page of returns, newest `fecha` first then `id` descending, with their lines, as the JSON
- * array the API answers: the count and the page (serialised by Postgres) in two statements at once.
+ * array the API answers: the count and the page (serialised by Postgres) in two statements at
+ * once, each compiled once per set of filters present.
  */
 export async function listReturns(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; json: string }> {
-  const rows = filtered(db, empresaId, request)
-    .select(returnJson(db).as('devolucion'))
-    .orderBy('d.fecha', 'desc')
-    .orderBy('d.id', 'desc')
-    .limit(request.per_page)
-    .offset((request.page - 1) * request.per_page);
-  const [count, page] = await Promise.all([
-    filtered(db, empresaId, request)
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirstOrThrow(),
-    db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow(),
+  const shape = shapeOf(request);
+  const { fecha_inicio, fecha_fin, id_venta } = request;
+  const [[count], [page]] = await Promise.all([
+    returnsCount(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta),
+    returnsPage(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta, request.per_page, (request.page - 1) * request.per_page),
   ]);
-  return { total: Number(count.total), json: page.json };
+  return { total: Number(count!.total), json: page!.json };
 }
+
+const returnsCount = compiledPerShape((db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, idVenta: number | undefined) =>
+  filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta)).select((eb) => eb.fn.countAll<number>().as('total')),
+);
+
+const returnsPage = compiledPerShape(
+  (db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, idVenta: number | undefined, limit: number, offset: number) => {
+    const rows = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta))
+      .select(returnJson(db).as('devolucion'))
+      .orderBy('d.fecha', 'desc')
+      .orderBy('d.id', 'desc')
+      .limit(limit)
+      .offset(offset);
+    return db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json'));
+  },
+);
 
 /** Count and sums per type of the active returns under the date filters, in one statement. */
 export async function summarizeReturns(db: Db, empresaId: number, filters: Pick<ReturnsFilters, 'fecha_inicio' | 'fecha_fin'>) {
-  return filtered(db, empresaId, filters)
+  return returnsSummaryRows(db, { ...shapeOf(filters), id_venta: false }, empresaId, filters.fecha_inicio, filters.fecha_fin);
+}
+
+const returnsSummaryRows = compiledPerShape((db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined) =>
+  filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, undefined))
     .where('d.enable', '=', true)
     .select([
       'd.tipo',
@@ -275,9 +313,8 @@ export async function summarizeReturns(db: Db, empresaId: number, filters: Pick<
       sql<string>`sum(d.iva)`.as('iva'),
       sql<string>`sum(d.descuento)`.as('descuento'),
     ])
-    .groupBy('d.tipo')
-    .execute();
-}
+    .groupBy('d.tipo'),
+);
 
 /** The return's row locked for its annulment. */
 export async function lockDevolucion(trx: Transaction<ReturnsDb>, empresaId: number, id: number) {

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { ChangeCursor, SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
-import { jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
+import { compiledOnce, compiledPerShape, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import type { PlannedLine } from '../domain/sale-plan';
 import { pageStart } from '../domain/summary';
 import type { StoredSale } from '../domain/sale-update';
@@ -301,14 +301,17 @@ function saleJson(db: Db) {
 
 /** The sale as the JSON `GET /sales/{id}` answers, in one statement; undefined when the company has no such sale. */
 export async function findSaleJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
-  const row = await db
+  const [row] = await saleJsonStatement(db, empresaId, id);
+  return row?.json;
+}
+
+const saleJsonStatement = compiledOnce((db: Db, empresaId: number, id: number) =>
+  db
     .selectFrom('ventas as v')
     .select(sql<string>`${saleJson(db)}::text`.as('json'))
     .where('v.empresa_id', '=', empresaId)
-    .where('v.id', '=', id)
-    .executeTakeFirst();
-  return row?.json;
-}
+    .where('v.id', '=', id),
+);
 
 export async function findSale(db: Db, empresaId: number, id: number): Promise<SaleInput | undefined> {
   const row = await db.selectFrom('ventas as v').select(SALE_COLUMNS).where('v.empresa_id', '=', empresaId).where('v.id', '=', id).executeTakeFirst();
@@ -357,59 +360,118 @@ function orderTerms(orderBy: SalesListRequest['order_by']) {
  * vacuumed table), and only those rows of the wide sales table are read and serialised, with
  * their lines, by Postgres. Past the first page ordered by date, the summary's count per day
  * also finds the day the page starts on, so the scan skips part of one day instead of every
- * earlier sale.
+ * earlier sale. Each statement is compiled once per shape of the request (its filters, order).
  */
 export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; json: string }> {
-  const dir = request.order_direction;
   const offset = (request.page - 1) * request.per_page;
-  let ids = filtered(db, empresaId, request).select('v.id');
+  const shape = shapeOf(request);
+  const { fecha_inicio, fecha_fin, estado } = request;
   let total: number;
   let skip = offset;
+  let from: string | undefined;
   // The first page starts at the first sale in any order: its total alone is one sum, without the days.
   if (request.order_by === 'fecha' && offset > 0) {
-    const days = await summaryRows(db, empresaId, request)
-      .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
-      .groupBy('r.fecha')
-      .having(sql`sum(r.cantidad)`, '>', 0)
-      .orderBy('r.fecha', dir)
-      .execute();
-    const page = pageStart(days, offset);
+    const page = pageStart(await salesPerDay(db, shape, empresaId, fecha_inicio, fecha_fin, estado), offset);
     total = page.total;
     if (!page.start) return { total, json: '[]' };
-    ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', page.start.fecha);
+    from = page.start.fecha;
     skip = page.start.skip;
   } else {
-    const count = await summaryRows(db, empresaId, request)
-      .select(sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total'))
-      .executeTakeFirstOrThrow();
-    total = count.total;
+    total = (await salesCount(db, shape, empresaId, fecha_inicio, fecha_fin, estado))[0]!.total;
     if (offset >= total) return { total, json: '[]' };
   }
-  for (const term of orderTerms(request.order_by)) ids = ids.orderBy(term, dir);
-  let rows = db
-    .selectFrom('ventas as v')
-    .innerJoin(ids.limit(request.per_page).offset(skip).as('p'), 'p.id', 'v.id')
-    .select(saleJson(db).as('venta'))
-    .where('v.empresa_id', '=', empresaId);
-  for (const term of orderTerms(request.order_by)) rows = rows.orderBy(term, dir);
-  const page = await db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow();
-  return { total, json: page.json };
+  const [page] = await salesPage(db, { ...shape, from: from !== undefined }, empresaId, fecha_inicio, fecha_fin, estado, from, request.per_page, skip);
+  return { total, json: page!.json };
 }
+
+/** What decides the SQL of a list request: which filters it has and its order, not their values. */
+interface ListShape {
+  fecha_inicio: boolean;
+  fecha_fin: boolean;
+  estado: boolean;
+  order_by: SalesListRequest['order_by'];
+  order_direction: SalesListRequest['order_direction'];
+}
+
+function shapeOf(request: AnsweredBySummary<PagedSalesRequest>): ListShape {
+  return {
+    fecha_inicio: request.fecha_inicio !== undefined,
+    fecha_fin: request.fecha_fin !== undefined,
+    estado: request.estado !== undefined,
+    order_by: request.order_by,
+    order_direction: request.order_direction,
+  };
+}
+
+type FilterShape = Pick<ListShape, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
+
+/** The filters of `shape`, with the values given (stand-ins while compiling). */
+function filtersOf(shape: FilterShape, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) {
+  return {
+    ...(shape.fecha_inicio ? { fecha_inicio: fechaInicio } : {}),
+    ...(shape.fecha_fin ? { fecha_fin: fechaFin } : {}),
+    ...(shape.estado ? { estado } : {}),
+  };
+}
+
+const salesCount = compiledPerShape((db: Db, shape: ListShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) =>
+  summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select(sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total')),
+);
+
+const salesPerDay = compiledPerShape((db: Db, shape: ListShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) =>
+  summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado))
+    .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
+    .groupBy('r.fecha')
+    .having(sql`sum(r.cantidad)`, '>', 0)
+    .orderBy('r.fecha', shape.order_direction),
+);
+
+const salesPage = compiledPerShape(
+  (
+    db: Db,
+    shape: ListShape & { from: boolean },
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    estado: SalesFilters['estado'],
+    from: string | undefined,
+    limit: number,
+    skip: number,
+  ) => {
+    const dir = shape.order_direction;
+    let ids = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select('v.id');
+    if (shape.from) ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', from!);
+    for (const term of orderTerms(shape.order_by)) ids = ids.orderBy(term, dir);
+    let rows = db
+      .selectFrom('ventas as v')
+      .innerJoin(ids.limit(limit).offset(skip).as('p'), 'p.id', 'v.id')
+      .select(saleJson(db).as('venta'))
+      .where('v.empresa_id', '=', empresaId);
+    for (const term of orderTerms(shape.order_by)) rows = rows.orderBy(term, dir);
+    return db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json'));
+  },
+);
 
 /** Count and sums per state under the filters, from the daily summary; states without sales are left out. */
 export async function summarizeSales(db: Db, empresaId: number, filters: SalesFilters) {
-  return summaryRows(db, empresaId, filters)
-    .select([
-      'r.estado',
-      sql<number>`sum(r.cantidad)::int`.as('cantidad'),
-      sql<string>`sum(r.total)`.as('total'),
-      sql<string>`sum(r.iva)`.as('iva'),
-      sql<string>`sum(r.descuento)`.as('descuento'),
-    ])
-    .groupBy('r.estado')
-    .having(sql`sum(r.cantidad)`, '>', 0)
-    .execute();
+  const answered: AnsweredBySummary<SalesFilters> = filters;
+  const shape = { fecha_inicio: answered.fecha_inicio !== undefined, fecha_fin: answered.fecha_fin !== undefined, estado: answered.estado !== undefined };
+  return salesSummaryRows(db, shape, empresaId, filters.fecha_inicio, filters.fecha_fin, filters.estado);
 }
+
+const salesSummaryRows = compiledPerShape(
+  (db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) =>
+    summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado))
+      .select([
+        'r.estado',
+        sql<number>`sum(r.cantidad)::int`.as('cantidad'),
+        sql<string>`sum(r.total)`.as('total'),
+        sql<string>`sum(r.iva)`.as('iva'),
+        sql<string>`sum(r.descuento)`.as('descuento'),
+      ])
+      .groupBy('r.estado')
+      .having(sql`sum(r.cantidad)`, '>', 0),
+);
 
 /** The sale row locked for a back-office change, with what annulling needs. */
 export async function lockVenta(trx: Transaction<SalesDb>, empresaId: number, id: number) {
