@@ -67,13 +67,9 @@ export async function pendingBalance(db: Db, empresaId: number, clienteId: numbe
   return String(row.adeudado);
 }
 
-/**
- * The company's customer with this email (active first, then the oldest), created when there is
- * none. Serialised per company and email, so two orders of a new customer create one.
- */
-export async function findOrCreateClienteByEmail(trx: Transaction<SalesDb>, empresaId: number, email: string, nombre: string | null | undefined): Promise<{ id: number; creado: boolean }> {
-  await sql`select pg_advisory_xact_lock(hashtext('cliente-email'), hashtext(${`${empresaId}:${email}`}))`.execute(trx);
-  const existing = await trx
+/** The company's customer with this (lower-case) email: the active one first, then the oldest. */
+export async function findClienteIdByEmail(db: Db, empresaId: number, email: string): Promise<number | undefined> {
+  const row = await db
     .selectFrom('clientes')
     .select('id')
     .where('empresa_id', '=', empresaId)
@@ -81,7 +77,17 @@ export async function findOrCreateClienteByEmail(trx: Transaction<SalesDb>, empr
     .orderBy('activo', 'desc')
     .orderBy('id')
     .executeTakeFirst();
-  if (existing) return { id: existing.id, creado: false };
+  return row?.id;
+}
+
+/**
+ * The company's customer with this email (as `findClienteIdByEmail` finds it), created when there
+ * is none. Serialised per company and email, so two orders of a new customer create one.
+ */
+export async function findOrCreateClienteByEmail(trx: Transaction<SalesDb>, empresaId: number, email: string, nombre: string | null | undefined): Promise<{ id: number; creado: boolean }> {
+  await sql`select pg_advisory_xact_lock(hashtext('cliente-email'), hashtext(${`${empresaId}:${email}`}))`.execute(trx);
+  const existing = await findClienteIdByEmail(trx, empresaId, email);
+  if (existing !== undefined) return { id: existing, creado: false };
   const { id } = await trx.insertInto('clientes').values({ empresa_id: empresaId, nombre: nombre ?? email, email }).returning('id').executeTakeFirstOrThrow();
   return { id, creado: true };
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Bus, Handlers } from '@erp/bus';
 import type { salesPlatformSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { findOrCreateClienteByEmail } from '../db/catalog.repository';
+import { findClienteIdByEmail, findOrCreateClienteByEmail } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { findVentaByReferencia } from '../db/venta.repository';
 import { annulSale } from '../flows/annul-sale.flow';
@@ -10,7 +10,12 @@ import { annulSale } from '../flows/annul-sale.flow';
 /** Subjects of e-commerce integrations: customers by email, sales by reference, annulment. */
 export function platformHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof salesPlatformSubjects> {
   return {
-    'sales.customer.find-or-create': async ({ email, nombre }, ctx) => inTransaction(db, (trx) => findOrCreateClienteByEmail(trx, ctx.empresa.id, email, nombre)),
+    // A known customer (the usual case) is one read; only a new one takes the lock and a transaction.
+    'sales.customer.find-or-create': async ({ email, nombre }, ctx) => {
+      const id = await findClienteIdByEmail(db, ctx.empresa.id, email);
+      if (id !== undefined) return { id, creado: false };
+      return inTransaction(db, (trx) => findOrCreateClienteByEmail(trx, ctx.empresa.id, email, nombre));
+    },
 
     'sales.sale.by-reference': async ({ referencia_externa }, ctx) => findVentaByReferencia(db, ctx.empresa.id, referencia_externa),
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EntregaResumen, EstadoEntrega, RequestContext, webhookEvents } from '@erp/contracts';
+import { updatePedido, type PedidoUpdate } from './pedido.repository';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './tables';
 
 type Db = Kysely<WebhookDb> | Transaction<WebhookDb>;
@@ -94,21 +95,29 @@ export type LockedEntrega = NonNullable<Awaited<ReturnType<typeof lockEntrega>>>
 export async function finishEntrega(
   db: Db,
   id: number,
-  outcome: { estado: Exclude<EstadoEntrega, 'recibida'>; motivo?: string | null; id_venta?: number | null },
+  outcome: { estado: Exclude<EstadoEntrega, 'recibida'>; motivo?: string | null; id_venta?: number | null; pedido?: PedidoUpdate },
   /** Attempts this outcome took (failed attempts roll back, so they are counted when one finishes). */
   attempts = 1,
 ): Promise<void> {
-  await db
-    .updateTable('entregas')
-    .set({
-      estado: outcome.estado,
-      motivo: outcome.motivo ?? null,
-      id_venta: outcome.id_venta ?? null,
-      intentos: sql<number>`intentos + ${attempts}`,
-      procesada_at: sql<Date>`now()`,
-    })
-    .where('id', '=', id)
-    .execute();
+  const finished = {
+    estado: outcome.estado,
+    motivo: outcome.motivo ?? null,
+    id_venta: outcome.id_venta ?? null,
+    intentos: sql<number>`intentos + ${attempts}`,
+    procesada_at: sql<Date>`now()`,
+  };
+  const { pedido } = outcome;
+  // The order's row, when the delivery changed it, is written by the same statement.
+  if (pedido) {
+    await db
+      .with('pedido', (qc) => updatePedido(qc, pedido))
+      .updateTable('entregas')
+      .set(finished)
+      .where('id', '=', id)
+      .execute();
+  } else {
+    await db.updateTable('entregas').set(finished).where('id', '=', id).execute();
+  }
 }
 
 export async function listEntregas(db: Db, filter: { estado: EstadoEntrega; empresa_id?: number; limit: number }): Promise<EntregaResumen[]> {

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type QueryCreator, type Transaction } from 'kysely';
 import type { WebhookDb } from './tables';
 
 /**
@@ -17,10 +17,10 @@ export async function lockPedido(trx: Transaction<WebhookDb>, empresaId: number,
 
 export type PedidoRow = Awaited<ReturnType<typeof lockPedido>>;
 
-export async function updatePedido(
-  trx: Transaction<WebhookDb>,
-  empresaId: number,
-  referencia: string,
+/** Changes to a platform order's row, written by the statement that finishes its delivery. */
+export interface PedidoUpdate {
+  empresa_id: number;
+  referencia: string;
   changes: {
     estado_plataforma?: string;
     version?: Date | null;
@@ -28,13 +28,14 @@ export async function updatePedido(
     cancelado?: boolean;
     lineas?: Array<string | null>;
     reembolsos?: string[];
-  },
-): Promise<void> {
+  };
+}
+
+export function updatePedido(db: QueryCreator<WebhookDb>, { empresa_id, referencia, changes }: PedidoUpdate) {
   const { lineas, ...rest } = changes;
-  await trx
+  return db
     .updateTable('pedidos')
     .set({ ...rest, ...(lineas ? { lineas: JSON.stringify(lineas) } : {}), updated_at: sql<Date>`now()` })
-    .where('empresa_id', '=', empresaId)
-    .where('referencia', '=', referencia)
-    .execute();
+    .where('empresa_id', '=', empresa_id)
+    .where('referencia', '=', referencia);
 }

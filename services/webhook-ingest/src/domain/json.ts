@@ -1,9 +1,13 @@
+const LONG_DIGITS = /\d{16}/;
+
 /**
  * Parses JSON keeping integers too long for a double (Shopify ids reach 18 digits) as their exact
  * digits, in strings: `JSON.parse` would silently round them, and an order id that changes by one
  * unit is another order.
  */
 export function parseJsonExact(text: string): unknown {
+  // Without a run of 16 digits anywhere there is nothing to keep: the plain parser is exact.
+  if (!LONG_DIGITS.test(text)) return JSON.parse(text);
   let out = '';
   let i = 0;
   let inString = false;

@@ -20,6 +20,12 @@ describe('parseJsonExact', () => {
     expect(sut).toEqual({ id: '820982911946154508', n: -12, x: 1500, s: '820982911946154508 "q"', a: ['9007199254740993'] });
   });
 
+  it('parses a body without 16 digits in a row as JSON.parse does, and still refuses invalid JSON', () => {
+    const text = '{"id":123456789012345,"total":"10.00","x":-1.5e3,"s":"a\\"b","n":null}';
+    expect(parseJsonExact(text)).toEqual(JSON.parse(text));
+    expect(() => parseJsonExact('{"id":1,')).toThrow(SyntaxError);
+  });
+
   it('reads ids from numbers and digit strings, and treats 0 as none', () => {
     expect([idText(93), idText('820982911946154508'), idText(0), idText('0'), idText('x'), idText(null)]).toEqual(['93', '820982911946154508', null, null, null, null]);
   });

@@ -3,7 +3,7 @@ import { AppError, cents, type TenantContext } from '@erp/contracts';
 import type { LockedEntrega } from '../db/entrega.repository';
 import { setProductoEnvio } from '../db/integracion.repository';
 import { findMapeos, upsertMapeo } from '../db/mapeo.repository';
-import { lockPedido, updatePedido, type PedidoRow } from '../db/pedido.repository';
+import { lockPedido, type PedidoRow, type PedidoUpdate } from '../db/pedido.repository';
 import type { WebhookDb } from '../db/tables';
 import { parseJsonExact } from '../domain/json';
 import { quantityFixed } from '../domain/money';
@@ -26,7 +26,8 @@ export interface ProcessingDeps {
   context(empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext>;
 }
 
-export type Outcome = { estado: 'procesada' | 'ignorada'; motivo?: string | null; id_venta?: number | null };
+/** How a delivery ended, and the changes to its order's row that finishing it writes. */
+export type Outcome = { estado: 'procesada' | 'ignorada'; motivo?: string | null; id_venta?: number | null; pedido?: PedidoUpdate };
 
 /** The code of the service product a company's platform shipping and fees are sold as, when its integration names none. */
 export const CODIGO_ENVIO = 'ENVIO';
@@ -60,12 +61,15 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
   const intent = intentOf(() => orderIntent(entrega.plataforma, parseBody(entrega)));
   const known = await lockPedido(trx, entrega.empresa_id, intent.referencia);
   const decision = decideOrder(intent, known);
-  const remember = (changes: { id_venta?: number | null; cancelado?: boolean; lineas?: Array<string | null>; reembolsos?: string[] }) =>
-    updatePedido(trx, entrega.empresa_id, intent.referencia, {
+  const remember = (changes: { id_venta?: number | null; cancelado?: boolean; lineas?: Array<string | null>; reembolsos?: string[] }): PedidoUpdate => ({
+    empresa_id: entrega.empresa_id,
+    referencia: intent.referencia,
+    changes: {
       ...changes,
       estado_plataforma: intent.estado_plataforma,
       version: intent.version && (!known.version || intent.version > known.version) ? intent.version : known.version,
-    });
+    },
+  });
   const context = () => deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
 
   switch (decision.kind) {
@@ -78,28 +82,24 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
       const completion = decision.kind === 'completar' ? await deps.sales.completeIfPending(ctx, decision.id_venta) : undefined;
       const completed = completion?.completed ?? false;
       const refunds = await applyRefunds(ctx, intent.referencia, { ...known, id_venta: decision.id_venta }, intent.reembolsos, deps, completion?.lineIds);
-      await remember({ reembolsos: refunds.aplicados });
       const motivo = [completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía', ...refunds.notas].join('. ');
-      return { estado: 'procesada', id_venta: decision.id_venta, motivo };
+      return { estado: 'procesada', id_venta: decision.id_venta, motivo, pedido: remember({ reembolsos: refunds.aplicados }) };
     }
     case 'anular': {
       const ctx = await context();
       // A crash after sales.create and before we recorded its id leaves a sale we do not know of: ask sales.
       const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, intent.referencia));
       if (idVenta === null) {
-        await remember({ cancelado: true });
-        return { estado: 'ignorada', motivo: 'El pedido se canceló antes de generar una venta' };
+        return { estado: 'ignorada', motivo: 'El pedido se canceló antes de generar una venta', pedido: remember({ cancelado: true }) };
       }
       if (known.reembolsos.length > 0) {
         // Refunds already returned part of the sale, and a sale with returns cannot be annulled:
         // what is left comes back as one more return.
         const motivo = await returnTheRest(ctx, intent.referencia, idVenta, deps);
-        await remember({ cancelado: true, id_venta: idVenta });
-        return { estado: 'procesada', id_venta: idVenta, motivo };
+        return { estado: 'procesada', id_venta: idVenta, motivo, pedido: remember({ cancelado: true, id_venta: idVenta }) };
       }
       await deps.sales.annulSale(ctx, idVenta);
-      await remember({ cancelado: true, id_venta: idVenta });
-      return { estado: 'procesada', id_venta: idVenta, motivo: 'Venta anulada' };
+      return { estado: 'procesada', id_venta: idVenta, motivo: 'Venta anulada', pedido: remember({ cancelado: true, id_venta: idVenta }) };
     }
     case 'crear': {
       if (entrega.documento_id === null) throw new Unprocessable('La integración no tiene documento de venta configurado');
@@ -141,9 +141,8 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
       // Product lines come first in the sale, in the order's order: refunds find them by position.
       const lineas = intent.productos.map((p) => p.id_linea);
       const refunds = await applyRefunds(ctx, intent.referencia, { ...known, id_venta: sale.id, lineas }, intent.reembolsos, deps);
-      await remember({ id_venta: sale.id, lineas, reembolsos: refunds.aplicados });
       const motivo = [...(sale.idempotent ? ['La venta del pedido ya existía'] : []), ...refunds.notas].join('. ');
-      return { estado: 'procesada', id_venta: sale.id, motivo: motivo || null };
+      return { estado: 'procesada', id_venta: sale.id, motivo: motivo || null, pedido: remember({ id_venta: sale.id, lineas, reembolsos: refunds.aplicados }) };
     }
   }
 }
@@ -160,8 +159,12 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   // The order's own delivery may still be on its way: retried until it has made the sale.
   if (idVenta === null) throw new AppError('UNAVAILABLE', `El pedido ${entrega.referencia} aún no tiene venta; el reembolso se reintentará`);
   const refunds = await applyRefunds(ctx, entrega.referencia, { ...known, id_venta: idVenta }, [refund], deps);
-  await updatePedido(trx, entrega.empresa_id, entrega.referencia, { id_venta: idVenta, reembolsos: refunds.aplicados });
-  return { estado: 'procesada', id_venta: idVenta, motivo: refunds.notas.join('. ') || null };
+  return {
+    estado: 'procesada',
+    id_venta: idVenta,
+    motivo: refunds.notas.join('. ') || null,
+    pedido: { empresa_id: entrega.empresa_id, referencia: entrega.referencia, changes: { id_venta: idVenta, reembolsos: refunds.aplicados } },
+  };
 }
 
 /**
