@@ -75,7 +75,10 @@ async function main(): Promise<number> {
       RATE_LIMIT_STANDARD: '100000000',
       RATE_LIMIT_DATE_FILTERED: '100000000',
     },
-    { inventory: { RESERVATION_TIMEOUT_MS: '3000', RESERVATION_SWEEP_INTERVAL_MS: '500', RESERVATION_CHECK_TIMEOUT_MS: '1500' } },
+    {
+      inventory: { RESERVATION_TIMEOUT_MS: '3000', RESERVATION_SWEEP_INTERVAL_MS: '500', RESERVATION_CHECK_TIMEOUT_MS: '1500' },
+      sales: { REGISTRATION_SWEEP_INTERVAL_MS: '500', REGISTRATION_SQUARE_AFTER_MS: '2000' },
+    },
     logDir,
   );
   const results: ScenarioResult[] = [];

@@ -7,7 +7,7 @@ import { isolate, type Isolation } from '@erp/testing';
 import { seedFixture, type SeedOutput } from '@erp/admin';
 import { GatewayConfig, gatewayService, type GatewayOptions } from '@erp/gateway';
 import { inventoryService } from '@erp/inventory';
-import { salesService } from '@erp/sales';
+import { SalesConfig, salesService } from '@erp/sales';
 import { returnsService } from '@erp/returns';
 import { packagesService } from '@erp/packages';
 import { webhookIngestService } from '@erp/webhook-ingest';
@@ -45,6 +45,9 @@ export function stackEnv(iso: Isolation, extra: Record<string, string> = {}): No
     SHUTDOWN_TIMEOUT_MS: '10000',
     // Replies Postgres serialised are held to their contract in every test, whatever NODE_ENV says.
     VALIDATE_REPLIES: 'true',
+    // Return registrations left pending by a failure are squared within seconds, not a minute.
+    REGISTRATION_SWEEP_INTERVAL_MS: '500',
+    REGISTRATION_SQUARE_AFTER_MS: '2000',
     ...extra,
   };
 }
@@ -97,7 +100,7 @@ export class Stack {
       case 'inventory':
         return inventoryService(loadConfig(BaseConfig, env));
       case 'sales':
-        return salesService(loadConfig(BaseConfig, env));
+        return salesService(loadConfig(SalesConfig, env));
       case 'returns':
         return returnsService(loadConfig(BaseConfig, env));
       case 'packages':

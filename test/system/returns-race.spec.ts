@@ -148,6 +148,13 @@ describe('a return racing an annulment or an update of the same sale', () => {
     expect([await activas(completada.id), await registrations(completada.id)]).toEqual([0, ['descartada']]);
     expect(Number(await stockOf(stack, mouse, a.bodegas.principal!))).toBe(Number(before) + 3);
 
+    // The same orphan on a sale nobody touches again: the sweeper squares it once it is old enough.
+    const olvidada = await sale('registro-olvidado');
+    await stack.query(`insert into sales.devoluciones_registradas (empresa_id, clave, venta_id) values ($1, 'devolucion-olvidada', $2)`, [a.id, olvidada.id]);
+    await stack.query('update sales.ventas set devoluciones_activas = devoluciones_activas + 1 where id = $1', [olvidada.id]);
+    expect(await activas(olvidada.id)).toBe(1);
+    await eventually(async () => expect([await activas(olvidada.id), await registrations(olvidada.id)]).toEqual([0, ['descartada']]), 15_000);
+
     // A committed return whose event sales has not consumed yet keeps counting: the annulment is refused.
     const devuelta = await sale('registro-confirmado');
     const { devolucion } = await stack.admin.request(

@@ -1,5 +1,6 @@
 export * from './config';
 export * from './logger';
 export * from './metrics';
+export * from './periodic';
 export * from './service';
 export * from './migrate';

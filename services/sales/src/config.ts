@@ -13,10 +13,15 @@ export type FaultInjection = (typeof FAULT_INJECTIONS)[number];
 
 export const SALES_DEFAULTS = {
   SALES_FAULT_INJECTION: 'off' as FaultInjection,
+  REGISTRATION_SWEEP_INTERVAL_MS: 10_000,
+  REGISTRATION_SQUARE_AFTER_MS: 30_000,
 };
 
 export const SalesConfig = BaseConfig.extend({
   SALES_FAULT_INJECTION: z.enum(FAULT_INJECTIONS).default(SALES_DEFAULTS.SALES_FAULT_INJECTION),
+  /** How often pending return registrations are looked for, and how old one must be to have its sale squared. */
+  REGISTRATION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(SALES_DEFAULTS.REGISTRATION_SWEEP_INTERVAL_MS),
+  REGISTRATION_SQUARE_AFTER_MS: z.coerce.number().int().min(0).default(SALES_DEFAULTS.REGISTRATION_SQUARE_AFTER_MS),
 });
 export type SalesConfig = z.output<typeof SalesConfig>;
 

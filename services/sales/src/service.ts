@@ -14,6 +14,7 @@ import { returnRegistrationHandlers } from './handlers/return-registration.handl
 import { updateSaleHandler } from './handlers/update-sale.handler';
 import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
+import { startRegistrationSweeper } from './flows/registration-sweeper.flow';
 
 export { SALES_SCHEMA };
 
@@ -24,7 +25,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
     schema: SALES_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger }) {
+    async setup({ db: anyDb, bus, logger, onShutdown }) {
       const db = anyDb as Kysely<SalesDb>;
       const relay = new OutboxRelay({ db, bus });
       relay.start();
@@ -45,6 +46,14 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       bus.serve(salesAdminSubjects, adminHandlers(db, bus), { queue: 'sales' });
       bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
       await startReturnsConsumers(db, bus);
+      const sweeper = startRegistrationSweeper({
+        db,
+        bus,
+        logger: logger.child({ component: 'registration-sweeper' }),
+        intervalMs: config.REGISTRATION_SWEEP_INTERVAL_MS,
+        afterMs: config.REGISTRATION_SQUARE_AFTER_MS,
+      });
+      onShutdown('registration-sweeper', () => sweeper.stop());
     },
   };
 }

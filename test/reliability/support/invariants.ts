@@ -47,9 +47,9 @@ async function pendingWork(client: pg.Client): Promise<string[]> {
   // A return's stock is settled after its commit (and again by its event's consumer).
   parts.push(`select 'returns.devoluciones owing stock', count(*)::int from returns.devoluciones
               where clave_stock is not null and (stock_aplicado_at is null or (not enable and stock_revertido_at is null))`);
-  // A committed return counts with its sale once sales has consumed its event (redelivered after a crash of sales).
-  parts.push(`select 'sales return events not yet applied', count(*)::int from sales.devoluciones_registradas r
-              join returns.devoluciones d on d.empresa_id = r.empresa_id and d.clave_registro = r.clave where r.estado = 'registrada'`);
+  // A registration is pending until its return's event reaches sales (redelivered after a crash of sales) or,
+  // when no return came of it (the returns service failed before its commit), until the sweeper squares the sale.
+  parts.push(`select 'sales return registrations pending', count(*)::int from sales.devoluciones_registradas where estado = 'registrada'`);
   const { rows } = await client.query<{ what: string; n: number }>(parts.join(' union all '));
   return rows.filter((r) => r.n > 0).map((r) => `${r.what}: ${r.n}`);
 }

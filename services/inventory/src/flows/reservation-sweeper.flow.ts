@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Bus, Logger } from '@erp/bus';
 import { isAppError, salesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
+import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { findDueReservas, postponeReserva, type DueReserva } from '../db/reservation.repository';
 import type { InventoryDb } from '../db/tables';
 import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
@@ -31,20 +32,18 @@ export interface SweepResult {
  * pause. Replicas may sweep at once: every transition is conditional, so the loser does nothing.
  */
 export class ReservationSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private task: PeriodicTask | undefined;
   private stopped = false;
 
   constructor(private readonly options: SweeperOptions) {}
 
   start(): void {
-    this.schedule();
+    this.task = startPeriodic('reservation sweep', this.options.intervalMs, this.options.logger, () => this.sweepOnce());
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running?.catch(() => undefined);
+    await this.task?.stop();
   }
 
   /** One pass over the due reservations (also what tests and operators call directly). */
@@ -57,19 +56,6 @@ export class ReservationSweeper {
       result[outcome] += 1;
     }
     return result;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sweepOnce()
-        .catch((err: unknown) => this.options.logger.warn({ err }, 'reservation sweep failed; will retry'))
-        .finally(() => {
-          this.running = undefined;
-          this.schedule();
-        });
-    }, this.options.intervalMs);
-    this.timer.unref();
   }
 
   private async resolve(reserva: DueReserva): Promise<keyof SweepResult> {

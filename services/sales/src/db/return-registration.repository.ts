@@ -91,3 +91,16 @@ export async function discardRegistration(db: Db, empresaId: number, clave: stri
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Sales with a registration still pending `olderThanMs` after it was last changed, oldest first. */
+export async function salesWithStaleRegistrations(db: Db, olderThanMs: number, limit: number): Promise<Array<{ empresa_id: number; venta_id: number }>> {
+  return db
+    .selectFrom('devoluciones_registradas')
+    .select(['empresa_id', 'venta_id'])
+    .where('estado', '=', 'registrada')
+    .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .groupBy(['empresa_id', 'venta_id'])
+    .orderBy(sql`min(updated_at)`)
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Bus, Logger } from '@erp/bus';
+import { startPeriodic, type PeriodicTask } from '@erp/runtime';
+import { salesWithStaleRegistrations } from '../db/return-registration.repository';
+import type { SalesDb } from '../db/tables';
+import { squareRegistrations } from './square-registrations.flow';
+
+export interface RegistrationSweeperOptions {
+  db: Kysely<SalesDb>;
+  bus: Bus;
+  logger: Logger;
+  intervalMs: number;
+  /** How long a registration stays pending before the sweeper squares its sale. */
+  afterMs: number;
+  batchSize?: number;
+}
+
+/**
+ * Squares the sales whose return registrations stayed pending: a return that registered and then
+ * failed asks sales to square the sale at once, but when that request is lost (the returns
+ * service stopped, a timeout under load) the registration would count in `devoluciones_activas`
+ * until the sale's next annulment or update. Squaring is safe at any moment (a return still being
+ * made keeps its registration counting), so replicas may sweep at once.
+ */
+export function startRegistrationSweeper(options: RegistrationSweeperOptions): PeriodicTask {
+  const { db, bus, logger } = options;
+  return startPeriodic('registration sweep', options.intervalMs, logger, async (stopped) => {
+    const stale = await salesWithStaleRegistrations(db, options.afterMs, options.batchSize ?? 100);
+    for (const { empresa_id, venta_id } of stale) {
+      if (stopped()) break;
+      const activas = await squareRegistrations(db, bus, empresa_id, venta_id, `sweep-${randomUUID()}`);
+      logger.info({ empresaId: empresa_id, ventaId: venta_id, activas }, 'pending return registrations of a sale squared');
+    }
+  });
+}
