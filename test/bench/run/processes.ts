@@ -24,7 +24,7 @@ export function startProcess(name: string, script: string, env: NodeJS.ProcessEn
   const logFile = path.join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
   // A built entry point runs with the images' NODE_OPTIONS (Dockerfile).
-  const loader = script.endsWith('.ts') ? ['--conditions=development', '--import', 'tsx'] : ['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=16'];
+  const loader = script.endsWith('.ts') ? ['--conditions=development', '--import', 'tsx'] : ['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=8'];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
