@@ -36,7 +36,8 @@ describe('generateBenchData', () => {
     await iso?.drop();
   });
 
-  const count = async (table: string, where = 'true') => Number((await client.query(`select count(*) as n from ${table} where ${where}`)).rows[0].n);
+  const count = async (table: string, where = 'true') =>
+    Number((await client.query(`select count(*) as n from ${table} where ${where}`)).rows[0].n);
 
   it('loads a large company beside two smaller ones, each with its own API key', async () => {
     expect(sut.companies.map((c) => c.clave)).toEqual(['bench-grande', 'bench-mediana', 'bench-pequena']);
@@ -63,11 +64,15 @@ describe('generateBenchData', () => {
   it('stocks every physical product in every warehouse of its own company', async () => {
     const expected = Number(
       (
-        await client.query(`select count(*) as n from inventory.productos p join inventory.bodegas b on b.empresa_id = p.empresa_id where p.tipo = 'Producto'`)
+        await client.query(
+          `select count(*) as n from inventory.productos p join inventory.bodegas b on b.empresa_id = p.empresa_id where p.tipo = 'Producto'`,
+        )
       ).rows[0].n,
     );
     expect(await count('inventory.inventarios')).toBe(expected);
-    expect(await count('inventory.inventarios i join inventory.productos p on p.id = i.producto_id', `p.empresa_id <> i.empresa_id`)).toBe(0);
+    expect(await count('inventory.inventarios i join inventory.productos p on p.id = i.producto_id', `p.empresa_id <> i.empresa_id`)).toBe(
+      0,
+    );
   });
 
   it('keeps the stock equal to the sum of its ledger movements', async () => {
@@ -101,7 +106,12 @@ describe('generateBenchData', () => {
 
   it('writes packages whose totals add up, linked to the seller with their advisor code', async () => {
     expect(await count('packages.paquetes', 'total <> precio + cuenta_a_terceros + otros')).toBe(0);
-    expect(await count('packages.paquetes p join gateway.usuarios u on u.id = p.usuario_id', 'u.codigo <> p.codigo_asesor or u.empresa_id <> p.empresa_id')).toBe(0);
+    expect(
+      await count(
+        'packages.paquetes p join gateway.usuarios u on u.id = p.usuario_id',
+        'u.codigo <> p.codigo_asesor or u.empresa_id <> p.empresa_id',
+      ),
+    ).toBe(0);
   });
 
   it('writes sales with three lines whose amounts add up to the sale', async () => {
@@ -126,7 +136,9 @@ describe('generateBenchData', () => {
        where (a.cantidad, a.total, a.iva, a.descuento) is distinct from (r.cantidad, r.total, r.iva, r.descuento)`);
     expect(rows[0].n).toBe(0);
     // The loader turned the summary's triggers off for its COPY: they must be on again.
-    const { rows: triggers } = await client.query(`select tgname from pg_trigger where tgrelid = 'sales.ventas'::regclass and not tgisinternal and tgenabled = 'O' order by tgname`);
+    const { rows: triggers } = await client.query(
+      `select tgname from pg_trigger where tgrelid = 'sales.ventas'::regclass and not tgisinternal and tgenabled = 'O' order by tgname`,
+    );
     expect(triggers.map((t) => t.tgname)).toEqual([...DAILY_SUMMARY_TRIGGERS, 'ventas_cambio'].sort());
   });
 
@@ -135,7 +147,8 @@ describe('generateBenchData', () => {
     const { rows } = await client.query(`
       select d.id, d.correlativo, count(v.id)::int as n, coalesce(max(v.numero), 0) as max
       from sales.documentos d left join sales.ventas v on v.documento_id = d.id group by d.id`);
-    for (const doc of rows) expect({ id: doc.id, counter: doc.correlativo, max: doc.max }).toEqual({ id: doc.id, counter: doc.n + 1, max: doc.n });
+    for (const doc of rows)
+      expect({ id: doc.id, counter: doc.correlativo, max: doc.max }).toEqual({ id: doc.id, counter: doc.n + 1, max: doc.n });
   });
 
   it('returns a unit of completed sales of the same company, numbered without gaps', async () => {
@@ -172,7 +185,9 @@ describe('generateBenchData', () => {
 
   it('moves every identity past the loaded ids, so the services insert after them', async () => {
     for (const table of ['gateway.empresas', 'inventory.productos', 'packages.paquetes', 'sales.ventas', 'returns.devoluciones']) {
-      const { rows } = await client.query(`select nextval(pg_get_serial_sequence($1, 'id')) > (select max(id) from ${table}) as ok`, [table]);
+      const { rows } = await client.query(`select nextval(pg_get_serial_sequence($1, 'id')) > (select max(id) from ${table}) as ok`, [
+        table,
+      ]);
       expect(rows[0].ok).toBe(true);
     }
   });

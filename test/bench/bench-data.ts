@@ -15,13 +15,14 @@ async function main(): Promise<void> {
   progress.log(`bench data → ${new URL(databaseUrl).pathname.slice(1)}: ${JSON.stringify(scale)}, seed ${seed}`);
   const result = await generateBenchData({ databaseUrl, scale, seed, recreate: true, progress });
   progress.log('');
-  for (const [table, rows] of Object.entries(result.counts)) progress.log(`${table.padEnd(28)} ${rows.toLocaleString('en-US').padStart(12)}`);
+  for (const [table, rows] of Object.entries(result.counts))
+    progress.log(`${table.padEnd(28)} ${rows.toLocaleString('en-US').padStart(12)}`);
   for (const { schema, reason } of result.skipped) progress.log(`${schema.padEnd(28)} not loaded: ${reason}`);
   progress.log(`\nloaded in ${result.seconds.toFixed(1)} s; API keys:`);
   for (const c of result.companies) progress.log(`  ${c.clave.padEnd(14)} empresa ${c.empresaId}  ${c.apiKey}`);
 }
 
 main().catch((err: unknown) => {
-  console.error(`bench:data failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  console.error(`bench:data failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   process.exit(1);
 });

@@ -39,7 +39,18 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const o: Options = { duration: 10, warmup: 2, connections: 10, write: true, explain: false, profile: false, logLevel: 'warn', gatewayPort: 18080, opsPortBase: 19464, baselinePort: 18090 };
+  const o: Options = {
+    duration: 10,
+    warmup: 2,
+    connections: 10,
+    write: true,
+    explain: false,
+    profile: false,
+    logLevel: 'warn',
+    gatewayPort: 18080,
+    opsPortBase: 19464,
+    baselinePort: 18090,
+  };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
     const value = () => {
@@ -85,7 +96,8 @@ async function describeRun(databaseUrl: string, o: Options): Promise<RunInfo> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const count = async (table: string) => Number((await client.query(`select count(*) as n from ${table}`)).rows[0].n).toLocaleString('en-US');
+    const count = async (table: string) =>
+      Number((await client.query(`select count(*) as n from ${table}`)).rows[0].n).toLocaleString('en-US');
     const pgVersion = (await client.query<{ v: string }>(`select current_setting('server_version') as v`)).rows[0]!.v;
     const shared = (await client.query<{ v: string }>(`select current_setting('shared_buffers') as v`)).rows[0]!.v;
     const git = (args: string[]) => {
@@ -160,8 +172,23 @@ async function main(): Promise<void> {
     await buildServices();
     console.log('starting the services…');
     const profileDir = o.profile ? path.join(logDir, 'profiles') : undefined;
-    stack = await startStack({ databaseUrl, natsUrl, redisUrl, gatewayPort: o.gatewayPort, opsPortBase: o.opsPortBase, logLevel: o.logLevel, logDir, ...(profileDir ? { profileDir } : {}) });
-    baseline = await startBaseline({ databaseUrl, empresaId: facts.empresaId, port: o.baselinePort, logDir, ...(profileDir ? { profileDir } : {}) });
+    stack = await startStack({
+      databaseUrl,
+      natsUrl,
+      redisUrl,
+      gatewayPort: o.gatewayPort,
+      opsPortBase: o.opsPortBase,
+      logLevel: o.logLevel,
+      logDir,
+      ...(profileDir ? { profileDir } : {}),
+    });
+    baseline = await startBaseline({
+      databaseUrl,
+      empresaId: facts.empresaId,
+      port: o.baselinePort,
+      logDir,
+      ...(profileDir ? { profileDir } : {}),
+    });
     const headers = { authorization: `Bearer ${facts.apiKey}`, 'content-type': 'application/json' };
 
     const pending: Pending[] = [];
@@ -177,7 +204,10 @@ async function main(): Promise<void> {
       const connections = s.connections ?? o.connections;
       const root = s.absolute ? stack.gatewayUrl : `${stack.gatewayUrl}${API_BASE}`;
       const sample = s.next();
-      const first = await probe(stack.gatewayUrl, facts.apiKey, { ...sample, path: s.absolute ? sample.path : `${API_BASE}${sample.path}` });
+      const first = await probe(stack.gatewayUrl, facts.apiKey, {
+        ...sample,
+        path: s.absolute ? sample.path : `${API_BASE}${sample.path}`,
+      });
       if (routeMissing(first)) {
         pending.push({ name: s.name, reason: 'its route has not landed in the gateway', probe: sample });
         continue;
@@ -205,7 +235,13 @@ async function main(): Promise<void> {
       measured.push({
         scenario: s,
         connections,
-        result: { full: full.result, rss, handlers, ...(base ? { baseline: base } : {}), ...(full.settled ? { settled: full.settled } : {}) },
+        result: {
+          full: full.result,
+          rss,
+          handlers,
+          ...(base ? { baseline: base } : {}),
+          ...(full.settled ? { settled: full.settled } : {}),
+        },
       });
       printScenario(measured.at(-1)!, s.amount !== undefined ? `${s.amount.toLocaleString('en-US')} requests` : durationText);
     }
@@ -221,7 +257,9 @@ async function main(): Promise<void> {
     await stopAll();
   }
   if (o.profile) {
-    const exitedAt = Object.fromEntries([...(stack?.processes ?? []), ...(baseline ? [baseline.process] : [])].map((p) => [p.name, p.exitedAt]));
+    const exitedAt = Object.fromEntries(
+      [...(stack?.processes ?? []), ...(baseline ? [baseline.process] : [])].map((p) => [p.name, p.exitedAt]),
+    );
     printProfiles(await summarizeProfiles(path.join(logDir, 'profiles'), windows, exitedAt), path.join(logDir, 'profiles'));
   }
 }
@@ -232,7 +270,12 @@ function printProfiles(profiles: ProfileSummary[], dir: string): void {
   for (const p of profiles) {
     const busy = p.totalMs - (p.byOrigin.find((o) => o.origin === '(idle)')?.ms ?? 0);
     console.log(`\n${p.process}: ${ms(busy)} busy of ${ms(p.totalMs)}`);
-    console.log(`  by origin: ${p.byOrigin.filter((o) => o.origin !== '(idle)').map((o) => `${o.origin} ${ms(o.ms)}`).join(' · ')}`);
+    console.log(
+      `  by origin: ${p.byOrigin
+        .filter((o) => o.origin !== '(idle)')
+        .map((o) => `${o.origin} ${ms(o.ms)}`)
+        .join(' · ')}`,
+    );
     for (const f of p.topFunctions) console.log(`  ${ms(f.ms).padStart(9)}  ${f.name}`);
   }
 }

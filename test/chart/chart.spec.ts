@@ -83,7 +83,8 @@ async function render(options: Omit<ValuesCase, 'name'> = {}): Promise<KubeObjec
   return parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, ...valuesArgs(options)]));
 }
 
-const serverDeployment = (objects: KubeObject[], service: string) => named(ofKind<IDeployment>(objects, 'Deployment'), `${RELEASE}-${service}`);
+const serverDeployment = (objects: KubeObject[], service: string) =>
+  named(ofKind<IDeployment>(objects, 'Deployment'), `${RELEASE}-${service}`);
 const mainContainer = (deployment: IDeployment): IContainer => deployment.spec!.template.spec!.containers[0]!;
 const portNumber = (container: IContainer, port: number | string | undefined) =>
   typeof port === 'string' ? container.ports?.find((p) => p.name === port)?.containerPort : port;
@@ -251,7 +252,8 @@ describe.each<ValuesCase>([
     }
 
     const services = ofKind<IService>(objects, 'Service');
-    for (const service of services) expect({ name: service.metadata.name, type: service.spec!.type }).toEqual({ name: service.metadata.name, type: 'ClusterIP' });
+    for (const service of services)
+      expect({ name: service.metadata.name, type: service.spec!.type }).toEqual({ name: service.metadata.name, type: 'ClusterIP' });
     const withHttp = services.filter((s) => s.spec!.ports!.some((p) => p.name === 'http')).map((s) => s.metadata.name);
     expect(withHttp).toEqual([`${RELEASE}-${PUBLIC_SERVICE}`]);
     for (const ingress of ofKind<IIngress>(objects, 'Ingress')) {
@@ -277,7 +279,8 @@ describe.each<ValuesCase>([
             : portsOf('dns', 'nats', 'postgres', 'otel');
       expect({ owner, ports: [...sut].sort() }).toEqual({ owner, ports: [...allowed].sort() });
       const blocks = rules.flatMap((r) => r.to ?? []).flatMap((t) => (t.ipBlock ? [t.ipBlock] : []));
-      for (const block of blocks) expect(block.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
+      for (const block of blocks)
+        expect(block.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
     }
   });
 
@@ -374,7 +377,9 @@ describe('the chart with default values', () => {
 
   it('confines the helm test pod: no connection in, out only to DNS and the gateway pods’ ops port', () => {
     const pod = ofKind<IPod>(objects, 'Pod').find((p) => p.metadata.annotations?.['helm.sh/hook'] === 'test')!;
-    const sut = ofKind<INetworkPolicy>(objects, 'NetworkPolicy').filter((p) => selects(p.spec!.podSelector.matchLabels, pod.metadata.labels ?? {}));
+    const sut = ofKind<INetworkPolicy>(objects, 'NetworkPolicy').filter((p) =>
+      selects(p.spec!.podSelector.matchLabels, pod.metadata.labels ?? {}),
+    );
     expect(sut).toHaveLength(1);
     expect(sut[0]!.spec!.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(sut[0]!.spec!.ingress).toEqual([]);
@@ -401,7 +406,8 @@ describe('the chart with default values', () => {
 });
 
 describe('two successive releases', () => {
-  const migrationOrder = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { migrations: { order: string[] } }).migrations.order;
+  const migrationOrder = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { migrations: { order: string[] } }).migrations
+    .order;
   /** The migration hook Jobs in the order Helm runs them: by weight, then by name. */
   const hookSequence = (objects: KubeObject[]) =>
     ofKind<IJob>(objects, 'Job')
@@ -412,12 +418,26 @@ describe('two successive releases', () => {
   it('migrate schema by schema in the configured order, with a weight each, at install and at the upgrade after it', async () => {
     const install = await render({ values: { image: { tag: '2.0.0' } } });
     const upgrade = parseObjects(
-      await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--is-upgrade', ...valuesArgs({ values: { image: { tag: '2.1.0' } } })]),
+      await toolbox.helm([
+        'template',
+        RELEASE,
+        CHART,
+        '--namespace',
+        NAMESPACE,
+        '--is-upgrade',
+        ...valuesArgs({ values: { image: { tag: '2.1.0' } } }),
+      ]),
     );
     const expected = [...migrationOrder.filter((s) => SERVICES.includes(s)), ...SERVICES.filter((s) => !migrationOrder.includes(s))];
-    for (const [release, objects, tag] of [['install', install, '2.0.0'], ['upgrade', upgrade, '2.1.0']] as const) {
+    for (const [release, objects, tag] of [
+      ['install', install, '2.0.0'],
+      ['upgrade', upgrade, '2.1.0'],
+    ] as const) {
       const sut = hookSequence(objects);
-      expect({ release, order: sut.map((h) => h.job.metadata.name) }).toEqual({ release, order: expected.map((s) => `${RELEASE}-${s}-migrate`) });
+      expect({ release, order: sut.map((h) => h.job.metadata.name) }).toEqual({
+        release,
+        order: expected.map((s) => `${RELEASE}-${s}-migrate`),
+      });
       expect({ release, distinctWeights: new Set(sut.map((h) => h.weight)).size }).toEqual({ release, distinctWeights: sut.length });
       for (const { job } of sut) {
         const container = job.spec!.template.spec!.containers[0]!;
@@ -443,7 +463,8 @@ describe('the chart for a fixed-size installation', () => {
   it('runs the configured replicas, without HPA or PodDisruptionBudget', () => {
     expect(ofKind(objects, 'HorizontalPodAutoscaler')).toEqual([]);
     expect(ofKind(objects, 'PodDisruptionBudget')).toEqual([]);
-    for (const service of SERVICES) expect({ service, replicas: serverDeployment(objects, service).spec!.replicas }).toEqual({ service, replicas: 1 });
+    for (const service of SERVICES)
+      expect({ service, replicas: serverDeployment(objects, service).spec!.replicas }).toEqual({ service, replicas: 1 });
   });
 
   it('derives the grace period from a longer deadline, also when one service sets its own', () => {
@@ -496,7 +517,11 @@ describe('the chart refuses', () => {
     ['a misspelt service setting', { services: { sales: { replicaz: 2 } } }, /replicaz/],
     ['a secret in the shared config', { config: { DATABASE_URL: 'postgres://u:p@h/db' } }, /DATABASE_URL/],
     ['a replica count that is not a number', { services: { sales: { replicas: 'two' } } }, /replicas/],
-    ['an HPA maximum below its minimum', { services: { sales: { replicas: 4, maxReplicas: 2 } } }, /maxReplicas \(2\) is below replicas \(4\)/],
+    [
+      'an HPA maximum below its minimum',
+      { services: { sales: { replicas: 4, maxReplicas: 2 } } },
+      /maxReplicas \(2\) is below replicas \(4\)/,
+    ],
     ['a public service without an HTTP port', { services: { sales: { public: true } } }, /needs httpPort/],
     [
       'more database connections at the maximum replicas than Postgres takes',
@@ -561,7 +586,10 @@ describe('skaffold.yaml and deploy/compose.yaml', () => {
     const artifacts = skaffold.build.artifacts;
     expect(artifacts.map((a) => a.docker.buildArgs.SERVICE).sort()).toEqual(SERVICES);
     for (const artifact of artifacts) {
-      expect(artifact).toEqual({ image: `erp-${artifact.docker.buildArgs.SERVICE}`, docker: expect.objectContaining({ dockerfile: 'Dockerfile' }) });
+      expect(artifact).toEqual({
+        image: `erp-${artifact.docker.buildArgs.SERVICE}`,
+        docker: expect.objectContaining({ dockerfile: 'Dockerfile' }),
+      });
     }
     const release = skaffold.deploy.helm.releases[0]!;
     expect(release.chartPath).toBe('charts/erp');

@@ -58,7 +58,13 @@ describe('sales killed with SIGKILL under a mixed load', () => {
     // An event in flight to the killed service comes back after its consumer's ack wait (30 s).
     const pending = await settle(stack.iso.databaseUrl, 60_000);
     expect(pending).toEqual([]);
-    const results = await checkInvariants({ databaseUrl: stack.iso.databaseUrl, ledger: load.ledger, companies, initialCorrelatives: INITIAL_CORRELATIVES, gateway: stack.baseUrl });
+    const results = await checkInvariants({
+      databaseUrl: stack.iso.databaseUrl,
+      ledger: load.ledger,
+      companies,
+      initialCorrelatives: INITIAL_CORRELATIVES,
+      gateway: stack.baseUrl,
+    });
     const report = `${load.tally.summary()}\n${formatInvariants(results)}`;
     if (results.some((r) => r.violations.length > 0)) throw new Error(report);
     // The load reached the sales service on both sides of the crash.

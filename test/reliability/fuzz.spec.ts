@@ -10,7 +10,9 @@ describe('every endpoint under generated input', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    stack = await Stack.start({ gateway: { RATE_LIMIT_STANDARD: '1000000', RATE_LIMIT_DATE_FILTERED: '1000000', AUTH_FAILURES_PER_WINDOW: '1000000' } });
+    stack = await Stack.start({
+      gateway: { RATE_LIMIT_STANDARD: '1000000', RATE_LIMIT_DATE_FILTERED: '1000000', AUTH_FAILURES_PER_WINDOW: '1000000' },
+    });
   });
   afterAll(() => stack.stop());
 
@@ -18,7 +20,10 @@ describe('every endpoint under generated input', () => {
     const companies = companiesOf(await stack.seed(reliabilityFixture()));
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 100_000);
     const runs = Number(process.env.FUZZ_RUNS ?? 200);
-    const report = await fuzzApi({ baseUrl: stack.baseUrl, databaseUrl: stack.iso.databaseUrl, companies }, { runs, webhookRuns: Math.ceil(runs / 2), seed });
+    const report = await fuzzApi(
+      { baseUrl: stack.baseUrl, databaseUrl: stack.iso.databaseUrl, companies },
+      { runs, webhookRuns: Math.ceil(runs / 2), seed },
+    );
     const text = formatFuzzReport(report);
     // The whole report on failure: every endpoint's counts and the requests that broke a guarantee.
     if (report.violations.length > 0) throw new Error(text);

@@ -16,7 +16,9 @@ describe('the tenant isolation sweep', () => {
     const companies = companiesOf(await stack.seed(reliabilityFixture()));
     const report = await isolationSweep({ baseUrl: stack.baseUrl, databaseUrl: stack.iso.databaseUrl, companies });
     expect(report.violations).toEqual([]);
-    const routes = apiRoutes({ standard: 1, withDateFilters: 1 }).map((r) => `${r.method.toUpperCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    const routes = apiRoutes({ standard: 1, withDateFilters: 1 }).map(
+      (r) => `${r.method.toUpperCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`,
+    );
     expect(report.endpoints).toEqual(expect.arrayContaining(routes));
     expect(report.checks).toBeGreaterThan(100);
   });

@@ -92,7 +92,13 @@ async function main(): Promise<number> {
       const replica = await cluster.start(name);
       if (replica.url) rotation.add(replica.url);
     }
-    admin = await Bus.connect({ servers: infra.natsUrl, prefix: 'chaos', name: 'chaos-admin', logger: createLogger('chaos-admin', 'silent'), requestTimeoutMs: 30_000 });
+    admin = await Bus.connect({
+      servers: infra.natsUrl,
+      prefix: 'chaos',
+      name: 'chaos-admin',
+      logger: createLogger('chaos-admin', 'silent'),
+      requestTimeoutMs: 30_000,
+    });
     const companies = companiesOf(await seedFixture(admin, reliabilityFixture()));
     log('fixture seeded: companies A and B (lookalikes) and S (no selling without stock)');
     const target = { baseUrl: rotation.list()[0]!, databaseUrl, companies };
@@ -101,15 +107,24 @@ async function main(): Promise<number> {
     if (settings.phases.has('isolation')) {
       const isolation = await isolationSweep(target);
       isolationRequests = isolation.requests;
-      log(`isolation sweep: ${isolation.requests} requests, ${isolation.checks} checks over ${isolation.endpoints.length} endpoints, ${isolation.violations.length} violations`);
+      log(
+        `isolation sweep: ${isolation.requests} requests, ${isolation.checks} checks over ${isolation.endpoints.length} endpoints, ${isolation.violations.length} violations`,
+      );
       for (const v of isolation.violations.slice(0, 20)) log(`  ✗ ${v}`);
       if (isolation.violations.length > 0) failures.push(`isolation: ${isolation.violations.length} violations`);
     }
 
     let fuzzCases = 0;
     if (settings.phases.has('fuzz')) {
-      log(`fuzzing every endpoint, ${settings.fuzzRuns} cases each, ${Math.ceil(settings.fuzzRuns / 4)} per webhook (seed ${settings.fuzzSeed})`);
-      const fuzz = await fuzzApi(target, { runs: settings.fuzzRuns, webhookRuns: Math.ceil(settings.fuzzRuns / 4), seed: settings.fuzzSeed, maxViolations: 200 });
+      log(
+        `fuzzing every endpoint, ${settings.fuzzRuns} cases each, ${Math.ceil(settings.fuzzRuns / 4)} per webhook (seed ${settings.fuzzSeed})`,
+      );
+      const fuzz = await fuzzApi(target, {
+        runs: settings.fuzzRuns,
+        webhookRuns: Math.ceil(settings.fuzzRuns / 4),
+        seed: settings.fuzzSeed,
+        maxViolations: 200,
+      });
       fuzzCases = fuzz.cases;
       console.log(formatFuzzReport(fuzz));
       if (fuzz.violations.length > 0) failures.push(`fuzzing: ${fuzz.violations.length} violations`);
@@ -119,7 +134,8 @@ async function main(): Promise<number> {
     const ctx = { infra, cluster, companies, admin, rotation, databaseUrl, updates, log };
     if (settings.phases.has('crash')) results.push(await crashScenario(ctx, { pauseMs: settings.pauseMs }));
     if (settings.phases.has('rolling')) results.push(await rollingRestartScenario(ctx));
-    if (settings.phases.has('overload')) results.push(await overloadScenario(ctx, { clients: settings.overloadClients, seconds: settings.soakSeconds, maxInflight: 32 }));
+    if (settings.phases.has('overload'))
+      results.push(await overloadScenario(ctx, { clients: settings.overloadClients, seconds: settings.soakSeconds, maxInflight: 32 }));
 
     for (const r of results) {
       console.log(`\n== ${r.name}`);

@@ -63,7 +63,14 @@ export class Contract {
     // A document is not a JSON Schema itself: skip the meta-schema check, resolve pointers into it.
     for (const [id, doc] of Object.entries(this.documents)) this.ajv.addSchema(doc, id, undefined, false);
     this.routes = Object.entries(this.documents)
-      .flatMap(([doc, { servers, paths }]) => Object.entries<Json>(paths).map(([template, item]) => ({ doc, template, item, base: (item.servers?.[0]?.url ?? servers?.[0]?.url ?? '') as string })))
+      .flatMap(([doc, { servers, paths }]) =>
+        Object.entries<Json>(paths).map(([template, item]) => ({
+          doc,
+          template,
+          item,
+          base: (item.servers?.[0]?.url ?? servers?.[0]?.url ?? '') as string,
+        })),
+      )
       .map(({ doc, template, item, base }) => ({
         doc,
         template,
@@ -86,7 +93,9 @@ export class Contract {
 
   /** Every operation of the documents, as `POST /sales`. */
   operations(): string[] {
-    return this.routes.flatMap((r) => ['get', 'post', 'put', 'delete'].filter((m) => r.item[m]).map((m) => `${m.toUpperCase()} ${r.template}`));
+    return this.routes.flatMap((r) =>
+      ['get', 'post', 'put', 'delete'].filter((m) => r.item[m]).map((m) => `${m.toUpperCase()} ${r.template}`),
+    );
   }
 
   check(exchange: Exchange): Verdict {
@@ -114,19 +123,31 @@ export class Contract {
       responsePointer = `${route.doc}${response.$ref}`;
       response = this.resolve(route.doc, response.$ref);
     }
-    return { exchange, operation, params, problems: [...this.headers(route.doc, exchange, response), ...this.content(exchange, response, responsePointer)] };
+    return {
+      exchange,
+      operation,
+      params,
+      problems: [...this.headers(route.doc, exchange, response), ...this.content(exchange, response, responsePointer)],
+    };
   }
 
   private headers(doc: string, exchange: Exchange, response: Json): string[] {
     const problems: string[] = [];
-    const declared = new Map<string, Json>(Object.entries<Json>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h.$ref ? this.resolve(doc, h.$ref) : h]));
+    const declared = new Map<string, Json>(
+      Object.entries<Json>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h.$ref ? this.resolve(doc, h.$ref) : h]),
+    );
     for (const [name, header] of declared) {
       const value = exchange.headers[name];
       if (value === undefined) {
         if (header.required) problems.push(`header ${name} is required and missing`);
         continue;
       }
-      const parsed = header.schema?.type === 'integer' || header.schema?.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
+      const parsed =
+        header.schema?.type === 'integer' || header.schema?.type === 'number'
+          ? /^-?\d+(\.\d+)?$/.test(value)
+            ? Number(value)
+            : value
+          : value;
       const validate = this.compile(`header:${JSON.stringify(header.schema)}`, header.schema ?? {});
       if (!validate(parsed)) problems.push(`header ${name}: ${this.ajv.errorsText(validate.errors)} (got ${value})`);
     }
@@ -200,7 +221,14 @@ export class ContractRecorder {
     res.headers.forEach((value, name) => (headers[name.toLowerCase()] = value));
     this.pending.push(
       copy.text().then(
-        (body) => ({ method: method.toUpperCase(), url, status: res.status, headers, body, ...(typeof requestBody === 'string' ? { requestBody } : {}) }),
+        (body) => ({
+          method: method.toUpperCase(),
+          url,
+          status: res.status,
+          headers,
+          body,
+          ...(typeof requestBody === 'string' ? { requestBody } : {}),
+        }),
         // The connection was cut (a stopped gateway): nothing to check.
         () => undefined,
       ),
@@ -223,7 +251,8 @@ export class ContractRecorder {
     for (const { exchange, operation, params, problems } of await this.verdicts()) {
       // An example is meant to be read: the documents themselves and long lists are left out.
       // A 405 is the answer of a method the document does not have.
-      if (!operation || exchange.status === 405 || problems.length > 0 || !exchange.body || exchange.body.length > MAX_EXAMPLE_CHARS) continue;
+      if (!operation || exchange.status === 405 || problems.length > 0 || !exchange.body || exchange.body.length > MAX_EXAMPLE_CHARS)
+        continue;
       const entry = (examples[operation] ??= { responses: {} });
       const isJson = (exchange.headers['content-type'] ?? '').startsWith('application/json');
       if (isJson) entry.responses[String(exchange.status)] ??= JSON.parse(exchange.body);
@@ -231,14 +260,23 @@ export class ContractRecorder {
       const query = Object.fromEntries(new URL(exchange.url, 'http://localhost').searchParams);
       const body = exchange.requestBody !== undefined ? parseJson(exchange.requestBody) : undefined;
       // A form body (WooCommerce's ping) is no JSON example; a body the document refuses (an import with an invalid item) is no example either.
-      if (exchange.method !== 'GET' && exchange.method !== 'DELETE' && (body === undefined || !contract().validRequestBody(operation, body))) continue;
+      if (
+        exchange.method !== 'GET' &&
+        exchange.method !== 'DELETE' &&
+        (body === undefined || !contract().validRequestBody(operation, body))
+      )
+        continue;
       entry.request = {
         ...(params && Object.keys(params).length > 0 ? { path: params } : {}),
         ...(Object.keys(query).length > 0 ? { query } : {}),
         ...(body !== undefined ? { body } : {}),
       };
     }
-    const sorted = Object.fromEntries(Object.keys(examples).sort().map((key) => [key, examples[key]]));
+    const sorted = Object.fromEntries(
+      Object.keys(examples)
+        .sort()
+        .map((key) => [key, examples[key]]),
+    );
     writeFileSync(file, `${JSON.stringify(sorted, null, 2)}\n`);
   }
 
@@ -246,7 +284,9 @@ export class ContractRecorder {
   async assertConform(): Promise<void> {
     const failing = (await this.verdicts()).filter((v) => v.problems.length > 0);
     if (failing.length === 0) return;
-    const lines = failing.map((v) => `- ${v.exchange.method} ${v.exchange.url} → ${v.exchange.status} (${v.operation}): ${v.problems.join('; ')}`);
+    const lines = failing.map(
+      (v) => `- ${v.exchange.method} ${v.exchange.url} → ${v.exchange.status} (${v.operation}): ${v.problems.join('; ')}`,
+    );
     throw new Error(`${failing.length} response(s) do not match the OpenAPI document at ${API_BASE}/openapi.json:\n${lines.join('\n')}`);
   }
 }

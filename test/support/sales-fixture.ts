@@ -16,7 +16,11 @@ type RefMap = Record<string, number>;
 
 const inv = (bodega: string, stock: number) => ({ bodega, stock, stock_minimo: 0, stock_maximo: 1000 });
 
-function empresa(ref: string, key: string, options: { vender_sin_stock?: boolean; iva?: number; usuarioActivo?: boolean; keyUser?: boolean } = {}) {
+function empresa(
+  ref: string,
+  key: string,
+  options: { vender_sin_stock?: boolean; iva?: number; usuarioActivo?: boolean; keyUser?: boolean } = {},
+) {
   return {
     ref,
     nombre: `Ventas ${ref.toUpperCase()}`,
@@ -53,12 +57,81 @@ function empresa(ref: string, key: string, options: { vender_sin_stock?: boolean
       { ref: 'libre', nombre: 'Ferretería Libre', limite_credito: 0 },
     ],
     productos: [
-      { ref: 'laptop', nombre: 'Laptop 14', codigo: 'LAP-14', barcode: '7401000000014', tipo: 'Producto', precio: 649.99, costo: 480, costo_anterior: 470, costo_promedio: 475.25, enable: 1, inventarios: [inv('principal', 12), inv('norte', 4)] },
-      { ref: 'mouse', nombre: 'Mouse', codigo: 'MOU-01', tipo: 'Producto', precio: 19.95, costo: 9.1, costo_anterior: 9.4, costo_promedio: 9.22, enable: 1, inventarios: [inv('principal', 150)] },
-      { ref: 'libro', nombre: 'Libro de texto', codigo: 'LIB-01', tipo: 'Producto', precio: 12, costo: 8, costo_anterior: 8, costo_promedio: 8, enable: 1, porcentaje_impuesto: 0, inventarios: [inv('principal', 40)] },
-      { ref: 'cemento', nombre: 'Cemento 42.5 kg', codigo: 'CEM-42', tipo: 'Producto', precio: 9.85, costo: 7, costo_anterior: 7, costo_promedio: 7, enable: 1, porcentaje_impuesto: 5, inventarios: [inv('principal', 100)] },
-      { ref: 'instalacion', nombre: 'Instalación', codigo: 'SRV-INS', tipo: 'Servicio', precio: 25, costo: 0, costo_anterior: 0, costo_promedio: 0, enable: 1, inventarios: [] },
-      { ref: 'viejo', nombre: 'Modelo descontinuado', codigo: 'OLD-01', tipo: 'Producto', precio: 5, costo: 1, costo_anterior: 1, costo_promedio: 1, enable: 0, inventarios: [inv('principal', 3)] },
+      {
+        ref: 'laptop',
+        nombre: 'Laptop 14',
+        codigo: 'LAP-14',
+        barcode: '7401000000014',
+        tipo: 'Producto',
+        precio: 649.99,
+        costo: 480,
+        costo_anterior: 470,
+        costo_promedio: 475.25,
+        enable: 1,
+        inventarios: [inv('principal', 12), inv('norte', 4)],
+      },
+      {
+        ref: 'mouse',
+        nombre: 'Mouse',
+        codigo: 'MOU-01',
+        tipo: 'Producto',
+        precio: 19.95,
+        costo: 9.1,
+        costo_anterior: 9.4,
+        costo_promedio: 9.22,
+        enable: 1,
+        inventarios: [inv('principal', 150)],
+      },
+      {
+        ref: 'libro',
+        nombre: 'Libro de texto',
+        codigo: 'LIB-01',
+        tipo: 'Producto',
+        precio: 12,
+        costo: 8,
+        costo_anterior: 8,
+        costo_promedio: 8,
+        enable: 1,
+        porcentaje_impuesto: 0,
+        inventarios: [inv('principal', 40)],
+      },
+      {
+        ref: 'cemento',
+        nombre: 'Cemento 42.5 kg',
+        codigo: 'CEM-42',
+        tipo: 'Producto',
+        precio: 9.85,
+        costo: 7,
+        costo_anterior: 7,
+        costo_promedio: 7,
+        enable: 1,
+        porcentaje_impuesto: 5,
+        inventarios: [inv('principal', 100)],
+      },
+      {
+        ref: 'instalacion',
+        nombre: 'Instalación',
+        codigo: 'SRV-INS',
+        tipo: 'Servicio',
+        precio: 25,
+        costo: 0,
+        costo_anterior: 0,
+        costo_promedio: 0,
+        enable: 1,
+        inventarios: [],
+      },
+      {
+        ref: 'viejo',
+        nombre: 'Modelo descontinuado',
+        codigo: 'OLD-01',
+        tipo: 'Producto',
+        precio: 5,
+        costo: 1,
+        costo_anterior: 1,
+        costo_promedio: 1,
+        enable: 0,
+        inventarios: [inv('principal', 3)],
+      },
     ],
   };
 }
@@ -108,14 +181,23 @@ export function saleBody(refs: SalesRefs, overrides: Record<string, unknown> = {
   };
 }
 
-export async function postSale(stack: Stack, key: string, body: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = await stack.api(`${API}/sales`, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function postSale(stack: Stack, key: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await stack.api(`${API}/sales`, {
+    key,
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await json(res) };
 }
 
 /** Stock of a product in a warehouse, as inventory stores it (exact decimal text). */
 export async function stockOf(stack: Stack, productoId: number, bodegaId: number): Promise<string> {
-  const rows = await stack.query<{ stock: string }>('select stock::text as stock from inventory.inventarios where producto_id = $1 and bodega_id = $2', [productoId, bodegaId]);
+  const rows = await stack.query<{ stock: string }>(
+    'select stock::text as stock from inventory.inventarios where producto_id = $1 and bodega_id = $2',
+    [productoId, bodegaId],
+  );
   return rows[0]?.stock ?? '0.000';
 }
 
@@ -158,7 +240,10 @@ export async function eventually(assertion: () => Promise<void>, timeoutMs = 10_
  * Starts (or restarts) the stack's inventory in this process with a short reservation sweep,
  * so an orphaned reservation is resolved within a second or two instead of a minute.
  */
-export async function startFastSweepingInventory(stack: Stack, timeouts: { reservationMs: number; sweepMs: number; checkMs: number }): Promise<void> {
+export async function startFastSweepingInventory(
+  stack: Stack,
+  timeouts: { reservationMs: number; sweepMs: number; checkMs: number },
+): Promise<void> {
   await stack.stopService('inventory');
   const base = loadConfig(BaseConfig, stackEnv(stack.iso));
   const service = await startService(

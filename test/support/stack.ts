@@ -69,7 +69,9 @@ export class Stack {
   ) {
     const recorder = options.contract === false ? undefined : new ContractRecorder();
     this.recorder = recorder;
-    this.removeSink = recorder && addResponseSink({ baseUrl: () => this.baseUrl, record: (method, path, res, body) => recorder.record(method, path, res, body) });
+    this.removeSink =
+      recorder &&
+      addResponseSink({ baseUrl: () => this.baseUrl, record: (method, path, res, body) => recorder.record(method, path, res, body) });
   }
 
   static async start(options: StackOptions = {}): Promise<Stack> {
@@ -109,7 +111,12 @@ export class Stack {
         return webhookIngestService(loadConfig(BaseConfig, env));
       case 'subscriptions':
         return subscriptionsService(
-          loadConfig(SubscriptionsConfig, { ...env, EVENTS_ALLOW_PRIVATE_URLS: 'true', EVENTS_ALLOW_HTTP: 'true', ...this.options.subscriptions }),
+          loadConfig(SubscriptionsConfig, {
+            ...env,
+            EVENTS_ALLOW_PRIVATE_URLS: 'true',
+            EVENTS_ALLOW_HTTP: 'true',
+            ...this.options.subscriptions,
+          }),
         ) as unknown as ServiceSpec<BaseConfig>;
     }
   }

@@ -31,7 +31,14 @@ export function webhookStore(input: {
         documentos: [{ ref: 'ticket', nombre: 'Ticket', sucursal: 'centro', prefijo: 'T-', correlativo: 1, activo: true }],
         canales: [{ ref: 'web', nombre: 'Tienda en línea' }],
         productos: input.productos,
-        integraciones: input.integraciones.map((i) => ({ ...i, usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'ticket', canal: 'web' })),
+        integraciones: input.integraciones.map((i) => ({
+          ...i,
+          usuario: 'admin',
+          sucursal: 'centro',
+          bodega: 'principal',
+          documento: 'ticket',
+          canal: 'web',
+        })),
       },
     ],
   };
@@ -134,7 +141,22 @@ export function wooOrder(input: WooOrderInput): Record<string, unknown> {
       image: { id: '', src: '' },
       parent_name: null,
     })),
-    tax_lines: Number(tax) > 0 ? [{ id: 318, rate_code: 'SV-IVA-1', rate_id: 75, label: 'IVA', compound: false, tax_total: tax, shipping_tax_total: '0.00', rate_percent: 13, meta_data: [] }] : [],
+    tax_lines:
+      Number(tax) > 0
+        ? [
+            {
+              id: 318,
+              rate_code: 'SV-IVA-1',
+              rate_id: 75,
+              label: 'IVA',
+              compound: false,
+              tax_total: tax,
+              shipping_tax_total: '0.00',
+              rate_percent: 13,
+              meta_data: [],
+            },
+          ]
+        : [],
     shipping_lines: [],
     fee_lines: [],
     coupon_lines: [],
@@ -329,7 +351,15 @@ export function shopifyOrderBody(input: ShopifyOrderInput): string {
     total_weight: 0,
     updated_at: input.updated_at ?? '2026-03-12T10:04:36-06:00',
     user_id: null,
-    billing_address: { first_name: 'Jon', last_name: 'Snow', address1: 'Calle Arce 1020', city: 'San Salvador', country: 'El Salvador', country_code: 'SV', name: 'Jon Snow' },
+    billing_address: {
+      first_name: 'Jon',
+      last_name: 'Snow',
+      address1: 'Calle Arce 1020',
+      city: 'San Salvador',
+      country: 'El Salvador',
+      country_code: 'SV',
+      name: 'Jon Snow',
+    },
     customer: { id: '@@115310627314723954@@', email, first_name: 'Jon', last_name: 'Snow', state: 'disabled', currency: 'USD' },
     discount_applications: [],
     fulfillments: [],

@@ -28,17 +28,22 @@ describe('admin audit', () => {
 
   const audit = async (...args: string[]): Promise<AuditRun> => {
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', 'audit', ...args], {
-        cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: stack.iso.databaseUrl, LOG_LEVEL: 'silent' },
-      });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', 'audit', ...args],
+        {
+          cwd: ROOT,
+          env: { ...process.env, DATABASE_URL: stack.iso.databaseUrl, LOG_LEVEL: 'silent' },
+        },
+      );
       return { code: 0, stdout, ...(args.includes('--json') ? { report: JSON.parse(stdout) } : {}) };
     } catch (err) {
       const { code, stdout } = err as { code: number; stdout: string };
       return { code, stdout, ...(args.includes('--json') && stdout ? { report: JSON.parse(stdout) } : {}) };
     }
   };
-  const violationsOf = (run: AuditRun) => Object.fromEntries(run.report!.invariants.filter((i) => i.violations.length > 0).map((i) => [i.name, i.violations]));
+  const violationsOf = (run: AuditRun) =>
+    Object.fromEntries(run.report!.invariants.filter((i) => i.violations.length > 0).map((i) => [i.name, i.violations]));
 
   beforeAll(async () => {
     stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'] });
@@ -48,16 +53,50 @@ describe('admin audit', () => {
 
     // Some of everything that moves stock: sales, an update, a return, an annulment.
     const mouse = a.productos.mouse!;
-    const pendiente = (await postSale(stack, SALES_KEY_A, saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.libre, detalles: [{ id_producto: mouse, cantidad: 4 }] }))).body.data;
-    const put = await stack.api(`${API}/sales/${pendiente.id}`, { key: SALES_KEY_A, method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ detalles: [{ id: pendiente.detalles[0].id, cantidad: 2.5 }] }) });
+    const pendiente = (
+      await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.libre, detalles: [{ id_producto: mouse, cantidad: 4 }] }),
+      )
+    ).body.data;
+    const put = await stack.api(`${API}/sales/${pendiente.id}`, {
+      key: SALES_KEY_A,
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ detalles: [{ id: pendiente.detalles[0].id, cantidad: 2.5 }] }),
+    });
     expect(put.status).toBe(200);
-    const devuelta = (await postSale(stack, SALES_KEY_A, saleBody(a, { detalles: [{ id_producto: mouse, cantidad: 3 }, { id_producto: a.productos.libro!, cantidad: 1 }] }))).body.data;
-    await stack.admin.request(returnsAdminSubjects, 'returns.admin.create', { empresa_id: a.id, id_venta: devuelta.id, fecha: '2026-03-11', tipo: 'devolucion', detalles: [{ id_producto: mouse, cantidad: 2 }] } as never, ctx);
+    const devuelta = (
+      await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, {
+          detalles: [
+            { id_producto: mouse, cantidad: 3 },
+            { id_producto: a.productos.libro!, cantidad: 1 },
+          ],
+        }),
+      )
+    ).body.data;
+    await stack.admin.request(
+      returnsAdminSubjects,
+      'returns.admin.create',
+      {
+        empresa_id: a.id,
+        id_venta: devuelta.id,
+        fecha: '2026-03-11',
+        tipo: 'devolucion',
+        detalles: [{ id_producto: mouse, cantidad: 2 }],
+      } as never,
+      ctx,
+    );
     const anulada = (await postSale(stack, SALES_KEY_A, saleBody(a))).body.data;
     await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: anulada.id }, ctx);
     // At rest: every event published and consumed (the sales count their returns).
     await eventually(async () => {
-      for (const schema of ['gateway', 'inventory', 'sales', 'returns']) expect((await stack.query(`select count(*)::int as n from ${schema}.outbox where published_at is null`))[0]!.n).toBe(0);
+      for (const schema of ['gateway', 'inventory', 'sales', 'returns'])
+        expect((await stack.query(`select count(*)::int as n from ${schema}.outbox where published_at is null`))[0]!.n).toBe(0);
       expect((await stack.query('select monto_devuelto::text as m from sales.ventas where id = $1', [devuelta.id]))[0]!.m).not.toBe('0.00');
     }, 20_000);
   });
@@ -82,19 +121,29 @@ describe('admin audit', () => {
     }
     const text = await audit();
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^ok {3}stock of every product and warehouse equals the sum of its ledger movements \(\d+ checked, \d+\.\d s\)$/m);
+    expect(text.stdout).toMatch(
+      /^ok {3}stock of every product and warehouse equals the sum of its ledger movements \(\d+ checked, \d+\.\d s\)$/m,
+    );
     expect(text.stdout).not.toMatch(/FAIL/);
   });
 
   it('reports a stock row changed behind the ledger’s back, with its ids, and exits 1; for its company only', async () => {
-    const [row] = await stack.query<{ producto_id: number; bodega_id: number }>('select producto_id, bodega_id from inventory.inventarios where empresa_id = $1 and producto_id = $2', [a.id, a.productos.libro]);
-    await stack.query('update inventory.inventarios set stock = stock + 1 where producto_id = $1 and bodega_id = $2', [row!.producto_id, row!.bodega_id]);
+    const [row] = await stack.query<{ producto_id: number; bodega_id: number }>(
+      'select producto_id, bodega_id from inventory.inventarios where empresa_id = $1 and producto_id = $2',
+      [a.id, a.productos.libro],
+    );
+    await stack.query('update inventory.inventarios set stock = stock + 1 where producto_id = $1 and bodega_id = $2', [
+      row!.producto_id,
+      row!.bodega_id,
+    ]);
     try {
       const run = await audit('--json');
       expect(run.code).toBe(1);
       expect(run.report!.ok).toBe(false);
       expect(violationsOf(run)).toEqual({
-        'stock of every product and warehouse equals the sum of its ledger movements': [`empresa ${a.id} producto ${row!.producto_id} bodega ${row!.bodega_id}: stock 40.000, ledger 39.000`],
+        'stock of every product and warehouse equals the sum of its ledger movements': [
+          `empresa ${a.id} producto ${row!.producto_id} bodega ${row!.bodega_id}: stock 40.000, ledger 39.000`,
+        ],
       });
       const text = await audit('--empresa', String(a.id));
       expect(text.code).toBe(1);
@@ -102,7 +151,10 @@ describe('admin audit', () => {
       expect(text.stdout).toContain(`- empresa ${a.id} producto ${row!.producto_id} bodega ${row!.bodega_id}: stock 40.000, ledger 39.000`);
       expect((await audit('--empresa', String(demoId))).code).toBe(0);
     } finally {
-      await stack.query('update inventory.inventarios set stock = stock - 1 where producto_id = $1 and bodega_id = $2', [row!.producto_id, row!.bodega_id]);
+      await stack.query('update inventory.inventarios set stock = stock - 1 where producto_id = $1 and bodega_id = $2', [
+        row!.producto_id,
+        row!.bodega_id,
+      ]);
     }
   });
 
@@ -124,7 +176,10 @@ describe('admin audit', () => {
   });
 
   it('reports a sale that no longer sums its lines (a line changed behind its back)', async () => {
-    const [linea] = await stack.query<{ id: number; venta_id: number }>('select id, venta_id from sales.venta_detalles where empresa_id = $1 order by id limit 1', [a.id]);
+    const [linea] = await stack.query<{ id: number; venta_id: number }>(
+      'select id, venta_id from sales.venta_detalles where empresa_id = $1 order by id limit 1',
+      [a.id],
+    );
     // A check constraint keeps each line's total = sub_total + iva; the sale's sums are the audit's.
     await stack.query('update sales.venta_detalles set total = total + 0.01, sub_total = sub_total + 0.01 where id = $1', [linea!.id]);
     try {

@@ -53,10 +53,19 @@ describe('API key authentication at the gateway', () => {
     expect((await stack.api(path, { key })).status).toBe(401);
     // The key appears in the table behind the gateway's back: a cached "unknown" still refuses it.
     const hash = createHash('sha256').update(key).digest();
-    await stack.query('insert into gateway.api_keys (empresa_id, key_hash, prefix, activo) values ($1, $2, $3, true)', [seeded.empresas.a!.id, hash, key.slice(0, 8)]);
+    await stack.query('insert into gateway.api_keys (empresa_id, key_hash, prefix, activo) values ($1, $2, $3, true)', [
+      seeded.empresas.a!.id,
+      hash,
+      key.slice(0, 8),
+    ]);
     expect((await stack.api(path, { key })).status).toBe(401);
     // Any announced change of credentials forgets every unknown key.
-    await stack.admin.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: seeded.empresas.a!.id, activo: true }, ctx);
+    await stack.admin.request(
+      gatewaySubjects,
+      'gateway.admin.empresa.set-active',
+      { empresa_id: seeded.empresas.a!.id, activo: true },
+      ctx,
+    );
     expect(await msUntilStatus(() => stack.api(path, { key }), 200)).toBeLessThan(5_000);
   });
 

@@ -65,10 +65,20 @@ describe('the typed client against the gateway', () => {
     const missing = await sut.get('/sales/{id}', { path: { id: 999_999 } }).catch((err: unknown) => err);
     const invalid = await sut
       .post('/sales', {
-        body: { fecha: '2026-13-01', estado: 'Completada', id_sucursal: 999_999, id_canal: a.canales.tienda!, id_bodega: a.bodegas.principal!, id_documento: a.documentos.factura!, detalles: [] },
+        body: {
+          fecha: '2026-13-01',
+          estado: 'Completada',
+          id_sucursal: 999_999,
+          id_canal: a.canales.tienda!,
+          id_bodega: a.bodegas.principal!,
+          id_documento: a.documentos.factura!,
+          detalles: [],
+        },
       })
       .catch((err: unknown) => err);
-    const unauthorized = await client('not_a_valid_key_0123456789').get('/system/rate-limit').catch((err: unknown) => err);
+    const unauthorized = await client('not_a_valid_key_0123456789')
+      .get('/system/rate-limit')
+      .catch((err: unknown) => err);
 
     expect(missing).toBeInstanceOf(ApiError);
     expect(missing).toEqual(expect.objectContaining({ status: 404, message: 'Venta no encontrada' }));

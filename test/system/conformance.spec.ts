@@ -62,7 +62,15 @@ describe('conformance to the served OpenAPI documents', () => {
       Object.entries<Json>(document.paths).flatMap(([template, item]) =>
         ['get', 'post', 'put', 'delete']
           .filter((method) => item[method])
-          .map((method) => ({ doc, document, server: document.servers[0].url, template, method, op: item[method], at: `${doc}#/paths/${pointer(template)}/${method}` })),
+          .map((method) => ({
+            doc,
+            document,
+            server: document.servers[0].url,
+            template,
+            method,
+            op: item[method],
+            at: `${doc}#/paths/${pointer(template)}/${method}`,
+          })),
       ),
     );
     JSONSchemaFaker.option({
@@ -86,7 +94,10 @@ describe('conformance to the served OpenAPI documents', () => {
         const exchange = await send(operation, c);
         sent++;
         const problem = judge(operation, c, exchange);
-        if (problem) failures.push(`${operation.method.toUpperCase()} ${operation.template} [${c.kind} ${c.label}] ${exchange.method} ${exchange.url.slice(0, 200)} → ${exchange.status}: ${problem}`);
+        if (problem)
+          failures.push(
+            `${operation.method.toUpperCase()} ${operation.template} [${c.kind} ${c.label}] ${exchange.method} ${exchange.url.slice(0, 200)} → ${exchange.status}: ${problem}`,
+          );
       }
     }
     expect(failures).toEqual([]);
@@ -100,19 +111,24 @@ describe('conformance to the served OpenAPI documents', () => {
     const body = parse(exchange.body);
     // An import answers 200 and reports each refused item in `errors`, as its document says.
     const refusedInBody = Array.isArray(body?.errors) && body.errors.length > 0;
-    if (c.kind === 'negative') return exchange.status < 400 && !refusedInBody ? 'a request that breaks the document was accepted' : undefined;
+    if (c.kind === 'negative')
+      return exchange.status < 400 && !refusedInBody ? 'a request that breaks the document was accepted' : undefined;
     // The schema cannot say every rule (fecha_fin not before fecha_inicio): the operation must say it in words.
     const text = normalize(JSON.stringify(operation.op));
     const unstated = (messages: string[]) => messages.filter((message) => !text.includes(normalize(message)));
     if (refusedInBody) {
       // `campo: mensaje` is the item's validation; other messages are rules on stored data (a branch that does not exist).
       const validation = body.errors.map((e: { message: string }) => /^[\w.]+: (.*)$/.exec(e.message)?.[1]).filter(Boolean);
-      return unstated(validation).length > 0 ? `a valid item was refused by a rule the document does not state: ${JSON.stringify(body.errors).slice(0, 300)}` : undefined;
+      return unstated(validation).length > 0
+        ? `a valid item was refused by a rule the document does not state: ${JSON.stringify(body.errors).slice(0, 300)}`
+        : undefined;
     }
     if (exchange.status < 400) return undefined;
     if (VALIDATION_MESSAGES.includes(body?.error)) {
       const messages = Object.values<string[]>(body.details ?? {}).flat();
-      return !body.details || unstated(messages).length > 0 ? `a valid request was refused by a rule the document does not state: ${JSON.stringify(body.details)}` : undefined;
+      return !body.details || unstated(messages).length > 0
+        ? `a valid request was refused by a rule the document does not state: ${JSON.stringify(body.details)}`
+        : undefined;
     }
     const open = (operation.op.security ?? operation.document.security ?? []).length === 0;
     const stated = [404, 422].includes(exchange.status) || (exchange.status === 401 && open);
@@ -130,7 +146,8 @@ describe('conformance to the served OpenAPI documents', () => {
     for (let i = 1; i <= GENERATED_PER_OPERATION; i++) {
       const c: Case = { kind: 'positive', label: `generated ${i}`, path: {}, query: {} };
       params.forEach((p, index) => {
-        if (p.in === 'path') c.path[p.name] = random() < 0.5 && p.example !== undefined ? p.example : generate(p.schema, `${at}/parameters/${index}/schema`);
+        if (p.in === 'path')
+          c.path[p.name] = random() < 0.5 && p.example !== undefined ? p.example : generate(p.schema, `${at}/parameters/${index}/schema`);
         else if (p.required || random() < 0.5) c.query[p.name] = generate(p.schema, `${at}/parameters/${index}/schema`);
       });
       if (jsonBody) c.body = generate(jsonBody.schema, `${at}/requestBody/content/application~1json/schema`);
@@ -156,7 +173,13 @@ describe('conformance to the served OpenAPI documents', () => {
         (p.in === 'path' ? c.path : c.query)[p.name] = value;
         cases.push(c);
       }
-      if (p.in === 'query') cases.push({ ...structuredClone(base), kind: 'negative', label: `query ${p.name}: repeated`, query: { ...base.query, [p.name]: [sample(p), sample(p)] } });
+      if (p.in === 'query')
+        cases.push({
+          ...structuredClone(base),
+          kind: 'negative',
+          label: `query ${p.name}: repeated`,
+          query: { ...base.query, [p.name]: [sample(p), sample(p)] },
+        });
     });
     const jsonBody = op.requestBody?.content?.['application/json'];
     if (jsonBody && base.body !== undefined) {
@@ -185,11 +208,18 @@ describe('conformance to the served OpenAPI documents', () => {
       const current = value[name];
       if (Array.isArray(current) && current.length > 0) {
         const items = resolveSchema(property.items, operation);
-        for (const [label, item] of breakObject(current[0], items, operation, `${where}.${name}.0`)) edit(label, (copy) => (copy[name][0] = item));
-        if (property.maxItems !== undefined) edit(`${where}.${name}: maxItems`, (copy) => (copy[name] = Array.from({ length: property.maxItems + 1 }, () => current[0])));
+        for (const [label, item] of breakObject(current[0], items, operation, `${where}.${name}.0`))
+          edit(label, (copy) => (copy[name][0] = item));
+        if (property.maxItems !== undefined)
+          edit(`${where}.${name}: maxItems`, (copy) => (copy[name] = Array.from({ length: property.maxItems + 1 }, () => current[0])));
         if (property.minItems) edit(`${where}.${name}: minItems`, (copy) => (copy[name] = []));
       } else if (current && typeof current === 'object') {
-        out.push(...breakObject(current, property, operation, `${where}.${name}`).map(([label, inner]): [string, Json] => [label, { ...structuredClone(value), [name]: inner }]));
+        out.push(
+          ...breakObject(current, property, operation, `${where}.${name}`).map(([label, inner]): [string, Json] => [
+            label,
+            { ...structuredClone(value), [name]: inner },
+          ]),
+        );
       }
     }
     // Rules across fields: drop every alternative of an anyOf; meet an if and break its then/else.
@@ -210,7 +240,10 @@ describe('conformance to the served OpenAPI documents', () => {
         for (const required of branch.required ?? []) delete copy[required];
         for (const [name, constraint] of Object.entries<Json>(branch.properties ?? {})) {
           const property = resolveSchema(schema.properties?.[name], operation);
-          copy[name] = constraint.const !== undefined || constraint.enum ? (property?.enum ?? []).find((v: unknown) => v !== constraint.const && !constraint.enum?.includes(v)) : null;
+          copy[name] =
+            constraint.const !== undefined || constraint.enum
+              ? (property?.enum ?? []).find((v: unknown) => v !== constraint.const && !constraint.enum?.includes(v))
+              : null;
         }
       });
     }
@@ -226,7 +259,12 @@ describe('conformance to the served OpenAPI documents', () => {
     if (type === 'integer') out.push(['integer', 1.5]);
     if (type === 'string') out.push(['type', 12345]);
     if (type === 'boolean') out.push(['type', 'quizas']);
-    if (schema.enum) out.push(['enum', `${String(schema.enum[0])}-NO`], ['enum case', String(schema.enum[0]).toUpperCase()], ['enum case', String(schema.enum[0]).toLowerCase()]);
+    if (schema.enum)
+      out.push(
+        ['enum', `${String(schema.enum[0])}-NO`],
+        ['enum case', String(schema.enum[0]).toUpperCase()],
+        ['enum case', String(schema.enum[0]).toLowerCase()],
+      );
     if (schema.maximum !== undefined) out.push(['maximum', schema.maximum + 1]);
     if (schema.minimum !== undefined) out.push(['minimum', schema.minimum - 1]);
     if (schema.exclusiveMinimum !== undefined) out.push(['exclusiveMinimum', schema.exclusiveMinimum]);
@@ -273,7 +311,8 @@ describe('conformance to the served OpenAPI documents', () => {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(c.query)) {
       if (value === undefined) continue;
-      for (const one of Array.isArray(value) ? value : [value]) search.append(name, typeof one === 'object' ? JSON.stringify(one) : String(one));
+      for (const one of Array.isArray(value) ? value : [value])
+        search.append(name, typeof one === 'object' ? JSON.stringify(one) : String(one));
     }
     const url = `${operation.server}${path}${search.size > 0 ? `?${search}` : ''}`;
     const headers: Record<string, string> = {};
@@ -281,7 +320,11 @@ describe('conformance to the served OpenAPI documents', () => {
     const hasBody = operation.op.requestBody !== undefined;
     if (hasBody) headers['Content-Type'] = 'application/json';
     const requestBody = hasBody ? JSON.stringify(c.body ?? {}) : undefined;
-    const res = await fetch(`${stack.baseUrl}${url}`, { method: operation.method.toUpperCase(), headers, ...(requestBody !== undefined ? { body: requestBody } : {}) });
+    const res = await fetch(`${stack.baseUrl}${url}`, {
+      method: operation.method.toUpperCase(),
+      headers,
+      ...(requestBody !== undefined ? { body: requestBody } : {}),
+    });
     const out: Record<string, string> = {};
     res.headers.forEach((value, name) => (out[name] = value));
     return { method: operation.method.toUpperCase(), url, status: res.status, headers: out, body: await res.text() };

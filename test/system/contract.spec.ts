@@ -21,13 +21,20 @@ describe('responses against the OpenAPI document', () => {
 
   const get = (path: string, key: string | null = SALES_KEY_A) => stack.api(`${API}${path}`, key ? { key } : {});
   const send = (method: string, path: string, body: unknown, contentType = 'application/json') =>
-    stack.api(`${API}${path}`, { key: SALES_KEY_A, method, headers: { 'Content-Type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    stack.api(`${API}${path}`, {
+      key: SALES_KEY_A,
+      method,
+      headers: { 'Content-Type': contentType },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('gets documented answers, successes and errors, from every operation of the document (a new operation needs a call here)', async () => {
     const laptop = a.productos.laptop!;
     const statuses = async (calls: Array<Promise<Response>>) => (await Promise.all(calls)).map((r) => r.status);
 
-    expect(await statuses([get('/inventory?per_page=2&tipo=Producto'), get('/inventory/summary'), get(`/inventory/${laptop}`)])).toEqual([200, 200, 200]);
+    expect(await statuses([get('/inventory?per_page=2&tipo=Producto'), get('/inventory/summary'), get(`/inventory/${laptop}`)])).toEqual([
+      200, 200, 200,
+    ]);
     expect(await statuses([get('/inventory/999999'), get('/inventory/abc'), get('/inventory?per_page=500')])).toEqual([404, 400, 400]);
 
     const created = await send('POST', '/sales', saleBody(a, { referencia_externa: 'contract-1' }));
@@ -37,21 +44,47 @@ describe('responses against the OpenAPI document', () => {
     expect((await send('POST', '/sales', saleBody(a, { detalles: [{ cantidad: 0 }] }))).status).toBe(422);
     expect((await send('POST', '/sales', '{"fecha": ', 'application/json')).status).toBe(400);
     expect((await send('POST', '/sales', 'fecha=2026-01-01', 'text/plain')).status).toBe(415);
-    expect(await statuses([get('/sales?estado=Completada&per_page=1'), get(`/sales/${venta.id}`), get('/sales/summary?fecha_inicio=2026-01-01&fecha_fin=2026-12-31')])).toEqual([
-      200, 200, 200,
+    expect(
+      await statuses([
+        get('/sales?estado=Completada&per_page=1'),
+        get(`/sales/${venta.id}`),
+        get('/sales/summary?fecha_inicio=2026-01-01&fecha_fin=2026-12-31'),
+      ]),
+    ).toEqual([200, 200, 200]);
+    expect(await statuses([get('/sales/999999'), get('/sales?fecha_inicio=2026-02-30'), get('/sales/summary?estado=Pagada')])).toEqual([
+      404, 400, 400,
     ]);
-    expect(await statuses([get('/sales/999999'), get('/sales?fecha_inicio=2026-02-30'), get('/sales/summary?estado=Pagada')])).toEqual([404, 400, 400]);
 
-    const cotizacion = (await json(await send('POST', '/sales', saleBody(a, { estado: 'Cotizacion', id_documento: a.documentos.cotizacion })))).data;
+    const cotizacion = (
+      await json(await send('POST', '/sales', saleBody(a, { estado: 'Cotizacion', id_documento: a.documentos.cotizacion })))
+    ).data;
     expect((await send('PUT', `/sales/${cotizacion.id}`, { observaciones: 'Entrega el lunes' })).status).toBe(200);
     expect((await send('PUT', `/sales/${venta.id}`, { observaciones: 'Ya facturada' })).status).toBe(422);
     expect((await send('PUT', '/sales/999999', { observaciones: 'x' })).status).toBe(404);
 
-    expect(await statuses([get(`/returns?id_venta=${venta.id}`), get('/returns/summary'), get('/returns/999999'), get('/returns?fecha_fin=2026-02-30')])).toEqual([
-      200, 200, 404, 400,
-    ]);
+    expect(
+      await statuses([
+        get(`/returns?id_venta=${venta.id}`),
+        get('/returns/summary'),
+        get('/returns/999999'),
+        get('/returns?fecha_fin=2026-02-30'),
+      ]),
+    ).toEqual([200, 200, 404, 400]);
 
-    const paquete = { cliente: 'Cliente', codigo_asesor: 'A1', wr: 'WR-CONTRACT-1', guia: 'G1', embalaje: 'Caja', piezas: 1, peso: 2.5, precio: 10, cuenta_a_terceros: 0, otros: 0, total: 10, sucursal: 'Sucursal Centro' };
+    const paquete = {
+      cliente: 'Cliente',
+      codigo_asesor: 'A1',
+      wr: 'WR-CONTRACT-1',
+      guia: 'G1',
+      embalaje: 'Caja',
+      piezas: 1,
+      peso: 2.5,
+      precio: 10,
+      cuenta_a_terceros: 0,
+      otros: 0,
+      total: 10,
+      sucursal: 'Sucursal Centro',
+    };
     expect((await send('POST', '/packages/import', { packages: [paquete, { ...paquete, wr: '' }] })).status).toBe(200);
     expect((await send('POST', '/packages/import', { packages: [] })).status).toBe(400);
     expect((await send('POST', '/packages/import', { packages: ['x'.repeat(1_100_000)] })).status).toBe(413);
@@ -74,10 +107,16 @@ describe('responses against the OpenAPI document', () => {
     expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(200);
     expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(404);
 
-    expect(await statuses([get('/system/rate-limit'), get('/system/rate-limit', null), get('/system/rate-limit', 'not_a_key_0123456789')])).toEqual([200, 401, 401]);
+    expect(
+      await statuses([get('/system/rate-limit'), get('/system/rate-limit', null), get('/system/rate-limit', 'not_a_key_0123456789')]),
+    ).toEqual([200, 401, 401]);
     expect(await statuses([get('/openapi.json', null), get('/openapi-webhooks.json', null), get('/docs', null)])).toEqual([200, 200, 200]);
     expect((await stack.api(`${API}/sales`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(405);
-    const webhooks = ['/woocommerce/unknown_token_0123456789', '/woocommerce/unknown_token_0123456789/producto', '/shopify/unknown_token_0123456789'].map((path) =>
+    const webhooks = [
+      '/woocommerce/unknown_token_0123456789',
+      '/woocommerce/unknown_token_0123456789/producto',
+      '/shopify/unknown_token_0123456789',
+    ].map((path) =>
       stack.api(`/api/webhook${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"id": 1}' }),
     );
     expect(await statuses(webhooks)).toEqual([401, 401, 401]);
@@ -89,7 +128,9 @@ describe('responses against the OpenAPI document', () => {
     expect(await statuses(tooLongToken)).toEqual([422, 422, 422]);
 
     const verdicts = await stack.recorder!.verdicts();
-    expect(verdicts.filter((v) => v.problems.length > 0).map((v) => `${v.operation} ${v.exchange.status}: ${v.problems.join('; ')}`)).toEqual([]);
+    expect(
+      verdicts.filter((v) => v.problems.length > 0).map((v) => `${v.operation} ${v.exchange.status}: ${v.problems.join('; ')}`),
+    ).toEqual([]);
     // Every operation of the document was answered at least once.
     const seen = new Set(verdicts.map((v) => v.operation));
     expect(contract.operations().filter((op) => !seen.has(op))).toEqual([]);
@@ -100,7 +141,13 @@ describe('responses against the OpenAPI document', () => {
       method: 'GET',
       url: `${API_BASE}/system/rate-limit`,
       status: 200,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r1', 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '999', 'x-ratelimit-reset': '1767229200' },
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'x-request-id': 'r1',
+        'x-ratelimit-limit': '1000',
+        'x-ratelimit-remaining': '999',
+        'x-ratelimit-reset': '1767229200',
+      },
       body: JSON.stringify({
         success: true,
         data: {
@@ -134,15 +181,23 @@ describe('responses against the OpenAPI document', () => {
         'header x-ratelimit-remaining is required and missing',
       ]);
       expect(problems((e) => ({ ...e, headers: { ...e.headers, 'x-debug': 'yes' } }))).toEqual(['header x-debug is not declared']);
-      expect(problems((e) => editBody(e, (b) => (b.data.max_requests = '1000')))).toEqual([expect.stringContaining('/data/max_requests must be integer')]);
-      expect(problems((e) => editBody(e, (b) => (b.data.extra = 1)))).toEqual([expect.stringContaining('must NOT have additional properties')]);
-      expect(problems((e) => editBody(e, (b) => delete b.data.empresa_id))).toEqual([expect.stringContaining("must have required property 'empresa_id'")]);
+      expect(problems((e) => editBody(e, (b) => (b.data.max_requests = '1000')))).toEqual([
+        expect.stringContaining('/data/max_requests must be integer'),
+      ]);
+      expect(problems((e) => editBody(e, (b) => (b.data.extra = 1)))).toEqual([
+        expect.stringContaining('must NOT have additional properties'),
+      ]);
+      expect(problems((e) => editBody(e, (b) => delete b.data.empresa_id))).toEqual([
+        expect.stringContaining("must have required property 'empresa_id'"),
+      ]);
     });
 
     it('ignores paths outside the document and checks the 405 of a method a path lacks', () => {
       const unknown = contract.check({ ...ok, url: `${API_BASE}/nothing-here`, status: 404 });
       expect([unknown.operation, unknown.problems]).toEqual([undefined, []]);
-      expect(contract.check({ ...ok, method: 'DELETE', status: 200 }).problems).toEqual(expect.arrayContaining(['undocumented method answered 200, not 405']));
+      expect(contract.check({ ...ok, method: 'DELETE', status: 200 }).problems).toEqual(
+        expect.arrayContaining(['undocumented method answered 200, not 405']),
+      );
     });
   });
 });

@@ -54,7 +54,8 @@ describe('Postgres roles per service', () => {
     await iso.drop();
     const admin = new pg.Client({ connectionString: iso.databaseUrl.replace(/\/[^/]*$/, '/postgres') });
     await admin.connect();
-    for (const roles of [gateway, webhooks]) for (const role of [roles.runtime, roles.owner]) await admin.query(`drop role if exists "${role}"`);
+    for (const roles of [gateway, webhooks])
+      for (const role of [roles.runtime, roles.owner]) await admin.query(`drop role if exists "${role}"`);
     await admin.end();
   });
 
@@ -66,7 +67,9 @@ describe('Postgres roles per service', () => {
   });
 
   it('lets each runtime role read and write its own schema’s data, and change none of its structure', async () => {
-    expect(await query(gateway.runtime, `insert into gateway.empresas (nombre) values ('Empresa Roles') returning nombre`)).toEqual([{ nombre: 'Empresa Roles' }]);
+    expect(await query(gateway.runtime, `insert into gateway.empresas (nombre) values ('Empresa Roles') returning nombre`)).toEqual([
+      { nombre: 'Empresa Roles' },
+    ]);
     expect(await query(webhooks.runtime, 'select count(*)::int as n from webhook_ingest.integraciones')).toEqual([{ n: 0 }]);
     expect(outcome(await query(webhooks.runtime, 'create table webhook_ingest.intrusa (id int)'))).toBe('42501');
     expect(outcome(await query(webhooks.runtime, 'create table public.intrusa (id int)'))).toBe('42501');

@@ -20,7 +20,16 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
     return { status: res.status, body: (await json(res)) as any };
   };
   const pendiente = (observaciones: string) =>
-    postSale(stack, SALES_KEY_A, saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.libre, observaciones, detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] }));
+    postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, {
+        estado: 'Pendiente',
+        id_cliente: a.clientes.libre,
+        observaciones,
+        detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }],
+      }),
+    );
   const edit = (id: number, observaciones: string, cantidad: number) =>
     stack.api(`${API}/sales/${id}`, {
       key: SALES_KEY_A,
@@ -46,7 +55,9 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
     const lastRead = () => new Map(read.map((r) => [r.id, r.version]));
     const deadline = Date.now() + 45_000;
     for (;;) {
-      const page = await stack.api(`${API}${path}&order_by=updated_at&per_page=4${cursor ? `&cursor=${cursor}` : ''}`, { key: SALES_KEY_A });
+      const page = await stack.api(`${API}${path}&order_by=updated_at&per_page=4${cursor ? `&cursor=${cursor}` : ''}`, {
+        key: SALES_KEY_A,
+      });
       expect(page.status).toBe(200);
       const body = (await json(page)) as any;
       read.push(...body.data.map((row: any) => ({ id: row.id, version: version(row) })));
@@ -99,7 +110,12 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
       const all = await get('per_page=200&estado=Pendiente');
       return new Map<number, string>(all.body.data.filter((s: any) => ids.includes(s.id)).map((s: any) => [s.id, s.observaciones]));
     };
-    const { read, lastRead } = await follow(`/sales?updated_since=${encodeURIComponent(since)}`, (row) => row.observaciones as string, () => done, finalVersions);
+    const { read, lastRead } = await follow(
+      `/sales?updated_since=${encodeURIComponent(since)}`,
+      (row) => row.observaciones as string,
+      () => done,
+      finalVersions,
+    );
     await writer;
 
     const final = await finalVersions();
@@ -131,11 +147,23 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
             const created = await stack.admin.request(
               returnsAdminSubjects,
               'returns.admin.create',
-              { empresa_id: a.id, id_venta: venta.body.data.id, fecha: '2026-03-11', tipo: 'devolucion', detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] } as never,
+              {
+                empresa_id: a.id,
+                id_venta: venta.body.data.id,
+                fecha: '2026-03-11',
+                tipo: 'devolucion',
+                detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }],
+              } as never,
               ctx,
             );
             ids.push(created.devolucion.id);
-            if ((k + w) % 2 === 0) await stack.admin.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: a.id, id_devolucion: ids[(k * 5 + w) % ids.length]! }, ctx);
+            if ((k + w) % 2 === 0)
+              await stack.admin.request(
+                returnsAdminSubjects,
+                'returns.admin.annul',
+                { empresa_id: a.id, id_devolucion: ids[(k * 5 + w) % ids.length]! },
+                ctx,
+              );
           }
         }),
       );
@@ -145,7 +173,12 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
       const all = (await json(await stack.api(`${API}/returns?per_page=200&id_venta=${venta.body.data.id}`, { key: SALES_KEY_A }))) as any;
       return new Map<number, string>(all.data.map((r: any) => [r.id, r.estado]));
     };
-    const { read, lastRead } = await follow(`/returns?updated_since=${encodeURIComponent(since)}`, (row) => row.estado as string, () => done, final);
+    const { read, lastRead } = await follow(
+      `/returns?updated_since=${encodeURIComponent(since)}`,
+      (row) => row.estado as string,
+      () => done,
+      final,
+    );
     await writer;
     const expected = await final();
     expect(expected.size).toBe(18);
@@ -163,7 +196,11 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
       await Promise.all(
         [0, 1, 2].map(async (w) => {
           for (let k = 0; k < 8; k++) {
-            const sale = await postSale(stack, SALES_KEY_A, saleBody(a, { detalles: [{ id_producto: productos[(k + w) % 3]!, cantidad: 1 + (k % 2) }] }));
+            const sale = await postSale(
+              stack,
+              SALES_KEY_A,
+              saleBody(a, { detalles: [{ id_producto: productos[(k + w) % 3]!, cantidad: 1 + (k % 2) }] }),
+            );
             expect(sale.status).toBe(201);
           }
         }),
@@ -172,7 +209,9 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
     })();
     const stockState = (row: any) => JSON.stringify(row.inventarios.map((i: any) => [i.id_bodega, i.stock]));
     const final = async () => {
-      const rows = await Promise.all(productos.map(async (id) => (await json(await stack.api(`${API}/inventory/${id}`, { key: SALES_KEY_A }))) as any));
+      const rows = await Promise.all(
+        productos.map(async (id) => (await json(await stack.api(`${API}/inventory/${id}`, { key: SALES_KEY_A }))) as any),
+      );
       return new Map<number, string>(rows.map((r) => [r.data.id, stockState(r.data)]));
     };
     const { read, lastRead } = await follow(`/inventory?updated_since=${encodeURIComponent(since)}`, stockState, () => done, final);

@@ -89,7 +89,10 @@ describe('gateway error envelope and service availability', () => {
     });
 
     it('still serves a URL and headers just under the limits', async () => {
-      const res = await stack.api(`/api/external/v1/inventory?nombre=Laptop&relleno=${'a'.repeat(8_000)}`, { key: KEY_A, headers: { 'X-Padding': 'p'.repeat(15_000) } });
+      const res = await stack.api(`/api/external/v1/inventory?nombre=Laptop&relleno=${'a'.repeat(8_000)}`, {
+        key: KEY_A,
+        headers: { 'X-Padding': 'p'.repeat(15_000) },
+      });
       expect(res.status).toBe(200);
       expect((await json(res)).data.map((p: { codigo: string }) => p.codigo)).toEqual(['LAP-14']);
     });
@@ -109,13 +112,21 @@ describe('gateway error envelope and service availability', () => {
       });
     });
 
-    it.each(['nombre[]=x', 'nombre[a]=b', 'page=1&tipo[0]=Producto'])('answers the bracketed parameter in %p with 400 naming it, instead of dropping the filter', async (query) => {
-      const res = await list(query);
-      expect(res.status).toBe(400);
-      const body = await json(res);
-      const name = decodeURIComponent(query.split('&').pop()!.split('=')[0]!);
-      expect(body).toEqual({ success: false, error: 'Parámetros inválidos', code: 400, details: { [name]: ['Los nombres de parámetro no llevan corchetes: envíe nombre=valor'] } });
-    });
+    it.each(['nombre[]=x', 'nombre[a]=b', 'page=1&tipo[0]=Producto'])(
+      'answers the bracketed parameter in %p with 400 naming it, instead of dropping the filter',
+      async (query) => {
+        const res = await list(query);
+        expect(res.status).toBe(400);
+        const body = await json(res);
+        const name = decodeURIComponent(query.split('&').pop()!.split('=')[0]!);
+        expect(body).toEqual({
+          success: false,
+          error: 'Parámetros inválidos',
+          code: 400,
+          details: { [name]: ['Los nombres de parámetro no llevan corchetes: envíe nombre=valor'] },
+        });
+      },
+    );
 
     it('answers an enum in another case with 400: enumerations are exact', async () => {
       const res = await list('order_direction=DESC');

@@ -25,7 +25,16 @@ describe('GET /inventory', () => {
     const { status, body } = await list('');
     expect(status).toBe(200);
     expect(refsOf(body)).toEqual(['p1', 'p2', 'p3', 'p7', 'p4', 'p5', 'p6']);
-    expect(body.pagination).toEqual({ current_page: 1, per_page: 100, total: 7, total_pages: 1, has_next: false, has_prev: false, from: 1, to: 7 });
+    expect(body.pagination).toEqual({
+      current_page: 1,
+      per_page: 100,
+      total: 7,
+      total_pages: 1,
+      has_next: false,
+      has_prev: false,
+      from: 1,
+      to: 7,
+    });
     expect(body.meta).toEqual({ empresa: 'Catalogo A', timestamp: expect.any(String), filters_applied: {} });
 
     const laptop = body.data.find((p: { id: number }) => p.id === catalog.a.p3);
@@ -44,7 +53,15 @@ describe('GET /inventory', () => {
     });
     expect(laptop.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(laptop.inventarios).toEqual([
-      expect.objectContaining({ id_producto: catalog.a.p3, stock: 3, stock_minimo: 5, stock_maximo: 100, nota: null, nombre_bodega: 'Bodega Principal', nombre_sucursal: 'Sucursal Centro' }),
+      expect.objectContaining({
+        id_producto: catalog.a.p3,
+        stock: 3,
+        stock_minimo: 5,
+        stock_maximo: 100,
+        nota: null,
+        nombre_bodega: 'Bodega Principal',
+        nombre_sucursal: 'Sucursal Centro',
+      }),
       expect.objectContaining({ stock: 2.5, stock_minimo: 1, nombre_bodega: 'Bodega Reserva' }),
     ]);
     const teclado = body.data.find((p: { id: number }) => p.id === catalog.a.p6);
@@ -92,7 +109,8 @@ describe('GET /inventory', () => {
     const all = await list(`?order_by=${orderBy}&order_direction=${direction}`);
     expect(refsOf(all.body)).toEqual(refs);
     const paged: string[] = [];
-    for (let page = 1; page <= 4; page++) paged.push(...refsOf((await list(`?order_by=${orderBy}&order_direction=${direction}&per_page=2&page=${page}`)).body));
+    for (let page = 1; page <= 4; page++)
+      paged.push(...refsOf((await list(`?order_by=${orderBy}&order_direction=${direction}&per_page=2&page=${page}`)).body));
     expect(paged).toEqual(refs);
     expect(all.body.meta.filters_applied).toEqual({});
   });

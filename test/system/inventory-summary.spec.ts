@@ -57,7 +57,9 @@ describe('GET /inventory/summary', () => {
 
     const stock = listed.flatMap((p) => p.inventarios.map((i) => units(i.stock, 3))).reduce((x, y) => x + y, 0n);
     expect(units(data.inventario.stock_total, 3)).toBe(stock);
-    const value = listed.flatMap((p) => p.inventarios.map((i) => units(p.costo_promedio, 4) * units(i.stock, 3))).reduce((x, y) => x + y, 0n);
+    const value = listed
+      .flatMap((p) => p.inventarios.map((i) => units(p.costo_promedio, 4) * units(i.stock, 3)))
+      .reduce((x, y) => x + y, 0n);
     // Σ costo_promedio × stock has 7 decimals; the summary gives it to the cent.
     expect(units(data.inventario.valor_total, 2)).toBe((value + 50_000n) / 100_000n);
 

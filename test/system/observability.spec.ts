@@ -63,7 +63,9 @@ describe('traces and metrics of the running processes', () => {
 
   it('follows one request in one trace: HTTP at the gateway, the NATS request, the service handler and its SQL', async () => {
     const id = (seeded.empresas.a!.productos as Record<string, number>).laptop;
-    const res = await fetch(`http://127.0.0.1:${gateway.port}/api/external/v1/inventory/${id}`, { headers: { Authorization: `Bearer ${KEY_A}` } });
+    const res = await fetch(`http://127.0.0.1:${gateway.port}/api/external/v1/inventory/${id}`, {
+      headers: { Authorization: `Bearer ${KEY_A}` },
+    });
     expect(res.status).toBe(200);
 
     const deadline = Date.now() + 10_000;
@@ -71,7 +73,11 @@ describe('traces and metrics of the running processes', () => {
     for (;;) {
       const natsServer = receiver.spans.find((s) => s.name === 'inventory.product.get process');
       trace = natsServer ? receiver.spans.filter((s) => s.traceId === natsServer.traceId) : [];
-      if (trace.some((s) => s.service === 'inventory' && /select/i.test(s.name)) && trace.some((s) => s.kind === 2 && s.service === 'gateway')) break;
+      if (
+        trace.some((s) => s.service === 'inventory' && /select/i.test(s.name)) &&
+        trace.some((s) => s.kind === 2 && s.service === 'gateway')
+      )
+        break;
       if (Date.now() > deadline) throw new Error(`incomplete trace: ${JSON.stringify(trace.map((s) => [s.service, s.name]))}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

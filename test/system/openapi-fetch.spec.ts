@@ -15,7 +15,17 @@ function shopFixture(): unknown {
         usuarios: [{ ref: 'admin', nombre: 'Admin Tienda', rol: 'Administrador' }],
         api_keys: [{ ref: 'main', usuario: 'admin', key: 'test_key_openapi_fetch_0123456789ab' }],
         sucursales: [{ ref: 'centro', nombre: 'Sucursal Centro', bodegas: [{ ref: 'principal', nombre: 'Bodega Principal' }] }],
-        productos: [{ ref: 'pA', nombre: 'Producto A', codigo: 'SKU-A', tipo: 'Producto', precio: 10, enable: 1, inventarios: [{ bodega: 'principal', stock: 5 }] }],
+        productos: [
+          {
+            ref: 'pA',
+            nombre: 'Producto A',
+            codigo: 'SKU-A',
+            tipo: 'Producto',
+            precio: 10,
+            enable: 1,
+            inventarios: [{ bodega: 'principal', stock: 5 }],
+          },
+        ],
         integraciones: [
           { ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'factura' },
           { ref: 'shop', plataforma: 'shopify', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'factura' },
@@ -41,7 +51,12 @@ describe('openapi-fetch with openapi-typescript types', () => {
   });
   afterAll(() => stack?.stop());
 
-  const api = () => createClient<paths>({ baseUrl: `${stack.baseUrl}/api/external/v1`, headers: { Authorization: `Bearer ${SALES_KEY_A}` }, fetch: stack.fetch });
+  const api = () =>
+    createClient<paths>({
+      baseUrl: `${stack.baseUrl}/api/external/v1`,
+      headers: { Authorization: `Bearer ${SALES_KEY_A}` },
+      fetch: stack.fetch,
+    });
   const webhooks = () => createClient<webhookPaths>({ baseUrl: `${stack.baseUrl}/api/webhook`, fetch: stack.fetch });
 
   it('reads inventory with typed query parameters: booleans, integers, exact enums', async () => {
@@ -73,7 +88,10 @@ describe('openapi-fetch with openapi-typescript types', () => {
     const venta = created.data!.data;
     expect(created.response.headers.get('location')).toBe(`/api/external/v1/sales/${venta.id}`);
 
-    const updated = await api().PUT('/sales/{id}', { params: { path: { id: venta.id } }, body: { observaciones: 'Entrega el lunes', detalles: [{ id: venta.detalles[0]!.id, cantidad: 3 }] } });
+    const updated = await api().PUT('/sales/{id}', {
+      params: { path: { id: venta.id } },
+      body: { observaciones: 'Entrega el lunes', detalles: [{ id: venta.detalles[0]!.id, cantidad: 3 }] },
+    });
     expect(updated.data?.data.observaciones).toBe('Entrega el lunes');
 
     const read = await api().GET('/sales/{id}', { params: { path: { id: venta.id } } });
@@ -98,7 +116,20 @@ describe('openapi-fetch with openapi-typescript types', () => {
     const imported = await api().POST('/packages/import', {
       body: {
         packages: [
-          { cliente: 'Cliente', codigo_asesor: 'A1', wr: 'WR-FETCH-1', guia: 'G1', embalaje: 'Caja', piezas: 1, peso: 2.5, precio: 10, cuenta_a_terceros: 0, otros: 0, total: 10, sucursal: 'Sucursal Centro' },
+          {
+            cliente: 'Cliente',
+            codigo_asesor: 'A1',
+            wr: 'WR-FETCH-1',
+            guia: 'G1',
+            embalaje: 'Caja',
+            piezas: 1,
+            peso: 2.5,
+            precio: 10,
+            cuenta_a_terceros: 0,
+            otros: 0,
+            total: 10,
+            sucursal: 'Sucursal Centro',
+          },
         ],
       },
     });

@@ -75,7 +75,12 @@ describe('POST /packages/import through gateway, NATS and the packages service',
   });
 
   const post = (body: unknown, key = KEY_A) =>
-    stack.api(PATH, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    stack.api(PATH, {
+      key,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   const stored = async (empresa: 'a' | 'b', wr: string) =>
     (
@@ -90,7 +95,12 @@ describe('POST /packages/import through gateway, NATS and the packages service',
   const totalStored = async () => Number((await db.query('select count(*)::int as n from packages.paquetes')).rows[0].n);
 
   it('creates valid items in state "En bodega" and answers 200 with the import body and the rate-limit headers', async () => {
-    const res = await post({ packages: [item('WR-OK-1', { transportista: 'DHL', volumen: 0.75, nota: 'Frágil' }), item('WR-OK-2', { id_sucursal: undefined, sucursal: 'Sucursal Norte' })] });
+    const res = await post({
+      packages: [
+        item('WR-OK-1', { transportista: 'DHL', volumen: 0.75, nota: 'Frágil' }),
+        item('WR-OK-2', { id_sucursal: undefined, sucursal: 'Sucursal Norte' }),
+      ],
+    });
     expect(res.status).toBe(200);
     const body = await json(res);
     expect(Object.keys(body).sort()).toEqual(['created', 'errors', 'items', 'skipped', 'success']);
@@ -130,7 +140,11 @@ describe('POST /packages/import through gateway, NATS and the packages service',
       transportista: 'DHL',
       nota: 'Frágil',
     });
-    expect((await stored('a', 'WR-OK-2'))[0]).toMatchObject({ sucursal_id: ref('a', 'sucursales', 'norte'), volumen: null, transportista: null });
+    expect((await stored('a', 'WR-OK-2'))[0]).toMatchObject({
+      sucursal_id: ref('a', 'sucursales', 'norte'),
+      volumen: null,
+      transportista: null,
+    });
   });
 
   describe('answers 400 with details and stores nothing when the body is not {packages: [1..500 items]}', () => {
@@ -163,7 +177,11 @@ describe('POST /packages/import through gateway, NATS and the packages service',
   });
 
   it('answers 401 without a key and stores nothing', async () => {
-    const res = await stack.api(PATH, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ packages: [item('WR-401')] }) });
+    const res = await stack.api(PATH, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ packages: [item('WR-401')] }),
+    });
     expect(res.status).toBe(401);
     expect(await stored('a', 'WR-401')).toEqual([]);
   });
@@ -201,12 +219,16 @@ describe('POST /packages/import through gateway, NATS and the packages service',
       [8, 'created'],
     ]);
     expect((await stored('a', 'WR-E-6'))[0]).toMatchObject({ sucursal_id: ref('a', 'sucursales', 'norte') });
-    const refused = await db.query(`select count(*)::int as n from packages.paquetes where wr = any($1)`, [['WR-E-0', 'WR-E-1', 'WR-E-2', 'WR-E-3', 'WR-E-4', 'WR-E-5']]);
+    const refused = await db.query(`select count(*)::int as n from packages.paquetes where wr = any($1)`, [
+      ['WR-E-0', 'WR-E-1', 'WR-E-2', 'WR-E-3', 'WR-E-4', 'WR-E-5'],
+    ]);
     expect(refused.rows[0].n).toBe(0);
   });
 
   it('creates the first item of a wr repeated in one batch and skips the rest with the same id', async () => {
-    const res = await post({ packages: [item('WR-TWICE', { cliente: 'Primero' }), item('WR-OTHER'), item('WR-TWICE', { cliente: 'Segundo' }), item('WR-TWICE')] });
+    const res = await post({
+      packages: [item('WR-TWICE', { cliente: 'Primero' }), item('WR-OTHER'), item('WR-TWICE', { cliente: 'Segundo' }), item('WR-TWICE')],
+    });
     const body = await json(res);
     expect(body).toMatchObject({ created: 2, skipped: 2, errors: [] });
     const [twice] = await stored('a', 'WR-TWICE');
@@ -228,7 +250,9 @@ describe('POST /packages/import through gateway, NATS and the packages service',
   });
 
   it('imports 500 packages in one request', async () => {
-    const packages = Array.from({ length: 500 }, (_, i) => item(`WR-BULK-${String(i).padStart(3, '0')}`, { codigo_asesor: i % 2 ? 'AS-01' : `EXT-${i}` }));
+    const packages = Array.from({ length: 500 }, (_, i) =>
+      item(`WR-BULK-${String(i).padStart(3, '0')}`, { codigo_asesor: i % 2 ? 'AS-01' : `EXT-${i}` }),
+    );
     const started = performance.now();
     const res = await post({ packages });
     const ms = performance.now() - started;
@@ -276,7 +300,9 @@ describe('POST /packages/import through gateway, NATS and the packages service',
     });
 
     it('resolves a branch name among the key company’s branches only', async () => {
-      const body = await json(await post({ packages: [item('WR-BY-NAME', { id_sucursal: undefined, sucursal: 'sucursal centro' })] }, KEY_B));
+      const body = await json(
+        await post({ packages: [item('WR-BY-NAME', { id_sucursal: undefined, sucursal: 'sucursal centro' })] }, KEY_B),
+      );
       expect(body.created).toBe(1);
       expect((await stored('b', 'WR-BY-NAME'))[0].sucursal_id).toBe(ref('b', 'sucursales', 'centro'));
     });

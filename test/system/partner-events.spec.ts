@@ -2,7 +2,17 @@ import { Webhook } from 'standardwebhooks';
 import type { SeedOutput } from '@erp/admin';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { Stack, json } from '../support/stack';
-import { API, SALES_KEY_A, SALES_KEY_B, eventually, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import {
+  API,
+  SALES_KEY_A,
+  SALES_KEY_B,
+  eventually,
+  postSale,
+  refsOf,
+  saleBody,
+  salesFixture,
+  type SalesRefs,
+} from '../support/sales-fixture';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -44,7 +54,11 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
 
   it('subscribes, validates the body and keeps each company to its own subscriptions', async () => {
     const r = await receiver();
-    const created = await call('POST', '/event-subscriptions', SALES_KEY_A, { url: r.url, events: ['sale.created'], descripcion: 'ERP del socio' });
+    const created = await call('POST', '/event-subscriptions', SALES_KEY_A, {
+      url: r.url,
+      events: ['sale.created'],
+      descripcion: 'ERP del socio',
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('x-ratelimit-remaining')).not.toBeNull();
     expect(created.body.data).toMatchObject({ url: r.url, events: ['sale.created'], descripcion: 'ERP del socio', enable: 1 });
@@ -72,13 +86,21 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
     const subA = (await call('POST', '/event-subscriptions', SALES_KEY_A, { url: ra.url, events: ['*'] })).body.data;
     await call('POST', '/event-subscriptions', SALES_KEY_B, { url: rb.url, events: ['*'] });
 
-    const sale = await postSale(stack, SALES_KEY_A, saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.libre, detalles: [{ id_producto: a.productos.mouse, cantidad: 2 }] }));
+    const sale = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.libre, detalles: [{ id_producto: a.productos.mouse, cantidad: 2 }] }),
+    );
     expect(sale.status).toBe(201);
     const ventaId = sale.body.data.id as number;
     const updated = await call('PUT', `/sales/${ventaId}`, SALES_KEY_A, { detalles: [{ id_producto: a.productos.mouse, cantidad: 3 }] });
     expect(updated.status).toBe(200);
 
-    await eventually(async () => expect(ra.delivered().map((e) => e.type)).toEqual(expect.arrayContaining(['sale.created', 'sale.updated', 'stock.changed'])), 20_000);
+    await eventually(
+      async () =>
+        expect(ra.delivered().map((e) => e.type)).toEqual(expect.arrayContaining(['sale.created', 'sale.updated', 'stock.changed'])),
+      20_000,
+    );
     await eventually(async () => expect(ra.delivered().filter((e) => e.type === 'stock.changed')).toHaveLength(2), 20_000);
     const wh = new Webhook(subA.secret);
     const events = ra.received.filter((x) => x.answer === 'ok').map((x) => wh.verify(x.body, x.headers) as any);
@@ -118,7 +140,14 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
     expect(replay.status).toBe(202);
     expect(replay.body.data.encolados).toBe(events.length);
     await eventually(async () => expect(ra.delivered()).toHaveLength(events.length * 2), 20_000);
-    expect(new Set(ra.delivered().slice(events.length).map((e) => e.id))).toEqual(new Set(events.map((e) => e.id)));
+    expect(
+      new Set(
+        ra
+          .delivered()
+          .slice(events.length)
+          .map((e) => e.id),
+      ),
+    ).toEqual(new Set(events.map((e) => e.id)));
     expect((await call('POST', `/event-subscriptions/${subA.id}/replay`, SALES_KEY_A, { desde: 'ayer' })).status).toBe(422);
   });
 });

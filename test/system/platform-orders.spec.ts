@@ -93,16 +93,29 @@ describe('platform orders as the platforms publish them', () => {
     const rows = await stack.query<{ id: number }>('select id from sales.ventas where referencia_externa = $1', [referencia]);
     expect(rows).toHaveLength(1);
     const res = await stack.api(`/api/external/v1/sales/${rows[0]!.id}`, { key: KEY });
-    return (await json(res)).data as { id: number; estado: string; total: number; id_cliente: number | null; observaciones: string | null; detalles: SaleLine[] };
+    return (await json(res)).data as {
+      id: number;
+      estado: string;
+      total: number;
+      id_cliente: number | null;
+      observaciones: string | null;
+      detalles: SaleLine[];
+    };
   };
   const envio = async () => {
-    const [row] = await stack.query<{ id: number; tipo: string }>("select id, tipo from inventory.productos where codigo = 'ENVIO' and empresa_id = $1", [seeded.empresas.tienda!.id]);
+    const [row] = await stack.query<{ id: number; tipo: string }>(
+      "select id, tipo from inventory.productos where codigo = 'ENVIO' and empresa_id = $1",
+      [seeded.empresas.tienda!.id],
+    );
     return row!;
   };
   const settled = async (idEntrega: number, timeoutMs = 20_000) => {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const [row] = await stack.query<{ estado: string; motivo: string | null; id_venta: number | null }>('select estado, motivo, id_venta from webhook_ingest.entregas where id = $1', [idEntrega]);
+      const [row] = await stack.query<{ estado: string; motivo: string | null; id_venta: number | null }>(
+        'select estado, motivo, id_venta from webhook_ingest.entregas where id = $1',
+        [idEntrega],
+      );
       if (row && row.estado !== 'recibida') return row;
       if (Date.now() > until) throw new Error(`delivery ${idEntrega} not processed in time`);
       await new Promise((r) => setTimeout(r, 100));
@@ -140,10 +153,14 @@ describe('platform orders as the platforms publish them', () => {
         [servicio.id, 1, 10],
       ]);
       expect(sale.observaciones).toContain('Flat Rate');
-      const [cliente] = await stack.query<{ email: string; nombre: string }>('select email, nombre from sales.clientes where id = $1', [sale.id_cliente]);
+      const [cliente] = await stack.query<{ email: string; nombre: string }>('select email, nombre from sales.clientes where id = $1', [
+        sale.id_cliente,
+      ]);
       expect(cliente).toEqual({ email: 'john.doe@example.com', nombre: 'John Doe' });
       expect(await stocks('premium', 'bar3')).toEqual({ premium: before.premium - 2, bar3: before.bar3 - 1 });
-      const moves = await stack.query<{ n: number }>('select count(*)::int as n from inventory.movimientos where producto_id = $1', [servicio.id]);
+      const moves = await stack.query<{ n: number }>('select count(*)::int as n from inventory.movimientos where producto_id = $1', [
+        servicio.id,
+      ]);
       expect(moves[0]!.n).toBe(0);
     });
 
@@ -154,21 +171,30 @@ describe('platform orders as the platforms publish them', () => {
       expect(await stocks('premium', 'bar3')).toEqual(before);
 
       // Same `date_modified_gmt` as the completion: a gateway or an admin changed it within the second.
-      const cancelled = await sendWoo(published('woocommerce/order-727-updated-completed.json', [...WOO_727_SKUS, ['"status": "completed"', '"status": "cancelled"']]));
+      const cancelled = await sendWoo(
+        published('woocommerce/order-727-updated-completed.json', [...WOO_727_SKUS, ['"status": "completed"', '"status": "cancelled"']]),
+      );
       expect(cancelled).toMatchObject({ estado: 'procesada', motivo: 'Venta anulada' });
       expect((await saleOf('woo-727')).estado).toBe('Anulada');
       expect(await stocks('premium', 'bar3')).toEqual({ premium: before.premium + 2, bar3: before.bar3 + 1 });
     });
 
     it('a cancellation processed before an update of the same second wins: the update brings no sale back', async () => {
-      const at = (status: string) => published('woocommerce/order-727.json', [...WOO_727_SKUS, ['"id": 727,', '"id": 7270,'], ['"status": "processing"', `"status": "${status}"`]]);
+      const at = (status: string) =>
+        published('woocommerce/order-727.json', [
+          ...WOO_727_SKUS,
+          ['"id": 727,', '"id": 7270,'],
+          ['"status": "processing"', `"status": "${status}"`],
+        ]);
       expect(await sendWoo(at('cancelled'))).toMatchObject({ estado: 'ignorada' });
       expect(await sendWoo(at('processing'))).toMatchObject({ estado: 'ignorada', motivo: expect.stringContaining('cancelado') });
       expect(await stack.query("select id from sales.ventas where referencia_externa = 'woo-7270'")).toEqual([]);
     });
 
     it('an order with prices including tax (order 1274) is a sale of its total, 26.09', async () => {
-      const processed = await sendWoo(published('woocommerce/order-1274-prices-include-tax-subscriptions-docs.json', [['"sku": "",', '"sku": "SUB-1027",']]));
+      const processed = await sendWoo(
+        published('woocommerce/order-1274-prices-include-tax-subscriptions-docs.json', [['"sku": "",', '"sku": "SUB-1027",']]),
+      );
       expect(processed).toMatchObject({ estado: 'procesada' });
       const sale = await saleOf('woo-1274');
       expect(sale.total).toBe(26.09);
@@ -179,7 +205,9 @@ describe('platform orders as the platforms publish them', () => {
       const body = published('woocommerce/order-963-coupon-wcios-fixture.json', [['"sku": "",', '"sku": "FRUTA-52",']], { unwrap: 'data' });
       const failed = await sendWoo(body.replace('"sku": "5555-A"', '"sku": "NEW-5555"'));
       expect(failed).toMatchObject({ estado: 'fallida', motivo: expect.stringContaining('NEW-5555') });
-      const [entrega] = await stack.query<{ id: number }>("select id from webhook_ingest.entregas where referencia = 'woo-963' and estado = 'fallida'");
+      const [entrega] = await stack.query<{ id: number }>(
+        "select id from webhook_ingest.entregas where referencia = 'woo-963' and estado = 'fallida'",
+      );
 
       // Fixed at the source: the store's SKU is now one of ours (the replay reprocesses the stored body).
       await stack.admin.request(
@@ -188,7 +216,12 @@ describe('platform orders as the platforms publish them', () => {
         { empresa_id: seeded.empresas.tienda!.id, productos: [{ ref: 'nuevo', nombre: 'Fruits Bundle', codigo: 'NEW-5555', precio: 10 }] },
         { requestId: 'platform-orders' },
       );
-      await stack.admin.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [entrega!.id] }, { requestId: 'platform-orders' });
+      await stack.admin.request(
+        webhookSubjects,
+        'webhooks.admin.delivery.replay',
+        { ids: [entrega!.id] },
+        { requestId: 'platform-orders' },
+      );
       expect(await settled(entrega!.id)).toMatchObject({ estado: 'procesada' });
       const sale = await saleOf('woo-963');
       expect(sale.total).toBe(31.2);
@@ -201,7 +234,9 @@ describe('platform orders as the platforms publish them', () => {
         ['"sku": "",', '"sku": "BAR-24",'],
       ]);
       expect(await sendWoo(variation, 'product.updated', `${integ.woo!.path}/producto`)).toMatchObject({ estado: 'procesada' });
-      const [creado] = await stack.query<{ id: number; precio: string }>("select id, precio::numeric(20, 2)::text as precio from inventory.productos where codigo = 'BAR-24'");
+      const [creado] = await stack.query<{ id: number; precio: string }>(
+        "select id, precio::numeric(20, 2)::text as precio from inventory.productos where codigo = 'BAR-24'",
+      );
       expect(creado!.precio).toBe('9.00');
 
       expect(await sendWoo(published('woocommerce/order-729-two-variations-same-product.json'))).toMatchObject({ estado: 'procesada' });
@@ -242,10 +277,19 @@ describe('platform orders as the platforms publish them', () => {
       expect(processed).toMatchObject({ estado: 'procesada' });
       const sale = await saleOf(`shop-${SHOPIFY_ORDER_ID}`);
       expect(sale.total).toBe(404.95);
-      expect(sale.detalles.map((d) => d.id_producto)).toEqual([id('aviator'), id('plan'), id('estuche'), id('lounger'), id('mesa'), (await envio()).id]);
+      expect(sale.detalles.map((d) => d.id_producto)).toEqual([
+        id('aviator'),
+        id('plan'),
+        id('estuche'),
+        id('lounger'),
+        id('mesa'),
+        (await envio()).id,
+      ]);
       expect(sale.detalles.reduce((s, d) => s + Math.round(d.total * 100), 0)).toBe(40_495);
       expect(sale.observaciones).toContain('Descuento del pedido de 20.00');
-      const [cliente] = await stack.query<{ email: string; nombre: string }>('select email, nombre from sales.clientes where id = $1', [sale.id_cliente]);
+      const [cliente] = await stack.query<{ email: string; nombre: string }>('select email, nombre from sales.clientes where id = $1', [
+        sale.id_cliente,
+      ]);
       expect(cliente).toEqual({ email: 'jon@example.com', nombre: 'John Smith' });
       // Goods move; the protection plan and the shipping are services.
       expect(await stocks('aviator', 'lounger', 'mesa', 'estuche')).toEqual({
@@ -263,11 +307,24 @@ describe('platform orders as the platforms publish them', () => {
         [seeded.empresas.tienda!.id, id('mesa')],
       );
       const before = await stocks('aviator', 'lounger', 'mesa');
-      const second = published('shopify/webhook-orders-paid.json', [...SHOPIFY_PAID, [`"id": ${SHOPIFY_ORDER_ID}`, '"id": 820982911946154509']]);
+      const second = published('shopify/webhook-orders-paid.json', [
+        ...SHOPIFY_PAID,
+        [`"id": ${SHOPIFY_ORDER_ID}`, '"id": 820982911946154509'],
+      ]);
       expect(await sendShopify(second, 'orders/paid')).toMatchObject({ estado: 'procesada' });
       const sale = await saleOf('shop-820982911946154509');
-      expect(sale.detalles.slice(0, 5).map((d) => d.id_producto)).toEqual([id('aviator'), id('plan'), id('estuche'), id('lounger'), id('mesa')]);
-      expect(await stocks('aviator', 'lounger', 'mesa')).toEqual({ aviator: before.aviator - 1, lounger: before.lounger - 1, mesa: before.mesa - 1 });
+      expect(sale.detalles.slice(0, 5).map((d) => d.id_producto)).toEqual([
+        id('aviator'),
+        id('plan'),
+        id('estuche'),
+        id('lounger'),
+        id('mesa'),
+      ]);
+      expect(await stocks('aviator', 'lounger', 'mesa')).toEqual({
+        aviator: before.aviator - 1,
+        lounger: before.lounger - 1,
+        mesa: before.mesa - 1,
+      });
     });
 
     it('the published cancellation annuls the sale and returns the goods', async () => {
@@ -307,7 +364,10 @@ describe('platform orders as the platforms publish them', () => {
 
     it('an order with discount allocations and tax lines, partially refunded with restock (order 450789469), is a sale of 598.94 and a return of the refunded lines with their stock', async () => {
       const before = await stocks('verde', 'rojo', 'negro');
-      const processed = await sendShopify(published('shopify/order-450789469-rest-list.json', [], { unwrap: 'orders.0' }), 'orders/updated');
+      const processed = await sendShopify(
+        published('shopify/order-450789469-rest-list.json', [], { unwrap: 'orders.0' }),
+        'orders/updated',
+      );
       expect(processed).toMatchObject({ estado: 'procesada', motivo: expect.stringContaining('con reposición de stock') });
       const sale = await saleOf('shop-450789469');
       expect(sale.total).toBe(598.94);
@@ -316,19 +376,29 @@ describe('platform orders as the platforms publish them', () => {
         [id('rojo'), 1, 199.65],
         [id('negro'), 1, 199.65],
       ]);
-      const returns = await stack.query<{ tipo: string; total: string }>("select tipo, total::text from returns.devoluciones where referencia = 'shop-450789469-reembolso-509562969'");
+      const returns = await stack.query<{ tipo: string; total: string }>(
+        "select tipo, total::text from returns.devoluciones where referencia = 'shop-450789469-reembolso-509562969'",
+      );
       expect(returns).toEqual([{ tipo: 'devolucion', total: '399.29' }]);
       // Sold one of each, got the green and the black back.
       expect(await stocks('verde', 'rojo', 'negro')).toEqual({ verde: before.verde, rojo: before.rojo - 1, negro: before.negro });
     });
 
     it('an order with a percentage discount allocated to its line (order 1073459963) is a sale of 181.09', async () => {
-      expect(await sendShopify(published('shopify/order-1073459963-rest-create-percentage-discount.json', [], { unwrap: 'order' }), 'orders/create')).toMatchObject({ estado: 'procesada' });
+      expect(
+        await sendShopify(
+          published('shopify/order-1073459963-rest-create-percentage-discount.json', [], { unwrap: 'order' }),
+          'orders/create',
+        ),
+      ).toMatchObject({ estado: 'procesada' });
       expect(lineTotals(await saleOf('shop-1073459963'))).toEqual([[id('ipod2009'), 1, 181.09]]);
     });
 
     it('custom lines with neither SKU nor product (order 1073459968) keep the delivery failed, naming each line', async () => {
-      const failed = await sendShopify(published('shopify/order-1073459968-rest-create-custom-lines-two-taxes.json', [], { unwrap: 'order' }), 'orders/create');
+      const failed = await sendShopify(
+        published('shopify/order-1073459968-rest-create-custom-lines-two-taxes.json', [], { unwrap: 'order' }),
+        'orders/create',
+      );
       expect(failed.estado).toBe('fallida');
       expect(failed.motivo).toMatch(/sin SKU y sin producto vinculado.*sin SKU y sin producto vinculado.*sin SKU y sin producto vinculado/);
     });

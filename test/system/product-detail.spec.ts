@@ -29,7 +29,13 @@ describe('GET /inventory/{id} through gateway, NATS and the inventory service', 
       tipo: 'Producto',
     });
     expect(body.data.inventarios).toEqual([
-      expect.objectContaining({ id_producto: productOf('a'), stock: 12, stock_minimo: 3, nombre_bodega: 'Bodega Principal', nombre_sucursal: 'Sucursal Centro' }),
+      expect.objectContaining({
+        id_producto: productOf('a'),
+        stock: 12,
+        stock_minimo: 3,
+        nombre_bodega: 'Bodega Principal',
+        nombre_sucursal: 'Sucursal Centro',
+      }),
       expect.objectContaining({ stock: 2.5, nombre_bodega: 'Bodega Reserva' }),
     ]);
     expect(body.data.inventarios[0].created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);

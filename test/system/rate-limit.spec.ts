@@ -11,7 +11,7 @@ describe('hourly rate limit per API key', () => {
   let now = Date.UTC(2026, 10, 21, 14, 20, 0);
   const windowStart = () => Math.floor(now / HOUR) * 3600;
   const keyId = async (key: string) =>
-    (await stack.query<{ id: number }>('select id from gateway.api_keys where key_hash = sha256(convert_to($1, \'UTF8\'))', [key]))[0]!.id;
+    (await stack.query<{ id: number }>("select id from gateway.api_keys where key_hash = sha256(convert_to($1, 'UTF8'))", [key]))[0]!.id;
   const counterKey = async (key: string) => `${stack.iso.redisKeyPrefix}:rl:${await keyId(key)}:${windowStart()}`;
 
   beforeAll(async () => {

@@ -2,7 +2,18 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects, salesForReturnsSubjects, streamName } from '@erp/contracts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Stack, json } from '../support/stack';
-import { API, SALES_KEY_A, eventually, ledgerOf, postSale, refsOf, saleBody, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
+import {
+  API,
+  SALES_KEY_A,
+  eventually,
+  ledgerOf,
+  postSale,
+  refsOf,
+  saleBody,
+  salesFixture,
+  stockOf,
+  type SalesRefs,
+} from '../support/sales-fixture';
 
 /** Rounds of the race; each is one sale, a return of all of it and an annulment or a PUT of it at the same moment. */
 const ROUNDS = Number(process.env.RETURNS_RACE_ROUNDS ?? 240);
@@ -41,12 +52,16 @@ describe('a return racing an annulment or an update of the same sale', () => {
 
   async function round(i: number): Promise<string> {
     const mouse = a.productos.mouse!;
-    const created = await postSale(stack, SALES_KEY_A, saleBody(a, {
+    const created = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, {
         referencia_externa: `race-${i}`,
         // Only a Pendiente sale can be updated.
         ...(i % 2 === 0 ? {} : { estado: 'Pendiente', id_cliente: a.clientes.libre }),
         detalles: [{ id_producto: mouse, cantidad: 3 }],
-      }));
+      }),
+    );
     if (created.status !== 201) throw new Error(`sale of round ${i}: ${created.status} ${JSON.stringify(created.body)}`);
     const venta = created.body.data;
     // One side starts up to 60 ms after the other, so each side wins some rounds.
@@ -55,7 +70,14 @@ describe('a return racing an annulment or an update of the same sale', () => {
       stack.admin.request(
         returnsAdminSubjects,
         'returns.admin.create',
-        { empresa_id: a.id, id_venta: venta.id, fecha: '2026-03-11', tipo: 'devolucion', referencia: `race-${i}`, detalles: [{ id_producto: mouse, cantidad: 3 }] } as never,
+        {
+          empresa_id: a.id,
+          id_venta: venta.id,
+          fecha: '2026-03-11',
+          tipo: 'devolucion',
+          referencia: `race-${i}`,
+          detalles: [{ id_producto: mouse, cantidad: 3 }],
+        } as never,
         ctx,
       ),
     );
@@ -63,7 +85,12 @@ describe('a return racing an annulment or an update of the same sale', () => {
       i % 2 === 0
         ? stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: venta.id }, ctx)
         : stack
-            .api(`${API}/sales/${venta.id}`, { key: SALES_KEY_A, method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ detalles: [{ id: venta.detalles[0].id, cantidad: 1 }] }) })
+            .api(`${API}/sales/${venta.id}`, {
+              key: SALES_KEY_A,
+              method: 'PUT',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify({ detalles: [{ id: venta.detalles[0].id, cantidad: 1 }] }),
+            })
             .then(async (res) => ({ status: res.status, body: await json(res) })),
     );
     const [ret, other] = await Promise.all([outcome(devolver), outcome(change)]);
@@ -91,7 +118,8 @@ describe('a return racing an annulment or an update of the same sale', () => {
       for (const schema of ['returns', 'sales', 'inventory']) {
         expect((await stack.query(`select count(*)::int as n from ${schema}.outbox where published_at is null`))[0]!.n).toBe(0);
       }
-      for await (const info of jsm.consumers.list(streamName(stack.iso.subjectPrefix))) expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
+      for await (const info of jsm.consumers.list(streamName(stack.iso.subjectPrefix)))
+        expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
     }, 30_000);
 
     // Per sale: what its active returns gave back never exceeds what the sale still holds.
@@ -122,71 +150,140 @@ describe('a return racing an annulment or an update of the same sale', () => {
   it('stops counting a registration whose return never committed: a refused return, or one whose process died before its commit', async () => {
     const mouse = a.productos.mouse!;
     const sale = async (ref: string, extra: Record<string, unknown> = {}) => {
-      const created = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia_externa: ref, detalles: [{ id_producto: mouse, cantidad: 3 }], ...extra }));
+      const created = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { referencia_externa: ref, detalles: [{ id_producto: mouse, cantidad: 3 }], ...extra }),
+      );
       expect(created.status).toBe(201);
       return created.body.data;
     };
-    const activas = async (id: number) => (await stack.query<{ n: number }>('select devoluciones_activas as n from sales.ventas where id = $1', [id]))[0]!.n;
-    const registrations = async (id: number) => (await stack.query<{ estado: string }>('select estado from sales.devoluciones_registradas where venta_id = $1 order by created_at', [id])).map((r) => r.estado);
+    const activas = async (id: number) =>
+      (await stack.query<{ n: number }>('select devoluciones_activas as n from sales.ventas where id = $1', [id]))[0]!.n;
+    const registrations = async (id: number) =>
+      (
+        await stack.query<{ estado: string }>('select estado from sales.devoluciones_registradas where venta_id = $1 order by created_at', [
+          id,
+        ])
+      ).map((r) => r.estado);
 
     // Refused after registering (more than was sold): the sale does not count it, and can be updated.
     const pendiente = await sale('registro-rechazado', { estado: 'Pendiente', id_cliente: a.clientes.libre });
     const refused = await stack.admin
-      .request(returnsAdminSubjects, 'returns.admin.create', { empresa_id: a.id, id_venta: pendiente.id, fecha: '2026-03-11', tipo: 'devolucion', detalles: [{ id_producto: mouse, cantidad: 4 }] } as never, ctx)
+      .request(
+        returnsAdminSubjects,
+        'returns.admin.create',
+        {
+          empresa_id: a.id,
+          id_venta: pendiente.id,
+          fecha: '2026-03-11',
+          tipo: 'devolucion',
+          detalles: [{ id_producto: mouse, cantidad: 4 }],
+        } as never,
+        ctx,
+      )
       .catch((err: unknown) => err);
     expect(isAppError(refused) && refused.code).toBe('BUSINESS_RULE');
     expect([await activas(pendiente.id), await registrations(pendiente.id)]).toEqual([0, ['descartada']]);
-    const put = await stack.api(`${API}/sales/${pendiente.id}`, { key: SALES_KEY_A, method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ detalles: [{ id: pendiente.detalles[0].id, cantidad: 1 }] }) });
+    const put = await stack.api(`${API}/sales/${pendiente.id}`, {
+      key: SALES_KEY_A,
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ detalles: [{ id: pendiente.detalles[0].id, cantidad: 1 }] }),
+    });
     expect(put.status).toBe(200);
 
     // Registered, then the returns service died before committing: the annulment asks, and discards it.
     const completada = await sale('registro-huerfano');
     const before = await stockOf(stack, mouse, a.bodegas.principal!);
-    await stack.query(`insert into sales.devoluciones_registradas (empresa_id, clave, venta_id) values ($1, 'devolucion-sin-commit', $2)`, [a.id, completada.id]);
+    await stack.query(`insert into sales.devoluciones_registradas (empresa_id, clave, venta_id) values ($1, 'devolucion-sin-commit', $2)`, [
+      a.id,
+      completada.id,
+    ]);
     await stack.query('update sales.ventas set devoluciones_activas = devoluciones_activas + 1 where id = $1', [completada.id]);
-    expect(await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: completada.id }, ctx)).toMatchObject({ estado: 'Anulada' });
+    expect(
+      await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: completada.id }, ctx),
+    ).toMatchObject({ estado: 'Anulada' });
     expect([await activas(completada.id), await registrations(completada.id)]).toEqual([0, ['descartada']]);
     expect(Number(await stockOf(stack, mouse, a.bodegas.principal!))).toBe(Number(before) + 3);
 
     // The same orphan on a sale nobody touches again: the sweeper squares it once it is old enough.
     const olvidada = await sale('registro-olvidado');
-    await stack.query(`insert into sales.devoluciones_registradas (empresa_id, clave, venta_id) values ($1, 'devolucion-olvidada', $2)`, [a.id, olvidada.id]);
+    await stack.query(`insert into sales.devoluciones_registradas (empresa_id, clave, venta_id) values ($1, 'devolucion-olvidada', $2)`, [
+      a.id,
+      olvidada.id,
+    ]);
     await stack.query('update sales.ventas set devoluciones_activas = devoluciones_activas + 1 where id = $1', [olvidada.id]);
     expect(await activas(olvidada.id)).toBe(1);
-    await eventually(async () => expect([await activas(olvidada.id), await registrations(olvidada.id)]).toEqual([0, ['descartada']]), 15_000);
+    await eventually(
+      async () => expect([await activas(olvidada.id), await registrations(olvidada.id)]).toEqual([0, ['descartada']]),
+      15_000,
+    );
 
     // A committed return whose event sales has not consumed yet keeps counting: the annulment is refused.
     const devuelta = await sale('registro-confirmado');
     const { devolucion } = await stack.admin.request(
       returnsAdminSubjects,
       'returns.admin.create',
-      { empresa_id: a.id, id_venta: devuelta.id, fecha: '2026-03-11', tipo: 'devolucion', detalles: [{ id_producto: mouse, cantidad: 1 }] } as never,
+      {
+        empresa_id: a.id,
+        id_venta: devuelta.id,
+        fecha: '2026-03-11',
+        tipo: 'devolucion',
+        detalles: [{ id_producto: mouse, cantidad: 1 }],
+      } as never,
       ctx,
     );
-    await stack.query(`update sales.devoluciones_registradas set estado = 'registrada', id_devolucion = null where venta_id = $1`, [devuelta.id]);
-    const annul = await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: devuelta.id }, ctx).catch((err: unknown) => err);
+    await stack.query(`update sales.devoluciones_registradas set estado = 'registrada', id_devolucion = null where venta_id = $1`, [
+      devuelta.id,
+    ]);
+    const annul = await stack.admin
+      .request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: devuelta.id }, ctx)
+      .catch((err: unknown) => err);
     expect(isAppError(annul) && annul.code).toBe('BUSINESS_RULE');
-    expect(await stack.query('select estado, id_devolucion from sales.devoluciones_registradas where venta_id = $1', [devuelta.id])).toEqual([{ estado: 'confirmada', id_devolucion: devolucion.id }]);
+    expect(
+      await stack.query('select estado, id_devolucion from sales.devoluciones_registradas where venta_id = $1', [devuelta.id]),
+    ).toEqual([{ estado: 'confirmada', id_devolucion: devolucion.id }]);
     expect(await activas(devuelta.id)).toBe(1);
   });
 
   it('counts a registration once under the same key, never on a sale that cannot be returned, and squares it away when no return came of it', async () => {
-    const tenant = { requestId: 'returns-race-register', empresa: { id: a.id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
-    const register = (id_venta: number, clave: string) => stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta, clave }, tenant);
-    const activas = async (id: number) => (await stack.query<{ n: number }>('select devoluciones_activas as n from sales.ventas where id = $1', [id]))[0]!.n;
-    const created = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia_externa: 'registro-repetido', detalles: [{ id_producto: a.productos.mouse!, cantidad: 2 }] }));
+    const tenant = {
+      requestId: 'returns-race-register',
+      empresa: { id: a.id, nombre: '', iva: '13', venderSinStock: true },
+      usuario: null,
+    };
+    const register = (id_venta: number, clave: string) =>
+      stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta, clave }, tenant);
+    const activas = async (id: number) =>
+      (await stack.query<{ n: number }>('select devoluciones_activas as n from sales.ventas where id = $1', [id]))[0]!.n;
+    const created = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, { referencia_externa: 'registro-repetido', detalles: [{ id_producto: a.productos.mouse!, cantidad: 2 }] }),
+    );
     const venta = created.body.data;
 
     const first = await register(venta.id, 'devolucion-repetida');
-    expect(first).toMatchObject({ id: venta.id, estado: 'Completada', detalles: [expect.objectContaining({ id: venta.detalles[0].id, cantidad: '2.0000' })] });
+    expect(first).toMatchObject({
+      id: venta.id,
+      estado: 'Completada',
+      detalles: [expect.objectContaining({ id: venta.detalles[0].id, cantidad: '2.0000' })],
+    });
     await register(venta.id, 'devolucion-repetida');
     expect(await activas(venta.id)).toBe(1);
     // No return was made under that key: squaring discards it, and the sale can be annulled.
-    expect(await stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: venta.id }, tenant)).toEqual({ devoluciones_activas: 0 });
-    expect(await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: venta.id }, ctx)).toMatchObject({ estado: 'Anulada' });
+    expect(await stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: venta.id }, tenant)).toEqual({
+      devoluciones_activas: 0,
+    });
+    expect(await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: venta.id }, ctx)).toMatchObject(
+      { estado: 'Anulada' },
+    );
     // An annulled sale registers nothing (the returns service refuses it).
     expect(await register(venta.id, 'devolucion-tardia')).toMatchObject({ estado: 'Anulada' });
     expect(await activas(venta.id)).toBe(0);
-    expect(await stack.query('select clave, estado from sales.devoluciones_registradas where venta_id = $1 order by clave', [venta.id])).toEqual([{ clave: 'devolucion-repetida', estado: 'descartada' }]);
+    expect(
+      await stack.query('select clave, estado from sales.devoluciones_registradas where venta_id = $1 order by clave', [venta.id]),
+    ).toEqual([{ clave: 'devolucion-repetida', estado: 'descartada' }]);
   });
 });

@@ -7,7 +7,14 @@ import { API, SALES_KEY_A, SALES_KEY_B, eventually, refsOf, salesFixture, stockO
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Devolucion = any;
 
-const venta = (ref: string, fecha: string, estado: string, documento: string, detalles: unknown[], extra: Record<string, unknown> = {}) => ({
+const venta = (
+  ref: string,
+  fecha: string,
+  estado: string,
+  documento: string,
+  detalles: unknown[],
+  extra: Record<string, unknown> = {},
+) => ({
   ref,
   fecha,
   estado,
@@ -28,16 +35,36 @@ function returnsFixture() {
   const fixture = salesFixture();
   const [a, b] = fixture.empresas as Array<Record<string, unknown>>;
   a!.ventas = [
-    venta('v1', '2026-01-05', 'Completada', 'factura', [{ producto: 'laptop', cantidad: 1 }, { producto: 'mouse', cantidad: 3, descuento: 1.5 }]),
-    venta('v2', '2026-01-10', 'Completada', 'ticket', [{ producto: 'libro', cantidad: 4 }, { producto: 'instalacion', cantidad: 1 }]),
+    venta('v1', '2026-01-05', 'Completada', 'factura', [
+      { producto: 'laptop', cantidad: 1 },
+      { producto: 'mouse', cantidad: 3, descuento: 1.5 },
+    ]),
+    venta('v2', '2026-01-10', 'Completada', 'ticket', [
+      { producto: 'libro', cantidad: 4 },
+      { producto: 'instalacion', cantidad: 1 },
+    ]),
     venta('v3', '2026-02-01', 'Pendiente', 'factura', [{ producto: 'cemento', cantidad: 10 }], { cliente: 'juan' }),
     venta('v4', '2026-02-10', 'Completada', 'factura', [{ producto: 'mouse', cantidad: 2 }]),
   ];
   a!.devoluciones = [
-    { ref: 'd1', venta: 'v1', fecha: '2026-01-06', tipo: 'devolucion', observaciones: 'Mouse con falla', detalles: [{ producto: 'mouse', cantidad: 1 }] },
+    {
+      ref: 'd1',
+      venta: 'v1',
+      fecha: '2026-01-06',
+      tipo: 'devolucion',
+      observaciones: 'Mouse con falla',
+      detalles: [{ producto: 'mouse', cantidad: 1 }],
+    },
     { ref: 'd2', venta: 'v2', fecha: '2026-01-12', tipo: 'descuento_ajuste', detalles: [{ producto: 'libro', cantidad: 2, precio: 3 }] },
     { ref: 'd3', venta: 'v3', fecha: '2026-02-03', tipo: 'devolucion', detalles: [{ producto: 'cemento', cantidad: 4 }] },
-    { ref: 'd4', venta: 'v1', fecha: '2026-02-03', tipo: 'anulacion_factura', anulada: true, detalles: [{ producto: 'laptop', cantidad: 1 }] },
+    {
+      ref: 'd4',
+      venta: 'v1',
+      fecha: '2026-02-03',
+      tipo: 'anulacion_factura',
+      anulada: true,
+      detalles: [{ producto: 'laptop', cantidad: 1 }],
+    },
     { ref: 'd5', venta: 'v4', fecha: '2026-02-15', tipo: 'anulacion_factura' },
     { ref: 'd6', venta: 'v2', fecha: '2026-02-15', tipo: 'devolucion', detalles: [{ producto: 'instalacion', cantidad: 1 }] },
   ];
@@ -79,7 +106,16 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
     expect(status).toBe(200);
     expect(ids(body.data)).toEqual([d.d6, d.d5, d.d4, d.d3, d.d2, d.d1]);
     expect(body.meta).toMatchObject({ empresa: 'Ventas A', filters_applied: {} });
-    expect(body.pagination).toEqual({ current_page: 1, per_page: 100, total: 6, total_pages: 1, has_next: false, has_prev: false, from: 1, to: 6 });
+    expect(body.pagination).toEqual({
+      current_page: 1,
+      per_page: 100,
+      total: 6,
+      total_pages: 1,
+      has_next: false,
+      has_prev: false,
+      from: 1,
+      to: 6,
+    });
     const d1 = body.data.find((x: Devolucion) => x.id === d.d1);
     const v1 = (seeded.empresas.a!.ventas as Record<string, number>).v1;
     expect(d1).toEqual({
@@ -132,9 +168,28 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
 
   it('keeps what each type means: a price adjustment at the credited price, an invoice annulment of all that was left', () => {
     const byId = new Map(all.map((x) => [x.id, x]));
-    expect(byId.get(d.d2)).toMatchObject({ tipo: 'descuento_ajuste', total: 6, sub_total: 6, iva: 0, exenta: 6, detalles: [expect.objectContaining({ cantidad: 2, precio: 3, total: 6, exenta: 6 })] });
-    expect(byId.get(d.d5)).toMatchObject({ tipo: 'anulacion_factura', total: 39.9, sub_total: 35.31, iva: 4.59, detalles: [expect.objectContaining({ codigo_producto: 'MOU-01', cantidad: 2 })] });
-    expect(byId.get(d.d3)).toMatchObject({ nombre_cliente: 'Juan Pérez', total: 39.4, sub_total: 37.52, iva: 1.88, detalles: [expect.objectContaining({ porcentaje_impuesto: 5, cantidad: 4, precio: 9.85 })] });
+    expect(byId.get(d.d2)).toMatchObject({
+      tipo: 'descuento_ajuste',
+      total: 6,
+      sub_total: 6,
+      iva: 0,
+      exenta: 6,
+      detalles: [expect.objectContaining({ cantidad: 2, precio: 3, total: 6, exenta: 6 })],
+    });
+    expect(byId.get(d.d5)).toMatchObject({
+      tipo: 'anulacion_factura',
+      total: 39.9,
+      sub_total: 35.31,
+      iva: 4.59,
+      detalles: [expect.objectContaining({ codigo_producto: 'MOU-01', cantidad: 2 })],
+    });
+    expect(byId.get(d.d3)).toMatchObject({
+      nombre_cliente: 'Juan Pérez',
+      total: 39.4,
+      sub_total: 37.52,
+      iva: 1.88,
+      detalles: [expect.objectContaining({ porcentaje_impuesto: 5, cantidad: 4, precio: 9.85 })],
+    });
   });
 
   it('put the stock back exactly: once per return, none for the price adjustment or the service, reversed for the annulled one', async () => {
@@ -164,7 +219,16 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
   it('pages without skipping or repeating', async () => {
     const pages = await Promise.all([1, 2, 3].map((page) => get(`?per_page=2&page=${page}`)));
     expect(pages.flatMap((p) => ids(p.body.data))).toEqual([d.d6, d.d5, d.d4, d.d3, d.d2, d.d1]);
-    expect(pages[2]!.body.pagination).toEqual({ current_page: 3, per_page: 2, total: 6, total_pages: 3, has_next: false, has_prev: true, from: 5, to: 6 });
+    expect(pages[2]!.body.pagination).toEqual({
+      current_page: 3,
+      per_page: 2,
+      total: 6,
+      total_pages: 3,
+      has_next: false,
+      has_prev: true,
+      from: 5,
+      to: 6,
+    });
     expect((await get('?per_page=2&page=4')).body).toMatchObject({ data: [], pagination: { total: 6, from: null, to: null } });
   });
 
@@ -187,7 +251,11 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
 
   it('finds nothing for another company’s sale', async () => {
     const b1 = (seeded.empresas.b!.ventas as Record<string, number>).b1;
-    expect((await get(`?id_venta=${b1}`)).body).toMatchObject({ data: [], pagination: { total: 0 }, meta: { filters_applied: { id_venta: b1 } } });
+    expect((await get(`?id_venta=${b1}`)).body).toMatchObject({
+      data: [],
+      pagination: { total: 0 },
+      meta: { filters_applied: { id_venta: b1 } },
+    });
   });
 
   it.each([
@@ -218,7 +286,8 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
       expect(res.status).toBe(404);
       expect(await json(res)).toEqual({ success: false, error: 'Devolución no encontrada', code: 404 });
     }
-    for (const id of ['abc', '1.5', '0', '-2', '99999999999']) expect((await stack.api(`${API}/returns/${id}`, { key: SALES_KEY_A })).status).toBe(400);
+    for (const id of ['abc', '1.5', '0', '-2', '99999999999'])
+      expect((await stack.api(`${API}/returns/${id}`, { key: SALES_KEY_A })).status).toBe(400);
   });
 
   it('summarises the active returns by type, with known totals', async () => {
@@ -239,31 +308,38 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
     expect(body.meta.filters_applied).toEqual({});
   });
 
-  it.each(['', 'fecha_inicio=2026-02-01&fecha_fin=2026-02-15', 'fecha_inicio=2026-02-03', 'fecha_fin=2026-01-31', 'fecha_inicio=2027-01-01'])(
-    'summarises exactly the active returns it would list (%s)',
-    async (query) => {
-      const listed = (await get(`?per_page=200${query ? `&${query}` : ''}`)).body.data.filter((x: Devolucion) => x.enable === 1);
-      const { body } = await get(`/summary${query ? `?${query}` : ''}`);
-      const cents = (n: number) => Math.round(n * 100);
-      const total = listed.reduce((n: number, x: Devolucion) => n + cents(x.total), 0);
-      expect(body.data.cantidad_devoluciones).toBe(listed.length);
-      expect(cents(body.data.total_devuelto)).toBe(total);
-      expect(cents(body.data.total_iva)).toBe(listed.reduce((n: number, x: Devolucion) => n + cents(x.iva), 0));
-      expect(cents(body.data.total_descuentos)).toBe(listed.reduce((n: number, x: Devolucion) => n + cents(x.descuento), 0));
-      expect(cents(body.data.promedio_devolucion)).toBe(listed.length === 0 ? 0 : Math.round(total / listed.length));
-      for (const { tipo, cantidad, total: t } of body.data.devoluciones_por_tipo) {
-        const mine = listed.filter((x: Devolucion) => x.tipo === tipo);
-        expect([cantidad, cents(t)]).toEqual([mine.length, mine.reduce((n: number, x: Devolucion) => n + cents(x.total), 0)]);
-      }
-      expect(body.meta.filters_applied).toEqual(Object.fromEntries(new URLSearchParams(query)));
-    },
-  );
+  it.each([
+    '',
+    'fecha_inicio=2026-02-01&fecha_fin=2026-02-15',
+    'fecha_inicio=2026-02-03',
+    'fecha_fin=2026-01-31',
+    'fecha_inicio=2027-01-01',
+  ])('summarises exactly the active returns it would list (%s)', async (query) => {
+    const listed = (await get(`?per_page=200${query ? `&${query}` : ''}`)).body.data.filter((x: Devolucion) => x.enable === 1);
+    const { body } = await get(`/summary${query ? `?${query}` : ''}`);
+    const cents = (n: number) => Math.round(n * 100);
+    const total = listed.reduce((n: number, x: Devolucion) => n + cents(x.total), 0);
+    expect(body.data.cantidad_devoluciones).toBe(listed.length);
+    expect(cents(body.data.total_devuelto)).toBe(total);
+    expect(cents(body.data.total_iva)).toBe(listed.reduce((n: number, x: Devolucion) => n + cents(x.iva), 0));
+    expect(cents(body.data.total_descuentos)).toBe(listed.reduce((n: number, x: Devolucion) => n + cents(x.descuento), 0));
+    expect(cents(body.data.promedio_devolucion)).toBe(listed.length === 0 ? 0 : Math.round(total / listed.length));
+    for (const { tipo, cantidad, total: t } of body.data.devoluciones_por_tipo) {
+      const mine = listed.filter((x: Devolucion) => x.tipo === tipo);
+      expect([cantidad, cents(t)]).toEqual([mine.length, mine.reduce((n: number, x: Devolucion) => n + cents(x.total), 0)]);
+    }
+    expect(body.meta.filters_applied).toEqual(Object.fromEntries(new URLSearchParams(query)));
+  });
 
   it('never shows another company’s returns', async () => {
     const b = await get('?per_page=200', SALES_KEY_B);
     expect(ids(b.body.data)).toEqual([(seeded.empresas.b!.devoluciones as Record<string, number>).bd1]);
     expect(b.body.data[0]).toMatchObject({ correlativo: 'NC-1', total: 649.99, nombre_usuario: 'Admin B' });
-    expect((await get('/summary', SALES_KEY_B)).body.data).toMatchObject({ cantidad_devoluciones: 1, total_devuelto: 649.99, total_iva: 74.78 });
+    expect((await get('/summary', SALES_KEY_B)).body.data).toMatchObject({
+      cantidad_devoluciones: 1,
+      total_devuelto: 649.99,
+      total_iva: 74.78,
+    });
     expect(ids(all)).not.toContain(b.body.data[0].id);
   });
 
@@ -281,10 +357,19 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
       [devoluciones.d1, 'devolucion', 'Confirmada', 'NC-1'],
     ]);
     const summary = (await json(await stack.api(`${API}/returns/summary`, { key }))).data;
-    expect(summary).toMatchObject({ cantidad_devoluciones: 1, devoluciones_por_tipo: [{ tipo: 'devolucion', cantidad: 1 }, { tipo: 'descuento_ajuste', cantidad: 0, total: 0 }, { tipo: 'anulacion_factura', cantidad: 0, total: 0 }] });
+    expect(summary).toMatchObject({
+      cantidad_devoluciones: 1,
+      devoluciones_por_tipo: [
+        { tipo: 'devolucion', cantidad: 1 },
+        { tipo: 'descuento_ajuste', cantidad: 0, total: 0 },
+        { tipo: 'anulacion_factura', cantidad: 0, total: 0 },
+      ],
+    });
     const productos = refs.productos as Record<string, number>;
     const bodegas = refs.bodegas as Record<string, number>;
     expect(await stockOf(stack, productos.mouse!, bodegas.principal!)).toBe('149.000'); // 150 − 2 sold + 1 returned
-    expect(await stockOf(stack, productos.libro!, bodegas.principal!)).toBe(String(demo.empresas[0].productos.find((p: { ref: string }) => p.ref === 'libro').inventarios[0].stock - 4) + '.000');
+    expect(await stockOf(stack, productos.libro!, bodegas.principal!)).toBe(
+      String(demo.empresas[0].productos.find((p: { ref: string }) => p.ref === 'libro').inventarios[0].stock - 4) + '.000',
+    );
   });
 });

@@ -18,7 +18,16 @@ function fixture() {
   const [a] = f.empresas as Array<Record<string, unknown>>;
   const base = { sucursal: 'centro', bodega: 'principal', documento: 'factura', canal: 'tienda' };
   a!.ventas = [
-    { ref: 'v1', fecha: '2026-04-01', estado: 'Completada', ...base, detalles: [{ producto: 'mouse', cantidad: 4 }, { producto: 'libro', cantidad: 2 }] },
+    {
+      ref: 'v1',
+      fecha: '2026-04-01',
+      estado: 'Completada',
+      ...base,
+      detalles: [
+        { producto: 'mouse', cantidad: 4 },
+        { producto: 'libro', cantidad: 2 },
+      ],
+    },
     { ref: 'v2', fecha: '2026-04-02', estado: 'Pendiente', cliente: 'juan', ...base, detalles: [{ producto: 'cemento', cantidad: 10 }] },
   ];
   return { empresas: [a] };
@@ -32,8 +41,14 @@ describe('returns move stock exactly once and credit the sale', () => {
   let v2: number;
 
   const create = (over: Record<string, unknown>) =>
-    stack.admin.request(returnsAdminSubjects, 'returns.admin.create', { empresa_id: a.id, id_venta: v1, fecha: '2026-04-05', tipo: 'devolucion', detalles: [], ...over } as never, ctx);
-  const annul = (id: number) => stack.admin.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: a.id, id_devolucion: id }, ctx);
+    stack.admin.request(
+      returnsAdminSubjects,
+      'returns.admin.create',
+      { empresa_id: a.id, id_venta: v1, fecha: '2026-04-05', tipo: 'devolucion', detalles: [], ...over } as never,
+      ctx,
+    );
+  const annul = (id: number) =>
+    stack.admin.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: a.id, id_devolucion: id }, ctx);
   const stock = (producto: string) => stockOf(stack, a.productos[producto]!, a.bodegas.principal!);
   const saldo = async (id: number) => (await json(await stack.api(`${API}/sales/${id}`, { key: SALES_KEY_A }))).data.saldo as number;
   /** Every event is published and every durable consumer of the stack has settled what it got. */
@@ -108,18 +123,28 @@ describe('returns move stock exactly once and credit the sale', () => {
   it('refuses an over-return with the line and the amounts, and changes nothing anywhere', async () => {
     await settled();
     const before = await snapshot();
-    const err = await create({ detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }, { id_producto: a.productos.libro, cantidad: 1.001 }] }).then(
+    const err = await create({
+      detalles: [
+        { id_producto: a.productos.mouse, cantidad: 1 },
+        { id_producto: a.productos.libro, cantidad: 1.001 },
+      ],
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(isAppError(err) && [err.code, err.details]).toEqual(['BUSINESS_RULE', { 'detalles.1.cantidad': ['Excede lo que queda por devolver: vendido 2, ya devuelto 1, disponible 1'] }]);
+    expect(isAppError(err) && [err.code, err.details]).toEqual([
+      'BUSINESS_RULE',
+      { 'detalles.1.cantidad': ['Excede lo que queda por devolver: vendido 2, ya devuelto 1, disponible 1'] },
+    ]);
     await settled();
     expect(await snapshot()).toEqual(before);
   });
 
   it('lets concurrent returns of a line take together no more than was sold', async () => {
     const before = await stock('mouse');
-    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => create({ detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] })));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 6 }, () => create({ detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] })),
+    );
     // 4 sold, and the earlier returns of this line are annulled: 4 of the 6 fit.
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(4);
     expect(outcomes.filter((o) => o.status === 'rejected').every((o) => isAppError((o as PromiseRejectedResult).reason))).toBe(true);
@@ -129,7 +154,11 @@ describe('returns move stock exactly once and credit the sale', () => {
   it('credits a pending sale’s saldo with its active returns, price adjustments included, and gives it back on annulment', async () => {
     expect(await saldo(v2)).toBe(98.5);
     const goods = await create({ id_venta: v2, detalles: [{ id_producto: a.productos.cemento, cantidad: 4 }] });
-    const adjustment = await create({ id_venta: v2, tipo: 'descuento_ajuste', detalles: [{ id_producto: a.productos.cemento, cantidad: 2, precio: 1 }] });
+    const adjustment = await create({
+      id_venta: v2,
+      tipo: 'descuento_ajuste',
+      detalles: [{ id_producto: a.productos.cemento, cantidad: 2, precio: 1 }],
+    });
     expect([goods.devolucion.total, adjustment.devolucion.total]).toEqual([39.4, 2]);
     expect(await stock('cemento')).toBe('94.000'); // 100 − 10 + 4: the adjustment moves none
     await eventually(async () => expect(await saldo(v2)).toBe(57.1));
@@ -140,17 +169,39 @@ describe('returns move stock exactly once and credit the sale', () => {
 
   it('creates and annuls returns from the admin CLI', async () => {
     const cli = async (...args: string[]) => {
-      const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', ...args], {
-        cwd: ROOT,
-        env: { ...process.env, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix, LOG_LEVEL: 'silent' },
-      });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', ...args],
+        {
+          cwd: ROOT,
+          env: { ...process.env, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix, LOG_LEVEL: 'silent' },
+        },
+      );
       return JSON.parse(stdout);
     };
     const usuario = (seeded.empresas.a!.usuarios as Record<string, number>).admin!;
-    const created = await cli('returns', 'create', String(a.id), String(v1), '2026-04-09', 'devolucion', `${a.productos.libro}:1`, '--observaciones', 'Página rota', '--usuario', String(usuario));
-    expect(created).toMatchObject({ idempotent: false, devolucion: { tipo: 'devolucion', observaciones: 'Página rota', nombre_usuario: 'Admin A', total: 12, estado: 'Confirmada' } });
+    const created = await cli(
+      'returns',
+      'create',
+      String(a.id),
+      String(v1),
+      '2026-04-09',
+      'devolucion',
+      `${a.productos.libro}:1`,
+      '--observaciones',
+      'Página rota',
+      '--usuario',
+      String(usuario),
+    );
+    expect(created).toMatchObject({
+      idempotent: false,
+      devolucion: { tipo: 'devolucion', observaciones: 'Página rota', nombre_usuario: 'Admin A', total: 12, estado: 'Confirmada' },
+    });
     expect(await stock('libro')).toBe('40.000');
-    expect(await cli('returns', 'annul', String(a.id), String(created.devolucion.id))).toMatchObject({ id: created.devolucion.id, estado: 'Anulada' });
+    expect(await cli('returns', 'annul', String(a.id), String(created.devolucion.id))).toMatchObject({
+      id: created.devolucion.id,
+      estado: 'Anulada',
+    });
     expect(await stock('libro')).toBe('39.000');
   });
 
@@ -162,10 +213,15 @@ describe('returns move stock exactly once and credit the sale', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(isAppError(refused) && [refused.code, refused.message]).toEqual(['BUSINESS_RULE', 'La venta tiene devoluciones activas: anúlelas antes de anular la venta']);
+    expect(isAppError(refused) && [refused.code, refused.message]).toEqual([
+      'BUSINESS_RULE',
+      'La venta tiene devoluciones activas: anúlelas antes de anular la venta',
+    ]);
     expect(await snapshot()).toEqual(before);
 
-    const active = await stack.query<{ id: number }>('select id from returns.devoluciones where venta_id = $1 and enable order by id', [v1]);
+    const active = await stack.query<{ id: number }>('select id from returns.devoluciones where venta_id = $1 and enable order by id', [
+      v1,
+    ]);
     for (const { id } of active) await annul(id);
     await settled();
     expect(await annulSale()).toMatchObject({ estado: 'Anulada' });

@@ -1,7 +1,18 @@
 import type { SeedOutput } from '@erp/admin';
 import { spawnService } from '../support/processes';
 import { Stack, stackEnv } from '../support/stack';
-import { SALES_KEY_A, eventually, ledgerOf, postSale, refsOf, saleBody, salesFixture, startFastSweepingInventory, stockOf, type SalesRefs } from '../support/sales-fixture';
+import {
+  SALES_KEY_A,
+  eventually,
+  ledgerOf,
+  postSale,
+  refsOf,
+  saleBody,
+  salesFixture,
+  startFastSweepingInventory,
+  stockOf,
+  type SalesRefs,
+} from '../support/sales-fixture';
 
 /**
  * The sales service dies (SIGKILL, injected through its chaos-testing setting) between
@@ -31,7 +42,11 @@ describe('a sales crash in the middle of the invoicing saga', () => {
     const before = await stockOf(stack, mouse, principal);
     const sales = await crashingSales('exit-after-reserve');
 
-    const { status } = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia_externa: 'CRASH-1', detalles: [{ id_producto: mouse, cantidad: 3 }] }));
+    const { status } = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, { referencia_externa: 'CRASH-1', detalles: [{ id_producto: mouse, cantidad: 3 }] }),
+    );
     expect([503, 504]).toContain(status);
     await sales.exit;
     expect(sales.child.signalCode).toBe('SIGKILL');
@@ -49,7 +64,11 @@ describe('a sales crash in the middle of the invoicing saga', () => {
     expect(await ledgerOf(stack, mouse, principal)).toMatchObject({ stock: before });
 
     // The client's retry now creates the sale, once.
-    const retry = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia_externa: 'CRASH-1', detalles: [{ id_producto: mouse, cantidad: 3 }] }));
+    const retry = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, { referencia_externa: 'CRASH-1', detalles: [{ id_producto: mouse, cantidad: 3 }] }),
+    );
     expect(retry.status).toBe(201);
     expect(Number(await stockOf(stack, mouse, principal))).toBe(Number(before) - 3);
     await stack.stopService('sales');
@@ -61,25 +80,39 @@ describe('a sales crash in the middle of the invoicing saga', () => {
     const before = Number(await stockOf(stack, laptop, principal));
     const sales = await crashingSales('exit-after-commit');
 
-    const { status } = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia_externa: 'CRASH-2', detalles: [{ id_producto: laptop, cantidad: 2 }] }));
+    const { status } = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, { referencia_externa: 'CRASH-2', detalles: [{ id_producto: laptop, cantidad: 2 }] }),
+    );
     expect([503, 504]).toContain(status);
     await sales.exit;
     expect(sales.child.signalCode).toBe('SIGKILL');
-    const [venta] = await stack.query<{ id: number; clave_reserva: string }>("select id, clave_reserva from sales.ventas where referencia_externa = 'CRASH-2'");
+    const [venta] = await stack.query<{ id: number; clave_reserva: string }>(
+      "select id, clave_reserva from sales.ventas where referencia_externa = 'CRASH-2'",
+    );
     expect(venta).toBeDefined();
     expect(await stack.query('select count(*)::int as n from sales.outbox where published_at is null')).toEqual([{ n: 1 }]);
     expect(Number(await stockOf(stack, laptop, principal))).toBe(before - 2);
 
     await stack.startService('sales');
     await eventually(async () => expect(await reservasOf(venta!.clave_reserva)).toEqual([{ estado: 'confirmada' }]), 15_000);
-    await eventually(async () => expect(await stack.query('select count(*)::int as n from sales.outbox where published_at is null')).toEqual([{ n: 0 }]));
+    await eventually(async () =>
+      expect(await stack.query('select count(*)::int as n from sales.outbox where published_at is null')).toEqual([{ n: 0 }]),
+    );
 
     // The retry finds the sale; stock moved exactly once for it.
-    const retry = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia_externa: 'CRASH-2', detalles: [{ id_producto: laptop, cantidad: 2 }] }));
+    const retry = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, { referencia_externa: 'CRASH-2', detalles: [{ id_producto: laptop, cantidad: 2 }] }),
+    );
     expect(retry.status).toBe(200);
     expect(retry.body.data.id).toBe(venta!.id);
     expect(Number(await stockOf(stack, laptop, principal))).toBe(before - 2);
     expect(await ledgerOf(stack, laptop, principal)).toMatchObject({ stock: (before - 2).toFixed(3) });
-    expect(await stack.query('select count(*)::int as n from inventory.movimientos where clave = $1', [venta!.clave_reserva])).toEqual([{ n: 1 }]);
+    expect(await stack.query('select count(*)::int as n from inventory.movimientos where clave = $1', [venta!.clave_reserva])).toEqual([
+      { n: 1 },
+    ]);
   });
 });

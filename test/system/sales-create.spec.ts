@@ -38,7 +38,11 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       const laptop = a.productos.laptop!;
       const principal = a.bodegas.principal!;
       const before = Number(await stockOf(stack, laptop, principal));
-      const { status, body } = await postSale(stack, SALES_KEY_A, saleBody(a, { estado: 'Pagada', detalles: [{ id_producto: laptop, cantidad: 2 }] }));
+      const { status, body } = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { estado: 'Pagada', detalles: [{ id_producto: laptop, cantidad: 2 }] }),
+      );
       expect(status).toBe(201);
       expect(body.meta).toEqual({ empresa: 'Ventas A', timestamp: expect.any(String), filters_applied: {}, idempotent: false });
       expect(body.data).toMatchObject({
@@ -58,7 +62,17 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
         id_documento: a.documentos.factura,
       });
       expect(body.data.detalles).toEqual([
-        expect.objectContaining({ id: expect.any(Number), id_producto: laptop, codigo: 'LAP-14', cantidad: 2, precio: 649.99, total: 1299.98, sub_total: 1150.42, iva: 149.56, porcentaje_impuesto: 13 }),
+        expect.objectContaining({
+          id: expect.any(Number),
+          id_producto: laptop,
+          codigo: 'LAP-14',
+          cantidad: 2,
+          precio: 649.99,
+          total: 1299.98,
+          sub_total: 1150.42,
+          iva: 149.56,
+          porcentaje_impuesto: 13,
+        }),
       ]);
       expect(body.data.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
@@ -89,7 +103,12 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
 
     it('answers 201 with Location pointing at the new sale, and 200 without it for the same reference', async () => {
       const send = () =>
-        stack.api(`${API}/sales`, { key: SALES_KEY_A, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(saleBody(a, { referencia_externa: 'location-1' })) });
+        stack.api(`${API}/sales`, {
+          key: SALES_KEY_A,
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(saleBody(a, { referencia_externa: 'location-1' })),
+        });
       const created = await send();
       expect(created.status).toBe(201);
       const id = (await json(created)).data.id;
@@ -127,16 +146,29 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
         [0.02, 0.01, 0.01, 0, 100],
       ]);
       expect(body.data).toMatchObject({ total: 780.59, sub_total: 700.26, iva: 80.33, exenta: 67.95, descuento: 1.9 });
-      const [row] = await stack.query('select total = sub_total + iva as whole, (select bool_and(total = sub_total + iva) from sales.venta_detalles where venta_id = $1) as lines from sales.ventas where id = $1', [body.data.id]);
+      const [row] = await stack.query(
+        'select total = sub_total + iva as whole, (select bool_and(total = sub_total + iva) from sales.venta_detalles where venta_id = $1) as lines from sales.ventas where id = $1',
+        [body.data.id],
+      );
       expect(row).toEqual({ whole: true, lines: true });
     });
 
     it('creates a quotation without channel or stock, on a quotation-only document type', async () => {
       const laptop = a.productos.laptop!;
       const before = await stockOf(stack, laptop, a.bodegas.principal!);
-      const { status, body } = await postSale(stack, SALES_KEY_A, saleBody(a, { estado: 'Cotizacion', id_canal: undefined, id_documento: a.documentos.cotizacion, fecha_expiracion: '2026-04-10' }));
+      const { status, body } = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { estado: 'Cotizacion', id_canal: undefined, id_documento: a.documentos.cotizacion, fecha_expiracion: '2026-04-10' }),
+      );
       expect(status).toBe(201);
-      expect(body.data).toMatchObject({ estado: 'Cotizacion', cotizacion: true, correlativo: 'COT-1', id_canal: null, fecha_expiracion: '2026-04-10' });
+      expect(body.data).toMatchObject({
+        estado: 'Cotizacion',
+        cotizacion: true,
+        correlativo: 'COT-1',
+        id_canal: null,
+        fecha_expiracion: '2026-04-10',
+      });
       expect(await stockOf(stack, laptop, a.bodegas.principal!)).toBe(before);
       const [venta] = await stack.query('select clave_reserva from sales.ventas where id = $1', [body.data.id]);
       expect(venta!.clave_reserva).toBeNull();
@@ -155,11 +187,22 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
           sucursal: '  sucursal CENTRO ',
           id_sucursal: undefined,
           id_documento: a.documentos.ticket,
-          detalles: [{ id_producto: mouse, cantidad: 3 }, { id_producto: a.productos.instalacion, cantidad: 1 }],
+          detalles: [
+            { id_producto: mouse, cantidad: 3 },
+            { id_producto: a.productos.instalacion, cantidad: 1 },
+          ],
         }),
       );
       expect(status).toBe(201);
-      expect(body.data).toMatchObject({ estado: 'Pendiente', nombre_cliente: 'Juan Pérez', id_cliente: a.clientes.juan, saldo: 84.85, total: 84.85, correlativo: '1000', id_sucursal: a.sucursales.centro });
+      expect(body.data).toMatchObject({
+        estado: 'Pendiente',
+        nombre_cliente: 'Juan Pérez',
+        id_cliente: a.clientes.juan,
+        saldo: 84.85,
+        total: 84.85,
+        correlativo: '1000',
+        id_sucursal: a.sucursales.centro,
+      });
       expect(Number(await stockOf(stack, mouse, a.bodegas.principal!))).toBe(before - 3);
       expect((await stack.query('select count(*)::int as n from inventory.movimientos'))[0]!.n).toBe(movimientos + 1);
     });
@@ -181,14 +224,22 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       expect(await stack.query("select count(*)::int as n from sales.ventas where referencia_externa = 'WEB-1001'")).toEqual([{ n: 1 }]);
 
       // The alias `referencia` finds the same sale, even with different lines.
-      const retry = await postSale(stack, SALES_KEY_A, saleBody(a, { referencia: 'WEB-1001', detalles: [{ id_producto: mouse, cantidad: 50 }] }));
+      const retry = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { referencia: 'WEB-1001', detalles: [{ id_producto: mouse, cantidad: 50 }] }),
+      );
       expect(retry.status).toBe(200);
       expect(retry.body.data.id).toBe(replies[0]!.body.data.id);
       expect(retry.body.meta.idempotent).toBe(true);
     });
 
     it('keeps references per company', async () => {
-      const other = await postSale(stack, SALES_KEY_STRICT, saleBody(d, { referencia_externa: 'WEB-1001', detalles: [{ id_producto: d.productos.mouse, cantidad: 1 }] }));
+      const other = await postSale(
+        stack,
+        SALES_KEY_STRICT,
+        saleBody(d, { referencia_externa: 'WEB-1001', detalles: [{ id_producto: d.productos.mouse, cantidad: 1 }] }),
+      );
       expect(other.status).toBe(201);
     });
   });
@@ -196,20 +247,39 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
   describe('stock when the company forbids selling without stock', () => {
     it('refuses a line above the stock with 422 naming the line, and moves nothing', async () => {
       const before = await dataSnapshot(stack);
-      const { status, body } = await postSale(stack, SALES_KEY_STRICT, saleBody(d, { detalles: [{ id_producto: d.productos.mouse, cantidad: 1 }, { id_producto: d.productos.cemento, cantidad: 100.5 }] }));
+      const { status, body } = await postSale(
+        stack,
+        SALES_KEY_STRICT,
+        saleBody(d, {
+          detalles: [
+            { id_producto: d.productos.mouse, cantidad: 1 },
+            { id_producto: d.productos.cemento, cantidad: 100.5 },
+          ],
+        }),
+      );
       expect(status).toBe(422);
-      expect(body.details).toEqual({ 'detalles.1.cantidad': ['Stock insuficiente para el producto CEM-42: disponible 100, solicitado 100.5'] });
+      expect(body.details).toEqual({
+        'detalles.1.cantidad': ['Stock insuficiente para el producto CEM-42: disponible 100, solicitado 100.5'],
+      });
       expect(await dataSnapshot(stack)).toEqual(before);
     });
 
     it('lets 20 concurrent sales of 1 take exactly the 12 laptops there are', async () => {
       const laptop = d.productos.laptop!;
-      const replies = await Promise.all(Array.from({ length: 20 }, () => postSale(stack, SALES_KEY_STRICT, saleBody(d, { detalles: [{ id_producto: laptop, cantidad: 1 }] }))));
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          postSale(stack, SALES_KEY_STRICT, saleBody(d, { detalles: [{ id_producto: laptop, cantidad: 1 }] })),
+        ),
+      );
       expect(replies.filter((r) => r.status === 201)).toHaveLength(12);
       expect(replies.filter((r) => r.status === 422)).toHaveLength(8);
       expect(await stockOf(stack, laptop, d.bodegas.principal!)).toBe('0.000');
       expect(await ledgerOf(stack, laptop, d.bodegas.principal!)).toMatchObject({ stock: '0.000' });
-      const numbers = (await stack.query<{ numero: number }>('select numero from sales.ventas where documento_id = $1 order by numero', [d.documentos.factura])).map((r) => r.numero);
+      const numbers = (
+        await stack.query<{ numero: number }>('select numero from sales.ventas where documento_id = $1 order by numero', [
+          d.documentos.factura,
+        ])
+      ).map((r) => r.numero);
       expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
     });
   });
@@ -237,7 +307,11 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       ['channel unknown', () => saleBody(a, { id_canal: b.canales.tienda }), 'id_canal'],
       ['customer missing for Pendiente', () => saleBody(a, { estado: 'Pendiente' }), 'id_cliente'],
       ['customer unknown', () => saleBody(a, { id_cliente: b.clientes.juan }), 'id_cliente'],
-      ['customer over its credit limit', () => saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.juan, detalles: [line({ cantidad: 2 })] }), 'id_cliente'],
+      [
+        'customer over its credit limit',
+        () => saleBody(a, { estado: 'Pendiente', id_cliente: a.clientes.juan, detalles: [line({ cantidad: 2 })] }),
+        'id_cliente',
+      ],
       ['cotizacion true on a sale', () => saleBody(a, { cotizacion: true }), 'cotizacion'],
       ['fecha_expiracion not a date', () => saleBody(a, { fecha_expiracion: '10/04/2026' }), 'fecha_expiracion'],
       ['fecha_expiracion before fecha', () => saleBody(a, { fecha_expiracion: '2026-03-09' }), 'fecha_expiracion'],
@@ -259,15 +333,39 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       ['precio negative', () => saleBody(a, { detalles: [line({ precio: -1 })] }), 'detalles.0.precio'],
       ['descuento negative', () => saleBody(a, { detalles: [line({ descuento: -1 })] }), 'detalles.0.descuento'],
       ['descuento above the line', () => saleBody(a, { detalles: [line({ precio: 10, descuento: 10.01 })] }), 'detalles.0.descuento'],
-      ['porcentaje_impuesto above 100', () => saleBody(a, { detalles: [line({ porcentaje_impuesto: 100.5 })] }), 'detalles.0.porcentaje_impuesto'],
-      ['unknown product id (never 500)', () => saleBody(a, { detalles: [line(), line(), line(), line({ id_producto: 999999 })] }), 'detalles.3.id_producto'],
-      ['product of another company', () => saleBody(a, { detalles: [line({ id_producto: b.productos.laptop })] }), 'detalles.0.id_producto'],
-      ['unknown product code', () => saleBody(a, { detalles: [{ codigo_producto: 'NO-EXISTE', cantidad: 1 }] }), 'detalles.0.codigo_producto'],
+      [
+        'porcentaje_impuesto above 100',
+        () => saleBody(a, { detalles: [line({ porcentaje_impuesto: 100.5 })] }),
+        'detalles.0.porcentaje_impuesto',
+      ],
+      [
+        'unknown product id (never 500)',
+        () => saleBody(a, { detalles: [line(), line(), line(), line({ id_producto: 999999 })] }),
+        'detalles.3.id_producto',
+      ],
+      [
+        'product of another company',
+        () => saleBody(a, { detalles: [line({ id_producto: b.productos.laptop })] }),
+        'detalles.0.id_producto',
+      ],
+      [
+        'unknown product code',
+        () => saleBody(a, { detalles: [{ codigo_producto: 'NO-EXISTE', cantidad: 1 }] }),
+        'detalles.0.codigo_producto',
+      ],
       ['inactive product', () => saleBody(a, { detalles: [line({ id_producto: a.productos.viejo })] }), 'detalles.0.id_producto'],
-      ['line total over what the columns keep', () => saleBody(a, { detalles: [line({ cantidad: 999999999, precio: 999999999 })] }), 'detalles.0.cantidad'],
+      [
+        'line total over what the columns keep',
+        () => saleBody(a, { detalles: [line({ cantidad: 999999999, precio: 999999999 })] }),
+        'detalles.0.cantidad',
+      ],
       ['body not an object', () => [1, 2] as unknown as Record<string, unknown>, '_'],
       ['lone UTF-16 surrogate in observaciones', () => saleBody(a, { observaciones: 'entrega \ud800' }), 'observaciones'],
-      ['lone UTF-16 surrogate in a line code', () => saleBody(a, { detalles: [{ codigo_producto: '\udfffLAP', cantidad: 1 }] }), 'detalles.0.codigo_producto'],
+      [
+        'lone UTF-16 surrogate in a line code',
+        () => saleBody(a, { detalles: [{ codigo_producto: '\udfffLAP', cantidad: 1 }] }),
+        'detalles.0.codigo_producto',
+      ],
     ];
 
     it.each(cases)('%s', async (_name, body, field) => {
@@ -290,9 +388,19 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
 
     it('answers 400 for unparsable JSON and 415 for another content type, storing nothing', async () => {
       const before = await dataSnapshot(stack);
-      const broken = await stack.api(`${API}/sales`, { key: SALES_KEY_A, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"fecha": ' });
+      const broken = await stack.api(`${API}/sales`, {
+        key: SALES_KEY_A,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"fecha": ',
+      });
       expect(broken.status).toBe(400);
-      const text = await stack.api(`${API}/sales`, { key: SALES_KEY_A, method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'hola' });
+      const text = await stack.api(`${API}/sales`, {
+        key: SALES_KEY_A,
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain' },
+        body: 'hola',
+      });
       expect(text.status).toBe(415);
       expect(await dataSnapshot(stack)).toEqual(before);
     });
@@ -303,9 +411,25 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       const mouse = a.productos.mouse!;
       const principal = a.bodegas.principal!;
       const before = Number(await stockOf(stack, mouse, principal));
-      const { body } = await postSale(stack, SALES_KEY_A, saleBody(a, { detalles: [{ id_producto: mouse, cantidad: 1.5 }, { id_producto: mouse, cantidad: 2 }, { id_producto: a.productos.instalacion, cantidad: 1 }] }));
+      const { body } = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, {
+          detalles: [
+            { id_producto: mouse, cantidad: 1.5 },
+            { id_producto: mouse, cantidad: 2 },
+            { id_producto: a.productos.instalacion, cantidad: 1 },
+          ],
+        }),
+      );
       expect(Number(await stockOf(stack, mouse, principal))).toBe(before - 3.5);
-      const annul = () => stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: body.data.id }, { requestId: 'test-annul' });
+      const annul = () =>
+        stack.admin.request(
+          salesAdminSubjects,
+          'sales.admin.annul',
+          { empresa_id: a.id, id_venta: body.data.id },
+          { requestId: 'test-annul' },
+        );
       const annulled = await annul();
       expect(annulled).toMatchObject({ estado: 'Anulada', saldo: 0 });
       expect(Number(await stockOf(stack, mouse, principal))).toBe(before);
@@ -318,9 +442,21 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
 
     it('marks the fiscal document emitted', async () => {
       const { body } = await postSale(stack, SALES_KEY_A, saleBody(a));
-      const marked = await stack.admin.request(salesAdminSubjects, 'sales.admin.fiscal-emitted', { empresa_id: a.id, id_venta: body.data.id }, { requestId: 'test-fiscal' });
+      const marked = await stack.admin.request(
+        salesAdminSubjects,
+        'sales.admin.fiscal-emitted',
+        { empresa_id: a.id, id_venta: body.data.id },
+        { requestId: 'test-fiscal' },
+      );
       expect(marked.documento_fiscal_emitido).toBe(true);
-      await expect(stack.admin.request(salesAdminSubjects, 'sales.admin.fiscal-emitted', { empresa_id: b.id, id_venta: body.data.id }, { requestId: 'test-fiscal' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(
+        stack.admin.request(
+          salesAdminSubjects,
+          'sales.admin.fiscal-emitted',
+          { empresa_id: b.id, id_venta: body.data.id },
+          { requestId: 'test-fiscal' },
+        ),
+      ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
   });
 });

@@ -7,7 +7,14 @@ import { API, SALES_KEY_A, SALES_KEY_B, salesFixture, stockOf, refsOf } from '..
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Sale = any;
 
-const venta = (ref: string, fecha: string, estado: string, documento: string, detalles: unknown[], extra: Record<string, unknown> = {}) => ({
+const venta = (
+  ref: string,
+  fecha: string,
+  estado: string,
+  documento: string,
+  detalles: unknown[],
+  extra: Record<string, unknown> = {},
+) => ({
   ref,
   fecha,
   estado,
@@ -30,7 +37,17 @@ function readFixture() {
     venta('v4', '2026-02-01', 'Cotizacion', 'cotizacion', [{ producto: 'laptop', cantidad: 2, precio: 600 }]),
     venta('v5', '2026-02-01', 'Completada', 'factura', [{ producto: 'mouse', cantidad: 2 }]),
     venta('v6', '2026-02-15', 'Completada', 'factura', [{ producto: 'libro', cantidad: 3 }], { anulada: true }),
-    venta('v7', '2026-02-28', 'Pagada', 'factura', [{ producto: 'laptop', cantidad: 1 }, { producto: 'mouse', cantidad: 1 }], { documento_fiscal_emitido: true, referencia_externa: 'POS-7' }),
+    venta(
+      'v7',
+      '2026-02-28',
+      'Pagada',
+      'factura',
+      [
+        { producto: 'laptop', cantidad: 1 },
+        { producto: 'mouse', cantidad: 1 },
+      ],
+      { documento_fiscal_emitido: true, referencia_externa: 'POS-7' },
+    ),
     venta('v8', '2026-03-01', 'Completada', 'ticket', [{ producto: 'instalacion', cantidad: 2 }]),
     venta('v9', '2026-03-01', 'Pendiente', 'ticket', [{ producto: 'mouse', cantidad: 1, descuento: 0.95 }], { cliente: 'juan' }),
   ];
@@ -67,7 +84,13 @@ describe('GET /sales, /sales/{id} and /sales/summary', () => {
     expect(Object.keys(ventas)).toHaveLength(9);
     const byId = new Map(all.map((s) => [s.id, s]));
     expect(byId.get(ventas.v6)).toMatchObject({ estado: 'Anulada', total: 36, exenta: 36 });
-    expect(byId.get(ventas.v7)).toMatchObject({ estado: 'Completada', documento_fiscal_emitido: true, monto_pago: 669.94, referencia_externa: 'POS-7', referencia: 'POS-7' });
+    expect(byId.get(ventas.v7)).toMatchObject({
+      estado: 'Completada',
+      documento_fiscal_emitido: true,
+      monto_pago: 669.94,
+      referencia_externa: 'POS-7',
+      referencia: 'POS-7',
+    });
     expect(byId.get(ventas.v4)).toMatchObject({ estado: 'Cotizacion', cotizacion: true, correlativo: 'COT-1' });
     expect(byId.get(ventas.v9)).toMatchObject({ estado: 'Pendiente', nombre_cliente: 'Juan Pérez', saldo: 19, descuento: 0.95 });
     expect(byId.get(ventas.v8)).toMatchObject({ nombre_cliente: 'Consumidor Final', nombre_usuario: 'Admin A' });
@@ -83,10 +106,29 @@ describe('GET /sales, /sales/{id} and /sales/summary', () => {
     const expected = [...all].sort((x, y) => (x.fecha === y.fecha ? y.id - x.id : x.fecha < y.fecha ? 1 : -1));
     expect(body.data.map((s: Sale) => s.id)).toEqual(expected.map((s) => s.id));
     expect(body.meta.filters_applied).toEqual({});
-    expect(body.pagination).toEqual({ current_page: 1, per_page: 100, total: 9, total_pages: 1, has_next: false, has_prev: false, from: 1, to: 9 });
+    expect(body.pagination).toEqual({
+      current_page: 1,
+      per_page: 100,
+      total: 9,
+      total_pages: 1,
+      has_next: false,
+      has_prev: false,
+      from: 1,
+      to: 9,
+    });
     const v7 = body.data.find((s: Sale) => s.referencia_externa === 'POS-7');
     expect(v7.detalles).toEqual([
-      expect.objectContaining({ id: expect.any(Number), id_producto: expect.any(Number), codigo: 'LAP-14', cantidad: 1, precio: 649.99, sub_total: 575.21, iva: 74.78, total: 649.99, porcentaje_impuesto: 13 }),
+      expect.objectContaining({
+        id: expect.any(Number),
+        id_producto: expect.any(Number),
+        codigo: 'LAP-14',
+        cantidad: 1,
+        precio: 649.99,
+        sub_total: 575.21,
+        iva: 74.78,
+        total: 649.99,
+        porcentaje_impuesto: 13,
+      }),
       expect.objectContaining({ codigo: 'MOU-01', cantidad: 1, precio: 19.95, sub_total: 17.65, iva: 2.3, total: 19.95 }),
     ]);
   });
@@ -106,7 +148,12 @@ describe('GET /sales, /sales/{id} and /sales/summary', () => {
     },
   };
 
-  it.each(['fecha', 'total', 'correlativo', 'created_at'].flatMap((by) => [[by, 'asc'], [by, 'desc']]))('orders by %s %s with id as the tie-breaker', async (by, dir) => {
+  it.each(
+    ['fecha', 'total', 'correlativo', 'created_at'].flatMap((by) => [
+      [by, 'asc'],
+      [by, 'desc'],
+    ]),
+  )('orders by %s %s with id as the tie-breaker', async (by, dir) => {
     const sign = dir === 'asc' ? 1 : -1;
     const got = await list(`order_by=${by}&order_direction=${dir}`);
     const expected = [...all].sort((x, y) => sign * (compare[by]!(x, y) || x.id - y.id));
@@ -116,21 +163,46 @@ describe('GET /sales, /sales/{id} and /sales/summary', () => {
   it('pages without skipping or repeating', async () => {
     const pages = await Promise.all([1, 2, 3].map((page) => get(`?per_page=4&page=${page}&order_by=total`)));
     expect(pages.flatMap((p) => p.body.data.map((s: Sale) => s.id))).toEqual((await list('order_by=total')).map((s) => s.id));
-    expect(pages[2]!.body.pagination).toEqual({ current_page: 3, per_page: 4, total: 9, total_pages: 3, has_next: false, has_prev: true, from: 9, to: 9 });
-    expect((await get('?per_page=4&page=4')).body).toMatchObject({ data: [], pagination: { total: 9, from: null, to: null, has_next: false } });
+    expect(pages[2]!.body.pagination).toEqual({
+      current_page: 3,
+      per_page: 4,
+      total: 9,
+      total_pages: 3,
+      has_next: false,
+      has_prev: true,
+      from: 9,
+      to: 9,
+    });
+    expect((await get('?per_page=4&page=4')).body).toMatchObject({
+      data: [],
+      pagination: { total: 9, from: null, to: null, has_next: false },
+    });
   });
 
   it.each([
     ['fecha_inicio=2026-02-01', (s: Sale) => s.fecha >= '2026-02-01', { fecha_inicio: '2026-02-01' }],
     ['fecha_fin=2026-02-01', (s: Sale) => s.fecha <= '2026-02-01', { fecha_fin: '2026-02-01' }],
-    ['fecha_inicio=2026-02-01&fecha_fin=2026-02-28', (s: Sale) => s.fecha >= '2026-02-01' && s.fecha <= '2026-02-28', { fecha_inicio: '2026-02-01', fecha_fin: '2026-02-28' }],
-    ['fecha_inicio=2026-03-01&fecha_fin=2026-03-01', (s: Sale) => s.fecha === '2026-03-01', { fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' }],
+    [
+      'fecha_inicio=2026-02-01&fecha_fin=2026-02-28',
+      (s: Sale) => s.fecha >= '2026-02-01' && s.fecha <= '2026-02-28',
+      { fecha_inicio: '2026-02-01', fecha_fin: '2026-02-28' },
+    ],
+    [
+      'fecha_inicio=2026-03-01&fecha_fin=2026-03-01',
+      (s: Sale) => s.fecha === '2026-03-01',
+      { fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' },
+    ],
     ['estado=Pendiente', (s: Sale) => s.estado === 'Pendiente', { estado: 'Pendiente' }],
     ['estado=Anulada&fecha_fin=2026-12-31', (s: Sale) => s.estado === 'Anulada', { estado: 'Anulada', fecha_fin: '2026-12-31' }],
   ])('filters by %s, inclusive, and echoes the filters', async (query, keep, applied) => {
     const { status, body } = await get(`?${query}&per_page=200`);
     expect(status).toBe(200);
-    expect(body.data.map((s: Sale) => s.id).sort()).toEqual(all.filter(keep).map((s) => s.id).sort());
+    expect(body.data.map((s: Sale) => s.id).sort()).toEqual(
+      all
+        .filter(keep)
+        .map((s) => s.id)
+        .sort(),
+    );
     expect(body.data.length).toBeGreaterThan(0);
     expect(body.meta.filters_applied).toEqual(applied);
   });
@@ -145,7 +217,9 @@ describe('GET /sales, /sales/{id} and /sales/summary', () => {
     ['per_page=201', 'per_page'],
     ['page=0', 'page'],
   ])('answers 400 with details for %s', async (query, field) => {
-    for (const endpoint of field === 'order_by' || field === 'order_direction' || field === 'per_page' || field === 'page' ? [''] : ['', '/summary']) {
+    for (const endpoint of field === 'order_by' || field === 'order_direction' || field === 'per_page' || field === 'page'
+      ? ['']
+      : ['', '/summary']) {
       const res = await stack.api(`${API}/sales${endpoint}?${query}`, { key: SALES_KEY_A });
       expect(res.status).toBe(400);
       const body = await json(res);
@@ -162,33 +236,43 @@ describe('GET /sales, /sales/{id} and /sales/summary', () => {
       expect(res.status).toBe(404);
       expect(await json(res)).toEqual({ success: false, error: 'Venta no encontrada', code: 404 });
     }
-    for (const id of ['abc', '1.5', '0', '-2', '99999999999']) expect((await stack.api(`${API}/sales/${id}`, { key: SALES_KEY_A })).status).toBe(400);
+    for (const id of ['abc', '1.5', '0', '-2', '99999999999'])
+      expect((await stack.api(`${API}/sales/${id}`, { key: SALES_KEY_A })).status).toBe(400);
   });
 
-  it.each(['', 'estado=Pendiente', 'fecha_inicio=2026-02-01&fecha_fin=2026-02-28', 'fecha_inicio=2026-02-15', 'fecha_fin=2026-01-31', 'estado=Cotizacion&fecha_inicio=2026-03-01'])(
-    'summarises exactly the sales it would list (%s)',
-    async (query) => {
-      const listed = await list(query);
-      const { status, body } = await get(`/summary${query ? `?${query}` : ''}`);
-      expect(status).toBe(200);
-      const s = body.data;
-      const total = listed.reduce((n, x) => n + cents(x.total), 0);
-      expect(s.cantidad_ventas).toBe(listed.length);
-      expect(cents(s.total_ventas)).toBe(total);
-      expect(cents(s.total_iva)).toBe(listed.reduce((n, x) => n + cents(x.iva), 0));
-      expect(cents(s.total_descuentos)).toBe(listed.reduce((n, x) => n + cents(x.descuento), 0));
-      expect(cents(s.promedio_venta)).toBe(listed.length === 0 ? 0 : Math.round(total / listed.length));
-      for (const { estado, cantidad, total: t } of s.ventas_por_estado) {
-        const mine = listed.filter((x) => x.estado === estado);
-        expect([cantidad, cents(t)]).toEqual([mine.length, mine.reduce((n, x) => n + cents(x.total), 0)]);
-      }
-      expect(body.meta.filters_applied).toEqual(Object.fromEntries(new URLSearchParams(query)));
-    },
-  );
+  it.each([
+    '',
+    'estado=Pendiente',
+    'fecha_inicio=2026-02-01&fecha_fin=2026-02-28',
+    'fecha_inicio=2026-02-15',
+    'fecha_fin=2026-01-31',
+    'estado=Cotizacion&fecha_inicio=2026-03-01',
+  ])('summarises exactly the sales it would list (%s)', async (query) => {
+    const listed = await list(query);
+    const { status, body } = await get(`/summary${query ? `?${query}` : ''}`);
+    expect(status).toBe(200);
+    const s = body.data;
+    const total = listed.reduce((n, x) => n + cents(x.total), 0);
+    expect(s.cantidad_ventas).toBe(listed.length);
+    expect(cents(s.total_ventas)).toBe(total);
+    expect(cents(s.total_iva)).toBe(listed.reduce((n, x) => n + cents(x.iva), 0));
+    expect(cents(s.total_descuentos)).toBe(listed.reduce((n, x) => n + cents(x.descuento), 0));
+    expect(cents(s.promedio_venta)).toBe(listed.length === 0 ? 0 : Math.round(total / listed.length));
+    for (const { estado, cantidad, total: t } of s.ventas_por_estado) {
+      const mine = listed.filter((x) => x.estado === estado);
+      expect([cantidad, cents(t)]).toEqual([mine.length, mine.reduce((n, x) => n + cents(x.total), 0)]);
+    }
+    expect(body.meta.filters_applied).toEqual(Object.fromEntries(new URLSearchParams(query)));
+  });
 
   it('summarises every state unless estado filters, and never another company’s sales', async () => {
     const { body } = await get('/summary');
-    expect(body.data.ventas_por_estado.map((e: { estado: string }) => e.estado)).toEqual(['Completada', 'Pendiente', 'Anulada', 'Cotizacion']);
+    expect(body.data.ventas_por_estado.map((e: { estado: string }) => e.estado)).toEqual([
+      'Completada',
+      'Pendiente',
+      'Anulada',
+      'Cotizacion',
+    ]);
     expect(body.data).toMatchObject({ cantidad_ventas: 9 });
     const b = await get('/summary', SALES_KEY_B);
     expect(b.body.data).toMatchObject({ cantidad_ventas: 1, total_ventas: 649.99, total_iva: 74.78 });

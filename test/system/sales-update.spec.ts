@@ -36,11 +36,17 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
   afterAll(() => stack.stop());
 
   const putSale = async (id: number | string, body: unknown, key = SALES_KEY_A, raw?: string) => {
-    const res = await stack.api(`${API}/sales/${id}`, { key, method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: raw ?? JSON.stringify(body) });
+    const res = await stack.api(`${API}/sales/${id}`, {
+      key,
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: raw ?? JSON.stringify(body),
+    });
     return { status: res.status, body: await json(res) };
   };
   const getSale = async (id: number, key = SALES_KEY_A) => (await json(await stack.api(`${API}/sales/${id}`, { key }))).data;
-  const annul = (empresaId: number, id: number) => stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: empresaId, id_venta: id }, { requestId: 'test-annul' });
+  const annul = (empresaId: number, id: number) =>
+    stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: empresaId, id_venta: id }, { requestId: 'test-annul' });
   /** Everything stored for a sale: its row (revision and document included) and its lines. */
   const storedSale = async (id: number) =>
     (
@@ -81,28 +87,164 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       field?: string;
     }
     const rows: Array<[string, Row]> = [
-      ['Pendiente, 5 → 3 units: returns 2', { from: 'Pendiente', body: () => ({ detalles: [{ id_producto: mouse(), cantidad: 3 }] }), status: 200, estado: 'Pendiente', stock: 2, cantidad: 3, extra: { saldo: 59.85 } }],
-      ['Pendiente → Completada: keeps its stock, owes nothing', { from: 'Pendiente', body: () => ({ estado: 'Completada' }), status: 200, estado: 'Completada', stock: 0, cantidad: 5, extra: { saldo: 0, cotizacion: false } }],
-      ['Pendiente → Pagada: stored Completada, paid in full', { from: 'Pendiente', body: () => ({ estado: 'Pagada' }), status: 200, estado: 'Completada', stock: 0, cantidad: 5, extra: { monto_pago: 99.75, saldo: 0 } }],
-      ['Pendiente → Cotizacion: returns its stock', { from: 'Pendiente', body: () => ({ estado: 'Cotizacion' }), status: 200, estado: 'Cotizacion', stock: 5, cantidad: 5, extra: { cotizacion: true, saldo: 0 } }],
-      ['Pendiente → Pre-venta: a quotation, returns its stock', { from: 'Pendiente', body: () => ({ estado: 'Pre-venta' }), status: 200, estado: 'Cotizacion', stock: 5, cantidad: 5, extra: { cotizacion: true } }],
-      ['Cotizacion → Completada: takes its stock', { from: 'Cotizacion', body: () => ({ estado: 'Completada', id_canal: a.canales.tienda }), status: 200, estado: 'Completada', stock: -5, cantidad: 5, extra: { cotizacion: false } }],
+      [
+        'Pendiente, 5 → 3 units: returns 2',
+        {
+          from: 'Pendiente',
+          body: () => ({ detalles: [{ id_producto: mouse(), cantidad: 3 }] }),
+          status: 200,
+          estado: 'Pendiente',
+          stock: 2,
+          cantidad: 3,
+          extra: { saldo: 59.85 },
+        },
+      ],
+      [
+        'Pendiente → Completada: keeps its stock, owes nothing',
+        {
+          from: 'Pendiente',
+          body: () => ({ estado: 'Completada' }),
+          status: 200,
+          estado: 'Completada',
+          stock: 0,
+          cantidad: 5,
+          extra: { saldo: 0, cotizacion: false },
+        },
+      ],
+      [
+        'Pendiente → Pagada: stored Completada, paid in full',
+        {
+          from: 'Pendiente',
+          body: () => ({ estado: 'Pagada' }),
+          status: 200,
+          estado: 'Completada',
+          stock: 0,
+          cantidad: 5,
+          extra: { monto_pago: 99.75, saldo: 0 },
+        },
+      ],
+      [
+        'Pendiente → Cotizacion: returns its stock',
+        {
+          from: 'Pendiente',
+          body: () => ({ estado: 'Cotizacion' }),
+          status: 200,
+          estado: 'Cotizacion',
+          stock: 5,
+          cantidad: 5,
+          extra: { cotizacion: true, saldo: 0 },
+        },
+      ],
+      [
+        'Pendiente → Pre-venta: a quotation, returns its stock',
+        {
+          from: 'Pendiente',
+          body: () => ({ estado: 'Pre-venta' }),
+          status: 200,
+          estado: 'Cotizacion',
+          stock: 5,
+          cantidad: 5,
+          extra: { cotizacion: true },
+        },
+      ],
+      [
+        'Cotizacion → Completada: takes its stock',
+        {
+          from: 'Cotizacion',
+          body: () => ({ estado: 'Completada', id_canal: a.canales.tienda }),
+          status: 200,
+          estado: 'Completada',
+          stock: -5,
+          cantidad: 5,
+          extra: { cotizacion: false },
+        },
+      ],
       [
         'Cotizacion → Pagada with final lines: takes their stock, paid in full',
-        { from: 'Cotizacion', body: () => ({ estado: 'Pagada', id_canal: a.canales.tienda, detalles: [{ id_producto: mouse(), cantidad: 8 }] }), status: 200, estado: 'Completada', stock: -8, cantidad: 8, extra: { monto_pago: 159.6, saldo: 0 } },
+        {
+          from: 'Cotizacion',
+          body: () => ({ estado: 'Pagada', id_canal: a.canales.tienda, detalles: [{ id_producto: mouse(), cantidad: 8 }] }),
+          status: 200,
+          estado: 'Completada',
+          stock: -8,
+          cantidad: 8,
+          extra: { monto_pago: 159.6, saldo: 0 },
+        },
       ],
       [
         'Cotizacion → Pendiente with a customer: takes its stock, owes its total',
-        { from: 'Cotizacion', body: () => ({ estado: 'Pendiente', id_canal: a.canales.tienda, id_cliente: a.clientes.libre }), status: 200, estado: 'Pendiente', stock: -5, cantidad: 5, extra: { saldo: 99.75, nombre_cliente: 'Ferretería Libre' } },
+        {
+          from: 'Cotizacion',
+          body: () => ({ estado: 'Pendiente', id_canal: a.canales.tienda, id_cliente: a.clientes.libre }),
+          status: 200,
+          estado: 'Pendiente',
+          stock: -5,
+          cantidad: 5,
+          extra: { saldo: 99.75, nombre_cliente: 'Ferretería Libre' },
+        },
       ],
-      ['Cotizacion → Pre-venta, 5 → 3 units: still a quotation, no stock', { from: 'Cotizacion', body: () => ({ estado: 'Pre-venta', detalles: [{ id_producto: mouse(), cantidad: 3 }] }), status: 200, estado: 'Cotizacion', stock: 0, cantidad: 3 }],
-      ['Cotizacion → Completada without a channel: refused', { from: 'Cotizacion', body: () => ({ estado: 'Completada' }), status: 422, estado: 'Cotizacion', stock: 0, cantidad: 5, field: 'id_canal' }],
-      ['Cotizacion → Pendiente without a customer: refused', { from: 'Cotizacion', body: () => ({ estado: 'Pendiente', id_canal: a.canales.tienda }), status: 422, estado: 'Cotizacion', stock: 0, cantidad: 5, field: 'id_cliente' }],
-      ['Anulada: refused, unchanged', { from: 'Anulada', body: () => ({ estado: 'Pendiente' }), status: 422, estado: 'Anulada', stock: 0, cantidad: 5, field: 'estado' }],
-      ['Completada: refused, unchanged', { from: 'Completada', body: () => ({ observaciones: 'tarde' }), status: 422, estado: 'Completada', stock: 0, cantidad: 5, field: 'estado' }],
+      [
+        'Cotizacion → Pre-venta, 5 → 3 units: still a quotation, no stock',
+        {
+          from: 'Cotizacion',
+          body: () => ({ estado: 'Pre-venta', detalles: [{ id_producto: mouse(), cantidad: 3 }] }),
+          status: 200,
+          estado: 'Cotizacion',
+          stock: 0,
+          cantidad: 3,
+        },
+      ],
+      [
+        'Cotizacion → Completada without a channel: refused',
+        {
+          from: 'Cotizacion',
+          body: () => ({ estado: 'Completada' }),
+          status: 422,
+          estado: 'Cotizacion',
+          stock: 0,
+          cantidad: 5,
+          field: 'id_canal',
+        },
+      ],
+      [
+        'Cotizacion → Pendiente without a customer: refused',
+        {
+          from: 'Cotizacion',
+          body: () => ({ estado: 'Pendiente', id_canal: a.canales.tienda }),
+          status: 422,
+          estado: 'Cotizacion',
+          stock: 0,
+          cantidad: 5,
+          field: 'id_cliente',
+        },
+      ],
+      [
+        'Anulada: refused, unchanged',
+        { from: 'Anulada', body: () => ({ estado: 'Pendiente' }), status: 422, estado: 'Anulada', stock: 0, cantidad: 5, field: 'estado' },
+      ],
+      [
+        'Completada: refused, unchanged',
+        {
+          from: 'Completada',
+          body: () => ({ observaciones: 'tarde' }),
+          status: 422,
+          estado: 'Completada',
+          stock: 0,
+          cantidad: 5,
+          field: 'estado',
+        },
+      ],
       [
         'a fiscal document emitted: refused, unchanged',
-        { from: 'Pendiente con documento fiscal', body: () => ({ detalles: [{ id_producto: mouse(), cantidad: 3 }] }), status: 422, estado: 'Pendiente', stock: 0, cantidad: 5, field: 'documento_fiscal_emitido' },
+        {
+          from: 'Pendiente con documento fiscal',
+          body: () => ({ detalles: [{ id_producto: mouse(), cantidad: 3 }] }),
+          status: 422,
+          estado: 'Pendiente',
+          stock: 0,
+          cantidad: 5,
+          field: 'documento_fiscal_emitido',
+        },
       ],
     ];
 
@@ -120,7 +262,12 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         }
         case 'Pendiente con documento fiscal': {
           const venta = await pendiente();
-          return stack.admin.request(salesAdminSubjects, 'sales.admin.fiscal-emitted', { empresa_id: a.id, id_venta: venta.id }, { requestId: 'test-fiscal' });
+          return stack.admin.request(
+            salesAdminSubjects,
+            'sales.admin.fiscal-emitted',
+            { empresa_id: a.id, id_venta: venta.id },
+            { requestId: 'test-fiscal' },
+          );
         }
       }
     };
@@ -139,7 +286,10 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       expect(after).toMatchObject({ estado: row.estado, total, sub_total, iva, correlativo: venta.correlativo, ...row.extra });
       expect(after.detalles.map((l: any) => l.cantidad)).toEqual([row.cantidad]);
       // The ledger agrees with the stock: one movement when stock moved, none otherwise.
-      expect(await ledgerOf(stack, mouse(), principal())).toEqual({ stock: (before + row.stock).toFixed(3), movimientos: movimientos + (row.stock === 0 ? 0 : 1) });
+      expect(await ledgerOf(stack, mouse(), principal())).toEqual({
+        stock: (before + row.stock).toFixed(3),
+        movimientos: movimientos + (row.stock === 0 ? 0 : 1),
+      });
       if (row.status === 200) {
         expect(body.data).toEqual(after);
         expect(body.meta).toEqual({ empresa: 'Ventas A', timestamp: expect.any(String), filters_applied: {} });
@@ -154,9 +304,18 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       const annulled = await annul(a.id, (await pendiente(1)).id);
       expect((await putSale(annulled.id, { observaciones: 'x' })).body.error).toBe('La venta está anulada y no se puede modificar');
       const completed = await create({ detalles: [{ id_producto: mouse(), cantidad: 1 }] });
-      expect((await putSale(completed.id, { observaciones: 'x' })).body.error).toBe('La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion');
-      const fiscal = await stack.admin.request(salesAdminSubjects, 'sales.admin.fiscal-emitted', { empresa_id: a.id, id_venta: (await cotizacion(1)).id }, { requestId: 'test-fiscal' });
-      expect((await putSale(fiscal.id, { observaciones: 'x' })).body.error).toBe('La venta tiene un documento fiscal emitido y no se puede modificar');
+      expect((await putSale(completed.id, { observaciones: 'x' })).body.error).toBe(
+        'La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion',
+      );
+      const fiscal = await stack.admin.request(
+        salesAdminSubjects,
+        'sales.admin.fiscal-emitted',
+        { empresa_id: a.id, id_venta: (await cotizacion(1)).id },
+        { requestId: 'test-fiscal' },
+      );
+      expect((await putSale(fiscal.id, { observaciones: 'x' })).body.error).toBe(
+        'La venta tiene un documento fiscal emitido y no se puede modificar',
+      );
     });
   });
 
@@ -167,7 +326,11 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       const { status, body } = await putSale(venta.id, { observaciones: 'Entregar el lunes' });
       expect(status).toBe(200);
       const { updated_at: _u, observaciones: _o, ...kept } = venta;
-      expect(body.data).toMatchObject({ ...kept, detalles: venta.detalles.map(({ updated_at: _lu, ...l }: any) => l), observaciones: 'Entregar el lunes' });
+      expect(body.data).toMatchObject({
+        ...kept,
+        detalles: venta.detalles.map(({ updated_at: _lu, ...l }: any) => l),
+        observaciones: 'Entregar el lunes',
+      });
       expect(new Date(body.data.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(venta.updated_at).getTime());
       expect((await ledgerOf(stack, mouse(), principal())).movimientos).toBe(movimientos);
     });
@@ -175,7 +338,13 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
     it('clears the fields sent as null', async () => {
       const venta = await cotizacion(1, { id_cliente: a.clientes.juan, observaciones: 'Algo', fecha_expiracion: '2026-04-01' });
       const { body } = await putSale(venta.id, { id_cliente: null, observaciones: null, fecha_expiracion: null, forma_pago: null });
-      expect(body.data).toMatchObject({ id_cliente: null, nombre_cliente: 'Consumidor Final', observaciones: null, fecha_expiracion: null, forma_pago: null });
+      expect(body.data).toMatchObject({
+        id_cliente: null,
+        nombre_cliente: 'Consumidor Final',
+        observaciones: null,
+        fecha_expiracion: null,
+        forma_pago: null,
+      });
     });
 
     it('replaces the lines: one updated in place, one added, the others removed; totals, tax and the sale document recomputed', async () => {
@@ -192,15 +361,46 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       const cemento = a.productos.cemento!;
       const before = { mouse: await stock(), laptop: await stock(laptop), libro: await stock(libro), cemento: await stock(cemento) };
 
-      const { status, body } = await putSale(venta.id, { detalles: [{ id: mouseLine.id, cantidad: 5, descuento: 1.75 }, { id_producto: cemento, cantidad: 2.5 }] });
+      const { status, body } = await putSale(venta.id, {
+        detalles: [
+          { id: mouseLine.id, cantidad: 5, descuento: 1.75 },
+          { id_producto: cemento, cantidad: 2.5 },
+        ],
+      });
       expect(status).toBe(200);
       const [updated, added] = body.data.detalles;
       expect(body.data.detalles).toHaveLength(2);
-      expect(updated).toMatchObject({ id: mouseLine.id, id_producto: mouse(), cantidad: 5, precio: 19.95, descuento: 1.75, total: 98, sub_total: 86.73, iva: 11.27, created_at: mouseLine.created_at });
-      expect(added).toMatchObject({ id_producto: cemento, cantidad: 2.5, total: 24.63, sub_total: 23.46, iva: 1.17, porcentaje_impuesto: 5 });
+      expect(updated).toMatchObject({
+        id: mouseLine.id,
+        id_producto: mouse(),
+        cantidad: 5,
+        precio: 19.95,
+        descuento: 1.75,
+        total: 98,
+        sub_total: 86.73,
+        iva: 11.27,
+        created_at: mouseLine.created_at,
+      });
+      expect(added).toMatchObject({
+        id_producto: cemento,
+        cantidad: 2.5,
+        total: 24.63,
+        sub_total: 23.46,
+        iva: 1.17,
+        porcentaje_impuesto: 5,
+      });
       expect([mouseLine.id, laptopLine.id, libroLine.id]).not.toContain(added.id);
-      expect(body.data).toMatchObject({ total: 122.63, sub_total: 110.19, iva: 12.44, descuento: 1.75, saldo: 122.63, correlativo: venta.correlativo });
-      expect(await stack.query('select count(*)::int as n from sales.venta_detalles where id = any($1)', [[laptopLine.id, libroLine.id]])).toEqual([{ n: 0 }]);
+      expect(body.data).toMatchObject({
+        total: 122.63,
+        sub_total: 110.19,
+        iva: 12.44,
+        descuento: 1.75,
+        saldo: 122.63,
+        correlativo: venta.correlativo,
+      });
+      expect(
+        await stack.query('select count(*)::int as n from sales.venta_detalles where id = any($1)', [[laptopLine.id, libroLine.id]]),
+      ).toEqual([{ n: 0 }]);
 
       // Stock by difference, per product: +3 taken, laptop and books back, cement taken.
       expect({ mouse: await stock(), laptop: await stock(laptop), libro: await stock(libro), cemento: await stock(cemento) }).toEqual({
@@ -210,7 +410,10 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         cemento: before.cemento - 2.5,
       });
       // One adjustment under the sale's first stock revision, a movement per product that changed.
-      const moves = await stack.query('select producto_id, cantidad::text from inventory.movimientos where clave = $1 order by producto_id', [`venta-${venta.id}-rev-1`]);
+      const moves = await stack.query(
+        'select producto_id, cantidad::text from inventory.movimientos where clave = $1 order by producto_id',
+        [`venta-${venta.id}-rev-1`],
+      );
       expect(moves).toHaveLength(4);
 
       // The sale document is issued again with the same correlative.
@@ -219,13 +422,21 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         documento: { correlativo: venta.correlativo },
         actualizado_en: expect.any(String),
         totales: { total: '122.63', sub_total: '110.19', iva: '12.44' },
-        lineas: [expect.objectContaining({ codigo: 'MOU-01', cantidad: '5', total: '98.00' }), expect.objectContaining({ codigo: 'CEM-42', cantidad: '2.5' })],
+        lineas: [
+          expect.objectContaining({ codigo: 'MOU-01', cantidad: '5', total: '98.00' }),
+          expect.objectContaining({ codigo: 'CEM-42', cantidad: '2.5' }),
+        ],
       });
     });
 
     it('keeps a line’s own price when it is updated without one, and prices a new line at the product’s', async () => {
       const venta = await pendiente(2, { detalles: [{ id_producto: mouse(), cantidad: 2, precio: 15 }] });
-      const { body } = await putSale(venta.id, { detalles: [{ id: venta.detalles[0].id, cantidad: 3 }, { codigo_producto: 'MOU-01', cantidad: 1 }] });
+      const { body } = await putSale(venta.id, {
+        detalles: [
+          { id: venta.detalles[0].id, cantidad: 3 },
+          { codigo_producto: 'MOU-01', cantidad: 1 },
+        ],
+      });
       expect(body.data.detalles.map((l: any) => [l.cantidad, l.precio, l.total])).toEqual([
         [3, 15, 45],
         [1, 19.95, 19.95],
@@ -238,7 +449,10 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       const before = { principal: await stock(), reserva: await stock(mouse(), reserva) };
       const { status } = await putSale(venta.id, { id_bodega: reserva });
       expect(status).toBe(200);
-      expect({ principal: await stock(), reserva: await stock(mouse(), reserva) }).toEqual({ principal: before.principal + 4, reserva: before.reserva - 4 });
+      expect({ principal: await stock(), reserva: await stock(mouse(), reserva) }).toEqual({
+        principal: before.principal + 4,
+        reserva: before.reserva - 4,
+      });
       // Read your writes: GET /inventory already shows both.
       const product = await json(await stack.api(`${API}/inventory/${mouse()}`, { key: SALES_KEY_A }));
       expect(product.data.inventarios.find((i: any) => i.id_bodega === reserva).stock).toBe(before.reserva - 4);
@@ -248,9 +462,18 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       await create({ detalles: [{ id_producto: mouse(), cantidad: 1 }] }); // FAC-n exists, so numbers collide across types
       const quote = await cotizacion(1, { id_documento: a.documentos.cotizacion });
       expect(quote.correlativo).toMatch(/^COT-\d+$/);
-      const { status, body } = await putSale(quote.id, { estado: 'Completada', id_documento: a.documentos.factura, id_canal: a.canales.tienda });
+      const { status, body } = await putSale(quote.id, {
+        estado: 'Completada',
+        id_documento: a.documentos.factura,
+        id_canal: a.canales.tienda,
+      });
       expect(status).toBe(200);
-      expect(body.data).toMatchObject({ correlativo: quote.correlativo, id_documento: a.documentos.factura, nombre_documento: 'Factura', estado: 'Completada' });
+      expect(body.data).toMatchObject({
+        correlativo: quote.correlativo,
+        id_documento: a.documentos.factura,
+        nombre_documento: 'Factura',
+        estado: 'Completada',
+      });
       // Neither counter moved.
       const next = await create({ detalles: [{ id_producto: mouse(), cantidad: 1 }] });
       const nextQuote = await cotizacion(1, { id_documento: a.documentos.cotizacion });
@@ -271,8 +494,15 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       const quote = await cotizacion(1, { detalles: [{ id_producto: a.productos.laptop, cantidad: 2 }] });
       const refused = await putSale(quote.id, { estado: 'Pendiente', id_canal: a.canales.tienda, id_cliente: a.clientes.juan });
       expect(refused.status).toBe(422);
-      expect(refused.body.details.id_cliente[0]).toMatch(/límite de crédito del cliente "Juan Pérez": límite 1000\.00, saldo pendiente \d+\.\d\d, esta venta 1299\.98/);
-      const allowed = await putSale(quote.id, { estado: 'Pendiente', id_canal: a.canales.tienda, id_cliente: a.clientes.juan, monto_pago: 900 });
+      expect(refused.body.details.id_cliente[0]).toMatch(
+        /límite de crédito del cliente "Juan Pérez": límite 1000\.00, saldo pendiente \d+\.\d\d, esta venta 1299\.98/,
+      );
+      const allowed = await putSale(quote.id, {
+        estado: 'Pendiente',
+        id_canal: a.canales.tienda,
+        id_cliente: a.clientes.juan,
+        monto_pago: 900,
+      });
       expect(allowed.status).toBe(200);
       expect(allowed.body.data).toMatchObject({ estado: 'Pendiente', saldo: 399.98, monto_pago: 900 });
       // Its own debt does not count twice when the pending sale is edited again.
@@ -281,12 +511,18 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
     });
 
     it('refuses taking more than there is when the company forbids selling without stock, and changes nothing', async () => {
-      const venta = await create({ estado: 'Pendiente', id_cliente: d.clientes.libre, detalles: [{ id_producto: d.productos.cemento, cantidad: 10 }] }, SALES_KEY_STRICT, d);
+      const venta = await create(
+        { estado: 'Pendiente', id_cliente: d.clientes.libre, detalles: [{ id_producto: d.productos.cemento, cantidad: 10 }] },
+        SALES_KEY_STRICT,
+        d,
+      );
       const before = await dataSnapshot(stack);
       const stored = await storedSale(venta.id);
       const { status, body } = await putSale(venta.id, { detalles: [{ id: venta.detalles[0].id, cantidad: 100.5 }] }, SALES_KEY_STRICT);
       expect(status).toBe(422);
-      expect(body.details).toEqual({ 'detalles.0.cantidad': ['Stock insuficiente para el producto CEM-42: disponible 90, solicitado 90.5'] });
+      expect(body.details).toEqual({
+        'detalles.0.cantidad': ['Stock insuficiente para el producto CEM-42: disponible 90, solicitado 90.5'],
+      });
       expect(await dataSnapshot(stack)).toEqual(before);
       expect(await storedSale(venta.id)).toEqual(stored);
       // Up to what there is: fine.
@@ -313,10 +549,23 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       ['observaciones over 1000 characters', () => ({ observaciones: long(1001) }), 'observaciones'],
       ['monto_pago negative', () => ({ monto_pago: -1 }), 'monto_pago'],
       ['detalles empty', () => ({ detalles: [] }), 'detalles'],
-      ['more than 100 lines', (v) => ({ detalles: Array.from({ length: 101 }, () => ({ id_producto: v.detalles[0].id_producto, cantidad: 1 })) }), 'detalles'],
+      [
+        'more than 100 lines',
+        (v) => ({ detalles: Array.from({ length: 101 }, () => ({ id_producto: v.detalles[0].id_producto, cantidad: 1 })) }),
+        'detalles',
+      ],
       ['cantidad 0', (v) => ({ detalles: [{ id: v.detalles[0].id, cantidad: 0 }] }), 'detalles.0.cantidad'],
       ['a new line without product', () => ({ detalles: [{ cantidad: 1 }] }), 'detalles.0.id_producto'],
-      ['the same line twice', (v) => ({ detalles: [{ id: v.detalles[0].id, cantidad: 1 }, { id: v.detalles[0].id, cantidad: 2 }] }), 'detalles.1.id'],
+      [
+        'the same line twice',
+        (v) => ({
+          detalles: [
+            { id: v.detalles[0].id, cantidad: 1 },
+            { id: v.detalles[0].id, cantidad: 2 },
+          ],
+        }),
+        'detalles.1.id',
+      ],
       ['descuento above the line', (v) => ({ detalles: [{ id: v.detalles[0].id, cantidad: 1, descuento: 50 }] }), 'detalles.0.descuento'],
       ['unknown product', () => ({ detalles: [{ id_producto: 999999, cantidad: 1 }] }), 'detalles.0.id_producto'],
       ['inactive product', () => ({ detalles: [{ id_producto: a.productos.viejo, cantidad: 1 }] }), 'detalles.0.id_producto'],
@@ -347,11 +596,17 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         expect(res.body.details).toEqual({ 'detalles.0.id': [`La línea ${id} no pertenece a esta venta`] });
       }
       expect(await dataSnapshot(stack)).toEqual(before);
-      expect({ venta: await storedSale(venta.id), other: await storedSale(other.id), foreign: await storedSale(foreign.id) }).toEqual(stored);
+      expect({ venta: await storedSale(venta.id), other: await storedSale(other.id), foreign: await storedSale(foreign.id) }).toEqual(
+        stored,
+      );
     });
 
     it('answers 404 for an unknown id and for another company’s sale, 400 for an id that is not an integer', async () => {
-      const foreign = await create({ estado: 'Pendiente', id_cliente: b.clientes.libre, detalles: [{ id_producto: b.productos.mouse, cantidad: 1 }] }, SALES_KEY_B, b);
+      const foreign = await create(
+        { estado: 'Pendiente', id_cliente: b.clientes.libre, detalles: [{ id_producto: b.productos.mouse, cantidad: 1 }] },
+        SALES_KEY_B,
+        b,
+      );
       const before = await dataSnapshot(stack);
       for (const id of [999999, foreign.id]) {
         const res = await putSale(id, { observaciones: 'x' });
@@ -369,7 +624,12 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
     it('answers 400 for unparsable JSON and 415 for another content type', async () => {
       const venta = await pendiente(1);
       expect((await putSale(venta.id, null, SALES_KEY_A, '{"observaciones": ')).status).toBe(400);
-      const text = await stack.api(`${API}/sales/${venta.id}`, { key: SALES_KEY_A, method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hola' });
+      const text = await stack.api(`${API}/sales/${venta.id}`, {
+        key: SALES_KEY_A,
+        method: 'PUT',
+        headers: { 'Content-Type': 'text/plain' },
+        body: 'hola',
+      });
       expect(text.status).toBe(415);
     });
   });
@@ -392,8 +652,13 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       expect(await stock()).toBe(base - final.detalles[0].cantidad);
       expect(await ledgerOf(stack, mouse(), principal())).toMatchObject({ stock: (base - final.detalles[0].cantidad).toFixed(3) });
       // One adjustment per PUT that changed the quantity, under consecutive revisions.
-      const { revision_stock } = (await stack.query<{ revision_stock: number }>('select revision_stock from sales.ventas where id = $1', [venta.id]))[0]!;
-      const keys = await stack.query<{ clave: string }>("select distinct clave from inventory.movimientos where clave like $1 order by clave", [`venta-${venta.id}-rev-%`]);
+      const { revision_stock } = (
+        await stack.query<{ revision_stock: number }>('select revision_stock from sales.ventas where id = $1', [venta.id])
+      )[0]!;
+      const keys = await stack.query<{ clave: string }>(
+        'select distinct clave from inventory.movimientos where clave like $1 order by clave',
+        [`venta-${venta.id}-rev-%`],
+      );
       expect(keys).toHaveLength(revision_stock);
       expect(revision_stock).toBeGreaterThanOrEqual(9);
     });
@@ -402,7 +667,10 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       for (let round = 0; round < 4; round++) {
         const before = await stock();
         const venta = await pendiente(5);
-        const [update] = await Promise.all([putSale(venta.id, { detalles: [{ id: venta.detalles[0].id, cantidad: 8 }] }), annul(a.id, venta.id)]);
+        const [update] = await Promise.all([
+          putSale(venta.id, { detalles: [{ id: venta.detalles[0].id, cantidad: 8 }] }),
+          annul(a.id, venta.id),
+        ]);
         expect([200, 422]).toContain(update.status);
         expect((await getSale(venta.id)).estado).toBe('Anulada');
         expect(await stock()).toBe(before);
@@ -446,7 +714,10 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       expect(await stock()).toBe(base - 1);
       expect(await ledgerOf(stack, mouse(), principal())).toMatchObject({ stock: (base - 1).toFixed(3) });
 
-      const moves = await stack.query<{ clave: string; cantidad: string }>('select clave, cantidad::text from inventory.movimientos where clave like $1 order by id', [`venta-${venta.id}-rev-%`]);
+      const moves = await stack.query<{ clave: string; cantidad: string }>(
+        'select clave, cantidad::text from inventory.movimientos where clave like $1 order by id',
+        [`venta-${venta.id}-rev-%`],
+      );
       expect(moves).toEqual([
         { clave: `venta-${venta.id}-rev-1`, cantidad: '3.000' },
         { clave: `venta-${venta.id}-rev-2`, cantidad: '-5.000' },
@@ -481,9 +752,9 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         expect(retried.status).toBe(200);
         expect(retried.body.data.detalles[0].cantidad).toBe(2);
         expect(await stock()).toBe(base - 2);
-        expect(await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1', [`venta-${venta.id}-rev-%`])).toEqual([
-          { clave: `venta-${venta.id}-rev-1`, cantidad: '3.000' },
-        ]);
+        expect(
+          await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1', [`venta-${venta.id}-rev-%`]),
+        ).toEqual([{ clave: `venta-${venta.id}-rev-1`, cantidad: '3.000' }]);
       } finally {
         if (sales.child.exitCode === null && sales.child.signalCode === null) await sales.stop();
         if (!stack.running.has('sales')) await stack.startService('sales');
@@ -507,7 +778,11 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         // The quotation holds nothing, yet its annulment claims revision 1, finds those 5 and gives them back.
         expect(await annul(a.id, venta.id)).toMatchObject({ estado: 'Anulada' });
         expect(await stock()).toBe(base);
-        expect(await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1 order by id', [`venta-${venta.id}-rev-%`])).toEqual([
+        expect(
+          await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1 order by id', [
+            `venta-${venta.id}-rev-%`,
+          ]),
+        ).toEqual([
           { clave: `venta-${venta.id}-rev-1`, cantidad: '-5.000' },
           { clave: `venta-${venta.id}-rev-2`, cantidad: '5.000' },
         ]);

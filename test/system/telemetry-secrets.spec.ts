@@ -21,7 +21,17 @@ function fixture(): unknown {
     nombre: 'Tienda Telemetría S.A.',
     key: KEY,
     vender_sin_stock: true,
-    productos: [{ ref: 'taza', nombre: 'Taza', codigo: 'SKU-TAZA', tipo: 'Producto', precio: 10, enable: 1, inventarios: [{ bodega: 'principal', stock: 5 }] }],
+    productos: [
+      {
+        ref: 'taza',
+        nombre: 'Taza',
+        codigo: 'SKU-TAZA',
+        tipo: 'Producto',
+        precio: 10,
+        enable: 1,
+        inventarios: [{ bodega: 'principal', stock: 5 }],
+      },
+    ],
     integraciones: [{ ref: 'woo', plataforma: 'woocommerce', secreto: SECRET }],
   });
 }
@@ -51,7 +61,9 @@ describe('secrets in telemetry', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
-    const started = await Promise.all(services.map((name) => spawnService(name, stackEnv(stack.iso, { ...telemetry, OTEL_SERVICE_NAME: name, PORT: '0' }))));
+    const started = await Promise.all(
+      services.map((name) => spawnService(name, stackEnv(stack.iso, { ...telemetry, OTEL_SERVICE_NAME: name, PORT: '0' }))),
+    );
     services.forEach((name, i) => processes.set(name, started[i]!));
   });
   afterAll(async () => {
@@ -67,29 +79,47 @@ describe('secrets in telemetry', () => {
     const empresaId = seeded.empresas.tienda!.id as number;
 
     // Secrets minted while the services export: a new API key and a rotated token travel in NATS replies.
-    const minted = await stack.admin.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: empresaId }, { requestId: 'telemetry-key' });
-    const rotated = await stack.admin.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: integracion.id }, { requestId: 'telemetry-token' });
+    const minted = await stack.admin.request(
+      gatewaySubjects,
+      'gateway.admin.apikey.create',
+      { empresa_id: empresaId },
+      { requestId: 'telemetry-key' },
+    );
+    const rotated = await stack.admin.request(
+      webhookSubjects,
+      'webhooks.admin.integration.rotate-token',
+      { id: integracion.id },
+      { requestId: 'telemetry-token' },
+    );
 
     for (const key of [KEY, minted.key, UNKNOWN_KEY]) {
       const res = await fetch(`${base}/api/external/v1/inventory?page=1`, { headers: { Authorization: `Bearer ${key}` } });
       expect(res.status).toBe(key === UNKNOWN_KEY ? 401 : 200);
     }
-    const body = JSON.stringify(wooOrder({ id: 7301, status: 'processing', line_items: [{ product_id: 41, sku: 'SKU-TAZA', quantity: 1, total: '10.00' }] }));
+    const body = JSON.stringify(
+      wooOrder({ id: 7301, status: 'processing', line_items: [{ product_id: 41, sku: 'SKU-TAZA', quantity: 1, total: '10.00' }] }),
+    );
     const accepted = await deliver(base, rotated.path, body, wooHeaders(body, 'order.created', SECRET));
     expect(accepted.status).toBe(200);
     // The token the rotation retired, a token nobody has, and a path below a token that matches no route.
     expect((await deliver(base, integracion.path, body, wooHeaders(body, 'order.created', SECRET))).status).toBe(401);
-    expect((await deliver(base, `/api/webhook/woocommerce/${UNKNOWN_TOKEN}`, body, wooHeaders(body, 'order.created', SECRET))).status).toBe(401);
+    expect((await deliver(base, `/api/webhook/woocommerce/${UNKNOWN_TOKEN}`, body, wooHeaders(body, 'order.created', SECRET))).status).toBe(
+      401,
+    );
     expect((await deliver(base, `${rotated.path}/extra`, body, wooHeaders(body, 'order.created', SECRET))).status).toBe(404);
 
     // The order becomes a sale: webhook-ingest processed it while exporting.
     const until = Date.now() + 30_000;
     while ((await stack.query(`select 1 from webhook_ingest.entregas where estado = 'procesada'`)).length === 0) {
-      if (Date.now() > until) throw new Error(`the delivery was not processed: ${JSON.stringify(await stack.query('select estado, motivo from webhook_ingest.entregas'))}`);
+      if (Date.now() > until)
+        throw new Error(
+          `the delivery was not processed: ${JSON.stringify(await stack.query('select estado, motivo from webhook_ingest.entregas'))}`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
     const metrics: Evidence[] = [];
-    for (const [name, p] of processes) metrics.push({ source: `${name} /metrics`, text: await (await fetch(`http://127.0.0.1:${p.opsPort}/metrics`)).text() });
+    for (const [name, p] of processes)
+      metrics.push({ source: `${name} /metrics`, text: await (await fetch(`http://127.0.0.1:${p.opsPort}/metrics`)).text() });
     // Stopping flushes every span still buffered.
     await Promise.all([...processes.values()].map((p) => p.stop()));
 
@@ -101,7 +131,15 @@ describe('secrets in telemetry', () => {
       ...[...processes].map(([name, p]) => ({ source: `${name} log`, text: p.output.join('\n') })),
       ...metrics,
     ];
-    const secrets = { KEY, mintedKey: minted.key, UNKNOWN_KEY, SECRET, oldToken: integracion.token, rotatedToken: rotated.token, UNKNOWN_TOKEN };
+    const secrets = {
+      KEY,
+      mintedKey: minted.key,
+      UNKNOWN_KEY,
+      SECRET,
+      oldToken: integracion.token,
+      rotatedToken: rotated.token,
+      UNKNOWN_TOKEN,
+    };
     const leaks = evidence.flatMap(({ source, text }) =>
       Object.entries(secrets)
         .filter(([, secret]) => text.includes(secret))

@@ -16,8 +16,25 @@ function fixture(): unknown {
     key: KEY,
     vender_sin_stock: false,
     productos: [
-      { ref: 'laptop', nombre: 'Laptop 14', codigo: 'LAP-14', tipo: 'Producto', precio: 649.99, enable: 1, inventarios: [{ bodega: 'principal', stock: 10 }] },
-      { ref: 'mouse', nombre: 'Mouse', codigo: 'MOU-01', barcode: '7401000000021', tipo: 'Producto', precio: 19.95, enable: 1, inventarios: [{ bodega: 'principal', stock: 1 }] },
+      {
+        ref: 'laptop',
+        nombre: 'Laptop 14',
+        codigo: 'LAP-14',
+        tipo: 'Producto',
+        precio: 649.99,
+        enable: 1,
+        inventarios: [{ bodega: 'principal', stock: 10 }],
+      },
+      {
+        ref: 'mouse',
+        nombre: 'Mouse',
+        codigo: 'MOU-01',
+        barcode: '7401000000021',
+        tipo: 'Producto',
+        precio: 19.95,
+        enable: 1,
+        inventarios: [{ bodega: 'principal', stock: 1 }],
+      },
     ],
     integraciones: [
       { ref: 'woo', plataforma: 'woocommerce', secreto: WOO_SECRET },
@@ -47,7 +64,11 @@ describe('platform orders become sales exactly once', () => {
   };
   const salesWith = (referencia: string) =>
     stack.query<{ id: number; estado: string }>('select id, estado from sales.ventas where referencia_externa = $1', [referencia]);
-  const delivery = (id: number) => stack.query<{ estado: string; motivo: string | null; id_venta: number | null }>('select estado, motivo, id_venta from webhook_ingest.entregas where id = $1', [id]);
+  const delivery = (id: number) =>
+    stack.query<{ estado: string; motivo: string | null; id_venta: number | null }>(
+      'select estado, motivo, id_venta from webhook_ingest.entregas where id = $1',
+      [id],
+    );
   const settled = async (id: number, timeoutMs = 20_000) => {
     const until = Date.now() + timeoutMs;
     for (;;) {
@@ -59,10 +80,14 @@ describe('platform orders become sales exactly once', () => {
   };
   /** The admin CLI as an operator runs it, against this stack's NATS prefix. */
   const admin = async (...args: string[]) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix, LOG_LEVEL: 'silent' },
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', ...args],
+      {
+        cwd: ROOT,
+        env: { ...process.env, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix, LOG_LEVEL: 'silent' },
+      },
+    );
     return JSON.parse(stdout);
   };
   const sendWoo = async (payload: unknown) => {
@@ -96,7 +121,10 @@ describe('platform orders become sales exactly once', () => {
     const sale = await json(await stack.api(`/api/external/v1/sales/${processed.id_venta}`, { key: KEY }));
     expect(sale.data).toMatchObject({ total: 1299.98, detalles: [{ cantidad: 2, id_producto: productoId('laptop') }] });
     expect(await stockOf(productoId('laptop'))).toBe(8);
-    const moves = await stack.query("select count(*)::int as n from inventory.movimientos where producto_id = $1 and tipo <> 'inventario_inicial'", [productoId('laptop')]);
+    const moves = await stack.query(
+      "select count(*)::int as n from inventory.movimientos where producto_id = $1 and tipo <> 'inventario_inicial'",
+      [productoId('laptop')],
+    );
     expect(moves[0]!.n).toBe(1);
   });
 
@@ -104,7 +132,17 @@ describe('platform orders become sales exactly once', () => {
     const body = shopifyOrderBody({
       id: '820982911946154508',
       financial_status: 'paid',
-      line_items: [{ id: '866550311766439020', product_id: '632910392', variant_id: '808950810', sku: '7401000000021', title: 'Mouse', quantity: 3, price: '19.95' }],
+      line_items: [
+        {
+          id: '866550311766439020',
+          product_id: '632910392',
+          variant_id: '808950810',
+          sku: '7401000000021',
+          title: 'Mouse',
+          quantity: 3,
+          price: '19.95',
+        },
+      ],
     });
     const first = await deliver(stack.baseUrl, integ.shop!.path, body, shopifyHeaders(body, 'orders/create', undefined, 'evt-1'));
     const { id_entrega } = await json(first);
@@ -119,7 +157,12 @@ describe('platform orders become sales exactly once', () => {
   it('processing → cancelled → stale processing: the sale ends annulled and stock where it started', async () => {
     const before = await stockOf(productoId('laptop'));
     const at = (status: string, modified: string) =>
-      wooOrder({ id: 5102, status, date_modified_gmt: modified, line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+      wooOrder({
+        id: 5102,
+        status,
+        date_modified_gmt: modified,
+        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }],
+      });
     const created = await sendWoo(at('processing', '2026-03-12T10:00:00'));
     expect(await settled(created.id_entrega)).toMatchObject({ estado: 'procesada' });
     expect(await stockOf(productoId('laptop'))).toBe(before! - 1);
@@ -133,7 +176,14 @@ describe('platform orders become sales exactly once', () => {
 
   it('a pending order becomes a Pendiente sale for the customer found or created by its email', async () => {
     const pending = (id: number, email: string) =>
-      wooOrder({ id, status: 'on-hold', email, first_name: 'Marta', last_name: 'Ruiz', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+      wooOrder({
+        id,
+        status: 'on-hold',
+        email,
+        first_name: 'Marta',
+        last_name: 'Ruiz',
+        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }],
+      });
     const first = await sendWoo(pending(5211, 'marta.ruiz@example.com'));
     expect(await settled(first.id_entrega)).toMatchObject({ estado: 'procesada', motivo: null });
     const second = await sendWoo(pending(5212, '  Marta.Ruiz@Example.COM '));
@@ -143,12 +193,21 @@ describe('platform orders become sales exactly once', () => {
     );
     expect(rows.map((r) => r.estado)).toEqual(['Pendiente', 'Pendiente']);
     expect(rows[0]!.cliente_id).toBe(rows[1]!.cliente_id);
-    const clientes = await stack.query<{ nombre: string; email: string }>('select nombre, email from sales.clientes where id = $1', [rows[0]!.cliente_id]);
+    const clientes = await stack.query<{ nombre: string; email: string }>('select nombre, email from sales.clientes where id = $1', [
+      rows[0]!.cliente_id,
+    ]);
     expect(clientes).toEqual([{ nombre: 'Marta Ruiz', email: 'marta.ruiz@example.com' }]);
   });
 
   it('an order whose customer name carries NUL characters becomes a sale at once, the name without them', async () => {
-    const order = wooOrder({ id: 5230, status: 'on-hold', email: 'nul.name@example.com', first_name: 'Jo\u0000sé', last_name: '\u0000', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+    const order = wooOrder({
+      id: 5230,
+      status: 'on-hold',
+      email: 'nul.name@example.com',
+      first_name: 'Jo\u0000sé',
+      last_name: '\u0000',
+      line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }],
+    });
     const sent = await sendWoo(order);
     expect(await settled(sent.id_entrega, 5_000)).toMatchObject({ estado: 'procesada', motivo: null });
     const [venta] = await stack.query<{ cliente_id: number }>("select cliente_id from sales.ventas where referencia_externa = 'woo-5230'");
@@ -159,7 +218,13 @@ describe('platform orders become sales exactly once', () => {
   it('an order paid after it was pending turns its Pendiente sale into Completada without moving stock again', async () => {
     const before = await stockOf(productoId('laptop'));
     const at = (status: string, modified: string) =>
-      wooOrder({ id: 5221, status, email: 'marta.ruiz@example.com', date_modified_gmt: modified, line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+      wooOrder({
+        id: 5221,
+        status,
+        email: 'marta.ruiz@example.com',
+        date_modified_gmt: modified,
+        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }],
+      });
     expect(await settled((await sendWoo(at('on-hold', '2026-03-14T10:00:00'))).id_entrega)).toMatchObject({ estado: 'procesada' });
     expect(await salesWith('woo-5221')).toEqual([{ id: expect.any(Number), estado: 'Pendiente' }]);
     const paid = await settled((await sendWoo(at('processing', '2026-03-14T12:00:00'))).id_entrega);
@@ -173,10 +238,18 @@ describe('platform orders become sales exactly once', () => {
   it('a cancellation annuls the sale even when the order’s record lost its id (crash after the sale was made)', async () => {
     const before = await stockOf(productoId('laptop'));
     const at = (status: string, modified: string) =>
-      wooOrder({ id: 5301, status, date_modified_gmt: modified, line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] });
+      wooOrder({
+        id: 5301,
+        status,
+        date_modified_gmt: modified,
+        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }],
+      });
     expect(await settled((await sendWoo(at('processing', '2026-03-13T10:00:00'))).id_entrega)).toMatchObject({ estado: 'procesada' });
     await stack.query("update webhook_ingest.pedidos set id_venta = null where referencia = 'woo-5301'");
-    expect(await settled((await sendWoo(at('cancelled', '2026-03-13T11:00:00'))).id_entrega)).toMatchObject({ estado: 'procesada', motivo: 'Venta anulada' });
+    expect(await settled((await sendWoo(at('cancelled', '2026-03-13T11:00:00'))).id_entrega)).toMatchObject({
+      estado: 'procesada',
+      motivo: 'Venta anulada',
+    });
     expect(await salesWith('woo-5301')).toEqual([{ id: expect.any(Number), estado: 'Anulada' }]);
     expect(await stockOf(productoId('laptop'))).toBe(before);
   });
@@ -185,7 +258,15 @@ describe('platform orders become sales exactly once', () => {
     const before = await stockOf(productoId('laptop'));
     await stack.stopService('inventory');
     const sent = await Promise.all(
-      [5201, 5202, 5203].map((id) => sendWoo(wooOrder({ id, status: 'processing', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }] }))),
+      [5201, 5202, 5203].map((id) =>
+        sendWoo(
+          wooOrder({
+            id,
+            status: 'processing',
+            line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '575.21', total_tax: '74.78' }],
+          }),
+        ),
+      ),
     );
     expect(sent.map((r) => r.estado)).toEqual(['recibida', 'recibida', 'recibida']);
     await new Promise((r) => setTimeout(r, 700));
@@ -196,11 +277,22 @@ describe('platform orders become sales exactly once', () => {
   });
 
   it('an unknown product keeps the delivery failed; after the product is added a replay creates the sale once', async () => {
-    const order = wooOrder({ id: 5103, status: 'completed', line_items: [{ product_id: 777, sku: 'NEW-77', name: 'Producto nuevo', quantity: 1, total: '8.85', total_tax: '1.15' }] });
+    const order = wooOrder({
+      id: 5103,
+      status: 'completed',
+      line_items: [{ product_id: 777, sku: 'NEW-77', name: 'Producto nuevo', quantity: 1, total: '8.85', total_tax: '1.15' }],
+    });
     const sent = await sendWoo(order);
     expect(await settled(sent.id_entrega)).toMatchObject({ estado: 'fallida', motivo: expect.stringContaining('NEW-77') });
     const failed = await admin('webhooks', 'failed', String(seeded.empresas.tienda!.id));
-    expect(failed).toEqual([expect.objectContaining({ id: sent.id_entrega, referencia: 'woo-5103', estado: 'fallida', motivo: expect.stringContaining('NEW-77') })]);
+    expect(failed).toEqual([
+      expect.objectContaining({
+        id: sent.id_entrega,
+        referencia: 'woo-5103',
+        estado: 'fallida',
+        motivo: expect.stringContaining('NEW-77'),
+      }),
+    ]);
 
     await stack.admin.request(
       inventorySubjects,

@@ -25,9 +25,25 @@ function fixture(): unknown {
           inventarios: [{ bodega: 'principal', stock: 5 }],
         })),
         integraciones: [
-          { ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'factura', secreto: WOO_SECRET },
+          {
+            ref: 'woo',
+            plataforma: 'woocommerce',
+            usuario: 'admin',
+            sucursal: 'centro',
+            bodega: 'principal',
+            documento: 'factura',
+            secreto: WOO_SECRET,
+          },
           { ref: 'woo_libre', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'factura' },
-          { ref: 'shop', plataforma: 'shopify', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'factura', secreto: SHOP_SECRET },
+          {
+            ref: 'shop',
+            plataforma: 'shopify',
+            usuario: 'admin',
+            sucursal: 'centro',
+            bodega: 'principal',
+            documento: 'factura',
+            secreto: SHOP_SECRET,
+          },
         ],
       },
     ],
@@ -53,7 +69,10 @@ describe('inbound webhooks through the gateway', () => {
     const res = await stack.api(`/api/external/v1/inventory/${producto(x)}`, { key: KEY });
     return (await json(res)).data.inventarios[0].stock as number;
   };
-  const entregas = () => stack.query<{ id: number; estado: string; motivo: string | null }>('select id, estado, motivo from webhook_ingest.entregas order by id');
+  const entregas = () =>
+    stack.query<{ id: number; estado: string; motivo: string | null }>(
+      'select id, estado, motivo from webhook_ingest.entregas order by id',
+    );
   const waitFor = async (check: () => Promise<boolean>, timeoutMs = 20_000) => {
     const until = Date.now() + timeoutMs;
     while (!(await check())) {
@@ -71,7 +90,12 @@ describe('inbound webhooks through the gateway', () => {
 
   it('answers 401 to an unknown token, with neither API key nor quota involved', async () => {
     const body = JSON.stringify({ id: 1 });
-    const res = await deliver(stack.baseUrl, '/api/webhook/woocommerce/wh_no_such_token_000000000', body, wooHeaders(body, 'order.created'));
+    const res = await deliver(
+      stack.baseUrl,
+      '/api/webhook/woocommerce/wh_no_such_token_000000000',
+      body,
+      wooHeaders(body, 'order.created'),
+    );
     expect(res.status).toBe(401);
     expect(await json(res)).toEqual({ success: false, error: 'Token de integración inválido o deshabilitado', code: 401 });
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
@@ -86,21 +110,29 @@ describe('inbound webhooks through the gateway', () => {
   });
 
   it('checks signatures over the raw body: good 200, bad or missing 401; unsigned integrations need none', async () => {
-    const body = JSON.stringify(wooProduct({ id: 4001, name: 'Producto A', sku: 'SKU-A', regular_price: '10.00', stock_quantity: 9 }), null, 1);
+    const body = JSON.stringify(
+      wooProduct({ id: 4001, name: 'Producto A', sku: 'SKU-A', regular_price: '10.00', stock_quantity: 9 }),
+      null,
+      1,
+    );
     const bad = await deliver(stack.baseUrl, `${integ.woo!.path}/producto`, body, wooHeaders(body, 'product.updated', 'not-the-secret'));
     expect(bad.status).toBe(401);
     expect((await json(bad)).error).toBe('Firma del webhook inválida o ausente');
     expect((await deliver(stack.baseUrl, `${integ.woo!.path}/producto`, body, wooHeaders(body, 'product.updated'))).status).toBe(401);
     // Re-serialising the JSON changes the bytes: the signature of the pretty body no longer matches.
     const compact = JSON.stringify(JSON.parse(body));
-    expect((await deliver(stack.baseUrl, `${integ.woo!.path}/producto`, compact, wooHeaders(body, 'product.updated', WOO_SECRET))).status).toBe(401);
+    expect(
+      (await deliver(stack.baseUrl, `${integ.woo!.path}/producto`, compact, wooHeaders(body, 'product.updated', WOO_SECRET))).status,
+    ).toBe(401);
     expect(await entregas()).toEqual([]);
 
     const good = await deliver(stack.baseUrl, `${integ.woo!.path}/producto`, body, wooHeaders(body, 'product.updated', WOO_SECRET));
     expect(good.status).toBe(200);
     expect(await json(good)).toEqual({ success: true, estado: 'recibida', id_entrega: expect.any(Number) });
     const unsigned = JSON.stringify(wooProduct({ id: 4002, name: 'Producto B', sku: 'SKU-B', regular_price: '11.00', stock_quantity: 6 }));
-    expect((await deliver(stack.baseUrl, `${integ.woo_libre!.path}/producto`, unsigned, wooHeaders(unsigned, 'product.updated'))).status).toBe(200);
+    expect(
+      (await deliver(stack.baseUrl, `${integ.woo_libre!.path}/producto`, unsigned, wooHeaders(unsigned, 'product.updated'))).status,
+    ).toBe(200);
 
     // Same name, price and state as our catalog: only the stock changes, absolutely, in the integration's warehouse.
     await waitFor(async () => (await stockOf('A')) === 9 && (await stockOf('B')) === 6);
@@ -112,19 +144,37 @@ describe('inbound webhooks through the gateway', () => {
       const body = JSON.stringify(payload);
       const res = await deliver(stack.baseUrl, `${integ.woo_libre!.path}/producto`, body, wooHeaders(body, topic));
       const { id_entrega } = await json(res);
-      await waitFor(async () => (await stack.query('select estado from webhook_ingest.entregas where id = $1', [id_entrega]))[0]!.estado !== 'recibida');
+      await waitFor(
+        async () => (await stack.query('select estado from webhook_ingest.entregas where id = $1', [id_entrega]))[0]!.estado !== 'recibida',
+      );
       return (await stack.query('select estado, motivo from webhook_ingest.entregas where id = $1', [id_entrega]))[0];
     };
     const product = async (id: number) => (await json(await stack.api(`/api/external/v1/inventory/${id}`, { key: KEY }))).data;
 
-    const renamed = wooProduct({ id: 4001, name: 'Producto A Plus', sku: 'SKU-A', regular_price: '10.00', sale_price: '8.50', stock_quantity: 9, date_modified_gmt: '2026-03-13T10:00:00' });
+    const renamed = wooProduct({
+      id: 4001,
+      name: 'Producto A Plus',
+      sku: 'SKU-A',
+      regular_price: '10.00',
+      sale_price: '8.50',
+      stock_quantity: 9,
+      date_modified_gmt: '2026-03-13T10:00:00',
+    });
     expect(await send(renamed, 'product.updated')).toEqual({ estado: 'procesada', motivo: null });
     expect(await product(producto('A'))).toMatchObject({ nombre: 'Producto A Plus', precio: 8.5, enable: 1 });
 
     const nuevo = wooProduct({ id: 4200, name: 'Gorra bordada', sku: 'GOR-01', regular_price: '15.00', stock_quantity: 7 });
     expect(await send(nuevo, 'product.created')).toMatchObject({ estado: 'procesada' });
-    const [mapping] = await stack.query<{ producto_id: number }>("select producto_id from webhook_ingest.mapeos_producto where id_externo = '4200'");
-    expect(await product(mapping!.producto_id)).toMatchObject({ codigo: 'GOR-01', nombre: 'Gorra bordada', precio: 15, enable: 1, inventarios: [expect.objectContaining({ stock: 7 })] });
+    const [mapping] = await stack.query<{ producto_id: number }>(
+      "select producto_id from webhook_ingest.mapeos_producto where id_externo = '4200'",
+    );
+    expect(await product(mapping!.producto_id)).toMatchObject({
+      codigo: 'GOR-01',
+      nombre: 'Gorra bordada',
+      precio: 15,
+      enable: 1,
+      inventarios: [expect.objectContaining({ stock: 7 })],
+    });
 
     expect(await send({ id: 4200 }, 'product.deleted')).toMatchObject({ estado: 'procesada' });
     expect(await product(mapping!.producto_id)).toMatchObject({ enable: 0 });
@@ -134,7 +184,17 @@ describe('inbound webhooks through the gateway', () => {
     const order = shopifyOrderBody({
       id: '820982911946154508',
       financial_status: 'paid',
-      line_items: [{ id: '866550311766439020', product_id: '632910392', variant_id: '808950810', sku: 'SKU-A', title: 'Producto A', quantity: 1, price: '10.00' }],
+      line_items: [
+        {
+          id: '866550311766439020',
+          product_id: '632910392',
+          variant_id: '808950810',
+          sku: 'SKU-A',
+          title: 'Producto A',
+          quantity: 1,
+          price: '10.00',
+        },
+      ],
     });
     expect((await deliver(stack.baseUrl, integ.shop!.path, order, shopifyHeaders(order, 'orders/create'))).status).toBe(401);
     const before = (await entregas()).length;
@@ -158,7 +218,9 @@ describe('inbound webhooks through the gateway', () => {
     const sent = await Promise.all(
       (['C', 'D'] as const).flatMap((x, i) =>
         [1, 2].map(async (attempt) => {
-          const body = JSON.stringify(wooProduct({ id: 4100 + i, name: `Producto ${x}`, sku: `SKU-${x}`, regular_price: `${12 + i}.00`, stock_quantity: 20 + i }));
+          const body = JSON.stringify(
+            wooProduct({ id: 4100 + i, name: `Producto ${x}`, sku: `SKU-${x}`, regular_price: `${12 + i}.00`, stock_quantity: 20 + i }),
+          );
           // WooCommerce retries with the same body and a new delivery id: the second attempt is a duplicate.
           void attempt;
           return deliver(stack.baseUrl, `${integ.woo!.path}/producto`, body, wooHeaders(body, 'product.updated', WOO_SECRET));
@@ -171,10 +233,15 @@ describe('inbound webhooks through the gateway', () => {
     expect(waiting[0]!.n).toBe(2);
 
     await stack.startService('inventory');
-    await waitFor(async () => (await stack.query("select count(*)::int as n from webhook_ingest.entregas where estado = 'recibida'"))[0]!.n === 0);
+    await waitFor(
+      async () => (await stack.query("select count(*)::int as n from webhook_ingest.entregas where estado = 'recibida'"))[0]!.n === 0,
+    );
     expect(await stockOf('C')).toBe(20);
     expect(await stockOf('D')).toBe(21);
-    const moves = await stack.query("select count(*)::int as n from inventory.movimientos where origen = 'webhook' and producto_id = any($1)", [[producto('C'), producto('D')]]);
+    const moves = await stack.query(
+      "select count(*)::int as n from inventory.movimientos where origen = 'webhook' and producto_id = any($1)",
+      [[producto('C'), producto('D')]],
+    );
     expect(moves[0]!.n).toBe(2);
   });
 });

@@ -15,7 +15,9 @@ describe('webhook bodies the internal bus cannot carry', () => {
           nombre: 'Tienda Grande S.A.',
           usuarios: [{ ref: 'admin', nombre: 'Admin', rol: 'Administrador' }],
           sucursales: [{ ref: 'centro', nombre: 'Sucursal Centro', bodegas: [{ ref: 'principal', nombre: 'Bodega Principal' }] }],
-          integraciones: [{ ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'factura' }],
+          integraciones: [
+            { ref: 'woo', plataforma: 'woocommerce', usuario: 'admin', sucursal: 'centro', bodega: 'principal', documento: 'factura' },
+          ],
         },
       ],
     });

@@ -37,7 +37,11 @@ interface Check {
   name: string;
   /** Runs once for the whole database instead of per company (tables without a company). */
   global?: boolean;
-  run: (q: Query, empresa: Empresa, options: Required<Pick<AuditOptions, 'pageSize' | 'inFlightMs'>> & AuditOptions) => Promise<{ checked: number; violations: string[] }>;
+  run: (
+    q: Query,
+    empresa: Empresa,
+    options: Required<Pick<AuditOptions, 'pageSize' | 'inFlightMs'>> & AuditOptions,
+  ) => Promise<{ checked: number; violations: string[] }>;
 }
 
 /** Stock origins of the sales pipeline: the reservation of a sale, its updates by difference, its annulment. */
@@ -90,7 +94,11 @@ async function inPages(
   let last = 0;
   let seen = 0;
   for (;;) {
-    const rows = await q(`select id from ${table} where empresa_id = $1 and id > $2 and ${where} order by id limit $3`, [empresaId, last, pageSize]);
+    const rows = await q(`select id from ${table} where empresa_id = $1 and id > $2 and ${where} order by id limit $3`, [
+      empresaId,
+      last,
+      pageSize,
+    ]);
     if (rows.length === 0) return seen;
     const ids = rows.map((r) => Number(r.id));
     seen += ids.length;
@@ -108,8 +116,13 @@ const CHECKS: Check[] = [
   {
     name: 'no reference or platform order has two sales',
     run: async (q, e) => {
-      const rows = await q(`select referencia_externa, array_agg(id order by id) as ids from sales.ventas where empresa_id = $1 and referencia_externa is not null group by 1 having count(*) > 1`, [e.id]);
-      const [{ n }] = (await q('select count(*)::int as n from sales.ventas where empresa_id = $1 and referencia_externa is not null', [e.id])) as [Row];
+      const rows = await q(
+        `select referencia_externa, array_agg(id order by id) as ids from sales.ventas where empresa_id = $1 and referencia_externa is not null group by 1 having count(*) > 1`,
+        [e.id],
+      );
+      const [{ n }] = (await q('select count(*)::int as n from sales.ventas where empresa_id = $1 and referencia_externa is not null', [
+        e.id,
+      ])) as [Row];
       return { checked: n, violations: rows.map((r) => `empresa ${e.id} ${r.referencia_externa}: sales ${r.ids.join(', ')}`) };
     },
   },
@@ -131,7 +144,10 @@ const CHECKS: Check[] = [
           initial !== undefined
             ? d.n === d.siguiente - initial && (d.n === 0 || (d.distintos === d.n && d.min === initial && d.max === d.siguiente - 1))
             : d.n === 0 || (d.distintos === d.n && d.max === d.siguiente - 1 && d.max - d.min + 1 === d.n);
-        if (!gapless || d.mal_formados > 0) violations.push(`documento ${d.id} ${d.nombre} (empresa ${e.id}): ${d.n} sales, ${d.distintos} distinct numbers ${d.min}..${d.max}, counter at ${d.siguiente}, ${d.mal_formados} malformed`);
+        if (!gapless || d.mal_formados > 0)
+          violations.push(
+            `documento ${d.id} ${d.nombre} (empresa ${e.id}): ${d.n} sales, ${d.distintos} distinct numbers ${d.min}..${d.max}, counter at ${d.siguiente}, ${d.mal_formados} malformed`,
+          );
       }
       return { checked: rows.reduce((s, d) => s + d.n, 0), violations };
     },
@@ -146,7 +162,10 @@ const CHECKS: Check[] = [
       );
       const violations = rows
         .filter((d) => d.n > 0 && (d.n !== d.distintos || d.max - d.min + 1 !== d.n || d.max !== d.siguiente - 1))
-        .map((d) => `documento ${d.id} ${d.nombre} (empresa ${e.id}): ${d.n} returns, ${d.distintos} distinct numbers ${d.min}..${d.max}, counter at ${d.siguiente}`);
+        .map(
+          (d) =>
+            `documento ${d.id} ${d.nombre} (empresa ${e.id}): ${d.n} returns, ${d.distintos} distinct numbers ${d.min}..${d.max}, counter at ${d.siguiente}`,
+        );
       return { checked: rows.reduce((s, d) => s + d.n, 0), violations };
     },
   },
@@ -161,7 +180,12 @@ const CHECKS: Check[] = [
         [e.id],
       );
       const [{ n }] = (await q('select count(*)::int as n from inventory.inventarios where empresa_id = $1', [e.id])) as [Row];
-      return { checked: n, violations: rows.map((r) => `empresa ${e.id} producto ${r.producto_id} bodega ${r.bodega_id}: stock ${r.stock ?? 0}, ledger ${r.movimientos ?? 0}`) };
+      return {
+        checked: n,
+        violations: rows.map(
+          (r) => `empresa ${e.id} producto ${r.producto_id} bodega ${r.bodega_id}: stock ${r.stock ?? 0}, ledger ${r.movimientos ?? 0}`,
+        ),
+      };
     },
   },
   {
@@ -185,7 +209,11 @@ const CHECKS: Check[] = [
          where v.empresa_id = $1 and d.mueve_stock and (v.clave_reserva is not null or v.revision_stock > 0)`,
         [e.id],
       )) as [Row];
-      const violations = differences(byProductWarehouse(held), byProductWarehouse(moved), (key, h, m) => `empresa ${e.id} producto/bodega ${key}: sales hold ${h}, movements took ${m}`);
+      const violations = differences(
+        byProductWarehouse(held),
+        byProductWarehouse(moved),
+        (key, h, m) => `empresa ${e.id} producto/bodega ${key}: sales hold ${h}, movements took ${m}`,
+      );
       return { checked: n, violations };
     },
   },
@@ -203,7 +231,11 @@ const CHECKS: Check[] = [
         [e.id],
       );
       const [{ n }] = (await q('select count(*)::int as n from returns.devolucion_detalles where empresa_id = $1', [e.id])) as [Row];
-      const violations = differences(byProductWarehouse(given), byProductWarehouse(moved), (key, g, m) => `empresa ${e.id} producto/bodega ${key}: returns gave back ${g}, movements ${m}`);
+      const violations = differences(
+        byProductWarehouse(given),
+        byProductWarehouse(moved),
+        (key, g, m) => `empresa ${e.id} producto/bodega ${key}: returns gave back ${g}, movements ${m}`,
+      );
       return { checked: n, violations };
     },
   },
@@ -243,7 +275,9 @@ const CHECKS: Check[] = [
             const line = heldBy.get(Number(r.venta_detalle_id));
             const total = totalBy.get(Number(r.venta_detalle_id));
             if (units(total) > units(line?.cantidad)) {
-              violations.push(`empresa ${e.id} venta ${r.venta_id} (${line?.estado ?? 'missing'}) línea ${r.venta_detalle_id}: active returns ${r.devoluciones.join(', ')} gave back ${show(units(total))}, the sale holds ${show(units(line?.cantidad))}`);
+              violations.push(
+                `empresa ${e.id} venta ${r.venta_id} (${line?.estado ?? 'missing'}) línea ${r.venta_detalle_id}: active returns ${r.devoluciones.join(', ')} gave back ${show(units(total))}, the sale holds ${show(units(line?.cantidad))}`,
+              );
             }
           }
         },
@@ -262,7 +296,10 @@ const CHECKS: Check[] = [
         e.id,
         o.pageSize,
         async (ids) => {
-          const counted = await q(`select id, devoluciones_activas as n, monto_devuelto::text as monto from sales.ventas where empresa_id = $1 and id = any($2) and (devoluciones_activas <> 0 or monto_devuelto <> 0)`, [e.id, ids]);
+          const counted = await q(
+            `select id, devoluciones_activas as n, monto_devuelto::text as monto from sales.ventas where empresa_id = $1 and id = any($2) and (devoluciones_activas <> 0 or monto_devuelto <> 0)`,
+            [e.id, ids],
+          );
           const actual = await q(
             `select venta_id, count(*) filter (where enable)::int as n, coalesce(sum(total) filter (where enable), 0)::text as monto, bool_or(updated_at > ${olderThan(o.inFlightMs)}) as reciente
              from returns.devoluciones where empresa_id = $1 and venta_id = any($2) group by 1`,
@@ -278,7 +315,9 @@ const CHECKS: Check[] = [
             const c = countedBy.get(id);
             const a = actualBy.get(id);
             if ((c?.n ?? 0) !== (a?.n ?? 0) || units(c?.monto) !== units(a?.monto)) {
-              violations.push(`empresa ${e.id} venta ${id}: counts ${c?.n ?? 0} active returns for ${show(units(c?.monto))}, returns hold ${a?.n ?? 0} for ${show(units(a?.monto))}`);
+              violations.push(
+                `empresa ${e.id} venta ${id}: counts ${c?.n ?? 0} active returns for ${show(units(c?.monto))}, returns hold ${a?.n ?? 0} for ${show(units(a?.monto))}`,
+              );
             }
           }
         },
@@ -291,19 +330,31 @@ const CHECKS: Check[] = [
   {
     name: 'every movement has a known origin and opening stock is recorded once',
     run: async (q, e) => {
-      const unknown = await q(`select origen, count(*)::int as n from inventory.movimientos where empresa_id = $1 and not (origen = any($2)) group by 1`, [e.id, KNOWN_ORIGINS]);
-      const opening = await q(`select producto_id, bodega_id from inventory.movimientos where empresa_id = $1 and tipo = 'inventario_inicial' group by 1, 2 having count(*) > 1`, [e.id]);
+      const unknown = await q(
+        `select origen, count(*)::int as n from inventory.movimientos where empresa_id = $1 and not (origen = any($2)) group by 1`,
+        [e.id, KNOWN_ORIGINS],
+      );
+      const opening = await q(
+        `select producto_id, bodega_id from inventory.movimientos where empresa_id = $1 and tipo = 'inventario_inicial' group by 1, 2 having count(*) > 1`,
+        [e.id],
+      );
       const [{ n }] = (await q('select count(*)::int as n from inventory.movimientos where empresa_id = $1', [e.id])) as [Row];
       return {
         checked: n,
-        violations: [...unknown.map((r) => `empresa ${e.id}: ${r.n} movements from unknown origin ${r.origen}`), ...opening.map((r) => `empresa ${e.id} producto ${r.producto_id} bodega ${r.bodega_id}: opening stock twice`)],
+        violations: [
+          ...unknown.map((r) => `empresa ${e.id}: ${r.n} movements from unknown origin ${r.origen}`),
+          ...opening.map((r) => `empresa ${e.id} producto ${r.producto_id} bodega ${r.bodega_id}: opening stock twice`),
+        ],
       };
     },
   },
   {
     name: 'no reservation is left open; each sale that took stock has its reservation confirmed, and only those',
     run: async (q, e, o) => {
-      const open = await q(`select clave, created_at from inventory.reservas where empresa_id = $1 and estado = 'reservada' and created_at < ${olderThan(o.inFlightMs)}`, [e.id]);
+      const open = await q(
+        `select clave, created_at from inventory.reservas where empresa_id = $1 and estado = 'reservada' and created_at < ${olderThan(o.inFlightMs)}`,
+        [e.id],
+      );
       const violations = open.map((r) => `empresa ${e.id} reservation ${r.clave} still open since ${new Date(r.created_at).toISOString()}`);
       let checked = open.length;
       checked += await inPages(
@@ -313,9 +364,16 @@ const CHECKS: Check[] = [
         o.pageSize,
         async (ids) => {
           const ventas = await q('select id, clave_reserva from sales.ventas where empresa_id = $1 and id = any($2)', [e.id, ids]);
-          const reservas = await q('select clave, estado from inventory.reservas where empresa_id = $1 and clave = any($2)', [e.id, ventas.map((v) => v.clave_reserva)]);
+          const reservas = await q('select clave, estado from inventory.reservas where empresa_id = $1 and clave = any($2)', [
+            e.id,
+            ventas.map((v) => v.clave_reserva),
+          ]);
           const estado = new Map(reservas.map((r) => [r.clave, r.estado]));
-          for (const v of ventas) if (estado.get(v.clave_reserva) !== 'confirmada') violations.push(`empresa ${e.id} venta ${v.id}: reservation ${v.clave_reserva} is ${estado.get(v.clave_reserva) ?? 'missing'}`);
+          for (const v of ventas)
+            if (estado.get(v.clave_reserva) !== 'confirmada')
+              violations.push(
+                `empresa ${e.id} venta ${v.id}: reservation ${v.clave_reserva} is ${estado.get(v.clave_reserva) ?? 'missing'}`,
+              );
         },
         `clave_reserva is not null and created_at < ${olderThan(o.inFlightMs)}`,
       );
@@ -326,9 +384,13 @@ const CHECKS: Check[] = [
         o.pageSize,
         async (ids) => {
           const reservas = await q('select clave from inventory.reservas where empresa_id = $1 and id = any($2)', [e.id, ids]);
-          const ventas = await q('select clave_reserva from sales.ventas where empresa_id = $1 and clave_reserva = any($2)', [e.id, reservas.map((r) => r.clave)]);
+          const ventas = await q('select clave_reserva from sales.ventas where empresa_id = $1 and clave_reserva = any($2)', [
+            e.id,
+            reservas.map((r) => r.clave),
+          ]);
           const found = new Set(ventas.map((v) => v.clave_reserva));
-          for (const r of reservas) if (!found.has(r.clave)) violations.push(`empresa ${e.id} reservation ${r.clave} confirmed without a sale`);
+          for (const r of reservas)
+            if (!found.has(r.clave)) violations.push(`empresa ${e.id} reservation ${r.clave} confirmed without a sale`);
         },
         `origen = 'venta' and estado = 'confirmada'`,
       );
@@ -338,9 +400,23 @@ const CHECKS: Check[] = [
   {
     name: 'the webhook inbox is processed: no delivery left unprocessed',
     run: async (q, e, o) => {
-      const pending = await q(`select id from webhook_ingest.entregas where empresa_id = $1 and estado = 'recibida' and recibida_at < ${olderThan(o.inFlightMs)} order by id`, [e.id]);
+      const pending = await q(
+        `select id from webhook_ingest.entregas where empresa_id = $1 and estado = 'recibida' and recibida_at < ${olderThan(o.inFlightMs)} order by id`,
+        [e.id],
+      );
       const [{ n }] = (await q('select count(*)::int as n from webhook_ingest.entregas where empresa_id = $1', [e.id])) as [Row];
-      return { checked: n, violations: pending.length > 0 ? [`empresa ${e.id}: ${pending.length} deliveries still recibida: ${pending.slice(0, 20).map((r) => r.id).join(', ')}`] : [] };
+      return {
+        checked: n,
+        violations:
+          pending.length > 0
+            ? [
+                `empresa ${e.id}: ${pending.length} deliveries still recibida: ${pending
+                  .slice(0, 20)
+                  .map((r) => r.id)
+                  .join(', ')}`,
+              ]
+            : [],
+      };
     },
   },
   {
@@ -351,7 +427,9 @@ const CHECKS: Check[] = [
       let checked = 0;
       const schemas = await q(`select table_schema as schema from information_schema.tables where table_name = 'outbox' order by 1`);
       for (const { schema } of schemas) {
-        const [row] = (await q(`select count(*)::int as n, count(*) filter (where published_at is null and created_at < ${olderThan(o.inFlightMs)})::int as pending from ${schema}.outbox`)) as [Row];
+        const [row] = (await q(
+          `select count(*)::int as n, count(*) filter (where published_at is null and created_at < ${olderThan(o.inFlightMs)})::int as pending from ${schema}.outbox`,
+        )) as [Row];
         checked += row.n;
         if (row.pending > 0) violations.push(`${schema}: ${row.pending} events unpublished`);
       }
@@ -392,7 +470,10 @@ const CHECKS: Check[] = [
         [e.id, BELOW_ZERO_ORIGINS],
       );
       const [{ n }] = (await q('select count(*)::int as n from inventory.inventarios where empresa_id = $1', [e.id])) as [Row];
-      return { checked: n, violations: rows.map((r) => `empresa ${e.id} producto ${r.producto_id} bodega ${r.bodega_id}: stock ${r.stock}`) };
+      return {
+        checked: n,
+        violations: rows.map((r) => `empresa ${e.id} producto ${r.producto_id} bodega ${r.bodega_id}: stock ${r.stock}`),
+      };
     },
   },
 ];
@@ -410,7 +491,9 @@ export async function auditBooks(options: AuditOptions): Promise<InvariantResult
     await client.query('begin isolation level repeatable read read only');
     const q: Query = async (text, params = []) => (await client.query<Row>(text, params)).rows;
     const empresas = (
-      await q('select id, vender_sin_stock from gateway.empresas where ($1::int is null or id = $1) order by id', [options.empresaId ?? null])
+      await q('select id, vender_sin_stock from gateway.empresas where ($1::int is null or id = $1) order by id', [
+        options.empresaId ?? null,
+      ])
     ).map((r) => ({ id: Number(r.id), venderSinStock: Boolean(r.vender_sin_stock) }));
     if (options.empresaId !== undefined && empresas.length === 0) throw new Error(`No existe la empresa ${options.empresaId}`);
     const results: InvariantResult[] = [];

@@ -57,7 +57,12 @@ async function main(args: string[]): Promise<unknown> {
         return await bus.request(gatewaySubjects, 'gateway.admin.empresa.list', {}, ctx);
       case 'empresa':
         if (sub !== 'activate' && sub !== 'deactivate') throw new Error('empresa needs activate or deactivate');
-        return await bus.request(gatewaySubjects, 'gateway.admin.empresa.set-active', { empresa_id: id(a, 'ID'), activo: sub === 'activate' }, ctx);
+        return await bus.request(
+          gatewaySubjects,
+          'gateway.admin.empresa.set-active',
+          { empresa_id: id(a, 'ID'), activo: sub === 'activate' },
+          ctx,
+        );
       case 'apikey':
         if (sub === 'create') {
           return await bus.request(
@@ -71,15 +76,22 @@ async function main(args: string[]): Promise<unknown> {
         throw new Error('apikey needs create or revoke');
       case 'webhooks':
         if (sub === 'failed') {
-          return await bus.request(webhookSubjects, 'webhooks.admin.delivery.list', { estado: 'fallida', ...(a ? { empresa_id: id(a, 'EMPRESA_ID') } : {}) }, ctx);
+          return await bus.request(
+            webhookSubjects,
+            'webhooks.admin.delivery.list',
+            { estado: 'fallida', ...(a ? { empresa_id: id(a, 'EMPRESA_ID') } : {}) },
+            ctx,
+          );
         }
         if (sub === 'replay') {
           const rest = args.slice(2);
-          if (rest[0] === '--empresa') return await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { empresa_id: id(rest[1], 'EMPRESA_ID') }, ctx);
+          if (rest[0] === '--empresa')
+            return await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { empresa_id: id(rest[1], 'EMPRESA_ID') }, ctx);
           if (rest.length === 0) throw new Error('webhooks replay needs delivery ids or --empresa EMPRESA_ID');
           return await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: rest.map((v) => id(v, 'ID')) }, ctx);
         }
-        if (sub === 'rotate') return await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
+        if (sub === 'rotate')
+          return await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
         throw new Error('webhooks needs failed, replay or rotate');
       case 'returns':
         return await returnsCommand(bus, args.slice(1), ctx);
@@ -100,7 +112,10 @@ async function audit(args: string[]): Promise<undefined> {
     else if (args[i] === '--empresa') empresaId = id(args[++i], 'EMPRESA_ID');
     else throw new Error(`audit takes --empresa EMPRESA_ID and --json, not "${args[i]}"`);
   }
-  const results = await auditBooks({ databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, ...(empresaId !== undefined ? { empresaId } : {}) });
+  const results = await auditBooks({
+    databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    ...(empresaId !== undefined ? { empresaId } : {}),
+  });
   const violated = results.some((r) => r.violations.length > 0);
   console.log(json ? JSON.stringify({ ok: !violated, invariants: results }, null, 2) : formatInvariants(results, 50));
   if (violated) process.exitCode = 1;

@@ -29,7 +29,12 @@ function line(token: string): { id: number; cantidad: number; precio?: number } 
 export async function returnsCommand(bus: Bus, args: readonly string[], ctx: RequestContext): Promise<unknown> {
   const [sub, ...rest] = args;
   if (sub === 'annul') {
-    return bus.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: positive(rest[0], 'EMPRESA_ID'), id_devolucion: positive(rest[1], 'ID_DEVOLUCION') }, ctx);
+    return bus.request(
+      returnsAdminSubjects,
+      'returns.admin.annul',
+      { empresa_id: positive(rest[0], 'EMPRESA_ID'), id_devolucion: positive(rest[1], 'ID_DEVOLUCION') },
+      ctx,
+    );
   }
   if (sub !== 'create') throw new Error('returns needs create or annul');
   const [empresa, venta, fecha, tipo, ...tokens] = rest;
@@ -54,7 +59,12 @@ export async function returnsCommand(bus: Bus, args: readonly string[], ctx: Req
   }
   let usuario: { id: number; nombre: string } | null = null;
   if (options.usuario !== undefined) {
-    const found = await bus.request(webhookGatewaySubjects, 'gateway.webhook.context', { empresa_id: empresaId, usuario_id: positive(options.usuario, 'USUARIO_ID') }, ctx);
+    const found = await bus.request(
+      webhookGatewaySubjects,
+      'gateway.webhook.context',
+      { empresa_id: empresaId, usuario_id: positive(options.usuario, 'USUARIO_ID') },
+      ctx,
+    );
     if (!found.usuario) throw new Error(`The company ${empresaId} has no user ${options.usuario}`);
     usuario = found.usuario;
   }

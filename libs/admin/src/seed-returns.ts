@@ -18,8 +18,16 @@ const Devolucion = z.object({
 
 /** The returns part of one company of a fixture, as the loader reads it. */
 export const ReturnsSections = z.object({
-  usuarios: z.array(z.object({ ref: z.string(), nombre: z.string(), rol: z.enum(ROLES), activo: z.boolean().default(true) }).passthrough()).default([]),
-  documentos: z.array(z.object({ ref: z.string(), nombre: z.string(), prefijo: z.string().optional(), correlativo: z.number().int().optional() }).passthrough()).default([]),
+  usuarios: z
+    .array(z.object({ ref: z.string(), nombre: z.string(), rol: z.enum(ROLES), activo: z.boolean().default(true) }).passthrough())
+    .default([]),
+  documentos: z
+    .array(
+      z
+        .object({ ref: z.string(), nombre: z.string(), prefijo: z.string().optional(), correlativo: z.number().int().optional() })
+        .passthrough(),
+    )
+    .default([]),
   devoluciones: z.array(Devolucion).default([]),
 });
 
@@ -34,7 +42,13 @@ const refOf = (map: RefMap | undefined, kind: string, ref: string, where: string
  * from the sale, stock back except for `descuento_ajuste`), made by the company's first active
  * administrator, then annuls those the fixture marks. Runs after the sales; returns the ref map.
  */
-export async function seedReturns(bus: Bus, empresaId: number, empresa: unknown, refs: Record<string, RefMap>, ctx: RequestContext): Promise<Record<string, RefMap>> {
+export async function seedReturns(
+  bus: Bus,
+  empresaId: number,
+  empresa: unknown,
+  refs: Record<string, RefMap>,
+  ctx: RequestContext,
+): Promise<Record<string, RefMap>> {
   const sections = ReturnsSections.parse(empresa);
   if (sections.devoluciones.length === 0) return {};
   const admin = sections.usuarios.find((u) => u.rol === 'Administrador' && u.activo);
@@ -55,13 +69,19 @@ export async function seedReturns(bus: Bus, empresaId: number, empresa: unknown,
         tipo: d.tipo as never,
         observaciones: d.observaciones,
         usuario,
-        ...(documento ? { documento: { nombre: documento.nombre, prefijo: documento.prefijo ?? '', correlativo: documento.correlativo } } : {}),
-        detalles: d.detalles.map(({ producto, ...line }, i) => ({ ...line, id_producto: refOf(refs.productos, 'producto', producto, `${where}, línea ${i}`) })),
+        ...(documento
+          ? { documento: { nombre: documento.nombre, prefijo: documento.prefijo ?? '', correlativo: documento.correlativo } }
+          : {}),
+        detalles: d.detalles.map(({ producto, ...line }, i) => ({
+          ...line,
+          id_producto: refOf(refs.productos, 'producto', producto, `${where}, línea ${i}`),
+        })),
       },
       ctx,
     );
     devoluciones[d.ref] = devolucion.id;
-    if (d.anulada) await bus.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: empresaId, id_devolucion: devolucion.id }, ctx);
+    if (d.anulada)
+      await bus.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: empresaId, id_devolucion: devolucion.id }, ctx);
   }
   return { devoluciones };
 }

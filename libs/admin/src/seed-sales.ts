@@ -47,7 +47,9 @@ export const SalesSections = z.object({
   nombre: z.string(),
   iva: z.number(),
   vender_sin_stock: z.boolean(),
-  usuarios: z.array(z.object({ ref: z.string(), nombre: z.string(), rol: z.enum(ROLES), activo: z.boolean().default(true) }).passthrough()).default([]),
+  usuarios: z
+    .array(z.object({ ref: z.string(), nombre: z.string(), rol: z.enum(ROLES), activo: z.boolean().default(true) }).passthrough())
+    .default([]),
   documentos: z.array(Documento).default([]),
   canales: z.array(z.object({ ref: z.string().min(1), nombre: z.string().min(1) }).passthrough()).default([]),
   clientes: z.array(z.object({ ref: z.string().min(1) }).passthrough()).default([]),
@@ -67,7 +69,13 @@ const refOf = (map: RefMap | undefined, kind: string, ref: string | undefined, w
  * acting as the company's first active administrator, then marks fiscal documents and annuls
  * what the fixture says. Returns the new ref maps.
  */
-export async function seedSales(bus: Bus, empresaId: number, empresa: unknown, refs: Record<string, RefMap>, ctx: RequestContext): Promise<Record<string, RefMap>> {
+export async function seedSales(
+  bus: Bus,
+  empresaId: number,
+  empresa: unknown,
+  refs: Record<string, RefMap>,
+  ctx: RequestContext,
+): Promise<Record<string, RefMap>> {
   const sections = SalesSections.parse(empresa);
   // A company without sales sections needs no sales service (tests of other services run without it).
   if (sections.documentos.length + sections.canales.length + sections.clientes.length + sections.ventas.length === 0) return {};
@@ -76,7 +84,10 @@ export async function seedSales(bus: Bus, empresaId: number, empresa: unknown, r
     'sales.admin.seed',
     {
       empresa_id: empresaId,
-      documentos: sections.documentos.map(({ sucursal, ...d }) => ({ ...d, id_sucursal: refOf(refs.sucursales, 'sucursal', sucursal, `documento ${d.ref}`)! })),
+      documentos: sections.documentos.map(({ sucursal, ...d }) => ({
+        ...d,
+        id_sucursal: refOf(refs.sucursales, 'sucursal', sucursal, `documento ${d.ref}`)!,
+      })),
       canales: sections.canales as never,
       clientes: sections.clientes as never,
     },
@@ -112,12 +123,16 @@ export async function seedSales(bus: Bus, empresaId: number, empresa: unknown, r
         monto_pago: v.monto_pago,
         cambio: v.cambio,
         origen: 'fixture',
-        detalles: v.detalles.map(({ producto, ...d }, i) => ({ ...d, id_producto: refOf(all.productos, 'producto', producto, `${where}, línea ${i}`)! })),
+        detalles: v.detalles.map(({ producto, ...d }, i) => ({
+          ...d,
+          id_producto: refOf(all.productos, 'producto', producto, `${where}, línea ${i}`)!,
+        })),
       },
       tenant,
     );
     ventas[v.ref] = venta.id;
-    if (v.documento_fiscal_emitido) await bus.request(salesAdminSubjects, 'sales.admin.fiscal-emitted', { empresa_id: empresaId, id_venta: venta.id }, ctx);
+    if (v.documento_fiscal_emitido)
+      await bus.request(salesAdminSubjects, 'sales.admin.fiscal-emitted', { empresa_id: empresaId, id_venta: venta.id }, ctx);
     if (v.anulada) await bus.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: empresaId, id_venta: venta.id }, ctx);
   }
   return { ...seeded, ventas };

@@ -44,7 +44,24 @@ export interface SeedOutput {
 }
 
 /** Sections the loader knows how to load today. */
-const LOADED = new Set(['ref', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva', 'usuarios', 'api_keys', 'sucursales', 'productos', 'documentos', 'canales', 'clientes', 'ventas', 'devoluciones', 'integraciones']);
+const LOADED = new Set([
+  'ref',
+  'clave',
+  'nombre',
+  'activo',
+  'vender_sin_stock',
+  'iva',
+  'usuarios',
+  'api_keys',
+  'sucursales',
+  'productos',
+  'documentos',
+  'canales',
+  'clientes',
+  'ventas',
+  'devoluciones',
+  'integraciones',
+]);
 
 /**
  * Loads a fixture through the services' back-office subjects, each service writing its own
@@ -84,10 +101,19 @@ export async function seedFixture(bus: Bus, input: unknown): Promise<SeedOutput>
     Object.assign(refs, await seedSales(bus, gateway.id, empresa, refs, ctx));
     Object.assign(refs, await seedReturns(bus, gateway.id, empresa, refs, ctx));
     // Integrations point at users, branches, warehouses, documents and channels: seeded last.
-    const integraciones = Array.isArray(empresa.integraciones) && empresa.integraciones.length > 0
-      ? (await bus.request(webhookSubjects, 'webhooks.admin.seed', { empresa_id: gateway.id, refs, integraciones: empresa.integraciones as never }, ctx)).integraciones
-      : {};
-    if (Object.keys(integraciones).length > 0) refs.integraciones = Object.fromEntries(Object.entries(integraciones).map(([ref, i]) => [ref, i.id]));
+    const integraciones =
+      Array.isArray(empresa.integraciones) && empresa.integraciones.length > 0
+        ? (
+            await bus.request(
+              webhookSubjects,
+              'webhooks.admin.seed',
+              { empresa_id: gateway.id, refs, integraciones: empresa.integraciones as never },
+              ctx,
+            )
+          ).integraciones
+        : {};
+    if (Object.keys(integraciones).length > 0)
+      refs.integraciones = Object.fromEntries(Object.entries(integraciones).map(([ref, i]) => [ref, i.id]));
     await bus.request(gatewaySubjects, 'gateway.admin.empresa.refs.record', { empresa_id: gateway.id, refs }, ctx);
     output.empresas[empresa.ref] = { ...refs, id: gateway.id, existing: false, api_keys: gateway.api_keys, integraciones };
     const skipped = Object.keys(empresa).filter((k) => !LOADED.has(k) && Array.isArray(empresa[k]) && (empresa[k] as unknown[]).length > 0);

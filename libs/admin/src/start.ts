@@ -15,7 +15,15 @@ import { seedFixture } from './seed';
  * stops everything cleanly on Ctrl-C.
  */
 const ROOT = path.resolve(__dirname, '../../..');
-const OPS_PORTS: Record<ServiceName, number> = { gateway: 9464, sales: 9465, inventory: 9466, returns: 9467, packages: 9468, 'webhook-ingest': 9469, subscriptions: 9470 };
+const OPS_PORTS: Record<ServiceName, number> = {
+  gateway: 9464,
+  sales: 9465,
+  inventory: 9466,
+  returns: 9467,
+  packages: 9468,
+  'webhook-ingest': 9469,
+  subscriptions: 9470,
+};
 
 const env = {
   ...process.env,
@@ -44,7 +52,8 @@ function node(script: string, extraEnv: Record<string, string>, label: string): 
   return child;
 }
 
-const exited = (child: ChildProcess) => new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+const exited = (child: ChildProcess) =>
+  new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 
 async function ensureDatabase(url: string): Promise<void> {
   const target = new URL(url);
@@ -103,7 +112,10 @@ async function main(): Promise<void> {
   await ensureDatabase(env.DATABASE_URL);
 
   // Each service migrates only its own schema (in production: the chart's hook Job).
-  const migrations = SERVICES.map((name) => ({ name, child: node(`services/${name}/src/migrate.ts`, { LOG_LEVEL: 'warn' }, `${name}:migrate`) }));
+  const migrations = SERVICES.map((name) => ({
+    name,
+    child: node(`services/${name}/src/migrate.ts`, { LOG_LEVEL: 'warn' }, `${name}:migrate`),
+  }));
   const codes = await Promise.all(migrations.map(({ child }) => exited(child)));
   const failed = migrations.filter((_, i) => codes[i] !== 0).map((m) => m.name);
   if (failed.length > 0) {

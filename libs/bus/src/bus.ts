@@ -125,7 +125,9 @@ export class Bus {
     const nc = await connect({
       servers: options.servers,
       name: options.name,
-      ...(options.credentials ? { user: options.credentials.user, pass: options.credentials.password, inboxPrefix: inboxPrefix(options.credentials.user) } : {}),
+      ...(options.credentials
+        ? { user: options.credentials.user, pass: options.credentials.password, inboxPrefix: inboxPrefix(options.credentials.user) }
+        : {}),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       // No Error (and stack capture) per request for context on a timeout: the bus reports
@@ -195,7 +197,13 @@ export class Bus {
     });
   }
 
-  private async exchange<T>(subject: string, payload: unknown, ctx: RequestContext, options: RequestOptions, read: (msg: Msg) => T): Promise<T> {
+  private async exchange<T>(
+    subject: string,
+    payload: unknown,
+    ctx: RequestContext,
+    options: RequestOptions,
+    read: (msg: Msg) => T,
+  ): Promise<T> {
     const started = performance.now();
     const span = tracer.startSpan(`${subject} request`, {
       kind: SpanKind.CLIENT,
@@ -400,7 +408,10 @@ function checkJsonReply(name: string, spec: Catalog[string], { body, json }: Enc
   }
   const expected = JSON.stringify(json!.at === 'items' ? (checked.data as { items: unknown }).items : checked.data);
   if (expected !== json!.text) {
-    log.error({ expected: expected.slice(0, 2000), sent: json!.text.slice(0, 2000) }, 'handler JSON reply differs from the output of its contract');
+    log.error(
+      { expected: expected.slice(0, 2000), sent: json!.text.slice(0, 2000) },
+      'handler JSON reply differs from the output of its contract',
+    );
     throw new Error(`Reply of ${name} does not match its contract`);
   }
 }

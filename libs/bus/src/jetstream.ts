@@ -22,7 +22,12 @@ const tracer = trace.getTracer('@erp/bus');
 const nanos = (ms: number) => ms * 1_000_000;
 
 /** Development defaults: one server, no size limit, a week of events, ten minutes of deduplication. */
-export const DEFAULT_STREAM_SETTINGS: StreamSettings = { replicas: 1, maxBytes: -1, maxAgeMs: 7 * 24 * 3600_000, duplicateWindowMs: 10 * 60_000 };
+export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
+  replicas: 1,
+  maxBytes: -1,
+  maxAgeMs: 7 * 24 * 3600_000,
+  duplicateWindowMs: 10 * 60_000,
+};
 
 /**
  * Creates the one events stream of this prefix, or brings an existing one to the configured
@@ -63,7 +68,9 @@ export async function ensureEventStream(bus: Bus): Promise<string> {
   const cluster = (await jsm.streams.info(name)).cluster;
   const replicas = 1 + (cluster?.replicas?.length ?? 0);
   if (replicas < settings.replicas) {
-    throw new Error(`The events stream ${name} keeps ${replicas} replica(s) but ${settings.replicas} are configured: run JetStream as a cluster of at least ${settings.replicas} servers`);
+    throw new Error(
+      `The events stream ${name} keeps ${replicas} replica(s) but ${settings.replicas} are configured: run JetStream as a cluster of at least ${settings.replicas} servers`,
+    );
   }
   return name;
 }
@@ -72,9 +79,14 @@ type StreamLimits = Pick<StreamConfig, 'subjects' | 'num_replicas' | 'max_bytes'
 
 /** Updates the stream where it differs from `wanted`. */
 async function reconcileStream(bus: Bus, jsm: JetStreamManager, config: StreamConfig, wanted: StreamLimits): Promise<void> {
-  const differing = (Object.keys(wanted) as Array<keyof StreamLimits>).filter((key) => JSON.stringify(config[key]) !== JSON.stringify(wanted[key]));
+  const differing = (Object.keys(wanted) as Array<keyof StreamLimits>).filter(
+    (key) => JSON.stringify(config[key]) !== JSON.stringify(wanted[key]),
+  );
   if (differing.length === 0) return;
-  bus.logger.info({ stream: config.name, changed: Object.fromEntries(differing.map((k) => [k, { from: config[k], to: wanted[k] }])) }, 'events stream updated to the configuration');
+  bus.logger.info(
+    { stream: config.name, changed: Object.fromEntries(differing.map((k) => [k, { from: config[k], to: wanted[k] }])) },
+    'events stream updated to the configuration',
+  );
   await jsm.streams.update(config.name, { ...config, ...wanted });
 }
 
@@ -170,7 +182,13 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
   const processOne = async (m: JsMsg): Promise<void> => {
     const subject = m.subject.slice(prefixLength) as S;
     const eventId = m.headers?.has('Nats-Msg-Id') ? m.headers.get('Nats-Msg-Id') : `${m.info.stream}:${m.seq}`;
-    const meta: EventMeta = { eventId, subject, deliveryCount: m.info.deliveryCount, streamSequence: m.seq, ctx: readRequestContext(m.headers) };
+    const meta: EventMeta = {
+      eventId,
+      subject,
+      deliveryCount: m.info.deliveryCount,
+      streamSequence: m.seq,
+      ctx: readRequestContext(m.headers),
+    };
     const span = tracer.startSpan(`${subject} consume`, { kind: SpanKind.CONSUMER }, extractTraceContext(m.headers));
     try {
       await otelContext.with(trace.setSpan(otelContext.active(), span), async () => {
@@ -224,7 +242,10 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
   });
 }
 
-export interface PerSubjectConsumerOptions<E extends EventCatalog, S extends keyof E & string> extends Omit<ConsumerOptions<E, S>, 'durable' | 'subjects'> {
+export interface PerSubjectConsumerOptions<E extends EventCatalog, S extends keyof E & string> extends Omit<
+  ConsumerOptions<E, S>,
+  'durable' | 'subjects'
+> {
   /** The durable name of each subject's consumer. */
   durables: Readonly<Record<S, string>>;
 }
@@ -233,7 +254,10 @@ export interface PerSubjectConsumerOptions<E extends EventCatalog, S extends key
  * One durable consumer per subject, all with the same handler: a consumer filtering on several
  * subjects needs JetStream 2.10, one per subject works on every server.
  */
-export async function startConsumerPerSubject<E extends EventCatalog, S extends keyof E & string>(bus: Bus, options: PerSubjectConsumerOptions<E, S>): Promise<void> {
+export async function startConsumerPerSubject<E extends EventCatalog, S extends keyof E & string>(
+  bus: Bus,
+  options: PerSubjectConsumerOptions<E, S>,
+): Promise<void> {
   const { durables, ...consumer } = options;
   for (const subject of Object.keys(durables) as S[]) {
     await startConsumer(bus, { ...consumer, durable: durables[subject], subjects: [subject] });

@@ -80,7 +80,8 @@ export async function enqueueEvent<E extends EventCatalog, S extends keyof E & s
  * Claims an event for a consumer inside the transaction that applies its effect. Returns false
  * when it was already applied: the caller then does nothing (redelivery is normal).
  */
-export async function claimEvent(trx: Transaction<any>, consumer: string, eventId: string): Promise<boolean> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function claimEvent(trx: Transaction<any>, consumer: string, eventId: string): Promise<boolean> {
   const inserted = await asOutbox(trx)
     .insertInto('processed_events')
     .values({ consumer, event_id: eventId })

@@ -11,7 +11,9 @@ describe('NATS permissions generated from the subject catalogs', () => {
     for (const service of SERVICES) {
       expect({ service, admin: sut[service]!.publish.allow.filter((s) => /^erp\.[^.]+\.admin\./.test(s)) }).toEqual({ service, admin: [] });
     }
-    const served = SERVICES.flatMap((service) => BUS_IDENTITIES[service].serves.flatMap((catalog) => Object.keys(catalog))).map((s) => `erp.${s}`);
+    const served = SERVICES.flatMap((service) => BUS_IDENTITIES[service].serves.flatMap((catalog) => Object.keys(catalog))).map(
+      (s) => `erp.${s}`,
+    );
     expect(sut.admin!.publish.allow).toEqual([...new Set(served)].sort());
   });
 

@@ -45,7 +45,9 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
           ]),
         ]),
       },
-      subscribe: { allow: unique([...subjectsOf(identity.serves).map(subject), ...identity.listens.map(subject), `${inboxPrefix(service)}.>`]) },
+      subscribe: {
+        allow: unique([...subjectsOf(identity.serves).map(subject), ...identity.listens.map(subject), `${inboxPrefix(service)}.>`]),
+      },
       allow_responses: true,
     };
   }

@@ -4,7 +4,17 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@nats-io/jetstream';
 import { z } from 'zod';
-import { AppError, DecimalNumber, defineCatalog, defineEvents, isAppError, pageReply, paginate, streamName, type RequestContext } from '@erp/contracts';
+import {
+  AppError,
+  DecimalNumber,
+  defineCatalog,
+  defineEvents,
+  isAppError,
+  pageReply,
+  paginate,
+  streamName,
+  type RequestContext,
+} from '@erp/contracts';
 import { createDb, inTransaction, migrateSchema, sql, type Kysely } from '@erp/db';
 import { createLogger } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
@@ -91,7 +101,9 @@ describe('Bus request/reply over NATS', () => {
   });
 
   it('spreads requests over the replicas of a queue group, each request handled once', async () => {
-    const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => client.request(catalog, 'echo.sum', { a: i, b: 0 }, ctx).catch(() => null)));
+    const replies = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => client.request(catalog, 'echo.sum', { a: i, b: 0 }, ctx).catch(() => null)),
+    );
     const ok = replies.filter((r) => r !== null);
     expect(ok).toHaveLength(59); // a = 13 fails on purpose
     const byServer = new Set(ok.map((r) => r!.servedBy));
@@ -127,7 +139,9 @@ describe('Bus request/reply over NATS', () => {
 
   it('answers UNAVAILABLE at once when nobody serves the subject, TIMEOUT when the server is too slow', async () => {
     const started = Date.now();
-    const none = await client.request(defineCatalog({ 'nobody.here': catalog['echo.slow'] }), 'nobody.here', { ms: 1 }, ctx).catch((e: unknown) => e);
+    const none = await client
+      .request(defineCatalog({ 'nobody.here': catalog['echo.slow'] }), 'nobody.here', { ms: 1 }, ctx)
+      .catch((e: unknown) => e);
     expect(isAppError(none) && none.code).toBe('UNAVAILABLE');
     expect(Date.now() - started).toBeLessThan(500);
     const slow = await client.request(catalog, 'echo.slow', { ms: 400 }, ctx, { timeoutMs: 100 }).catch((e: unknown) => e);
@@ -136,10 +150,17 @@ describe('Bus request/reply over NATS', () => {
 
   it('finishes in-flight requests when a server drains', async () => {
     const extra = await connect('draining');
-    extra.serve(catalog, { 'echo.sum': async () => ({ sum: 0, empresa: 0, servedBy: 'x' }), 'echo.slow': async ({ ms }) => {
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      return { done: true };
-    } }, { queue: 'other-group' });
+    extra.serve(
+      catalog,
+      {
+        'echo.sum': async () => ({ sum: 0, empresa: 0, servedBy: 'x' }),
+        'echo.slow': async ({ ms }) => {
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          return { done: true };
+        },
+      },
+      { queue: 'other-group' },
+    );
     const pending = client.request(catalog, 'echo.slow', { ms: 300 }, ctx);
     await new Promise((resolve) => setTimeout(resolve, 50));
     await extra.drain();
@@ -150,7 +171,13 @@ describe('Bus request/reply over NATS', () => {
 const Item = z.object({ id: z.number().int(), precio: DecimalNumber, nombre: z.string() });
 const jsonCatalog = defineCatalog({
   'json.item': { tenant: false, json: true, errors: [], request: z.object({ text: z.string() }), reply: Item },
-  'json.page': { tenant: false, json: true, errors: [], request: z.object({ text: z.string(), count: z.number(), nombre: z.string() }), reply: pageReply(Item) },
+  'json.page': {
+    tenant: false,
+    json: true,
+    errors: [],
+    request: z.object({ text: z.string(), count: z.number(), nombre: z.string() }),
+    reply: pageReply(Item),
+  },
   'json.values': { tenant: false, errors: [], request: z.object({}), reply: Item },
 });
 
@@ -165,7 +192,11 @@ describe('Bus replies given as JSON text', () => {
       jsonCatalog,
       {
         'json.item': async ({ text }) => new JsonText(text),
-        'json.page': async ({ text, count, nombre }) => ({ items: new JsonText(text), pagination: paginate({ page: 1, per_page: 10 }, count), filters_applied: { nombre } }),
+        'json.page': async ({ text, count, nombre }) => ({
+          items: new JsonText(text),
+          pagination: paginate({ page: 1, per_page: 10 }, count),
+          filters_applied: { nombre },
+        }),
         'json.values': async () => ({ id: 1, precio: '12.50', nombre: 'Café' }),
       },
       { queue: 'json' },
@@ -215,7 +246,9 @@ describe('Bus replies given as JSON text', () => {
       const err = await checking.client.requestJson(jsonCatalog, 'json.item', { text }, ctx).catch((e: unknown) => e);
       expect({ text, code: isAppError(err) && err.code }).toEqual({ text, code: 'INTERNAL' });
     }
-    const page = await checking.client.requestJsonPage(jsonCatalog, 'json.page', { text: '[{"id":1,"precio":1.0,"nombre":"a"}]', count: 1, nombre: 'a' }, ctx).catch((e: unknown) => e);
+    const page = await checking.client
+      .requestJsonPage(jsonCatalog, 'json.page', { text: '[{"id":1,"precio":1.0,"nombre":"a"}]', count: 1, nombre: 'a' }, ctx)
+      .catch((e: unknown) => e);
     expect(isAppError(page) && page.code).toBe('INTERNAL');
   });
 
@@ -345,7 +378,11 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     await waitFor(() => handled.length === 2);
     expect(handled.sort()).toEqual(['events.test.thing.happened 200', 'events.test.thing.undone 201']);
     const jsm = await jetstreamManager(bus.nc);
-    const filters = await Promise.all(['spec-each-happened', 'spec-each-undone'].map(async (durable) => (await jsm.consumers.info(streamName(iso.subjectPrefix), durable)).config.filter_subject));
+    const filters = await Promise.all(
+      ['spec-each-happened', 'spec-each-undone'].map(
+        async (durable) => (await jsm.consumers.info(streamName(iso.subjectPrefix), durable)).config.filter_subject,
+      ),
+    );
     expect(filters).toEqual([bus.subject('events.test.thing.happened'), bus.subject('events.test.thing.undone')]);
   });
 });

@@ -4,7 +4,17 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { defineEvents, gatewayEvents, gatewaySubjects, returnsForSalesSubjects, salesEvents, salesForReturnsSubjects, webhookEvents, webhookGatewaySubjects, type RequestContext } from '@erp/contracts';
+import {
+  defineEvents,
+  gatewayEvents,
+  gatewaySubjects,
+  returnsForSalesSubjects,
+  salesEvents,
+  salesForReturnsSubjects,
+  webhookEvents,
+  webhookGatewaySubjects,
+  type RequestContext,
+} from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
 import { Bus, ensureEventStream, natsAuthorizationConfig, publishEvent, startConsumer } from '../src';
 
@@ -47,7 +57,14 @@ describe('bus identities on a nats-server with the generated permissions', () =>
   let url: string;
   const buses: Bus[] = [];
   const connectAs = async (identity: string) => {
-    const bus = await Bus.connect({ servers: url, prefix: PREFIX, name: identity, logger, requestTimeoutMs: 2_000, credentials: { user: identity, password: password(identity) } });
+    const bus = await Bus.connect({
+      servers: url,
+      prefix: PREFIX,
+      name: identity,
+      logger,
+      requestTimeoutMs: 2_000,
+      credentials: { user: identity, password: password(identity) },
+    });
     buses.push(bus);
     return bus;
   };
@@ -74,7 +91,13 @@ describe('bus identities on a nats-server with the generated permissions', () =>
   it('refuses a connection without credentials or with another identity’s password', async () => {
     await expect(Bus.connect({ servers: url, prefix: PREFIX, name: 'anonymous', logger })).rejects.toThrow(/authoriz/i);
     await expect(
-      Bus.connect({ servers: url, prefix: PREFIX, name: 'impostor', logger, credentials: { user: 'admin', password: password('webhook-ingest') } }),
+      Bus.connect({
+        servers: url,
+        prefix: PREFIX,
+        name: 'impostor',
+        logger,
+        credentials: { user: 'admin', password: password('webhook-ingest') },
+      }),
     ).rejects.toThrow(/authoriz/i);
   });
 
@@ -88,7 +111,9 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     // A flush returns once the server has the subscriptions: another connection's request then finds them.
     await gateway.nc.flush();
     const admin = await connectAs('admin');
-    await expect(admin.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: 1 }, ctx)).resolves.toMatchObject({ key: 'erp_minted_key' });
+    await expect(admin.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: 1 }, ctx)).resolves.toMatchObject({
+      key: 'erp_minted_key',
+    });
     for (const identity of ['webhook-ingest', 'sales', 'inventory']) {
       const service = await connectAs(identity);
       await expect(service.request(gatewaySubjects, 'gateway.admin.apikey.create', { empresa_id: 1 }, ctx)).rejects.toThrow();
@@ -105,20 +130,39 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     await publishEvent(gateway, 'events.gateway.credentials.changed', { empresa_id: 1 }, { msgId: 'credentials-1' });
     // Through JetStream: neither another service's durable, nor its own name over another subject.
     const handler = async () => undefined;
-    await expect(startConsumer(webhooks, { durable: 'inventory-sale-created', events: salesEvents, subjects: ['events.sales.sale.created'], handler })).rejects.toThrow();
-    await expect(startConsumer(webhooks, { durable: 'webhook-ingest-deliveries', events: gatewayEvents, subjects: ['events.gateway.credentials.changed'], handler })).rejects.toThrow();
+    await expect(
+      startConsumer(webhooks, { durable: 'inventory-sale-created', events: salesEvents, subjects: ['events.sales.sale.created'], handler }),
+    ).rejects.toThrow();
+    await expect(
+      startConsumer(webhooks, {
+        durable: 'webhook-ingest-deliveries',
+        events: gatewayEvents,
+        subjects: ['events.gateway.credentials.changed'],
+        handler,
+      }),
+    ).rejects.toThrow();
     // Nor can it publish an event in another service's name.
     const forged = defineEvents({ 'events.sales.sale.created': { payload: z.object({ id_venta: z.number() }) } });
-    await expect(publishEvent(webhooks, 'events.sales.sale.created', forged['events.sales.sale.created'].payload.parse({ id_venta: 1 }), { msgId: 'forged-1' })).rejects.toThrow();
+    await expect(
+      publishEvent(webhooks, 'events.sales.sale.created', forged['events.sales.sale.created'].payload.parse({ id_venta: 1 }), {
+        msgId: 'forged-1',
+      }),
+    ).rejects.toThrow();
     await new Promise((r) => setTimeout(r, 300));
     expect(overheard).toEqual([]);
   });
   it('lets a service call what it needs, publish its events and consume them on its own durable', async () => {
     const gateway = buses.find((b) => b.options.name === 'gateway')!;
-    gateway.serve(webhookGatewaySubjects, { 'gateway.webhook.context': async () => ({ empresa: null, usuario: null }) }, { queue: 'gateway' });
+    gateway.serve(
+      webhookGatewaySubjects,
+      { 'gateway.webhook.context': async () => ({ empresa: null, usuario: null }) },
+      { queue: 'gateway' },
+    );
     await gateway.nc.flush();
     const webhooks = buses.find((b) => b.options.name === 'webhook-ingest')!;
-    await expect(webhooks.request(webhookGatewaySubjects, 'gateway.webhook.context', { empresa_id: 1, usuario_id: 1 }, ctx)).resolves.toEqual({ empresa: null, usuario: null });
+    await expect(
+      webhooks.request(webhookGatewaySubjects, 'gateway.webhook.context', { empresa_id: 1, usuario_id: 1 }, ctx),
+    ).resolves.toEqual({ empresa: null, usuario: null });
 
     await ensureEventStream(webhooks);
     const seen: number[] = [];
@@ -139,7 +183,15 @@ describe('bus identities on a nats-server with the generated permissions', () =>
   it('lets a return register with its sale, and sales ask returns which registrations became returns, and nobody else', async () => {
     const sales = await connectAs('sales');
     const returns = await connectAs('returns');
-    const venta = { id: 7, estado: 'Completada' as const, fecha: '2026-03-10', correlativo: 'FAC-7', id_bodega: 2, nombre_cliente: null, detalles: [] };
+    const venta = {
+      id: 7,
+      estado: 'Completada' as const,
+      fecha: '2026-03-10',
+      correlativo: 'FAC-7',
+      id_bodega: 2,
+      nombre_cliente: null,
+      detalles: [],
+    };
     sales.serve(
       salesForReturnsSubjects,
       {
@@ -149,13 +201,32 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       },
       { queue: 'sales' },
     );
-    returns.serve(returnsForSalesSubjects, { 'returns.sale.registrations': async () => ({ ocupada: false, devoluciones: [] }) }, { queue: 'returns' });
+    returns.serve(
+      returnsForSalesSubjects,
+      { 'returns.sale.registrations': async () => ({ ocupada: false, devoluciones: [] }) },
+      { queue: 'returns' },
+    );
     await Promise.all([sales.nc.flush(), returns.nc.flush()]);
-    await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-1' }, ctx)).resolves.toMatchObject({ id: 7 });
-    await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: 7 }, ctx)).resolves.toEqual({ devoluciones_activas: 0 });
-    await expect(sales.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx)).resolves.toEqual({ ocupada: false, devoluciones: [] });
+    await expect(
+      returns.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-1' }, ctx),
+    ).resolves.toMatchObject({ id: 7 });
+    await expect(returns.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: 7 }, ctx)).resolves.toEqual({
+      devoluciones_activas: 0,
+    });
+    await expect(
+      sales.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx),
+    ).resolves.toEqual({ ocupada: false, devoluciones: [] });
     const inventory = await connectAs('inventory');
-    await expect(inventory.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] }, ctx)).rejects.toThrow();
-    await expect(inventory.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-2' }, ctx)).rejects.toThrow();
+    await expect(
+      inventory.request(
+        returnsForSalesSubjects,
+        'returns.sale.registrations',
+        { empresa_id: 1, id_venta: 7, claves: ['devolucion-1'] },
+        ctx,
+      ),
+    ).rejects.toThrow();
+    await expect(
+      inventory.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-2' }, ctx),
+    ).rejects.toThrow();
   });
 });

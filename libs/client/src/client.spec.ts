@@ -48,7 +48,16 @@ const meta = { empresa: 'Empresa A', timestamp: '2026-01-01T00:00:00.000Z', filt
 const page = (items: number[], current: number, totalPages: number) => ({
   success: true,
   data: items.map((id) => ({ id })),
-  pagination: { current_page: current, per_page: 2, total: 5, total_pages: totalPages, has_next: current < totalPages, has_prev: current > 1, from: 1, to: 2 },
+  pagination: {
+    current_page: current,
+    per_page: 2,
+    total: 5,
+    total_pages: totalPages,
+    has_next: current < totalPages,
+    has_prev: current > 1,
+    from: 1,
+    to: 2,
+  },
   meta,
 });
 const error = (code: number, message: string) => ({ success: false, error: message, code });
@@ -89,13 +98,23 @@ describe('PartnerApiClient', () => {
     api.answer({ status: 201, body: { success: true, data: { id: 1 }, meta: { ...meta, idempotent: false } } });
 
     const res = await sut.post('/sales', {
-      body: { fecha: '2026-01-01', estado: 'Completada', id_sucursal: 1, id_bodega: 1, id_documento: 1, id_canal: 1, detalles: [{ id_producto: 1, cantidad: 2 }] },
+      body: {
+        fecha: '2026-01-01',
+        estado: 'Completada',
+        id_sucursal: 1,
+        id_bodega: 1,
+        id_documento: 1,
+        id_canal: 1,
+        detalles: [{ id_producto: 1, cantidad: 2 }],
+      },
     });
 
     expect(res.status).toBe(201);
     expect(res.body.meta.idempotent).toBe(false);
     expect(api.seen[0]!.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(api.seen[0]!.body)).toEqual(expect.objectContaining({ estado: 'Completada', detalles: [{ id_producto: 1, cantidad: 2 }] }));
+    expect(JSON.parse(api.seen[0]!.body)).toEqual(
+      expect.objectContaining({ estado: 'Completada', detalles: [{ id_producto: 1, cantidad: 2 }] }),
+    );
   });
 
   it('throws an ApiError with the error envelope and its details', async () => {
@@ -110,7 +129,10 @@ describe('PartnerApiClient', () => {
   });
 
   it('waits Retry-After after a 429 and then succeeds', async () => {
-    api.answer({ status: 429, headers: { 'Retry-After': '2' }, body: error(429, 'Rate limit excedido') }, { status: 200, body: { success: true, data: {}, meta } });
+    api.answer(
+      { status: 429, headers: { 'Retry-After': '2' }, body: error(429, 'Rate limit excedido') },
+      { status: 200, body: { success: true, data: {}, meta } },
+    );
 
     const res = await sut.get('/system/rate-limit');
 
@@ -130,7 +152,10 @@ describe('PartnerApiClient', () => {
   });
 
   it('follows Retry-After on a 503 too', async () => {
-    api.answer({ status: 503, headers: { 'Retry-After': '5' }, body: error(503, 'Servicio no disponible') }, { status: 200, body: { success: true, data: {}, meta } });
+    api.answer(
+      { status: 503, headers: { 'Retry-After': '5' }, body: error(503, 'Servicio no disponible') },
+      { status: 200, body: { success: true, data: {}, meta } },
+    );
 
     await sut.get('/inventory/summary');
 

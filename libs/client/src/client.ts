@@ -15,7 +15,9 @@ type QueryParams<O> = ParametersOf<O> extends { query?: infer X } ? X : never;
 type BodyOf<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 /** The body of a successful answer (200 or 201). */
-export type SuccessBody<O> = O extends { responses: infer R } ? { [S in keyof R & (200 | 201)]: JsonOf<R[S]> }[keyof R & (200 | 201)] : never;
+export type SuccessBody<O> = O extends { responses: infer R }
+  ? { [S in keyof R & (200 | 201)]: JsonOf<R[S]> }[keyof R & (200 | 201)]
+  : never;
 
 export type RequestOptions<O> = ([PathParams<O>] extends [never] ? unknown : { path: PathParams<O> }) &
   ([QueryParams<O>] extends [never] ? unknown : { query?: QueryParams<O> }) &
@@ -28,7 +30,9 @@ export type RequestOptions<O> = ([PathParams<O>] extends [never] ? unknown : { p
 type Args<O> = object extends RequestOptions<O> ? [options?: RequestOptions<O>] : [options: RequestOptions<O>];
 
 /** GET paths that answer a page (`data` array plus `pagination`). */
-export type ListPath = { [P in PathsFor<'get'>]: SuccessBody<Operation<P, 'get'>> extends { data: unknown[]; pagination: unknown } ? P : never }[PathsFor<'get'>];
+export type ListPath = {
+  [P in PathsFor<'get'>]: SuccessBody<Operation<P, 'get'>> extends { data: unknown[]; pagination: unknown } ? P : never;
+}[PathsFor<'get'>];
 export type ListItem<P extends ListPath> = SuccessBody<Operation<P, 'get'>> extends { data: Array<infer T> } ? T : never;
 
 export type ErrorBody = components['schemas']['Error'];
@@ -102,7 +106,10 @@ export class PartnerApiClient {
     return this.request('GET', path, options as RawOptions | undefined);
   }
 
-  post<P extends PathsFor<'post'>>(path: P, ...[options]: Args<Operation<P, 'post'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'post'>>>> {
+  post<P extends PathsFor<'post'>>(
+    path: P,
+    ...[options]: Args<Operation<P, 'post'>>
+  ): Promise<ApiResponse<SuccessBody<Operation<P, 'post'>>>> {
     return this.request('POST', path, options as RawOptions | undefined);
   }
 
@@ -110,7 +117,10 @@ export class PartnerApiClient {
     return this.request('PUT', path, options as RawOptions | undefined);
   }
 
-  delete<P extends PathsFor<'delete'>>(path: P, ...[options]: Args<Operation<P, 'delete'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'delete'>>>> {
+  delete<P extends PathsFor<'delete'>>(
+    path: P,
+    ...[options]: Args<Operation<P, 'delete'>>
+  ): Promise<ApiResponse<SuccessBody<Operation<P, 'delete'>>>> {
     return this.request('DELETE', path, options as RawOptions | undefined);
   }
 
@@ -131,7 +141,11 @@ export class PartnerApiClient {
 
   private async request<T>(method: string, template: string, options: RawOptions = {}): Promise<ApiResponse<T>> {
     const url = this.url(template, options);
-    const headers: Record<string, string> = { Accept: 'application/json', ...options.headers, Authorization: `Bearer ${this.options.apiKey}` };
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      ...options.headers,
+      Authorization: `Bearer ${this.options.apiKey}`,
+    };
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     for (let attempt = 1; ; attempt += 1) {
       const res = await this.fetchFn(url, {
@@ -152,7 +166,8 @@ export class PartnerApiClient {
   private retryDelay(res: Response, attempt: number): number | undefined {
     if ((res.status !== 429 && res.status !== 503) || attempt >= this.maxAttempts) return undefined;
     const asked = retryAfterMs(res.headers.get('retry-after'));
-    const wait = asked ?? (res.status === 429 ? resetDelayMs(res.headers.get('x-ratelimit-reset')) : undefined) ?? this.backoffMs * 2 ** (attempt - 1);
+    const wait =
+      asked ?? (res.status === 429 ? resetDelayMs(res.headers.get('x-ratelimit-reset')) : undefined) ?? this.backoffMs * 2 ** (attempt - 1);
     return wait <= this.maxRetryDelayMs ? wait : undefined;
   }
 

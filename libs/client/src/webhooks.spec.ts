@@ -25,7 +25,9 @@ describe('verifyDelivery', () => {
   it('refuses a changed body, another id, another secret, a stale timestamp and missing headers', () => {
     expect(() => verifyDelivery(secret, body.replace('7', '8'), headers(), { now: at })).toThrow('Firma inválida');
     expect(() => verifyDelivery(secret, body, headers({ 'webhook-id': 'evt_2' }), { now: at })).toThrow('Firma inválida');
-    expect(() => verifyDelivery('whsec_' + Buffer.from('otro secreto').toString('base64'), body, headers(), { now: at })).toThrow('Firma inválida');
+    expect(() => verifyDelivery('whsec_' + Buffer.from('otro secreto').toString('base64'), body, headers(), { now: at })).toThrow(
+      'Firma inválida',
+    );
     expect(() => verifyDelivery(secret, body, headers(), { now: new Date(at.getTime() + 3_600_000) })).toThrow('tolerancia');
     expect(() => verifyDelivery(secret, body, { 'webhook-id': 'evt_1' }, { now: at })).toThrow('Faltan');
   });

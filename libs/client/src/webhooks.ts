@@ -18,7 +18,12 @@ export class DeliveryVerificationError extends Error {
  * made with the subscription's `whsec_` secret, and the timestamp must be within `toleranceSeconds`
  * of now (replays of an old delivery are refused). Pass the body exactly as received.
  */
-export function verifyDelivery(secret: string, rawBody: string, headers: Record<string, string | string[] | undefined>, options: { toleranceSeconds?: number; now?: Date } = {}): PartnerEvent {
+export function verifyDelivery(
+  secret: string,
+  rawBody: string,
+  headers: Record<string, string | string[] | undefined>,
+  options: { toleranceSeconds?: number; now?: Date } = {},
+): PartnerEvent {
   const header = (name: string) => {
     const value = headers[name] ?? headers[name.toLowerCase()];
     return Array.isArray(value) ? value[0] : value;
@@ -26,10 +31,12 @@ export function verifyDelivery(secret: string, rawBody: string, headers: Record<
   const id = header('webhook-id');
   const timestamp = header('webhook-timestamp');
   const signatures = header('webhook-signature');
-  if (!id || !timestamp || !signatures) throw new DeliveryVerificationError('Faltan las cabeceras webhook-id, webhook-timestamp o webhook-signature');
+  if (!id || !timestamp || !signatures)
+    throw new DeliveryVerificationError('Faltan las cabeceras webhook-id, webhook-timestamp o webhook-signature');
   const seconds = Number(timestamp);
   const now = (options.now ?? new Date()).getTime() / 1000;
-  if (!/^\d+$/.test(timestamp) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300)) throw new DeliveryVerificationError('webhook-timestamp fuera de la tolerancia');
+  if (!/^\d+$/.test(timestamp) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300))
+    throw new DeliveryVerificationError('webhook-timestamp fuera de la tolerancia');
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${rawBody}`).digest();
   const valid = signatures.split(' ').some((entry) => {

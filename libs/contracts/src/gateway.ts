@@ -61,7 +61,13 @@ export const gatewaySubjects = defineCatalog({
     errors: [],
     request: z.object({}),
     reply: z.array(
-      z.object({ id: z.number().int(), clave: z.string().nullable(), nombre: z.string(), activo: z.boolean(), api_keys_activas: z.number().int() }),
+      z.object({
+        id: z.number().int(),
+        clave: z.string().nullable(),
+        nombre: z.string(),
+        activo: z.boolean(),
+        api_keys_activas: z.number().int(),
+      }),
     ),
   },
   'gateway.admin.apikey.create': {

@@ -27,7 +27,8 @@ describe('query parameters', () => {
   it('accepts only real calendar dates in Y-m-d', () => {
     expect(DateString.safeParse('2028-02-29').success).toBe(true);
     // Date.UTC reads the years 0 to 99 as 1900 to 1999: these are still dates of their own years.
-    for (const good of ['0002-12-31', '0004-02-29', '2000-02-29', '9999-12-31']) expect([good, DateString.safeParse(good).success]).toEqual([good, true]);
+    for (const good of ['0002-12-31', '0004-02-29', '2000-02-29', '9999-12-31'])
+      expect([good, DateString.safeParse(good).success]).toEqual([good, true]);
     for (const bad of ['0000-01-01', '0100-02-29', '1900-02-29']) expect([bad, DateString.safeParse(bad).success]).toEqual([bad, false]);
     for (const bad of ['2026-02-29', '2026-13-01', '2026-1-05', '05/01/2026', '2026-01-01T00:00:00Z']) {
       expect(DateString.safeParse(bad).success).toBe(false);

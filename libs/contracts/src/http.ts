@@ -90,7 +90,8 @@ export function decodeChangeCursor(raw: string): ChangeCursor | undefined {
     const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
     if (!Array.isArray(value) || value.length !== 2) return undefined;
     const [xid, id] = value as [unknown, unknown];
-    if (typeof xid !== 'string' || !/^\d{1,20}$/.test(xid) || typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return undefined;
+    if (typeof xid !== 'string' || !/^\d{1,20}$/.test(xid) || typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+      return undefined;
     return { xid, id };
   } catch {
     return undefined;
@@ -109,7 +110,13 @@ export function requestedChangeCursor(cursor: string | undefined): ChangeCursor 
  * Pagination of a page ordered by change: `next_cursor` while more rows follow (null at the end),
  * `resume_cursor` always (where to ask later for what changed after this page).
  */
-export function changePagination(perPage: number, total: number, positions: readonly ChangeCursor[], more: boolean, after: ChangeCursor | undefined): Pagination {
+export function changePagination(
+  perPage: number,
+  total: number,
+  positions: readonly ChangeCursor[],
+  more: boolean,
+  after: ChangeCursor | undefined,
+): Pagination {
   const last = positions.at(-1) ?? after;
   return {
     current_page: 1,
@@ -127,7 +134,9 @@ export function changePagination(perPage: number, total: number, positions: read
 
 /** Query fields of delta sync, shared by the lists that offer it. */
 export const DeltaSyncFields = {
-  updated_since: z.iso.datetime({ offset: true, message: 'Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)' }).optional(),
+  updated_since: z.iso
+    .datetime({ offset: true, message: 'Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)' })
+    .optional(),
   cursor: z
     .string()
     .max(200)
@@ -203,4 +212,6 @@ export const DecimalNumber = z.union([z.number(), z.string()]).transform((v, ctx
 });
 
 /** Timestamps leave the services as ISO 8601 UTC strings. */
-export const Timestamp = z.union([z.date(), z.string()]).transform((v) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString()));
+export const Timestamp = z
+  .union([z.date(), z.string()])
+  .transform((v) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString()));

@@ -83,4 +83,3 @@ export const ADMIN_IDENTITY = 'admin';
 
 /** A durable consumer name the service's identity allows (a name not declared above does not compile). */
 export type ConsumerName<S extends ServiceName> = keyof (typeof BUS_IDENTITIES)[S]['consumers'] & string;
-

@@ -69,7 +69,10 @@ export const InventoryListQuery = PaginationQuery.extend({
   stock_minimo: QueryBoolean.optional(),
   order_by: z.enum(INVENTORY_ORDER_BY, { message: `Debe ser uno de: ${INVENTORY_ORDER_BY.join(', ')}` }).optional(),
   order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
-}).refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
+}).refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
+  message: 'El cursor solo se usa con order_by=updated_at',
+  path: ['cursor'],
+});
 
 /** The filters of the product list, already typed; what `filters_applied` echoes. */
 export const InventoryFilters = z.object({
@@ -182,7 +185,6 @@ export const AdjustLine = z
   .refine((l) => (l.cantidad === undefined) !== (l.stock === undefined), {
     message: 'Indique cantidad (relativa) o stock (absoluto), uno de los dos',
   });
-
 
 /** Product fields the back office and platform updates may set. Decimals are exact strings. */
 const ProductFields = z.object({
@@ -312,7 +314,10 @@ export const inventorySubjects = defineCatalog({
       origen: z.enum(ORIGENES_RESERVA).default('venta'),
       id_bodega: Id,
       permitir_sin_stock: z.boolean().optional(),
-      lineas: z.array(z.object({ id_producto: Id, cantidad: PositiveQuantity })).min(1).max(500),
+      lineas: z
+        .array(z.object({ id_producto: Id, cantidad: PositiveQuantity }))
+        .min(1)
+        .max(500),
     }),
     reply: Reservation,
   },

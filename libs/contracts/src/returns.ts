@@ -94,7 +94,10 @@ export const ReturnsListQuery = PaginationQuery.extend({
   order_by: z.enum(['updated_at'], { message: 'Debe ser updated_at' }).optional(),
 })
   .refine(dateOrder, DATE_ORDER_ISSUE)
-  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
+  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
+    message: 'El cursor solo se usa con order_by=updated_at',
+    path: ['cursor'],
+  });
 
 /** Query string of `GET /returns/summary`. */
 export const ReturnsSummaryQuery = z.object(DateFilters).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -196,13 +199,20 @@ export const ReturnCreateRequest = z
     /** Makes the request idempotent: a reference the company already used answers its return. */
     referencia: z.string().trim().min(1).max(255).optional(),
     /** The operator; the back office itself when absent. */
-    usuario: z.object({ id: Id, nombre: z.string().trim().min(1).max(255) }).nullable().optional(),
+    usuario: z
+      .object({ id: Id, nombre: z.string().trim().min(1).max(255) })
+      .nullable()
+      .optional(),
     /**
      * The document type whose series numbers the return, found by name and prefix or created
      * starting at `correlativo`; `DEFAULT_RETURN_DOCUMENT` when absent.
      */
     documento: z
-      .object({ nombre: z.string().trim().min(1).max(255), prefijo: z.string().max(50).default(''), correlativo: z.number().int().min(1).max(MAX_ID).optional() })
+      .object({
+        nombre: z.string().trim().min(1).max(255),
+        prefijo: z.string().max(50).default(''),
+        correlativo: z.number().int().min(1).max(MAX_ID).optional(),
+      })
       .optional(),
     /** The lines; `anulacion_factura` may leave them out to return everything not yet returned. */
     detalles: z.array(ReturnLineRequest).max(MAX_LINES_PER_RETURN, `Debe incluir como máximo ${MAX_LINES_PER_RETURN} líneas`).default([]),

@@ -26,7 +26,8 @@ export const MAX_LINES_PER_SALE = 100;
 /** Largest amount a sale or line may reach: what `numeric(18,2)` keeps with room for sums. */
 export const MAX_SALE_AMOUNT = '9999999999999.99';
 
-const isObject = (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value);
+const isObject = (payload: { value: unknown }) =>
+  typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value);
 
 /** JSON Schema of "at least one of these fields" (none of them nullable). */
 const oneOfFields = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
@@ -56,7 +57,10 @@ export const SaleLineInput = SaleLineFields.refine((l) => l.id_producto !== unde
   message: 'Debe indicar id_producto o codigo_producto',
   path: ['id_producto'],
   when: isObject,
-}).meta({ ...oneOfFields('id_producto', 'codigo_producto'), description: 'Lleva `id_producto` o `codigo_producto` (código o SKU de un producto activo de la empresa).' });
+}).meta({
+  ...oneOfFields('id_producto', 'codigo_producto'),
+  description: 'Lleva `id_producto` o `codigo_producto` (código o SKU de un producto activo de la empresa).',
+});
 export type SaleLineInput = z.output<typeof SaleLineInput>;
 
 /** Fields of `POST /sales` (spec "POST /sales", limits of "Limits"). */
@@ -130,7 +134,10 @@ function withSaleRules<T extends z.ZodType<SaleFieldsOut>>(schema: T) {
         oneOfFields('id_sucursal', 'sucursal'),
         { if: { required: ['estado'], properties: { estado: { const: 'Cotizacion' } } }, else: { required: ['id_canal'] } },
         { if: { required: ['estado'], properties: { estado: { const: 'Pendiente' } } }, then: { required: ['id_cliente'] } },
-        { if: { required: ['cotizacion'], properties: { cotizacion: { const: true } } }, then: { properties: { estado: { const: 'Cotizacion' } } } },
+        {
+          if: { required: ['cotizacion'], properties: { cotizacion: { const: true } } },
+          then: { properties: { estado: { const: 'Cotizacion' } } },
+        },
       ],
       description: [
         'Reglas entre campos (422 con `details` cuando no se cumplen):',
@@ -160,11 +167,14 @@ export const SaleCreateRequest = withSaleRules(
 export type SaleCreateRequest = z.output<typeof SaleCreateRequest>;
 
 /** One line of `detalles` in `PUT /sales/{id}`: a line with the `id` of a line of the sale may omit its product (it keeps it). */
-export const SaleUpdateLineInput = SaleLineFields.refine((l) => l.id !== undefined || l.id_producto !== undefined || l.codigo_producto !== undefined, {
-  message: 'Debe indicar id_producto o codigo_producto (o el id de una línea de la venta)',
-  path: ['id_producto'],
-  when: isObject,
-}).meta({
+export const SaleUpdateLineInput = SaleLineFields.refine(
+  (l) => l.id !== undefined || l.id_producto !== undefined || l.codigo_producto !== undefined,
+  {
+    message: 'Debe indicar id_producto o codigo_producto (o el id de una línea de la venta)',
+    path: ['id_producto'],
+    when: isObject,
+  },
+).meta({
   ...oneOfFields('id', 'id_producto', 'codigo_producto'),
   description: 'Con `id` (una línea de esta venta) modifica esa línea; sin él agrega una, con `id_producto` o `codigo_producto`.',
 });
@@ -229,14 +239,21 @@ export const SaleUpdateBody = z
     const seen = new Set<number>();
     (Array.isArray(v.detalles) ? v.detalles : []).forEach((line, i) => {
       if (!line || typeof line.id !== 'number') return;
-      if (seen.has(line.id)) ctx.addIssue({ code: 'custom', message: `La línea ${line.id} aparece más de una vez`, path: ['detalles', i, 'id'] });
+      if (seen.has(line.id))
+        ctx.addIssue({ code: 'custom', message: `La línea ${line.id} aparece más de una vez`, path: ['detalles', i, 'id'] });
       seen.add(line.id);
     });
   })
   .meta({
     allOf: [
-      { if: { required: ['cotizacion'], properties: { cotizacion: { const: true } } }, then: { properties: { estado: { enum: ['Cotizacion', 'Pre-venta'] } } } },
-      { if: { required: ['estado'], properties: { estado: { const: 'Pendiente' } } }, then: { properties: { id_cliente: { type: 'integer' } } } },
+      {
+        if: { required: ['cotizacion'], properties: { cotizacion: { const: true } } },
+        then: { properties: { estado: { enum: ['Cotizacion', 'Pre-venta'] } } },
+      },
+      {
+        if: { required: ['estado'], properties: { estado: { const: 'Pendiente' } } },
+        then: { properties: { id_cliente: { type: 'integer' } } },
+      },
     ],
     description: [
       'Reglas entre campos (422 con `details` cuando no se cumplen):',
@@ -325,7 +342,10 @@ export const SalesListQuery = PaginationQuery.extend({
   order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
 })
   .refine(dateOrder, DATE_ORDER_ISSUE)
-  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', { message: 'El cursor solo se usa con order_by=updated_at', path: ['cursor'] });
+  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
+    message: 'El cursor solo se usa con order_by=updated_at',
+    path: ['cursor'],
+  });
 
 /** Query string of `GET /sales/summary`. */
 export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -596,7 +616,10 @@ export const salesPlatformSubjects = defineCatalog({
   'sales.customer.find-or-create': {
     tenant: true,
     errors: [],
-    request: z.object({ email: z.string().trim().toLowerCase().max(255).pipe(z.email()), nombre: z.string().trim().min(1).max(255).nullable() }),
+    request: z.object({
+      email: z.string().trim().toLowerCase().max(255).pipe(z.email()),
+      nombre: z.string().trim().min(1).max(255).nullable(),
+    }),
     reply: z.object({ id: z.number().int(), creado: z.boolean() }),
   },
   /** The company's sale with this external reference, if any. */

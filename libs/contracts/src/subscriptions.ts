@@ -111,12 +111,19 @@ export const EventsQuery = z.object({
   after: z
     .string()
     .regex(/^evt_[A-Za-z0-9]{1,64}$/, 'Debe ser el id de un evento (evt_…)')
-    .meta({ description: 'Los eventos posteriores a este, que la empresa aún conserva (si no: «El evento no existe o ya no se conserva»).' })
+    .meta({
+      description: 'Los eventos posteriores a este, que la empresa aún conserva (si no: «El evento no existe o ya no se conserva»).',
+    })
     .optional(),
   types: documentAs(
     z
       .string()
-      .transform((v) => v.split(',').map((t) => t.trim()).filter((t) => t !== ''))
+      .transform((v) =>
+        v
+          .split(',')
+          .map((t) => t.trim())
+          .filter((t) => t !== ''),
+      )
       .pipe(z.array(EventTypeName).min(1, 'Debe indicar al menos un tipo de evento')),
     {
       type: 'string',
@@ -176,7 +183,11 @@ export const subscriptionsSubjects = defineCatalog({
   'subscriptions.event.list': {
     tenant: true,
     errors: ['VALIDATION_FAILED'],
-    request: z.object({ after: z.string().optional(), types: z.array(EventTypeName).optional(), per_page: z.number().int().min(1).max(500) }),
+    request: z.object({
+      after: z.string().optional(),
+      types: z.array(EventTypeName).optional(),
+      per_page: z.number().int().min(1).max(500),
+    }),
     reply: z.object({ items: z.array(PartnerEvent), pagination: EventsPagination }),
   },
 });

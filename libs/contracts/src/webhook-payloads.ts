@@ -14,7 +14,10 @@ const Importe = z.string().meta({ description: 'Importe decimal en texto, como l
 /** Platform A (WooCommerce) order, `POST /api/webhook/woocommerce/{token}`. */
 export const WooCommerceOrder = z.looseObject({
   id: z.number().int(),
-  status: z.string().meta({ description: 'processing y completed: venta Completada; pending y on-hold: Pendiente; cancelled, refunded y failed: ninguna venta (o se anula la ya creada)' }),
+  status: z.string().meta({
+    description:
+      'processing y completed: venta Completada; pending y on-hold: Pendiente; cancelled, refunded y failed: ninguna venta (o se anula la ya creada)',
+  }),
   date_created: z.string().optional(),
   date_modified_gmt: z.string().optional(),
   billing: z.looseObject({ first_name: z.string(), last_name: z.string(), email: z.string() }),
@@ -65,7 +68,10 @@ export const WooCommerceProduct = z.looseObject({
 export const ShopifyOrder = z.looseObject({
   id: z.number().int(),
   email: z.string(),
-  financial_status: z.string().meta({ description: 'paid: venta Completada; pending, authorized y partially_paid: Pendiente; refunded y voided: ninguna venta (o se anula la ya creada)' }),
+  financial_status: z.string().meta({
+    description:
+      'paid: venta Completada; pending, authorized y partially_paid: Pendiente; refunded y voided: ninguna venta (o se anula la ya creada)',
+  }),
   created_at: z.string().optional(),
   updated_at: z.string().optional(),
   line_items: z.array(
@@ -78,17 +84,33 @@ export const ShopifyOrder = z.looseObject({
       quantity: z.number().int(),
       price: Importe,
       discount_allocations: z.array(z.looseObject({ amount: Importe })).optional(),
-      tax_lines: z.array(z.looseObject({ price: Importe })).optional().meta({ description: 'Se suman a la línea cuando taxes_included es false' }),
+      tax_lines: z
+        .array(z.looseObject({ price: Importe }))
+        .optional()
+        .meta({ description: 'Se suman a la línea cuando taxes_included es false' }),
     }),
   ),
   shipping_lines: z
-    .array(z.looseObject({ title: z.string().optional(), price: Importe, discount_allocations: z.array(z.looseObject({ amount: Importe })).optional() }))
+    .array(
+      z.looseObject({
+        title: z.string().optional(),
+        price: Importe,
+        discount_allocations: z.array(z.looseObject({ amount: Importe })).optional(),
+      }),
+    )
     .optional()
     .meta({ description: 'Cada envío es una línea del producto de servicio de la integración (ENVIO si no tiene uno)' }),
-  total_discounts: Importe.optional().meta({ description: 'Lo que excede a los descuentos asignados a líneas se reparte entre ellas al centavo' }),
+  total_discounts: Importe.optional().meta({
+    description: 'Lo que excede a los descuentos asignados a líneas se reparte entre ellas al centavo',
+  }),
   taxes_included: z.boolean().optional(),
   refunds: z
-    .array(z.looseObject({ id: z.number().int(), refund_line_items: z.array(z.looseObject({ line_item_id: z.number().int(), quantity: z.number().int(), restock_type: z.string() })) }))
+    .array(
+      z.looseObject({
+        id: z.number().int(),
+        refund_line_items: z.array(z.looseObject({ line_item_id: z.number().int(), quantity: z.number().int(), restock_type: z.string() })),
+      }),
+    )
     .optional()
     .meta({ description: 'Cada reembolso es una devolución una sola vez: con reposición (return, cancel) devuelve el stock' }),
   total_price: Importe.meta({ description: 'Lo cobrado al cliente: el total de la venta, al centavo' }),

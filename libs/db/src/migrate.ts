@@ -23,7 +23,9 @@ export interface MigrateOptions {
  */
 async function appliedByNewerReleases(db: Kysely<unknown>, schema: string, known: Migrations): Promise<string[]> {
   const history = `${schema}.kysely_migration`;
-  const { rows: found } = await sql<{ exists: boolean }>`select to_regclass(${sql.lit(`"${schema}".kysely_migration`)}) is not null as exists`.execute(db);
+  const { rows: found } = await sql<{
+    exists: boolean;
+  }>`select to_regclass(${sql.lit(`"${schema}".kysely_migration`)}) is not null as exists`.execute(db);
   if (!found[0]?.exists) return [];
   const { rows } = await sql<{ name: string }>`select name from ${sql.table(history)} order by name`.execute(db);
   return rows.map((r) => r.name).filter((name) => !(name in known));
@@ -35,9 +37,16 @@ async function appliedByNewerReleases(db: Kysely<unknown>, schema: string, known
  * Each migration runs in its own transaction with `search_path` set to the schema, so plain
  * names (in the schema builder and in raw SQL alike) create and alter that schema's objects.
  */
-export async function migrateSchema(db: Kysely<unknown>, schema: string, migrations: Migrations, options: MigrateOptions = {}): Promise<MigrationResultSet & { ahead: string[] }> {
+export async function migrateSchema(
+  db: Kysely<unknown>,
+  schema: string,
+  migrations: Migrations,
+  options: MigrateOptions = {},
+): Promise<MigrationResultSet & { ahead: string[] }> {
   // A schema provisioned for its owner role exists already, and that role may not create schemas.
-  const { rows: existing } = await sql<{ found: boolean }>`select exists (select 1 from pg_namespace where nspname = ${schema}) as found`.execute(db);
+  const { rows: existing } = await sql<{
+    found: boolean;
+  }>`select exists (select 1 from pg_namespace where nspname = ${schema}) as found`.execute(db);
   if (!existing[0]?.found) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
   const ahead = await appliedByNewerReleases(db, schema, migrations);
   const noop: Migration = { up: async () => undefined };

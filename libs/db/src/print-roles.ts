@@ -13,6 +13,7 @@ if (require.main === module) {
   }
   for (const schema of schemas) {
     console.log(`-- ${schema}`);
-    for (const statement of schemaRoleStatements({ schema, owner: `erp_${schema}_owner`, runtime: `erp_${schema}` })) console.log(`${statement};`);
+    for (const statement of schemaRoleStatements({ schema, owner: `erp_${schema}_owner`, runtime: `erp_${schema}` }))
+      console.log(`${statement};`);
   }
 }

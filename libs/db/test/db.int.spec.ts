@@ -1,6 +1,16 @@
 import { isAppError } from '@erp/contracts';
 import { isolate, type Isolation } from '@erp/testing';
-import { compiledOnce, compiledPerShape, createDb, inTransaction, migrateSchema, pgErrorKind, sql, translatePgError, type Kysely } from '../src';
+import {
+  compiledOnce,
+  compiledPerShape,
+  createDb,
+  inTransaction,
+  migrateSchema,
+  pgErrorKind,
+  sql,
+  translatePgError,
+  type Kysely,
+} from '../src';
 
 describe('libs/db against Postgres', () => {
   let iso: Isolation;
@@ -27,13 +37,20 @@ describe('libs/db against Postgres', () => {
     const built: string[] = [];
     const pair = compiledOnce((d: typeof db, a: number, b: string) => {
       built.push('pair');
-      return d.selectNoFrom([sql<number>`${a}::int`.as('a'), sql<string>`${b}::text || ${'!'}::text`.as('b'), sql<number>`${a}::int + 1`.as('next')]);
+      return d.selectNoFrom([
+        sql<number>`${a}::int`.as('a'),
+        sql<string>`${b}::text || ${'!'}::text`.as('b'),
+        sql<number>`${a}::int + 1`.as('next'),
+      ]);
     });
     expect(await pair(db, 1, 'uno')).toEqual([{ a: 1, b: 'uno!', next: 2 }]);
     expect(await pair(db, 7, 'siete')).toEqual([{ a: 7, b: 'siete!', next: 8 }]);
     const filtered = compiledPerShape((d: typeof db, shape: { above: boolean }, min: number | undefined) => {
       built.push(`above ${shape.above}`);
-      const q = d.selectFrom(sql<{ n: number }>`(select generate_series(1, 5) as n)`.as('s')).select('s.n').orderBy('s.n');
+      const q = d
+        .selectFrom(sql<{ n: number }>`(select generate_series(1, 5) as n)`.as('s'))
+        .select('s.n')
+        .orderBy('s.n');
       return shape.above ? q.where('s.n', '>', min!) : q;
     });
     expect((await filtered(db, { above: true }, 3)).map((r) => r.n)).toEqual([4, 5]);
@@ -46,7 +63,10 @@ describe('libs/db against Postgres', () => {
     const migrations = {
       '0001-things': {
         up: async (m: Kysely<unknown>) => {
-          await m.schema.createTable('things').addColumn('id', 'integer', (c) => c.primaryKey()).execute();
+          await m.schema
+            .createTable('things')
+            .addColumn('id', 'integer', (c) => c.primaryKey())
+            .execute();
           await sql`create index things_id_idx on things (id)`.execute(m);
         },
       },
@@ -75,15 +95,21 @@ describe('libs/db against Postgres', () => {
     const hurried = createDb({ connectionString: iso.databaseUrl, max: 2, statementTimeoutMs: 200 });
     try {
       const slow = { '0001-slow': { up: async (m: Kysely<unknown>) => void (await sql`select pg_sleep(0.5)`.execute(m)) } };
-      await expect(migrateSchema(hurried, 'slow', slow, { statementTimeoutMs: 5_000 })).resolves.toMatchObject({ results: [{ status: 'Success' }] });
+      await expect(migrateSchema(hurried, 'slow', slow, { statementTimeoutMs: 5_000 })).resolves.toMatchObject({
+        results: [{ status: 'Success' }],
+      });
 
       await sql`create table locked (id int)`.execute(db);
       const holder = await db.connection().execute(async (conn) => {
         await sql`begin`.execute(conn);
         await sql`lock table locked in access exclusive mode`.execute(conn);
-        const blocked = { '0001-alter': { up: async (m: Kysely<unknown>) => void (await sql`alter table public.locked add column x int`.execute(m)) } };
+        const blocked = {
+          '0001-alter': { up: async (m: Kysely<unknown>) => void (await sql`alter table public.locked add column x int`.execute(m)) },
+        };
         const started = Date.now();
-        const outcome = await migrateSchema(hurried, 'blocked', blocked, { statementTimeoutMs: 5_000, lockTimeoutMs: 100 }).catch((e: unknown) => e);
+        const outcome = await migrateSchema(hurried, 'blocked', blocked, { statementTimeoutMs: 5_000, lockTimeoutMs: 100 }).catch(
+          (e: unknown) => e,
+        );
         await sql`rollback`.execute(conn);
         return { outcome, ms: Date.now() - started };
       });

@@ -46,7 +46,8 @@ describe('service configuration from the environment', () => {
         return (err as Error).message;
       }
     })();
-    for (const key of ['DATABASE_URL', 'DB_POOL_MAX', 'SUBJECT_PREFIX', 'LOG_LEVEL', 'REQUEST_TIMEOUT_MS']) expect(message).toContain(`${key}: `);
+    for (const key of ['DATABASE_URL', 'DB_POOL_MAX', 'SUBJECT_PREFIX', 'LOG_LEVEL', 'REQUEST_TIMEOUT_MS'])
+      expect(message).toContain(`${key}: `);
     expect(message).not.toContain('clave-secreta');
     expect(message).not.toContain('erp.prod');
   });

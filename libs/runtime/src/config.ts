@@ -20,7 +20,10 @@ export const BaseConfig = z.object({
   NATS_USER: z.string().min(1).optional(),
   NATS_PASSWORD: z.string().min(1).optional(),
   /** Prefix of every NATS subject (and of the JetStream stream name). */
-  SUBJECT_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('erp'),
+  SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('erp'),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Port of /healthz, /readyz and /metrics; 0 picks a free port. */
   OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
@@ -30,9 +33,17 @@ export const BaseConfig = z.object({
   JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** Bytes the events stream may hold; -1 for no limit. Full, it refuses events and the outboxes hold them. */
   JETSTREAM_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
-  JETSTREAM_MAX_AGE_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 3600_000),
+  JETSTREAM_MAX_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .default(7 * 24 * 3600_000),
   /** Deduplication of re-published outbox rows; longer than any gap between a publish and its retry. */
-  JETSTREAM_DUPLICATE_WINDOW_MS: z.coerce.number().int().min(1_000).default(10 * 60_000),
+  JETSTREAM_DUPLICATE_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(10 * 60_000),
 });
 export type BaseConfig = z.output<typeof BaseConfig>;
 

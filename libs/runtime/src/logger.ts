@@ -10,7 +10,18 @@ export function createLogger(service: string, level: string): AppLogger {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
     redact: {
-      paths: ['authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization', 'key', '*.key', 'token', '*.token', 'secret', '*.secret'],
+      paths: [
+        'authorization',
+        '*.authorization',
+        'headers.authorization',
+        'req.headers.authorization',
+        'key',
+        '*.key',
+        'token',
+        '*.token',
+        'secret',
+        '*.secret',
+      ],
       censor: '[redacted]',
     },
   });

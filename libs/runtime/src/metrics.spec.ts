@@ -3,7 +3,9 @@ import { createMetrics, registerOutboxMetrics } from './metrics';
 
 /** The value of one series (a histogram's `_count` or `_sum` included) whose labels include `labels`. */
 const valueOf = async (registry: Registry, name: string, labels: Record<string, string> = {}) => {
-  const samples = (await registry.getMetricsAsJSON()).flatMap((m) => m.values.map((v) => ({ ...v, name: 'metricName' in v && typeof v.metricName === 'string' ? v.metricName : m.name })));
+  const samples = (await registry.getMetricsAsJSON()).flatMap((m) =>
+    m.values.map((v) => ({ ...v, name: 'metricName' in v && typeof v.metricName === 'string' ? v.metricName : m.name })),
+  );
   return samples.find((v) => v.name === name && Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
 };
 

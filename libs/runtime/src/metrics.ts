@@ -53,7 +53,10 @@ export function registerOutboxMetrics(registry: Registry, backlog: () => Promise
   let reading: Promise<void> | undefined;
   const refresh = () =>
     (reading ??= backlog()
-      .then((read) => void (last = read), () => undefined)
+      .then(
+        (read) => void (last = read),
+        () => undefined,
+      )
       .finally(() => (reading = undefined)));
   new Gauge({
     name: 'erp_outbox_pending_events',

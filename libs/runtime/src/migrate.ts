@@ -15,9 +15,13 @@ export function runMigrations(schema: string, migrations: Migrations): void {
   const config = loadConfig(MigrateConfig);
   const logger = createLogger(`${schema}-migrate`, config.LOG_LEVEL);
   const db = createDb<unknown>({ connectionString: config.DATABASE_URL, max: 1, applicationName: `${schema}-migrate` });
-  migrateSchema(db, schema, migrations, { statementTimeoutMs: config.MIGRATION_STATEMENT_TIMEOUT_MS, lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS })
+  migrateSchema(db, schema, migrations, {
+    statementTimeoutMs: config.MIGRATION_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS,
+  })
     .then(async (result) => {
-      if (result.ahead.length > 0) logger.warn({ schema, ahead: result.ahead }, 'schema has migrations of a newer release; kept as they are');
+      if (result.ahead.length > 0)
+        logger.warn({ schema, ahead: result.ahead }, 'schema has migrations of a newer release; kept as they are');
       for (const r of result.results ?? []) logger.info({ migration: r.migrationName, status: r.status }, 'migration');
       logger.info({ schema, applied: result.results?.length ?? 0 }, 'schema up to date');
       await db.destroy();

@@ -11,7 +11,12 @@ export interface PeriodicTask {
  * overlap), logging a failed run and trying again at the next tick. The timer does not keep the
  * process alive. `task` receives `stopped()`, to end a long run early when the service stops.
  */
-export function startPeriodic(name: string, intervalMs: number, logger: Pick<AppLogger, 'warn'>, task: (stopped: () => boolean) => Promise<unknown>): PeriodicTask {
+export function startPeriodic(
+  name: string,
+  intervalMs: number,
+  logger: Pick<AppLogger, 'warn'>,
+  task: (stopped: () => boolean) => Promise<unknown>,
+): PeriodicTask {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = false;

@@ -191,12 +191,10 @@ export function runService<C extends BaseConfig>(spec: ServiceSpec<C>, options: 
     (service) => {
       const onSignal = (signal: NodeJS.Signals, code: number) => {
         logger.info({ signal }, 'signal received');
-        void service
-          .stop()
-          .then(async (inTime) => {
-            await options.beforeExit?.();
-            process.exit(inTime ? 128 + code : 1);
-          });
+        void service.stop().then(async (inTime) => {
+          await options.beforeExit?.();
+          process.exit(inTime ? 128 + code : 1);
+        });
       };
       process.once('SIGTERM', () => onSignal('SIGTERM', 15));
       process.once('SIGINT', () => onSignal('SIGINT', 2));

@@ -33,14 +33,23 @@ describe('service lifecycle', () => {
     const { status, text } = await ops(service, '/readyz');
     return { http: status, ...(JSON.parse(text) as { status: string; checks: Record<string, string> }) };
   };
-  const opsClosed = async (service: RunningService<BaseConfig>) => fetch(`http://127.0.0.1:${service.opsPort}/healthz`).then(() => false, () => true);
+  const opsClosed = async (service: RunningService<BaseConfig>) =>
+    fetch(`http://127.0.0.1:${service.opsPort}/healthz`).then(
+      () => false,
+      () => true,
+    );
 
   beforeAll(async () => {
     iso = await isolate('lifecycle');
   });
   afterAll(async () => {
     await Promise.all(started.map((s) => s.stop()));
-    const cleanup = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'lifecycle-cleanup', logger: createLogger('lifecycle', 'silent') });
+    const cleanup = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'lifecycle-cleanup',
+      logger: createLogger('lifecycle', 'silent'),
+    });
     await (await jetstreamManager(cleanup.nc)).streams.delete(streamName(iso.subjectPrefix));
     await cleanup.drain();
     await iso.drop();
@@ -77,7 +86,11 @@ describe('service lifecycle', () => {
       ctx.addReadinessCheck('redis', check('redis'));
       ctx.addReadinessCheck('exportador', check('exportador'), { required: false });
     });
-    expect(await readyz(service)).toEqual({ http: 200, status: 'ready', checks: { postgres: 'ok', nats: 'ok', redis: 'ok', exportador: 'ok' } });
+    expect(await readyz(service)).toEqual({
+      http: 200,
+      status: 'ready',
+      checks: { postgres: 'ok', nats: 'ok', redis: 'ok', exportador: 'ok' },
+    });
     failing.add('exportador');
     expect(await readyz(service)).toMatchObject({ http: 200, status: 'ready', checks: { exportador: 'degraded: sin conexión' } });
     failing.add('redis');
@@ -103,11 +116,13 @@ describe('service lifecycle', () => {
   it('stops newest step first, goes on past a failing step, closes NATS and Postgres, and answers /readyz 503 until the very end', async () => {
     const log: string[] = [];
     let service!: RunningService<BaseConfig>;
-    const step = (name: string, fail = false) => async () => {
-      const { http, checks } = await readyz(service);
-      log.push(`${name} ${http} ${checks.shutdown}`);
-      if (fail) throw new Error(`${name} failed`);
-    };
+    const step =
+      (name: string, fail = false) =>
+      async () => {
+        const { http, checks } = await readyz(service);
+        log.push(`${name} ${http} ${checks.shutdown}`);
+        if (fail) throw new Error(`${name} failed`);
+      };
     service = await start(async (ctx) => {
       ctx.onShutdown('consumers', step('consumers'));
       ctx.onShutdown('http', step('http', true));

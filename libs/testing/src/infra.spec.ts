@@ -42,16 +42,28 @@ describe('finding Postgres, NATS and Redis for a test run', () => {
   it('names each unreachable dependency and how to start it, and nothing when all answer', async () => {
     const up = `127.0.0.1:${open.port}`;
     const down = `127.0.0.1:${closed}`;
-    expect(await missingDependencies({ databaseUrl: `postgres://${up}/x`, natsUrl: `nats://${up}`, redisUrl: `redis://${up}` })).toEqual([]);
-    const missing = await missingDependencies({ databaseUrl: `postgres://${down}/x`, natsUrl: `nats://${up}`, redisUrl: `redis://${down}` });
+    expect(await missingDependencies({ databaseUrl: `postgres://${up}/x`, natsUrl: `nats://${up}`, redisUrl: `redis://${up}` })).toEqual(
+      [],
+    );
+    const missing = await missingDependencies({
+      databaseUrl: `postgres://${down}/x`,
+      natsUrl: `nats://${up}`,
+      redisUrl: `redis://${down}`,
+    });
     expect(missing).toHaveLength(2);
-    expect(missing[0]).toBe(`postgres://${down}/x is unreachable. Start Postgres: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start (or set DATABASE_URL)`);
+    expect(missing[0]).toBe(
+      `postgres://${down}/x is unreachable. Start Postgres: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start (or set DATABASE_URL)`,
+    );
     expect(missing[1]).toMatch(new RegExp(`^redis://${down} is unreachable\\. Start Redis: .*\\(or set REDIS_URL\\)$`));
   });
 
   it('uses the services the env names when they answer, and has nothing to stop', async () => {
     const saved = { DATABASE_URL: process.env.DATABASE_URL, NATS_URL: process.env.NATS_URL, REDIS_URL: process.env.REDIS_URL };
-    const urls = { DATABASE_URL: `postgres://ci@127.0.0.1:${open.port}/erp`, NATS_URL: `nats://127.0.0.1:${open.port}`, REDIS_URL: `redis://127.0.0.1:${open.port}` };
+    const urls = {
+      DATABASE_URL: `postgres://ci@127.0.0.1:${open.port}/erp`,
+      NATS_URL: `nats://127.0.0.1:${open.port}`,
+      REDIS_URL: `redis://127.0.0.1:${open.port}`,
+    };
     Object.assign(process.env, urls);
     try {
       const infra = await resolveInfra();

@@ -21,7 +21,10 @@ export interface Isolation {
  */
 export async function isolate(label = 't'): Promise<Isolation> {
   const urls = configuredUrls();
-  const id = `${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 12)}_${randomBytes(5).toString('hex')}`;
+  const id = `${label
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 12)}_${randomBytes(5).toString('hex')}`;
   const dbName = `erp_test_${id}`;
   const admin = new pg.Client({ connectionString: urls.databaseUrl });
   await admin.connect();

@@ -11,7 +11,8 @@ async function query<R extends pg.QueryResultRow>(connectionString: string, text
   }
 }
 const databaseExists = async (name: string) =>
-  (await query<{ n: number }>(configuredUrls().databaseUrl, 'select count(*)::int as n from pg_database where datname = $1', [name]))[0]!.n === 1;
+  (await query<{ n: number }>(configuredUrls().databaseUrl, 'select count(*)::int as n from pg_database where datname = $1', [name]))[0]!
+    .n === 1;
 const databaseOf = (iso: Isolation) => new URL(iso.databaseUrl).pathname.slice(1);
 
 describe('isolating a test file', () => {
@@ -44,8 +45,14 @@ describe('isolating a test file', () => {
     const iso = await make('empty');
     const server = new URL(configuredUrls().databaseUrl);
     expect(new URL(iso.databaseUrl).host).toBe(server.host);
-    expect({ natsUrl: iso.natsUrl, redisUrl: iso.redisUrl }).toEqual({ natsUrl: configuredUrls().natsUrl, redisUrl: configuredUrls().redisUrl });
-    const tables = await query<{ n: number }>(iso.databaseUrl, "select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
+    expect({ natsUrl: iso.natsUrl, redisUrl: iso.redisUrl }).toEqual({
+      natsUrl: configuredUrls().natsUrl,
+      redisUrl: configuredUrls().redisUrl,
+    });
+    const tables = await query<{ n: number }>(
+      iso.databaseUrl,
+      "select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')",
+    );
     expect(tables[0]!.n).toBe(0);
   });
 

@@ -37,7 +37,11 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);
-      bus.serve(gatewaySubjects, adminHandlers(db, relay, (empresaId) => auth.invalidate(empresaId)), { queue: 'gateway' });
+      bus.serve(
+        gatewaySubjects,
+        adminHandlers(db, relay, (empresaId) => auth.invalidate(empresaId)),
+        { queue: 'gateway' },
+      );
       bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 

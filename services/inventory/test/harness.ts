@@ -22,7 +22,12 @@ export async function startInventory(label: string, env: Record<string, string> 
   const iso = await isolate(label);
   const config = loadConfig(InventoryConfig, serviceEnv(iso, { DB_POOL_MAX: '5', REQUEST_TIMEOUT_MS: '5000', ...env }));
   const service = await startService(inventoryService(config), { migrateOnStart: true });
-  const bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: `${label}-client`, logger: createLogger(label, 'silent') });
+  const bus = await Bus.connect({
+    servers: iso.natsUrl,
+    prefix: iso.subjectPrefix,
+    name: `${label}-client`,
+    logger: createLogger(label, 'silent'),
+  });
   return {
     iso,
     service,
@@ -31,7 +36,12 @@ export async function startInventory(label: string, env: Record<string, string> 
     stop: async () => {
       await bus.drain();
       await service.stop();
-      const admin = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: `${label}-cleanup`, logger: createLogger(label, 'silent') });
+      const admin = await Bus.connect({
+        servers: iso.natsUrl,
+        prefix: iso.subjectPrefix,
+        name: `${label}-cleanup`,
+        logger: createLogger(label, 'silent'),
+      });
       const jsm = await jetstreamManager(admin.nc);
       await jsm.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
       await admin.drain();
@@ -41,7 +51,11 @@ export async function startInventory(label: string, env: Record<string, string> 
 }
 
 export function tenant(empresaId: number, venderSinStock: boolean): TenantContext {
-  return { requestId: `test-${randomUUID()}`, empresa: { id: empresaId, nombre: `Empresa ${empresaId}`, iva: '13', venderSinStock }, usuario: null };
+  return {
+    requestId: `test-${randomUUID()}`,
+    empresa: { id: empresaId, nombre: `Empresa ${empresaId}`, iva: '13', venderSinStock },
+    usuario: null,
+  };
 }
 
 type RefMaps = { sucursales: Record<string, number>; bodegas: Record<string, number>; productos: Record<string, number> };
@@ -71,12 +85,22 @@ export async function seedCompany(bus: Bus, empresaId: number, productos: Readon
 }
 
 export async function stockOf(db: Kysely<InventoryDb>, productoId: number, bodegaId: number): Promise<string | undefined> {
-  const row = await db.selectFrom('inventarios').select('stock').where('producto_id', '=', productoId).where('bodega_id', '=', bodegaId).executeTakeFirst();
+  const row = await db
+    .selectFrom('inventarios')
+    .select('stock')
+    .where('producto_id', '=', productoId)
+    .where('bodega_id', '=', bodegaId)
+    .executeTakeFirst();
   return row?.stock;
 }
 
 export async function movementsOf(db: Kysely<InventoryDb>, productoId: number) {
-  return db.selectFrom('movimientos').select(['tipo', 'cantidad', 'stock_resultante', 'clave', 'bodega_id']).where('producto_id', '=', productoId).orderBy('id').execute();
+  return db
+    .selectFrom('movimientos')
+    .select(['tipo', 'cantidad', 'stock_resultante', 'clave', 'bodega_id'])
+    .where('producto_id', '=', productoId)
+    .orderBy('id')
+    .execute();
 }
 
 /** Polls until `check` stops throwing, or rethrows its last error after `timeoutMs`. */

@@ -83,7 +83,9 @@ describe('the inventory summary counters', () => {
 
   // Transactions retry a deadlock, which would hide one: Postgres counts them per database.
   const deadlocks = async () =>
-    Number((await sql<{ n: string }>`select deadlocks as n from pg_stat_database where datname = current_database()`.execute(h.db)).rows[0]!.n);
+    Number(
+      (await sql<{ n: string }>`select deadlocks as n from pg_stat_database where datname = current_database()`.execute(h.db)).rows[0]!.n,
+    );
 
   it('stay equal to the direct aggregate through a random sequence of concurrent writes of every kind, without a deadlock', async () => {
     const deadlocksBefore = await deadlocks();
@@ -99,24 +101,54 @@ describe('the inventory summary counters', () => {
         const clave = `venta:${++serial}`;
         claves.push(clave);
         const lineas = someProducts().map((id) => ({ id_producto: id, cantidad: quantity() }));
-        return h.bus.request(inventorySubjects, 'inventory.stock.reserve', { clave, id_bodega: rnd.chance(0.9) ? rnd.pick(bodegas().slice(0, 2)) : a.bodegas.vieja!, lineas }, tenant(1, rnd.chance(0.5)));
+        return h.bus.request(
+          inventorySubjects,
+          'inventory.stock.reserve',
+          { clave, id_bodega: rnd.chance(0.9) ? rnd.pick(bodegas().slice(0, 2)) : a.bodegas.vieja!, lineas },
+          tenant(1, rnd.chance(0.5)),
+        );
       },
-      () => h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: rnd.pick(claves.length > 0 ? claves : ['none']) }, tenant(1, true)),
-      () => h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: rnd.pick(claves.length > 0 ? claves : ['none']) }, tenant(1, true)),
+      () =>
+        h.bus.request(
+          inventorySubjects,
+          'inventory.stock.confirm',
+          { clave: rnd.pick(claves.length > 0 ? claves : ['none']) },
+          tenant(1, true),
+        ),
+      () =>
+        h.bus.request(
+          inventorySubjects,
+          'inventory.stock.release',
+          { clave: rnd.pick(claves.length > 0 ? claves : ['none']) },
+          tenant(1, true),
+        ),
       () => {
         const lineas = someProducts().flatMap((id) =>
           [...new Set([rnd.pick(bodegas()), rnd.pick(bodegas())])].map((bodega) =>
-            rnd.chance(0.5) ? { id_producto: id, id_bodega: bodega, cantidad: rnd.chance(0.5) ? quantity() : `-${quantity()}` } : { id_producto: id, id_bodega: bodega, stock: `${rnd.int(-1, 9)}` },
+            rnd.chance(0.5)
+              ? { id_producto: id, id_bodega: bodega, cantidad: rnd.chance(0.5) ? quantity() : `-${quantity()}` }
+              : { id_producto: id, id_bodega: bodega, stock: `${rnd.int(-1, 9)}` },
           ),
         );
-        return h.bus.request(inventorySubjects, 'inventory.stock.adjust', { clave: `ajuste:${++serial}`, origen: 'inventario', lineas }, tenant(1, rnd.chance(0.5)));
+        return h.bus.request(
+          inventorySubjects,
+          'inventory.stock.adjust',
+          { clave: `ajuste:${++serial}`, origen: 'inventario', lineas },
+          tenant(1, rnd.chance(0.5)),
+        );
       },
       async () => {
         const n = ++serial;
         const reply = await h.bus.request(
           inventorySubjects,
           'inventory.product.create',
-          { nombre: `Nuevo ${n}`, codigo: `N-${n}`, precio: '3.00', costo_promedio: `${rnd.int(0, 900) / 100}`, categoria: rnd.pick([...CATEGORIAS, `Nueva ${n % 3}`]) ?? null },
+          {
+            nombre: `Nuevo ${n}`,
+            codigo: `N-${n}`,
+            precio: '3.00',
+            costo_promedio: `${rnd.int(0, 900) / 100}`,
+            categoria: rnd.pick([...CATEGORIAS, `Nueva ${n % 3}`]) ?? null,
+          },
           tenant(1, true),
         );
         productIds[1]!.push(reply.id);
@@ -130,7 +162,13 @@ describe('the inventory summary counters', () => {
         ]);
         return h.bus.request(inventorySubjects, 'inventory.product.update', { id: rnd.pick(productIds[1]!), cambios }, tenant(1, true));
       },
-      () => h.bus.request(inventorySubjects, 'inventory.admin.bodega.set-active', { empresa_id: 1, id: rnd.pick(bodegas()), activo: rnd.chance(0.75) }, { requestId: `b-${++serial}` }),
+      () =>
+        h.bus.request(
+          inventorySubjects,
+          'inventory.admin.bodega.set-active',
+          { empresa_id: 1, id: rnd.pick(bodegas()), activo: rnd.chance(0.75) },
+          { requestId: `b-${++serial}` },
+        ),
       () =>
         h.bus.request(
           inventorySubjects,
@@ -200,15 +238,34 @@ describe('the inventory summary counters', () => {
       );
       if (i % 8 === 0) {
         const activo = i % 16 === 0;
-        work.push(h.bus.request(inventorySubjects, 'inventory.admin.bodega.set-active', { empresa_id: 1, id: a.bodegas.reserva!, activo }, { requestId: `c-b-${i}` }));
-        work.push(h.bus.request(inventorySubjects, 'inventory.admin.sucursal.set-active', { empresa_id: 1, id: a.sucursales.centro!, activo: !activo }, { requestId: `c-s-${i}` }));
+        work.push(
+          h.bus.request(
+            inventorySubjects,
+            'inventory.admin.bodega.set-active',
+            { empresa_id: 1, id: a.bodegas.reserva!, activo },
+            { requestId: `c-b-${i}` },
+          ),
+        );
+        work.push(
+          h.bus.request(
+            inventorySubjects,
+            'inventory.admin.sucursal.set-active',
+            { empresa_id: 1, id: a.sucursales.centro!, activo: !activo },
+            { requestId: `c-s-${i}` },
+          ),
+        );
       }
     }
     const results = await Promise.allSettled(work);
     for (const r of results) {
       if (r.status === 'rejected' && !(isAppError(r.reason) && EXPECTED_REFUSALS.has(r.reason.code))) throw r.reason;
     }
-    await h.bus.request(inventorySubjects, 'inventory.admin.sucursal.set-active', { empresa_id: 1, id: a.sucursales.centro!, activo: true }, { requestId: 'c-s-end' });
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.admin.sucursal.set-active',
+      { empresa_id: 1, id: a.sucursales.centro!, activo: true },
+      { requestId: 'c-s-end' },
+    );
     await expectCountersExact('after the race');
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect(await deadlocks()).toBe(deadlocksBefore);
@@ -216,7 +273,12 @@ describe('the inventory summary counters', () => {
 
   it('keep each company to its own products', async () => {
     const before = await summarizeInventory(h.db, 2);
-    await h.bus.request(inventorySubjects, 'inventory.product.create', { nombre: 'Solo uno', codigo: 'SOLO-1', precio: '1' }, tenant(1, true));
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.product.create',
+      { nombre: 'Solo uno', codigo: 'SOLO-1', precio: '1' },
+      tenant(1, true),
+    );
     expect(await summarizeInventory(h.db, 2)).toEqual(before);
     await expectCountersExact('after another company wrote');
   });

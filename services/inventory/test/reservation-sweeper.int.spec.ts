@@ -11,18 +11,25 @@ describe('the reservation sweeper', () => {
       RESERVATION_SWEEP_INTERVAL_MS: '100',
       RESERVATION_CHECK_TIMEOUT_MS: '300',
     });
-    refs = await seedCompany(h.bus, 1, [{ ref: 'p', nombre: 'Producto', codigo: 'P-1', precio: '1', inventarios: [{ bodega: 'principal', stock: 10 }] }]);
+    refs = await seedCompany(h.bus, 1, [
+      { ref: 'p', nombre: 'Producto', codigo: 'P-1', precio: '1', inventarios: [{ bodega: 'principal', stock: 10 }] },
+    ]);
   });
   afterAll(() => h?.stop());
 
   const estadoOf = async (clave: string) =>
-    (await h.db.selectFrom('reservas').select(['estado', 'revisiones']).where('clave', '=', clave).executeTakeFirstOrThrow());
+    await h.db.selectFrom('reservas').select(['estado', 'revisiones']).where('clave', '=', clave).executeTakeFirstOrThrow();
 
   it('waits while the origin cannot answer, then releases the orphan and confirms the one whose sale exists', async () => {
     const id = refs.productos.p!;
     const bodega = refs.bodegas.principal!;
     for (const clave of ['orphan', 'sold']) {
-      await h.bus.request(inventorySubjects, 'inventory.stock.reserve', { clave, id_bodega: bodega, lineas: [{ id_producto: id, cantidad: 2 }] }, tenant(1, false));
+      await h.bus.request(
+        inventorySubjects,
+        'inventory.stock.reserve',
+        { clave, id_bodega: bodega, lineas: [{ id_producto: id, cantidad: 2 }] },
+        tenant(1, false),
+      );
     }
     expect(await stockOf(h.db, id, bodega)).toBe('6.000');
 

@@ -49,12 +49,18 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
 
   const A = (venderSinStock = false) => tenant(1, venderSinStock);
   const principal = () => a.bodegas.principal!;
-  const reserve = (clave: string, lineas: Array<{ id_producto: number; cantidad: number | string }>, venderSinStock = false, bodega = principal()) =>
-    h.bus.request(inventorySubjects, 'inventory.stock.reserve', { clave, id_bodega: bodega, lineas }, A(venderSinStock));
+  const reserve = (
+    clave: string,
+    lineas: Array<{ id_producto: number; cantidad: number | string }>,
+    venderSinStock = false,
+    bodega = principal(),
+  ) => h.bus.request(inventorySubjects, 'inventory.stock.reserve', { clave, id_bodega: bodega, lineas }, A(venderSinStock));
 
   it('lets exactly 5 of 20 concurrent one-unit reservations through against stock 5 when selling without stock is forbidden', async () => {
     const id = a.productos.forbid!;
-    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => reserve(`forbid-${i}`, [{ id_producto: id, cantidad: 1 }])));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => reserve(`forbid-${i}`, [{ id_producto: id, cantidad: 1 }])),
+    );
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
     expect(refused).toHaveLength(15);
@@ -70,7 +76,9 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
 
   it('lets all 20 through when the company sells without stock, leaving −15', async () => {
     const id = a.productos.allow!;
-    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => reserve(`allow-${i}`, [{ id_producto: id, cantidad: 1 }], true)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => reserve(`allow-${i}`, [{ id_producto: id, cantidad: 1 }], true)),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
     expect(await stockOf(h.db, id, principal())).toBe('-15.000');
   });
@@ -81,15 +89,24 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     const first = await Promise.all([1, 2, 3].map(() => reserve('redeliver-1', lineas)));
     const again = await reserve('redeliver-1', lineas);
     expect([...first, again].filter((r) => r.aplicado)).toHaveLength(1);
-    expect(again).toMatchObject({ clave: 'redeliver-1', estado: 'reservada', id_bodega: principal(), lineas: [{ id_producto: id, cantidad: '2.500', mueve_stock: true }] });
+    expect(again).toMatchObject({
+      clave: 'redeliver-1',
+      estado: 'reservada',
+      id_bodega: principal(),
+      lineas: [{ id_producto: id, cantidad: '2.500', mueve_stock: true }],
+    });
 
-    const confirms = await Promise.all([1, 2, 3].map(() => h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'redeliver-1' }, A())));
+    const confirms = await Promise.all(
+      [1, 2, 3].map(() => h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'redeliver-1' }, A())),
+    );
     expect(confirms.map((c) => c.estado)).toEqual(['confirmada', 'confirmada', 'confirmada']);
     expect(confirms.filter((c) => c.aplicado)).toHaveLength(1);
 
     await reserve('redeliver-2', [{ id_producto: id, cantidad: 3 }]);
     expect(await stockOf(h.db, id, principal())).toBe('4.500');
-    const releases = await Promise.all([1, 2, 3, 4].map(() => h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'redeliver-2' }, A())));
+    const releases = await Promise.all(
+      [1, 2, 3, 4].map(() => h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'redeliver-2' }, A())),
+    );
     expect(releases.filter((r) => r.aplicado)).toHaveLength(1);
     expect(await reserve('redeliver-2', [{ id_producto: id, cantidad: 3 }])).toMatchObject({ estado: 'liberada', aplicado: false });
 
@@ -118,7 +135,12 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     expect(err.details!['lineas.1.cantidad']).toEqual(['Stock insuficiente para el producto MULTI-B: disponible 1, solicitado 1.5']);
     expect([await stockOf(h.db, ma, principal()), await stockOf(h.db, mb, principal())]).toEqual(['3.000', '1.000']);
     // Nothing was recorded under the key: once it fits, the same key reserves.
-    expect(await reserve('multi-1', [{ id_producto: ma, cantidad: 2 }, { id_producto: mb, cantidad: 1 }])).toMatchObject({ aplicado: true });
+    expect(
+      await reserve('multi-1', [
+        { id_producto: ma, cantidad: 2 },
+        { id_producto: mb, cantidad: 1 },
+      ]),
+    ).toMatchObject({ aplicado: true });
   });
 
   it('never moves stock for services, and refuses unknown products and warehouses that are not usable', async () => {
@@ -153,9 +175,17 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     ]);
 
     const short = await rejection(
-      h.bus.request(inventorySubjects, 'inventory.stock.adjust', { clave: 'venta:9:put', origen: 'venta', lineas: [{ id_producto: id, id_bodega: principal(), cantidad: -6 }] }, A()),
+      h.bus.request(
+        inventorySubjects,
+        'inventory.stock.adjust',
+        { clave: 'venta:9:put', origen: 'venta', lineas: [{ id_producto: id, id_bodega: principal(), cantidad: -6 }] },
+        A(),
+      ),
     );
-    expect(short).toMatchObject({ code: 'BUSINESS_RULE', details: { 'lineas.0.cantidad': ['Stock insuficiente para el producto ADJUST: disponible 5.5, solicitado 6'] } });
+    expect(short).toMatchObject({
+      code: 'BUSINESS_RULE',
+      details: { 'lineas.0.cantidad': ['Stock insuficiente para el producto ADJUST: disponible 5.5, solicitado 6'] },
+    });
     expect(await stockOf(h.db, id, principal())).toBe('5.500');
     const allowed = await h.bus.request(
       inventorySubjects,
@@ -168,7 +198,11 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
 
   it('records a release that overtakes its reservation, so the late reservation moves nothing', async () => {
     const id = a.productos.late!;
-    expect(await h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'late-1' }, A())).toMatchObject({ estado: 'liberada', id_bodega: null, aplicado: true });
+    expect(await h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'late-1' }, A())).toMatchObject({
+      estado: 'liberada',
+      id_bodega: null,
+      aplicado: true,
+    });
     expect(await reserve('late-1', [{ id_producto: id, cantidad: 5 }])).toMatchObject({ estado: 'liberada', aplicado: false });
     expect(await stockOf(h.db, id, principal())).toBe('8.000');
     expect(await movementsOf(h.db, id)).toHaveLength(1);
@@ -199,7 +233,10 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     // The first event confirms it in one statement; the second finds it confirmed and takes the full
     // path, which claims its id: once that claim is there, both were handled.
     await eventually(async () => {
-      const processed = await h.db.selectFrom('processed_events').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+      const processed = await h.db
+        .selectFrom('processed_events')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .executeTakeFirstOrThrow();
       expect(processed.n).toBe(1);
     });
     expect(await stockOf(h.db, id, principal())).toBe('5.000');
@@ -210,14 +247,33 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     const sut = await h.bus.request(
       inventorySubjects,
       'inventory.product.resolve',
-      { id_bodega: principal(), id_sucursal: a.sucursales.centro!, items: [{ id_producto: a.productos.scan! }, { codigo: 'SCAN' }, { codigo: '7501234567890' }, { codigo: 'NOPE' }] },
+      {
+        id_bodega: principal(),
+        id_sucursal: a.sucursales.centro!,
+        items: [{ id_producto: a.productos.scan! }, { codigo: 'SCAN' }, { codigo: '7501234567890' }, { codigo: 'NOPE' }],
+      },
       A(),
     );
-    expect(sut.bodega).toEqual({ ok: true, id_bodega: principal(), nombre: 'Bodega Principal', id_sucursal: a.sucursales.centro, nombre_sucursal: 'Sucursal Centro' });
+    expect(sut.bodega).toEqual({
+      ok: true,
+      id_bodega: principal(),
+      nombre: 'Bodega Principal',
+      id_sucursal: a.sucursales.centro,
+      nombre_sucursal: 'Sucursal Centro',
+    });
     expect(sut.items.slice(0, 3)).toEqual(
       Array(3).fill({
         ok: true,
-        producto: expect.objectContaining({ id: a.productos.scan, codigo: 'SCAN', precio: '10.5000', porcentaje_impuesto: '0.00', costo_promedio: '4.2500', tipo: 'Producto', enable: 1, stock: '7.000' }),
+        producto: expect.objectContaining({
+          id: a.productos.scan,
+          codigo: 'SCAN',
+          precio: '10.5000',
+          porcentaje_impuesto: '0.00',
+          costo_promedio: '4.2500',
+          tipo: 'Producto',
+          enable: 1,
+          stock: '7.000',
+        }),
       }),
     );
     expect(sut.items[3]).toEqual({ ok: false, message: 'No existe un producto con código o código de barras "NOPE"' });
@@ -225,41 +281,101 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
 
   it('resolves the branch a sale names in the same request, as inventory.sucursal.resolve does', async () => {
     const resolve = (sucursal: { id_sucursal: number } | { sucursal: string }, ctx = A()) =>
-      h.bus.request(inventorySubjects, 'inventory.product.resolve', { sucursal, id_bodega: principal(), items: [{ id_producto: a.productos.scan! }] }, ctx);
-    expect((await resolve({ sucursal: '  sucursal CENTRO ' })).sucursal).toEqual({ ok: true, id_sucursal: a.sucursales.centro, nombre: 'Sucursal Centro' });
-    expect((await resolve({ id_sucursal: a.sucursales.centro! })).sucursal).toEqual({ ok: true, id_sucursal: a.sucursales.centro, nombre: 'Sucursal Centro' });
-    expect((await resolve({ sucursal: 'Sucursal Sur' })).sucursal).toEqual({ ok: false, message: 'La sucursal "Sucursal Sur" no existe o está inactiva' });
-    expect((await resolve({ id_sucursal: a.sucursales.centro! }, tenant(2, true))).sucursal).toEqual({ ok: false, message: `La sucursal ${a.sucursales.centro} no existe o está inactiva` });
-    const without = await h.bus.request(inventorySubjects, 'inventory.product.resolve', { id_bodega: principal(), items: [{ id_producto: a.productos.scan! }] }, A());
+      h.bus.request(
+        inventorySubjects,
+        'inventory.product.resolve',
+        { sucursal, id_bodega: principal(), items: [{ id_producto: a.productos.scan! }] },
+        ctx,
+      );
+    expect((await resolve({ sucursal: '  sucursal CENTRO ' })).sucursal).toEqual({
+      ok: true,
+      id_sucursal: a.sucursales.centro,
+      nombre: 'Sucursal Centro',
+    });
+    expect((await resolve({ id_sucursal: a.sucursales.centro! })).sucursal).toEqual({
+      ok: true,
+      id_sucursal: a.sucursales.centro,
+      nombre: 'Sucursal Centro',
+    });
+    expect((await resolve({ sucursal: 'Sucursal Sur' })).sucursal).toEqual({
+      ok: false,
+      message: 'La sucursal "Sucursal Sur" no existe o está inactiva',
+    });
+    expect((await resolve({ id_sucursal: a.sucursales.centro! }, tenant(2, true))).sucursal).toEqual({
+      ok: false,
+      message: `La sucursal ${a.sucursales.centro} no existe o está inactiva`,
+    });
+    const without = await h.bus.request(
+      inventorySubjects,
+      'inventory.product.resolve',
+      { id_bodega: principal(), items: [{ id_producto: a.productos.scan! }] },
+      A(),
+    );
     expect(without).not.toHaveProperty('sucursal');
   });
 
   it('never lets one company resolve, reserve, confirm, release or adjust another company’s stock', async () => {
     const B = tenant(2, true);
     const theirs = b.productos.forbid!;
-    const resolved = await h.bus.request(inventorySubjects, 'inventory.product.resolve', { id_bodega: principal(), items: [{ id_producto: a.productos.scan! }, { codigo: 'SCAN' }] }, B);
+    const resolved = await h.bus.request(
+      inventorySubjects,
+      'inventory.product.resolve',
+      { id_bodega: principal(), items: [{ id_producto: a.productos.scan! }, { codigo: 'SCAN' }] },
+      B,
+    );
     expect(resolved.bodega).toEqual({ ok: false, message: `La bodega ${principal()} no existe` });
     expect(resolved.items.every((i) => !i.ok)).toBe(true);
-    const branches = await h.bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: [{ id_sucursal: a.sucursales.centro! }, { sucursal: 'Sucursal Centro' }] }, B);
+    const branches = await h.bus.request(
+      inventorySubjects,
+      'inventory.sucursal.resolve',
+      { items: [{ id_sucursal: a.sucursales.centro! }, { sucursal: 'Sucursal Centro' }] },
+      B,
+    );
     expect(branches[0]).toEqual({ ok: false, message: `La sucursal ${a.sucursales.centro} no existe o está inactiva` });
     expect(branches[1]).toEqual({ ok: true, id_sucursal: b.sucursales.centro, nombre: 'Sucursal Centro' });
 
-    const reserveA = await rejection(h.bus.request(inventorySubjects, 'inventory.stock.reserve', { clave: 'x-1', id_bodega: principal(), lineas: [{ id_producto: a.productos.scan!, cantidad: 1 }] }, B));
+    const reserveA = await rejection(
+      h.bus.request(
+        inventorySubjects,
+        'inventory.stock.reserve',
+        { clave: 'x-1', id_bodega: principal(), lineas: [{ id_producto: a.productos.scan!, cantidad: 1 }] },
+        B,
+      ),
+    );
     expect(Object.keys(reserveA.details ?? {}).sort()).toEqual(['id_bodega', 'lineas.0.id_producto']);
     const adjustA = await rejection(
-      h.bus.request(inventorySubjects, 'inventory.stock.adjust', { clave: 'x-2', origen: 'admin', lineas: [{ id_producto: a.productos.scan!, id_bodega: principal(), stock: 0 }] }, B),
+      h.bus.request(
+        inventorySubjects,
+        'inventory.stock.adjust',
+        { clave: 'x-2', origen: 'admin', lineas: [{ id_producto: a.productos.scan!, id_bodega: principal(), stock: 0 }] },
+        B,
+      ),
     );
     expect(adjustA.code).toBe('VALIDATION_FAILED');
     // A's own product with B's warehouse, and B's product with A's warehouse, are refused too.
-    const mixed = await rejection(h.bus.request(inventorySubjects, 'inventory.stock.reserve', { clave: 'x-3', id_bodega: b.bodegas.principal!, lineas: [{ id_producto: theirs, cantidad: 1 }] }, A()));
+    const mixed = await rejection(
+      h.bus.request(
+        inventorySubjects,
+        'inventory.stock.reserve',
+        { clave: 'x-3', id_bodega: b.bodegas.principal!, lineas: [{ id_producto: theirs, cantidad: 1 }] },
+        A(),
+      ),
+    );
     expect(mixed.code).toBe('VALIDATION_FAILED');
-    expect((await rejection(h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'redeliver-1' }, B))).code).toBe('NOT_FOUND');
+    expect((await rejection(h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'redeliver-1' }, B))).code).toBe(
+      'NOT_FOUND',
+    );
     await h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'sale-uuid-1' }, B);
 
     expect(await stockOf(h.db, a.productos.scan!, principal())).toBe('7.000');
     expect(await stockOf(h.db, a.productos.event!, principal())).toBe('5.000');
     expect(await stockOf(h.db, theirs, b.bodegas.principal!)).toBe('9.000');
-    const aReservation = await h.db.selectFrom('reservas').select('estado').where('empresa_id', '=', 1).where('clave', '=', 'sale-uuid-1').executeTakeFirstOrThrow();
+    const aReservation = await h.db
+      .selectFrom('reservas')
+      .select('estado')
+      .where('empresa_id', '=', 1)
+      .where('clave', '=', 'sale-uuid-1')
+      .executeTakeFirstOrThrow();
     expect(aReservation.estado).toBe('confirmada');
   });
 
@@ -267,14 +383,22 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     const drift = await h.db
       .selectFrom('inventarios as i')
       .leftJoin(
-        (eb) => eb.selectFrom('movimientos').select(['producto_id', 'bodega_id', sql<string>`sum(cantidad)`.as('total')]).groupBy(['producto_id', 'bodega_id']).as('m'),
+        (eb) =>
+          eb
+            .selectFrom('movimientos')
+            .select(['producto_id', 'bodega_id', sql<string>`sum(cantidad)`.as('total')])
+            .groupBy(['producto_id', 'bodega_id'])
+            .as('m'),
         (join) => join.onRef('m.producto_id', '=', 'i.producto_id').onRef('m.bodega_id', '=', 'i.bodega_id'),
       )
       .select(['i.producto_id', 'i.bodega_id', 'i.stock', 'm.total'])
       .where(sql<boolean>`i.stock <> coalesce(m.total, 0)`)
       .execute();
     expect(drift).toEqual([]);
-    const [{ n }] = await h.db.selectFrom('movimientos').select(sql<number>`count(*)::int`.as('n')).execute() as [{ n: number }];
+    const [{ n }] = (await h.db
+      .selectFrom('movimientos')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .execute()) as [{ n: number }];
     expect(n).toBeGreaterThan(40);
   });
 });

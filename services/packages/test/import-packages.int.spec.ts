@@ -53,7 +53,12 @@ describe('packages.import handler against Postgres and NATS', () => {
     });
     await migrateSchema(rootDb, PACKAGES_SCHEMA, migrations);
     db = rootDb.withSchema(PACKAGES_SCHEMA) as unknown as Kysely<PackagesDb>;
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'packages-int', logger: createLogger('packages-int', 'silent') });
+    bus = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'packages-int',
+      logger: createLogger('packages-int', 'silent'),
+    });
     bus.serve(
       inventoryResolve,
       {
@@ -81,7 +86,10 @@ describe('packages.import handler against Postgres and NATS', () => {
   });
 
   const countPaquetes = async (empresaId: number) =>
-    Number((await sql<{ n: number }>`select count(*)::int as n from packages.paquetes where empresa_id = ${empresaId}`.execute(rootDb)).rows[0]!.n);
+    Number(
+      (await sql<{ n: number }>`select count(*)::int as n from packages.paquetes where empresa_id = ${empresaId}`.execute(rootDb)).rows[0]!
+        .n,
+    );
 
   it('imports 500 new packages in a handful of SQL statements, with one outbox event', async () => {
     statements.length = 0;
@@ -89,8 +97,15 @@ describe('packages.import handler against Postgres and NATS', () => {
     expect(reply.created).toBe(500);
     expect(reply.items.map((i) => i.index)).toEqual(Array.from({ length: 500 }, (_, i) => i));
     // begin, insert … on conflict do nothing, outbox insert, commit (nothing pre-existed, so no lookup).
-    expect(statements).toEqual(['begin', expect.stringMatching(/^insert into "packages"."paquetes"/), expect.stringMatching(/^insert into "packages"."outbox"/), 'commit']);
-    const events = await sql<{ n: number }>`select count(*)::int as n from packages.outbox where subject = 'events.packages.package.imported'`.execute(rootDb);
+    expect(statements).toEqual([
+      'begin',
+      expect.stringMatching(/^insert into "packages"."paquetes"/),
+      expect.stringMatching(/^insert into "packages"."outbox"/),
+      'commit',
+    ]);
+    const events = await sql<{
+      n: number;
+    }>`select count(*)::int as n from packages.outbox where subject = 'events.packages.package.imported'`.execute(rootDb);
     expect(events.rows[0]!.n).toBe(1);
   });
 
@@ -100,7 +115,12 @@ describe('packages.import handler against Postgres and NATS', () => {
     expect(reply).toMatchObject({ created: 0, skipped: 500, errors: [] });
     expect(new Set(reply.items.map((i) => i.id)).size).toBe(500);
     // begin, insert (creating nothing), one select of the existing ids, commit.
-    expect(statements).toEqual(['begin', expect.stringMatching(/^insert into/), expect.stringMatching(/^select "id", "wr" from "packages"."paque/), 'commit']);
+    expect(statements).toEqual([
+      'begin',
+      expect.stringMatching(/^insert into/),
+      expect.stringMatching(/^select "id", "wr" from "packages"."paque/),
+      'commit',
+    ]);
     expect(await countPaquetes(1)).toBe(500);
   });
 
@@ -110,8 +130,28 @@ describe('packages.import handler against Postgres and NATS', () => {
       select wr, estado, usuario_id, codigo_asesor, peso::text, precio::text, cuenta_a_terceros::text, total::text, volumen::text
       from packages.paquetes where empresa_id = 2 order by wr`.execute(rootDb);
     expect(rows.rows).toEqual([
-      { wr: 'EXACT-1', estado: 'En bodega', usuario_id: 77, codigo_asesor: 'AS-01', peso: '2.1250', precio: '10.10', cuenta_a_terceros: '0.20', total: '10.30', volumen: null },
-      { wr: 'EXACT-2', estado: 'En bodega', usuario_id: null, codigo_asesor: 'ZZ', peso: '2.1250', precio: '10.10', cuenta_a_terceros: '0.20', total: '10.30', volumen: '0.5000' },
+      {
+        wr: 'EXACT-1',
+        estado: 'En bodega',
+        usuario_id: 77,
+        codigo_asesor: 'AS-01',
+        peso: '2.1250',
+        precio: '10.10',
+        cuenta_a_terceros: '0.20',
+        total: '10.30',
+        volumen: null,
+      },
+      {
+        wr: 'EXACT-2',
+        estado: 'En bodega',
+        usuario_id: null,
+        codigo_asesor: 'ZZ',
+        peso: '2.1250',
+        precio: '10.10',
+        cuenta_a_terceros: '0.20',
+        total: '10.30',
+        volumen: '0.5000',
+      },
     ]);
   });
 

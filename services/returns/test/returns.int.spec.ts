@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { AppError, Return, ReturnsListRequest, inventorySubjects, isAppError, returnsAdminSubjects, returnsApiSubjects, salesForReturnsSubjects, streamName, type ReturnableSale } from '@erp/contracts';
+import {
+  AppError,
+  Return,
+  ReturnsListRequest,
+  inventorySubjects,
+  isAppError,
+  returnsAdminSubjects,
+  returnsApiSubjects,
+  salesForReturnsSubjects,
+  streamName,
+  type ReturnableSale,
+} from '@erp/contracts';
 import { Bus, publishEvent, type JsonText } from '@erp/bus';
 import { createPool } from '@erp/db';
 import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
@@ -24,9 +35,57 @@ const ventaDe = (id: number, estado: ReturnableSale['estado'] = 'Completada'): R
   id_bodega: 7,
   nombre_cliente: 'Juan Pérez',
   detalles: [
-    { id: id * 10 + 1, id_producto: 2, codigo: 'MOU-01', nombre_producto: 'Mouse', descripcion: null, mueve_stock: true, cantidad: '3.0000', precio: '19.9500', descuento: '1.90', porcentaje_impuesto: '13.0000', sub_total: '51.28', iva: '6.67', exenta: '0.00', total: '57.95', costo: '9.1000' },
-    { id: id * 10 + 2, id_producto: 3, codigo: 'LIB-01', nombre_producto: 'Libro', descripcion: 'Texto', mueve_stock: true, cantidad: '4.0000', precio: '12.0000', descuento: '0.00', porcentaje_impuesto: '0.0000', sub_total: '48.00', iva: '0.00', exenta: '48.00', total: '48.00', costo: '8.0000' },
-    { id: id * 10 + 3, id_producto: 4, codigo: 'SRV', nombre_producto: 'Instalación', descripcion: null, mueve_stock: false, cantidad: '1.0000', precio: '25.0000', descuento: '0.00', porcentaje_impuesto: '13.0000', sub_total: '22.12', iva: '2.88', exenta: '0.00', total: '25.00', costo: '0.0000' },
+    {
+      id: id * 10 + 1,
+      id_producto: 2,
+      codigo: 'MOU-01',
+      nombre_producto: 'Mouse',
+      descripcion: null,
+      mueve_stock: true,
+      cantidad: '3.0000',
+      precio: '19.9500',
+      descuento: '1.90',
+      porcentaje_impuesto: '13.0000',
+      sub_total: '51.28',
+      iva: '6.67',
+      exenta: '0.00',
+      total: '57.95',
+      costo: '9.1000',
+    },
+    {
+      id: id * 10 + 2,
+      id_producto: 3,
+      codigo: 'LIB-01',
+      nombre_producto: 'Libro',
+      descripcion: 'Texto',
+      mueve_stock: true,
+      cantidad: '4.0000',
+      precio: '12.0000',
+      descuento: '0.00',
+      porcentaje_impuesto: '0.0000',
+      sub_total: '48.00',
+      iva: '0.00',
+      exenta: '48.00',
+      total: '48.00',
+      costo: '8.0000',
+    },
+    {
+      id: id * 10 + 3,
+      id_producto: 4,
+      codigo: 'SRV',
+      nombre_producto: 'Instalación',
+      descripcion: null,
+      mueve_stock: false,
+      cantidad: '1.0000',
+      precio: '25.0000',
+      descuento: '0.00',
+      porcentaje_impuesto: '13.0000',
+      sub_total: '22.12',
+      iva: '2.88',
+      exenta: '0.00',
+      total: '25.00',
+      costo: '0.0000',
+    },
   ],
 });
 
@@ -49,7 +108,19 @@ describe('returns service against Postgres and NATS', () => {
 
   const ctx = { requestId: 'returns-int' };
   const create = (over: Record<string, unknown> = {}) =>
-    client.request(returnsAdminSubjects, 'returns.admin.create', { empresa_id: EMPRESA, id_venta: 1, fecha: '2026-03-05', tipo: 'devolucion', detalles: [{ id_producto: 2, cantidad: 1 }], ...over } as never, ctx);
+    client.request(
+      returnsAdminSubjects,
+      'returns.admin.create',
+      {
+        empresa_id: EMPRESA,
+        id_venta: 1,
+        fecha: '2026-03-05',
+        tipo: 'devolucion',
+        detalles: [{ id_producto: 2, cantidad: 1 }],
+        ...over,
+      } as never,
+      ctx,
+    );
   const refused = async (promise: Promise<unknown>) => {
     const err = await promise.then(
       () => undefined,
@@ -78,7 +149,10 @@ describe('returns service against Postgres and NATS', () => {
   };
   /** Every event written so far is published, and the service's consumer has had time to settle it. */
   const eventsSettled = async () => {
-    await waitFor(async () => (await sql<{ n: number }>`select count(*)::int as n from returns.outbox where published_at is null`.execute(db)).rows[0]!.n === 0);
+    await waitFor(
+      async () =>
+        (await sql<{ n: number }>`select count(*)::int as n from returns.outbox where published_at is null`.execute(db)).rows[0]!.n === 0,
+    );
     const jsm = await jetstreamManager(client.nc);
     for (const durable of ['returns-stock-created', 'returns-stock-annulled']) {
       await waitFor(async () => {
@@ -91,7 +165,13 @@ describe('returns service against Postgres and NATS', () => {
   beforeAll(async () => {
     iso = await isolate('returns');
     const config = loadConfig(ReturnsConfig, serviceEnv(iso, { DB_POOL_MAX: '10', REQUEST_TIMEOUT_MS: '3000' }));
-    client = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'returns-int', logger: createLogger('returns-int', 'silent'), requestTimeoutMs: 5_000 });
+    client = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'returns-int',
+      logger: createLogger('returns-int', 'silent'),
+      requestTimeoutMs: 5_000,
+    });
     ventas.set(`${EMPRESA}:1`, ventaDe(1));
     ventas.set(`${EMPRESA}:2`, ventaDe(2));
     ventas.set(`${EMPRESA}:3`, ventaDe(3, 'Cotizacion'));
@@ -115,7 +195,10 @@ describe('returns service against Postgres and NATS', () => {
       { queue: 'sales' },
     );
     client.serve(
-      { 'inventory.product.resolve': inventorySubjects['inventory.product.resolve'], 'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'] },
+      {
+        'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
+        'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'],
+      },
       {
         'inventory.product.resolve': async ({ items }) => ({
           bodega: null,
@@ -123,7 +206,21 @@ describe('returns service against Postgres and NATS', () => {
             const id = 'id_producto' in item ? item.id_producto : 0;
             return {
               ok: true as const,
-              producto: { id, codigo: `P${id}`, barcode: null, nombre: `P${id}`, descripcion: null, marca: id === 2 ? 'Logitech' : null, tipo: 'Producto' as const, enable: 1 as const, precio: '1', costo: '1', costo_promedio: '1', porcentaje_impuesto: null, stock: null },
+              producto: {
+                id,
+                codigo: `P${id}`,
+                barcode: null,
+                nombre: `P${id}`,
+                descripcion: null,
+                marca: id === 2 ? 'Logitech' : null,
+                tipo: 'Producto' as const,
+                enable: 1 as const,
+                precio: '1',
+                costo: '1',
+                costo_promedio: '1',
+                porcentaje_impuesto: null,
+                stock: null,
+              },
             };
           }),
         }),
@@ -133,7 +230,11 @@ describe('returns service against Postgres and NATS', () => {
           if (applied.has(req.clave)) return { clave: req.clave, aplicado: false, movimientos: [] };
           const lineas = req.lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: l.id_bodega, cantidad: l.cantidad! }));
           applied.set(req.clave, lineas);
-          for (const l of lineas) stock.set(`${l.id_producto}:${l.id_bodega}`, Math.round((stockOf(l.id_producto, l.id_bodega) + Number(l.cantidad)) * 1000) / 1000);
+          for (const l of lineas)
+            stock.set(
+              `${l.id_producto}:${l.id_bodega}`,
+              Math.round((stockOf(l.id_producto, l.id_bodega) + Number(l.cantidad)) * 1000) / 1000,
+            );
           return { clave: req.clave, aplicado: true, movimientos: [] };
         },
       },
@@ -152,7 +253,14 @@ describe('returns service against Postgres and NATS', () => {
   });
 
   it('creates a return from the sale’s lines, numbered from the default series, and puts the stock back once', async () => {
-    const { devolucion, idempotent } = await create({ detalles: [{ id_producto: 2, cantidad: 1 }, { id_producto: 4, cantidad: 1 }], observaciones: 'Falla', usuario: { id: 5, nombre: 'Ana' } });
+    const { devolucion, idempotent } = await create({
+      detalles: [
+        { id_producto: 2, cantidad: 1 },
+        { id_producto: 4, cantidad: 1 },
+      ],
+      observaciones: 'Falla',
+      usuario: { id: 5, nombre: 'Ana' },
+    });
     expect(idempotent).toBe(false);
     expect(devolucion).toMatchObject({
       correlativo: 'NC-1',
@@ -171,7 +279,16 @@ describe('returns service against Postgres and NATS', () => {
       exenta: 0,
     });
     expect(devolucion.detalles).toEqual([
-      expect.objectContaining({ codigo_producto: 'MOU-01', marca_producto: 'Logitech', medida: 'Unidad', cantidad: 1, precio: 19.95, costo: 9.1, descuento: 0.63, total: 19.32 }),
+      expect.objectContaining({
+        codigo_producto: 'MOU-01',
+        marca_producto: 'Logitech',
+        medida: 'Unidad',
+        cantidad: 1,
+        precio: 19.95,
+        costo: 9.1,
+        descuento: 0.63,
+        total: 19.32,
+      }),
       expect.objectContaining({ codigo_producto: 'SRV', marca_producto: '', cantidad: 1, total: 25 }),
     ]);
     // The service line moves nothing; the mouse goes back to the sale's warehouse.
@@ -188,7 +305,14 @@ describe('returns service against Postgres and NATS', () => {
 
   it('refuses an over-return with 422 details and changes nothing: no row, no number, no event, no stock', async () => {
     const before = await snapshot();
-    const err = await refused(create({ detalles: [{ id_producto: 3, cantidad: 1 }, { id_producto: 2, cantidad: 2.001 }] }));
+    const err = await refused(
+      create({
+        detalles: [
+          { id_producto: 3, cantidad: 1 },
+          { id_producto: 2, cantidad: 2.001 },
+        ],
+      }),
+    );
     expect(err.code).toBe('BUSINESS_RULE');
     expect(err.details).toEqual({ 'detalles.1.cantidad': ['Excede lo que queda por devolver: vendido 3, ya devuelto 1, disponible 2'] });
     expect(await snapshot()).toEqual(before);
@@ -204,7 +328,9 @@ describe('returns service against Postgres and NATS', () => {
   });
 
   it('lets concurrent returns of one sale take together no more than was sold', async () => {
-    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => create({ id_venta: 2, detalles: [{ id_producto: 3, cantidad: 1 }] })));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, () => create({ id_venta: 2, detalles: [{ id_producto: 3, cantidad: 1 }] })),
+    );
     const ok = outcomes.filter((o) => o.status === 'fulfilled');
     expect(ok).toHaveLength(4);
     for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as AppError).code).toBe('BUSINESS_RULE');
@@ -228,7 +354,11 @@ describe('returns service against Postgres and NATS', () => {
     let row;
     try {
       const { devolucion } = await create({ detalles: [{ id_detalle: 12, cantidad: 0.5 }] });
-      row = await db.selectFrom('devoluciones').select(['id', 'stock_aplicado_at', 'clave_stock']).where('id', '=', devolucion.id).executeTakeFirstOrThrow();
+      row = await db
+        .selectFrom('devoluciones')
+        .select(['id', 'stock_aplicado_at', 'clave_stock'])
+        .where('id', '=', devolucion.id)
+        .executeTakeFirstOrThrow();
       expect(row.stock_aplicado_at).toBeNull();
       expect(stockOf(3)).toBe(before);
     } finally {
@@ -236,14 +366,23 @@ describe('returns service against Postgres and NATS', () => {
     }
     const id = row.id;
     await waitFor(() => stockOf(3) === before + 0.5);
-    await waitFor(async () => (await db.selectFrom('devoluciones').select('stock_aplicado_at').where('id', '=', id).executeTakeFirstOrThrow()).stock_aplicado_at !== null);
+    await waitFor(
+      async () =>
+        (await db.selectFrom('devoluciones').select('stock_aplicado_at').where('id', '=', id).executeTakeFirstOrThrow())
+          .stock_aplicado_at !== null,
+    );
     expect(applied.get(row.clave_stock!)).toEqual([{ id_producto: 3, id_bodega: 7, cantidad: '0.500' }]);
   });
 
   it('annuls once: the stock movement reversed under its own key, a repeated annulment and redelivered events move nothing', async () => {
     const { devolucion } = await create({ detalles: [{ id_detalle: 11, cantidad: 1 }] });
     const mice = stockOf(2);
-    const annulled = await client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx);
+    const annulled = await client.request(
+      returnsAdminSubjects,
+      'returns.admin.annul',
+      { empresa_id: EMPRESA, id_devolucion: devolucion.id },
+      ctx,
+    );
     expect(annulled).toMatchObject({ enable: 0, estado: 'Anulada' });
     expect(stockOf(2)).toBe(mice - 1);
     expect(applied.get(`devolucion-${devolucion.id}-anulacion`)).toEqual([{ id_producto: 2, id_bodega: 7, cantidad: '-1.000' }]);
@@ -264,7 +403,9 @@ describe('returns service against Postgres and NATS', () => {
 
   it('annuls only the company’s own returns', async () => {
     const { devolucion } = await create({ empresa_id: OTRA, id_venta: 9, detalles: [{ id_producto: 2, cantidad: 1 }] });
-    const err = await refused(client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx));
+    const err = await refused(
+      client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx),
+    );
     expect([err.code, err.message]).toEqual(['NOT_FOUND', 'Devolución no encontrada']);
     const tenant = { requestId: 'r', empresa: { id: EMPRESA, nombre: 'E1', iva: '13', venderSinStock: true } };
     const notFound = await refused(client.request(returnsApiSubjects, 'returns.return.get', { id: devolucion.id }, tenant));
@@ -274,7 +415,15 @@ describe('returns service against Postgres and NATS', () => {
   });
 
   it('answers each return, alone and in pages, as the very JSON the write paths answer it', async () => {
-    const ids = (await db.selectFrom('devoluciones').select('id').where('empresa_id', '=', EMPRESA).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()).map((r) => r.id);
+    const ids = (
+      await db
+        .selectFrom('devoluciones')
+        .select('id')
+        .where('empresa_id', '=', EMPRESA)
+        .orderBy('fecha', 'desc')
+        .orderBy('id', 'desc')
+        .execute()
+    ).map((r) => r.id);
     expect(ids.length).toBeGreaterThan(5);
     const written: string[] = [];
     for (const id of ids) {

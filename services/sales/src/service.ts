@@ -29,14 +29,19 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       const db = anyDb as Kysely<SalesDb>;
       const relay = new OutboxRelay({ db, bus });
       relay.start();
-      if (config.SALES_FAULT_INJECTION !== 'off') logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
+      if (config.SALES_FAULT_INJECTION !== 'off')
+        logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
       bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
       bus.serve(salesForReturnsSubjects, returnRegistrationHandlers(db, bus), { queue: 'sales' });
       bus.serve(
         salesApiSubjects,
         {
           'sales.create': createSaleHandler({ db, bus, onCommitted: () => relay.nudge(), fault: config.SALES_FAULT_INJECTION }),
-          'sales.update': updateSaleHandler({ db, bus, ...(config.SALES_FAULT_INJECTION === 'exit-after-update-adjust' ? { afterAdjust: crash } : {}) }),
+          'sales.update': updateSaleHandler({
+            db,
+            bus,
+            ...(config.SALES_FAULT_INJECTION === 'exit-after-update-adjust' ? { afterAdjust: crash } : {}),
+          }),
           'sales.sale.get': getSaleHandler(db),
           'sales.sale.list': listSalesHandler(db),
           'sales.summary': salesSummaryHandler(db),

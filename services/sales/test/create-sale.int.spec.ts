@@ -20,7 +20,11 @@ const inventoryStub = {
   'inventory.stock.release': inventorySubjects['inventory.stock.release'],
 };
 
-const ctx: TenantContext = { requestId: 'int', empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true }, usuario: { id: 9, nombre: 'Ana' } };
+const ctx: TenantContext = {
+  requestId: 'int',
+  empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true },
+  usuario: { id: 9, nombre: 'Ana' },
+};
 
 describe('sales.create against Postgres and NATS', () => {
   let iso: Isolation;
@@ -33,7 +37,16 @@ describe('sales.create against Postgres and NATS', () => {
   const released: string[] = [];
 
   const request = (over: Record<string, unknown> = {}) =>
-    SaleCreateRequest.parse({ fecha: '2026-02-01', estado: 'Completada', id_sucursal: 1, id_bodega: 2, id_documento: documentoId, id_canal: canalId, detalles: [{ id_producto: 5, cantidad: 1 }], ...over });
+    SaleCreateRequest.parse({
+      fecha: '2026-02-01',
+      estado: 'Completada',
+      id_sucursal: 1,
+      id_bodega: 2,
+      id_documento: documentoId,
+      id_canal: canalId,
+      detalles: [{ id_producto: 5, cantidad: 1 }],
+      ...over,
+    });
   let canalId: number;
 
   beforeAll(async () => {
@@ -41,7 +54,12 @@ describe('sales.create against Postgres and NATS', () => {
     rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 10 }) }) });
     await migrateSchema(rootDb, SALES_SCHEMA, migrations);
     db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'sales-int', logger: createLogger('sales-int', 'silent') });
+    bus = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'sales-int',
+      logger: createLogger('sales-int', 'silent'),
+    });
     const now = new Date().toISOString();
     bus.serve(
       inventoryStub,
@@ -70,18 +88,41 @@ describe('sales.create against Postgres and NATS', () => {
         }),
         'inventory.stock.reserve': async (req) => {
           reserved.push(req.clave);
-          return { clave: req.clave, estado: 'reservada' as const, origen: 'venta' as const, id_bodega: req.id_bodega, lineas: [], aplicado: true, created_at: now, updated_at: now };
+          return {
+            clave: req.clave,
+            estado: 'reservada' as const,
+            origen: 'venta' as const,
+            id_bodega: req.id_bodega,
+            lineas: [],
+            aplicado: true,
+            created_at: now,
+            updated_at: now,
+          };
         },
         'inventory.stock.release': async ({ clave }) => {
           released.push(clave);
-          return { clave, estado: 'liberada' as const, origen: 'venta' as const, id_bodega: 2, lineas: [], aplicado: true, created_at: now, updated_at: now };
+          return {
+            clave,
+            estado: 'liberada' as const,
+            origen: 'venta' as const,
+            id_bodega: 2,
+            lineas: [],
+            aplicado: true,
+            created_at: now,
+            updated_at: now,
+          };
         },
       },
       { queue: 'inventory' },
     );
     const admin = adminHandlers(db, bus);
     const seeded = await admin['sales.admin.seed'](
-      { empresa_id: 1, documentos: [{ ref: 'f', nombre: 'Factura', id_sucursal: 1, prefijo: 'F-', correlativo: 1, activo: true, solo_cotizacion: false }], canales: [{ ref: 't', nombre: 'Tienda', activo: true }], clientes: [] },
+      {
+        empresa_id: 1,
+        documentos: [{ ref: 'f', nombre: 'Factura', id_sucursal: 1, prefijo: 'F-', correlativo: 1, activo: true, solo_cotizacion: false }],
+        canales: [{ ref: 't', nombre: 'Tienda', activo: true }],
+        clientes: [],
+      },
       ctx,
     );
     documentoId = seeded.documentos.f!;
@@ -96,8 +137,11 @@ describe('sales.create against Postgres and NATS', () => {
   });
 
   const numbers = async () =>
-    (await db.selectFrom('ventas').select('numero').where('documento_id', '=', documentoId).orderBy('numero').execute()).map((r) => r.numero);
-  const nextNumber = async () => (await db.selectFrom('documentos').select('correlativo').where('id', '=', documentoId).executeTakeFirstOrThrow()).correlativo;
+    (await db.selectFrom('ventas').select('numero').where('documento_id', '=', documentoId).orderBy('numero').execute()).map(
+      (r) => r.numero,
+    );
+  const nextNumber = async () =>
+    (await db.selectFrom('documentos').select('correlativo').where('id', '=', documentoId).executeTakeFirstOrThrow()).correlativo;
 
   it('gives 30 concurrent sales of one document type 30 distinct consecutive correlatives', async () => {
     const before = await nextNumber();
@@ -112,13 +156,17 @@ describe('sales.create against Postgres and NATS', () => {
     // A failure after the number was taken: the insert of a line with cantidad 13 raises.
     await sql`create function sales.fail_on_13() returns trigger language plpgsql as $$
       begin if new.cantidad = 13 then raise exception 'injected failure'; end if; return new; end $$`.execute(rootDb);
-    await sql`create trigger fail_on_13 before insert on sales.venta_detalles for each row execute function sales.fail_on_13()`.execute(rootDb);
+    await sql`create trigger fail_on_13 before insert on sales.venta_detalles for each row execute function sales.fail_on_13()`.execute(
+      rootDb,
+    );
     try {
       const before = await nextNumber();
       const countBefore = (await numbers()).length;
       released.length = 0;
       reserved.length = 0;
-      const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => sut(request({ detalles: [{ id_producto: 5, cantidad: i % 3 === 1 ? 13 : 1 }] }), ctx)));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 30 }, (_, i) => sut(request({ detalles: [{ id_producto: 5, cantidad: i % 3 === 1 ? 13 : 1 }] }), ctx)),
+      );
       const failed = outcomes.filter((o) => o.status === 'rejected');
       expect(failed).toHaveLength(10);
       const all = await numbers();
@@ -141,7 +189,9 @@ describe('sales.create against Postgres and NATS', () => {
       sale = sut(request(), ctx).catch((err: unknown) => err);
       // The sale read the document type as active and now waits for its row to take the number.
       for (let i = 0; ; i++) {
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(rootDb);
+        const { rows } = await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(rootDb);
         if (rows[0]!.n > 0) break;
         if (i > 300) throw new Error('the sale never waited for the document type');
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -169,7 +219,11 @@ describe('sales.create against Postgres and NATS', () => {
     expect(new Set(replies.map((r) => r.venta.id)).size).toBe(1);
     expect(reserved).toHaveLength(1);
     expect(released).toHaveLength(0);
-    const count = await db.selectFrom('ventas').select((eb) => eb.fn.countAll<number>().as('n')).where('referencia_externa', '=', 'ORD-1').executeTakeFirstOrThrow();
+    const count = await db
+      .selectFrom('ventas')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('referencia_externa', '=', 'ORD-1')
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
   });
 
@@ -179,7 +233,11 @@ describe('sales.create against Postgres and NATS', () => {
   });
 
   it('tells the sweeper whether a committed sale holds a reservation key', async () => {
-    const row = await db.selectFrom('ventas').select(['clave_reserva', 'empresa_id']).where('referencia_externa', '=', 'ORD-1').executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('ventas')
+      .select(['clave_reserva', 'empresa_id'])
+      .where('referencia_externa', '=', 'ORD-1')
+      .executeTakeFirstOrThrow();
     const exists = saleExistsHandler(db);
     expect(await exists({ empresa_id: 1, clave: row.clave_reserva! })).toEqual({ exists: true });
     expect(await exists({ empresa_id: 2, clave: row.clave_reserva! })).toEqual({ exists: false });
@@ -188,13 +246,21 @@ describe('sales.create against Postgres and NATS', () => {
 
   it('refuses a customer over its credit limit before reserving anything', async () => {
     const admin = adminHandlers(db, bus);
-    const { clientes } = await admin['sales.admin.seed']({ empresa_id: 1, documentos: [], canales: [], clientes: [{ ref: 'c', nombre: 'Juan', limite_credito: '30', activo: true }] }, ctx);
+    const { clientes } = await admin['sales.admin.seed'](
+      { empresa_id: 1, documentos: [], canales: [], clientes: [{ ref: 'c', nombre: 'Juan', limite_credito: '30', activo: true }] },
+      ctx,
+    );
     reserved.length = 0;
     await sut(request({ estado: 'Pendiente', id_cliente: clientes.c, detalles: [{ id_producto: 5, cantidad: 2 }] }), ctx); // owes 22.60
-    const refused = await sut(request({ estado: 'Pendiente', id_cliente: clientes.c, detalles: [{ id_producto: 5, cantidad: 1 }] }), ctx).catch((e: unknown) => e);
+    const refused = await sut(
+      request({ estado: 'Pendiente', id_cliente: clientes.c, detalles: [{ id_producto: 5, cantidad: 1 }] }),
+      ctx,
+    ).catch((e: unknown) => e);
     expect(isAppError(refused) && refused.code).toBe('BUSINESS_RULE');
     expect(isAppError(refused) && refused.details).toEqual({
-      id_cliente: ['La venta excede el límite de crédito del cliente "Juan": límite 30.00, saldo pendiente 22.60, esta venta 11.30, disponible 7.40'],
+      id_cliente: [
+        'La venta excede el límite de crédito del cliente "Juan": límite 30.00, saldo pendiente 22.60, esta venta 11.30, disponible 7.40',
+      ],
     });
     expect(reserved).toHaveLength(1);
   });

@@ -1,7 +1,15 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { Bus } from '@erp/bus';
-import { Sale, SaleCreateRequest, SaleUpdateRequest, SalesFilters, SalesListRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
+import {
+  Sale,
+  SaleCreateRequest,
+  SaleUpdateRequest,
+  SalesFilters,
+  SalesListRequest,
+  inventorySubjects,
+  type TenantContext,
+} from '@erp/contracts';
 import { createPool, migrateSchema } from '@erp/db';
 import { createLogger } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
@@ -13,7 +21,11 @@ import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
 import { SALES_SCHEMA } from '../src/service';
 
-const ctx: TenantContext = { requestId: 'int', empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true }, usuario: { id: 9, nombre: 'Ana' } };
+const ctx: TenantContext = {
+  requestId: 'int',
+  empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true },
+  usuario: { id: 9, nombre: 'Ana' },
+};
 const now = new Date().toISOString();
 
 /** Rows of the summary that hold sales, and the same aggregate computed from the sales themselves. */
@@ -43,7 +55,12 @@ describe('ventas_resumen_diario against Postgres', () => {
     rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
     await migrateSchema(rootDb, SALES_SCHEMA, migrations);
     db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'sales-summary-int', logger: createLogger('sales-summary-int', 'silent') });
+    bus = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'sales-summary-int',
+      logger: createLogger('sales-summary-int', 'silent'),
+    });
     bus.serve(
       {
         'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'],
@@ -62,16 +79,53 @@ describe('ventas_resumen_diario against Postgres', () => {
             const precio = ((id % 7) + 1) * 11.3;
             return {
               ok: true as const,
-              producto: { id, codigo: `P-${id}`, barcode: null, nombre: `Producto ${id}`, descripcion: null, marca: null, tipo: 'Producto' as const, enable: 1 as const, precio: precio.toFixed(2), costo: '5', costo_promedio: '5', porcentaje_impuesto: null, stock: null },
+              producto: {
+                id,
+                codigo: `P-${id}`,
+                barcode: null,
+                nombre: `Producto ${id}`,
+                descripcion: null,
+                marca: null,
+                tipo: 'Producto' as const,
+                enable: 1 as const,
+                precio: precio.toFixed(2),
+                costo: '5',
+                costo_promedio: '5',
+                porcentaje_impuesto: null,
+                stock: null,
+              },
             };
           }),
         }),
-        'inventory.stock.reserve': async (req) => ({ clave: req.clave, estado: 'reservada' as const, origen: 'venta' as const, id_bodega: req.id_bodega, lineas: [], aplicado: true, created_at: now, updated_at: now }),
-        'inventory.stock.release': async ({ clave }) => ({ clave, estado: 'liberada' as const, origen: 'venta' as const, id_bodega: 2, lineas: [], aplicado: true, created_at: now, updated_at: now }),
+        'inventory.stock.reserve': async (req) => ({
+          clave: req.clave,
+          estado: 'reservada' as const,
+          origen: 'venta' as const,
+          id_bodega: req.id_bodega,
+          lineas: [],
+          aplicado: true,
+          created_at: now,
+          updated_at: now,
+        }),
+        'inventory.stock.release': async ({ clave }) => ({
+          clave,
+          estado: 'liberada' as const,
+          origen: 'venta' as const,
+          id_bodega: 2,
+          lineas: [],
+          aplicado: true,
+          created_at: now,
+          updated_at: now,
+        }),
         'inventory.stock.adjust': async ({ clave, lineas }) => ({
           clave,
           aplicado: true,
-          movimientos: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: l.id_bodega, cantidad: l.cantidad!, stock_resultante: '0.000' })),
+          movimientos: lineas.map((l) => ({
+            id_producto: l.id_producto,
+            id_bodega: l.id_bodega,
+            cantidad: l.cantidad!,
+            stock_resultante: '0.000',
+          })),
         }),
       },
       { queue: 'inventory' },
@@ -123,7 +177,11 @@ describe('ventas_resumen_diario against Postgres', () => {
   const expectSummaryEqualToSales = async () => {
     expect((await SUMMARY.execute(rootDb)).rows).toEqual((await AGGREGATE.execute(rootDb)).rows);
     // A row left at zero sales holds zero sums.
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from sales.ventas_resumen_diario where cantidad = 0 and (total, iva, descuento) <> (0, 0, 0)`.execute(rootDb);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from sales.ventas_resumen_diario where cantidad = 0 and (total, iva, descuento) <> (0, 0, 0)`.execute(
+      rootDb,
+    );
     expect(rows[0]!.n).toBe(0);
   };
 
@@ -159,13 +217,20 @@ describe('ventas_resumen_diario against Postgres', () => {
       .where('estado', '=', 'Pendiente')
       .executeTakeFirstOrThrow();
     expect(emptied).toEqual({ cantidad: 0, total: '0.00' });
-    expect((await summarizeSales(db, 1, SalesFilters.parse({ fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' }))).map((r) => r.estado)).toEqual(['Anulada']);
+    expect(
+      (await summarizeSales(db, 1, SalesFilters.parse({ fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' }))).map((r) => r.estado),
+    ).toEqual(['Anulada']);
   });
 
   it('stays exact under concurrent creations on one document type and across two', async () => {
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        sale({ id_documento: i % 3 === 0 ? ticket : factura, estado: i % 2 === 0 ? 'Completada' : 'Pendiente', id_cliente: 1, detalles: [{ id_producto: 5 + (i % 5), cantidad: 1 + (i % 4) }] }),
+        sale({
+          id_documento: i % 3 === 0 ? ticket : factura,
+          estado: i % 2 === 0 ? 'Completada' : 'Pendiente',
+          id_cliente: 1,
+          detalles: [{ id_producto: 5 + (i % 5), cantidad: 1 + (i % 4) }],
+        }),
       ),
     );
     await expectSummaryEqualToSales();
@@ -190,7 +255,9 @@ describe('ventas_resumen_diario against Postgres', () => {
     const second = await pool.connect();
     const waiting = async (n: number) => {
       for (let i = 0; i < 200; i++) {
-        const { rows } = await pool.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+        const { rows } = await pool.query(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        );
         if (rows[0].n >= n) return;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
@@ -198,7 +265,10 @@ describe('ventas_resumen_diario against Postgres', () => {
     };
     try {
       await holder.query('begin');
-      await holder.query(`select 1 from sales.ventas_resumen_diario where empresa_id = 1 and fecha = '2026-05-01' and estado = 'Completada' and documento_id = $1 for update`, [factura]);
+      await holder.query(
+        `select 1 from sales.ventas_resumen_diario where empresa_id = 1 and fecha = '2026-05-01' and estado = 'Completada' and documento_id = $1 for update`,
+        [factura],
+      );
       const moveA = first.query(`update sales.ventas set estado = 'Pendiente' where id = $1`, [a.id]);
       await waiting(1);
       const moveB = second.query(`update sales.ventas set estado = 'Completada' where id = $1`, [b.id]);
@@ -214,7 +284,12 @@ describe('ventas_resumen_diario against Postgres', () => {
   });
 
   it('answers the list count and the summary from the table exactly as a scan of the sales', async () => {
-    const filters = [{}, { estado: 'Pendiente' }, { fecha_inicio: '2026-02-01', fecha_fin: '2026-02-02' }, { fecha_inicio: '2026-02-01', estado: 'Completada' }];
+    const filters = [
+      {},
+      { estado: 'Pendiente' },
+      { fecha_inicio: '2026-02-01', fecha_fin: '2026-02-02' },
+      { fecha_inicio: '2026-02-01', estado: 'Completada' },
+    ];
     for (const f of filters) {
       const parsed = SalesFilters.parse(f);
       let scan = db.selectFrom('ventas').where('empresa_id', '=', 1);
@@ -222,7 +297,13 @@ describe('ventas_resumen_diario against Postgres', () => {
       if (parsed.fecha_fin) scan = scan.where('fecha', '<=', parsed.fecha_fin);
       if (parsed.estado) scan = scan.where('estado', '=', parsed.estado);
       const expected = await scan
-        .select(['estado', sql<number>`count(*)::int`.as('cantidad'), sql<string>`sum(total)`.as('total'), sql<string>`sum(iva)`.as('iva'), sql<string>`sum(descuento)`.as('descuento')])
+        .select([
+          'estado',
+          sql<number>`count(*)::int`.as('cantidad'),
+          sql<string>`sum(total)`.as('total'),
+          sql<string>`sum(iva)`.as('iva'),
+          sql<string>`sum(descuento)`.as('descuento'),
+        ])
         .groupBy('estado')
         .orderBy('estado')
         .execute();
@@ -231,7 +312,12 @@ describe('ventas_resumen_diario against Postgres', () => {
       const count = expected.reduce((n, r) => n + r.cantidad, 0);
       for (const order_by of ['fecha', 'total'] as const) {
         const page = await listSales(db, 1, SalesListRequest.parse({ ...f, order_by, per_page: 200 }));
-        expect({ order_by, f, total: page.total, items: (JSON.parse(page.json) as unknown[]).length }).toEqual({ order_by, f, total: count, items: count });
+        expect({ order_by, f, total: page.total, items: (JSON.parse(page.json) as unknown[]).length }).toEqual({
+          order_by,
+          f,
+          total: count,
+          items: count,
+        });
       }
     }
   });
@@ -256,7 +342,9 @@ describe('ventas_resumen_diario against Postgres', () => {
   });
 
   it('answers each sale, alone and in pages, as the very JSON the write paths answer it', async () => {
-    const ids = (await db.selectFrom('ventas').select('id').where('empresa_id', '=', 1).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()).map((r) => r.id);
+    const ids = (
+      await db.selectFrom('ventas').select('id').where('empresa_id', '=', 1).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()
+    ).map((r) => r.id);
     const states = await db.selectFrom('ventas').select('estado').distinct().execute();
     expect(states.length).toBeGreaterThanOrEqual(3);
     const written: string[] = [];

@@ -26,7 +26,12 @@ describe('sales subjects of e-commerce integrations', () => {
     rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 10 }) }) });
     await migrateSchema(rootDb, SALES_SCHEMA, migrations);
     db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'sales-platform-int', logger: createLogger('t', 'silent') });
+    bus = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'sales-platform-int',
+      logger: createLogger('t', 'silent'),
+    });
     bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
   });
   afterAll(async () => {
@@ -39,7 +44,9 @@ describe('sales subjects of e-commerce integrations', () => {
     bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', { email, nombre }, ctxOf(empresa));
 
   it('creates one customer per company and email even when ten orders of a new customer arrive at once', async () => {
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => findOrCreate(1, i % 2 ? 'Marta.Ruiz@Example.com' : ' marta.ruiz@example.com')));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => findOrCreate(1, i % 2 ? 'Marta.Ruiz@Example.com' : ' marta.ruiz@example.com')),
+    );
     expect(new Set(replies.map((r) => r.id)).size).toBe(1);
     expect(replies.filter((r) => r.creado)).toHaveLength(1);
     const rows = await db.selectFrom('clientes').select(['empresa_id', 'nombre', 'email']).execute();

@@ -11,7 +11,11 @@ import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
 import { SALES_SCHEMA } from '../src/service';
 
-const ctx: TenantContext = { requestId: 'int', empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true }, usuario: { id: 9, nombre: 'Ana' } };
+const ctx: TenantContext = {
+  requestId: 'int',
+  empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true },
+  usuario: { id: 9, nombre: 'Ana' },
+};
 
 /**
  * Inventory as the ledger behaves, in memory: reservations take stock, and an adjustment applies
@@ -53,7 +57,12 @@ describe('sales.update against Postgres and NATS', () => {
     rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 10 }) }) });
     await migrateSchema(rootDb, SALES_SCHEMA, migrations);
     db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'sales-update-int', logger: createLogger('sales-update-int', 'silent') });
+    bus = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'sales-update-int',
+      logger: createLogger('sales-update-int', 'silent'),
+    });
     const now = new Date().toISOString();
     bus.serve(
       {
@@ -66,28 +75,73 @@ describe('sales.update against Postgres and NATS', () => {
       {
         'inventory.sucursal.resolve': async ({ items }) => items.map(() => ({ ok: true as const, id_sucursal: 1, nombre: 'Centro' })),
         'inventory.product.resolve': async ({ id_bodega, items }) => ({
-          bodega: { ok: true as const, id_bodega: id_bodega ?? 2, nombre: `Bodega ${id_bodega}`, id_sucursal: 1, nombre_sucursal: 'Centro' },
+          bodega: {
+            ok: true as const,
+            id_bodega: id_bodega ?? 2,
+            nombre: `Bodega ${id_bodega}`,
+            id_sucursal: 1,
+            nombre_sucursal: 'Centro',
+          },
           items: items.map((item) => {
             const id = 'id_producto' in item ? item.id_producto : 5;
             return {
               ok: true as const,
-              producto: { id, codigo: `P-${id}`, barcode: null, nombre: `Producto ${id}`, descripcion: null, marca: null, tipo: 'Producto' as const, enable: 1 as const, precio: '11.30', costo: '5', costo_promedio: '5', porcentaje_impuesto: null, stock: null },
+              producto: {
+                id,
+                codigo: `P-${id}`,
+                barcode: null,
+                nombre: `Producto ${id}`,
+                descripcion: null,
+                marca: null,
+                tipo: 'Producto' as const,
+                enable: 1 as const,
+                precio: '11.30',
+                costo: '5',
+                costo_promedio: '5',
+                porcentaje_impuesto: null,
+                stock: null,
+              },
             };
           }),
         }),
         'inventory.stock.reserve': async (req) => {
           for (const l of req.lineas) ledger.move(l.id_producto, req.id_bodega, -Number(l.cantidad));
-          return { clave: req.clave, estado: 'reservada' as const, origen: 'venta' as const, id_bodega: req.id_bodega, lineas: [], aplicado: true, created_at: now, updated_at: now };
+          return {
+            clave: req.clave,
+            estado: 'reservada' as const,
+            origen: 'venta' as const,
+            id_bodega: req.id_bodega,
+            lineas: [],
+            aplicado: true,
+            created_at: now,
+            updated_at: now,
+          };
         },
-        'inventory.stock.release': async ({ clave }) => ({ clave, estado: 'liberada' as const, origen: 'venta' as const, id_bodega: 2, lineas: [], aplicado: true, created_at: now, updated_at: now }),
+        'inventory.stock.release': async ({ clave }) => ({
+          clave,
+          estado: 'liberada' as const,
+          origen: 'venta' as const,
+          id_bodega: 2,
+          lineas: [],
+          aplicado: true,
+          created_at: now,
+          updated_at: now,
+        }),
         'inventory.stock.adjust': async ({ clave, lineas }) => {
           const seen = ledger.recorded.get(clave);
           if (seen) return { clave, aplicado: false, movimientos: seen };
           if (ledger.refuseNext) {
             ledger.refuseNext = false;
-            throw AppError.rule('Stock insuficiente y la empresa no permite vender sin stock', { 'lineas.0.cantidad': ['Stock insuficiente para el producto P-5: disponible 0, solicitado 1'] });
+            throw AppError.rule('Stock insuficiente y la empresa no permite vender sin stock', {
+              'lineas.0.cantidad': ['Stock insuficiente para el producto P-5: disponible 0, solicitado 1'],
+            });
           }
-          const movimientos = lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: l.id_bodega, cantidad: l.cantidad!, stock_resultante: ledger.move(l.id_producto, l.id_bodega, Number(l.cantidad)) }));
+          const movimientos = lineas.map((l) => ({
+            id_producto: l.id_producto,
+            id_bodega: l.id_bodega,
+            cantidad: l.cantidad!,
+            stock_resultante: ledger.move(l.id_producto, l.id_bodega, Number(l.cantidad)),
+          }));
           ledger.recorded.set(clave, movimientos);
           ledger.adjusted.push(clave);
           return { clave, aplicado: true, movimientos };
@@ -130,13 +184,24 @@ describe('sales.update against Postgres and NATS', () => {
   const pendingSale = async (cantidad: number, producto = 5) =>
     (
       await create(
-        SaleCreateRequest.parse({ fecha: '2026-02-01', estado: 'Pendiente', id_sucursal: 1, id_bodega: 2, id_documento: documentoId, id_canal: canalId, id_cliente: 1, detalles: [{ id_producto: producto, cantidad }] }),
+        SaleCreateRequest.parse({
+          fecha: '2026-02-01',
+          estado: 'Pendiente',
+          id_sucursal: 1,
+          id_bodega: 2,
+          id_documento: documentoId,
+          id_canal: canalId,
+          id_cliente: 1,
+          detalles: [{ id_producto: producto, cantidad }],
+        }),
         ctx,
       )
     ).venta;
   const put = (id: number, cambios: unknown) => update(SaleUpdateRequest.parse({ id, cambios }), ctx);
-  const setQuantity = (venta: { id: number; detalles: Array<{ id: number }> }, cantidad: number) => put(venta.id, { detalles: [{ id: venta.detalles[0]!.id, cantidad }] });
-  const revisionOf = async (id: number) => (await db.selectFrom('ventas').select('revision_stock').where('id', '=', id).executeTakeFirstOrThrow()).revision_stock;
+  const setQuantity = (venta: { id: number; detalles: Array<{ id: number }> }, cantidad: number) =>
+    put(venta.id, { detalles: [{ id: venta.detalles[0]!.id, cantidad }] });
+  const revisionOf = async (id: number) =>
+    (await db.selectFrom('ventas').select('revision_stock').where('id', '=', id).executeTakeFirstOrThrow()).revision_stock;
   const keysOf = (id: number) => ledger.adjusted.filter((k) => k.startsWith(`venta-${id}-rev-`));
 
   it('moves each change by its difference under the next revision of the sale, and nothing for a change that moves no stock', async () => {
@@ -158,14 +223,24 @@ describe('sales.update against Postgres and NATS', () => {
   it('answers the sale as committed, with the line updated in place', async () => {
     const venta = await pendingSale(2, 12);
     const sut = await put(venta.id, { detalles: [{ id: venta.detalles[0]!.id, cantidad: 4 }], observaciones: 'ok' });
-    expect(sut).toMatchObject({ id: venta.id, correlativo: venta.correlativo, observaciones: 'ok', total: '45.20', saldo: '45.20', detalles: [{ id: venta.detalles[0]!.id, cantidad: '4.0000' }] });
+    expect(sut).toMatchObject({
+      id: venta.id,
+      correlativo: venta.correlativo,
+      observaciones: 'ok',
+      total: '45.20',
+      saldo: '45.20',
+      detalles: [{ id: venta.detalles[0]!.id, cantidad: '4.0000' }],
+    });
   });
 
   it('consumes no revision and changes nothing when inventory refuses the difference', async () => {
     const venta = await pendingSale(1, 13);
     ledger.refuseNext = true;
     const refused = await setQuantity(venta, 9).catch((e: unknown) => e);
-    expect(isAppError(refused) && [refused.code, refused.details]).toEqual(['BUSINESS_RULE', { 'detalles.0.cantidad': ['Stock insuficiente para el producto P-5: disponible 0, solicitado 1'] }]);
+    expect(isAppError(refused) && [refused.code, refused.details]).toEqual([
+      'BUSINESS_RULE',
+      { 'detalles.0.cantidad': ['Stock insuficiente para el producto P-5: disponible 0, solicitado 1'] },
+    ]);
     expect(await revisionOf(venta.id)).toBe(0);
     await setQuantity(venta, 2);
     expect(keysOf(venta.id)).toEqual([`venta-${venta.id}-rev-1`]);
@@ -209,7 +284,11 @@ describe('sales.update against Postgres and NATS', () => {
 
   it('ends changes racing an annulment annulled, with exactly the stock the sale held given back', async () => {
     const venta = await pendingSale(5, 17);
-    const outcomes = await Promise.allSettled([setQuantity(venta, 8), annul({ empresa_id: 1, id_venta: venta.id }, ctx), setQuantity(venta, 2)]);
+    const outcomes = await Promise.allSettled([
+      setQuantity(venta, 8),
+      annul({ empresa_id: 1, id_venta: venta.id }, ctx),
+      setQuantity(venta, 2),
+    ]);
     expect(outcomes[1]!.status).toBe('fulfilled');
     for (const o of [outcomes[0]!, outcomes[2]!]) {
       if (o.status === 'rejected') expect(isAppError(o.reason) && o.reason.message).toBe('La venta está anulada y no se puede modificar');
@@ -222,7 +301,10 @@ describe('sales.update against Postgres and NATS', () => {
     const venta = await pendingSale(3, 19);
     await db.updateTable('ventas').set({ devoluciones_activas: 1, monto_devuelto: '11.30' }).where('id', '=', venta.id).execute();
     const refused = await setQuantity(venta, 1).catch((e: unknown) => e);
-    expect(isAppError(refused) && [refused.code, refused.message]).toEqual(['BUSINESS_RULE', 'La venta tiene devoluciones activas y no se puede modificar']);
+    expect(isAppError(refused) && [refused.code, refused.message]).toEqual([
+      'BUSINESS_RULE',
+      'La venta tiene devoluciones activas y no se puede modificar',
+    ]);
     expect(keysOf(venta.id)).toEqual([]);
     expect(ledger.of(19, 2)).toBe(-3);
   });

@@ -40,7 +40,9 @@ export class TestReceiver {
 
   /** Events answered 2xx, in the order they arrived. */
   delivered(): Array<{ id: string; type: string; data: Record<string, unknown> }> {
-    return this.received.filter((r) => r.answer === 'ok').map((r) => JSON.parse(r.body) as { id: string; type: string; data: Record<string, unknown> });
+    return this.received
+      .filter((r) => r.answer === 'ok')
+      .map((r) => JSON.parse(r.body) as { id: string; type: string; data: Record<string, unknown> });
   }
 
   async stop(): Promise<void> {

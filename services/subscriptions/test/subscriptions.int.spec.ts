@@ -27,10 +27,18 @@ describe('subscriptions service against Postgres and NATS', () => {
   let db: Kysely<unknown>;
   const receivers: TestReceiver[] = [];
 
-  const ctxOf = (empresa: number): TenantContext => ({ requestId: `subs-${empresa}`, empresa: { id: empresa, nombre: `E${empresa}`, iva: '13', venderSinStock: true }, usuario: null });
-  const request = <S extends keyof typeof subscriptionsSubjects & string>(empresa: number, subject: S, body: Parameters<typeof client.request<typeof subscriptionsSubjects, S>>[2]) =>
-    client.request(subscriptionsSubjects, subject, body, ctxOf(empresa));
-  const subscribe = (empresa: number, url: string, events: string[] = ['*']) => request(empresa, 'subscriptions.subscription.create', { url, events } as never);
+  const ctxOf = (empresa: number): TenantContext => ({
+    requestId: `subs-${empresa}`,
+    empresa: { id: empresa, nombre: `E${empresa}`, iva: '13', venderSinStock: true },
+    usuario: null,
+  });
+  const request = <S extends keyof typeof subscriptionsSubjects & string>(
+    empresa: number,
+    subject: S,
+    body: Parameters<typeof client.request<typeof subscriptionsSubjects, S>>[2],
+  ) => client.request(subscriptionsSubjects, subject, body, ctxOf(empresa));
+  const subscribe = (empresa: number, url: string, events: string[] = ['*']) =>
+    request(empresa, 'subscriptions.subscription.create', { url, events } as never);
   const receiver = async () => {
     const r = await TestReceiver.start();
     receivers.push(r);
@@ -50,10 +58,17 @@ describe('subscriptions service against Postgres and NATS', () => {
     return partnerEventId(msgId, 0);
   };
   const saleEvent = (what: 'created' | 'updated' | 'annulled', empresa: number, id: number, version: number) =>
-    publish(`events.sales.sale.${what}`, { empresa_id: empresa, id_venta: id, ...(what === 'created' ? { clave_reserva: null } : {}), venta: { id, version } });
+    publish(`events.sales.sale.${what}`, {
+      empresa_id: empresa,
+      id_venta: id,
+      ...(what === 'created' ? { clave_reserva: null } : {}),
+      venta: { id, version },
+    });
   const verified = (r: TestReceiver, secret: string) => {
     const wh = new Webhook(secret);
-    return r.received.filter((x) => x.answer === 'ok').map((x) => wh.verify(x.body, x.headers) as { id: string; type: string; data: { id: number; version: number } });
+    return r.received
+      .filter((x) => x.answer === 'ok')
+      .map((x) => wh.verify(x.body, x.headers) as { id: string; type: string; data: { id: number; version: number } });
   };
 
   beforeAll(async () => {
@@ -68,7 +83,13 @@ describe('subscriptions service against Postgres and NATS', () => {
       EVENTS_POLL_MS: '50',
     });
     service = await startService(subscriptionsService(loadConfig(SubscriptionsConfig, env)), { migrateOnStart: true });
-    client = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'subs-int', logger: createLogger('subs-int', 'silent'), requestTimeoutMs: 5_000 });
+    client = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'subs-int',
+      logger: createLogger('subs-int', 'silent'),
+      requestTimeoutMs: 5_000,
+    });
     db = new Kysely({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }) });
   });
 
@@ -119,8 +140,26 @@ describe('subscriptions service against Postgres and NATS', () => {
       {
         empresa_id: 201,
         movimientos: [
-          { id_producto: 5, codigo: 'MOU-01', id_bodega: 7, stock: '8.000', cambio: '-2.000', motivo: 'reserva', origen: 'venta', referencia: 'venta-x' },
-          { id_producto: 6, codigo: 'LIB-01', id_bodega: 7, stock: '1.500', cambio: '-0.500', motivo: 'reserva', origen: 'venta', referencia: 'venta-x' },
+          {
+            id_producto: 5,
+            codigo: 'MOU-01',
+            id_bodega: 7,
+            stock: '8.000',
+            cambio: '-2.000',
+            motivo: 'reserva',
+            origen: 'venta',
+            referencia: 'venta-x',
+          },
+          {
+            id_producto: 6,
+            codigo: 'LIB-01',
+            id_bodega: 7,
+            stock: '1.500',
+            cambio: '-0.500',
+            motivo: 'reserva',
+            origen: 'venta',
+            referencia: 'venta-x',
+          },
         ],
       },
       { msgId: stockMsg },
@@ -134,7 +173,10 @@ describe('subscriptions service against Postgres and NATS', () => {
     const versionsOf = (venta: number) => got.filter((e) => e.data.id === venta).map((e) => e.data.version);
     expect(versionsOf(10)).toEqual([1, 2, 3]);
     expect(versionsOf(11)).toEqual([1, 2]);
-    expect(got.find((e) => e.id === partnerEventId(stockMsg, 1))).toMatchObject({ type: 'stock.changed', data: { id_producto: 6, codigo: 'LIB-01', id_bodega: 7, stock: 1.5, cambio: -0.5 } });
+    expect(got.find((e) => e.id === partnerEventId(stockMsg, 1))).toMatchObject({
+      type: 'stock.changed',
+      data: { id_producto: 6, codigo: 'LIB-01', id_bodega: 7, stock: 1.5, cambio: -0.5 },
+    });
     expect(verified(b, subB.secret).map((e) => e.id)).toEqual([otherCompany]);
     // A delivery signed with another subscription's secret does not verify.
     expect(() => new Webhook(subB.secret).verify(a.received[0]!.body, a.received[0]!.headers)).toThrow();
@@ -189,7 +231,9 @@ describe('subscriptions service against Postgres and NATS', () => {
     expect(replay.encolados).toBe(2);
     await waitFor(() => r.delivered().length >= 4);
     expect(verified(r, sub.secret).map((e) => e.id)).toEqual([...ids, ...ids]);
-    await expect(request(502, 'subscriptions.subscription.replay', { id: sub.id, desde: before })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(request(502, 'subscriptions.subscription.replay', { id: sub.id, desde: before })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
     await expect(request(502, 'subscriptions.subscription.delete', { id: sub.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
 
     await request(501, 'subscriptions.subscription.delete', { id: sub.id });
@@ -206,7 +250,8 @@ describe('subscriptions service against Postgres and NATS', () => {
     const writer = (async () => {
       for (let i = 0; i < 60; i++) {
         published.push(await saleEvent(i % 3 === 0 ? 'created' : 'updated', empresa, 600 + (i % 7), i));
-        if (i % 10 === 0) await publish('events.packages.package.imported', { empresa_id: empresa, paquetes: [{ id: i, wr: `WR${i}`, id_sucursal: 1 }] });
+        if (i % 10 === 0)
+          await publish('events.packages.package.imported', { empresa_id: empresa, paquetes: [{ id: i, wr: `WR${i}`, id_sucursal: 1 }] });
       }
     })();
     const seen: string[] = [];
@@ -214,7 +259,11 @@ describe('subscriptions service against Postgres and NATS', () => {
     let done = false;
     void writer.then(() => (done = true));
     for (;;) {
-      const page = await request(empresa, 'subscriptions.event.list', { ...(after ? { after } : {}), types: ['sale.created', 'sale.updated'], per_page: 7 });
+      const page = await request(empresa, 'subscriptions.event.list', {
+        ...(after ? { after } : {}),
+        types: ['sale.created', 'sale.updated'],
+        per_page: 7,
+      });
       seen.push(...page.items.map((e) => e.id));
       after = page.pagination.next_after ?? after;
       if (!page.pagination.has_more && done && seen.length >= published.length) break;
@@ -224,7 +273,9 @@ describe('subscriptions service against Postgres and NATS', () => {
     expect(new Set(seen)).toEqual(new Set(published));
     const packages = await request(empresa, 'subscriptions.event.list', { types: ['package.imported'], per_page: 100 });
     expect(packages.items).toHaveLength(6);
-    await expect(request(empresa, 'subscriptions.event.list', { after: 'evt_unknown', per_page: 10 })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    await expect(request(empresa, 'subscriptions.event.list', { after: 'evt_unknown', per_page: 10 })).rejects.toMatchObject({
+      code: 'BAD_REQUEST',
+    });
     expect((await request(602, 'subscriptions.event.list', { per_page: 100 })).items).toEqual([]);
   });
 
@@ -241,7 +292,11 @@ describe('subscriptions service against Postgres and NATS', () => {
       return 'hang';
     };
     const spawnService = () =>
-      spawn(process.execPath, ['--conditions=development', '--import', 'tsx', 'services/subscriptions/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+      spawn(process.execPath, ['--conditions=development', '--import', 'tsx', 'services/subscriptions/src/main.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: 'ignore',
+      });
     child = spawnService();
     const exited = new Promise((resolve) => child!.once('exit', resolve));
     const sub = await (async () => {

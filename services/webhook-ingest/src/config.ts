@@ -47,7 +47,12 @@ export const WebhookIngestConfig = BaseConfig.extend({
   WEBHOOK_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCHES_IN_FLIGHT),
   WEBHOOK_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CACHE_TTL_MS),
   WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_INTAKE_BUSY_PER_SECOND),
-  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY_DURING_INTAKE),
+  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY_DURING_INTAKE),
 }).transform((c) => ({ ...c, WEBHOOK_CONCURRENCY: c.WEBHOOK_CONCURRENCY ?? defaultConcurrency(c.DB_POOL_MAX) }));
 export type WebhookIngestConfig = z.output<typeof WebhookIngestConfig>;
 
@@ -55,5 +60,9 @@ export type WebhookIngestConfig = z.output<typeof WebhookIngestConfig>;
 export type WebhookIngestConfigInput = BaseConfig & Partial<Omit<WebhookIngestConfig, keyof BaseConfig>>;
 
 export function withWebhookIngestDefaults(config: Readonly<WebhookIngestConfigInput>): Readonly<WebhookIngestConfig> {
-  return Object.freeze({ ...WEBHOOK_INGEST_DEFAULTS, ...config, WEBHOOK_CONCURRENCY: config.WEBHOOK_CONCURRENCY ?? defaultConcurrency(config.DB_POOL_MAX) });
+  return Object.freeze({
+    ...WEBHOOK_INGEST_DEFAULTS,
+    ...config,
+    WEBHOOK_CONCURRENCY: config.WEBHOOK_CONCURRENCY ?? defaultConcurrency(config.DB_POOL_MAX),
+  });
 }

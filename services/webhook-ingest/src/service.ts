@@ -19,7 +19,10 @@ export interface WebhookIngestOptions {
   deps?: Partial<ProcessingDeps>;
 }
 
-export function webhookIngestService(input: Readonly<WebhookIngestConfigInput>, options: WebhookIngestOptions = {}): ServiceSpec<WebhookIngestConfig> {
+export function webhookIngestService(
+  input: Readonly<WebhookIngestConfigInput>,
+  options: WebhookIngestOptions = {},
+): ServiceSpec<WebhookIngestConfig> {
   const config = withWebhookIngestDefaults(input);
   return {
     name: 'webhook-ingest',

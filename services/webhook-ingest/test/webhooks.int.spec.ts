@@ -96,7 +96,10 @@ class Fakes {
       { queue: 'gateway' },
     );
     bus.serve(
-      { 'inventory.product.resolve': inventorySubjects['inventory.product.resolve'], 'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'] },
+      {
+        'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
+        'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'],
+      },
       {
         'inventory.product.resolve': async ({ items }) => {
           if (this.inventoryDown) throw new AppError('UNAVAILABLE', 'Servicio no disponible (inventory)');
@@ -104,7 +107,9 @@ class Fakes {
             bodega: null,
             items: items.map((q) => {
               const found = 'codigo' in q ? this.products.get(q.codigo) : [...this.products.values()].find((p) => p.id === q.id_producto);
-              return found ? { ok: true as const, producto: found } : { ok: false as const, message: 'No existe un producto con ese código' };
+              return found
+                ? { ok: true as const, producto: found }
+                : { ok: false as const, message: 'No existe un producto con ese código' };
             }),
           };
         },
@@ -173,7 +178,12 @@ describe('webhook-ingest against Postgres and NATS', () => {
 
   beforeAll(async () => {
     iso = await isolate('webhooks');
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'webhooks-int', logger: createLogger('webhooks-int', 'silent') });
+    bus = await Bus.connect({
+      servers: iso.natsUrl,
+      prefix: iso.subjectPrefix,
+      name: 'webhooks-int',
+      logger: createLogger('webhooks-int', 'silent'),
+    });
     fakes.serve(bus);
     // Four attempts (0.5 s, 1 s, 2 s apart) so that giving up on a delivery fits in a test.
     const config = { ...loadConfig(BaseConfig, stackEnv(iso)), WEBHOOK_MAX_ATTEMPTS: 4 };
@@ -187,9 +197,24 @@ describe('webhook-ingest against Postgres and NATS', () => {
       'webhooks.admin.seed',
       {
         empresa_id: EMPRESA.id,
-        refs: { usuarios: { tienda: 11 }, sucursales: { centro: 1 }, bodegas: { principal: 2 }, documentos: { factura: 3 }, canales: { web: 4 } },
+        refs: {
+          usuarios: { tienda: 11 },
+          sucursales: { centro: 1 },
+          bodegas: { principal: 2 },
+          documentos: { factura: 3 },
+          canales: { web: 4 },
+        },
         integraciones: [
-          { ref: 'woo', plataforma: 'woocommerce', usuario: 'tienda', sucursal: 'centro', bodega: 'principal', documento: 'factura', canal: 'web', secreto: SECRET },
+          {
+            ref: 'woo',
+            plataforma: 'woocommerce',
+            usuario: 'tienda',
+            sucursal: 'centro',
+            bodega: 'principal',
+            documento: 'factura',
+            canal: 'web',
+            secreto: SECRET,
+          },
           { ref: 'shop', plataforma: 'shopify', usuario: 'tienda', sucursal: 'centro', bodega: 'principal', documento: 'factura' },
         ],
       },
@@ -207,7 +232,13 @@ describe('webhook-ingest against Postgres and NATS', () => {
     await iso.drop();
   });
 
-  const receive = (plataforma: 'woocommerce' | 'shopify', token: string, body: string, headers: Record<string, string>, recurso: 'pedido' | 'producto' = 'pedido') =>
+  const receive = (
+    plataforma: 'woocommerce' | 'shopify',
+    token: string,
+    body: string,
+    headers: Record<string, string>,
+    recurso: 'pedido' | 'producto' = 'pedido',
+  ) =>
     bus.request(
       webhookSubjects,
       'webhooks.receive',
@@ -247,8 +278,12 @@ describe('webhook-ingest against Postgres and NATS', () => {
     const d = wooDelivery(wooOrder({ id: 1, status: 'processing', line_items: [] }));
     await expect(receive('woocommerce', 'wh_unknown_token_0000000000', d.body, d.headers)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     await expect(receive('shopify', woo.token, d.body, d.headers)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
-    await expect(receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', 'wrong-secret'))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
-    await expect(receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated'))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', 'wrong-secret'))).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
+    await expect(receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated'))).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
     const ping = wooPing(12);
     await expect(receive('woocommerce', woo.token, ping.body, ping.headers)).resolves.toEqual({ estado: 'ping', id_entrega: null });
     expect((await db.query('select count(*)::int as n from webhook_ingest.entregas')).rows[0].n).toBe(0);
@@ -256,15 +291,26 @@ describe('webhook-ingest against Postgres and NATS', () => {
 
   it('stores the same order delivered 5 times at once, and again later, once: one sale', async () => {
     fakes.product(1, 'LAP-14');
-    const d = wooDelivery(wooOrder({ id: 727, status: 'processing', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 2, total: '6.00', total_tax: '0.45' }] }));
+    const d = wooDelivery(
+      wooOrder({
+        id: 727,
+        status: 'processing',
+        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 2, total: '6.00', total_tax: '0.45' }],
+      }),
+    );
     // Every attempt of WooCommerce carries a new delivery id; the body is the same.
-    const replies = await Promise.all(Array.from({ length: 5 }, () => receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', SECRET))));
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () => receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', SECRET))),
+    );
     const ids = new Set(replies.map((r) => r.id_entrega));
     expect(ids.size).toBe(1);
     expect(replies.filter((r) => r.estado === 'recibida')).toHaveLength(1);
     const row = await settled([...ids][0]!);
     expect(row).toMatchObject({ estado: 'procesada', id_venta: 100, referencia: 'woo-727' });
-    expect(await receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', SECRET))).toEqual({ estado: 'duplicada', id_entrega: row.id });
+    expect(await receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', SECRET))).toEqual({
+      estado: 'duplicada',
+      id_entrega: row.id,
+    });
     expect(fakes.creates).toHaveLength(1);
     expect(fakes.creates[0]).toMatchObject({
       referencia_externa: 'woo-727',
@@ -278,13 +324,22 @@ describe('webhook-ingest against Postgres and NATS', () => {
       detalles: [{ id_producto: 1, cantidad: 2, precio: 3.23, descuento: 0.01 }],
     });
     // The SKU match is remembered as a mapping of the platform's product id.
-    expect((await db.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '93'")).rows).toEqual([{ producto_id: 1 }]);
+    expect((await db.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '93'")).rows).toEqual([
+      { producto_id: 1 },
+    ]);
   });
 
   it('processing → cancelled → stale processing: the sale ends annulled once', async () => {
     fakes.product(2, 'CAM-01');
     const order = (status: string, modified: string) =>
-      wooDelivery(wooOrder({ id: 800, status, date_modified_gmt: modified, line_items: [{ product_id: 40, sku: 'CAM-01', quantity: 1, total: '20.00' }] }));
+      wooDelivery(
+        wooOrder({
+          id: 800,
+          status,
+          date_modified_gmt: modified,
+          line_items: [{ product_id: 40, sku: 'CAM-01', quantity: 1, total: '20.00' }],
+        }),
+      );
     const processing = order('processing', '2026-03-12T10:00:00');
     const first = await receive('woocommerce', woo.token, processing.body, processing.headers);
     expect(await settled(first.id_entrega!)).toMatchObject({ estado: 'procesada' });
@@ -297,7 +352,9 @@ describe('webhook-ingest against Postgres and NATS', () => {
     const saleId = fakes.sales.get('woo-800')!.id;
     expect(fakes.annuls.filter((id) => id === saleId)).toHaveLength(1);
     expect(fakes.creates.filter((c) => c.referencia_externa === 'woo-800')).toHaveLength(1);
-    expect((await db.query("select cancelado from webhook_ingest.pedidos where referencia = 'woo-800'")).rows).toEqual([{ cancelado: true }]);
+    expect((await db.query("select cancelado from webhook_ingest.pedidos where referencia = 'woo-800'")).rows).toEqual([
+      { cancelado: true },
+    ]);
   });
 
   it('a cancellation that arrives before the order creates no sale, and the late order stays cancelled', async () => {
@@ -307,7 +364,17 @@ describe('webhook-ingest against Postgres and NATS', () => {
         financial_status,
         cancelled_at,
         updated_at,
-        line_items: [{ id: '866550311766439020', product_id: '632910392', variant_id: '808950810', sku: 'LAP-14', title: 'Laptop', quantity: 1, price: '199.00' }],
+        line_items: [
+          {
+            id: '866550311766439020',
+            product_id: '632910392',
+            variant_id: '808950810',
+            sku: 'LAP-14',
+            title: 'Laptop',
+            quantity: 1,
+            price: '199.00',
+          },
+        ],
       });
     const cancelled = body('voided', '2026-03-12T11:00:00-06:00', '2026-03-12T11:00:00-06:00');
     const a = await receive('shopify', shop.token, cancelled, shopifyHeaders(cancelled, 'orders/cancelled'));
@@ -320,11 +387,20 @@ describe('webhook-ingest against Postgres and NATS', () => {
 
   it('acknowledges Shopify topics other than orders without storing them', async () => {
     const body = JSON.stringify({ id: 632910392, title: 'IPod Nano - 8GB' });
-    expect(await receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).toEqual({ estado: 'ignorada', id_entrega: null });
+    expect(await receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).toEqual({
+      estado: 'ignorada',
+      id_entrega: null,
+    });
   });
 
   it('keeps an order with an unknown product as failed, and a replay after the product exists creates the sale once', async () => {
-    const d = wooDelivery(wooOrder({ id: 900, status: 'completed', line_items: [{ product_id: 77, sku: 'NUEVO-1', name: 'Nuevo', quantity: 1, total: '5.00' }] }));
+    const d = wooDelivery(
+      wooOrder({
+        id: 900,
+        status: 'completed',
+        line_items: [{ product_id: 77, sku: 'NUEVO-1', name: 'Nuevo', quantity: 1, total: '5.00' }],
+      }),
+    );
     const r = await receive('woocommerce', woo.token, d.body, d.headers);
     const failed = await settled(r.id_entrega!);
     expect(failed).toMatchObject({ estado: 'fallida', motivo: expect.stringContaining('NUEVO-1') });
@@ -336,13 +412,17 @@ describe('webhook-ingest against Postgres and NATS', () => {
     expect(replay).toEqual({ reencoladas: [r.id_entrega] });
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada', motivo: null });
     // Replaying again does nothing: the delivery is no longer failed.
-    expect(await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' })).toEqual({ reencoladas: [] });
+    expect(await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' })).toEqual({
+      reencoladas: [],
+    });
     expect(fakes.creates.filter((c) => c.referencia_externa === 'woo-900')).toHaveLength(1);
   });
 
   it('retries while inventory is unavailable and processes the delivery when it returns', async () => {
     fakes.inventoryDown = true;
-    const d = wooDelivery(wooOrder({ id: 950, status: 'processing', line_items: [{ product_id: 41, sku: 'CAM-01', quantity: 1, total: '20.00' }] }));
+    const d = wooDelivery(
+      wooOrder({ id: 950, status: 'processing', line_items: [{ product_id: 41, sku: 'CAM-01', quantity: 1, total: '20.00' }] }),
+    );
     const r = await receive('woocommerce', woo.token, d.body, d.headers);
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect((await entrega(r.id_entrega!)).estado).toBe('recibida');
@@ -353,10 +433,16 @@ describe('webhook-ingest against Postgres and NATS', () => {
   it('keeps a delivery as failed when its attempts run out, and a replay processes it', async () => {
     fakes.inventoryDown = true;
     // A platform product not mapped yet: matching it needs inventory.
-    const d = wooDelivery(wooOrder({ id: 960, status: 'processing', line_items: [{ product_id: 42, sku: 'CAM-01', quantity: 1, total: '20.00' }] }));
+    const d = wooDelivery(
+      wooOrder({ id: 960, status: 'processing', line_items: [{ product_id: 42, sku: 'CAM-01', quantity: 1, total: '20.00' }] }),
+    );
     const r = await receive('woocommerce', woo.token, d.body, d.headers);
     try {
-      expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'fallida', intentos: 4, motivo: expect.stringContaining('Sin éxito tras varios intentos') });
+      expect(await settled(r.id_entrega!)).toMatchObject({
+        estado: 'fallida',
+        intentos: 4,
+        motivo: expect.stringContaining('Sin éxito tras varios intentos'),
+      });
     } finally {
       fakes.inventoryDown = false;
     }
@@ -366,16 +452,33 @@ describe('webhook-ingest against Postgres and NATS', () => {
 
   it('updates a product from WooCommerce: absolute stock keyed by the delivery, then name, price and state', async () => {
     fakes.product(4, 'GOR-01', { nombre: 'Gorra', precio: '15.00' });
-    const d = wooDelivery(wooProduct({ id: 3001, name: 'Gorra Azul', sku: 'GOR-01', regular_price: '15.00', sale_price: '12.50', stock_quantity: 8 }), 'product.updated');
+    const d = wooDelivery(
+      wooProduct({ id: 3001, name: 'Gorra Azul', sku: 'GOR-01', regular_price: '15.00', sale_price: '12.50', stock_quantity: 8 }),
+      'product.updated',
+    );
     const r = await receive('woocommerce', woo.token, d.body, d.headers, 'producto');
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada' });
     expect(fakes.adjusts).toContainEqual(
-      expect.objectContaining({ clave: `webhook-entrega-${r.id_entrega}`, origen: 'webhook', lineas: [{ id_producto: 4, id_bodega: 2, stock: '8' }] }),
+      expect.objectContaining({
+        clave: `webhook-entrega-${r.id_entrega}`,
+        origen: 'webhook',
+        lineas: [{ id_producto: 4, id_bodega: 2, stock: '8' }],
+      }),
     );
     expect(fakes.catalogUpdates).toContainEqual({ id: 4, changes: { nombre: 'Gorra Azul', precio: '12.50' } });
 
     // An older version of the product changes nothing; a deletion disables it.
-    const old = wooDelivery(wooProduct({ id: 3001, name: 'Gorra', sku: 'GOR-01', regular_price: '15.00', stock_quantity: 3, date_modified_gmt: '2026-01-01T00:00:00' }), 'product.updated');
+    const old = wooDelivery(
+      wooProduct({
+        id: 3001,
+        name: 'Gorra',
+        sku: 'GOR-01',
+        regular_price: '15.00',
+        stock_quantity: 3,
+        date_modified_gmt: '2026-01-01T00:00:00',
+      }),
+      'product.updated',
+    );
     const r2 = await receive('woocommerce', woo.token, old.body, old.headers, 'producto');
     expect(await settled(r2.id_entrega!)).toMatchObject({ estado: 'ignorada' });
     const del = wooDelivery({ id: 3001 }, 'product.deleted');
@@ -385,20 +488,31 @@ describe('webhook-ingest against Postgres and NATS', () => {
   });
 
   it('creates an unknown SKU with its mapping', async () => {
-    const d = wooDelivery(wooProduct({ id: 3002, name: 'Bufanda', sku: 'BUF-01', regular_price: '9.99', stock_quantity: 4 }), 'product.created');
+    const d = wooDelivery(
+      wooProduct({ id: 3002, name: 'Bufanda', sku: 'BUF-01', regular_price: '9.99', stock_quantity: 4 }),
+      'product.created',
+    );
     const r = await receive('woocommerce', woo.token, d.body, d.headers, 'producto');
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada' });
     const id = fakes.products.get('BUF-01')!.id;
-    expect((await db.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '3002'")).rows).toEqual([{ producto_id: id }]);
+    expect((await db.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '3002'")).rows).toEqual([
+      { producto_id: id },
+    ]);
     expect(fakes.adjusts).toContainEqual(expect.objectContaining({ lineas: [{ id_producto: id, id_bodega: 2, stock: '4' }] }));
   });
 
   it('rotates a token: the old one stops working at once, though it was just used (and cached)', async () => {
     const body = JSON.stringify({ id: 1 });
-    await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).resolves.toMatchObject({ estado: 'ignorada' });
+    await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).resolves.toMatchObject({
+      estado: 'ignorada',
+    });
     const rotated = await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: shop.id }, { requestId: 't' });
     expect(rotated.path).toBe(`/api/webhook/shopify/${rotated.token}`);
-    await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
-    await expect(receive('shopify', rotated.token, body, shopifyHeaders(body, 'products/update'))).resolves.toMatchObject({ estado: 'ignorada' });
+    await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
+    await expect(receive('shopify', rotated.token, body, shopifyHeaders(body, 'products/update'))).resolves.toMatchObject({
+      estado: 'ignorada',
+    });
   });
 });

@@ -35,7 +35,8 @@ export async function copyRows(
   async function* chunks(): AsyncGenerator<string> {
     let lines: string[] = [];
     for await (const row of rows) {
-      if (row.length !== columns.length) throw new Error(`${schema}.${table}: a row has ${row.length} values for ${columns.length} columns`);
+      if (row.length !== columns.length)
+        throw new Error(`${schema}.${table}: a row has ${row.length} values for ${columns.length} columns`);
       lines.push(row.map(encode).join('\t'));
       if (lines.length === CHUNK_ROWS) {
         count += lines.length;
@@ -66,7 +67,11 @@ export function quoteIdent(name: string): string {
  * keys and unique constraints stay, so the load still fails on a duplicate. Rebuilding a unique
  * index also re-checks its rule on the loaded data.
  */
-export async function deferIndexes(client: pg.ClientBase, schema: string, tables: readonly string[]): Promise<{ count: number; restore: (progress?: ProgressStep) => Promise<void> }> {
+export async function deferIndexes(
+  client: pg.ClientBase,
+  schema: string,
+  tables: readonly string[],
+): Promise<{ count: number; restore: (progress?: ProgressStep) => Promise<void> }> {
   const { rows: indexes } = await client.query<{ name: string; def: string }>(
     `select ic.relname as name, pg_get_indexdef(i.indexrelid) as def
        from pg_index i
@@ -87,7 +92,8 @@ export async function deferIndexes(client: pg.ClientBase, schema: string, tables
       order by k.conname`,
     [schema, tables],
   );
-  for (const fk of foreignKeys) await client.query(`alter table ${quoteIdent(schema)}.${quoteIdent(fk.table)} drop constraint ${quoteIdent(fk.name)}`);
+  for (const fk of foreignKeys)
+    await client.query(`alter table ${quoteIdent(schema)}.${quoteIdent(fk.table)} drop constraint ${quoteIdent(fk.name)}`);
   for (const index of indexes) await client.query(`drop index ${quoteIdent(schema)}.${quoteIdent(index.name)}`);
   return {
     count: indexes.length + foreignKeys.length,
@@ -173,6 +179,8 @@ export async function syncIdentity(client: pg.ClientBase, schema: string, table:
 
 /** The next free id of a table: loaders write ids themselves so related rows need no round trip. */
 export async function nextId(client: pg.ClientBase, schema: string, table: string): Promise<number> {
-  const { rows } = await client.query<{ next: number }>(`select coalesce(max(id), 0)::int + 1 as next from ${quoteIdent(schema)}.${quoteIdent(table)}`);
+  const { rows } = await client.query<{ next: number }>(
+    `select coalesce(max(id), 0)::int + 1 as next from ${quoteIdent(schema)}.${quoteIdent(table)}`,
+  );
   return rows[0]!.next;
 }

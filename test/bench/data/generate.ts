@@ -91,7 +91,14 @@ export async function generateBenchData(options: BenchDataOptions): Promise<Benc
   };
   const client = await connect();
   try {
-    const companies: LoadedCompany[] = companyPlans(options.scale).map((plan) => ({ plan, empresaId: 0, iva: 13, usuarios: [], sucursales: [], bodegas: [] }));
+    const companies: LoadedCompany[] = companyPlans(options.scale).map((plan) => ({
+      plan,
+      empresaId: 0,
+      iva: 13,
+      usuarios: [],
+      sucursales: [],
+      bodegas: [],
+    }));
     const ctx = { client, connect, companies, random: new Random(options.seed), progress, today: options.today ?? todayUtc() };
     const counts: Record<string, number> = {};
     const skipped: BenchDataResult['skipped'] = [];

@@ -18,13 +18,20 @@ import { writeRoutes } from './write-baseline';
  */
 const port = Number(process.env.BASELINE_PORT ?? 0);
 const empresaId = Number(process.env.BASELINE_EMPRESA_ID);
-const pool = createPool({ connectionString: process.env.DATABASE_URL!, max: Number(process.env.DB_POOL_MAX ?? 10), applicationName: 'bench-baseline' });
+const pool = createPool({
+  connectionString: process.env.DATABASE_URL!,
+  max: Number(process.env.DB_POOL_MAX ?? 10),
+  applicationName: 'bench-baseline',
+});
 // Schema-qualified as the services' own instances are (createService: `withSchema`).
 const inventory = new Kysely<InventoryDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('inventory');
 const sales = new Kysely<SalesDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('sales');
 const returns = new Kysely<ReturnsDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('returns');
 const routes = directQueries({ inventory, sales, returns }, empresaId);
-const writesReady = writeRoutes({ gateway: new Kysely<GatewayDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('gateway'), inventory, sales }, { id: empresaId, clave: 'bench-grande' });
+const writesReady = writeRoutes(
+  { gateway: new Kysely<GatewayDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('gateway'), inventory, sales },
+  { id: empresaId, clave: 'bench-grande' },
+);
 
 /** The body: JSON text the services pass on is written as it is, as the gateway writes it. */
 function body(data: unknown): string {

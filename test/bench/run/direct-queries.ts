@@ -40,13 +40,22 @@ export function directQueries({ inventory, sales, returns }: DirectDbs, empresaI
   return [
     [/^\/inventory\/summary$/, () => summarizeInventory(inventory, empresaId)],
     [/^\/inventory\/(\d+)$/, async (id) => json(await findProductJson(inventory, empresaId, id!))],
-    [/^\/inventory$/, async (_id, query) => page(await listProducts(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query))))],
+    [
+      /^\/inventory$/,
+      async (_id, query) => page(await listProducts(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query)))),
+    ],
     [/^\/sales\/summary$/, (_id, query) => summarizeSales(sales, empresaId, SalesFilters.parse(SalesSummaryQuery.parse(query)))],
     [/^\/sales\/(\d+)$/, async (id) => json(await findSaleJson(sales, empresaId, id!))],
     [/^\/sales$/, async (_id, query) => page(await listSales(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query))))],
-    [/^\/returns\/summary$/, (_id, query) => summarizeReturns(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query)))],
+    [
+      /^\/returns\/summary$/,
+      (_id, query) => summarizeReturns(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query))),
+    ],
     [/^\/returns\/(\d+)$/, async (id) => json(await findReturnJson(returns, empresaId, id!))],
-    [/^\/returns$/, async (_id, query) => page(await listReturns(returns, empresaId, ReturnsListRequest.parse(ReturnsListQuery.parse(query))))],
+    [
+      /^\/returns$/,
+      async (_id, query) => page(await listReturns(returns, empresaId, ReturnsListRequest.parse(ReturnsListQuery.parse(query)))),
+    ],
   ];
 }
 

@@ -50,7 +50,13 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       {
         setupRequest: (req) => {
           const r = o.next();
-          return { ...req, method: r.method, path: `${base}${r.path}`, ...(r.body !== undefined ? { body: r.body } : {}), ...(r.headers ? { headers: { ...req.headers, ...r.headers } } : {}) };
+          return {
+            ...req,
+            method: r.method,
+            path: `${base}${r.path}`,
+            ...(r.body !== undefined ? { body: r.body } : {}),
+            ...(r.headers ? { headers: { ...req.headers, ...r.headers } } : {}),
+          };
         },
       },
     ],
@@ -74,7 +80,10 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
  * The largest resident set of each service while `run` goes: every service's ops port is
  * scraped once a second for `process_resident_memory_bytes`.
  */
-export async function withRssSampling<T>(opsPorts: Record<string, number>, run: () => Promise<T>): Promise<{ value: T; rss: Record<string, number> }> {
+export async function withRssSampling<T>(
+  opsPorts: Record<string, number>,
+  run: () => Promise<T>,
+): Promise<{ value: T; rss: Record<string, number> }> {
   const rss: Record<string, number> = Object.fromEntries(Object.keys(opsPorts).map((name) => [name, 0]));
   const sample = async (): Promise<void> => {
     await Promise.all(

@@ -20,11 +20,19 @@ export interface BenchProcess {
  * Starts an entry point as its own process, its output in a log file: a TypeScript one through
  * tsx (as `npm start` does), a built `.js` one with plain node as the images run it.
  */
-export function startProcess(name: string, script: string, env: NodeJS.ProcessEnv, logDir: string, nodeArgs: readonly string[] = []): BenchProcess {
+export function startProcess(
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  logDir: string,
+  nodeArgs: readonly string[] = [],
+): BenchProcess {
   const logFile = path.join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
   // A built entry point runs with the images' NODE_OPTIONS (Dockerfile).
-  const loader = script.endsWith('.ts') ? ['--conditions=development', '--import', 'tsx'] : ['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=8'];
+  const loader = script.endsWith('.ts')
+    ? ['--conditions=development', '--import', 'tsx']
+    : ['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=8'];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
@@ -130,7 +138,13 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 
   const opsPorts = Object.fromEntries(SERVICES.map((name, i) => [name, o.opsPortBase + i])) as Record<ServiceName, number>;
   const processes = SERVICES.map((name) =>
-    startProcess(name, `services/${name}/dist/main.js`, { ...env, OPS_PORT: String(opsPorts[name]), OTEL_SERVICE_NAME: name }, o.logDir, profilingArgs(o.profileDir, name)),
+    startProcess(
+      name,
+      `services/${name}/dist/main.js`,
+      { ...env, OPS_PORT: String(opsPorts[name]), OTEL_SERVICE_NAME: name },
+      o.logDir,
+      profilingArgs(o.profileDir, name),
+    ),
   );
   const stop = () => stopProcesses(processes);
   try {
@@ -156,7 +170,13 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-export async function startBaseline(o: { databaseUrl: string; empresaId: number; port: number; logDir: string; profileDir?: string }): Promise<Baseline> {
+export async function startBaseline(o: {
+  databaseUrl: string;
+  empresaId: number;
+  port: number;
+  logDir: string;
+  profileDir?: string;
+}): Promise<Baseline> {
   const env = { ...process.env, DATABASE_URL: o.databaseUrl, BASELINE_EMPRESA_ID: String(o.empresaId), BASELINE_PORT: String(o.port) };
   const proc = startProcess('baseline', 'test/bench/run/baseline-server.ts', env, o.logDir, profilingArgs(o.profileDir, 'baseline'));
   const url = `http://127.0.0.1:${o.port}`;

@@ -40,7 +40,12 @@ function originOf(url: string, functionName: string): string {
  * its threads summed), counting only samples inside the measured windows. A profile ends when its
  * process exits, so its samples are placed on the wall clock from the process's exit time.
  */
-export async function summarizeProfiles(dir: string, windows: readonly Window[], exitedAt: Readonly<Record<string, number | undefined>>, top = 12): Promise<ProfileSummary[]> {
+export async function summarizeProfiles(
+  dir: string,
+  windows: readonly Window[],
+  exitedAt: Readonly<Record<string, number | undefined>>,
+  top = 12,
+): Promise<ProfileSummary[]> {
   const processes = (await readdir(dir).catch(() => [] as string[])).sort();
   const out: ProfileSummary[] = [];
   for (const name of processes) {
@@ -77,8 +82,12 @@ export async function summarizeProfiles(dir: string, windows: readonly Window[],
     out.push({
       process: name,
       totalMs: total,
-      byOrigin: sorted(origins).slice(0, top).map(([origin, ms]) => ({ origin, ms })),
-      topFunctions: sorted(functions).slice(0, top).map(([fn, ms]) => ({ name: fn, ms })),
+      byOrigin: sorted(origins)
+        .slice(0, top)
+        .map(([origin, ms]) => ({ origin, ms })),
+      topFunctions: sorted(functions)
+        .slice(0, top)
+        .map(([fn, ms]) => ({ name: fn, ms })),
     });
   }
   return out;

@@ -134,7 +134,12 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
     lines.push('', `#### ${m.scenario.name}`, '', `${m.connections} connections, ${runLength}.`, '');
     lines.push(`| ${HEAD.join(' | ')} |`, '|---|---:|---:|---:|---:|');
     for (const r of rows(m)) lines.push(`| ${r.join(' | ')} |`);
-    lines.push('', `RSS max during the run: ${rssLine(m.result.rss)}.`, '', `Mean handler time per NATS subject during the run: ${handlersLine(m)}.`);
+    lines.push(
+      '',
+      `RSS max during the run: ${rssLine(m.result.rss)}.`,
+      '',
+      `Mean handler time per NATS subject during the run: ${handlersLine(m)}.`,
+    );
     const settled = settledLine(m);
     if (settled) lines.push('', `After the burst: ${settled}.`);
   }

@@ -33,11 +33,15 @@ export async function readFacts(databaseUrl: string): Promise<Facts> {
   await client.connect();
   try {
     const clave = 'bench-grande';
-    const empresa = await client.query<{ id: number }>(`select id from gateway.empresas where clave = $1`, [clave]).catch(() => ({ rows: [] }));
+    const empresa = await client
+      .query<{ id: number }>(`select id from gateway.empresas where clave = $1`, [clave])
+      .catch(() => ({ rows: [] }));
     if (empresa.rows.length === 0) throw new Error('the bench database has no bench company: run `npm run bench:data` first');
     const empresaId = empresa.rows[0]!.id;
     const ids = async (sql: string) => (await client.query<{ id: number }>(sql, [empresaId])).rows.map((r) => r.id);
-    const productIds = await ids(`select id from inventory.productos where empresa_id = $1 and deleted_at is null order by md5(id::text) limit 2000`);
+    const productIds = await ids(
+      `select id from inventory.productos where empresa_id = $1 and deleted_at is null order by md5(id::text) limit 2000`,
+    );
     const { rows: saleProducts } = await client.query<{ id: number; codigo: string; precio: number }>(
       `select id, codigo, precio::float8 as precio from inventory.productos
         where empresa_id = $1 and deleted_at is null and enable and tipo = 'Producto' order by md5(id::text) limit 2000`,
@@ -56,7 +60,10 @@ export async function readFacts(databaseUrl: string): Promise<Facts> {
       [empresaId],
     );
     const { rows: integracion } = await client
-      .query<{ id: number }>(`select id from webhook_ingest.integraciones where empresa_id = $1 and plataforma = 'woocommerce' and activo order by id limit 1`, [empresaId])
+      .query<{ id: number }>(
+        `select id from webhook_ingest.integraciones where empresa_id = $1 and plataforma = 'woocommerce' and activo order by id limit 1`,
+        [empresaId],
+      )
       .catch(() => ({ rows: [] as Array<{ id: number }> }));
     const { rows: branch } = await client.query<{ sucursal_id: number; bodega_id: number; documentos: number[] }>(
       `select b.sucursal_id, min(b.id)::int as bodega_id,
@@ -64,8 +71,14 @@ export async function readFacts(databaseUrl: string): Promise<Facts> {
          from inventory.bodegas b where b.empresa_id = $1 and b.activo group by b.sucursal_id order by b.sucursal_id limit 1`,
       [empresaId],
     );
-    const { rows: canal } = await client.query<{ id: number }>(`select min(id)::int as id from sales.canales where empresa_id = $1 and activo`, [empresaId]);
-    const { rows: sales } = await client.query<{ n: number; last: string | null }>(`select count(*)::int as n, max(fecha)::text as last from sales.ventas where empresa_id = $1`, [empresaId]);
+    const { rows: canal } = await client.query<{ id: number }>(
+      `select min(id)::int as id from sales.canales where empresa_id = $1 and activo`,
+      [empresaId],
+    );
+    const { rows: sales } = await client.query<{ n: number; last: string | null }>(
+      `select count(*)::int as n, max(fecha)::text as last from sales.ventas where empresa_id = $1`,
+      [empresaId],
+    );
     const today = new Date().toISOString().slice(0, 10);
     const last = new Date(`${sales[0]?.last ?? today}T00:00:00Z`);
     const inicio = new Date(Date.UTC(last.getUTCFullYear(), last.getUTCMonth() - 1, 1));
@@ -209,30 +222,77 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
   const spread = cycle(f.documentoIds);
   return [
     { name: 'GET /inventory/{id}', baseline: true, next: () => get(`/inventory/${product()}`), targets: [ratioAtLeast(0.75)] },
-    { name: 'GET /inventory?nombre=…', baseline: true, next: () => get(`/inventory?nombre=${encodeURIComponent(nombres())}`), targets: [p50Within(30), rateAtLeast(250), ratioAtLeast(0.75)] },
-    { name: 'GET /inventory/summary', baseline: true, next: () => get('/inventory/summary'), targets: [p50Within(100), ratioAtLeast(0.75)] },
-    { name: 'GET /sales?per_page=100 (first page)', baseline: true, next: () => get('/sales?per_page=100'), targets: [p50Within(30), rateAtLeast(200), ratioAtLeast(0.75)] },
+    {
+      name: 'GET /inventory?nombre=…',
+      baseline: true,
+      next: () => get(`/inventory?nombre=${encodeURIComponent(nombres())}`),
+      targets: [p50Within(30), rateAtLeast(250), ratioAtLeast(0.75)],
+    },
+    {
+      name: 'GET /inventory/summary',
+      baseline: true,
+      next: () => get('/inventory/summary'),
+      targets: [p50Within(100), ratioAtLeast(0.75)],
+    },
+    {
+      name: 'GET /sales?per_page=100 (first page)',
+      baseline: true,
+      next: () => get('/sales?per_page=100'),
+      targets: [p50Within(30), rateAtLeast(200), ratioAtLeast(0.75)],
+    },
     {
       name: 'GET /sales?per_page=100 (one month, Completada)',
       baseline: true,
       next: () => get(`/sales?per_page=100&estado=Completada&${month}`),
       targets: [p50Within(30), rateAtLeast(200), ratioAtLeast(0.75)],
     },
-    { name: `GET /sales?per_page=100&page=${deepPage}`, baseline: true, next: () => get(`/sales?per_page=100&page=${deepPage}`), targets: [p50Within(150), rateAtLeast(200), ratioAtLeast(0.75)] },
+    {
+      name: `GET /sales?per_page=100&page=${deepPage}`,
+      baseline: true,
+      next: () => get(`/sales?per_page=100&page=${deepPage}`),
+      targets: [p50Within(150), rateAtLeast(200), ratioAtLeast(0.75)],
+    },
     {
       name: `GET /sales?per_page=100&order_by=total&page=${deepPage}`,
       baseline: true,
       next: () => get(`/sales?per_page=100&order_by=total&page=${deepPage}`),
       targets: [p50Within(150), ratioAtLeast(0.75)],
     },
-    { name: 'GET /sales/summary (everything)', baseline: true, next: () => get('/sales/summary'), targets: [p50Within(100), ratioAtLeast(0.75)] },
-    { name: 'GET /sales/summary (one month)', baseline: true, next: () => get(`/sales/summary?${month}`), targets: [p50Within(100), ratioAtLeast(0.75)] },
-    { name: 'GET /returns?per_page=100 (first page)', baseline: true, next: () => get('/returns?per_page=100'), targets: [ratioAtLeast(0.75)] },
+    {
+      name: 'GET /sales/summary (everything)',
+      baseline: true,
+      next: () => get('/sales/summary'),
+      targets: [p50Within(100), ratioAtLeast(0.75)],
+    },
+    {
+      name: 'GET /sales/summary (one month)',
+      baseline: true,
+      next: () => get(`/sales/summary?${month}`),
+      targets: [p50Within(100), ratioAtLeast(0.75)],
+    },
+    {
+      name: 'GET /returns?per_page=100 (first page)',
+      baseline: true,
+      next: () => get('/returns?per_page=100'),
+      targets: [ratioAtLeast(0.75)],
+    },
     { name: 'GET /returns/summary', baseline: true, next: () => get('/returns/summary'), targets: [ratioAtLeast(0.75)] },
     { name: 'POST /sales (3 lines, one document type)', baseline: true, next: saleBody(() => oneDocument), targets: [ratioAtLeast(0.6)] },
-    { name: 'POST /sales (3 lines, four document types)', baseline: true, next: saleBody(spread), targets: [rateAtLeast(250), ratioAtLeast(0.6)] },
+    {
+      name: 'POST /sales (3 lines, four document types)',
+      baseline: true,
+      next: saleBody(spread),
+      targets: [rateAtLeast(250), ratioAtLeast(0.6)],
+    },
     ...(f.pendingSales.length > 0
-      ? [{ name: 'PUT /sales/{id} (one more unit on a line of a pending sale)', baseline: true, next: updateBody, targets: [ratioAtLeast(0.6)] }]
+      ? [
+          {
+            name: 'PUT /sales/{id} (one more unit on a line of a pending sale)',
+            baseline: true,
+            next: updateBody,
+            targets: [ratioAtLeast(0.6)],
+          },
+        ]
       : []),
     { name: 'POST /packages/import (500 items)', baseline: false, connections: 1, next: importBody, targets: [p50Within(250)] },
     ...(f.webhook ? [webhookBurst(f, f.webhook, runTag, databaseUrl)] : []),
@@ -257,10 +317,23 @@ function webhookBurst(f: Facts, webhook: NonNullable<Facts['webhook']>, runTag: 
     const lines = Array.from({ length: 1 + (order % 3) }, () => {
       const p = product();
       const net = Math.round((p.precio * 100) / 1.13);
-      return { product_id: 9_000_000 + p.id, sku: p.codigo, quantity: 1, total: (net / 100).toFixed(2), total_tax: ((Math.round(p.precio * 100) - net) / 100).toFixed(2) };
+      return {
+        product_id: 9_000_000 + p.id,
+        sku: p.codigo,
+        quantity: 1,
+        total: (net / 100).toFixed(2),
+        total_tax: ((Math.round(p.precio * 100) - net) / 100).toFixed(2),
+      };
     });
-    const body = JSON.stringify(wooOrder({ id, status: 'processing', date_modified_gmt: new Date().toISOString().slice(0, 19), line_items: lines }));
-    return { method: 'POST', path: `${WEBHOOK_BASE}/woocommerce/${webhook.token}`, body, headers: wooHeaders(body, 'order.created', webhook.secret) };
+    const body = JSON.stringify(
+      wooOrder({ id, status: 'processing', date_modified_gmt: new Date().toISOString().slice(0, 19), line_items: lines }),
+    );
+    return {
+      method: 'POST',
+      path: `${WEBHOOK_BASE}/woocommerce/${webhook.token}`,
+      body,
+      headers: wooHeaders(body, 'order.created', webhook.secret),
+    };
   };
   const settle = async (startedAt: Date): Promise<Settled> => {
     const client = new pg.Client({ connectionString: databaseUrl });
@@ -306,7 +379,13 @@ export function pendingScenarios(f: Facts): Pending[] {
   return [
     ...(f.pendingSales.length > 0
       ? []
-      : [{ name: 'PUT /sales/{id}', reason: 'the bench data has no pending sale to change', probe: { method: 'PUT' as const, path: `${API_BASE}/sales/1`, body: '{}' } }]),
+      : [
+          {
+            name: 'PUT /sales/{id}',
+            reason: 'the bench data has no pending sale to change',
+            probe: { method: 'PUT' as const, path: `${API_BASE}/sales/1`, body: '{}' },
+          },
+        ]),
     ...(f.webhook
       ? []
       : [

@@ -39,7 +39,11 @@ export async function writeRoutes(
   const credential = await findCredential(dbs.gateway, createHash('sha256').update(benchApiKey(empresa.clave)).digest());
   if (credential?.empresa.id !== empresa.id) throw new Error(`the bench company ${empresa.clave} (${empresa.id}) has no active API key`);
   let requests = 0;
-  const contextOf = (): TenantContext => ({ requestId: `baseline-${++requests}`, empresa: credential.empresa, usuario: credential.usuario });
+  const contextOf = (): TenantContext => ({
+    requestId: `baseline-${++requests}`,
+    empresa: credential.empresa,
+    usuario: credential.usuario,
+  });
   const inventory = sharedTransactionInventory(dbs.inventory);
   // The flows log through the bus only when an undo fails; nothing here is sent over it.
   const bus = { logger: createLogger('bench-baseline', 'warn') } as unknown as Bus;
@@ -48,10 +52,14 @@ export async function writeRoutes(
   return (method, path, body) => {
     const update = /^\/sales\/(\d+)$/.exec(path);
     if (method === 'POST' && path === '/sales') {
-      return answer(201, () => createSale(deps, SaleCreateRequest.parse({ ...JSON.parse(body), origen: 'api' }), contextOf()).then((r) => r.venta));
+      return answer(201, () =>
+        createSale(deps, SaleCreateRequest.parse({ ...JSON.parse(body), origen: 'api' }), contextOf()).then((r) => r.venta),
+      );
     }
     if (method === 'PUT' && update) {
-      return answer(200, () => updateSale(deps, SaleUpdateRequest.parse({ id: Number(update[1]), cambios: JSON.parse(body) }), contextOf()));
+      return answer(200, () =>
+        updateSale(deps, SaleUpdateRequest.parse({ id: Number(update[1]), cambios: JSON.parse(body) }), contextOf()),
+      );
     }
     return undefined;
   };
@@ -61,7 +69,8 @@ async function answer(status: number, run: () => Promise<unknown>): Promise<Writ
   try {
     return { status, data: await run() };
   } catch (err) {
-    if (err instanceof AppError) return { status: err.code === 'NOT_FOUND' ? 404 : 422, data: { error: err.message, details: err.details } };
+    if (err instanceof AppError)
+      return { status: err.code === 'NOT_FOUND' ? 404 : 422, data: { error: err.message, details: err.details } };
     if (err instanceof ZodError) return { status: 422, data: { error: 'Datos inválidos', details: err.issues } };
     throw err;
   }
@@ -80,15 +89,23 @@ function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
   return {
     sharesTransaction: true,
     resolve: (ctx, req, trx) => resolveProductsHandler(dbOf(trx))(inventorySubjects['inventory.product.resolve'].request.parse(req), ctx),
-    resolveSucursal: (ctx, req, trx) => resolveSucursalHandler(dbOf(trx))(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
+    resolveSucursal: (ctx, req, trx) =>
+      resolveSucursalHandler(dbOf(trx))(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
     reserve: (ctx, req, trx) => {
       if (!trx) throw new Error('the baseline reserves stock only inside a sale’s transaction');
-      return reserveStock(inventoryOf(trx), inventorySubjects['inventory.stock.reserve'].request.parse(req), { empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock, checkAfterMs: 60_000 });
+      return reserveStock(inventoryOf(trx), inventorySubjects['inventory.stock.reserve'].request.parse(req), {
+        empresaId: ctx.empresa.id,
+        allowNegative: ctx.empresa.venderSinStock,
+        checkAfterMs: 60_000,
+      });
     },
     release: async () => undefined,
     adjust: (ctx, req, trx) => {
       if (!trx) throw new Error('the baseline adjusts stock only inside a sale’s transaction');
-      return adjustStock(inventoryOf(trx), inventorySubjects['inventory.stock.adjust'].request.parse(req), { empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock });
+      return adjustStock(inventoryOf(trx), inventorySubjects['inventory.stock.adjust'].request.parse(req), {
+        empresaId: ctx.empresa.id,
+        allowNegative: ctx.empresa.venderSinStock,
+      });
     },
   };
 }

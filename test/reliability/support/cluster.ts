@@ -120,8 +120,18 @@ export class Cluster {
         if (tail.length > 40) tail.splice(0, tail.length - 40);
       });
     }
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    const replica: Replica = { name, label, child, opsUrl: `http://127.0.0.1:${opsPort}`, exit, tail, ...(port !== undefined ? { url: `http://127.0.0.1:${port}` } : {}) };
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const replica: Replica = {
+      name,
+      label,
+      child,
+      opsUrl: `http://127.0.0.1:${opsPort}`,
+      exit,
+      tail,
+      ...(port !== undefined ? { url: `http://127.0.0.1:${port}` } : {}),
+    };
     this.replicas.add(replica);
     void exit.then(({ code, signal }) => {
       this.replicas.delete(replica);
@@ -169,7 +179,10 @@ export class Cluster {
    * SIGTERM the old one and wait for it to drain and exit. `beforeStop` runs between the two
    * (the gateway's client takes the old address out of rotation there, as a Service's endpoints do).
    */
-  async replace(old: Replica, beforeStop?: (successor: Replica) => void | Promise<void>): Promise<{ successor: Replica; exit: { code: number | null; signal: NodeJS.Signals | null } }> {
+  async replace(
+    old: Replica,
+    beforeStop?: (successor: Replica) => void | Promise<void>,
+  ): Promise<{ successor: Replica; exit: { code: number | null; signal: NodeJS.Signals | null } }> {
     const successor = await this.start(old.name);
     await beforeStop?.(successor);
     const exit = await this.signal(old, 'SIGTERM');

@@ -82,11 +82,18 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
     await settle(target.databaseUrl, 30_000, 20);
     let baseline = await snapshot();
     for (const [i, endpoint] of endpoints.entries()) {
-      const cases = fc.sample(endpoint.arb, { numRuns: endpoint.webhook ? (options.webhookRuns ?? options.runs) : options.runs, seed: options.seed + i });
+      const cases = fc.sample(endpoint.arb, {
+        numRuns: endpoint.webhook ? (options.webhookRuns ?? options.runs) : options.runs,
+        seed: options.seed + i,
+      });
       const stats = (report.byEndpoint[endpoint.label] ??= { cases: 0, statuses: {}, ms: 0 });
       const started = performance.now();
       const run = async (request: FuzzCase) => {
-        const answer = await call(`${target.baseUrl}${request.path}`, { method: request.method, headers: request.headers, ...(request.body !== undefined ? { body: request.body } : {}) });
+        const answer = await call(`${target.baseUrl}${request.path}`, {
+          method: request.method,
+          headers: request.headers,
+          ...(request.body !== undefined ? { body: request.body } : {}),
+        });
         report.cases++;
         stats.cases++;
         const status = String(answer.status || answer.error);
@@ -97,7 +104,8 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
         // Reads change nothing (checked over the whole batch below), so they run a few at a time.
         await inParallel(cases, 4, async (request) => {
           const { answer, problems } = await run(request);
-          for (const problem of problems) report.violations.push({ request, status: answer.status, problem, answer: answer.text.slice(0, 300) });
+          for (const problem of problems)
+            report.violations.push({ request, status: answer.status, problem, answer: answer.text.slice(0, 300) });
         });
       } else {
         for (const request of cases) {
@@ -115,7 +123,8 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
             if (changed.length > 0) problems.push(`refused request changed data: ${changed.join(', ')}`);
             baseline = after;
           }
-          for (const problem of problems) report.violations.push({ request, status: answer.status, problem, answer: answer.text.slice(0, 300) });
+          for (const problem of problems)
+            report.violations.push({ request, status: answer.status, problem, answer: answer.text.slice(0, 300) });
           if (report.violations.length >= (options.maxViolations ?? 50)) return report;
         }
       }
@@ -124,7 +133,13 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
         // Reads never change data: compared once over the endpoint's whole batch.
         const after = await snapshot();
         const changed = diff(baseline, after);
-        if (changed.length > 0) report.violations.push({ request: cases[0]!, status: 0, problem: `reads of ${endpoint.label} changed data: ${changed.join(', ')}`, answer: '' });
+        if (changed.length > 0)
+          report.violations.push({
+            request: cases[0]!,
+            status: 0,
+            problem: `reads of ${endpoint.label} changed data: ${changed.join(', ')}`,
+            answer: '',
+          });
         baseline = after;
       }
     }
@@ -136,9 +151,11 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
 
 async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 /** The problems of one answer (empty when it is as the guarantees say). */
@@ -147,13 +164,22 @@ export function checkAnswer(request: FuzzCase, answer: Attempt): string[] {
   const problems: string[] = [];
   if (answer.status >= 500) problems.push(`status ${answer.status}`);
   else if (answer.status >= 300 && answer.status < 400) problems.push(`unexpected redirect ${answer.status}`);
-  else if (answer.status >= 400 && !ERROR_STATUSES.has(answer.status)) problems.push(`status ${answer.status} is not one of the documented error statuses`);
+  else if (answer.status >= 400 && !ERROR_STATUSES.has(answer.status))
+    problems.push(`status ${answer.status} is not one of the documented error statuses`);
   if (request.method === 'HEAD') return problems;
   const body = answer.body;
   if (answer.status >= 400) {
-    const envelope = z.object({ success: z.literal(false), error: z.string().min(1), code: z.number(), details: z.record(z.string(), z.array(z.string())).optional() }).strict();
+    const envelope = z
+      .object({
+        success: z.literal(false),
+        error: z.string().min(1),
+        code: z.number(),
+        details: z.record(z.string(), z.array(z.string())).optional(),
+      })
+      .strict();
     const parsed = envelope.safeParse(body);
-    if (!parsed.success) problems.push(`not the error envelope: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      problems.push(`not the error envelope: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     else if (parsed.data.code !== answer.status) problems.push(`envelope code ${parsed.data.code} ≠ status ${answer.status}`);
   } else if (answer.status >= 200 && body?.success !== true) {
     problems.push('a 2xx without success: true');
@@ -178,7 +204,10 @@ async function snapshotter(db: pg.Client): Promise<() => Promise<Snapshot>> {
        and table_name not like 'kysely_%' order by 1, 2`,
   );
   const sql = tables
-    .map(({ schema, table }) => `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x`)
+    .map(
+      ({ schema, table }) =>
+        `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x`,
+    )
     .join(' union all ');
   return async () => new Map((await db.query<{ t: string; h: string }>(sql)).rows.map((r) => [r.t, r.h]));
 }
@@ -192,9 +221,53 @@ function diff(before: Snapshot, after: Snapshot): string[] {
 
 /** Values that break parsers: empty, whitespace, signs, exponents, overflow, dates that do not exist, injection, control and astral characters. */
 const NASTY_TEXT = [
-  '', ' ', '0', '-0', '1', '-1', '01', '1.0', '1.5', '1e3', '0x10', '+1', '١', '１', '2147483647', '2147483648', '9007199254740993', '99999999999999999999999',
-  'true', 'false', 'null', 'undefined', 'NaN', 'Infinity', '[]', '{}', '2026-01-01', '2026-12-31', '2026-02-30', '2026-13-01', '0000-00-00', '2026-1-1', '20260101',
-  "' or 1=1 --", '"; drop table ventas; --', '%', '%00', '\u0000', '\u202e', '😀', '𝔘𝔫𝔦', 'a'.repeat(300), 'é'.repeat(101), '../../etc/passwd', '<script>alert(1)</script>', '__proto__', 'constructor',
+  '',
+  ' ',
+  '0',
+  '-0',
+  '1',
+  '-1',
+  '01',
+  '1.0',
+  '1.5',
+  '1e3',
+  '0x10',
+  '+1',
+  '١',
+  '１',
+  '2147483647',
+  '2147483648',
+  '9007199254740993',
+  '99999999999999999999999',
+  'true',
+  'false',
+  'null',
+  'undefined',
+  'NaN',
+  'Infinity',
+  '[]',
+  '{}',
+  '2026-01-01',
+  '2026-12-31',
+  '2026-02-30',
+  '2026-13-01',
+  '0000-00-00',
+  '2026-1-1',
+  '20260101',
+  "' or 1=1 --",
+  '"; drop table ventas; --',
+  '%',
+  '%00',
+  '\u0000',
+  '\u202e',
+  '😀',
+  '𝔘𝔫𝔦',
+  'a'.repeat(300),
+  'é'.repeat(101),
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  '__proto__',
+  'constructor',
 ];
 
 const nastyText = fc.oneof(
@@ -208,7 +281,32 @@ const nastyText = fc.oneof(
 );
 
 const nastyJson: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 0.00001, 1e21, -1e308, 1.23456789, 2147483648, Number.MAX_SAFE_INTEGER + 2, '', ' ', 'x', '1', 'abc', [], {}, [[]], { a: 1 }) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<unknown>(
+      null,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      0.00001,
+      1e21,
+      -1e308,
+      1.23456789,
+      2147483648,
+      Number.MAX_SAFE_INTEGER + 2,
+      '',
+      ' ',
+      'x',
+      '1',
+      'abc',
+      [],
+      {},
+      [[]],
+      { a: 1 },
+    ),
+  },
   { weight: 2, arbitrary: nastyText },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 1, arbitrary: fc.double() },
@@ -217,7 +315,9 @@ const nastyJson: fc.Arbitrary<unknown> = fc.oneof(
 
 /** Valid values of the query keys the contracts know, so some cases pass validation and reach the services. */
 function validQueryValues(companies: Record<CompanyRef, Company>): Record<string, fc.Arbitrary<string>> {
-  const date = fc.date({ min: new Date('2025-01-01'), max: new Date('2027-12-31'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+  const date = fc
+    .date({ min: new Date('2025-01-01'), max: new Date('2027-12-31'), noInvalidDate: true })
+    .map((d) => d.toISOString().slice(0, 10));
   const ventas = [...Object.values(companies.a.ventas), ...Object.values(companies.b.ventas)];
   return {
     page: fc.integer({ min: 1, max: 5 }).map(String),
@@ -251,14 +351,12 @@ function queryArb(keys: string[], valid: Record<string, fc.Arbitrary<string>>): 
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom('foo', 'page[]', 'estado[a]', '__proto__', 'x'.repeat(200), ''), nastyText) },
   );
   const encode = fc.constantFrom('component', 'component', 'component', 'raw');
-  return fc
-    .tuple(fc.array(fc.tuple(pair, encode), { maxLength: 6 }), fc.boolean())
-    .map(([pairs, repeatOne]) => {
-      const parts = pairs.map(([[k, v], how]) => (how === 'raw' ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`));
-      // A key twice makes it an array for the query parser.
-      if (repeatOne && pairs[0]) parts.push(`${encodeURIComponent(pairs[0][0][0])}=${encodeURIComponent(pairs[0][0][1])}`);
-      return parts.length > 0 ? `?${parts.join('&')}` : '';
-    });
+  return fc.tuple(fc.array(fc.tuple(pair, encode), { maxLength: 6 }), fc.boolean()).map(([pairs, repeatOne]) => {
+    const parts = pairs.map(([[k, v], how]) => (how === 'raw' ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`));
+    // A key twice makes it an array for the query parser.
+    if (repeatOne && pairs[0]) parts.push(`${encodeURIComponent(pairs[0][0][0])}=${encodeURIComponent(pairs[0][0][1])}`);
+    return parts.length > 0 ? `?${parts.join('&')}` : '';
+  });
 }
 
 /** Path ids: the company's own and the other company's, out of range, not integers, badly encoded. */
@@ -268,7 +366,10 @@ function idArb(own: number[], other: number[]): fc.Arbitrary<string> {
     { weight: 2, arbitrary: fc.constantFrom(...other.map(String)) },
     { weight: 2, arbitrary: fc.integer({ min: -5, max: 3_000_000_000 }).map(String) },
     { weight: 2, arbitrary: nastyText.map(encodeURIComponent) },
-    { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%2F', '..', '.', '1%00', '1;2', '1,2', '%31', '1%20', ' 1'.replace(' ', '%20')) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%2F', '..', '.', '1%00', '1;2', '1,2', '%31', '1%20', ' 1'.replace(' ', '%20')),
+    },
   );
 }
 
@@ -285,7 +386,15 @@ function authArb(companies: Record<CompanyRef, Company>): fc.Arbitrary<AuthChoic
     {
       weight: 2,
       arbitrary: fc
-        .constantFrom('Bearer', 'Bearer ', `bearer ${companies.a.key}`, `Basic ${Buffer.from('a:b').toString('base64')}`, `Bearer ${companies.a.key}x`, 'Bearer ' + 'k'.repeat(5000), `Bearer  ${companies.a.key}`)
+        .constantFrom(
+          'Bearer',
+          'Bearer ',
+          `bearer ${companies.a.key}`,
+          `Basic ${Buffer.from('a:b').toString('base64')}`,
+          `Bearer ${companies.a.key}x`,
+          'Bearer ' + 'k'.repeat(5000),
+          `Bearer  ${companies.a.key}`,
+        )
         .map((header) => ({ header, valid: header.toLowerCase() === `bearer ${companies.a.key}` })),
     },
     // Header values must be printable ASCII to be sent at all.
@@ -295,25 +404,27 @@ function authArb(companies: Record<CompanyRef, Company>): fc.Arbitrary<AuthChoic
 
 /** A JSON body mutated once: a value replaced, a key removed or added, or the whole body swapped. */
 function mutated(base: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
-  return fc.tuple(base, fc.nat(), fc.constantFrom('replace', 'replace', 'delete', 'add', 'whole'), nastyJson).map(([value, pick, op, replacement]) => {
-    if (op === 'whole') return replacement;
-    const copy = structuredClone(value) as Record<string, unknown>;
-    const paths = pathsOf(copy);
-    if (paths.length === 0) return replacement;
-    const path = paths[pick % paths.length]!;
-    const parent = path.slice(0, -1).reduce<Record<string, unknown>>((node, k) => node[k] as Record<string, unknown>, copy);
-    const key = path[path.length - 1]!;
-    if (op === 'delete') {
-      if (Array.isArray(parent)) parent.splice(Number(key), 1);
-      else delete parent[key];
-    } else if (op === 'add') {
-      if (Array.isArray(parent)) parent.push(replacement);
-      else parent[`${key}_extra`] = replacement;
-    } else {
-      parent[key] = replacement;
-    }
-    return copy;
-  });
+  return fc
+    .tuple(base, fc.nat(), fc.constantFrom('replace', 'replace', 'delete', 'add', 'whole'), nastyJson)
+    .map(([value, pick, op, replacement]) => {
+      if (op === 'whole') return replacement;
+      const copy = structuredClone(value) as Record<string, unknown>;
+      const paths = pathsOf(copy);
+      if (paths.length === 0) return replacement;
+      const path = paths[pick % paths.length]!;
+      const parent = path.slice(0, -1).reduce<Record<string, unknown>>((node, k) => node[k] as Record<string, unknown>, copy);
+      const key = path[path.length - 1]!;
+      if (op === 'delete') {
+        if (Array.isArray(parent)) parent.splice(Number(key), 1);
+        else delete parent[key];
+      } else if (op === 'add') {
+        if (Array.isArray(parent)) parent.push(replacement);
+        else parent[`${key}_extra`] = replacement;
+      } else {
+        parent[key] = replacement;
+      }
+      return copy;
+    });
 }
 
 function pathsOf(value: unknown, prefix: string[] = []): string[][] {
@@ -323,26 +434,62 @@ function pathsOf(value: unknown, prefix: string[] = []): string[][] {
 
 /** Raw bodies that are not the JSON they claim to be, or JSON that tests the parser's limits. */
 const RAW_BODIES = [
-  '', '{', '[', '{"a":', 'null', 'true', '"text"', '123', '[]', '{}', '{"detalles": [', '\uFEFF{}', '{"a":1}{"b":2}', "{'a': 1}", '{"cantidad": NaN}', '{"x": Infinity}',
-  `{"packages": [${'['.repeat(5_000)}${']'.repeat(5_000)}]}`, `{"detalles": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`, `{"a": "${'\\u0000'.repeat(100)}"}`, '{"__proto__": {"admin": true}}',
-  `{"constructor": {"prototype": {"x": 1}}}`, JSON.stringify({ packages: Array.from({ length: 501 }, () => ({})) }),
+  '',
+  '{',
+  '[',
+  '{"a":',
+  'null',
+  'true',
+  '"text"',
+  '123',
+  '[]',
+  '{}',
+  '{"detalles": [',
+  '\uFEFF{}',
+  '{"a":1}{"b":2}',
+  "{'a': 1}",
+  '{"cantidad": NaN}',
+  '{"x": Infinity}',
+  `{"packages": [${'['.repeat(5_000)}${']'.repeat(5_000)}]}`,
+  `{"detalles": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`,
+  `{"a": "${'\\u0000'.repeat(100)}"}`,
+  '{"__proto__": {"admin": true}}',
+  `{"constructor": {"prototype": {"x": 1}}}`,
+  JSON.stringify({ packages: Array.from({ length: 501 }, () => ({})) }),
 ];
 
 type BodyChoice = { body?: string; contentType?: string };
 
 function bodyArb(valid: fc.Arbitrary<unknown> | undefined): fc.Arbitrary<BodyChoice> {
-  const json = valid ? fc.oneof({ weight: 3, arbitrary: valid }, { weight: 5, arbitrary: mutated(valid) }, { weight: 1, arbitrary: nastyJson }) : nastyJson;
+  const json = valid
+    ? fc.oneof({ weight: 3, arbitrary: valid }, { weight: 5, arbitrary: mutated(valid) }, { weight: 1, arbitrary: nastyJson })
+    : nastyJson;
   return fc.oneof(
     { weight: 12, arbitrary: json.map((v) => ({ body: JSON.stringify(v) ?? 'null', contentType: 'application/json' })) },
     { weight: 2, arbitrary: fc.constantFrom(...RAW_BODIES).map((body) => ({ body, contentType: 'application/json' })) },
     {
       weight: 1,
       arbitrary: fc
-        .tuple(json, fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'multipart/form-data', 'application/vnd.api+json', '*/*'))
+        .tuple(
+          json,
+          fc.constantFrom(
+            undefined,
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'application/json; charset=latin1',
+            'application/json; charset=utf-16',
+            'multipart/form-data',
+            'application/vnd.api+json',
+            '*/*',
+          ),
+        )
         .map(([v, contentType]) => ({ body: JSON.stringify(v) ?? 'null', ...(contentType ? { contentType } : {}) })),
     },
     { weight: 1, arbitrary: fc.constant<BodyChoice>({}) },
-    { weight: 1, arbitrary: fc.constant<BodyChoice>({ body: `{"observaciones": "${'x'.repeat(1024 * 1024)}"}`, contentType: 'application/json' }) },
+    {
+      weight: 1,
+      arbitrary: fc.constant<BodyChoice>({ body: `{"observaciones": "${'x'.repeat(1024 * 1024)}"}`, contentType: 'application/json' }),
+    },
   );
 }
 
@@ -388,7 +535,10 @@ function validSaleUpdate(c: Company): fc.Arbitrary<unknown> {
       fecha: fc.constantFrom('2026-03-11', '2026-03-12'),
       estado: fc.constantFrom(...ESTADOS_VENTA_ACTUALIZACION),
       id_cliente: fc.constantFrom(c.clientes.juan!, c.clientes.libre!),
-      detalles: fc.array(fc.record({ id_producto: fc.constantFrom(...Object.values(c.productos)), cantidad: fc.integer({ min: 1, max: 4 }) }), { minLength: 1, maxLength: 3 }),
+      detalles: fc.array(
+        fc.record({ id_producto: fc.constantFrom(...Object.values(c.productos)), cantidad: fc.integer({ min: 1, max: 4 }) }),
+        { minLength: 1, maxLength: 3 },
+      ),
     },
     { requiredKeys: [] },
   );
@@ -399,7 +549,12 @@ function validPackages(c: Company): fc.Arbitrary<unknown> {
     {
       cliente: fc.constantFrom('Cliente Uno', ' Cliente '),
       codigo_asesor: fc.constantFrom('AS-01', 'AS-99'),
-      wr: fc.constantFrom('FZ-WR-1', 'FZ-WR-2', 'FZ-WR-3').chain((w) => fc.oneof(fc.constant(w), fc.string({ minLength: 1, maxLength: 12 }).map((s) => `FZ-${s}`))),
+      wr: fc.constantFrom('FZ-WR-1', 'FZ-WR-2', 'FZ-WR-3').chain((w) =>
+        fc.oneof(
+          fc.constant(w),
+          fc.string({ minLength: 1, maxLength: 12 }).map((s) => `FZ-${s}`),
+        ),
+      ),
       guia: fc.constant('G-1'),
       embalaje: fc.constant('Caja'),
       piezas: fc.integer({ min: 0, max: 10 }),
@@ -411,7 +566,21 @@ function validPackages(c: Company): fc.Arbitrary<unknown> {
       sucursal: fc.constantFrom('Sucursal Centro', 'sucursal norte', 'Inexistente'),
       id_sucursal: fc.constantFrom(c.sucursales.centro!, c.sucursales.norte!),
     },
-    { requiredKeys: ['cliente', 'codigo_asesor', 'wr', 'guia', 'embalaje', 'piezas', 'peso', 'precio', 'cuenta_a_terceros', 'otros', 'total'] },
+    {
+      requiredKeys: [
+        'cliente',
+        'codigo_asesor',
+        'wr',
+        'guia',
+        'embalaje',
+        'piezas',
+        'peso',
+        'precio',
+        'cuenta_a_terceros',
+        'otros',
+        'total',
+      ],
+    },
   );
   return fc.array(item, { minLength: 1, maxLength: 5 }).map((packages) => ({ packages }));
 }
@@ -432,11 +601,17 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
     const params = (route.path.match(/:(\w+)/g) ?? []).map((p) => p.slice(1));
     const arb = fc
       .record({
-        method: fc.oneof({ weight: 14, arbitrary: fc.constant(route.method.toUpperCase()) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD') }),
+        method: fc.oneof(
+          { weight: 14, arbitrary: fc.constant(route.method.toUpperCase()) },
+          { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD') },
+        ),
         auth,
         ids: fc.tuple(...params.map(() => idArb(ownIds(route.path), otherIds(route.path)))),
         query: queryArb(queryKeysOf(route.query), valid),
-        body: route.method === 'get' ? fc.oneof({ weight: 9, arbitrary: fc.constant<BodyChoice>({}) }, { weight: 1, arbitrary: bodyArb(undefined) }) : bodyArb(validBodies[`${route.method} ${route.path}`]),
+        body:
+          route.method === 'get'
+            ? fc.oneof({ weight: 9, arbitrary: fc.constant<BodyChoice>({}) }, { weight: 1, arbitrary: bodyArb(undefined) })
+            : bodyArb(validBodies[`${route.method} ${route.path}`]),
       })
       .map(({ method, auth: who, ids, query, body }): FuzzCase => {
         let path = route.path;
@@ -446,7 +621,10 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
           endpoint: label,
           method,
           path: `${API_BASE}${path}${query}`,
-          headers: { ...(who.header !== undefined ? { Authorization: who.header } : {}), ...(sendsBody && body.contentType ? { 'Content-Type': body.contentType } : {}) },
+          headers: {
+            ...(who.header !== undefined ? { Authorization: who.header } : {}),
+            ...(sendsBody && body.contentType ? { 'Content-Type': body.contentType } : {}),
+          },
           ...(sendsBody ? { body: body.body } : {}),
           // Ids that change the route (empty, dots, escapes) may land on no route at all, before authentication.
           authenticated: who.valid && method === route.method.toUpperCase() && ids.every((id) => /^[^%./]+$/.test(id!)),
@@ -463,9 +641,18 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
     const payload: fc.Arbitrary<{ body: string; headers: Record<string, string> }> =
       webhook.plataforma === 'shopify'
         ? fc
-            .record({ id: fc.bigInt({ min: 1n, max: 99_999_999_999_999_999n }), status: fc.constantFrom('paid', 'pending', 'refunded', 'voided', 'weird'), qty: fc.integer({ min: -1, max: 5 }), sku: fc.constantFrom('LAP-14', 'MOU-01', 'NOPE') })
+            .record({
+              id: fc.bigInt({ min: 1n, max: 99_999_999_999_999_999n }),
+              status: fc.constantFrom('paid', 'pending', 'refunded', 'voided', 'weird'),
+              qty: fc.integer({ min: -1, max: 5 }),
+              sku: fc.constantFrom('LAP-14', 'MOU-01', 'NOPE'),
+            })
             .chain(({ id, status, qty, sku }) => {
-              const body = shopifyOrderBody({ id: String(id), financial_status: status, line_items: [{ id: `${id}1`, product_id: '7001', variant_id: '8001', sku, title: sku, quantity: qty, price: '10.00' }] });
+              const body = shopifyOrderBody({
+                id: String(id),
+                financial_status: status,
+                line_items: [{ id: `${id}1`, product_id: '7001', variant_id: '8001', sku, title: sku, quantity: qty, price: '10.00' }],
+              });
               return fc.oneof(
                 { weight: 3, arbitrary: fc.constant(body) },
                 { weight: 3, arbitrary: mutated(fc.constant(JSON.parse(body))).map((v) => JSON.stringify(v) ?? 'null') },
@@ -474,24 +661,60 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
             })
             .map((body) => ({ body, headers: shopifyHeaders(body, 'orders/create') }))
         : fc
-            .record({ id: fc.integer({ min: 1, max: 2_000_000_000 }), status: fc.constantFrom('processing', 'completed', 'pending', 'cancelled', 'refunded', 'weird'), qty: fc.integer({ min: -1, max: 5 }), sku: fc.constantFrom('LAP-14', 'MOU-01', 'NOPE') })
+            .record({
+              id: fc.integer({ min: 1, max: 2_000_000_000 }),
+              status: fc.constantFrom('processing', 'completed', 'pending', 'cancelled', 'refunded', 'weird'),
+              qty: fc.integer({ min: -1, max: 5 }),
+              sku: fc.constantFrom('LAP-14', 'MOU-01', 'NOPE'),
+            })
             .chain(({ id, status, qty, sku }) => {
               const order = wooOrder({ id, status, line_items: [{ product_id: 9001, sku, quantity: qty, total: '10.00' }] });
-              return fc.oneof({ weight: 3, arbitrary: fc.constant(order as unknown) }, { weight: 3, arbitrary: mutated(fc.constant(order as unknown)) }, { weight: 1, arbitrary: nastyJson });
+              return fc.oneof(
+                { weight: 3, arbitrary: fc.constant(order as unknown) },
+                { weight: 3, arbitrary: mutated(fc.constant(order as unknown)) },
+                { weight: 1, arbitrary: nastyJson },
+              );
             })
             .chain((order) => {
               const body = JSON.stringify(order) ?? 'null';
               return fc.oneof(
-                { weight: 4, arbitrary: fc.constant({ body, headers: wooHeaders(body, webhook.recurso === 'producto' ? 'product.updated' : 'order.updated', WOO_SECRET) }) },
-                { weight: 1, arbitrary: fc.constant({ body, headers: { ...wooHeaders(body, 'order.updated'), 'X-WC-Webhook-Signature': sign(body, 'wrong-secret') } }) },
-                { weight: 1, arbitrary: fc.constant({ body: 'webhook_id=12', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }) },
-                { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES).map((raw) => ({ body: raw, headers: wooHeaders(raw, 'order.updated', WOO_SECRET) })) },
+                {
+                  weight: 4,
+                  arbitrary: fc.constant({
+                    body,
+                    headers: wooHeaders(body, webhook.recurso === 'producto' ? 'product.updated' : 'order.updated', WOO_SECRET),
+                  }),
+                },
+                {
+                  weight: 1,
+                  arbitrary: fc.constant({
+                    body,
+                    headers: { ...wooHeaders(body, 'order.updated'), 'X-WC-Webhook-Signature': sign(body, 'wrong-secret') },
+                  }),
+                },
+                {
+                  weight: 1,
+                  arbitrary: fc.constant({ body: 'webhook_id=12', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
+                },
+                {
+                  weight: 1,
+                  arbitrary: fc
+                    .constantFrom(...RAW_BODIES)
+                    .map((raw) => ({ body: raw, headers: wooHeaders(raw, 'order.updated', WOO_SECRET) })),
+                },
               );
             });
     const arb = fc
       .record({
-        method: fc.oneof({ weight: 14, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'OPTIONS') }),
-        token: fc.oneof({ weight: 6, arbitrary: fc.constant(token) }, { weight: 1, arbitrary: nastyText.map(encodeURIComponent) }, { weight: 1, arbitrary: fc.constantFrom(`${token}x`, token.toUpperCase(), b.integraciones.woo!.path.split('/')[4]!) }),
+        method: fc.oneof(
+          { weight: 14, arbitrary: fc.constant('POST') },
+          { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'OPTIONS') },
+        ),
+        token: fc.oneof(
+          { weight: 6, arbitrary: fc.constant(token) },
+          { weight: 1, arbitrary: nastyText.map(encodeURIComponent) },
+          { weight: 1, arbitrary: fc.constantFrom(`${token}x`, token.toUpperCase(), b.integraciones.woo!.path.split('/')[4]!) },
+        ),
         payload,
       })
       .map(({ method, token: t, payload: p }): FuzzCase => ({
@@ -511,7 +734,17 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
     method: 'get',
     path: '*',
     arb: fc
-      .tuple(fc.constantFrom(API_BASE, '/api/external/v2', '/api', '', WEBHOOK_BASE), fc.array(fc.oneof(fc.constantFrom('sales', 'inventory', 'returns', 'x', '..', '%2e%2e', 'summary', '1'), nastyText.map(encodeURIComponent)), { minLength: 1, maxLength: 4 }), auth)
+      .tuple(
+        fc.constantFrom(API_BASE, '/api/external/v2', '/api', '', WEBHOOK_BASE),
+        fc.array(
+          fc.oneof(
+            fc.constantFrom('sales', 'inventory', 'returns', 'x', '..', '%2e%2e', 'summary', '1'),
+            nastyText.map(encodeURIComponent),
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
+        auth,
+      )
       .map(([base, segments, who]): FuzzCase => ({
         endpoint: 'unknown paths',
         method: 'GET',
@@ -525,8 +758,16 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
 
 /** The report as text: counts per endpoint and status, then the first violations. */
 export function formatFuzzReport(report: FuzzReport): string {
-  const lines = Object.entries(report.byEndpoint).map(([label, s]) => `  ${label.padEnd(52)} ${String(s.cases).padStart(5)} cases ${String(Math.round(s.ms / 1000)).padStart(4)} s  ${JSON.stringify(s.statuses)}`);
-  const violations = report.violations.slice(0, 10).map((v) => `  ✗ ${v.request.method} ${v.request.path.slice(0, 160)} → ${v.status}: ${v.problem}\n      body sent: ${(v.request.body ?? '').slice(0, 160)}\n      answer: ${v.answer.slice(0, 200)}`);
+  const lines = Object.entries(report.byEndpoint).map(
+    ([label, s]) =>
+      `  ${label.padEnd(52)} ${String(s.cases).padStart(5)} cases ${String(Math.round(s.ms / 1000)).padStart(4)} s  ${JSON.stringify(s.statuses)}`,
+  );
+  const violations = report.violations
+    .slice(0, 10)
+    .map(
+      (v) =>
+        `  ✗ ${v.request.method} ${v.request.path.slice(0, 160)} → ${v.status}: ${v.problem}\n      body sent: ${(v.request.body ?? '').slice(0, 160)}\n      answer: ${v.answer.slice(0, 200)}`,
+    );
   return [
     `fuzzing (seed ${report.seed}): ${report.cases} cases, ${report.refusedWritesChecked} refused writes compared table by table, ${report.violations.length} violations`,
     ...lines,

@@ -41,7 +41,9 @@ export async function settle(databaseUrl: string, timeoutMs = 120_000, everyMs =
 
 async function pendingWork(client: pg.Client): Promise<string[]> {
   const outboxes = await outboxTables(client);
-  const parts = outboxes.map((schema) => `select '${schema}.outbox' as what, count(*)::int as n from ${schema}.outbox where published_at is null`);
+  const parts = outboxes.map(
+    (schema) => `select '${schema}.outbox' as what, count(*)::int as n from ${schema}.outbox where published_at is null`,
+  );
   parts.push(`select 'inventory.reservas reservada', count(*)::int from inventory.reservas where estado = 'reservada'`);
   parts.push(`select 'webhook_ingest.entregas recibida', count(*)::int from webhook_ingest.entregas where estado = 'recibida'`);
   // A return's stock is settled after its commit (and again by its event's consumer).
@@ -55,7 +57,9 @@ async function pendingWork(client: pg.Client): Promise<string[]> {
 }
 
 async function outboxTables(client: pg.Client): Promise<string[]> {
-  const { rows } = await client.query<{ schema: string }>(`select table_schema as schema from information_schema.tables where table_name = 'outbox' order by 1`);
+  const { rows } = await client.query<{ schema: string }>(
+    `select table_schema as schema from information_schema.tables where table_name = 'outbox' order by 1`,
+  );
   return rows.map((r) => r.schema);
 }
 
@@ -67,7 +71,11 @@ async function outboxTables(client: pg.Client): Promise<string[]> {
  * databases hold.
  */
 export async function checkInvariants(input: InvariantInput): Promise<InvariantResult[]> {
-  const results: InvariantResult[] = await auditBooks({ databaseUrl: input.databaseUrl, inFlightMs: 0, initialCorrelatives: input.initialCorrelatives });
+  const results: InvariantResult[] = await auditBooks({
+    databaseUrl: input.databaseUrl,
+    inFlightMs: 0,
+    initialCorrelatives: input.initialCorrelatives,
+  });
   const client = new pg.Client({ connectionString: input.databaseUrl });
   await client.connect();
   const q = async (text: string, params: unknown[] = []) => (await client.query<Row>(text, params)).rows;
@@ -82,11 +90,14 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
   try {
     await check('every sale answered 2xx is stored once, with the answered id', async () => {
       const acked = [...input.ledger.sales.values()].filter((s) => s.acked);
-      const rows = await q('select id, empresa_id, referencia_externa from sales.ventas where referencia_externa = any($1)', [acked.map((s) => s.referencia)]);
+      const rows = await q('select id, empresa_id, referencia_externa from sales.ventas where referencia_externa = any($1)', [
+        acked.map((s) => s.referencia),
+      ]);
       const violations: string[] = [];
       for (const s of acked) {
         const found = rows.filter((r) => r.referencia_externa === s.referencia && empresaRef.get(r.empresa_id) === s.empresa);
-        if (found.length !== 1 || found[0]!.id !== s.id) violations.push(`${s.empresa}:${s.referencia} answered id ${s.id}, stored ${JSON.stringify(found.map((r) => r.id))}`);
+        if (found.length !== 1 || found[0]!.id !== s.id)
+          violations.push(`${s.empresa}:${s.referencia} answered id ${s.id}, stored ${JSON.stringify(found.map((r) => r.id))}`);
       }
       return { checked: acked.length, violations };
     });
@@ -104,7 +115,10 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
         const mine = rows.filter((r) => r.referencia_externa === o.referencia && empresaRef.get(r.empresa_id) === o.empresa);
         const ids = new Set(mine.map((r) => r.id));
         if (ids.size !== 1) {
-          const deliveries = await q(`select id, estado, motivo, intentos from webhook_ingest.entregas where referencia = $1 and empresa_id = $2`, [o.referencia, input.companies[o.empresa].id]);
+          const deliveries = await q(
+            `select id, estado, motivo, intentos from webhook_ingest.entregas where referencia = $1 and empresa_id = $2`,
+            [o.referencia, input.companies[o.empresa].id],
+          );
           violations.push(`${o.empresa}:${o.referencia}: ${ids.size} sales; deliveries stored: ${JSON.stringify(deliveries)}`);
           continue;
         }
@@ -126,7 +140,8 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
       for (const s of certain) {
         const expected = s.expected ?? { estado: s.estado, lines: s.lines };
         const mine = rows.filter((r) => r.id === s.id);
-        if (mine[0] && mine[0].estado !== expected.estado) violations.push(`sale ${s.id}: estado ${mine[0].estado}, expected ${expected.estado}`);
+        if (mine[0] && mine[0].estado !== expected.estado)
+          violations.push(`sale ${s.id}: estado ${mine[0].estado}, expected ${expected.estado}`);
         const problem = compareLines(expected.lines, mine);
         if (problem) violations.push(`sale ${s.id}: ${problem}`);
       }
@@ -135,18 +150,23 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
 
     await check('every return answered by the back office is stored once, with the answered id', async () => {
       const acked = [...input.ledger.returns.values()].filter((r) => r.acked);
-      const rows = await q('select id, empresa_id, referencia from returns.devoluciones where referencia = any($1)', [acked.map((r) => r.referencia)]);
+      const rows = await q('select id, empresa_id, referencia from returns.devoluciones where referencia = any($1)', [
+        acked.map((r) => r.referencia),
+      ]);
       const violations: string[] = [];
       for (const r of acked) {
         const found = rows.filter((row) => row.referencia === r.referencia && empresaRef.get(row.empresa_id) === r.empresa);
-        if (found.length !== 1 || found[0]!.id !== r.id) violations.push(`${r.empresa}:${r.referencia} answered id ${r.id}, stored ${JSON.stringify(found.map((row) => row.id))}`);
+        if (found.length !== 1 || found[0]!.id !== r.id)
+          violations.push(`${r.empresa}:${r.referencia} answered id ${r.id}, stored ${JSON.stringify(found.map((row) => row.id))}`);
       }
       return { checked: acked.length, violations };
     });
 
     await check('no webhook delivery of the load failed', async () => {
       const refs = [...[...input.ledger.orders.values()].map((o) => o.referencia), ...input.ledger.productUpdates.map((u) => u.referencia)];
-      const failed = await q(`select referencia, motivo from webhook_ingest.entregas where estado = 'fallida' and referencia = any($1)`, [refs]);
+      const failed = await q(`select referencia, motivo from webhook_ingest.entregas where estado = 'fallida' and referencia = any($1)`, [
+        refs,
+      ]);
       return { checked: refs.length, violations: failed.map((r) => `delivery of ${r.referencia} failed: ${r.motivo}`) };
     });
 
@@ -156,7 +176,8 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
       const violations: string[] = [];
       for (const p of acked) {
         const found = rows.filter((r) => r.wr === p.wr && empresaRef.get(r.empresa_id) === p.empresa);
-        if (found.length !== 1 || found[0]!.id !== p.id) violations.push(`${p.empresa}:${p.wr} answered id ${p.id}, stored ${JSON.stringify(found.map((r) => r.id))}`);
+        if (found.length !== 1 || found[0]!.id !== p.id)
+          violations.push(`${p.empresa}:${p.wr} answered id ${p.id}, stored ${JSON.stringify(found.map((r) => r.id))}`);
       }
       return { checked: acked.length, violations };
     });
@@ -170,22 +191,32 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
           const [{ n }] = (await q('select count(*)::int as n from sales.ventas where empresa_id = $1', [c.id])) as [Row];
           const summary = await call(`${gateway}/api/external/v1/sales/summary`, { key: c.key });
           checked++;
-          if (summary.body?.data?.cantidad_ventas !== n) violations.push(`${c.ref}: summary counts ${summary.body?.data?.cantidad_ventas} sales (status ${summary.status}), database ${n}`);
+          if (summary.body?.data?.cantidad_ventas !== n)
+            violations.push(
+              `${c.ref}: summary counts ${summary.body?.data?.cantidad_ventas} sales (status ${summary.status}), database ${n}`,
+            );
           for (const producto of Object.values(c.productos)) {
             const stock = await q('select bodega_id, stock::float8 as stock from inventory.inventarios where producto_id = $1', [producto]);
             const res = await call(`${gateway}/api/external/v1/inventory/${producto}`, { key: c.key });
             checked++;
-            const shown = new Map<string, number>(((res.body?.data?.inventarios ?? []) as Array<{ nombre_bodega: string; stock: number }>).map((i) => [i.nombre_bodega, i.stock]));
+            const shown = new Map<string, number>(
+              ((res.body?.data?.inventarios ?? []) as Array<{ nombre_bodega: string; stock: number }>).map((i) => [
+                i.nombre_bodega,
+                i.stock,
+              ]),
+            );
             const total = stock.reduce((s, r) => s + r.stock, 0);
             const shownTotal = [...shown.values()].reduce((s, v) => s + v, 0);
-            if (res.status !== 200 || Math.abs(total - shownTotal) > 1e-9) violations.push(`${c.ref} producto ${producto}: API stock ${shownTotal} (status ${res.status}), database ${total}`);
+            if (res.status !== 200 || Math.abs(total - shownTotal) > 1e-9)
+              violations.push(`${c.ref} producto ${producto}: API stock ${shownTotal} (status ${res.status}), database ${total}`);
           }
         }
         const sample = [...input.ledger.sales.values()].filter((s) => s.acked).slice(-200);
         for (const s of sample) {
           const res = await call(`${gateway}/api/external/v1/sales/${s.id}`, { key: input.companies[s.empresa].key });
           checked++;
-          if (res.status !== 200 || res.body?.data?.referencia_externa !== s.referencia) violations.push(`GET /sales/${s.id} (${s.empresa}:${s.referencia}) answered ${res.status}`);
+          if (res.status !== 200 || res.body?.data?.referencia_externa !== s.referencia)
+            violations.push(`GET /sales/${s.id} (${s.empresa}:${s.referencia}) answered ${res.status}`);
         }
         return { checked, violations };
       });
@@ -204,7 +235,8 @@ function compareLines(expected: LineRecord[], rows: Row[]): string | undefined {
   for (const r of rows) got.set(r.id_producto, (got.get(r.id_producto) ?? 0) + Number(r.cantidad));
   const keys = new Set([...want.keys(), ...got.keys()]);
   for (const k of keys) {
-    if (Math.abs((want.get(k) ?? 0) - (got.get(k) ?? 0)) > 1e-9) return `lines ${JSON.stringify(Object.fromEntries(got))}, expected ${JSON.stringify(Object.fromEntries(want))}`;
+    if (Math.abs((want.get(k) ?? 0) - (got.get(k) ?? 0)) > 1e-9)
+      return `lines ${JSON.stringify(Object.fromEntries(got))}, expected ${JSON.stringify(Object.fromEntries(want))}`;
   }
   return undefined;
 }

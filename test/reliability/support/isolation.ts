@@ -27,7 +27,11 @@ type Kind = 'ventas' | 'productos' | 'devoluciones';
 
 /** Which ids a path's `{id}` names, by its first segment. */
 const KIND_OF: Record<string, Kind> = { sales: 'ventas', inventory: 'productos', returns: 'devoluciones' };
-const NOT_FOUND: Record<Kind, string> = { ventas: 'Venta no encontrada', productos: 'Producto no encontrado', devoluciones: 'Devolución no encontrada' };
+const NOT_FOUND: Record<Kind, string> = {
+  ventas: 'Venta no encontrada',
+  productos: 'Producto no encontrado',
+  devoluciones: 'Devolución no encontrada',
+};
 
 interface Ids {
   ventas: number[];
@@ -63,7 +67,8 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
         report.requests++;
         const res = await call(`${target.baseUrl}${path}`, { key: viewer.key, ...init });
         report.checks++;
-        if (res.text.includes(other.ref === 'a' ? 'Empresa A' : 'Empresa B')) fail(`${label} ${path}: the answer names ${other.ref}'s company`);
+        if (res.text.includes(other.ref === 'a' ? 'Empresa A' : 'Empresa B'))
+          fail(`${label} ${path}: the answer names ${other.ref}'s company`);
         if (res.status >= 200 && res.status < 300 && res.body?.meta && res.body.meta.empresa !== `Empresa ${viewer.ref.toUpperCase()}`) {
           fail(`${label} ${path}: meta.empresa is ${res.body.meta.empresa}`);
         }
@@ -77,8 +82,16 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
 
       // Writes the other company makes first, so the viewer's lookalike requests have something to collide with.
       const onlyOther = `ISO-${other.ref}-only`;
-      await call(`${target.baseUrl}${API_BASE}/sales`, { method: 'POST', key: other.key, json: saleBody(other, { referencia_externa: onlyOther }) });
-      await call(`${target.baseUrl}${API_BASE}/packages/import`, { method: 'POST', key: other.key, json: { packages: [packageItem(`WR-${onlyOther}`, { id_sucursal: other.sucursales.centro })] } });
+      await call(`${target.baseUrl}${API_BASE}/sales`, {
+        method: 'POST',
+        key: other.key,
+        json: saleBody(other, { referencia_externa: onlyOther }),
+      });
+      await call(`${target.baseUrl}${API_BASE}/packages/import`, {
+        method: 'POST',
+        key: other.key,
+        json: { packages: [packageItem(`WR-${onlyOther}`, { id_sucursal: other.sucursales.centro })] },
+      });
       const orderId = 700_000 + (other.ref === 'a' ? 1 : 2);
       await deliverWoo(target.baseUrl, other, orderId);
       const pending = await settle(target.databaseUrl, 30_000, 50);
@@ -105,11 +118,17 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
           // Every id of the other company: 404, the same answer as an id that does not exist.
           for (const id of kind ? theirs[kind] : [...theirs.ventas, ...theirs.productos]) {
             const path = `${API_BASE}${route.path.replace(':id', String(id))}`;
-            const json = route.path.endsWith('/replay') ? { desde: '2026-01-01T00:00:00Z' } : { observaciones: 'cambio ajeno', detalles: [{ id_producto: mine.productos[0], cantidad: 1 }] };
+            const json = route.path.endsWith('/replay')
+              ? { desde: '2026-01-01T00:00:00Z' }
+              : { observaciones: 'cambio ajeno', detalles: [{ id_producto: mine.productos[0], cantidad: 1 }] };
             const init: CallInit = route.method === 'get' ? {} : { method: route.method.toUpperCase(), json };
             const res = await send(label, path, init);
             expect(res.status === 404, `${label} with ${other.ref}'s id ${id} answered ${res.status}`);
-            if (kind) expect(res.body?.error === NOT_FOUND[kind], `${label} with ${other.ref}'s id ${id}: message ${JSON.stringify(res.body?.error)}`);
+            if (kind)
+              expect(
+                res.body?.error === NOT_FOUND[kind],
+                `${label} with ${other.ref}'s id ${id}: message ${JSON.stringify(res.body?.error)}`,
+              );
           }
           continue;
         }
@@ -117,17 +136,36 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
           const res = await send(label, `${API_BASE}${route.path}`);
           expect(res.status === 200, `${label} answered ${res.status}`);
           const data = res.body?.data ?? {};
-          if (route.path === '/sales/summary') expect(data.cantidad_ventas === mine.ventas.length, `${label}: ${data.cantidad_ventas} sales, ${viewer.ref} has ${mine.ventas.length}`);
-          if (route.path === '/inventory/summary') expect(data.productos?.total === mine.productos.length, `${label}: ${data.productos?.total} products, ${viewer.ref} has ${mine.productos.length}`);
+          if (route.path === '/sales/summary')
+            expect(
+              data.cantidad_ventas === mine.ventas.length,
+              `${label}: ${data.cantidad_ventas} sales, ${viewer.ref} has ${mine.ventas.length}`,
+            );
+          if (route.path === '/inventory/summary')
+            expect(
+              data.productos?.total === mine.productos.length,
+              `${label}: ${data.productos?.total} products, ${viewer.ref} has ${mine.productos.length}`,
+            );
           if (route.path === '/returns/summary') {
-            const [{ n }] = (await q('select count(*)::int as n from returns.devoluciones where empresa_id = $1 and enable', [viewer.id])) as [Row];
+            const [{ n }] = (await q('select count(*)::int as n from returns.devoluciones where empresa_id = $1 and enable', [
+              viewer.id,
+            ])) as [Row];
             expect(data.cantidad_devoluciones === n, `${label}: ${data.cantidad_devoluciones} returns, ${viewer.ref} has ${n} active`);
           }
           continue;
         }
         if (route.method === 'get' && kind) {
           // Lists: filters that match the other company's rows exactly still show only one's own.
-          const filters = ['', 'codigo=LAP-14', 'nombre=Laptop', 'marca=Acer', 'categoria=Electr', 'estado=Completada', 'fecha_inicio=2026-01-01&fecha_fin=2026-12-31', ...theirs.ventas.slice(0, 3).map((id) => `id_venta=${id}`)];
+          const filters = [
+            '',
+            'codigo=LAP-14',
+            'nombre=Laptop',
+            'marca=Acer',
+            'categoria=Electr',
+            'estado=Completada',
+            'fecha_inicio=2026-01-01&fecha_fin=2026-12-31',
+            ...theirs.ventas.slice(0, 3).map((id) => `id_venta=${id}`),
+          ];
           for (const filter of filters) {
             const res = await send(label, `${API_BASE}${route.path}?per_page=200${filter ? `&${filter}` : ''}`);
             if (res.status === 400) continue; // a filter this list does not take
@@ -135,8 +173,15 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
             const ids = ((res.body?.data ?? []) as Array<{ id: number }>).map((r) => r.id);
             const leaked = ids.filter((id) => theirs[kind].includes(id));
             expect(leaked.length === 0, `${label}?${filter} listed ${other.ref}'s ${kind} ${leaked.join(', ')}`);
-            expect(ids.every((id) => mine[kind].includes(id)), `${label}?${filter} listed ids that are not ${viewer.ref}'s`);
-            if (filter === '') expect(res.body?.pagination?.total === mine[kind].length, `${label}: total ${res.body?.pagination?.total}, ${viewer.ref} has ${mine[kind].length}`);
+            expect(
+              ids.every((id) => mine[kind].includes(id)),
+              `${label}?${filter} listed ids that are not ${viewer.ref}'s`,
+            );
+            if (filter === '')
+              expect(
+                res.body?.pagination?.total === mine[kind].length,
+                `${label}: total ${res.body?.pagination?.total}, ${viewer.ref} has ${mine[kind].length}`,
+              );
           }
           continue;
         }
@@ -152,7 +197,10 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
           ];
           const ventas = mine.ventas.length;
           for (const [field, change] of variants) {
-            const res = await send(label, `${API_BASE}/sales`, { method: 'POST', json: saleBody(viewer, { ...change, referencia_externa: `ISO-${viewer.ref}-${field}` }) });
+            const res = await send(label, `${API_BASE}/sales`, {
+              method: 'POST',
+              json: saleBody(viewer, { ...change, referencia_externa: `ISO-${viewer.ref}-${field}` }),
+            });
             expect(res.status === 422, `${label} with ${other.ref}'s ${field} answered ${res.status}`);
           }
           const [{ n }] = (await q('select count(*)::int as n from sales.ventas where empresa_id = $1', [viewer.id])) as [Row];
@@ -160,21 +208,46 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
           // Names, codes and references both companies use resolve to one's own.
           const byName = await send(label, `${API_BASE}/sales`, {
             method: 'POST',
-            json: saleBody(viewer, { id_sucursal: undefined, sucursal: 'Sucursal Centro', referencia_externa: onlyOther, detalles: [{ codigo_producto: 'LAP-14', cantidad: 1 }] }),
+            json: saleBody(viewer, {
+              id_sucursal: undefined,
+              sucursal: 'Sucursal Centro',
+              referencia_externa: onlyOther,
+              detalles: [{ codigo_producto: 'LAP-14', cantidad: 1 }],
+            }),
           });
-          expect(byName.status === 201, `${label} with a reference only ${other.ref} has answered ${byName.status} (must create ${viewer.ref}'s own)`);
-          expect(mine.productos.includes(byName.body?.data?.detalles?.[0]?.id_producto), `${label}: codigo_producto LAP-14 resolved to a product that is not ${viewer.ref}'s`);
-          const shared = await send(label, `${API_BASE}/sales`, { method: 'POST', json: saleBody(viewer, { referencia_externa: 'REF-1' }) });
-          expect(shared.status === 200 && shared.body?.meta?.idempotent === true && mine.ventas.includes(shared.body?.data?.id), `${label} with REF-1 (both have it) answered ${shared.status} with sale ${shared.body?.data?.id}`);
+          expect(
+            byName.status === 201,
+            `${label} with a reference only ${other.ref} has answered ${byName.status} (must create ${viewer.ref}'s own)`,
+          );
+          expect(
+            mine.productos.includes(byName.body?.data?.detalles?.[0]?.id_producto),
+            `${label}: codigo_producto LAP-14 resolved to a product that is not ${viewer.ref}'s`,
+          );
+          const shared = await send(label, `${API_BASE}/sales`, {
+            method: 'POST',
+            json: saleBody(viewer, { referencia_externa: 'REF-1' }),
+          });
+          expect(
+            shared.status === 200 && shared.body?.meta?.idempotent === true && mine.ventas.includes(shared.body?.data?.id),
+            `${label} with REF-1 (both have it) answered ${shared.status} with sale ${shared.body?.data?.id}`,
+          );
           continue;
         }
         if (route.method === 'post' && route.path === '/packages/import') {
           const res = await send(label, `${API_BASE}/packages/import`, {
             method: 'POST',
-            json: { packages: [packageItem(`WR-${onlyOther}`, { sucursal: 'Sucursal Centro' }), packageItem(`WR-ISO-${viewer.ref}-ajena`, { id_sucursal: theirs.sucursales[0] })] },
+            json: {
+              packages: [
+                packageItem(`WR-${onlyOther}`, { sucursal: 'Sucursal Centro' }),
+                packageItem(`WR-ISO-${viewer.ref}-ajena`, { id_sucursal: theirs.sucursales[0] }),
+              ],
+            },
           });
           expect(res.status === 200, `${label} answered ${res.status}`);
-          expect(res.body?.created === 1 && res.body?.items?.[0]?.status === 'created', `${label}: a wr only ${other.ref} has was ${res.body?.items?.[0]?.status ?? 'refused'} (must be created for ${viewer.ref})`);
+          expect(
+            res.body?.created === 1 && res.body?.items?.[0]?.status === 'created',
+            `${label}: a wr only ${other.ref} has was ${res.body?.items?.[0]?.status ?? 'refused'} (must be created for ${viewer.ref})`,
+          );
           expect(res.body?.errors?.length === 1 && res.body.errors[0].index === 1, `${label}: ${other.ref}'s branch id was not refused`);
           continue;
         }
@@ -194,7 +267,10 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
       expect(delivered.status === 200, `woocommerce order ${orderId} answered ${delivered.status}`);
       await settle(target.databaseUrl, 30_000, 50);
       const sales = await q('select empresa_id from sales.ventas where referencia_externa = $1 order by empresa_id', [`woo-${orderId}`]);
-      expect(sales.length === 2 && sales.some((r) => r.empresa_id === viewer.id), `order woo-${orderId} of both companies: sales of ${JSON.stringify(sales.map((r) => r.empresa_id))}`);
+      expect(
+        sales.length === 2 && sales.some((r) => r.empresa_id === viewer.id),
+        `order woo-${orderId} of both companies: sales of ${JSON.stringify(sales.map((r) => r.empresa_id))}`,
+      );
 
       const after = await tenantSnapshot(db, other.id);
       const changed = [...after.keys()].filter((t) => after.get(t) !== before.get(t));
@@ -214,7 +290,10 @@ async function tenantSnapshot(db: pg.Client, empresaId: number): Promise<Map<str
      where column_name = 'empresa_id' and table_schema in ('gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook_ingest') order by 1, 2`,
   );
   const sql = tables
-    .map(({ schema, table }) => `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x where x.empresa_id = $1`)
+    .map(
+      ({ schema, table }) =>
+        `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x where x.empresa_id = $1`,
+    )
     .join(' union all ');
   return new Map((await db.query<{ t: string; h: string }>(sql, [empresaId])).rows.map((r) => [r.t, r.h]));
 }
@@ -235,10 +314,25 @@ function saleBody(c: Company, overrides: Record<string, unknown> = {}): Record<s
 }
 
 function packageItem(wr: string, branch: Record<string, unknown>): Record<string, unknown> {
-  return { cliente: 'Cliente Uno', codigo_asesor: 'AS-01', wr, guia: 'G-1', embalaje: 'Caja', piezas: 1, peso: 1, precio: 10, cuenta_a_terceros: 0, otros: 0, total: 10, ...branch };
+  return {
+    cliente: 'Cliente Uno',
+    codigo_asesor: 'AS-01',
+    wr,
+    guia: 'G-1',
+    embalaje: 'Caja',
+    piezas: 1,
+    peso: 1,
+    precio: 10,
+    cuenta_a_terceros: 0,
+    otros: 0,
+    total: 10,
+    ...branch,
+  };
 }
 
 async function deliverWoo(baseUrl: string, c: Company, id: number): Promise<Attempt> {
-  const body = JSON.stringify(wooOrder({ id, status: 'processing', line_items: [{ product_id: 555, sku: 'LAP-14', quantity: 1, total: '10.00' }] }));
+  const body = JSON.stringify(
+    wooOrder({ id, status: 'processing', line_items: [{ product_id: 555, sku: 'LAP-14', quantity: 1, total: '10.00' }] }),
+  );
   return call(`${baseUrl}${c.integraciones.woo!.path}`, { method: 'POST', body, headers: wooHeaders(body, 'order.created', WOO_SECRET) });
 }

@@ -97,7 +97,19 @@ export interface LoadOptions {
   seed?: number;
 }
 
-export type Operation = 'sale' | 'sale-repeat' | 'sale-strict' | 'update' | 'annul' | 'return' | 'return-race' | 'woo-order' | 'woo-product' | 'shop-order' | 'packages' | 'read';
+export type Operation =
+  | 'sale'
+  | 'sale-repeat'
+  | 'sale-strict'
+  | 'update'
+  | 'annul'
+  | 'return'
+  | 'return-race'
+  | 'woo-order'
+  | 'woo-product'
+  | 'shop-order'
+  | 'packages'
+  | 'read';
 
 const DEFAULT_MIX: Record<Operation, number> = {
   sale: 30,
@@ -257,7 +269,9 @@ export class Load {
     const data = res.body?.data;
     record.acked = true;
     record.id = data?.id;
-    record.lineIds = Object.fromEntries(((data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]));
+    record.lineIds = Object.fromEntries(
+      ((data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]),
+    );
   }
 
   /** A partner retrying a sale it already got an answer for: 200, `idempotent`, the same sale. */
@@ -280,7 +294,8 @@ export class Load {
         detalles: [{ id_producto: c.productos.mouse, cantidad: 99 }],
       },
     });
-    if (res.status !== 200 || res.body?.meta?.idempotent !== true || res.body?.data?.id !== record.id) this.tally.fail('POST /sales (repeat)');
+    if (res.status !== 200 || res.body?.meta?.idempotent !== true || res.body?.data?.id !== record.id)
+      this.tally.fail('POST /sales (repeat)');
   }
 
   /** Changes the quantities of a Pendiente sale or a quotation, or turns a quotation into a sale. */
@@ -300,7 +315,10 @@ export class Load {
     const lines = current.lines.map((l) => ({ id_producto: l.id_producto, cantidad: 1 + Math.floor(this.random() * 4) }));
     const body = {
       ...(convert ? { estado: 'Completada', id_documento: c.documentos.factura, id_canal: c.canales.tienda } : {}),
-      detalles: lines.map((l) => ({ ...(record.lineIds?.[l.id_producto] ? { id: record.lineIds[l.id_producto] } : { id_producto: l.id_producto }), cantidad: l.cantidad })),
+      detalles: lines.map((l) => ({
+        ...(record.lineIds?.[l.id_producto] ? { id: record.lineIds[l.id_producto] } : { id_producto: l.id_producto }),
+        cantidad: l.cantidad,
+      })),
     };
     record.busy = true;
     try {
@@ -308,7 +326,9 @@ export class Load {
       if (res.status === 200) {
         record.expected = { estado: convert ? 'Completada' : current.estado, lines };
         record.uncertain = false;
-        record.lineIds = Object.fromEntries(((res.body?.data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]));
+        record.lineIds = Object.fromEntries(
+          ((res.body?.data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]),
+        );
       } else if (res.status === 0 || res.status >= 500 || res.unsure) {
         // No definite answer: the change may or may not have been applied (a retry refused after a
         // timeout may be refused because of it); stock must be right either way.
@@ -324,7 +344,9 @@ export class Load {
 
   /** Annuls a sale through the back office, as an operator would. */
   private async annulSale(): Promise<void> {
-    const candidates = [...this.ledger.sales.values()].filter((s) => s.acked && !s.busy && !s.returned && s.empresa !== 's' && (s.expected?.estado ?? s.estado) !== 'Anulada');
+    const candidates = [...this.ledger.sales.values()].filter(
+      (s) => s.acked && !s.busy && !s.returned && s.empresa !== 's' && (s.expected?.estado ?? s.estado) !== 'Anulada',
+    );
     if (candidates.length === 0) return;
     await this.annulRecord(this.pick(candidates), 'annul (back office)');
   }
@@ -335,7 +357,13 @@ export class Load {
     try {
       const done = await this.backOffice(
         op,
-        () => admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: this.options.companies[record.empresa].id, id_venta: record.id! }, { requestId: `annul-${record.id}` }),
+        () =>
+          admin.request(
+            salesAdminSubjects,
+            'sales.admin.annul',
+            { empresa_id: this.options.companies[record.empresa].id, id_venta: record.id! },
+            { requestId: `annul-${record.id}` },
+          ),
         refusable,
       );
       if (done === 'done') {
@@ -353,20 +381,40 @@ export class Load {
   private async returnSale(): Promise<void> {
     const admin = this.options.admin!;
     const candidates = [...this.ledger.sales.values()].filter(
-      (s) => s.acked && !s.busy && !s.returned && !s.uncertain && s.empresa !== 's' && (s.expected?.estado ?? s.estado) === 'Completada' && (s.expected ?? s).lines.length > 0,
+      (s) =>
+        s.acked &&
+        !s.busy &&
+        !s.returned &&
+        !s.uncertain &&
+        s.empresa !== 's' &&
+        (s.expected?.estado ?? s.estado) === 'Completada' &&
+        (s.expected ?? s).lines.length > 0,
     );
     if (candidates.length === 0) return;
     const sale = this.pick(candidates);
     sale.returned = true;
     const line = (sale.expected ?? sale).lines[0]!;
     const c = this.options.companies[sale.empresa];
-    const record: ReturnRecord = { empresa: sale.empresa, referencia: `${this.options.runId}-D${++this.counter}`, id_venta: sale.id!, acked: false, lines: [{ id_producto: line.id_producto, cantidad: 1 }] };
+    const record: ReturnRecord = {
+      empresa: sale.empresa,
+      referencia: `${this.options.runId}-D${++this.counter}`,
+      id_venta: sale.id!,
+      acked: false,
+      lines: [{ id_producto: line.id_producto, cantidad: 1 }],
+    };
     this.ledger.returns.set(`${sale.empresa}:${record.referencia}`, record);
     await this.backOffice('return (back office)', async () => {
       const reply = await admin.request(
         returnsAdminSubjects,
         'returns.admin.create',
-        { empresa_id: c.id, id_venta: sale.id!, fecha: '2026-03-11', tipo: 'devolucion', referencia: record.referencia, detalles: [{ id_producto: line.id_producto, cantidad: 1 }] },
+        {
+          empresa_id: c.id,
+          id_venta: sale.id!,
+          fecha: '2026-03-11',
+          tipo: 'devolucion',
+          referencia: record.referencia,
+          detalles: [{ id_producto: line.id_producto, cantidad: 1 }],
+        },
         { requestId: `return-${record.referencia}` },
       );
       record.acked = true;
@@ -382,7 +430,14 @@ export class Load {
   private async raceReturn(): Promise<void> {
     const admin = this.options.admin!;
     const candidates = [...this.ledger.sales.values()].filter(
-      (s) => s.acked && !s.busy && !s.returned && !s.uncertain && s.empresa !== 's' && ['Completada', 'Pendiente'].includes((s.expected ?? s).estado) && (s.expected ?? s).lines.length > 0,
+      (s) =>
+        s.acked &&
+        !s.busy &&
+        !s.returned &&
+        !s.uncertain &&
+        s.empresa !== 's' &&
+        ['Completada', 'Pendiente'].includes((s.expected ?? s).estado) &&
+        (s.expected ?? s).lines.length > 0,
     );
     if (candidates.length === 0) return;
     const sale = this.pick(candidates);
@@ -390,7 +445,13 @@ export class Load {
     const current = sale.expected ?? { estado: sale.estado, lines: sale.lines };
     const line = current.lines[0]!;
     const c = this.options.companies[sale.empresa];
-    const record: ReturnRecord = { empresa: sale.empresa, referencia: `${this.options.runId}-D${++this.counter}`, id_venta: sale.id!, acked: false, lines: [{ ...line }] };
+    const record: ReturnRecord = {
+      empresa: sale.empresa,
+      referencia: `${this.options.runId}-D${++this.counter}`,
+      id_venta: sale.id!,
+      acked: false,
+      lines: [{ ...line }],
+    };
     this.ledger.returns.set(`${sale.empresa}:${record.referencia}`, record);
     const devolver = this.backOffice(
       'return racing a change (back office)',
@@ -398,7 +459,14 @@ export class Load {
         const reply = await admin.request(
           returnsAdminSubjects,
           'returns.admin.create',
-          { empresa_id: c.id, id_venta: sale.id!, fecha: '2026-03-11', tipo: 'devolucion', referencia: record.referencia, detalles: [{ id_producto: line.id_producto, cantidad: line.cantidad }] },
+          {
+            empresa_id: c.id,
+            id_venta: sale.id!,
+            fecha: '2026-03-11',
+            tipo: 'devolucion',
+            referencia: record.referencia,
+            detalles: [{ id_producto: line.id_producto, cantidad: line.cantidad }],
+          },
           { requestId: `return-${record.referencia}` },
         );
         record.acked = true;
@@ -406,7 +474,10 @@ export class Load {
       },
       true,
     );
-    const change = current.estado === 'Completada' ? this.annulRecord(sale, 'annul racing a return (back office)', true) : this.updateRecord(sale, 'PUT /sales/{id} racing a return', true);
+    const change =
+      current.estado === 'Completada'
+        ? this.annulRecord(sale, 'annul racing a return (back office)', true)
+        : this.updateRecord(sale, 'PUT /sales/{id} racing a return', true);
     await Promise.all([devolver, change]);
   }
 
@@ -423,7 +494,14 @@ export class Load {
         return 'done';
       } catch (err) {
         const code = isAppError(err) ? err.code : 'ERROR';
-        this.tally.record(op, { status: 0, error: code, body: undefined, text: '', headers: new Headers(), ms: performance.now() - started });
+        this.tally.record(op, {
+          status: 0,
+          error: code,
+          body: undefined,
+          text: '',
+          headers: new Headers(),
+          ms: performance.now() - started,
+        });
         if (code !== 'UNAVAILABLE' && code !== 'TIMEOUT') {
           if (!(refusable && code === 'BUSINESS_RULE')) this.tally.fail(op);
           return 'refused';
@@ -437,7 +515,11 @@ export class Load {
 
   private orderLines(empresa: CompanyRef): Array<LineRecord & { codigo: string }> {
     const c = this.options.companies[empresa];
-    return this.sample(PRODUCT_REFS, 1 + Math.floor(this.random() * 2)).map((p) => ({ id_producto: c.productos[p]!, codigo: SOLD_PRODUCTS[p].codigo, cantidad: 1 + Math.floor(this.random() * 3) }));
+    return this.sample(PRODUCT_REFS, 1 + Math.floor(this.random() * 2)).map((p) => ({
+      id_producto: c.productos[p]!,
+      codigo: SOLD_PRODUCTS[p].codigo,
+      cantidad: 1 + Math.floor(this.random() * 3),
+    }));
   }
 
   /** A WooCommerce order delivered one to three times (platforms retry), sometimes two at once. */
@@ -448,12 +530,23 @@ export class Load {
     const order = wooOrder({
       id,
       status: 'processing',
-      line_items: lines.map((l) => ({ product_id: 9_000_000 + l.id_producto, sku: l.codigo, quantity: l.cantidad, total: (10 * l.cantidad).toFixed(2) })),
+      line_items: lines.map((l) => ({
+        product_id: 9_000_000 + l.id_producto,
+        sku: l.codigo,
+        quantity: l.cantidad,
+        total: (10 * l.cantidad).toFixed(2),
+      })),
     });
     const body = JSON.stringify(order);
     const record: OrderRecord = { empresa, referencia: `woo-${id}`, acked: false, lines };
     this.ledger.orders.set(`${empresa}:${record.referencia}`, record);
-    await this.deliverTimes(record, c.integraciones.woo!.path, body, () => wooHeaders(body, 'order.created', WOO_SECRET), 'POST /api/webhook/woocommerce');
+    await this.deliverTimes(
+      record,
+      c.integraciones.woo!.path,
+      body,
+      () => wooHeaders(body, 'order.created', WOO_SECRET),
+      'POST /api/webhook/woocommerce',
+    );
   }
 
   /**
@@ -481,7 +574,13 @@ export class Load {
     );
     const record: ProductUpdateRecord = { empresa, referencia: `woo-producto-${platformId}`, acked: false };
     this.ledger.productUpdates.push(record);
-    await this.deliverTimes(record, `${c.integraciones.woo!.path}/producto`, body, () => wooHeaders(body, 'product.updated', WOO_SECRET), 'POST /api/webhook/woocommerce/producto');
+    await this.deliverTimes(
+      record,
+      `${c.integraciones.woo!.path}/producto`,
+      body,
+      () => wooHeaders(body, 'product.updated', WOO_SECRET),
+      'POST /api/webhook/woocommerce/producto',
+    );
   }
 
   private async shopOrder(empresa: CompanyRef): Promise<void> {
@@ -491,15 +590,35 @@ export class Load {
     const body = shopifyOrderBody({
       id,
       financial_status: 'paid',
-      line_items: lines.map((l, i) => ({ id: `${id}${i}`, product_id: String(7_000_000_000 + l.id_producto), variant_id: String(8_000_000_000 + l.id_producto), sku: l.codigo, title: l.codigo, quantity: l.cantidad, price: '10.00' })),
+      line_items: lines.map((l, i) => ({
+        id: `${id}${i}`,
+        product_id: String(7_000_000_000 + l.id_producto),
+        variant_id: String(8_000_000_000 + l.id_producto),
+        sku: l.codigo,
+        title: l.codigo,
+        quantity: l.cantidad,
+        price: '10.00',
+      })),
     });
     const record: OrderRecord = { empresa, referencia: `shop-${id}`, acked: false, lines };
     this.ledger.orders.set(`${empresa}:${record.referencia}`, record);
     const eventId = `evt-${this.options.runId}-${id}`;
-    await this.deliverTimes(record, c.integraciones.shop!.path, body, () => shopifyHeaders(body, 'orders/create', undefined, eventId), 'POST /api/webhook/shopify');
+    await this.deliverTimes(
+      record,
+      c.integraciones.shop!.path,
+      body,
+      () => shopifyHeaders(body, 'orders/create', undefined, eventId),
+      'POST /api/webhook/shopify',
+    );
   }
 
-  private async deliverTimes(record: { acked: boolean }, path: string, body: string, headers: () => Record<string, string>, op: string): Promise<void> {
+  private async deliverTimes(
+    record: { acked: boolean },
+    path: string,
+    body: string,
+    headers: () => Record<string, string>,
+    op: string,
+  ): Promise<void> {
     const times = 1 + Math.floor(this.random() * 3);
     const deliver = async () => {
       const res = await this.send(op, path, { method: 'POST', body, headers: headers() });
@@ -531,7 +650,8 @@ export class Load {
       total: 10,
       ...(i % 2 === 0 ? { sucursal: 'Sucursal Centro' } : { id_sucursal: c.sucursales.norte }),
     }));
-    for (const wr of wrs) if (!this.ledger.packages.has(`${empresa}:${wr}`)) this.ledger.packages.set(`${empresa}:${wr}`, { empresa, wr, acked: false });
+    for (const wr of wrs)
+      if (!this.ledger.packages.has(`${empresa}:${wr}`)) this.ledger.packages.set(`${empresa}:${wr}`, { empresa, wr, acked: false });
     const res = await this.send('POST /packages/import', `${API}/packages/import`, { method: 'POST', key: c.key, json: { packages } });
     if (res.status !== 200) return this.tally.fail('POST /packages/import');
     for (const item of (res.body?.items ?? []) as Array<{ wr: string; id: number }>) {

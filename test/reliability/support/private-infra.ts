@@ -93,7 +93,14 @@ export class PrivateInfra {
   private async startPostgres(): Promise<void> {
     // fsync off is safe here: the crash is the server's, not the machine's, so the OS keeps what was written.
     // Commits stay synchronous: an acknowledged commit must survive the crash, as in production.
-    const options = [`-p ${this.pgPort}`, `-k ${this.dir}`, '-c listen_addresses=127.0.0.1', '-c max_connections=400', '-c fsync=off', '-c full_page_writes=off'];
+    const options = [
+      `-p ${this.pgPort}`,
+      `-k ${this.dir}`,
+      '-c listen_addresses=127.0.0.1',
+      '-c max_connections=400',
+      '-c fsync=off',
+      '-c full_page_writes=off',
+    ];
     this.pgCtl(['-o', options.join(' '), '-l', path.join(this.dir, 'postgres.log'), '-w', '-t', '60', 'start']);
     await waitFor(() => reachable(this.databaseUrl, 500), 30_000, 'private Postgres');
   }
@@ -114,7 +121,9 @@ export class PrivateInfra {
   private async startNats(): Promise<void> {
     const store = path.join(this.dir, 'nats');
     const log = openSync(path.join(this.dir, 'nats.log'), 'a');
-    this.nats = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', store], { stdio: ['ignore', log, log] });
+    this.nats = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', store], {
+      stdio: ['ignore', log, log],
+    });
     await waitFor(() => reachable(this.natsUrl, 500), 30_000, 'private NATS');
   }
 
@@ -149,7 +158,8 @@ export function privateInfraMissing(): string[] {
   for (const tool of ['nats-server', 'redis-server']) {
     if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).error) missing.push(tool);
   }
-  if (isRoot() && spawnSync('id', ['postgres'], { stdio: 'ignore' }).status !== 0) missing.push('a postgres user (Postgres does not run as root)');
+  if (isRoot() && spawnSync('id', ['postgres'], { stdio: 'ignore' }).status !== 0)
+    missing.push('a postgres user (Postgres does not run as root)');
   return missing;
 }
 

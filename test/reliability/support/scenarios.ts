@@ -41,7 +41,14 @@ export interface ScenarioResult {
   figures: Record<string, string | number>;
 }
 
-async function finish(ctx: ChaosContext, name: string, load: Load, events: string[], problems: string[], figures: Record<string, string | number> = {}): Promise<ScenarioResult> {
+async function finish(
+  ctx: ChaosContext,
+  name: string,
+  load: Load,
+  events: string[],
+  problems: string[],
+  figures: Record<string, string | number> = {},
+): Promise<ScenarioResult> {
   ctx.log(`${name}: load stopped; waiting for the system to settle`);
   const pending = await settle(ctx.databaseUrl, 180_000);
   if (pending.length > 0) problems.push(`did not settle within 180 s: ${pending.join(', ')}`);
@@ -73,7 +80,16 @@ async function replaceCrashed(ctx: ChaosContext, problems: string[], event: (lin
 }
 
 function newLoad(ctx: ChaosContext, runId: string, workers: number): Load {
-  return new Load({ gateways: ctx.rotation.list, companies: ctx.companies, workers, thinkMs: 20, runId, updates: ctx.updates, admin: ctx.admin, attempts: 12 });
+  return new Load({
+    gateways: ctx.rotation.list,
+    companies: ctx.companies,
+    workers,
+    thinkMs: 20,
+    runId,
+    updates: ctx.updates,
+    admin: ctx.admin,
+    attempts: 12,
+  });
 }
 
 /**
@@ -173,7 +189,9 @@ export async function rollingRestartScenario(ctx: ChaosContext): Promise<Scenari
   await replaceCrashed(ctx, problems, (line) => events.push(line), 'during the rolling restart');
   const failed = Object.entries(load.tally.byStatus()).filter(([status]) => status === '0' || !/^[24]\d\d$/.test(status));
   if (failed.length > 0) problems.push(`requests failed during the rolling restart: ${JSON.stringify(Object.fromEntries(failed))}`);
-  const refused = [...load.tally.outcomes.entries()].filter(([key]) => / 4\d\d$/.test(key) && !key.startsWith('POST /sales (no oversell) 422'));
+  const refused = [...load.tally.outcomes.entries()].filter(
+    ([key]) => / 4\d\d$/.test(key) && !key.startsWith('POST /sales (no oversell) 422'),
+  );
   if (refused.length > 0) problems.push(`requests refused during the rolling restart: ${JSON.stringify(Object.fromEntries(refused))}`);
   return finish(ctx, 'rolling restart', load, events, problems);
 }
@@ -184,15 +202,25 @@ export async function rollingRestartScenario(ctx: ChaosContext): Promise<Scenari
  * may wait into a timeout, and the memory of the gateway and the services must stay level over
  * the soak (resident set sampled from their /metrics).
  */
-export async function overloadScenario(ctx: ChaosContext, options: { clients: number; seconds: number; maxInflight: number }): Promise<ScenarioResult> {
+export async function overloadScenario(
+  ctx: ChaosContext,
+  options: { clients: number; seconds: number; maxInflight: number },
+): Promise<ScenarioResult> {
   const events: string[] = [];
   const problems: string[] = [];
   const gateway = await ctx.cluster.start('gateway', { MAX_INFLIGHT_REQUESTS: String(options.maxInflight) });
-  events.push(`${gateway.label} with MAX_INFLIGHT_REQUESTS=${options.maxInflight}; ${options.clients} clients without pause for ${options.seconds} s`);
+  events.push(
+    `${gateway.label} with MAX_INFLIGHT_REQUESTS=${options.maxInflight}; ${options.clients} clients without pause for ${options.seconds} s`,
+  );
   ctx.log(`overload: ${events[0]}`);
   const tally = new Tally();
   const a = ctx.companies.a;
-  const paths = [`/api/external/v1/inventory?per_page=50`, `/api/external/v1/sales?per_page=20`, `/api/external/v1/sales/summary`, `/api/external/v1/inventory/${a.productos.laptop}`];
+  const paths = [
+    `/api/external/v1/inventory?per_page=50`,
+    `/api/external/v1/sales?per_page=20`,
+    `/api/external/v1/sales/summary`,
+    `/api/external/v1/inventory/${a.productos.laptop}`,
+  ];
   const refusals: number[] = [];
   const missingRetryAfter = { n: 0 };
   /** When each answer 504 (or client timeout) came, in seconds from the start: they must not pile up. */
@@ -207,7 +235,15 @@ export async function overloadScenario(ctx: ChaosContext, options: { clients: nu
         ? await call(`${gateway.url}/api/external/v1/sales`, {
             method: 'POST',
             key: a.key,
-            json: { fecha: '2026-03-10', estado: 'Completada', id_sucursal: a.sucursales.centro, id_bodega: a.bodegas.principal, id_documento: a.documentos.ticket, id_canal: a.canales.tienda, detalles: [{ id_producto: a.productos.cable, cantidad: 1 }] },
+            json: {
+              fecha: '2026-03-10',
+              estado: 'Completada',
+              id_sucursal: a.sucursales.centro,
+              id_bodega: a.bodegas.principal,
+              id_documento: a.documentos.ticket,
+              id_canal: a.canales.tienda,
+              detalles: [{ id_producto: a.productos.cable, cantidad: 1 }],
+            },
           })
         : await call(`${gateway.url}${paths[n % paths.length]}`, { key: a.key });
       tally.record(write ? 'POST /sales' : 'GET', attempt);
@@ -220,7 +256,11 @@ export async function overloadScenario(ctx: ChaosContext, options: { clients: nu
       }
     }
   };
-  const targets: Array<{ label: string; url: string }> = [{ label: gateway.label, url: gateway.opsUrl }, ...ctx.cluster.of('sales').map((r) => ({ label: r.label, url: r.opsUrl })), ...ctx.cluster.of('inventory').map((r) => ({ label: r.label, url: r.opsUrl }))];
+  const targets: Array<{ label: string; url: string }> = [
+    { label: gateway.label, url: gateway.opsUrl },
+    ...ctx.cluster.of('sales').map((r) => ({ label: r.label, url: r.opsUrl })),
+    ...ctx.cluster.of('inventory').map((r) => ({ label: r.label, url: r.opsUrl })),
+  ];
   const samples = new Map<string, Array<{ rss: number; heap: number }>>(targets.map((t) => [t.label, []]));
   const before = await memoryNow(targets);
   const sampler = (async () => {
@@ -239,7 +279,8 @@ export async function overloadScenario(ctx: ChaosContext, options: { clients: nu
 
   const byStatus = tally.byStatus();
   const unexpected = Object.entries(byStatus).filter(([status]) => !['200', '201', '503', '504', 'timeout'].includes(status));
-  if (unexpected.length > 0) problems.push(`answers other than 2xx, 503 and 504 under overload: ${JSON.stringify(Object.fromEntries(unexpected))}`);
+  if (unexpected.length > 0)
+    problems.push(`answers other than 2xx, 503 and 504 under overload: ${JSON.stringify(Object.fromEntries(unexpected))}`);
   if (!byStatus['503']) problems.push('the load never reached the in-flight limit (no 503): raise the clients');
   if (missingRetryAfter.n > 0) problems.push(`${missingRetryAfter.n} answers 503 without Retry-After`);
   // Timeouts may happen on a starved machine, but rarely, and not more and more as the soak goes on.
@@ -250,7 +291,8 @@ export async function overloadScenario(ctx: ChaosContext, options: { clients: nu
   if (late > early * 2 + 5) problems.push(`timeouts pile up: ${early} in the first third of the soak, ${late} in the last`);
   // What the gateway itself took to refuse (from its histogram): at once, not after waiting for a slot.
   const shed = await shedTimings(gateway.opsUrl);
-  if (shed.count > 0 && shed.within10ms / shed.count < 0.99) problems.push(`only ${shed.within10ms} of ${shed.count} refusals took under 10 ms in the gateway: they waited`);
+  if (shed.count > 0 && shed.within10ms / shed.count < 0.99)
+    problems.push(`only ${shed.within10ms} of ${shed.count} refusals took under 10 ms in the gateway: they waited`);
   refusals.sort((x, y) => x - y);
   const figures: Record<string, string | number> = {
     'latency p50 / p99 of every answer, at the client (ms)': `${Math.round(tally.percentile(50))} / ${Math.round(tally.percentile(99))}`,
@@ -273,11 +315,15 @@ export async function overloadScenario(ctx: ChaosContext, options: { clients: nu
     const rssPeak = (part: typeof series) => Math.max(...mb(part.map((m) => m.rss)));
     const heap = { before: (before.get(label)?.heap ?? NaN) / 1024 / 1024, early: heapFloor(first), late: heapFloor(last) };
     const rss = { early: rssPeak(first), late: rssPeak(last) };
-    figures[`${label}: heap before / floor in the first third / floor in the last third (MB)`] = [heap.before, heap.early, heap.late].map((v) => v.toFixed(0)).join(' / ');
+    figures[`${label}: heap before / floor in the first third / floor in the last third (MB)`] = [heap.before, heap.early, heap.late]
+      .map((v) => v.toFixed(0))
+      .join(' / ');
     figures[`${label}: resident peak, first / last third (MB)`] = `${rss.early.toFixed(0)} / ${rss.late.toFixed(0)}`;
     // A leak raises the floor steadily over the soak; a burst of queued work or a late collection only moves it a little.
-    if (heap.late > heap.early * 1.5 + 30) problems.push(`${label}: the heap keeps growing (floor ${heap.early.toFixed(0)} MB → ${heap.late.toFixed(0)} MB)`);
-    if (rss.late > rss.early * 1.5 + 40) problems.push(`${label}: resident memory keeps growing (${rss.early.toFixed(0)} MB → ${rss.late.toFixed(0)} MB)`);
+    if (heap.late > heap.early * 1.5 + 30)
+      problems.push(`${label}: the heap keeps growing (floor ${heap.early.toFixed(0)} MB → ${heap.late.toFixed(0)} MB)`);
+    if (rss.late > rss.early * 1.5 + 40)
+      problems.push(`${label}: resident memory keeps growing (${rss.early.toFixed(0)} MB → ${rss.late.toFixed(0)} MB)`);
   }
   await ctx.cluster.signal(gateway, 'SIGTERM');
   await replaceCrashed(ctx, problems, (line) => events.push(line), 'during the overload');
@@ -292,7 +338,8 @@ async function shedTimings(opsUrl: string): Promise<{ count: number; within10ms:
   let count = 0;
   let within10ms = 0;
   for (const line of res.text.split('\n')) {
-    if (!line.startsWith('erp_http_request_duration_seconds_') || !line.includes('route="unmatched"') || !line.includes('status="503"')) continue;
+    if (!line.startsWith('erp_http_request_duration_seconds_') || !line.includes('route="unmatched"') || !line.includes('status="503"'))
+      continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
     if (line.startsWith('erp_http_request_duration_seconds_count')) count += value;
     else if (line.includes('le="0.01"')) within10ms += value;

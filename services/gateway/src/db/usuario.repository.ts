@@ -6,7 +6,11 @@ import type { GatewayDb, UsuariosTable } from './tables';
  * by Postgres alone; an active user wins over an inactive one, then the lowest id. Returns the
  * code as asked → user id; codes nobody has are absent.
  */
-export async function findUsuarioIdsByCodigo(db: Kysely<GatewayDb>, empresaId: number, codigos: readonly string[]): Promise<Record<string, number>> {
+export async function findUsuarioIdsByCodigo(
+  db: Kysely<GatewayDb>,
+  empresaId: number,
+  codigos: readonly string[],
+): Promise<Record<string, number>> {
   const asked = [...new Set(codigos)];
   if (asked.length === 0) return {};
   const rows = await db
@@ -38,5 +42,8 @@ export async function insertUsuario(
 }
 
 export async function usuarioBelongsTo(db: Kysely<GatewayDb>, empresaId: number, usuarioId: number): Promise<boolean> {
-  return (await db.selectFrom('usuarios').select('id').where('id', '=', usuarioId).where('empresa_id', '=', empresaId).executeTakeFirst()) !== undefined;
+  return (
+    (await db.selectFrom('usuarios').select('id').where('id', '=', usuarioId).where('empresa_id', '=', empresaId).executeTakeFirst()) !==
+    undefined
+  );
 }

@@ -14,10 +14,15 @@ describe('API keys', () => {
     expect(keyPrefix('erp_abcdefghijkl')).toBe('erp_abcd');
   });
 
-  it.each([undefined, '', 'Bearer', 'Bearer short', 'Basic abcdefghijklmnopqrstuvwxyz', 'Bearer abc def ghi jkl mno pqr', 'Token abcdefghijklmnopqrstu'])(
-    'rejects the header %p',
-    (header) => {
-      expect(bearerToken(header)).toBeUndefined();
-    },
-  );
+  it.each([
+    undefined,
+    '',
+    'Bearer',
+    'Bearer short',
+    'Basic abcdefghijklmnopqrstuvwxyz',
+    'Bearer abc def ghi jkl mno pqr',
+    'Token abcdefghijklmnopqrstu',
+  ])('rejects the header %p', (header) => {
+    expect(bearerToken(header)).toBeUndefined();
+  });
 });

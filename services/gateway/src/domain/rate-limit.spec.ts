@@ -2,7 +2,10 @@ import { decision, hasDateFilters, limitFor, windowAt } from './rate-limit';
 
 describe('hourly rate-limit rule', () => {
   it('uses fixed UTC hours, whatever the minute of the first request', () => {
-    expect(windowAt(Date.UTC(2026, 0, 1, 14, 0, 0))).toEqual({ start: Date.UTC(2026, 0, 1, 14) / 1000, reset: Date.UTC(2026, 0, 1, 15) / 1000 });
+    expect(windowAt(Date.UTC(2026, 0, 1, 14, 0, 0))).toEqual({
+      start: Date.UTC(2026, 0, 1, 14) / 1000,
+      reset: Date.UTC(2026, 0, 1, 15) / 1000,
+    });
     expect(windowAt(Date.UTC(2026, 0, 1, 14, 59, 59, 999)).reset).toBe(Date.UTC(2026, 0, 1, 15) / 1000);
     expect(windowAt(Date.UTC(2026, 0, 1, 23, 30)).reset).toBe(Date.UTC(2026, 0, 2, 0) / 1000);
   });

@@ -18,7 +18,9 @@ export function windowAt(nowMs: number): RateWindow {
 
 /** A request with both `fecha_inicio` and `fecha_fin` counts against the higher limit. */
 export function hasDateFilters(query: Record<string, unknown>): boolean {
-  return typeof query.fecha_inicio === 'string' && query.fecha_inicio !== '' && typeof query.fecha_fin === 'string' && query.fecha_fin !== '';
+  return (
+    typeof query.fecha_inicio === 'string' && query.fecha_inicio !== '' && typeof query.fecha_fin === 'string' && query.fecha_fin !== ''
+  );
 }
 
 export function limitFor(rule: RateLimitRule, dateFiltered: boolean): number {

@@ -3,7 +3,14 @@ import { enqueueEvent, type Handlers, type OutboxRelay } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import type { Kysely, Transaction } from 'kysely';
 import { insertApiKey, revokeApiKey } from '../db/api-key.repository';
-import { empresaExists, findEmpresaByClave, insertEmpresa, listEmpresas, setEmpresaActive, setEmpresaSeedRefs } from '../db/empresa.repository';
+import {
+  empresaExists,
+  findEmpresaByClave,
+  insertEmpresa,
+  listEmpresas,
+  setEmpresaActive,
+  setEmpresaSeedRefs,
+} from '../db/empresa.repository';
 import type { GatewayDb } from '../db/tables';
 import { insertUsuario, usuarioBelongsTo } from '../db/usuario.repository';
 import { generateApiKey, hashApiKey, keyPrefix } from '../domain/api-key';
@@ -14,7 +21,11 @@ type RefMaps = Record<string, Record<string, number>>;
  * Back-office handlers: companies, users and API keys. Changes that affect credentials announce
  * themselves to every replica, and `onCredentialsChanged` applies them at once in this one.
  */
-export function adminHandlers(db: Kysely<GatewayDb>, relay: OutboxRelay, onCredentialsChanged: (empresaId: number) => void = () => undefined): Handlers<typeof gatewaySubjects> {
+export function adminHandlers(
+  db: Kysely<GatewayDb>,
+  relay: OutboxRelay,
+  onCredentialsChanged: (empresaId: number) => void = () => undefined,
+): Handlers<typeof gatewaySubjects> {
   const announce = async (trx: Transaction<GatewayDb>, empresaId: number, apiKeyId?: number) => {
     await enqueueEvent(trx, gatewayEvents, 'events.gateway.credentials.changed', {
       empresa_id: empresaId,
@@ -33,17 +44,36 @@ export function adminHandlers(db: Kysely<GatewayDb>, relay: OutboxRelay, onCrede
             return { id: existing.id, existing: true, usuarios: refs.usuarios ?? {}, api_keys: explicitKeys, refs };
           }
         }
-        const id = await insertEmpresa(trx, { clave: req.clave ?? null, nombre: req.nombre, activo: req.activo, vender_sin_stock: req.vender_sin_stock, iva: String(req.iva) });
+        const id = await insertEmpresa(trx, {
+          clave: req.clave ?? null,
+          nombre: req.nombre,
+          activo: req.activo,
+          vender_sin_stock: req.vender_sin_stock,
+          iva: String(req.iva),
+        });
         const usuarios: Record<string, number> = {};
         for (const u of req.usuarios) {
-          usuarios[u.ref] = await insertUsuario(trx, { empresa_id: id, nombre: u.nombre, rol: u.rol, codigo: u.codigo ?? null, activo: u.activo });
+          usuarios[u.ref] = await insertUsuario(trx, {
+            empresa_id: id,
+            nombre: u.nombre,
+            rol: u.rol,
+            codigo: u.codigo ?? null,
+            activo: u.activo,
+          });
         }
         const apiKeys: Record<string, string> = {};
         for (const k of req.api_keys) {
           const usuarioId = k.usuario !== undefined ? usuarios[k.usuario] : undefined;
-          if (k.usuario !== undefined && usuarioId === undefined) throw AppError.validation(`El API key "${k.ref}" usa el usuario desconocido "${k.usuario}"`);
+          if (k.usuario !== undefined && usuarioId === undefined)
+            throw AppError.validation(`El API key "${k.ref}" usa el usuario desconocido "${k.usuario}"`);
           const key = k.key ?? generateApiKey();
-          await insertApiKey(trx, { empresa_id: id, usuario_id: usuarioId ?? null, key_hash: hashApiKey(key), prefix: keyPrefix(key), activo: k.activo });
+          await insertApiKey(trx, {
+            empresa_id: id,
+            usuario_id: usuarioId ?? null,
+            key_hash: hashApiKey(key),
+            prefix: keyPrefix(key),
+            activo: k.activo,
+          });
           apiKeys[k.ref] = key;
         }
         return { id, existing: false, usuarios, api_keys: apiKeys, refs: {} };
@@ -68,9 +98,16 @@ export function adminHandlers(db: Kysely<GatewayDb>, relay: OutboxRelay, onCrede
 
     'gateway.admin.apikey.create': async ({ empresa_id, usuario_id }) => {
       if (!(await empresaExists(db, empresa_id))) throw AppError.notFound('Empresa no encontrada');
-      if (usuario_id !== undefined && !(await usuarioBelongsTo(db, empresa_id, usuario_id))) throw AppError.validation('El usuario no pertenece a la empresa');
+      if (usuario_id !== undefined && !(await usuarioBelongsTo(db, empresa_id, usuario_id)))
+        throw AppError.validation('El usuario no pertenece a la empresa');
       const key = generateApiKey();
-      const id = await insertApiKey(db, { empresa_id, usuario_id: usuario_id ?? null, key_hash: hashApiKey(key), prefix: keyPrefix(key), activo: true });
+      const id = await insertApiKey(db, {
+        empresa_id,
+        usuario_id: usuario_id ?? null,
+        key_hash: hashApiKey(key),
+        prefix: keyPrefix(key),
+        activo: true,
+      });
       return { id, key, prefix: keyPrefix(key) };
     },
 

@@ -74,7 +74,14 @@ export function createApp(deps: AppDeps): express.Express {
       duration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
       const locals = res.locals as Locals;
       deps.logger.info(
-        { requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000), empresaId: locals.credential?.empresa.id },
+        {
+          requestId,
+          method: req.method,
+          route,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+          empresaId: locals.credential?.empresa.id,
+        },
         'request',
       );
     });
@@ -92,7 +99,8 @@ export function createApp(deps: AppDeps): express.Express {
     methods.add(route.method.toUpperCase());
     methodsByPath.set(route.path, methods);
     const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
-    if (route.method !== 'get' && route.method !== 'delete') chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
+    if (route.method !== 'get' && route.method !== 'delete')
+      chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
     chain.push(dispatch(route, deps));
     api[route.method](route.path, ...chain);
   }
@@ -282,7 +290,8 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
     if (badQueryText) return sendError(res, 400, MESSAGES.invalidParams, { [badQueryText.path]: [badQueryText.message] });
     if (query && !query.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(query.error));
     const badBodyText = route.body ? unstorableText(req.body) : undefined;
-    if (badBodyText) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [badBodyText.path]: [badBodyText.message] });
+    if (badBodyText)
+      return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [badBodyText.path]: [badBodyText.message] });
     const body = route.body?.safeParse(req.body);
     if (body && !body.success) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, detailsFromZod(body.error));
     const credential = locals.credential!;
@@ -300,7 +309,9 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
       ...(result.idempotent !== undefined ? { idempotent: result.idempotent } : {}),
     };
     if (Buffer.isBuffer(result.data)) return void sendEnvelopeAround(res, result.status ?? 200, result.data, result.pagination, meta);
-    res.status(result.status ?? 200).json({ success: true, data: result.data, ...(result.pagination ? { pagination: result.pagination } : {}), meta });
+    res
+      .status(result.status ?? 200)
+      .json({ success: true, data: result.data, ...(result.pagination ? { pagination: result.pagination } : {}), meta });
   };
 }
 
@@ -310,7 +321,13 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
  * parsing the data and serialising it again. Head, data and tail go out as they are (no copy into
  * one buffer), in one write to the socket.
  */
-function sendEnvelopeAround(res: Response, status: number, data: Buffer, pagination: Pagination | undefined, meta: Record<string, unknown>): void {
+function sendEnvelopeAround(
+  res: Response,
+  status: number,
+  data: Buffer,
+  pagination: Pagination | undefined,
+  meta: Record<string, unknown>,
+): void {
   const tail = `${pagination ? `,"pagination":${JSON.stringify(pagination)}` : ''},"meta":${JSON.stringify(meta)}}`;
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

@@ -59,7 +59,9 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
   }
   // Node reports an endless request line and endless headers alike: both are 431 here.
   const [status, error, reason] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, MESSAGES.headersTooLarge, 'Request Header Fields Too Large'] : [400, MESSAGES.malformedHttp, 'Bad Request'];
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, MESSAGES.headersTooLarge, 'Request Header Fields Too Large']
+      : [400, MESSAGES.malformedHttp, 'Bad Request'];
   const envelope: ErrorEnvelope = { success: false, error, code: status };
   const body = JSON.stringify(envelope);
   socket.end(
@@ -67,4 +69,3 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
       `X-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
-

@@ -73,7 +73,10 @@ describe('the OpenAPI document', () => {
   it('declares 414 and 431 on every operation, and Location on every 201', () => {
     for (const [template, item] of Object.entries<Json>(sut.paths)) {
       for (const [method, op] of Object.entries<Json>(item).filter(([m]) => ['get', 'post', 'put', 'delete'].includes(m))) {
-        expect([`${method} ${template}`, Object.keys(op.responses)]).toEqual([`${method} ${template}`, expect.arrayContaining(['414', '431'])]);
+        expect([`${method} ${template}`, Object.keys(op.responses)]).toEqual([
+          `${method} ${template}`,
+          expect.arrayContaining(['414', '431']),
+        ]);
         if (op.responses['201']) expect(op.responses['201'].headers.Location).toEqual({ $ref: '#/components/headers/Location' });
       }
     }
@@ -105,15 +108,37 @@ describe('the OpenAPI document', () => {
     const packages = sut.paths['/packages/import'].post.requestBody.content['application/json'].schema;
     expect(packages.properties.packages).toEqual(expect.objectContaining({ minItems: 1, maxItems: 500 }));
     expect(Object.keys(packages.properties.packages.items.properties)).toEqual(
-      expect.arrayContaining(['cliente', 'codigo_asesor', 'wr', 'guia', 'piezas', 'embalaje', 'peso', 'precio', 'id_sucursal', 'sucursal', 'volumen', 'nota']),
+      expect.arrayContaining([
+        'cliente',
+        'codigo_asesor',
+        'wr',
+        'guia',
+        'piezas',
+        'embalaje',
+        'peso',
+        'precio',
+        'id_sucursal',
+        'sucursal',
+        'volumen',
+        'nota',
+      ]),
     );
   });
 
   describe('request bodies say what the contract enforces', () => {
     // multipleOf 0.0001 needs a decimal-aware check: in binary floating point 1.2345 / 0.0001 is 12344.999999999998.
     const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
-    const bodySchema = (path: string, method: string) => ajv.compile(sut.paths[path][method].requestBody.content['application/json'].schema);
-    const base = { fecha: '2026-03-10', estado: 'Completada', id_sucursal: 1, id_bodega: 1, id_documento: 1, id_canal: 1, detalles: [{ id_producto: 1, cantidad: 1 }] };
+    const bodySchema = (path: string, method: string) =>
+      ajv.compile(sut.paths[path][method].requestBody.content['application/json'].schema);
+    const base = {
+      fecha: '2026-03-10',
+      estado: 'Completada',
+      id_sucursal: 1,
+      id_bodega: 1,
+      id_documento: 1,
+      id_canal: 1,
+      detalles: [{ id_producto: 1, cantidad: 1 }],
+    };
     const line = (extra: Record<string, unknown>) => ({ ...base, detalles: [{ id_producto: 1, cantidad: 1, ...extra }] });
     const without = (field: string) => Object.fromEntries(Object.entries(base).filter(([k]) => k !== field));
 
@@ -159,7 +184,13 @@ describe('the OpenAPI document', () => {
     const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
     for (const [id, doc] of Object.entries(documents)) ajv.addSchema(doc, id, undefined, false);
     const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
-    const resolve = (doc: Json, value: Json) => (value.$ref ? String(value.$ref).slice(2).split('/').reduce((node: Json, part: string) => node[part.replace(/~1/g, '/')], doc) : value);
+    const resolve = (doc: Json, value: Json) =>
+      value.$ref
+        ? String(value.$ref)
+            .slice(2)
+            .split('/')
+            .reduce((node: Json, part: string) => node[part.replace(/~1/g, '/')], doc)
+        : value;
     const problems: string[] = [];
     const check = (where: string, schemaRef: string, example: unknown) => {
       if (example === undefined) return void problems.push(`${where}: no example`);
@@ -173,9 +204,15 @@ describe('the OpenAPI document', () => {
           const at = `${id}#/${pointer('paths', template, method)}`;
           const name = `${method.toUpperCase()} ${template}`;
           (op.parameters ?? []).forEach((param: Json, i: number) => {
-            if (param.required || param.example !== undefined) check(`${name} parameter ${param.name}`, `${at}/parameters/${i}/schema`, param.example);
+            if (param.required || param.example !== undefined)
+              check(`${name} parameter ${param.name}`, `${at}/parameters/${i}/schema`, param.example);
           });
-          if (op.requestBody) check(`${name} request`, `${at}/requestBody/content/application~1json/schema`, op.requestBody.content['application/json'].example);
+          if (op.requestBody)
+            check(
+              `${name} request`,
+              `${at}/requestBody/content/application~1json/schema`,
+              op.requestBody.content['application/json'].example,
+            );
           for (const [status, ref] of Object.entries<Json>(op.responses)) {
             const response = resolve(doc, ref);
             const base = ref.$ref ? `${id}${ref.$ref}` : `${at}/responses/${status}`;

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiOverrideContext, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiOverrideContext,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponsesObject,
+} from 'zod-openapi';
 import {
   API_BASE,
   API_VERSION,
@@ -50,7 +56,8 @@ const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit
 /** Headers as `components.headers`, each required where referenced; `optional()` describes one that may be absent. */
 const HEADERS = {
   'X-Request-Id': {
-    description: 'Identificador de la solicitud: el enviado en `X-Request-Id` si es válido, si no uno nuevo. Aparece en los registros del servidor.',
+    description:
+      'Identificador de la solicitud: el enviado en `X-Request-Id` si es válido, si no uno nuevo. Aparece en los registros del servidor.',
     schema: { type: 'string' },
   },
   'X-RateLimit-Limit': {
@@ -58,10 +65,16 @@ const HEADERS = {
     schema: { type: 'integer', minimum: 0 },
   },
   'X-RateLimit-Remaining': { description: 'Solicitudes que quedan en la ventana actual.', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { description: 'Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix.',
+    schema: { type: 'integer' },
+  },
   'Retry-After': { description: 'Segundos que conviene esperar antes de reintentar.', schema: { type: 'integer', minimum: 0 } },
   'X-Error-Id': { description: 'Identificador del error en los registros del servidor.', schema: { type: 'string' } },
-  Location: { description: 'Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`.', schema: { type: 'string', format: 'uri-reference' } },
+  Location: {
+    description: 'Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`.',
+    schema: { type: 'string', format: 'uri-reference' },
+  },
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
@@ -84,14 +97,23 @@ const API_ERRORS = {
     description: 'Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo.',
     rated: true,
   },
-  Unauthorized: { status: 401, description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}». Lleva \`WWW-Authenticate: Bearer\`.`, rated: false },
+  Unauthorized: {
+    status: 401,
+    description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}». Lleva \`WWW-Authenticate: Bearer\`.`,
+    rated: false,
+  },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
   PayloadTooLarge: { status: 413, description: 'El cuerpo supera 1 MB.', rated: true },
-  UriTooLong: { status: 414, description: `La URL (ruta y parámetros) supera ${MAX_URL_BYTES / 1024} KB: «${MESSAGES.uriTooLong}». Se responde antes de autenticar y no cuenta.`, rated: false },
+  UriTooLong: {
+    status: 414,
+    description: `La URL (ruta y parámetros) supera ${MAX_URL_BYTES / 1024} KB: «${MESSAGES.uriTooLong}». Se responde antes de autenticar y no cuenta.`,
+    rated: false,
+  },
   UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
   UnprocessableContent: {
     status: 422,
-    description: 'El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
+    description:
+      'El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
     rated: true,
   },
   RequestHeaderFieldsTooLarge: {
@@ -107,10 +129,15 @@ const API_ERRORS = {
   InternalError: { status: 500, description: `«${MESSAGES.internal}»; \`X-Error-Id\` lo identifica en los registros.`, rated: false },
   ServiceUnavailable: {
     status: 503,
-    description: 'El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`.',
+    description:
+      'El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`.',
     rated: false,
   },
-  GatewayTimeout: { status: 504, description: 'El servicio no respondió a tiempo; la operación puede haberse aplicado o no.', rated: false },
+  GatewayTimeout: {
+    status: 504,
+    description: 'El servicio no respondió a tiempo; la operación puede haberse aplicado o no.',
+    rated: false,
+  },
 } as const;
 
 type ApiError = keyof typeof API_ERRORS;
@@ -131,7 +158,13 @@ const FIXED_ERROR_MESSAGES: Partial<Record<number, string>> = {
 
 /** The error body, with `message` as its example (by default the status's fixed one; `null`: none here, a recorded one later). */
 function errorBodyFor(status: number, message: string | null = FIXED_ERROR_MESSAGES[status] ?? null) {
-  return message === null ? errorBody : { content: { 'application/json': { ...errorBody.content['application/json'], example: { success: false, error: message, code: status } } } };
+  return message === null
+    ? errorBody
+    : {
+        content: {
+          'application/json': { ...errorBody.content['application/json'], example: { success: false, error: message, code: status } },
+        },
+      };
 }
 
 function apiErrorResponse(name: ApiError) {
@@ -144,7 +177,11 @@ function apiErrorResponse(name: ApiError) {
   else if (status >= 500 || status === 429) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
-  return { description, headers: headers(required, optional), ...errorBodyFor(status, status === 504 ? 'El servicio no respondió a tiempo (sales)' : undefined) };
+  return {
+    description,
+    headers: headers(required, optional),
+    ...errorBodyFor(status, status === 504 ? 'El servicio no respondió a tiempo (sales)' : undefined),
+  };
 }
 
 const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([name, { status }]) => [status, name as ApiError]));
@@ -154,7 +191,12 @@ function routeErrors(route: AnyRoute): number[] {
   const statuses = new Set<number>([401, 414, 429, 431, 500, 503, 504]);
   if (route.params) statuses.add(400).add(404);
   if (route.query) statuses.add(400);
-  if (route.method !== 'get' && route.method !== 'delete') statuses.add(400).add(413).add(415).add(route.bodyErrorStatus ?? 422);
+  if (route.method !== 'get' && route.method !== 'delete')
+    statuses
+      .add(400)
+      .add(413)
+      .add(415)
+      .add(route.bodyErrorStatus ?? 422);
   for (const status of route.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }
@@ -191,7 +233,9 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   }
   for (const status of routeErrors(route)) {
     const name = API_ERROR_BY_STATUS[status];
-    responses[String(status) as '400'] = name ? { $ref: `#/components/responses/${name}` } : { description: `HTTP ${status}`, ...errorBody };
+    responses[String(status) as '400'] = name
+      ? { $ref: `#/components/responses/${name}` }
+      : { description: `HTTP ${status}`, ...errorBody };
   }
   const body = route.documentedBody ?? route.body;
   return {
@@ -199,7 +243,9 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.path.split('/')[1]!],
-    ...(route.params || route.query ? { requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) } } : {}),
+    ...(route.params || route.query
+      ? { requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) } }
+      : {}),
     ...(body ? { requestBody: { required: true, ...json(body) } } : {}),
     responses,
   };
@@ -208,7 +254,11 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
 function webhookOperations(): ZodOpenApiPathsObject {
   const paths: ZodOpenApiPathsObject = {};
   const onlyRequestId = headers(['X-Request-Id']);
-  const failure = (status: number, description: string, options: { required?: HeaderName[]; optional?: HeaderName[]; message?: string | null } = {}) => ({
+  const failure = (
+    status: number,
+    description: string,
+    options: { required?: HeaderName[]; optional?: HeaderName[]; message?: string | null } = {},
+  ) => ({
     description,
     headers: headers(['X-Request-Id', ...(options.required ?? [])], options.optional ?? []),
     ...errorBodyFor(status, options.message),
@@ -234,7 +284,11 @@ function webhookOperations(): ZodOpenApiPathsObject {
           },
         },
         responses: {
-          200: { description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).', headers: onlyRequestId, ...json(WebhookReceipt) },
+          200: {
+            description: 'Entrega guardada (o reconocida como duplicada, ping o tema que no requiere nada).',
+            headers: onlyRequestId,
+            ...json(WebhookReceipt),
+          },
           401: failure(401, 'Token desconocido o desactivado, o firma inválida.', { message: null }),
           413: failure(
             413,
@@ -276,7 +330,12 @@ function referenceOperations(): ZodOpenApiPathsObject {
           200: {
             description: 'El documento OpenAPI 3.1.',
             headers: onlyRequestId,
-            content: { 'application/json': { schema: { type: 'object' }, example: { openapi: '3.1.0', info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION } } } },
+            content: {
+              'application/json': {
+                schema: { type: 'object' },
+                example: { openapi: '3.1.0', info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION } },
+              },
+            },
           },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
@@ -293,7 +352,12 @@ function referenceOperations(): ZodOpenApiPathsObject {
           200: {
             description: `El documento OpenAPI 3.1 de los webhooks, bajo \`${WEBHOOK_BASE}\`.`,
             headers: onlyRequestId,
-            content: { 'application/json': { schema: { type: 'object' }, example: { openapi: '3.1.0', info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION } } } },
+            content: {
+              'application/json': {
+                schema: { type: 'object' },
+                example: { openapi: '3.1.0', info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION } },
+              },
+            },
           },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
@@ -369,9 +433,18 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 /** One outbound event as the partner's URL receives it (the document's `webhooks`). */
 function partnerEventOperation(type: EventType): ZodOpenApiOperationObject {
-  const data = type.startsWith('sale.') ? Sale : type.startsWith('return.') ? Return : type === 'stock.changed' ? StockChangedData : PackageImportedData;
+  const data = type.startsWith('sale.')
+    ? Sale
+    : type.startsWith('return.')
+      ? Return
+      : type === 'stock.changed'
+        ? StockChangedData
+        : PackageImportedData;
   return {
-    operationId: `event${type.split('.').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
+    operationId: `event${type
+      .split('.')
+      .map((w) => w[0]!.toUpperCase() + w.slice(1))
+      .join('')}`,
     summary: `Evento ${type} entregado a la URL de una suscripción`,
     description:
       'Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. ' +
@@ -384,7 +457,10 @@ function partnerEventOperation(type: EventType): ZodOpenApiOperationObject {
         'webhook-signature': z.string().meta({ description: 'v1,<base64 HMAC-SHA256>' }),
       }),
     },
-    requestBody: { required: true, content: { 'application/json': { schema: z.object({ id: z.string(), type: z.literal(type), timestamp: z.string(), data }) } } },
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: z.object({ id: z.string(), type: z.literal(type), timestamp: z.string(), data }) } },
+    },
     responses: {
       '200': { description: 'Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta.' },
     },
@@ -413,7 +489,10 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
         { name: 'inventory', description: 'Productos y stock por bodega' },
         { name: 'packages', description: 'Importación de paquetes' },
         { name: 'system', description: 'Estado de la cuota' },
-        { name: 'event-subscriptions', description: 'Suscripciones a los eventos de la empresa (webhooks salientes firmados según Standard Webhooks)' },
+        {
+          name: 'event-subscriptions',
+          description: 'Suscripciones a los eventos de la empresa (webhooks salientes firmados según Standard Webhooks)',
+        },
         { name: 'events', description: 'Los eventos de la empresa para consultarlos sin webhooks' },
         { name: 'referencia', description: 'Esta documentación' },
       ],
@@ -461,7 +540,10 @@ export function webhooksDocument(): OpenApiDocument {
       paths: webhookOperations(),
       components: {
         headers: Object.fromEntries((['X-Request-Id', 'Retry-After'] as const).map((name) => [name, { ...HEADERS[name], required: true }])),
-        responses: { UriTooLong: apiErrorResponse('UriTooLong'), RequestHeaderFieldsTooLarge: apiErrorResponse('RequestHeaderFieldsTooLarge') },
+        responses: {
+          UriTooLong: apiErrorResponse('UriTooLong'),
+          RequestHeaderFieldsTooLarge: apiErrorResponse('RequestHeaderFieldsTooLarge'),
+        },
         schemas: { Error: ErrorEnvelope },
       },
     },

@@ -53,7 +53,11 @@ export interface RouteResponse {
  * problems answer 400, body problems 422 unless `bodyErrorStatus` says otherwise), and the
  * handler that turns it into a bus request.
  */
-export interface RouteDef<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined> {
+export interface RouteDef<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+> {
   method: 'get' | 'post' | 'put' | 'delete';
   /** Express path below the API base, e.g. `/inventory/:id`. */
   path: string;
@@ -76,8 +80,10 @@ export interface RouteDef<P extends z.ZodType | undefined = undefined, Q extends
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute = RouteDef<any, any, any>;
 
-export function defineRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  route: RouteDef<P, Q, B>,
-): RouteDef<P, Q, B> {
+export function defineRoute<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(route: RouteDef<P, Q, B>): RouteDef<P, Q, B> {
   return route;
 }

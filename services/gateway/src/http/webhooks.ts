@@ -17,9 +17,24 @@ function relevantHeaders(headers: express.Request['headers']): Record<string, st
 
 /** The inbound webhook endpoints, below `WEBHOOK_BASE`; the router and the API reference both derive from this list. */
 export const WEBHOOK_ROUTES: ReadonlyArray<{ path: string; plataforma: Plataforma; recurso: RecursoWebhook; summary: string }> = [
-  { path: '/woocommerce/:token', plataforma: 'woocommerce', recurso: 'pedido', summary: 'Pedido de la plataforma A (WooCommerce): se convierte en venta y mueve el stock' },
-  { path: '/woocommerce/:token/producto', plataforma: 'woocommerce', recurso: 'producto', summary: 'Producto de la plataforma A (WooCommerce): actualiza el catálogo y el stock' },
-  { path: '/shopify/:token', plataforma: 'shopify', recurso: 'pedido', summary: 'Pedido de la plataforma B (Shopify): se convierte en venta y mueve el stock' },
+  {
+    path: '/woocommerce/:token',
+    plataforma: 'woocommerce',
+    recurso: 'pedido',
+    summary: 'Pedido de la plataforma A (WooCommerce): se convierte en venta y mueve el stock',
+  },
+  {
+    path: '/woocommerce/:token/producto',
+    plataforma: 'woocommerce',
+    recurso: 'producto',
+    summary: 'Producto de la plataforma A (WooCommerce): actualiza el catálogo y el stock',
+  },
+  {
+    path: '/shopify/:token',
+    plataforma: 'shopify',
+    recurso: 'pedido',
+    summary: 'Pedido de la plataforma B (Shopify): se convierte en venta y mueve el stock',
+  },
 ];
 
 /**
@@ -30,7 +45,8 @@ export const WEBHOOK_ROUTES: ReadonlyArray<{ path: string; plataforma: Plataform
 export function webhookRouter(deps: { bus: Bus; logger: Logger }): express.Router {
   const router = express.Router({ strict: false });
   const raw = express.raw({ type: () => true, limit: '1mb' });
-  const receive = (plataforma: Plataforma, recurso: RecursoWebhook): RequestHandler =>
+  const receive =
+    (plataforma: Plataforma, recurso: RecursoWebhook): RequestHandler =>
     async (req, res) => {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const requestId = String(res.getHeader('X-Request-Id') ?? '');
@@ -38,7 +54,13 @@ export function webhookRouter(deps: { bus: Bus; logger: Logger }): express.Route
         const reply = await deps.bus.request(
           webhookSubjects,
           'webhooks.receive',
-          { plataforma, recurso, token: String(req.params.token), headers: relevantHeaders(req.headers), cuerpo_base64: body.toString('base64') },
+          {
+            plataforma,
+            recurso,
+            token: String(req.params.token),
+            headers: relevantHeaders(req.headers),
+            cuerpo_base64: body.toString('base64'),
+          },
           { requestId },
         );
         res.status(200).json({ success: true, estado: reply.estado, id_entrega: reply.id_entrega });

@@ -31,7 +31,10 @@ export async function startSaleCreatedConsumer(db: Kysely<InventoryDb>, bus: Bus
       } catch (err) {
         // A sale whose key never reserved anything has nothing to confirm.
         if (isAppError(err) && err.code === 'NOT_FOUND') {
-          bus.logger.warn({ empresaId: event.empresa_id, clave, idVenta: event.id_venta }, 'sale created without a reservation under its key');
+          bus.logger.warn(
+            { empresaId: event.empresa_id, clave, idVenta: event.id_venta },
+            'sale created without a reservation under its key',
+          );
           return;
         }
         throw err;

@@ -2,11 +2,19 @@ import type { Transaction } from 'kysely';
 import type { AjusteMovimiento, InventoryDb } from './tables';
 
 export async function findAjuste(trx: Transaction<InventoryDb>, empresaId: number, clave: string) {
-  return trx.selectFrom('ajustes').select(['id', 'clave', 'movimientos']).where('empresa_id', '=', empresaId).where('clave', '=', clave).executeTakeFirst();
+  return trx
+    .selectFrom('ajustes')
+    .select(['id', 'clave', 'movimientos'])
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .executeTakeFirst();
 }
 
 /** Records an adjustment's key unless it exists; undefined when it does (a concurrent duplicate waits for the first). */
-export async function insertAjuste(trx: Transaction<InventoryDb>, row: { empresaId: number; clave: string; origen: string; concepto: string | null }) {
+export async function insertAjuste(
+  trx: Transaction<InventoryDb>,
+  row: { empresaId: number; clave: string; origen: string; concepto: string | null },
+) {
   return trx
     .insertInto('ajustes')
     .values({ empresa_id: row.empresaId, clave: row.clave, origen: row.origen, concepto: row.concepto, movimientos: '[]' })
@@ -16,5 +24,9 @@ export async function insertAjuste(trx: Transaction<InventoryDb>, row: { empresa
 }
 
 export async function recordAjusteMovimientos(trx: Transaction<InventoryDb>, id: string, movimientos: AjusteMovimiento[]): Promise<void> {
-  await trx.updateTable('ajustes').set({ movimientos: JSON.stringify(movimientos) }).where('id', '=', id).execute();
+  await trx
+    .updateTable('ajustes')
+    .set({ movimientos: JSON.stringify(movimientos) })
+    .where('id', '=', id)
+    .execute();
 }

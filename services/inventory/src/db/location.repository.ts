@@ -8,7 +8,13 @@ export async function insertSucursal(db: Kysely<InventoryDb>, empresaId: number,
 }
 
 /** A warehouse in a branch of the same company; undefined when the branch is not the company's. */
-export async function insertBodega(db: Kysely<InventoryDb>, empresaId: number, sucursalId: number, nombre: string, activo: boolean): Promise<number | undefined> {
+export async function insertBodega(
+  db: Kysely<InventoryDb>,
+  empresaId: number,
+  sucursalId: number,
+  nombre: string,
+  activo: boolean,
+): Promise<number | undefined> {
   const row = await db
     .insertInto('bodegas')
     .columns(['empresa_id', 'sucursal_id', 'nombre', 'activo'])
@@ -31,7 +37,13 @@ export type Lugar = 'sucursales' | 'bodegas';
  * (`countInventarios`); undefined when the company has none with that id. Only the place's row
  * changes here. The mark (this transaction's id) is cleared by whoever finishes the count.
  */
-export async function setActive(db: Kysely<InventoryDb>, table: Lugar, empresaId: number, id: number, activo: boolean): Promise<number | undefined> {
+export async function setActive(
+  db: Kysely<InventoryDb>,
+  table: Lugar,
+  empresaId: number,
+  id: number,
+  activo: boolean,
+): Promise<number | undefined> {
   const row = await db
     .updateTable(table)
     .set({ activo, updated_at: sql<Date>`now()`, conteo_pendiente: sql<number>`txid_current()` })
@@ -48,10 +60,17 @@ export async function clearConteoPendiente(db: Kysely<InventoryDb>, table: Lugar
 }
 
 /** Places of every company whose count was left unfinished (the process stopped during it). */
-export async function findConteosPendientes(db: Kysely<InventoryDb>): Promise<Array<{ table: Lugar; empresaId: number; id: number; mark: number }>> {
+export async function findConteosPendientes(
+  db: Kysely<InventoryDb>,
+): Promise<Array<{ table: Lugar; empresaId: number; id: number; mark: number }>> {
   const [sucursales, bodegas] = await Promise.all(
     (['sucursales', 'bodegas'] as const).map((table) =>
-      db.selectFrom(table).select(['empresa_id', 'id', 'conteo_pendiente']).where('conteo_pendiente', 'is not', null).orderBy('id').execute(),
+      db
+        .selectFrom(table)
+        .select(['empresa_id', 'id', 'conteo_pendiente'])
+        .where('conteo_pendiente', 'is not', null)
+        .orderBy('id')
+        .execute(),
     ),
   );
   return [
@@ -63,7 +82,13 @@ export async function findConteosPendientes(db: Kysely<InventoryDb>): Promise<Ar
 /** The warehouses a change of the place reaches: the warehouse itself, or every warehouse of the branch. */
 export async function bodegaIdsOf(db: Kysely<InventoryDb>, table: Lugar, empresaId: number, id: number): Promise<number[]> {
   if (table === 'bodegas') return [id];
-  const rows = await db.selectFrom('bodegas').select('id').where('empresa_id', '=', empresaId).where('sucursal_id', '=', id).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('bodegas')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('sucursal_id', '=', id)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.id);
 }
 
@@ -72,9 +97,19 @@ export async function bodegaIdsOf(db: Kysely<InventoryDb>, table: Lugar, empresa
  * products as their places now say, in one short transaction (migration 0006). Returns the last
  * entry id looked at, or null when no entry is left after `after`.
  */
-export async function countInventarios(db: Kysely<InventoryDb>, empresaId: number, bodegaIds: readonly number[], after: number, limit: number): Promise<number | null> {
+export async function countInventarios(
+  db: Kysely<InventoryDb>,
+  empresaId: number,
+  bodegaIds: readonly number[],
+  after: number,
+  limit: number,
+): Promise<number | null> {
   return inTransaction(db, async (trx) => {
-    const { rows } = await sql<{ hasta: number | null }>`select ${sql.id(INVENTORY_SCHEMA, 'inventarios_contar')}(${empresaId}::integer, ${sql.val(bodegaIds)}::integer[], ${after}::integer, ${limit}::integer) as hasta`.execute(trx);
+    const { rows } = await sql<{
+      hasta: number | null;
+    }>`select ${sql.id(INVENTORY_SCHEMA, 'inventarios_contar')}(${empresaId}::integer, ${sql.val(bodegaIds)}::integer[], ${after}::integer, ${limit}::integer) as hasta`.execute(
+      trx,
+    );
     return rows[0]!.hasta;
   });
 }

@@ -45,7 +45,12 @@ export async function findLiveProductoId(trx: Transaction<InventoryDb>, empresaI
 export type ProductoChanges = Partial<Omit<NewProducto, 'tipo'>>;
 
 /** Applies the changes to a live product of the company; false when there is none. */
-export async function updateProducto(trx: Transaction<InventoryDb>, empresaId: number, id: number, changes: ProductoChanges): Promise<boolean> {
+export async function updateProducto(
+  trx: Transaction<InventoryDb>,
+  empresaId: number,
+  id: number,
+  changes: ProductoChanges,
+): Promise<boolean> {
   const result = await trx
     .updateTable('productos')
     .set({ ...changes, updated_at: sql<Date>`now()` })

@@ -143,7 +143,11 @@ const selectsByTrigram = (f: InventoryFilters) => [f.nombre, f.codigo, f.marca].
  * matches are spread along it: every "Martillo …" sorts after 61,117 other names. Other filters
  * match a large share of the products, so walking the ordering index finds a page quickly.
  */
-export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, request: InventoryListRequest): Promise<{ total: number; json: string }> {
+export async function listProducts(
+  db: Kysely<InventoryDb>,
+  empresaId: number,
+  request: InventoryListRequest,
+): Promise<{ total: number; json: string }> {
   const direction = request.order_direction;
   const offset = (request.page - 1) * request.per_page;
 
@@ -170,7 +174,13 @@ export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, r
           .select(productJson(db, empresaId, false).as('producto'))
           .orderBy(`p.${request.order_by}`, direction)
           .orderBy('p.id', direction);
-        return [eb.selectFrom('matches').select((m) => m.fn.countAll<string>().as('n')).as('total'), sql<string>`${jsonArray(page)}::text`.as('json')];
+        return [
+          eb
+            .selectFrom('matches')
+            .select((m) => m.fn.countAll<string>().as('n'))
+            .as('total'),
+          sql<string>`${jsonArray(page)}::text`.as('json'),
+        ];
       })
       .executeTakeFirstOrThrow();
     return { total: Number(row.total), json: row.json };
@@ -192,7 +202,9 @@ export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, r
     .orderBy(`p.${request.order_by}`, direction)
     .orderBy('p.id', direction);
   const [count, page] = await Promise.all([
-    filteredProducts(db, empresaId, request).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    filteredProducts(db, empresaId, request)
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow(),
     db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow(),
   ]);
   return { total: Number(count.total), json: page.json };
@@ -205,12 +217,22 @@ export async function listProducts(db: Kysely<InventoryDb>, empresaId: number, r
  * change that commits later lands after the page (see `listSaleChanges` of sales). Run it in a
  * repeatable-read transaction: rows, stock and horizon then come from one snapshot.
  */
-export async function listProductChanges(trx: Kysely<InventoryDb>, empresaId: number, request: InventoryListRequest, after: ChangeCursor | undefined) {
+export async function listProductChanges(
+  trx: Kysely<InventoryDb>,
+  empresaId: number,
+  request: InventoryListRequest,
+  after: ChangeCursor | undefined,
+) {
   let changed = filteredProducts(trx, empresaId, request);
   if (request.updated_since !== undefined) {
     const since = new Date(request.updated_since);
     changed = changed.where((eb) =>
-      eb.or([eb('p.updated_at', '>=', since), eb.exists(eb.selectFrom('inventarios as i').select('i.id').whereRef('i.producto_id', '=', 'p.id').where('i.updated_at', '>=', since))]),
+      eb.or([
+        eb('p.updated_at', '>=', since),
+        eb.exists(
+          eb.selectFrom('inventarios as i').select('i.id').whereRef('i.producto_id', '=', 'p.id').where('i.updated_at', '>=', since),
+        ),
+      ]),
     );
   }
   const count = await changed.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
@@ -220,7 +242,11 @@ export async function listProductChanges(trx: Kysely<InventoryDb>, empresaId: nu
     .select(['c.id', sql<string>`c.x::text`.as('x')])
     .where(sql<boolean>`c.x < pg_snapshot_xmin(pg_current_snapshot())`);
   if (after) page = page.where(sql<boolean>`(c.x, c.id) > (${after.xid}::xid8, ${after.id}::int)`);
-  const picked = await page.orderBy('c.x').orderBy('c.id').limit(request.per_page + 1).execute();
+  const picked = await page
+    .orderBy('c.x')
+    .orderBy('c.id')
+    .limit(request.per_page + 1)
+    .execute();
   const chosen = picked.slice(0, request.per_page);
   const rows =
     chosen.length === 0
@@ -231,7 +257,11 @@ export async function listProductChanges(trx: Kysely<InventoryDb>, empresaId: nu
           .select(PRODUCT_COLUMNS)
           .select((eb) => stockEntries(eb, empresaId, false))
           .where('p.empresa_id', '=', empresaId)
-          .where('p.id', 'in', chosen.map((r) => r.id))
+          .where(
+            'p.id',
+            'in',
+            chosen.map((r) => r.id),
+          )
           .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return {
@@ -332,7 +362,9 @@ export async function findProductsForSale(
     .where((eb) =>
       eb.or([
         ...(wanted.ids.length > 0 ? [eb('p.id', 'in', [...new Set(wanted.ids)])] : []),
-        ...(wanted.codes.length > 0 ? [eb('p.codigo', 'in', [...new Set(wanted.codes)]), eb('p.barcode', 'in', [...new Set(wanted.codes)])] : []),
+        ...(wanted.codes.length > 0
+          ? [eb('p.codigo', 'in', [...new Set(wanted.codes)]), eb('p.barcode', 'in', [...new Set(wanted.codes)])]
+          : []),
       ]),
     )
     .select([

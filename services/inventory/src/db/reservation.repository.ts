@@ -16,7 +16,12 @@ export interface ReservaRow {
   updated_at: Date;
 }
 
-export async function findReserva(trx: Transaction<InventoryDb>, empresaId: number, clave: string, options: { lock?: boolean } = {}): Promise<ReservaRow | undefined> {
+export async function findReserva(
+  trx: Transaction<InventoryDb>,
+  empresaId: number,
+  clave: string,
+  options: { lock?: boolean } = {},
+): Promise<ReservaRow | undefined> {
   const q = trx.selectFrom('reservas').select(COLUMNS).where('empresa_id', '=', empresaId).where('clave', '=', clave);
   return (options.lock ? q.forUpdate() : q).executeTakeFirst();
 }
@@ -27,7 +32,15 @@ export async function findReserva(trx: Transaction<InventoryDb>, empresaId: numb
  */
 export async function insertReserva(
   trx: Transaction<InventoryDb>,
-  row: { empresaId: number; clave: string; origen: string; bodegaId: number | null; estado: EstadoReserva; lineas: ReservaLinea[]; revisarEnMs: number },
+  row: {
+    empresaId: number;
+    clave: string;
+    origen: string;
+    bodegaId: number | null;
+    estado: EstadoReserva;
+    lineas: ReservaLinea[];
+    revisarEnMs: number;
+  },
 ): Promise<ReservaRow | undefined> {
   return trx
     .insertInto('reservas')

@@ -27,7 +27,12 @@ export async function findBodega(db: Db, empresaId: number, id: number, options:
 /** Ids among `ids` that are warehouses of the company. */
 export async function companyBodegaIds(db: Db, empresaId: number, ids: readonly number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('bodegas').select('id').where('empresa_id', '=', empresaId).where('id', 'in', [...new Set(ids)]).execute();
+  const rows = await db
+    .selectFrom('bodegas')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
   return new Set(rows.map((r) => r.id));
 }
 
@@ -41,7 +46,12 @@ export interface StockProduct {
  * The company's live products among `ids`, by id. With `lock`, their rows are locked in id order:
  * the second step of the writers' lock order (see lockStock).
  */
-export async function findStockProducts(db: Db, empresaId: number, ids: readonly number[], options: { lock?: boolean } = {}): Promise<Map<number, StockProduct>> {
+export async function findStockProducts(
+  db: Db,
+  empresaId: number,
+  ids: readonly number[],
+  options: { lock?: boolean } = {},
+): Promise<Map<number, StockProduct>> {
   if (ids.length === 0) return new Map();
   const q = db
     .selectFrom('productos')

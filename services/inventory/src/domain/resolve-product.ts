@@ -24,7 +24,8 @@ export function resolveProducts(queries: readonly ProductQuery[], products: read
     if (exact) return { ok: true, producto: exact };
     const barcodes = byBarcode.get(codigo) ?? [];
     if (barcodes.length === 1) return { ok: true, producto: barcodes[0]! };
-    if (barcodes.length > 1) return { ok: false, message: `El código de barras "${codigo}" es ambiguo: lo tienen ${barcodes.length} productos` };
+    if (barcodes.length > 1)
+      return { ok: false, message: `El código de barras "${codigo}" es ambiguo: lo tienen ${barcodes.length} productos` };
     return { ok: false, message: `No existe un producto con código o código de barras "${codigo}"` };
   });
 }
@@ -39,8 +40,7 @@ export interface BodegaRow {
 }
 
 export type BodegaCheck =
-  | { ok: true; id_bodega: number; nombre: string; id_sucursal: number; nombre_sucursal: string }
-  | { ok: false; message: string };
+  { ok: true; id_bodega: number; nombre: string; id_sucursal: number; nombre_sucursal: string } | { ok: false; message: string };
 
 /**
  * A warehouse a sale can move stock in: the company's (another company's reads as missing),
@@ -50,6 +50,7 @@ export function checkBodega(id: number, row: BodegaRow | undefined, sucursalId?:
   if (!row) return { ok: false, message: `La bodega ${id} no existe` };
   if (!row.activo) return { ok: false, message: `La bodega ${id} está inactiva` };
   if (!row.sucursal_activo) return { ok: false, message: `La sucursal de la bodega ${id} está inactiva` };
-  if (sucursalId !== undefined && row.sucursal_id !== sucursalId) return { ok: false, message: `La bodega ${id} no pertenece a la sucursal ${sucursalId}` };
+  if (sucursalId !== undefined && row.sucursal_id !== sucursalId)
+    return { ok: false, message: `La bodega ${id} no pertenece a la sucursal ${sucursalId}` };
   return { ok: true, id_bodega: row.id, nombre: row.nombre, id_sucursal: row.sucursal_id, nombre_sucursal: row.sucursal_nombre };
 }

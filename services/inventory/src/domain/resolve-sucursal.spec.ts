@@ -19,6 +19,9 @@ describe('resolveBranch', () => {
     expect(resolveBranch(branches, { id_sucursal: 9 })).toEqual({ ok: false, message: 'La sucursal 9 no existe o está inactiva' });
     expect(resolveBranch(branches, { sucursal: 'Sur' }).ok).toBe(false);
     const ambiguous = resolveBranch(branches, { sucursal: 'Sucursal Norte' });
-    expect(ambiguous).toEqual({ ok: false, message: 'El nombre de sucursal "Sucursal Norte" es ambiguo: coincide con 2 sucursales activas' });
+    expect(ambiguous).toEqual({
+      ok: false,
+      message: 'El nombre de sucursal "Sucursal Norte" es ambiguo: coincide con 2 sucursales activas',
+    });
   });
 });

@@ -23,5 +23,8 @@ export function resolveBranch(branches: readonly Branch[], query: BranchQuery): 
   const matches = branches.filter((b) => normalise(b.nombre) === wanted);
   if (matches.length === 1) return { ok: true, id_sucursal: matches[0]!.id, nombre: matches[0]!.nombre };
   if (matches.length === 0) return { ok: false, message: `La sucursal "${query.sucursal.trim()}" no existe o está inactiva` };
-  return { ok: false, message: `El nombre de sucursal "${query.sucursal.trim()}" es ambiguo: coincide con ${matches.length} sucursales activas` };
+  return {
+    ok: false,
+    message: `El nombre de sucursal "${query.sucursal.trim()}" es ambiguo: coincide con ${matches.length} sucursales activas`,
+  };
 }

@@ -84,7 +84,10 @@ describe('planAdjustment', () => {
 
 describe('shortfallDetails', () => {
   it('names every request line of a short product with what is available and what was asked', () => {
-    const sut = shortfallDetails([{ productoId: 7, bodegaId: 1, disponible: '2.500', solicitado: '3.000', lineIndexes: [0, 2] }], () => 'LAP-14');
+    const sut = shortfallDetails(
+      [{ productoId: 7, bodegaId: 1, disponible: '2.500', solicitado: '3.000', lineIndexes: [0, 2] }],
+      () => 'LAP-14',
+    );
     expect(sut).toEqual({
       'lineas.0.cantidad': ['Stock insuficiente para el producto LAP-14: disponible 2.5, solicitado 3'],
       'lineas.2.cantidad': ['Stock insuficiente para el producto LAP-14: disponible 2.5, solicitado 3'],

@@ -54,7 +54,12 @@ export interface Plan {
  * quantity exceeds the stock (missing entries count as 0) is a shortfall; the plan is all or
  * nothing, so the caller moves nothing when any shortfall is reported.
  */
-export function planTake(lines: readonly AggregatedLine[], bodegaId: number, stockOf: (productoId: number) => string | undefined, allowNegative: boolean): Plan {
+export function planTake(
+  lines: readonly AggregatedLine[],
+  bodegaId: number,
+  stockOf: (productoId: number) => string | undefined,
+  allowNegative: boolean,
+): Plan {
   const moves: PlannedMove[] = [];
   const shortfalls: Shortfall[] = [];
   for (const line of lines) {
@@ -63,7 +68,13 @@ export function planTake(lines: readonly AggregatedLine[], bodegaId: number, sto
     const current = new Decimal(stockOf(line.productoId) ?? '0');
     const after = current.minus(wanted);
     if (!allowNegative && after.isNegative()) {
-      shortfalls.push({ productoId: line.productoId, bodegaId, disponible: text(current), solicitado: line.cantidad, lineIndexes: line.lineIndexes });
+      shortfalls.push({
+        productoId: line.productoId,
+        bodegaId,
+        disponible: text(current),
+        solicitado: line.cantidad,
+        lineIndexes: line.lineIndexes,
+      });
       continue;
     }
     moves.push({ productoId: line.productoId, bodegaId, cantidad: text(wanted.negated()), stockResultante: text(after) });
@@ -72,7 +83,11 @@ export function planTake(lines: readonly AggregatedLine[], bodegaId: number, sto
 }
 
 /** Puts the aggregated lines back into one warehouse (a release). */
-export function planReturn(lines: readonly AggregatedLine[], bodegaId: number, stockOf: (productoId: number) => string | undefined): PlannedMove[] {
+export function planReturn(
+  lines: readonly AggregatedLine[],
+  bodegaId: number,
+  stockOf: (productoId: number) => string | undefined,
+): PlannedMove[] {
   return lines
     .filter((line) => !new Decimal(line.cantidad).isZero())
     .map((line) => {
@@ -94,7 +109,11 @@ export interface AdjustmentLine extends StockKey {
  * it already has that value). A decrease that would leave the stock below zero is a shortfall
  * unless `allowNegative`; increases and absolute values are never refused.
  */
-export function planAdjustment(lines: readonly AdjustmentLine[], stockOf: (key: StockKey) => string | undefined, allowNegative: boolean): Plan {
+export function planAdjustment(
+  lines: readonly AdjustmentLine[],
+  stockOf: (key: StockKey) => string | undefined,
+  allowNegative: boolean,
+): Plan {
   const moves: PlannedMove[] = [];
   const shortfalls: Shortfall[] = [];
   for (const line of lines) {
@@ -103,7 +122,13 @@ export function planAdjustment(lines: readonly AdjustmentLine[], stockOf: (key: 
     if (delta.isZero()) continue;
     const after = current.plus(delta);
     if (line.cantidad !== undefined && delta.isNegative() && after.isNegative() && !allowNegative) {
-      shortfalls.push({ productoId: line.productoId, bodegaId: line.bodegaId, disponible: text(current), solicitado: text(delta.negated()), lineIndexes: [line.lineIndex] });
+      shortfalls.push({
+        productoId: line.productoId,
+        bodegaId: line.bodegaId,
+        disponible: text(current),
+        solicitado: text(delta.negated()),
+        lineIndexes: [line.lineIndex],
+      });
       continue;
     }
     moves.push({ productoId: line.productoId, bodegaId: line.bodegaId, cantidad: text(delta), stockResultante: text(after) });

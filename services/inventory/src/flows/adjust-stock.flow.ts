@@ -13,13 +13,25 @@ type AdjustReply = ReplyInputOf<typeof inventorySubjects, 'inventory.stock.adjus
  * transaction. A key seen before answers its recorded movements and moves nothing. Services
  * have no stock: their lines are accepted and ignored.
  */
-export async function adjustStock(trx: Transaction<InventoryDb>, req: AdjustRequest, options: { empresaId: number; allowNegative: boolean }): Promise<AdjustReply> {
+export async function adjustStock(
+  trx: Transaction<InventoryDb>,
+  req: AdjustRequest,
+  options: { empresaId: number; allowNegative: boolean },
+): Promise<AdjustReply> {
   const { empresaId } = options;
   const replayed = await findAjuste(trx, empresaId, req.clave);
   if (replayed) return { clave: req.clave, aplicado: false, movimientos: replayed.movimientos };
 
-  const products = await findStockProducts(trx, empresaId, req.lineas.map((l) => l.id_producto));
-  const bodegas = await companyBodegaIds(trx, empresaId, req.lineas.map((l) => l.id_bodega));
+  const products = await findStockProducts(
+    trx,
+    empresaId,
+    req.lineas.map((l) => l.id_producto),
+  );
+  const bodegas = await companyBodegaIds(
+    trx,
+    empresaId,
+    req.lineas.map((l) => l.id_bodega),
+  );
   const details: Record<string, string[]> = {};
   const seen = new Set<string>();
   req.lineas.forEach((line, i) => {
@@ -38,7 +50,9 @@ export async function adjustStock(trx: Transaction<InventoryDb>, req: AdjustRequ
   }
 
   const lines: AdjustmentLine[] = req.lineas.flatMap((l, lineIndex) =>
-    products.get(l.id_producto)?.tipo === 'Producto' ? [{ productoId: l.id_producto, bodegaId: l.id_bodega, cantidad: l.cantidad, stock: l.stock, lineIndex }] : [],
+    products.get(l.id_producto)?.tipo === 'Producto'
+      ? [{ productoId: l.id_producto, bodegaId: l.id_bodega, cantidad: l.cantidad, stock: l.stock, lineIndex }]
+      : [],
   );
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
   const locked = await lockStock(trx, empresaId, lines, { create: true });

@@ -57,7 +57,12 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   // below needs only its entries.
   const bodegaRow = await findBodega(trx, empresaId, req.id_bodega, { lock: true });
   const bodega = checkBodega(req.id_bodega, bodegaRow);
-  const products = await findStockProducts(trx, empresaId, aggregated.map((l) => l.productoId), { lock: true });
+  const products = await findStockProducts(
+    trx,
+    empresaId,
+    aggregated.map((l) => l.productoId),
+    { lock: true },
+  );
   const lineas: ReservaLinea[] = aggregated.map((l) => ({
     id_producto: l.productoId,
     cantidad: l.cantidad,
@@ -101,7 +106,12 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
       shortfallDetails(plan.shortfalls, (id) => products.get(id)?.codigo ?? String(id)),
     );
   }
-  await applyMoves(trx, empresaId, locked, plan.moves, { tipo: 'reserva', origen: req.origen, clave: req.clave, concepto: 'Reserva de stock' });
+  await applyMoves(trx, empresaId, locked, plan.moves, {
+    tipo: 'reserva',
+    origen: req.origen,
+    clave: req.clave,
+    concepto: 'Reserva de stock',
+  });
   return toReply(inserted, true);
 }
 
@@ -122,7 +132,12 @@ export async function confirmReservation(trx: Transaction<InventoryDb>, empresaI
     const locked = await lockStock(trx, empresaId, keys, { create: true });
     const stockOf = lockedStockOf(locked);
     const plan = planTake(lines, bodegaId, (productoId) => stockOf({ productoId, bodegaId }), true);
-    await applyMoves(trx, empresaId, locked, plan.moves, { tipo: 'reserva', origen: row.origen, clave, concepto: 'Reserva confirmada después de liberada' });
+    await applyMoves(trx, empresaId, locked, plan.moves, {
+      tipo: 'reserva',
+      origen: row.origen,
+      clave,
+      concepto: 'Reserva confirmada después de liberada',
+    });
   }
   return toReply(await setReservaEstado(trx, row.id, transition.to), true);
 }
@@ -134,7 +149,15 @@ export async function confirmReservation(trx: Transaction<InventoryDb>, empresaI
 export async function releaseReservation(trx: Transaction<InventoryDb>, empresaId: number, clave: string): Promise<Reservation> {
   let row = await findReserva(trx, empresaId, clave, { lock: true });
   if (!row) {
-    const tombstone = await insertReserva(trx, { empresaId, clave, origen: 'venta', bodegaId: null, estado: 'liberada', lineas: [], revisarEnMs: 0 });
+    const tombstone = await insertReserva(trx, {
+      empresaId,
+      clave,
+      origen: 'venta',
+      bodegaId: null,
+      estado: 'liberada',
+      lineas: [],
+      revisarEnMs: 0,
+    });
     if (tombstone) return toReply(tombstone, true);
     row = (await findReserva(trx, empresaId, clave, { lock: true }))!;
   }

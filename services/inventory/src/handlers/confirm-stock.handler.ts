@@ -5,5 +5,6 @@ import type { InventoryDb } from '../db/tables';
 import { confirmReservation } from '../flows/reservations.flow';
 
 export function confirmStockHandler(db: Kysely<InventoryDb>) {
-  return async ({ clave }: { clave: string }, ctx: TenantContext) => inTransaction(db, (trx) => confirmReservation(trx, ctx.empresa.id, clave));
+  return async ({ clave }: { clave: string }, ctx: TenantContext) =>
+    inTransaction(db, (trx) => confirmReservation(trx, ctx.empresa.id, clave));
 }

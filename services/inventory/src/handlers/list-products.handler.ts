@@ -8,13 +8,22 @@ import { filtersApplied } from '../domain/list-filters';
 
 export function listProductsHandler(db: Kysely<InventoryDb>) {
   return async (request: InventoryListRequest, ctx: TenantContext) => {
-    const filters_applied = { ...filtersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
+    const filters_applied = {
+      ...filtersApplied(request),
+      ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}),
+    };
     if (request.order_by !== 'updated_at') {
       const { total, json } = await listProducts(db, ctx.empresa.id, request);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
     const after = requestedChangeCursor(request.cursor);
-    const page = await inTransaction(db, (trx) => listProductChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
-    return { items: page.rows, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
+    const page = await inTransaction(db, (trx) => listProductChanges(trx, ctx.empresa.id, request, after), {
+      isolation: 'repeatable read',
+    });
+    return {
+      items: page.rows,
+      pagination: changePagination(request.per_page, page.total, page.positions, page.more, after),
+      filters_applied,
+    };
   };
 }

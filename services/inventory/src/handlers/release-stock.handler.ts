@@ -5,5 +5,6 @@ import type { InventoryDb } from '../db/tables';
 import { releaseReservation } from '../flows/reservations.flow';
 
 export function releaseStockHandler(db: Kysely<InventoryDb>) {
-  return async ({ clave }: { clave: string }, ctx: TenantContext) => inTransaction(db, (trx) => releaseReservation(trx, ctx.empresa.id, clave));
+  return async ({ clave }: { clave: string }, ctx: TenantContext) =>
+    inTransaction(db, (trx) => releaseReservation(trx, ctx.empresa.id, clave));
 }

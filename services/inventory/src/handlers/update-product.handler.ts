@@ -20,7 +20,9 @@ export function updateProductHandler(db: Kysely<InventoryDb>) {
       });
     } catch (err) {
       if (isUniqueViolation(err, 'productos_empresa_codigo_key')) {
-        throw new AppError('CONFLICT', `Ya existe un producto con el código ${cambios.codigo}`, { 'cambios.codigo': ['Ya lo usa otro producto'] });
+        throw new AppError('CONFLICT', `Ya existe un producto con el código ${cambios.codigo}`, {
+          'cambios.codigo': ['Ya lo usa otro producto'],
+        });
       }
       throw err;
     }

@@ -24,6 +24,11 @@ export async function insertNewPaquetes(db: Db, rows: readonly NewPaquete[]): Pr
 /** wr → id of the company's packages with these wr, in one query. */
 export async function findPaqueteIdsByWr(db: Db, empresaId: number, wrs: readonly string[]): Promise<Map<string, number>> {
   if (wrs.length === 0) return new Map();
-  const rows = await db.selectFrom('paquetes').select(['id', 'wr']).where('empresa_id', '=', empresaId).where('wr', 'in', [...wrs]).execute();
+  const rows = await db
+    .selectFrom('paquetes')
+    .select(['id', 'wr'])
+    .where('empresa_id', '=', empresaId)
+    .where('wr', 'in', [...wrs])
+    .execute();
   return new Map(rows.map((r) => [r.wr, r.id]));
 }

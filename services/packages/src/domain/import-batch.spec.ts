@@ -28,7 +28,14 @@ describe('validateItems', () => {
     const sut = validateItems([item({ cliente: '  Ana ', wr: ' WR-9 ', codigo_asesor: ' as-01 ' })]);
     expect(sut.errors).toEqual([]);
     expect(sut.valid).toHaveLength(1);
-    expect(sut.valid[0]!.item).toMatchObject({ cliente: 'Ana', wr: 'WR-9', codigo_asesor: ' as-01 ', transportista: null, volumen: null, nota: null });
+    expect(sut.valid[0]!.item).toMatchObject({
+      cliente: 'Ana',
+      wr: 'WR-9',
+      codigo_asesor: ' as-01 ',
+      transportista: null,
+      volumen: null,
+      nota: null,
+    });
   });
 
   it.each(['cliente', 'codigo_asesor', 'wr', 'guia', 'embalaje', 'piezas', 'peso', 'precio', 'cuenta_a_terceros', 'otros', 'total'])(

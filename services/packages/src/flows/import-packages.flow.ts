@@ -26,7 +26,11 @@ interface AcceptedItem extends ValidItem {
  * for every branch and one to the gateway for every advisor code (in parallel), then one
  * insert, at most one select for the wr that already existed, and one outbox row.
  */
-export async function importPackages(deps: { db: Kysely<PackagesDb>; bus: Bus; onCommitted: () => void }, { packages }: ImportRequest, ctx: TenantContext) {
+export async function importPackages(
+  deps: { db: Kysely<PackagesDb>; bus: Bus; onCommitted: () => void },
+  { packages }: ImportRequest,
+  ctx: TenantContext,
+) {
   const { db, bus, onCommitted } = deps;
   const empresaId = ctx.empresa.id;
   const { valid, errors } = validateItems(packages);

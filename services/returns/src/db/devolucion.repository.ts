@@ -17,12 +17,19 @@ export async function lockVentaDevoluciones(trx: Transaction<ReturnsDb>, empresa
 
 /** The lock of `lockVentaDevoluciones` if no transaction holds it: false while a return of the sale is being made. */
 export async function tryLockVentaDevoluciones(trx: Transaction<ReturnsDb>, empresaId: number, ventaId: number): Promise<boolean> {
-  const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`devoluciones:${empresaId}:${ventaId}`}, 0)) as locked`.execute(trx);
+  const { rows } = await sql<{
+    locked: boolean;
+  }>`select pg_try_advisory_xact_lock(hashtextextended(${`devoluciones:${empresaId}:${ventaId}`}, 0)) as locked`.execute(trx);
   return rows[0]!.locked;
 }
 
 /** The sale's returns made under any of the registration keys. */
-export async function returnsByRegistration(db: Db, empresaId: number, ventaId: number, claves: string[]): Promise<Array<{ clave: string; id_devolucion: number }>> {
+export async function returnsByRegistration(
+  db: Db,
+  empresaId: number,
+  ventaId: number,
+  claves: string[],
+): Promise<Array<{ clave: string; id_devolucion: number }>> {
   const rows = await db
     .selectFrom('devoluciones')
     .select(['id', 'clave_registro'])
@@ -34,7 +41,12 @@ export async function returnsByRegistration(db: Db, empresaId: number, ventaId: 
 }
 
 export async function findIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
-  const row = await db.selectFrom('devoluciones').select('id').where('empresa_id', '=', empresaId).where('referencia', '=', referencia).executeTakeFirst();
+  const row = await db
+    .selectFrom('devoluciones')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('referencia', '=', referencia)
+    .executeTakeFirst();
   return row?.id;
 }
 
@@ -153,12 +165,18 @@ async function linesOf(db: Db, empresaId: number, ids: readonly number[]): Promi
     .orderBy('devolucion_id')
     .orderBy('linea')
     .execute();
-  for (const { devolucion_id, venta_detalle_id, ...line } of rows) byDevolucion.get(devolucion_id)?.push({ ...line, id_detalle_venta: venta_detalle_id });
+  for (const { devolucion_id, venta_detalle_id, ...line } of rows)
+    byDevolucion.get(devolucion_id)?.push({ ...line, id_detalle_venta: venta_detalle_id });
   return byDevolucion;
 }
 
 export async function findDevolucion(db: Db, empresaId: number, id: number): Promise<ReturnInput | undefined> {
-  const row = await db.selectFrom('devoluciones as d').select(RETURN_COLUMNS).where('d.empresa_id', '=', empresaId).where('d.id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('devoluciones as d')
+    .select(RETURN_COLUMNS)
+    .where('d.empresa_id', '=', empresaId)
+    .where('d.id', '=', id)
+    .executeTakeFirst();
   if (!row) return undefined;
   return toDevolucion(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
 }
@@ -259,7 +277,12 @@ function shapeOf(f: ReturnsFilters): FilterShape {
 }
 
 /** The filters of `shape`, with the values given (stand-ins while compiling). */
-function filtersOf(shape: FilterShape, fechaInicio: string | undefined, fechaFin: string | undefined, idVenta: number | undefined): ReturnsFilters {
+function filtersOf(
+  shape: FilterShape,
+  fechaInicio: string | undefined,
+  fechaFin: string | undefined,
+  idVenta: number | undefined,
+): ReturnsFilters {
   return {
     ...(shape.fecha_inicio ? { fecha_inicio: fechaInicio } : {}),
     ...(shape.fecha_fin ? { fecha_fin: fechaFin } : {}),
@@ -282,12 +305,28 @@ export async function listReturns(db: Db, empresaId: number, request: ReturnsLis
   return { total: Number(count!.total), json: page!.json };
 }
 
-const returnsCount = compiledPerShape((db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, idVenta: number | undefined) =>
-  filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta)).select((eb) => eb.fn.countAll<number>().as('total')),
+const returnsCount = compiledPerShape(
+  (
+    db: Db,
+    shape: FilterShape,
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    idVenta: number | undefined,
+  ) => filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta)).select((eb) => eb.fn.countAll<number>().as('total')),
 );
 
 const returnsPage = compiledPerShape(
-  (db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, idVenta: number | undefined, limit: number, offset: number) => {
+  (
+    db: Db,
+    shape: FilterShape,
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    idVenta: number | undefined,
+    limit: number,
+    offset: number,
+  ) => {
     const rows = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta))
       .select(returnJson(db).as('devolucion'))
       .orderBy('d.fecha', 'desc')
@@ -303,17 +342,18 @@ export async function summarizeReturns(db: Db, empresaId: number, filters: Pick<
   return returnsSummaryRows(db, { ...shapeOf(filters), id_venta: false }, empresaId, filters.fecha_inicio, filters.fecha_fin);
 }
 
-const returnsSummaryRows = compiledPerShape((db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined) =>
-  filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, undefined))
-    .where('d.enable', '=', true)
-    .select([
-      'd.tipo',
-      sql<number>`count(*)::int`.as('cantidad'),
-      sql<string>`sum(d.total)`.as('total'),
-      sql<string>`sum(d.iva)`.as('iva'),
-      sql<string>`sum(d.descuento)`.as('descuento'),
-    ])
-    .groupBy('d.tipo'),
+const returnsSummaryRows = compiledPerShape(
+  (db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined) =>
+    filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, undefined))
+      .where('d.enable', '=', true)
+      .select([
+        'd.tipo',
+        sql<number>`count(*)::int`.as('cantidad'),
+        sql<string>`sum(d.total)`.as('total'),
+        sql<string>`sum(d.iva)`.as('iva'),
+        sql<string>`sum(d.descuento)`.as('descuento'),
+      ])
+      .groupBy('d.tipo'),
 );
 
 /** The return's row locked for its annulment. */
@@ -356,7 +396,12 @@ export async function stockLinesOf(db: Db, empresaId: number, id: number) {
 }
 
 export async function markStock(db: Db, id: number, column: 'stock_aplicado_at' | 'stock_revertido_at'): Promise<void> {
-  await db.updateTable('devoluciones').set({ [column]: new Date() }).where('id', '=', id).where(column, 'is', null).execute();
+  await db
+    .updateTable('devoluciones')
+    .set({ [column]: new Date() })
+    .where('id', '=', id)
+    .where(column, 'is', null)
+    .execute();
 }
 
 /**
@@ -373,11 +418,21 @@ export async function listReturnChanges(
   let q = filtered(trx, empresaId, request);
   if (request.updated_since !== undefined) q = q.where('d.updated_at', '>=', new Date(request.updated_since));
   const count = await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-  let page = q.select([...RETURN_COLUMNS, sql<string>`d.cambio_xid::text`.as('cambio_xid')]).where(sql<boolean>`d.cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`);
+  let page = q
+    .select([...RETURN_COLUMNS, sql<string>`d.cambio_xid::text`.as('cambio_xid')])
+    .where(sql<boolean>`d.cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`);
   if (after) page = page.where(sql<boolean>`(d.cambio_xid, d.id) > (${after.xid}::xid8, ${after.id}::int)`);
-  const fetched = await page.orderBy(sql`d.cambio_xid`).orderBy('d.id').limit(request.per_page + 1).execute();
+  const fetched = await page
+    .orderBy(sql`d.cambio_xid`)
+    .orderBy('d.id')
+    .limit(request.per_page + 1)
+    .execute();
   const rows = fetched.slice(0, request.per_page);
-  const lines = await linesOf(trx, empresaId, rows.map((r) => r.id));
+  const lines = await linesOf(
+    trx,
+    empresaId,
+    rows.map((r) => r.id),
+  );
   const items: ReturnInput[] = [];
   const positions: ChangeCursor[] = [];
   for (const { cambio_xid, ...row } of rows) {

@@ -7,7 +7,11 @@ import type { ReturnsDb } from './tables';
  * series take their numbers one after another, and a rolled-back return leaves its number to
  * the next.
  */
-export async function lockSeries(trx: Transaction<ReturnsDb>, empresaId: number, series: { nombre: string; prefijo: string; correlativo?: number | undefined }) {
+export async function lockSeries(
+  trx: Transaction<ReturnsDb>,
+  empresaId: number,
+  series: { nombre: string; prefijo: string; correlativo?: number | undefined },
+) {
   const { nombre, prefijo } = series;
   await trx
     .insertInto('documentos')
@@ -26,5 +30,9 @@ export async function lockSeries(trx: Transaction<ReturnsDb>, empresaId: number,
 
 /** Consumes the number just read under the lock. */
 export async function advanceSeries(trx: Transaction<ReturnsDb>, id: number, numero: number): Promise<void> {
-  await trx.updateTable('documentos').set({ correlativo: numero + 1, updated_at: new Date() }).where('id', '=', id).execute();
+  await trx
+    .updateTable('documentos')
+    .set({ correlativo: numero + 1, updated_at: new Date() })
+    .where('id', '=', id)
+    .execute();
 }

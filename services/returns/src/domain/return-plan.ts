@@ -51,7 +51,8 @@ const q3 = (value: Decimal) => value.toFixed(RETURN_QUANTITY_SCALE);
  * four decimals) rounded half up to the stock's three, as inventory moved it. A line of 1.0005
  * took 1.001: returning 1.001 returns the whole line, stock and money, with no residue under 0.001.
  */
-export const returnableQuantity = (line: Pick<DetalleVenta, 'cantidad'>): Decimal => new Decimal(line.cantidad).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_HALF_UP);
+export const returnableQuantity = (line: Pick<DetalleVenta, 'cantidad'>): Decimal =>
+  new Decimal(line.cantidad).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_HALF_UP);
 
 /**
  * Plans a return from a sale's lines. Each requested quantity comes from one sale line (by id)
@@ -84,7 +85,10 @@ export function planReturn(input: PlanInput): PlanResult {
   }
 
   requested.forEach((req, index) => {
-    const candidates = req.id_detalle !== undefined ? input.detallesVenta.filter((l) => l.id === req.id_detalle) : input.detallesVenta.filter((l) => l.id_producto === req.id_producto);
+    const candidates =
+      req.id_detalle !== undefined
+        ? input.detallesVenta.filter((l) => l.id === req.id_detalle)
+        : input.detallesVenta.filter((l) => l.id_producto === req.id_producto);
     if (candidates.length === 0) {
       if (req.id_detalle !== undefined) problem(`detalles.${index}.id_detalle`, `La línea ${req.id_detalle} no pertenece a la venta`);
       else problem(`detalles.${index}.id_producto`, `El producto ${req.id_producto} no está en la venta`);
@@ -121,7 +125,10 @@ export function planReturn(input: PlanInput): PlanResult {
     before.set(line.id, to);
     const whole = returnableQuantity(line);
     const part = (taken: Decimal) => (taken.gte(whole) ? new Decimal(line.cantidad) : Decimal.min(taken, line.cantidad));
-    const share = (amount: string) => toCents(new Decimal(amount).times(part(to)).div(line.cantidad)).minus(toCents(new Decimal(amount).times(part(from)).div(line.cantidad)));
+    const share = (amount: string) =>
+      toCents(new Decimal(amount).times(part(to)).div(line.cantidad)).minus(
+        toCents(new Decimal(amount).times(part(from)).div(line.cantidad)),
+      );
     const rate = new Decimal(line.porcentaje_impuesto);
     let total = share(line.total);
     let subTotal = share(line.sub_total);
@@ -129,7 +136,10 @@ export function planReturn(input: PlanInput): PlanResult {
     if (precio !== undefined) {
       const credited = toCents(cantidad.times(precio));
       if (credited.gt(total)) {
-        problem(`detalles.${index}.precio`, `Excede el precio efectivo de la línea de la venta: como máximo ${total.toFixed(2)} por ${cantidad.toFixed()} unidades`);
+        problem(
+          `detalles.${index}.precio`,
+          `Excede el precio efectivo de la línea de la venta: como máximo ${total.toFixed(2)} por ${cantidad.toFixed()} unidades`,
+        );
         continue;
       }
       total = credited;
@@ -153,7 +163,8 @@ export function planReturn(input: PlanInput): PlanResult {
   if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
 
   const stock = new Map<number, Decimal>();
-  for (const l of lines) if (l.mueve_stock) stock.set(l.detalleVenta.id_producto, (stock.get(l.detalleVenta.id_producto) ?? new Decimal(0)).plus(l.cantidad));
+  for (const l of lines)
+    if (l.mueve_stock) stock.set(l.detalleVenta.id_producto, (stock.get(l.detalleVenta.id_producto) ?? new Decimal(0)).plus(l.cantidad));
   return {
     ok: true,
     plan: {

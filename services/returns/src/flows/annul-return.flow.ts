@@ -1,6 +1,14 @@
 import type { Kysely } from 'kysely';
 import { enqueueEvent, type Bus } from '@erp/bus';
-import { AppError, Return, returnsEvents, type ParsedRequestOf, type ReplyInputOf, type RequestContext, type returnsAdminSubjects } from '@erp/contracts';
+import {
+  AppError,
+  Return,
+  returnsEvents,
+  type ParsedRequestOf,
+  type ReplyInputOf,
+  type RequestContext,
+  type returnsAdminSubjects,
+} from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { annulDevolucion, findDevolucion, lockDevolucion } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
@@ -20,7 +28,11 @@ export interface AnnulReturnDeps {
  * row, then its stock movement reversed once. Annulling it again changes nothing, but still
  * completes a reversal an earlier call could not (inventory unreachable).
  */
-export async function annulReturn(deps: AnnulReturnDeps, { empresa_id, id_devolucion }: AnnulRequest, reqCtx: RequestContext): Promise<AnnulReply> {
+export async function annulReturn(
+  deps: AnnulReturnDeps,
+  { empresa_id, id_devolucion }: AnnulRequest,
+  reqCtx: RequestContext,
+): Promise<AnnulReply> {
   const { db, bus } = deps;
   const annulled = await inTransaction(db, async (trx) => {
     const devolucion = await lockDevolucion(trx, empresa_id, id_devolucion);
@@ -31,7 +43,13 @@ export async function annulReturn(deps: AnnulReturnDeps, { empresa_id, id_devolu
       trx,
       returnsEvents,
       'events.returns.return.annulled',
-      { empresa_id, id_devolucion: devolucion.id, id_venta: devolucion.venta_id, total: devolucion.total, devolucion: Return.parse(await findDevolucion(trx, empresa_id, devolucion.id)) },
+      {
+        empresa_id,
+        id_devolucion: devolucion.id,
+        id_venta: devolucion.venta_id,
+        total: devolucion.total,
+        devolucion: Return.parse(await findDevolucion(trx, empresa_id, devolucion.id)),
+      },
       reqCtx,
     );
     return true;
@@ -40,7 +58,10 @@ export async function annulReturn(deps: AnnulReturnDeps, { empresa_id, id_devolu
   try {
     await settleStock(db, bus, empresa_id, id_devolucion, reqCtx);
   } catch (err) {
-    bus.logger.warn({ err, empresaId: empresa_id, idDevolucion: id_devolucion }, 'stock of an annulled return not reversed yet; the consumer of its event will');
+    bus.logger.warn(
+      { err, empresaId: empresa_id, idDevolucion: id_devolucion },
+      'stock of an annulled return not reversed yet; the consumer of its event will',
+    );
   }
   const devolucion = await findDevolucion(db, empresa_id, id_devolucion);
   if (!devolucion) throw AppError.notFound('Devolución no encontrada');

@@ -18,7 +18,15 @@ import {
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import { advanceSeries, lockSeries } from '../db/documento.repository';
-import { REFERENCIA_INDEX, findIdByReferencia, findDevolucion, insertDetalles, insertDevolucion, lockVentaDevoluciones, returnedByLine } from '../db/devolucion.repository';
+import {
+  REFERENCIA_INDEX,
+  findIdByReferencia,
+  findDevolucion,
+  insertDetalles,
+  insertDevolucion,
+  lockVentaDevoluciones,
+  returnedByLine,
+} from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { planReturn, ventaProblem } from '../domain/return-plan';
 import { settleStock } from './settle-stock.flow';
@@ -87,8 +95,14 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
       const registrada = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
       const problemNow = ventaProblem(registrada.estado);
       if (problemNow) throw AppError.rule(problemNow, { id_venta: [problemNow] });
-      if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto))) marcas = await brandsOf(bus, registrada, ctx);
-      const planned = planReturn({ tipo: req.tipo, detallesVenta: registrada.detalles, returned: await returnedByLine(trx, empresaId, venta.id), requested: req.detalles });
+      if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto)))
+        marcas = await brandsOf(bus, registrada, ctx);
+      const planned = planReturn({
+        tipo: req.tipo,
+        detallesVenta: registrada.detalles,
+        returned: await returnedByLine(trx, empresaId, venta.id),
+        requested: req.detalles,
+      });
       if (!planned.ok) throw AppError.rule(planned.message, planned.details);
       const plan = planned.plan;
 
@@ -189,7 +203,12 @@ async function squareRegistrations(bus: Bus, ventaId: number, ctx: TenantContext
 async function brandsOf(bus: Bus, venta: ReturnableSale, ctx: TenantContext): Promise<Map<number, string>> {
   const ids = [...new Set(venta.detalles.map((d) => d.id_producto))];
   if (ids.length === 0) return new Map();
-  const resolved = await bus.request(inventorySubjects, 'inventory.product.resolve', { items: ids.map((id_producto) => ({ id_producto })) }, ctx);
+  const resolved = await bus.request(
+    inventorySubjects,
+    'inventory.product.resolve',
+    { items: ids.map((id_producto) => ({ id_producto })) },
+    ctx,
+  );
   const marcas = new Map<number, string>();
   for (const item of resolved.items) if (item.ok && item.producto.marca) marcas.set(item.producto.id, item.producto.marca);
   return marcas;

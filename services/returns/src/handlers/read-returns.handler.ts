@@ -1,5 +1,15 @@
 import type { Kysely } from 'kysely';
-import { AppError, changePagination, paginate, requestedChangeCursor, returnsFiltersApplied, type ParsedRequestOf, type ReplyInputOf, type TenantContext, type returnsApiSubjects } from '@erp/contracts';
+import {
+  AppError,
+  changePagination,
+  paginate,
+  requestedChangeCursor,
+  returnsFiltersApplied,
+  type ParsedRequestOf,
+  type ReplyInputOf,
+  type TenantContext,
+  type returnsApiSubjects,
+} from '@erp/contracts';
 import { JsonText, type JsonPageOf } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import { findReturnJson, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
@@ -17,15 +27,25 @@ export function getReturnHandler(db: Kysely<ReturnsDb>) {
 }
 
 export function listReturnsHandler(db: Kysely<ReturnsDb>) {
-  return async (request: ParsedRequestOf<Api, 'returns.return.list'>, ctx: TenantContext): Promise<JsonPageOf<ReplyInputOf<Api, 'returns.return.list'>> | ReplyInputOf<Api, 'returns.return.list'>> => {
-    const filters_applied = { ...returnsFiltersApplied(request), ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}) };
+  return async (
+    request: ParsedRequestOf<Api, 'returns.return.list'>,
+    ctx: TenantContext,
+  ): Promise<JsonPageOf<ReplyInputOf<Api, 'returns.return.list'>> | ReplyInputOf<Api, 'returns.return.list'>> => {
+    const filters_applied = {
+      ...returnsFiltersApplied(request),
+      ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}),
+    };
     if (request.order_by !== 'updated_at') {
       const { total, json } = await listReturns(db, ctx.empresa.id, request);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
     const after = requestedChangeCursor(request.cursor);
     const page = await inTransaction(db, (trx) => listReturnChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
-    return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
+    return {
+      items: page.items,
+      pagination: changePagination(request.per_page, page.total, page.positions, page.more, after),
+      filters_applied,
+    };
   };
 }
 

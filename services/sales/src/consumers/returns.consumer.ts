@@ -27,10 +27,15 @@ export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Prom
         if (!(await claimEvent(trx, 'sales-returns', `${subject}:${event.id_devolucion}`))) return;
         // A return that registered with its sale already counts as active; one that did not (made
         // before registration existed) is counted here.
-        const registered = sign > 0 && event.clave_registro !== undefined && (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
+        const registered =
+          sign > 0 &&
+          event.clave_registro !== undefined &&
+          (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
         const counted = registered === 'registrada' || registered === 'confirmada';
         if (!(await addMontoDevuelto(trx, event.empresa_id, event.id_venta, sign, event.total, counted ? 0 : sign))) {
-          throw new PoisonEventError(`Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`);
+          throw new PoisonEventError(
+            `Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`,
+          );
         }
       });
     },

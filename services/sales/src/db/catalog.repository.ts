@@ -24,9 +24,20 @@ export async function findSaleCatalog(
 ): Promise<{ documento: DocumentoRow | undefined; canal: Canal | undefined; cliente: Cliente | undefined }> {
   const table = (name: keyof SalesDb) => sql.table(`${SALES_SCHEMA}.${name}`);
   const { rows } = await sql<{
-    d_id: number | null; d_sucursal_id: number; d_nombre: string; d_prefijo: string; d_correlativo: number; d_activo: boolean; d_solo_cotizacion: boolean;
-    c_id: number | null; c_nombre: string; c_activo: boolean;
-    k_id: number | null; k_nombre: string; k_limite_credito: string; k_activo: boolean;
+    d_id: number | null;
+    d_sucursal_id: number;
+    d_nombre: string;
+    d_prefijo: string;
+    d_correlativo: number;
+    d_activo: boolean;
+    d_solo_cotizacion: boolean;
+    c_id: number | null;
+    c_nombre: string;
+    c_activo: boolean;
+    k_id: number | null;
+    k_nombre: string;
+    k_limite_credito: string;
+    k_activo: boolean;
   }>`
     select d.id as d_id, d.sucursal_id as d_sucursal_id, d.nombre as d_nombre, d.prefijo as d_prefijo, d.correlativo as d_correlativo, d.activo as d_activo, d.solo_cotizacion as d_solo_cotizacion,
            c.id as c_id, c.nombre as c_nombre, c.activo as c_activo,
@@ -37,7 +48,18 @@ export async function findSaleCatalog(
       left join ${table('clientes')} k on k.empresa_id = ${empresaId} and k.id = ${ids.clienteId}`.execute(db);
   const r = rows[0]!;
   return {
-    documento: r.d_id === null ? undefined : { id: r.d_id, sucursal_id: r.d_sucursal_id, nombre: r.d_nombre, prefijo: r.d_prefijo, correlativo: r.d_correlativo, activo: r.d_activo, solo_cotizacion: r.d_solo_cotizacion },
+    documento:
+      r.d_id === null
+        ? undefined
+        : {
+            id: r.d_id,
+            sucursal_id: r.d_sucursal_id,
+            nombre: r.d_nombre,
+            prefijo: r.d_prefijo,
+            correlativo: r.d_correlativo,
+            activo: r.d_activo,
+            solo_cotizacion: r.d_solo_cotizacion,
+          },
     canal: r.c_id === null ? undefined : { id: r.c_id, nombre: r.c_nombre, activo: r.c_activo },
     cliente: r.k_id === null ? undefined : { id: r.k_id, nombre: r.k_nombre, limite_credito: r.k_limite_credito, activo: r.k_activo },
   };
@@ -49,7 +71,11 @@ export async function findSaleCatalog(
  * never waits for it (nor, holding its document type, makes a credit check wait in a cycle).
  */
 export async function findCliente(db: Db, empresaId: number, id: number, options: { lock?: boolean } = {}) {
-  const q = db.selectFrom('clientes').select(['id', 'nombre', 'limite_credito', 'activo']).where('empresa_id', '=', empresaId).where('id', '=', id);
+  const q = db
+    .selectFrom('clientes')
+    .select(['id', 'nombre', 'limite_credito', 'activo'])
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id);
   return options.lock ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 
@@ -84,11 +110,20 @@ export async function findClienteIdByEmail(db: Db, empresaId: number, email: str
  * The company's customer with this email (as `findClienteIdByEmail` finds it), created when there
  * is none. Serialised per company and email, so two orders of a new customer create one.
  */
-export async function findOrCreateClienteByEmail(trx: Transaction<SalesDb>, empresaId: number, email: string, nombre: string | null | undefined): Promise<{ id: number; creado: boolean }> {
+export async function findOrCreateClienteByEmail(
+  trx: Transaction<SalesDb>,
+  empresaId: number,
+  email: string,
+  nombre: string | null | undefined,
+): Promise<{ id: number; creado: boolean }> {
   await sql`select pg_advisory_xact_lock(hashtext('cliente-email'), hashtext(${`${empresaId}:${email}`}))`.execute(trx);
   const existing = await findClienteIdByEmail(trx, empresaId, email);
   if (existing !== undefined) return { id: existing, creado: false };
-  const { id } = await trx.insertInto('clientes').values({ empresa_id: empresaId, nombre: nombre ?? email, email }).returning('id').executeTakeFirstOrThrow();
+  const { id } = await trx
+    .insertInto('clientes')
+    .values({ empresa_id: empresaId, nombre: nombre ?? email, email })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { id, creado: true };
 }
 

@@ -2,7 +2,12 @@
  * The triggers on `ventas` that keep `ventas_resumen_diario` (migration 0005); a bulk load
  * disables them and adds its rows with `addToDailySummarySql` afterwards.
  */
-export const DAILY_SUMMARY_TRIGGERS = ['ventas_resumen_diario_insert', 'ventas_resumen_diario_update', 'ventas_resumen_diario_delete', 'ventas_resumen_diario_truncate'] as const;
+export const DAILY_SUMMARY_TRIGGERS = [
+  'ventas_resumen_diario_insert',
+  'ventas_resumen_diario_update',
+  'ventas_resumen_diario_delete',
+  'ventas_resumen_diario_truncate',
+] as const;
 
 /**
  * Adds the sales with `id >= fromId` to the daily summary in one statement: the migration's backfill

@@ -6,7 +6,13 @@ type EstadoRegistro = Selectable<DevolucionesRegistradasTable>['estado'];
 
 /** The state of the registration under `clave`, its row locked; undefined when there is none. */
 async function lockRegistration(db: Db, empresaId: number, clave: string): Promise<EstadoRegistro | undefined> {
-  const row = await db.selectFrom('devoluciones_registradas').select('estado').where('empresa_id', '=', empresaId).where('clave', '=', clave).forUpdate().executeTakeFirst();
+  const row = await db
+    .selectFrom('devoluciones_registradas')
+    .select('estado')
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .forUpdate()
+    .executeTakeFirst();
   return row?.estado;
 }
 
@@ -15,9 +21,17 @@ export async function registerDevolucion(trx: Transaction<SalesDb>, empresaId: n
   const existing = await lockRegistration(trx, empresaId, clave);
   if (existing && existing !== 'descartada') return;
   if (existing) {
-    await trx.updateTable('devoluciones_registradas').set({ estado: 'registrada', updated_at: new Date() }).where('empresa_id', '=', empresaId).where('clave', '=', clave).execute();
+    await trx
+      .updateTable('devoluciones_registradas')
+      .set({ estado: 'registrada', updated_at: new Date() })
+      .where('empresa_id', '=', empresaId)
+      .where('clave', '=', clave)
+      .execute();
   } else {
-    await trx.insertInto('devoluciones_registradas').values({ empresa_id: empresaId, clave, venta_id: ventaId, id_devolucion: null }).execute();
+    await trx
+      .insertInto('devoluciones_registradas')
+      .values({ empresa_id: empresaId, clave, venta_id: ventaId, id_devolucion: null })
+      .execute();
   }
   await addDevolucionesActivas(trx, empresaId, ventaId, 1);
 }
@@ -35,7 +49,14 @@ export async function addDevolucionesActivas(db: Db, empresaId: number, ventaId:
  * Adds a return's total to the sale's returned amount (`sign` -1 takes it off), and `activas` to
  * its count of active returns; false when the company has no such sale.
  */
-export async function addMontoDevuelto(db: Db, empresaId: number, ventaId: number, sign: 1 | -1, total: string, activas: number): Promise<boolean> {
+export async function addMontoDevuelto(
+  db: Db,
+  empresaId: number,
+  ventaId: number,
+  sign: 1 | -1,
+  total: string,
+  activas: number,
+): Promise<boolean> {
   const updated = await db
     .updateTable('ventas')
     .set({
@@ -51,7 +72,12 @@ export async function addMontoDevuelto(db: Db, empresaId: number, ventaId: numbe
 
 /** How many active returns the sale counts (0 when the company has no such sale). */
 export async function devolucionesActivasOf(db: Db, empresaId: number, ventaId: number): Promise<number> {
-  const venta = await db.selectFrom('ventas').select('devoluciones_activas').where('empresa_id', '=', empresaId).where('id', '=', ventaId).executeTakeFirst();
+  const venta = await db
+    .selectFrom('ventas')
+    .select('devoluciones_activas')
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', ventaId)
+    .executeTakeFirst();
   return venta?.devoluciones_activas ?? 0;
 }
 
@@ -68,7 +94,12 @@ export async function pendingRegistrations(db: Db, empresaId: number, ventaId: n
 }
 
 /** Marks a registration as the committed return `idDevolucion`; answers its state before (undefined when there was none). */
-export async function confirmRegistration(db: Db, empresaId: number, clave: string, idDevolucion: number): Promise<EstadoRegistro | undefined> {
+export async function confirmRegistration(
+  db: Db,
+  empresaId: number,
+  clave: string,
+  idDevolucion: number,
+): Promise<EstadoRegistro | undefined> {
   const before = await lockRegistration(db, empresaId, clave);
   if (!before) return undefined;
   await db
@@ -93,7 +124,11 @@ export async function discardRegistration(db: Db, empresaId: number, clave: stri
 }
 
 /** Sales with a registration still pending `olderThanMs` after it was last changed, oldest first. */
-export async function salesWithStaleRegistrations(db: Db, olderThanMs: number, limit: number): Promise<Array<{ empresa_id: number; venta_id: number }>> {
+export async function salesWithStaleRegistrations(
+  db: Db,
+  olderThanMs: number,
+  limit: number,
+): Promise<Array<{ empresa_id: number; venta_id: number }>> {
   return db
     .selectFrom('devoluciones_registradas')
     .select(['empresa_id', 'venta_id'])

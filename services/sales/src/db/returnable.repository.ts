@@ -13,7 +13,23 @@ export async function findReturnableSale(db: Kysely<SalesDb>, empresaId: number,
   if (!venta) return undefined;
   const detalles = await db
     .selectFrom('venta_detalles')
-    .select(['id', 'id_producto', 'codigo', 'nombre_producto', 'descripcion', 'mueve_stock', 'cantidad', 'precio', 'descuento', 'porcentaje_impuesto', 'sub_total', 'iva', 'exenta', 'total', 'costo'])
+    .select([
+      'id',
+      'id_producto',
+      'codigo',
+      'nombre_producto',
+      'descripcion',
+      'mueve_stock',
+      'cantidad',
+      'precio',
+      'descuento',
+      'porcentaje_impuesto',
+      'sub_total',
+      'iva',
+      'exenta',
+      'total',
+      'costo',
+    ])
     .where('empresa_id', '=', empresaId)
     .where('venta_id', '=', id)
     .orderBy('linea')

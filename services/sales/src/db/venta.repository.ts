@@ -11,8 +11,19 @@ type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 export const REFERENCIA_INDEX = 'ventas_empresa_referencia_key';
 
 /** The company's sale with this reference, with its state; null when there is none. */
-export async function findVentaByReferencia(db: Db, empresaId: number, referencia: string): Promise<{ id: number; estado: VentasTable['estado'] } | null> {
-  return (await db.selectFrom('ventas').select(['id', 'estado']).where('empresa_id', '=', empresaId).where('referencia_externa', '=', referencia).executeTakeFirst()) ?? null;
+export async function findVentaByReferencia(
+  db: Db,
+  empresaId: number,
+  referencia: string,
+): Promise<{ id: number; estado: VentasTable['estado'] } | null> {
+  return (
+    (await db
+      .selectFrom('ventas')
+      .select(['id', 'estado'])
+      .where('empresa_id', '=', empresaId)
+      .where('referencia_externa', '=', referencia)
+      .executeTakeFirst()) ?? null
+  );
 }
 
 export async function findVentaIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
@@ -54,7 +65,11 @@ const salesTable = (name: keyof SalesDb) => sql.table(`${SALES_SCHEMA}.${name}`)
  * Answers the sale as a read would see it, lines in order; undefined, with nothing written, when
  * the document type cannot issue it (missing, inactive, of another branch, only for quotations).
  */
-export async function issueVenta(trx: Transaction<SalesDb>, venta: VentaToIssue, detalles: readonly DetalleToIssue[]): Promise<SaleInput | undefined> {
+export async function issueVenta(
+  trx: Transaction<SalesDb>,
+  venta: VentaToIssue,
+  detalles: readonly DetalleToIssue[],
+): Promise<SaleInput | undefined> {
   const columns = Object.keys(venta).filter((c) => c !== 'documento');
   const lineColumns = detalles.length > 0 ? Object.keys(detalles[0]!) : [];
   const { rows } = await sql<SaleRow & Record<`l_${(typeof LINE_COLUMNS)[number]}`, unknown>>`
@@ -73,8 +88,14 @@ export async function issueVenta(trx: Transaction<SalesDb>, venta: VentaToIssue,
       returning *
     ),
     d as (
-      insert into ${salesTable('venta_detalles')} (venta_id${sql.join(lineColumns.map((c) => sql`, ${sql.id(c)}`), sql``)})
-      select v.id${sql.join(lineColumns.map((c) => sql`, ${sql.ref(`l.${c}`)}`), sql``)}
+      insert into ${salesTable('venta_detalles')} (venta_id${sql.join(
+        lineColumns.map((c) => sql`, ${sql.id(c)}`),
+        sql``,
+      )})
+      select v.id${sql.join(
+        lineColumns.map((c) => sql`, ${sql.ref(`l.${c}`)}`),
+        sql``,
+      )}
         from v, jsonb_populate_recordset(null::${salesTable('venta_detalles')}, ${JSON.stringify(detalles)}::jsonb) l
       returning linea, ${sql.join(LINE_COLUMNS.map((c) => sql.id(c)))}
     )
@@ -116,7 +137,12 @@ export function detalleColumns(line: PlannedLine, empresaId: number) {
 }
 
 export async function saleExistsWithClave(db: Db, empresaId: number, clave: string): Promise<boolean> {
-  const row = await db.selectFrom('ventas').select('id').where('empresa_id', '=', empresaId).where('clave_reserva', '=', clave).executeTakeFirst();
+  const row = await db
+    .selectFrom('ventas')
+    .select('id')
+    .where('empresa_id', '=', empresaId)
+    .where('clave_reserva', '=', clave)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -172,7 +198,34 @@ const LINE_COLUMNS = [
   'updated_at',
 ] as const;
 
-type SaleRow = Pick<VentasTable, 'fecha' | 'correlativo' | 'referencia_externa' | 'cotizacion' | 'estado' | 'forma_pago' | 'total' | 'iva' | 'sub_total' | 'descuento' | 'exenta' | 'monto_pago' | 'cambio' | 'saldo' | 'nombre_cliente' | 'nombre_usuario' | 'nombre_vendedor' | 'sucursal_id' | 'bodega_id' | 'documento_id' | 'nombre_documento' | 'canal_id' | 'cliente_id' | 'fecha_expiracion' | 'observaciones'> & {
+type SaleRow = Pick<
+  VentasTable,
+  | 'fecha'
+  | 'correlativo'
+  | 'referencia_externa'
+  | 'cotizacion'
+  | 'estado'
+  | 'forma_pago'
+  | 'total'
+  | 'iva'
+  | 'sub_total'
+  | 'descuento'
+  | 'exenta'
+  | 'monto_pago'
+  | 'cambio'
+  | 'saldo'
+  | 'nombre_cliente'
+  | 'nombre_usuario'
+  | 'nombre_vendedor'
+  | 'sucursal_id'
+  | 'bodega_id'
+  | 'documento_id'
+  | 'nombre_documento'
+  | 'canal_id'
+  | 'cliente_id'
+  | 'fecha_expiracion'
+  | 'observaciones'
+> & {
   id: number;
   documento_fiscal_emitido: boolean;
   created_at: Date;
@@ -314,7 +367,12 @@ const saleJsonStatement = compiledOnce((db: Db, empresaId: number, id: number) =
 );
 
 export async function findSale(db: Db, empresaId: number, id: number): Promise<SaleInput | undefined> {
-  const row = await db.selectFrom('ventas as v').select(SALE_COLUMNS).where('v.empresa_id', '=', empresaId).where('v.id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('ventas as v')
+    .select(SALE_COLUMNS)
+    .where('v.empresa_id', '=', empresaId)
+    .where('v.id', '=', id)
+    .executeTakeFirst();
   if (!row) return undefined;
   return toSale(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
 }
@@ -335,7 +393,9 @@ export type PagedSalesRequest = Omit<SalesListRequest, 'updated_since' | 'cursor
  * to the list or summary request makes the calls below fail to compile, since its count would
  * then need count(*) over ventas.
  */
-type AnsweredBySummary<T> = [Exclude<keyof T, keyof SummaryFilters | 'page' | 'per_page' | 'order_by' | 'order_direction'>] extends [never] ? T : never;
+type AnsweredBySummary<T> = [Exclude<keyof T, keyof SummaryFilters | 'page' | 'per_page' | 'order_by' | 'order_direction'>] extends [never]
+  ? T
+  : never;
 
 /** The daily summary rows under the filters. */
 function summaryRows(db: Db, empresaId: number, f: AnsweredBySummary<PagedSalesRequest> | AnsweredBySummary<SalesFilters>) {
@@ -380,7 +440,17 @@ export async function listSales(db: Db, empresaId: number, request: PagedSalesRe
     total = (await salesCount(db, shape, empresaId, fecha_inicio, fecha_fin, estado))[0]!.total;
     if (offset >= total) return { total, json: '[]' };
   }
-  const [page] = await salesPage(db, { ...shape, from: from !== undefined }, empresaId, fecha_inicio, fecha_fin, estado, from, request.per_page, skip);
+  const [page] = await salesPage(
+    db,
+    { ...shape, from: from !== undefined },
+    empresaId,
+    fecha_inicio,
+    fecha_fin,
+    estado,
+    from,
+    request.per_page,
+    skip,
+  );
   return { total, json: page!.json };
 }
 
@@ -414,16 +484,34 @@ function filtersOf(shape: FilterShape, fechaInicio: string | undefined, fechaFin
   };
 }
 
-const salesCount = compiledPerShape((db: Db, shape: ListShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) =>
-  summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select(sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total')),
+const salesCount = compiledPerShape(
+  (
+    db: Db,
+    shape: ListShape,
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    estado: SalesFilters['estado'],
+  ) =>
+    summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select(
+      sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total'),
+    ),
 );
 
-const salesPerDay = compiledPerShape((db: Db, shape: ListShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) =>
-  summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado))
-    .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
-    .groupBy('r.fecha')
-    .having(sql`sum(r.cantidad)`, '>', 0)
-    .orderBy('r.fecha', shape.order_direction),
+const salesPerDay = compiledPerShape(
+  (
+    db: Db,
+    shape: ListShape,
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    estado: SalesFilters['estado'],
+  ) =>
+    summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado))
+      .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
+      .groupBy('r.fecha')
+      .having(sql`sum(r.cantidad)`, '>', 0)
+      .orderBy('r.fecha', shape.order_direction),
 );
 
 const salesPage = compiledPerShape(
@@ -455,12 +543,23 @@ const salesPage = compiledPerShape(
 /** Count and sums per state under the filters, from the daily summary; states without sales are left out. */
 export async function summarizeSales(db: Db, empresaId: number, filters: SalesFilters) {
   const answered: AnsweredBySummary<SalesFilters> = filters;
-  const shape = { fecha_inicio: answered.fecha_inicio !== undefined, fecha_fin: answered.fecha_fin !== undefined, estado: answered.estado !== undefined };
+  const shape = {
+    fecha_inicio: answered.fecha_inicio !== undefined,
+    fecha_fin: answered.fecha_fin !== undefined,
+    estado: answered.estado !== undefined,
+  };
   return salesSummaryRows(db, shape, empresaId, filters.fecha_inicio, filters.fecha_fin, filters.estado);
 }
 
 const salesSummaryRows = compiledPerShape(
-  (db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) =>
+  (
+    db: Db,
+    shape: FilterShape,
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    estado: SalesFilters['estado'],
+  ) =>
     summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado))
       .select([
         'r.estado',
@@ -498,7 +597,10 @@ export async function stockLinesOf(db: Db, empresaId: number, ventaId: number) {
 export async function updateVenta(
   trx: Transaction<SalesDb>,
   id: number,
-  changes: Partial<Pick<VentasTable, 'estado' | 'saldo' | 'stock_devuelto_at'>> & { documento_fiscal_emitido?: boolean; revision_stock?: number },
+  changes: Partial<Pick<VentasTable, 'estado' | 'saldo' | 'stock_devuelto_at'>> & {
+    documento_fiscal_emitido?: boolean;
+    revision_stock?: number;
+  },
 ): Promise<void> {
   await trx
     .updateTable('ventas')
@@ -559,7 +661,10 @@ export async function lockVentaForEdit(trx: Transaction<SalesDb>, empresaId: num
   return { ...venta, lines };
 }
 
-export type EditedVenta = Omit<Updateable<VentasTable>, 'id' | 'empresa_id' | 'numero' | 'correlativo' | 'referencia_externa' | 'clave_reserva' | 'created_at'>;
+export type EditedVenta = Omit<
+  Updateable<VentasTable>,
+  'id' | 'empresa_id' | 'numero' | 'correlativo' | 'referencia_externa' | 'clave_reserva' | 'created_at'
+>;
 
 export async function saveEditedVenta(trx: Transaction<SalesDb>, id: number, venta: EditedVenta): Promise<void> {
   await trx.updateTable('ventas').set(venta).where('id', '=', id).execute();
@@ -572,7 +677,11 @@ export type DetalleRow = Omit<Insertable<VentaDetallesTable>, 'id' | 'created_at
  * place (only if something changed: an untouched line keeps its `updated_at`), a row without one
  * is inserted, and the sale's other lines are deleted.
  */
-export async function replaceDetalles(trx: Transaction<SalesDb>, ventaId: number, rows: ReadonlyArray<DetalleRow & { id: number | null }>): Promise<void> {
+export async function replaceDetalles(
+  trx: Transaction<SalesDb>,
+  ventaId: number,
+  rows: ReadonlyArray<DetalleRow & { id: number | null }>,
+): Promise<void> {
   const kept = rows.flatMap((r) => (r.id !== null ? [r] : []));
   const added = rows.filter((r) => r.id === null).map(({ id: _id, ...row }) => row);
   const columns = rows.length > 0 ? Object.keys(rows[0]!).filter((c) => c !== 'id') : [];
@@ -609,11 +718,21 @@ export async function listSaleChanges(
   let q = filtered(trx, empresaId, request);
   if (request.updated_since !== undefined) q = q.where('v.updated_at', '>=', new Date(request.updated_since));
   const count = await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-  let page = q.select([...SALE_COLUMNS, sql<string>`v.cambio_xid::text`.as('cambio_xid')]).where(sql<boolean>`v.cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`);
+  let page = q
+    .select([...SALE_COLUMNS, sql<string>`v.cambio_xid::text`.as('cambio_xid')])
+    .where(sql<boolean>`v.cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`);
   if (after) page = page.where(sql<boolean>`(v.cambio_xid, v.id) > (${after.xid}::xid8, ${after.id}::int)`);
-  const fetched = await page.orderBy(sql`v.cambio_xid`).orderBy('v.id').limit(request.per_page + 1).execute();
+  const fetched = await page
+    .orderBy(sql`v.cambio_xid`)
+    .orderBy('v.id')
+    .limit(request.per_page + 1)
+    .execute();
   const rows = fetched.slice(0, request.per_page);
-  const lines = await linesOf(trx, empresaId, rows.map((r) => r.id));
+  const lines = await linesOf(
+    trx,
+    empresaId,
+    rows.map((r) => r.id),
+  );
   return {
     total: count.n,
     items: rows.map((r) => toSale(r, lines.get(r.id) ?? [])),

@@ -18,7 +18,11 @@ const product = (id: number, over: Partial<ResolvedProduct> = {}): ResolvedProdu
   ...over,
 });
 
-const ctx: TenantContext = { requestId: 'r', empresa: { id: 1, nombre: 'E', iva: '13', venderSinStock: true }, usuario: { id: 4, nombre: 'Ana' } };
+const ctx: TenantContext = {
+  requestId: 'r',
+  empresa: { id: 1, nombre: 'E', iva: '13', venderSinStock: true },
+  usuario: { id: 4, nombre: 'Ana' },
+};
 
 const found = (over: Partial<SaleResolutions> = {}): SaleResolutions => ({
   sucursal: { ok: true, value: { id: 1, nombre: 'Centro' } },
@@ -31,14 +35,30 @@ const found = (over: Partial<SaleResolutions> = {}): SaleResolutions => ({
 });
 
 const request = (over: Record<string, unknown> = {}) =>
-  SaleCreateRequest.parse({ fecha: '2026-01-02', estado: 'Completada', id_sucursal: 1, id_bodega: 2, id_documento: 3, id_canal: 1, detalles: [{ id_producto: 7, cantidad: 2 }], ...over });
+  SaleCreateRequest.parse({
+    fecha: '2026-01-02',
+    estado: 'Completada',
+    id_sucursal: 1,
+    id_bodega: 2,
+    id_documento: 3,
+    id_canal: 1,
+    detalles: [{ id_producto: 7, cantidad: 2 }],
+    ...over,
+  });
 
 describe('planSale', () => {
   it('prices a line at the product price with the company rate and takes its stock', () => {
     const sut = planSale(request(), ctx, found());
     expect(sut.ok).toBe(true);
     if (!sut.ok) return;
-    expect(sut.plan.lines[0]).toMatchObject({ precio: '11.3', porcentaje_impuesto: '13', total: '22.60', sub_total: '20.00', iva: '2.60', costo: '5.5' });
+    expect(sut.plan.lines[0]).toMatchObject({
+      precio: '11.3',
+      porcentaje_impuesto: '13',
+      total: '22.60',
+      sub_total: '20.00',
+      iva: '2.60',
+      costo: '5.5',
+    });
     expect(sut.plan.totals).toEqual({ sub_total: '20.00', iva: '2.60', total: '22.60', descuento: '0.00', exenta: '0.00' });
     expect(sut.plan.stockLines).toHaveLength(1);
   });
@@ -62,11 +82,23 @@ describe('planSale', () => {
 
   it('reports every problem at once, by field', () => {
     const sut = planSale(
-      request({ id_canal: 9, id_cliente: 8, detalles: [{ id_producto: 7, cantidad: 1 }, { codigo_producto: 'X', cantidad: 1 }, { id_producto: 6, cantidad: 1, precio: 1, descuento: 2 }] }),
+      request({
+        id_canal: 9,
+        id_cliente: 8,
+        detalles: [
+          { id_producto: 7, cantidad: 1 },
+          { codigo_producto: 'X', cantidad: 1 },
+          { id_producto: 6, cantidad: 1, precio: 1, descuento: 2 },
+        ],
+      }),
       { ...ctx, usuario: null },
       found({
         bodega: { ok: true, value: { id: 2, nombre: 'Norte', id_sucursal: 5 } },
-        productos: [{ ok: true, value: product(7, { enable: 0 }) }, { ok: false, message: 'No existe un producto con código o código de barras "X"' }, { ok: true, value: product(6) }],
+        productos: [
+          { ok: true, value: product(7, { enable: 0 }) },
+          { ok: false, message: 'No existe un producto con código o código de barras "X"' },
+          { ok: true, value: product(6) },
+        ],
         documento: undefined,
         canal: undefined,
       }),
@@ -85,7 +117,11 @@ describe('planSale', () => {
   });
 
   it('names the branch field that was sent', () => {
-    const sut = planSale(request({ id_sucursal: undefined, sucursal: 'Nada' }), ctx, found({ sucursal: { ok: false, message: 'No existe una sucursal activa llamada "Nada"' } }));
+    const sut = planSale(
+      request({ id_sucursal: undefined, sucursal: 'Nada' }),
+      ctx,
+      found({ sucursal: { ok: false, message: 'No existe una sucursal activa llamada "Nada"' } }),
+    );
     expect(!sut.ok && sut.details.sucursal).toEqual(['No existe una sucursal activa llamada "Nada"']);
   });
 

@@ -142,7 +142,10 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
 
   if (!found.bodega.ok) fail('id_bodega', found.bodega.message);
   else if (sucursalId !== undefined && found.bodega.value.id_sucursal !== sucursalId) {
-    fail('id_bodega', `La bodega ${draft.id_bodega} no pertenece a la sucursal ${found.sucursal.ok ? found.sucursal.value.nombre : sucursalId}`);
+    fail(
+      'id_bodega',
+      `La bodega ${draft.id_bodega} no pertenece a la sucursal ${found.sucursal.ok ? found.sucursal.value.nombre : sucursalId}`,
+    );
   }
 
   const docProblem = documentoProblem(found.documento, draft.id_documento, sucursalId, estado);
@@ -156,7 +159,8 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
     if (!found.cliente) fail('id_cliente', `El cliente ${draft.id_cliente} no existe`);
     else if (!found.cliente.activo) fail('id_cliente', `El cliente "${found.cliente.nombre}" está inactivo`);
   }
-  if (!draft.usuario) fail('usuario', 'La empresa no tiene un usuario activo: asocie la API key a un usuario o active un usuario administrador');
+  if (!draft.usuario)
+    fail('usuario', 'La empresa no tiene un usuario activo: asocie la API key a un usuario o active un usuario administrador');
 
   const lines: PlannedLine[] = [];
   draft.detalles.forEach((input, index) => {
@@ -170,10 +174,15 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
       cantidad: input.cantidad,
       precio: input.precio ?? kept?.precio ?? producto.precio,
       descuento: input.descuento,
-      porcentaje_impuesto: resolveRate(input.porcentaje_impuesto ?? kept?.porcentaje_impuesto, producto.porcentaje_impuesto, ctx.empresa.iva),
+      porcentaje_impuesto: resolveRate(
+        input.porcentaje_impuesto ?? kept?.porcentaje_impuesto,
+        producto.porcentaje_impuesto,
+        ctx.empresa.iva,
+      ),
     });
     if (!taxed.ok) return fail(`detalles.${index}.${taxed.field}`, taxed.message);
-    if (new Decimal(taxed.line.total).gt(MAX_SALE_AMOUNT)) return fail(`detalles.${index}.cantidad`, `El total de la línea supera el máximo de ${MAX_SALE_AMOUNT}`);
+    if (new Decimal(taxed.line.total).gt(MAX_SALE_AMOUNT))
+      return fail(`detalles.${index}.cantidad`, `El total de la línea supera el máximo de ${MAX_SALE_AMOUNT}`);
     lines.push({
       ...taxed.line,
       index,
@@ -221,14 +230,25 @@ export const CONSUMIDOR_FINAL = 'Consumidor Final';
  * The sale document: an immutable snapshot of the sale as issued (company, document type,
  * correlative, parties, lines and tax breakdown), stored with the sale and never updated.
  */
-export function saleDocument(plan: SalePlan, draft: SaleDraft, ctx: TenantContext, issued: { correlativo: string; numero: number; emitido_en: string; actualizado_en?: string }) {
+export function saleDocument(
+  plan: SalePlan,
+  draft: SaleDraft,
+  ctx: TenantContext,
+  issued: { correlativo: string; numero: number; emitido_en: string; actualizado_en?: string },
+) {
   return {
     version: 1,
     emitido_en: issued.emitido_en,
     /** When an update issued the document again (same correlative); null as first issued. */
     actualizado_en: issued.actualizado_en ?? null,
     empresa: { id: ctx.empresa.id, nombre: ctx.empresa.nombre },
-    documento: { id: plan.documento.id, nombre: plan.documento.nombre, prefijo: plan.documento.prefijo, numero: issued.numero, correlativo: issued.correlativo },
+    documento: {
+      id: plan.documento.id,
+      nombre: plan.documento.nombre,
+      prefijo: plan.documento.prefijo,
+      numero: issued.numero,
+      correlativo: issued.correlativo,
+    },
     fecha: draft.fecha,
     fecha_expiracion: draft.fecha_expiracion,
     estado: plan.estado,

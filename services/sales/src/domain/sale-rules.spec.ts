@@ -1,9 +1,24 @@
-import { creditProblem, documentoProblem, formatCorrelativo, payment, remapReserveDetails, storedEstado, summaryMessage, takesStock, type DocumentoRow } from './sale-rules';
+import {
+  creditProblem,
+  documentoProblem,
+  formatCorrelativo,
+  payment,
+  remapReserveDetails,
+  storedEstado,
+  summaryMessage,
+  takesStock,
+  type DocumentoRow,
+} from './sale-rules';
 import { summarize } from './summary';
 
 describe('sale states', () => {
   it('stores Pagada as Completada and the others as sent', () => {
-    expect(['Pagada', 'Completada', 'Pendiente', 'Cotizacion'].map((e) => storedEstado(e as never))).toEqual(['Completada', 'Completada', 'Pendiente', 'Cotizacion']);
+    expect(['Pagada', 'Completada', 'Pendiente', 'Cotizacion'].map((e) => storedEstado(e as never))).toEqual([
+      'Completada',
+      'Completada',
+      'Pendiente',
+      'Cotizacion',
+    ]);
   });
   it('takes stock for Completada and Pendiente only', () => {
     expect(['Completada', 'Pendiente', 'Cotizacion', 'Anulada'].map((e) => takesStock(e as never))).toEqual([true, true, false, false]);
@@ -35,7 +50,15 @@ describe('formatCorrelativo', () => {
 });
 
 describe('documentoProblem', () => {
-  const doc: DocumentoRow = { id: 3, sucursal_id: 1, nombre: 'Factura', prefijo: 'F', correlativo: 1, activo: true, solo_cotizacion: false };
+  const doc: DocumentoRow = {
+    id: 3,
+    sucursal_id: 1,
+    nombre: 'Factura',
+    prefijo: 'F',
+    correlativo: 1,
+    activo: true,
+    solo_cotizacion: false,
+  };
   it('accepts an active document type of the branch', () => expect(documentoProblem(doc, 3, 1, 'Completada')).toBeUndefined());
   it('refuses a missing one', () => expect(documentoProblem(undefined, 9, 1, 'Completada')).toBe('El tipo de documento 9 no existe'));
   it('refuses an inactive one', () => expect(documentoProblem({ ...doc, activo: false }, 3, 1, 'Completada')).toMatch(/inactivo/));
@@ -60,7 +83,10 @@ describe('creditProblem', () => {
 
 describe('remapReserveDetails', () => {
   it('names the sale lines behind the reservation lines', () => {
-    expect(remapReserveDetails({ 'lineas.1.cantidad': ['corto'], id_bodega: ['x'] }, [[0], [3]])).toEqual({ 'detalles.3.cantidad': ['corto'], detalles: ['x'] });
+    expect(remapReserveDetails({ 'lineas.1.cantidad': ['corto'], id_bodega: ['x'] }, [[0], [3]])).toEqual({
+      'detalles.3.cantidad': ['corto'],
+      detalles: ['x'],
+    });
   });
 });
 
@@ -95,6 +121,11 @@ describe('summarize', () => {
     });
   });
   it('answers zeros without sales', () => {
-    expect(summarize([], ['Pendiente'])).toMatchObject({ cantidad_ventas: 0, total_ventas: '0.00', promedio_venta: '0.00', ventas_por_estado: [{ estado: 'Pendiente', cantidad: 0, total: '0.00' }] });
+    expect(summarize([], ['Pendiente'])).toMatchObject({
+      cantidad_ventas: 0,
+      total_ventas: '0.00',
+      promedio_venta: '0.00',
+      ventas_por_estado: [{ estado: 'Pendiente', cantidad: 0, total: '0.00' }],
+    });
   });
 });

@@ -41,10 +41,16 @@ export interface DocumentoRow {
 }
 
 /** Why a document type cannot issue this sale, or undefined when it can. */
-export function documentoProblem(doc: DocumentoRow | undefined, id: number, sucursalId: number | undefined, estado: EstadoVenta): string | undefined {
+export function documentoProblem(
+  doc: DocumentoRow | undefined,
+  id: number,
+  sucursalId: number | undefined,
+  estado: EstadoVenta,
+): string | undefined {
   if (!doc) return `El tipo de documento ${id} no existe`;
   if (!doc.activo) return `El tipo de documento "${doc.nombre}" está inactivo`;
-  if (sucursalId !== undefined && doc.sucursal_id !== sucursalId) return `El tipo de documento "${doc.nombre}" no pertenece a la sucursal ${sucursalId}`;
+  if (sucursalId !== undefined && doc.sucursal_id !== sucursalId)
+    return `El tipo de documento "${doc.nombre}" no pertenece a la sucursal ${sucursalId}`;
   if (doc.solo_cotizacion && estado !== 'Cotizacion') return `El tipo de documento "${doc.nombre}" solo se usa para cotizaciones`;
   return undefined;
 }
@@ -62,7 +68,10 @@ export function creditProblem(cliente: { nombre: string; limite_credito: string 
 }
 
 /** Inventory answers problems per reservation line (`lineas.N.…`); the caller knows them as `detalles.M.…`. */
-export function remapReserveDetails(details: Record<string, string[]> | undefined, lineIndexes: readonly number[][]): Record<string, string[]> {
+export function remapReserveDetails(
+  details: Record<string, string[]> | undefined,
+  lineIndexes: readonly number[][],
+): Record<string, string[]> {
   const remapped: Record<string, string[]> = {};
   for (const [key, messages] of Object.entries(details ?? {})) {
     const m = /^lineas\.(\d+)(\..+)?$/.exec(key);

@@ -25,8 +25,26 @@ const stored = (over: Partial<StoredSale> = {}): StoredSale => ({
   revision_stock: 0,
   devoluciones_activas: 0,
   lines: [
-    { id: 100, id_producto: 7, cantidad: '2.0000', precio: '9.9900', descuento: '1.00', porcentaje_impuesto: '13.0000', id_presentacion: null, mueve_stock: true },
-    { id: 101, id_producto: 8, cantidad: '1.0000', precio: '5.0000', descuento: '0.00', porcentaje_impuesto: '0.0000', id_presentacion: 3, mueve_stock: true },
+    {
+      id: 100,
+      id_producto: 7,
+      cantidad: '2.0000',
+      precio: '9.9900',
+      descuento: '1.00',
+      porcentaje_impuesto: '13.0000',
+      id_presentacion: null,
+      mueve_stock: true,
+    },
+    {
+      id: 101,
+      id_producto: 8,
+      cantidad: '1.0000',
+      precio: '5.0000',
+      descuento: '0.00',
+      porcentaje_impuesto: '0.0000',
+      id_presentacion: 3,
+      mueve_stock: true,
+    },
   ],
   ...over,
 });
@@ -40,7 +58,12 @@ const draftOf = (changes: unknown, venta = stored()): SaleDraft => {
 };
 
 describe('updateRefusal', () => {
-  const venta = (over: Partial<Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>>) => ({ estado: 'Pendiente' as const, documento_fiscal_emitido: false, devoluciones_activas: 0, ...over });
+  const venta = (over: Partial<Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>>) => ({
+    estado: 'Pendiente' as const,
+    documento_fiscal_emitido: false,
+    devoluciones_activas: 0,
+    ...over,
+  });
 
   it('lets Pendiente sales and quotations without a fiscal document through', () => {
     expect(updateRefusal(venta({}))).toBeUndefined();
@@ -48,16 +71,24 @@ describe('updateRefusal', () => {
   });
 
   it('names the reason: annulled, fiscal document emitted, or a state that cannot change', () => {
-    expect(updateRefusal(venta({ estado: 'Anulada', documento_fiscal_emitido: true }))).toEqual({ field: 'estado', message: 'La venta está anulada y no se puede modificar' });
+    expect(updateRefusal(venta({ estado: 'Anulada', documento_fiscal_emitido: true }))).toEqual({
+      field: 'estado',
+      message: 'La venta está anulada y no se puede modificar',
+    });
     expect(updateRefusal(venta({ documento_fiscal_emitido: true }))).toEqual({
       field: 'documento_fiscal_emitido',
       message: 'La venta tiene un documento fiscal emitido y no se puede modificar',
     });
-    expect(updateRefusal(venta({ estado: 'Completada' }))?.message).toBe('La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion');
+    expect(updateRefusal(venta({ estado: 'Completada' }))?.message).toBe(
+      'La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion',
+    );
   });
 
   it('refuses a sale with active returns: they gave back stock of its lines', () => {
-    expect(updateRefusal(venta({ devoluciones_activas: 1 }))).toEqual({ field: 'detalles', message: 'La venta tiene devoluciones activas y no se puede modificar' });
+    expect(updateRefusal(venta({ devoluciones_activas: 1 }))).toEqual({
+      field: 'detalles',
+      message: 'La venta tiene devoluciones activas y no se puede modificar',
+    });
   });
 });
 
@@ -79,15 +110,45 @@ describe('mergeUpdate', () => {
       cambio: '0.00',
       usuario: { id: 6, nombre: 'Ana' },
       detalles: [
-        { id: 100, producto: { id_producto: 7 }, cantidad: '2.0000', descuento: '1.00', kept: { id_producto: 7, precio: '9.9900', porcentaje_impuesto: '13.0000', id_presentacion: null } },
-        { id: 101, producto: { id_producto: 8 }, cantidad: '1.0000', descuento: '0.00', kept: { id_producto: 8, precio: '5.0000', porcentaje_impuesto: '0.0000', id_presentacion: 3 } },
+        {
+          id: 100,
+          producto: { id_producto: 7 },
+          cantidad: '2.0000',
+          descuento: '1.00',
+          kept: { id_producto: 7, precio: '9.9900', porcentaje_impuesto: '13.0000', id_presentacion: null },
+        },
+        {
+          id: 101,
+          producto: { id_producto: 8 },
+          cantidad: '1.0000',
+          descuento: '0.00',
+          kept: { id_producto: 8, precio: '5.0000', porcentaje_impuesto: '0.0000', id_presentacion: 3 },
+        },
       ],
     });
   });
 
   it('applies what is sent, clears what is sent as null and stores Pre-venta as a quotation', () => {
-    const sut = draftOf({ estado: 'Pre-venta', id_cliente: null, observaciones: null, forma_pago: '', fecha_expiracion: '2026-04-01', sucursal: 'Norte', id_bodega: 9, cambio: 0.5 });
-    expect(sut).toMatchObject({ estado: 'Cotizacion', id_cliente: null, observaciones: null, forma_pago: null, fecha_expiracion: '2026-04-01', sucursal: { sucursal: 'Norte' }, id_bodega: 9, cambio: '0.5' });
+    const sut = draftOf({
+      estado: 'Pre-venta',
+      id_cliente: null,
+      observaciones: null,
+      forma_pago: '',
+      fecha_expiracion: '2026-04-01',
+      sucursal: 'Norte',
+      id_bodega: 9,
+      cambio: 0.5,
+    });
+    expect(sut).toMatchObject({
+      estado: 'Cotizacion',
+      id_cliente: null,
+      observaciones: null,
+      forma_pago: null,
+      fecha_expiracion: '2026-04-01',
+      sucursal: { sucursal: 'Norte' },
+      id_bodega: 9,
+      cambio: '0.5',
+    });
   });
 
   it('defaults monto_pago to the total again when the sale is sent as Pagada without an amount', () => {
@@ -96,23 +157,58 @@ describe('mergeUpdate', () => {
   });
 
   it('replaces the lines: an id of the sale in place (keeping what it omits), a line without id added, the rest removed', () => {
-    const sut = draftOf({ detalles: [{ id: 101, cantidad: 4 }, { id_producto: 9, cantidad: 1, precio: 2 }] });
+    const sut = draftOf({
+      detalles: [
+        { id: 101, cantidad: 4 },
+        { id_producto: 9, cantidad: 1, precio: 2 },
+      ],
+    });
     expect(sut.detalles).toEqual([
-      { id: 101, kept: { id_producto: 8, precio: '5.0000', porcentaje_impuesto: '0.0000', id_presentacion: 3 }, producto: { id_producto: 8 }, cantidad: '4', precio: undefined, descuento: '0.00', porcentaje_impuesto: undefined, id_presentacion: undefined },
-      { producto: { id_producto: 9 }, cantidad: '1', precio: '2', descuento: '0', porcentaje_impuesto: undefined, id_presentacion: undefined },
+      {
+        id: 101,
+        kept: { id_producto: 8, precio: '5.0000', porcentaje_impuesto: '0.0000', id_presentacion: 3 },
+        producto: { id_producto: 8 },
+        cantidad: '4',
+        precio: undefined,
+        descuento: '0.00',
+        porcentaje_impuesto: undefined,
+        id_presentacion: undefined,
+      },
+      {
+        producto: { id_producto: 9 },
+        cantidad: '1',
+        precio: '2',
+        descuento: '0',
+        porcentaje_impuesto: undefined,
+        id_presentacion: undefined,
+      },
     ]);
   });
 
   it('refuses an id that is not a line of this sale, naming the line', () => {
-    const sut = merge({ detalles: [{ id: 100, cantidad: 1 }, { id: 555, id_producto: 7, cantidad: 1 }] });
+    const sut = merge({
+      detalles: [
+        { id: 100, cantidad: 1 },
+        { id: 555, id_producto: 7, cantidad: 1 },
+      ],
+    });
     expect(sut).toEqual({ ok: false, details: { 'detalles.1.id': ['La línea 555 no pertenece a esta venta'] } });
   });
 
   it('checks the rules between fields on the sale as it would be', () => {
     const quote = stored({ estado: 'Cotizacion', canal_id: null, cliente_id: null });
-    expect(merge({ estado: 'Completada' }, quote)).toEqual({ ok: false, details: { id_canal: ['Es obligatorio salvo cuando el estado es Cotizacion'] } });
-    expect(merge({ estado: 'Pendiente', id_canal: 4 }, quote)).toEqual({ ok: false, details: { id_cliente: ['Es obligatorio cuando el estado es Pendiente'] } });
-    expect(merge({ cotizacion: true })).toEqual({ ok: false, details: { cotizacion: ['Solo puede ser true cuando el estado es Cotizacion'] } });
+    expect(merge({ estado: 'Completada' }, quote)).toEqual({
+      ok: false,
+      details: { id_canal: ['Es obligatorio salvo cuando el estado es Cotizacion'] },
+    });
+    expect(merge({ estado: 'Pendiente', id_canal: 4 }, quote)).toEqual({
+      ok: false,
+      details: { id_cliente: ['Es obligatorio cuando el estado es Pendiente'] },
+    });
+    expect(merge({ cotizacion: true })).toEqual({
+      ok: false,
+      details: { cotizacion: ['Solo puede ser true cuando el estado es Cotizacion'] },
+    });
     expect(merge({ fecha: '2026-05-01' }, stored({ fecha_expiracion: '2026-04-01' }))).toEqual({
       ok: false,
       details: { fecha: ['La fecha de expiración (2026-04-01) no puede ser anterior a la fecha (2026-05-01)'] },
@@ -120,7 +216,12 @@ describe('mergeUpdate', () => {
   });
 
   it('leaves to the body schema what the body alone decides', () => {
-    const problems = SaleUpdateBody.safeParse({ estado: 'Pendiente', id_cliente: null, cotizacion: true, detalles: [{ id: 1, cantidad: 1 }, { id: 1, cantidad: 2 }, { cantidad: 1 }] });
+    const problems = SaleUpdateBody.safeParse({
+      estado: 'Pendiente',
+      id_cliente: null,
+      cotizacion: true,
+      detalles: [{ id: 1, cantidad: 1 }, { id: 1, cantidad: 2 }, { cantidad: 1 }],
+    });
     expect(problems.success).toBe(false);
     expect(problems.error!.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
       ['detalles.2.id_producto', 'Debe indicar id_producto o codigo_producto (o el id de una línea de la venta)'],
@@ -148,7 +249,11 @@ describe('planDraft of an update', () => {
     stock: null,
     ...over,
   });
-  const ctx: TenantContext = { requestId: 'r', empresa: { id: 1, nombre: 'E', iva: '13', venderSinStock: true }, usuario: { id: 99, nombre: 'Quien edita' } };
+  const ctx: TenantContext = {
+    requestId: 'r',
+    empresa: { id: 1, nombre: 'E', iva: '13', venderSinStock: true },
+    usuario: { id: 99, nombre: 'Quien edita' },
+  };
   const found = (productos: ResolvedProduct[]): SaleResolutions => ({
     sucursal: { ok: true, value: { id: 1, nombre: 'Centro' } },
     bodega: { ok: true, value: { id: 2, nombre: 'Principal', id_sucursal: 1 } },
@@ -159,10 +264,21 @@ describe('planDraft of an update', () => {
   });
 
   it('keeps a kept line’s price and rate even if the product’s changed since, and prices a new product at its own', () => {
-    const sut = planDraft(draftOf({ detalles: [{ id: 100, cantidad: 3 }, { id: 101, id_producto: 9, cantidad: 1 }] }), ctx, found([product(7), product(9, { porcentaje_impuesto: '5' })]));
+    const sut = planDraft(
+      draftOf({
+        detalles: [
+          { id: 100, cantidad: 3 },
+          { id: 101, id_producto: 9, cantidad: 1 },
+        ],
+      }),
+      ctx,
+      found([product(7), product(9, { porcentaje_impuesto: '5' })]),
+    );
     expect(sut.ok).toBe(true);
     if (!sut.ok) return;
-    expect(sut.plan.lines.map((l) => [l.lineId, l.producto.id, l.precio, l.porcentaje_impuesto, l.descuento, l.id_presentacion, l.total])).toEqual([
+    expect(
+      sut.plan.lines.map((l) => [l.lineId, l.producto.id, l.precio, l.porcentaje_impuesto, l.descuento, l.id_presentacion, l.total]),
+    ).toEqual([
       [100, 7, '9.99', '13', '1.00', null, '28.97'],
       // Another product: the old line's presentation does not follow it.
       [101, 9, '20', '5', '0.00', null, '20.00'],

@@ -42,11 +42,17 @@ export interface StoredSale {
 }
 
 /** Why the sale cannot be updated at all (with the field it is about), or undefined when it can. */
-export function updateRefusal(venta: Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>): { field: string; message: string } | undefined {
+export function updateRefusal(
+  venta: Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>,
+): { field: string; message: string } | undefined {
   if (venta.estado === 'Anulada') return { field: 'estado', message: 'La venta está anulada y no se puede modificar' };
-  if (venta.documento_fiscal_emitido) return { field: 'documento_fiscal_emitido', message: 'La venta tiene un documento fiscal emitido y no se puede modificar' };
+  if (venta.documento_fiscal_emitido)
+    return { field: 'documento_fiscal_emitido', message: 'La venta tiene un documento fiscal emitido y no se puede modificar' };
   if (!(ESTADOS_VENTA_EDITABLES as readonly string[]).includes(venta.estado)) {
-    return { field: 'estado', message: `La venta está en estado ${venta.estado}: solo se pueden modificar ventas en estado Pendiente o Cotizacion` };
+    return {
+      field: 'estado',
+      message: `La venta está en estado ${venta.estado}: solo se pueden modificar ventas en estado Pendiente o Cotizacion`,
+    };
   }
   // Its returns gave back stock of its lines: changing those lines would count that stock twice.
   if (venta.devoluciones_activas > 0) return { field: 'detalles', message: 'La venta tiene devoluciones activas y no se puede modificar' };
@@ -67,7 +73,12 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
   const fail = (field: string, message: string) => void (details[field] ??= []).push(message);
   const has = <K extends keyof SaleUpdateBody>(key: K) => changes[key] !== undefined;
 
-  const estado: EstadoVentaCreacion = changes.estado === undefined ? (venta.estado as 'Pendiente' | 'Cotizacion') : changes.estado === 'Pre-venta' ? 'Cotizacion' : changes.estado;
+  const estado: EstadoVentaCreacion =
+    changes.estado === undefined
+      ? (venta.estado as 'Pendiente' | 'Cotizacion')
+      : changes.estado === 'Pre-venta'
+        ? 'Cotizacion'
+        : changes.estado;
   const fecha = changes.fecha ?? venta.fecha;
   const fechaExpiracion = changes.fecha_expiracion !== undefined ? changes.fecha_expiracion : venta.fecha_expiracion;
   const canal = changes.id_canal ?? venta.canal_id;
@@ -76,7 +87,11 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
   if (estado !== 'Cotizacion' && canal === null) fail('id_canal', 'Es obligatorio salvo cuando el estado es Cotizacion');
   if (estado === 'Pendiente' && cliente === null) fail('id_cliente', 'Es obligatorio cuando el estado es Pendiente');
   if (changes.cotizacion === true && estado !== 'Cotizacion') fail('cotizacion', 'Solo puede ser true cuando el estado es Cotizacion');
-  if (fechaExpiracion !== null && fechaExpiracion < fecha) fail(has('fecha_expiracion') ? 'fecha_expiracion' : 'fecha', `La fecha de expiración (${fechaExpiracion}) no puede ser anterior a la fecha (${fecha})`);
+  if (fechaExpiracion !== null && fechaExpiracion < fecha)
+    fail(
+      has('fecha_expiracion') ? 'fecha_expiracion' : 'fecha',
+      `La fecha de expiración (${fechaExpiracion}) no puede ser anterior a la fecha (${fecha})`,
+    );
 
   const byId = new Map(venta.lines.map((l) => [l.id, l]));
   const keep = (stored: StoredLine): DraftLine => ({
@@ -84,7 +99,12 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
     producto: { id_producto: stored.id_producto },
     cantidad: stored.cantidad,
     descuento: stored.descuento,
-    kept: { id_producto: stored.id_producto, precio: stored.precio, porcentaje_impuesto: stored.porcentaje_impuesto, id_presentacion: stored.id_presentacion },
+    kept: {
+      id_producto: stored.id_producto,
+      precio: stored.precio,
+      porcentaje_impuesto: stored.porcentaje_impuesto,
+      id_presentacion: stored.id_presentacion,
+    },
   });
   const detalles: DraftLine[] = !changes.detalles
     ? venta.lines.map(keep)
@@ -95,7 +115,12 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
           return [];
         }
         const base = stored ? keep(stored) : undefined;
-        const producto = input.id_producto !== undefined ? { id_producto: input.id_producto } : input.codigo_producto !== undefined ? { codigo: input.codigo_producto } : base!.producto;
+        const producto =
+          input.id_producto !== undefined
+            ? { id_producto: input.id_producto }
+            : input.codigo_producto !== undefined
+              ? { codigo: input.codigo_producto }
+              : base!.producto;
         return [
           {
             ...(base ? { id: base.id, kept: base.kept } : {}),
@@ -110,7 +135,12 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
       });
   if (Object.keys(details).length > 0) return { ok: false, details };
 
-  const sucursal = changes.id_sucursal !== undefined ? { id_sucursal: changes.id_sucursal } : changes.sucursal !== undefined ? { sucursal: changes.sucursal } : { id_sucursal: venta.sucursal_id };
+  const sucursal =
+    changes.id_sucursal !== undefined
+      ? { id_sucursal: changes.id_sucursal }
+      : changes.sucursal !== undefined
+        ? { sucursal: changes.sucursal }
+        : { id_sucursal: venta.sucursal_id };
   return {
     ok: true,
     draft: {
@@ -126,9 +156,17 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
       id_canal: canal,
       id_cliente: cliente,
       // `Pagada` means paid in full: without an amount sent, monto_pago becomes the total again.
-      monto_pago: changes.monto_pago !== undefined ? (changes.monto_pago === null ? undefined : fromNumber(changes.monto_pago)) : estado === 'Pagada' ? undefined : (venta.monto_pago ?? undefined),
+      monto_pago:
+        changes.monto_pago !== undefined
+          ? changes.monto_pago === null
+            ? undefined
+            : fromNumber(changes.monto_pago)
+          : estado === 'Pagada'
+            ? undefined
+            : (venta.monto_pago ?? undefined),
       cambio: changes.cambio === undefined ? venta.cambio : changes.cambio === null ? undefined : fromNumber(changes.cambio),
-      usuario: venta.usuario_id !== null && venta.nombre_usuario !== null ? { id: venta.usuario_id, nombre: venta.nombre_usuario } : actingUser,
+      usuario:
+        venta.usuario_id !== null && venta.nombre_usuario !== null ? { id: venta.usuario_id, nombre: venta.nombre_usuario } : actingUser,
       detalles,
     },
   };
@@ -138,7 +176,10 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
  * Whether the customer's credit limit must be checked: when the sale becomes Pendiente, changes
  * customer while Pendiente, or owes more than it did. Lowering what a customer owes is never refused.
  */
-export function needsCreditCheck(before: Pick<StoredSale, 'estado' | 'cliente_id' | 'saldo'>, after: { estado: EstadoVenta; cliente_id: number | null; saldo: string }): boolean {
+export function needsCreditCheck(
+  before: Pick<StoredSale, 'estado' | 'cliente_id' | 'saldo'>,
+  after: { estado: EstadoVenta; cliente_id: number | null; saldo: string },
+): boolean {
   if (after.estado !== 'Pendiente' || after.cliente_id === null) return false;
   if (before.estado !== 'Pendiente' || before.cliente_id !== after.cliente_id) return true;
   return new Decimal(after.saldo).gt(before.saldo);

@@ -18,7 +18,12 @@ describe('heldStock', () => {
 });
 
 describe('stockDiff', () => {
-  const held = (bodega: number, ...lines: Array<[number, string]>) => heldStock(true, bodega, lines.map(([p, q]) => line(p, q)));
+  const held = (bodega: number, ...lines: Array<[number, string]>) =>
+    heldStock(
+      true,
+      bodega,
+      lines.map(([p, q]) => line(p, q)),
+    );
 
   it('gives back what a smaller quantity no longer holds: 5 → 3 returns 2', () => {
     expect(stockDiff(held(7, [1, '5']), held(7, [1, '3']))).toEqual([{ id_producto: 1, id_bodega: 7, cantidad: '2.000' }]);
@@ -61,6 +66,9 @@ describe('remainingMoves', () => {
     // The orphan returned 2 (5 → 3); this change wants 5 → 4, i.e. +1: take 1 back.
     expect(remainingMoves([move(1, 7, '1.000')], [move(1, 7, '2.000')])).toEqual([move(1, 7, '-1.000')]);
     // The orphan moved the sale to warehouse 8; this change only lowers 5 → 4 in warehouse 7.
-    expect(remainingMoves([move(1, 7, '1.000')], [move(1, 7, '5.000'), move(1, 8, '-5.000')])).toEqual([move(1, 7, '-4.000'), move(1, 8, '5.000')]);
+    expect(remainingMoves([move(1, 7, '1.000')], [move(1, 7, '5.000'), move(1, 8, '-5.000')])).toEqual([
+      move(1, 7, '-4.000'),
+      move(1, 8, '5.000'),
+    ]);
   });
 });

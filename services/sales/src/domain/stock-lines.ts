@@ -15,7 +15,11 @@ export interface StockMove {
  * What a sale holds of inventory: the stock-moving lines of a Completada or Pendiente sale, in its
  * warehouse, each line rounded as inventory rounds it; a quotation or an annulled sale holds nothing.
  */
-export function heldStock(holds: boolean, bodegaId: number, lines: ReadonlyArray<{ id_producto: number; cantidad: string; mueve_stock: boolean }>): StockHolding {
+export function heldStock(
+  holds: boolean,
+  bodegaId: number,
+  lines: ReadonlyArray<{ id_producto: number; cantidad: string; mueve_stock: boolean }>,
+): StockHolding {
   const held: StockHolding = new Map();
   if (!holds) return held;
   for (const line of lines) {
@@ -51,7 +55,10 @@ export function stockDiff(before: StockHolding, after: StockHolding): StockMove[
  * What is still to move after inventory answered that a key was already applied with `applied`
  * (by an attempt whose transaction never committed): the wanted moves minus those.
  */
-export function remainingMoves(wanted: readonly StockMove[], applied: ReadonlyArray<{ id_producto: number; id_bodega: number; cantidad: string }>): StockMove[] {
+export function remainingMoves(
+  wanted: readonly StockMove[],
+  applied: ReadonlyArray<{ id_producto: number; id_bodega: number; cantidad: string }>,
+): StockMove[] {
   const totals = new Map<string, { id_producto: number; id_bodega: number; cantidad: Decimal }>();
   const add = (m: { id_producto: number; id_bodega: number }, qty: Decimal) => {
     const key = `${m.id_producto}:${m.id_bodega}`;
@@ -61,5 +68,7 @@ export function remainingMoves(wanted: readonly StockMove[], applied: ReadonlyAr
   };
   for (const m of wanted) add(m, new Decimal(m.cantidad));
   for (const m of applied) add(m, new Decimal(m.cantidad).negated());
-  return [...totals.values()].filter((m) => !m.cantidad.isZero()).map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad.toFixed(STOCK_SCALE) }));
+  return [...totals.values()]
+    .filter((m) => !m.cantidad.isZero())
+    .map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad.toFixed(STOCK_SCALE) }));
 }

@@ -41,7 +41,11 @@ export function taxLine(input: LineAmounts): LineResult {
   const gross = new Decimal(input.cantidad).times(input.precio);
   const net = gross.minus(input.descuento);
   if (net.isNegative()) {
-    return { ok: false, field: 'descuento', message: `El descuento (${new Decimal(input.descuento).toFixed(2)}) supera el importe de la línea (${cents(gross)})` };
+    return {
+      ok: false,
+      field: 'descuento',
+      message: `El descuento (${new Decimal(input.descuento).toFixed(2)}) supera el importe de la línea (${cents(gross)})`,
+    };
   }
   const total = new Decimal(cents(net));
   const rate = new Decimal(input.porcentaje_impuesto);

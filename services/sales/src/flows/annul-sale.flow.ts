@@ -18,7 +18,12 @@ import { adjustStockRevision } from './stock-revision.flow';
  * The state changes in the transaction that holds the sale's row, after the adjustment answered;
  * an annulled sale is answered as it is.
  */
-export async function annulSale(db: Kysely<SalesDb>, bus: Bus, { empresa_id, id_venta }: { empresa_id: number; id_venta: number }, reqCtx: RequestContext): Promise<SaleInput> {
+export async function annulSale(
+  db: Kysely<SalesDb>,
+  bus: Bus,
+  { empresa_id, id_venta }: { empresa_id: number; id_venta: number },
+  reqCtx: RequestContext,
+): Promise<SaleInput> {
   const requestId = reqCtx.requestId ?? `annul-${randomUUID()}`;
   await squareIfReturned(db, bus, empresa_id, id_venta, requestId);
   await inTransaction(db, async (trx) => {
@@ -27,7 +32,10 @@ export async function annulSale(db: Kysely<SalesDb>, bus: Bus, { empresa_id, id_
     if (venta.estado === 'Anulada') return;
     // Their stock is already back: returning all the sale holds would count it twice. A
     // return registers under this lock before it commits, so none can slip in after this check.
-    if (venta.devoluciones_activas > 0) throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', { id_venta: ['La venta tiene devoluciones activas'] });
+    if (venta.devoluciones_activas > 0)
+      throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', {
+        id_venta: ['La venta tiene devoluciones activas'],
+      });
     const moves = stockDiff(heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)), new Map());
     const ctx: TenantContext = { requestId, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
     const revision = await adjustStockRevision(busInventory(bus), ctx, {
@@ -38,7 +46,12 @@ export async function annulSale(db: Kysely<SalesDb>, bus: Bus, { empresa_id, id_
       concepto: `Anulación de la venta ${id_venta}`,
       final: true,
     });
-    await updateVenta(trx, id_venta, { estado: 'Anulada', saldo: '0', revision_stock: revision, ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}) });
+    await updateVenta(trx, id_venta, {
+      estado: 'Anulada',
+      saldo: '0',
+      revision_stock: revision,
+      ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}),
+    });
     const annulled = await findSale(trx, empresa_id, id_venta);
     await enqueueEvent(trx, salesEvents, 'events.sales.sale.annulled', { empresa_id, id_venta, venta: Sale.parse(annulled) }, reqCtx);
   });

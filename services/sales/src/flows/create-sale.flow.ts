@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { enqueueEvent, type Bus } from '@erp/bus';
-import { AppError, isAppError, Sale, salesEvents, type ParsedRequestOf, type SaleInput, type TenantContext, type salesApiSubjects } from '@erp/contracts';
+import {
+  AppError,
+  isAppError,
+  Sale,
+  salesEvents,
+  type ParsedRequestOf,
+  type SaleInput,
+  type TenantContext,
+  type salesApiSubjects,
+} from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { FaultInjection } from '../config';
 import { crash } from '../fault';
@@ -38,7 +47,11 @@ type ReserveState = 'none' | 'attempted' | 'refused' | 'taken';
  * each other for two statements and the commit only. A failure after the reservation releases
  * it (the undo); a crash there leaves it to inventory's sweeper, which asks `sales.sale.exists`.
  */
-export async function createSale(deps: CreateSaleDeps, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput; idempotent: boolean }> {
+export async function createSale(
+  deps: CreateSaleDeps,
+  req: CreateRequest,
+  ctx: TenantContext,
+): Promise<{ venta: SaleInput; idempotent: boolean }> {
   const { db } = deps;
   const inventory = deps.inventory ?? busInventory(deps.bus);
   const empresaId = ctx.empresa.id;
@@ -70,7 +83,14 @@ export async function createSale(deps: CreateSaleDeps, req: CreateRequest, ctx: 
   return { venta: result.venta, idempotent: false };
 }
 
-async function commitSale(deps: CreateSaleDeps, inventory: InventoryPort, plan: SalePlan, draft: SaleDraft, req: CreateRequest, ctx: TenantContext): Promise<{ venta: SaleInput } | { winner: number }> {
+async function commitSale(
+  deps: CreateSaleDeps,
+  inventory: InventoryPort,
+  plan: SalePlan,
+  draft: SaleDraft,
+  req: CreateRequest,
+  ctx: TenantContext,
+): Promise<{ venta: SaleInput } | { winner: number }> {
   const { db } = deps;
   const empresaId = plan.empresaId;
   const clave = plan.stockLines.length > 0 ? randomUUID() : null;
@@ -122,10 +142,18 @@ async function commitSale(deps: CreateSaleDeps, inventory: InventoryPort, plan: 
         plan.lines.map((l) => ({ ...detalleColumns(l, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
       );
       if (!venta) {
-        const problem = documentoProblem(await findDocumento(trx, empresaId, plan.documento.id), plan.documento.id, plan.sucursal.id, plan.estado) ?? `El tipo de documento ${plan.documento.id} no puede emitir la venta`;
+        const problem =
+          documentoProblem(await findDocumento(trx, empresaId, plan.documento.id), plan.documento.id, plan.sucursal.id, plan.estado) ??
+          `El tipo de documento ${plan.documento.id} no puede emitir la venta`;
         throw AppError.rule(problem, { id_documento: [problem] });
       }
-      await enqueueEvent(trx, salesEvents, 'events.sales.sale.created', { empresa_id: empresaId, id_venta: venta.id, clave_reserva: clave, venta: Sale.parse(venta) }, ctx);
+      await enqueueEvent(
+        trx,
+        salesEvents,
+        'events.sales.sale.created',
+        { empresa_id: empresaId, id_venta: venta.id, clave_reserva: clave, venta: Sale.parse(venta) },
+        ctx,
+      );
       return { venta };
     }).then((outcome) => {
       if ('venta' in outcome && deps.fault === 'exit-after-commit') crash();
@@ -167,7 +195,10 @@ async function reserveStock(
     if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
       // Refused whole: nothing was taken, so there is nothing to release.
       state.reserve = 'refused';
-      const details = remapReserveDetails(err.details, plan.stockLines.map((l) => [l.index]));
+      const details = remapReserveDetails(
+        err.details,
+        plan.stockLines.map((l) => [l.index]),
+      );
       throw AppError.rule(Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
     }
     throw err;

@@ -14,8 +14,16 @@ type Reply<S extends keyof typeof inventorySubjects> = ReplyOf<typeof inventoryS
 export interface InventoryPort {
   /** The steps run in the sales transaction they are given (so a reservation is taken inside it). */
   readonly sharesTransaction: boolean;
-  resolve(ctx: TenantContext, req: Req<'inventory.product.resolve'>, trx?: Transaction<SalesDb>): Promise<Reply<'inventory.product.resolve'>>;
-  resolveSucursal(ctx: TenantContext, req: Req<'inventory.sucursal.resolve'>, trx?: Transaction<SalesDb>): Promise<Reply<'inventory.sucursal.resolve'>>;
+  resolve(
+    ctx: TenantContext,
+    req: Req<'inventory.product.resolve'>,
+    trx?: Transaction<SalesDb>,
+  ): Promise<Reply<'inventory.product.resolve'>>;
+  resolveSucursal(
+    ctx: TenantContext,
+    req: Req<'inventory.sucursal.resolve'>,
+    trx?: Transaction<SalesDb>,
+  ): Promise<Reply<'inventory.sucursal.resolve'>>;
   reserve(ctx: TenantContext, req: Req<'inventory.stock.reserve'>, trx?: Transaction<SalesDb>): Promise<unknown>;
   release(ctx: TenantContext, req: Req<'inventory.stock.release'>): Promise<unknown>;
   adjust(ctx: TenantContext, req: Req<'inventory.stock.adjust'>, trx?: Transaction<SalesDb>): Promise<Reply<'inventory.stock.adjust'>>;

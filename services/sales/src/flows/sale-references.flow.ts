@@ -11,7 +11,13 @@ import type { InventoryPort } from './inventory.port';
  * `trx`, when given, is the transaction that holds the sale being updated: the lookups run in it,
  * so they never wait for another connection.
  */
-export async function resolveReferences(db: Kysely<SalesDb>, inventory: InventoryPort, draft: SaleDraft, ctx: TenantContext, trx?: Transaction<SalesDb>): Promise<SaleResolutions> {
+export async function resolveReferences(
+  db: Kysely<SalesDb>,
+  inventory: InventoryPort,
+  draft: SaleDraft,
+  ctx: TenantContext,
+  trx?: Transaction<SalesDb>,
+): Promise<SaleResolutions> {
   const empresaId = ctx.empresa.id;
   const [products, { documento, canal, cliente }] = await Promise.all([
     inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }, trx),
@@ -21,8 +27,16 @@ export async function resolveReferences(db: Kysely<SalesDb>, inventory: Inventor
   const branch = products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }, trx))[0];
   const bodega = products.bodega;
   return {
-    sucursal: !branch ? { ok: false, message: 'La sucursal no existe' } : branch.ok ? { ok: true, value: { id: branch.id_sucursal, nombre: branch.nombre } } : branch,
-    bodega: !bodega ? { ok: false, message: `La bodega ${draft.id_bodega} no existe` } : bodega.ok ? { ok: true, value: { id: bodega.id_bodega, nombre: bodega.nombre, id_sucursal: bodega.id_sucursal } } : bodega,
+    sucursal: !branch
+      ? { ok: false, message: 'La sucursal no existe' }
+      : branch.ok
+        ? { ok: true, value: { id: branch.id_sucursal, nombre: branch.nombre } }
+        : branch,
+    bodega: !bodega
+      ? { ok: false, message: `La bodega ${draft.id_bodega} no existe` }
+      : bodega.ok
+        ? { ok: true, value: { id: bodega.id_bodega, nombre: bodega.nombre, id_sucursal: bodega.id_sucursal } }
+        : bodega,
     productos: products.items.map((item) => (item.ok ? { ok: true as const, value: item.producto } : item)),
     documento,
     canal,

@@ -2,7 +2,13 @@ import type { Kysely } from 'kysely';
 import type { Bus } from '@erp/bus';
 import { returnsForSalesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { devolucionesActivasOf, addDevolucionesActivas, confirmRegistration, discardRegistration, pendingRegistrations } from '../db/return-registration.repository';
+import {
+  devolucionesActivasOf,
+  addDevolucionesActivas,
+  confirmRegistration,
+  discardRegistration,
+  pendingRegistrations,
+} from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 
@@ -15,13 +21,24 @@ import { lockVenta } from '../db/venta.repository';
  * even when they are then refused. Answers the sale's count of active returns (undefined when the
  * company has no such sale).
  */
-export async function squareRegistrations(db: Kysely<SalesDb>, bus: Bus, empresaId: number, ventaId: number, requestId: string): Promise<number | undefined> {
+export async function squareRegistrations(
+  db: Kysely<SalesDb>,
+  bus: Bus,
+  empresaId: number,
+  ventaId: number,
+  requestId: string,
+): Promise<number | undefined> {
   return inTransaction(db, async (trx) => {
     const venta = await lockVenta(trx, empresaId, ventaId);
     if (!venta) return undefined;
     const claves = await pendingRegistrations(trx, empresaId, ventaId);
     if (claves.length === 0) return venta.devoluciones_activas;
-    const answer = await bus.request(returnsForSalesSubjects, 'returns.sale.registrations', { empresa_id: empresaId, id_venta: ventaId, claves }, { requestId });
+    const answer = await bus.request(
+      returnsForSalesSubjects,
+      'returns.sale.registrations',
+      { empresa_id: empresaId, id_venta: ventaId, claves },
+      { requestId },
+    );
     if (answer.ocupada) return venta.devoluciones_activas;
     const committed = new Map(answer.devoluciones.map((d) => [d.clave, d.id_devolucion]));
     let discarded = 0;
@@ -36,6 +53,12 @@ export async function squareRegistrations(db: Kysely<SalesDb>, bus: Bus, empresa
 }
 
 /** Squares the sale's registrations first when it counts active returns: then the caller's own transaction reads the settled count. */
-export async function squareIfReturned(db: Kysely<SalesDb>, bus: Bus, empresaId: number, ventaId: number, requestId: string): Promise<void> {
+export async function squareIfReturned(
+  db: Kysely<SalesDb>,
+  bus: Bus,
+  empresaId: number,
+  ventaId: number,
+  requestId: string,
+): Promise<void> {
   if ((await devolucionesActivasOf(db, empresaId, ventaId)) > 0) await squareRegistrations(db, bus, empresaId, ventaId, requestId);
 }

@@ -34,11 +34,17 @@ export interface StockRevisionRequest {
  * sale. The caller holds the sale's row lock and stores the answer; orphaned revisions are
  * squared here, as `docs/stock-revisions.md` tells.
  */
-export async function adjustStockRevision(inventory: InventoryPort, ctx: TenantContext, request: StockRevisionRequest, trx?: Transaction<SalesDb>): Promise<number> {
+export async function adjustStockRevision(
+  inventory: InventoryPort,
+  ctx: TenantContext,
+  request: StockRevisionRequest,
+  trx?: Transaction<SalesDb>,
+): Promise<number> {
   let revision = request.revision;
   let moves = request.moves;
   for (let orphans = 0; moves.length > 0 || (request.final && orphans === 0); orphans++) {
-    if (orphans > MAX_ORPHANED_REVISIONS) throw new Error(`Sale ${request.ventaId}: more than ${MAX_ORPHANED_REVISIONS} orphaned stock revisions after ${request.revision}`);
+    if (orphans > MAX_ORPHANED_REVISIONS)
+      throw new Error(`Sale ${request.ventaId}: more than ${MAX_ORPHANED_REVISIONS} orphaned stock revisions after ${request.revision}`);
     revision += 1;
     const reply = await adjust(inventory, ctx, revisionKey(request.ventaId, revision), moves, request, trx);
     if (reply.aplicado) return revision;
@@ -47,17 +53,32 @@ export async function adjustStockRevision(inventory: InventoryPort, ctx: TenantC
   return revision;
 }
 
-async function adjust(inventory: InventoryPort, ctx: TenantContext, clave: string, moves: StockMove[], request: StockRevisionRequest, trx: Transaction<SalesDb> | undefined) {
+async function adjust(
+  inventory: InventoryPort,
+  ctx: TenantContext,
+  clave: string,
+  moves: StockMove[],
+  request: StockRevisionRequest,
+  trx: Transaction<SalesDb> | undefined,
+) {
   try {
     return await inventory.adjust(
       ctx,
-      { clave, origen: request.origen, concepto: request.concepto, lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })) },
+      {
+        clave,
+        origen: request.origen,
+        concepto: request.concepto,
+        lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })),
+      },
       trx,
     );
   } catch (err) {
     if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
       // Refused whole: nothing moved under the key.
-      const details = remapReserveDetails(err.details, moves.map((m) => request.linesOf?.(m) ?? []));
+      const details = remapReserveDetails(
+        err.details,
+        moves.map((m) => request.linesOf?.(m) ?? []),
+      );
       throw AppError.rule(Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
     }
     throw err;

@@ -1,6 +1,14 @@
 import type { Kysely } from 'kysely';
 import { enqueueEvent, type Bus } from '@erp/bus';
-import { AppError, Sale, salesEvents, type ParsedRequestOf, type SaleInput, type TenantContext, type salesApiSubjects } from '@erp/contracts';
+import {
+  AppError,
+  Sale,
+  salesEvents,
+  type ParsedRequestOf,
+  type SaleInput,
+  type TenantContext,
+  type salesApiSubjects,
+} from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { findCliente, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
@@ -73,12 +81,13 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
       inventory,
       ctx,
       {
-      ventaId: venta.id,
-      revision: venta.revision_stock,
-      moves: stockDiff(before, after),
-      origen: 'actualizacion_venta',
-      concepto: `Actualización de la venta ${venta.correlativo}`,
-      linesOf: (move) => (move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : []),
+        ventaId: venta.id,
+        revision: venta.revision_stock,
+        moves: stockDiff(before, after),
+        origen: 'actualizacion_venta',
+        concepto: `Actualización de la venta ${venta.correlativo}`,
+        linesOf: (move) =>
+          move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : [],
       },
       trx,
     );
@@ -91,7 +100,12 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
       nombre_documento: plan.documento.nombre,
       // Issued again with the same correlative: the document always matches the sale.
       documento: JSON.stringify(
-        saleDocument(plan, draft, ctx, { correlativo: venta.correlativo, numero: venta.numero, emitido_en: venta.created_at.toISOString(), actualizado_en: now.toISOString() }),
+        saleDocument(plan, draft, ctx, {
+          correlativo: venta.correlativo,
+          numero: venta.numero,
+          emitido_en: venta.created_at.toISOString(),
+          actualizado_en: now.toISOString(),
+        }),
       ),
       revision_stock: revision,
       updated_at: now,
@@ -103,7 +117,13 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
     );
     const saved = await findSale(trx, empresaId, venta.id);
     if (!saved) throw new Error(`Sale ${venta.id} vanished while it was locked`);
-    await enqueueEvent(trx, salesEvents, 'events.sales.sale.updated', { empresa_id: empresaId, id_venta: venta.id, venta: Sale.parse(saved) }, ctx);
+    await enqueueEvent(
+      trx,
+      salesEvents,
+      'events.sales.sale.updated',
+      { empresa_id: empresaId, id_venta: venta.id, venta: Sale.parse(saved) },
+      ctx,
+    );
     return saved;
   });
 }

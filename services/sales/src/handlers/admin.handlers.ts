@@ -33,7 +33,13 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
         }
         for (const c of req.clientes) {
           if (clientes[c.ref] !== undefined) throw AppError.validation(`El cliente "${c.ref}" está repetido`);
-          clientes[c.ref] = await insertCliente(trx, { empresa_id: req.empresa_id, nombre: c.nombre, email: c.email ?? null, limite_credito: c.limite_credito, activo: c.activo });
+          clientes[c.ref] = await insertCliente(trx, {
+            empresa_id: req.empresa_id,
+            nombre: c.nombre,
+            email: c.email ?? null,
+            limite_credito: c.limite_credito,
+            activo: c.activo,
+          });
         }
         return { documentos, canales, clientes };
       }),

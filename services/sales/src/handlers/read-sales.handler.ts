@@ -28,7 +28,10 @@ export function getSaleHandler(db: Kysely<SalesDb>) {
 }
 
 export function listSalesHandler(db: Kysely<SalesDb>) {
-  return async (request: ParsedRequestOf<Api, 'sales.sale.list'>, ctx: TenantContext): Promise<JsonPageOf<ReplyInputOf<Api, 'sales.sale.list'>> | ReplyInputOf<Api, 'sales.sale.list'>> => {
+  return async (
+    request: ParsedRequestOf<Api, 'sales.sale.list'>,
+    ctx: TenantContext,
+  ): Promise<JsonPageOf<ReplyInputOf<Api, 'sales.sale.list'>> | ReplyInputOf<Api, 'sales.sale.list'>> => {
     const { updated_since, cursor, ...paged } = request;
     const filters_applied = { ...salesFiltersApplied(request), ...(updated_since !== undefined ? { updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
@@ -37,7 +40,11 @@ export function listSalesHandler(db: Kysely<SalesDb>) {
     }
     const after = requestedChangeCursor(cursor);
     const page = await inTransaction(db, (trx) => listSaleChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
-    return { items: page.items, pagination: changePagination(request.per_page, page.total, page.positions, page.more, after), filters_applied };
+    return {
+      items: page.items,
+      pagination: changePagination(request.per_page, page.total, page.positions, page.more, after),
+      filters_applied,
+    };
   };
 }
 

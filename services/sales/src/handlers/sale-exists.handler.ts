@@ -7,5 +7,7 @@ import { saleExistsWithClave } from '../db/venta.repository';
  * reservation when it does and releases it when it does not.
  */
 export function saleExistsHandler(db: Kysely<SalesDb>) {
-  return async ({ empresa_id, clave }: { empresa_id: number; clave: string }) => ({ exists: await saleExistsWithClave(db, empresa_id, clave) });
+  return async ({ empresa_id, clave }: { empresa_id: number; clave: string }) => ({
+    exists: await saleExistsWithClave(db, empresa_id, clave),
+  });
 }

@@ -1,13 +1,29 @@
 import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
-import { gatewayEvents, inventoryEvents, packagesEvents, returnsEvents, salesEvents, webhookEvents, type ConsumerName, type EventCatalog } from '@erp/contracts';
+import {
+  gatewayEvents,
+  inventoryEvents,
+  packagesEvents,
+  returnsEvents,
+  salesEvents,
+  webhookEvents,
+  type ConsumerName,
+  type EventCatalog,
+} from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { recordEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
 import { partnerEventsOf } from '../domain/partner-events';
 
 /** Every event of the stream has its contract here: the consumer reads them all, in stream order. */
-const ALL_EVENTS: EventCatalog = { ...gatewayEvents, ...webhookEvents, ...salesEvents, ...returnsEvents, ...packagesEvents, ...inventoryEvents };
+const ALL_EVENTS: EventCatalog = {
+  ...gatewayEvents,
+  ...webhookEvents,
+  ...salesEvents,
+  ...returnsEvents,
+  ...packagesEvents,
+  ...inventoryEvents,
+};
 
 export const EVENT_LOG_CONSUMER: ConsumerName<'subscriptions'> = 'subscriptions-event-log';
 

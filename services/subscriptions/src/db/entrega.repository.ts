@@ -85,7 +85,11 @@ export async function recordIntento(db: Db, intento: IntentoInput): Promise<void
 /** The subscription's attempts, newest first. */
 export async function listIntentos(db: Db, suscripcionId: number, page: PageRequest) {
   const [count, items] = await Promise.all([
-    db.selectFrom('intentos').select(sql<number>`count(*)::int`.as('n')).where('suscripcion_id', '=', suscripcionId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('intentos')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('suscripcion_id', '=', suscripcionId)
+      .executeTakeFirstOrThrow(),
     db
       .selectFrom('intentos')
       .selectAll()

@@ -10,12 +10,26 @@ type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
  * subscription of its company that asked for its type. The advisory lock makes positions commit
  * in order: the feed pages by position and must never pass over one that commits later.
  */
-export async function recordEventos(trx: Transaction<SubscriptionsDb>, drafts: readonly PartnerEventDraft[], ocurrido: Date): Promise<string[]> {
+export async function recordEventos(
+  trx: Transaction<SubscriptionsDb>,
+  drafts: readonly PartnerEventDraft[],
+  ocurrido: Date,
+): Promise<string[]> {
   if (drafts.length === 0) return [];
   await sql`select pg_advisory_xact_lock(hashtext('subscriptions.eventos'))`.execute(trx);
   const inserted = await trx
     .insertInto('eventos')
-    .values(drafts.map((d) => ({ id: d.id, empresa_id: d.empresaId, tipo: d.tipo, recurso: d.recurso, orden: d.orden, ocurrido_at: ocurrido, data: JSON.stringify(d.data) })))
+    .values(
+      drafts.map((d) => ({
+        id: d.id,
+        empresa_id: d.empresaId,
+        tipo: d.tipo,
+        recurso: d.recurso,
+        orden: d.orden,
+        ocurrido_at: ocurrido,
+        data: JSON.stringify(d.data),
+      })),
+    )
     .onConflict((oc) => oc.column('id').doNothing())
     .returning('id')
     .execute();
@@ -37,14 +51,24 @@ export async function positionOf(db: Db, empresaId: number, id: string): Promise
   return row?.posicion;
 }
 
-export async function listEventos(db: Db, empresaId: number, options: { after: number; types?: readonly EventType[]; limit: number }): Promise<Selectable<EventosTable>[]> {
+export async function listEventos(
+  db: Db,
+  empresaId: number,
+  options: { after: number; types?: readonly EventType[]; limit: number },
+): Promise<Selectable<EventosTable>[]> {
   let query = db.selectFrom('eventos').selectAll().where('empresa_id', '=', empresaId).where('posicion', '>', options.after);
   if (options.types) query = query.where('tipo', 'in', options.types);
   return query.orderBy('posicion').limit(options.limit).execute();
 }
 
 /** Owes a subscription again every event of its types since `desde` (the same ids). */
-export async function queueReplay(trx: Transaction<SubscriptionsDb>, suscripcionId: number, empresaId: number, tipos: readonly string[], desde: Date): Promise<number> {
+export async function queueReplay(
+  trx: Transaction<SubscriptionsDb>,
+  suscripcionId: number,
+  empresaId: number,
+  tipos: readonly string[],
+  desde: Date,
+): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     with owed as (
       insert into ${sql.table('subscriptions.entregas')} (suscripcion_id, evento_id, recurso, orden)

@@ -12,7 +12,11 @@ export async function lockEmpresaSuscripciones(trx: Transaction<SubscriptionsDb>
 }
 
 export async function countSuscripciones(db: Db, empresaId: number): Promise<number> {
-  const row = await db.selectFrom('suscripciones').select(sql<number>`count(*)::int`.as('n')).where('empresa_id', '=', empresaId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('suscripciones')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('empresa_id', '=', empresaId)
+    .executeTakeFirstOrThrow();
   return row.n;
 }
 
@@ -45,7 +49,12 @@ export async function deleteSuscripcion(db: Db, empresaId: number, id: number): 
 }
 
 export async function disableSuscripcion(db: Db, id: number, motivo: string): Promise<void> {
-  await db.updateTable('suscripciones').set({ enable: false, motivo_deshabilitada: motivo, updated_at: new Date() }).where('id', '=', id).where('enable', '=', true).execute();
+  await db
+    .updateTable('suscripciones')
+    .set({ enable: false, motivo_deshabilitada: motivo, updated_at: new Date() })
+    .where('id', '=', id)
+    .where('enable', '=', true)
+    .execute();
 }
 
 export function toSubscription(row: SuscripcionRow): Subscription {

@@ -62,7 +62,12 @@ export function partnerEventsOf(source: SourceEvent): PartnerEventDraft[] {
     }
     case 'events.packages.package.imported': {
       const event = source.payload as PayloadOf<typeof packagesEvents, 'events.packages.package.imported'>;
-      return [draft(0, event.empresa_id, 'package.imported', `package:${source.eventId}`, { created: event.paquetes.length, items: event.paquetes })];
+      return [
+        draft(0, event.empresa_id, 'package.imported', `package:${source.eventId}`, {
+          created: event.paquetes.length,
+          items: event.paquetes,
+        }),
+      ];
     }
     case 'events.inventory.stock.changed': {
       const event = source.payload as PayloadOf<typeof inventoryEvents, 'events.inventory.stock.changed'>;

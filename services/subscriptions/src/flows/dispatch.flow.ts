@@ -72,7 +72,9 @@ export class Dispatcher {
       started++;
       this.inFlight.set(entrega.suscripcion_id, busy + 1);
       const work = this.send(entrega)
-        .catch((err: unknown) => this.options.logger.warn({ err, entrega: entrega.id }, 'delivery bookkeeping failed; it will be sent again'))
+        .catch((err: unknown) =>
+          this.options.logger.warn({ err, entrega: entrega.id }, 'delivery bookkeeping failed; it will be sent again'),
+        )
         .finally(() => {
           this.sending.delete(work);
           const left = (this.inFlight.get(entrega.suscripcion_id) ?? 1) - 1;
@@ -85,12 +87,21 @@ export class Dispatcher {
 
   private async send(entrega: TakenEntrega): Promise<void> {
     const { db, config, logger } = this.options;
-    const body = JSON.stringify({ id: entrega.evento_id, type: entrega.tipo, timestamp: entrega.ocurrido_at.toISOString(), data: entrega.data });
+    const body = JSON.stringify({
+      id: entrega.evento_id,
+      type: entrega.tipo,
+      timestamp: entrega.ocurrido_at.toISOString(),
+      data: entrega.data,
+    });
     const timestamp = Math.floor(Date.now() / 1000);
     const outcome = await postEvent(
       entrega.url,
       body,
-      { 'webhook-id': entrega.evento_id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signDelivery(entrega.secreto, entrega.evento_id, timestamp, body) },
+      {
+        'webhook-id': entrega.evento_id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signDelivery(entrega.secreto, entrega.evento_id, timestamp, body),
+      },
       { allowPrivate: config.EVENTS_ALLOW_PRIVATE_URLS, allowHttp: config.EVENTS_ALLOW_HTTP, timeoutMs: config.EVENTS_DELIVERY_TIMEOUT_MS },
     );
     const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
@@ -107,11 +118,19 @@ export class Dispatcher {
     if (ok) return markEntregada(db, entrega.id);
     const now = new Date();
     const primerFallo = entrega.primer_fallo_at ?? now;
-    await markFallida(db, entrega.id, new Date(now.getTime() + retryDelayMs(config.EVENTS_RETRY_SCHEDULE_MS, entrega.intentos + 1)), primerFallo);
+    await markFallida(
+      db,
+      entrega.id,
+      new Date(now.getTime() + retryDelayMs(config.EVENTS_RETRY_SCHEDULE_MS, entrega.intentos + 1)),
+      primerFallo,
+    );
     if (retryWindowSpent(primerFallo, now, config.EVENTS_RETRY_WINDOW_MS)) {
       const motivo = `Las entregas fallan desde ${primerFallo.toISOString()}; último error: ${error}`;
       await disableSuscripcion(db, entrega.suscripcion_id, motivo.slice(0, 500));
-      logger.warn({ suscripcion: entrega.suscripcion_id, since: primerFallo.toISOString() }, 'subscription disabled after its retry window');
+      logger.warn(
+        { suscripcion: entrega.suscripcion_id, since: primerFallo.toISOString() },
+        'subscription disabled after its retry window',
+      );
     }
   }
 

@@ -17,7 +17,12 @@ export interface PostOutcome {
  * (a 3xx is a failure), the URL's address is checked as the socket connects, and at most 64 KiB
  * of the answer is read.
  */
-export async function postEvent(url: string, body: string, headers: Record<string, string>, options: UrlPolicy & { timeoutMs: number }): Promise<PostOutcome> {
+export async function postEvent(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: UrlPolicy & { timeoutMs: number },
+): Promise<PostOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const problem = urlShapeProblem(url, options);
@@ -36,7 +41,12 @@ export async function postEvent(url: string, body: string, headers: Record<strin
       target,
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'erp-partner-events/1.5', ...headers },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'erp-partner-events/1.5',
+          ...headers,
+        },
         lookup: guardedLookup(options),
         agent: false,
       },
@@ -57,7 +67,12 @@ export async function postEvent(url: string, body: string, headers: Record<strin
       finish({ status: null, error: `Sin respuesta en ${options.timeoutMs} ms` });
       req.destroy();
     }, options.timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, error: err.code === 'EPRIVATEADDRESS' ? err.message : `${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 300) }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      finish({
+        status: null,
+        error: err.code === 'EPRIVATEADDRESS' ? err.message : `${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 300),
+      }),
+    );
     req.end(body);
   });
 }

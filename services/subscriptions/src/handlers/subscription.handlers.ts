@@ -12,7 +12,10 @@ import { createSuscripcion } from '../flows/create-suscripcion.flow';
 const NOT_FOUND = 'Suscripción no encontrada';
 
 /** The partner API of subscriptions and the event feed, every query scoped to the caller's company. */
-export function subscriptionHandlers(db: Kysely<SubscriptionsDb>, config: Readonly<SubscriptionsConfig>): Handlers<typeof subscriptionsSubjects> {
+export function subscriptionHandlers(
+  db: Kysely<SubscriptionsDb>,
+  config: Readonly<SubscriptionsConfig>,
+): Handlers<typeof subscriptionsSubjects> {
   const policy = { allowPrivate: config.EVENTS_ALLOW_PRIVATE_URLS, allowHttp: config.EVENTS_ALLOW_HTTP };
   const owned = async (empresaId: number, id: number) => {
     const row = await findSuscripcion(db, empresaId, id);
@@ -38,7 +41,16 @@ export function subscriptionHandlers(db: Kysely<SubscriptionsDb>, config: Readon
       await owned(ctx.empresa.id, id);
       const { total, items } = await listIntentos(db, id, page);
       return {
-        items: items.map((r) => ({ id: r.id, event_id: r.evento_id, type: r.tipo, attempt: r.intento, status: r.status, error: r.error, duration_ms: r.duracion_ms, timestamp: r.created_at })),
+        items: items.map((r) => ({
+          id: r.id,
+          event_id: r.evento_id,
+          type: r.tipo,
+          attempt: r.intento,
+          status: r.status,
+          error: r.error,
+          duration_ms: r.duracion_ms,
+          timestamp: r.created_at,
+        })),
         pagination: paginate(page, total),
         filters_applied: {},
       };
@@ -57,7 +69,8 @@ export function subscriptionHandlers(db: Kysely<SubscriptionsDb>, config: Readon
       let position = 0;
       if (after !== undefined) {
         const found = await positionOf(db, ctx.empresa.id, after);
-        if (found === undefined) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { after: ['El evento no existe o ya no se conserva'] });
+        if (found === undefined)
+          throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { after: ['El evento no existe o ya no se conserva'] });
         position = found;
       }
       const rows = await listEventos(db, ctx.empresa.id, { after: position, ...(types ? { types } : {}), limit: per_page + 1 });

@@ -23,7 +23,12 @@ export interface DeliveryConsumerOptions {
  * delivery as failed with its reason. Up to `concurrency` events are taken at once; each waits for
  * its turn from `pace`, so processing yields to a burst being received.
  */
-export async function startDeliveryConsumer(db: Kysely<WebhookDb>, bus: Bus, deps: ProcessingDeps, options: DeliveryConsumerOptions): Promise<void> {
+export async function startDeliveryConsumer(
+  db: Kysely<WebhookDb>,
+  bus: Bus,
+  deps: ProcessingDeps,
+  options: DeliveryConsumerOptions,
+): Promise<void> {
   await startConsumer(bus, {
     durable: DELIVERY_CONSUMER,
     events: webhookEvents,

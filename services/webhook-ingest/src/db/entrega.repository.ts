@@ -52,7 +52,10 @@ const DELIVERY_RECEIVED: keyof typeof webhookEvents = 'events.webhooks.delivery.
 export const dedupKey = (integracionId: number, clave: string): string => `${integracionId}:${clave}`;
 
 /** Ids of deliveries stored under these (integration, dedup key), by `integracion_id:clave_dedup`. */
-export async function findEntregaIds(db: Db, keys: ReadonlyArray<{ integracion_id: number; clave_dedup: string }>): Promise<Map<string, number>> {
+export async function findEntregaIds(
+  db: Db,
+  keys: ReadonlyArray<{ integracion_id: number; clave_dedup: string }>,
+): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
   const { rows } = await sql<{ id: number; integracion_id: number; clave_dedup: string }>`
     select e.id, e.integracion_id, e.clave_dedup
@@ -120,7 +123,10 @@ export async function finishEntrega(
   }
 }
 
-export async function listEntregas(db: Db, filter: { estado: EstadoEntrega; empresa_id?: number; limit: number }): Promise<EntregaResumen[]> {
+export async function listEntregas(
+  db: Db,
+  filter: { estado: EstadoEntrega; empresa_id?: number; limit: number },
+): Promise<EntregaResumen[]> {
   let q = db
     .selectFrom('entregas')
     .select([

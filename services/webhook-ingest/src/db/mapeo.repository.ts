@@ -38,9 +38,11 @@ export async function upsertMapeo(
     .insertInto('mapeos_producto')
     .values({ ...row, version: row.version ?? null })
     .onConflict((oc) =>
-      oc
-        .columns(['empresa_id', 'plataforma', 'id_externo'])
-        .doUpdateSet({ producto_id: row.producto_id, ...(row.version !== undefined ? { version: row.version } : {}), updated_at: sql<Date>`now()` }),
+      oc.columns(['empresa_id', 'plataforma', 'id_externo']).doUpdateSet({
+        producto_id: row.producto_id,
+        ...(row.version !== undefined ? { version: row.version } : {}),
+        updated_at: sql<Date>`now()`,
+      }),
     )
     .execute();
 }

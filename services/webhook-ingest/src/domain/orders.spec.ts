@@ -37,8 +37,24 @@ describe('wooOrderIntent', () => {
       forma_pago: 'Transferencia bancaria directa',
       total: parseAmount('16.45'),
       productos: [
-        { id_linea: '300', id_variante: null, id_producto_externo: '93', sku: 'LAP-14', nombre: 'Laptop 14', cantidad: parseAmount(2), cargo: parseAmount('6.45') },
-        { id_linea: '301', id_variante: '23', id_producto_externo: '22', sku: null, nombre: 'Camiseta - M', cantidad: parseAmount(3), cargo: parseAmount('10.00') },
+        {
+          id_linea: '300',
+          id_variante: null,
+          id_producto_externo: '93',
+          sku: 'LAP-14',
+          nombre: 'Laptop 14',
+          cantidad: parseAmount(2),
+          cargo: parseAmount('6.45'),
+        },
+        {
+          id_linea: '301',
+          id_variante: '23',
+          id_producto_externo: '22',
+          sku: null,
+          nombre: 'Camiseta - M',
+          cantidad: parseAmount(3),
+          cargo: parseAmount('10.00'),
+        },
       ],
       cargos: [],
       descuento: new Decimal(0),
@@ -48,7 +64,11 @@ describe('wooOrderIntent', () => {
 
   it('reads shipping and fee lines, a negative fee included, each at its total plus its tax', () => {
     const sut = wooOrderIntent({
-      ...wooOrder({ id: 728, status: 'processing', line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '20.00', total_tax: '2.60' }] }),
+      ...wooOrder({
+        id: 728,
+        status: 'processing',
+        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '20.00', total_tax: '2.60' }],
+      }),
       shipping_lines: [{ id: 1, method_title: 'Flat rate', total: '10.00', total_tax: '1.30' }],
       fee_lines: [
         { id: 2, name: 'Empaque de regalo', total: '2.00', total_tax: '0.26' },
@@ -69,7 +89,11 @@ describe('wooOrderIntent', () => {
       ...wooOrder({ id: 723, status: 'completed', line_items: [] }),
       refunds: [
         { id: 726, reason: '', total: '-10.00' },
-        { id: 724, amount: '9.00', line_items: [{ id: 314, quantity: -1, total: '-9.00', meta_data: [{ id: 2076, key: '_refunded_item_id', value: '311' }] }] },
+        {
+          id: 724,
+          amount: '9.00',
+          line_items: [{ id: 314, quantity: -1, total: '-9.00', meta_data: [{ id: 2076, key: '_refunded_item_id', value: '311' }] }],
+        },
       ],
     });
     expect(sut.reembolsos).toEqual([
@@ -93,21 +117,40 @@ describe('wooOrderIntent', () => {
 });
 
 describe('shopifyOrderIntent', () => {
-  const line = { id: '866550311766439020', product_id: '632910392', variant_id: '808950810', sku: 'IPOD2008BLACK', title: 'IPod Nano - 8GB', quantity: 2, price: '199.00' };
+  const line = {
+    id: '866550311766439020',
+    product_id: '632910392',
+    variant_id: '808950810',
+    sku: 'IPOD2008BLACK',
+    title: 'IPod Nano - 8GB',
+    quantity: 2,
+    price: '199.00',
+  };
 
   it('reads an order with ids beyond 2^53 exactly', () => {
-    const sut = shopifyOrderIntent(parseJsonExact(shopifyOrderBody({ id: '820982911946154508', financial_status: 'paid', gateway: 'bogus', line_items: [line] })));
+    const sut = shopifyOrderIntent(
+      parseJsonExact(shopifyOrderBody({ id: '820982911946154508', financial_status: 'paid', gateway: 'bogus', line_items: [line] })),
+    );
     expect(sut).toMatchObject({
       referencia: 'shop-820982911946154508',
       accion: 'completar',
       cliente: { email: 'jon@example.com', nombre: 'Jon Snow' },
       forma_pago: 'bogus',
       total: parseAmount('398.00'),
-      productos: [{ id_linea: '866550311766439020', id_variante: '808950810', id_producto_externo: '632910392', sku: 'IPOD2008BLACK', cantidad: parseAmount(2), cargo: parseAmount('398.00') }],
+      productos: [
+        {
+          id_linea: '866550311766439020',
+          id_variante: '808950810',
+          id_producto_externo: '632910392',
+          sku: 'IPOD2008BLACK',
+          cantidad: parseAmount(2),
+          cargo: parseAmount('398.00'),
+        },
+      ],
     });
   });
 
-  it('adds tax lines to a line only when the shop\'s prices exclude tax', () => {
+  it("adds tax lines to a line only when the shop's prices exclude tax", () => {
     const withTax = (taxes_included: boolean) => {
       const order = JSON.parse(shopifyOrderBody({ id: '1', financial_status: 'paid', line_items: [{ ...line, id: '11', quantity: 1 }] }));
       order.taxes_included = taxes_included;
@@ -127,7 +170,9 @@ describe('shopifyOrderIntent', () => {
     ['voided', null, 'anular'],
     ['paid', '2026-03-12T11:00:00-06:00', 'anular'],
   ])('maps financial_status %s (cancelled_at %s) to %s', (financial_status, cancelled_at, accion) => {
-    expect(shopifyOrderIntent(parseJsonExact(shopifyOrderBody({ id: '1', financial_status, cancelled_at, line_items: [line] }))).accion).toBe(accion);
+    expect(
+      shopifyOrderIntent(parseJsonExact(shopifyOrderBody({ id: '1', financial_status, cancelled_at, line_items: [line] }))).accion,
+    ).toBe(accion);
   });
 });
 
@@ -136,20 +181,45 @@ describe('decideOrder', () => {
 
   it('creates once, then recognises the sale', () => {
     expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), undefined)).toEqual({ kind: 'crear', estado: 'Completada' });
-    expect(decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), { version: null, id_venta: null, cancelado: false })).toEqual({ kind: 'crear', estado: 'Pendiente' });
-    expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'completar', id_venta: 9 });
-    expect(decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'ya-creada', id_venta: 9 });
+    expect(decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), { version: null, id_venta: null, cancelado: false })).toEqual({
+      kind: 'crear',
+      estado: 'Pendiente',
+    });
+    expect(
+      decideOrder(intent('completar', '2026-03-12T10:00:00Z'), {
+        version: new Date('2026-03-12T10:00:00Z'),
+        id_venta: 9,
+        cancelado: false,
+      }),
+    ).toEqual({ kind: 'completar', id_venta: 9 });
+    expect(
+      decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), {
+        version: new Date('2026-03-12T10:00:00Z'),
+        id_venta: 9,
+        cancelado: false,
+      }),
+    ).toEqual({ kind: 'ya-creada', id_venta: 9 });
   });
 
   it('never resurrects a cancelled order, and ignores deliveries older than the newest applied', () => {
-    expect(decideOrder(intent('anular', '2026-03-12T11:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'anular' });
-    expect(decideOrder(intent('completar', '2026-03-12T12:00:00Z'), { version: new Date('2026-03-12T11:00:00Z'), id_venta: 9, cancelado: true })).toMatchObject({ kind: 'ignorar' });
-    expect(decideOrder(intent('anular', '2026-03-12T09:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toMatchObject({ kind: 'ignorar' });
+    expect(
+      decideOrder(intent('anular', '2026-03-12T11:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
+    ).toEqual({ kind: 'anular' });
+    expect(
+      decideOrder(intent('completar', '2026-03-12T12:00:00Z'), { version: new Date('2026-03-12T11:00:00Z'), id_venta: 9, cancelado: true }),
+    ).toMatchObject({ kind: 'ignorar' });
+    expect(
+      decideOrder(intent('anular', '2026-03-12T09:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
+    ).toMatchObject({ kind: 'ignorar' });
   });
 
   it('applies a cancellation with the same modification time as the sale it cancels (one-second resolution)', () => {
-    expect(decideOrder(intent('anular', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false })).toEqual({ kind: 'anular' });
-    expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: true })).toMatchObject({ kind: 'ignorar' });
+    expect(
+      decideOrder(intent('anular', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
+    ).toEqual({ kind: 'anular' });
+    expect(
+      decideOrder(intent('completar', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: true }),
+    ).toMatchObject({ kind: 'ignorar' });
   });
 });
 
@@ -179,12 +249,26 @@ describe('planOrderSale', () => {
     reembolsos: [],
     ...over,
   });
-  const product = (cantidad: number, cargo: string) => ({ id_linea: null, id_variante: null, id_producto_externo: null, sku: null, nombre: 'P', cantidad: parseAmount(cantidad)!, cargo: parseAmount(cargo)! });
+  const product = (cantidad: number, cargo: string) => ({
+    id_linea: null,
+    id_variante: null,
+    id_producto_externo: null,
+    sku: null,
+    nombre: 'P',
+    cantidad: parseAmount(cantidad)!,
+    cargo: parseAmount(cargo)!,
+  });
   const charged = (plan: ReturnType<typeof planOrderSale>) =>
     plan.lineas.map((l) => (Math.round(Number(l.cantidad) * Number(l.precio) * 100) - Math.round(Number(l.descuento) * 100)) / 100);
 
   it('sells shipping and fees as service lines, so the sale adds up to the order total', () => {
-    const sut = planOrderSale(base({ total: parseAmount('29.35'), productos: [product(2, '6.45'), product(1, '12.90')], cargos: [{ tipo: 'envio', nombre: 'Flat Rate', cargo: parseAmount('10.00')! }] }));
+    const sut = planOrderSale(
+      base({
+        total: parseAmount('29.35'),
+        productos: [product(2, '6.45'), product(1, '12.90')],
+        cargos: [{ tipo: 'envio', nombre: 'Flat Rate', cargo: parseAmount('10.00')! }],
+      }),
+    );
     expect(sut.total).toBe('29.35');
     expect(sut.lineas.map((l) => l.origen)).toEqual([{ producto: 0 }, { producto: 1 }, { servicio: 'Flat Rate' }]);
     expect(charged(sut)).toEqual([6.45, 12.9, 10]);
@@ -193,7 +277,12 @@ describe('planOrderSale', () => {
 
   it('spreads a negative fee and the unallocated discount over the lines to the cent', () => {
     const sut = planOrderSale(
-      base({ total: parseAmount('80.00'), productos: [product(3, '60.00'), product(1, '30.00')], cargos: [{ tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: parseAmount('-4.00')! }], descuento: parseAmount('6.00')! }),
+      base({
+        total: parseAmount('80.00'),
+        productos: [product(3, '60.00'), product(1, '30.00')],
+        cargos: [{ tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: parseAmount('-4.00')! }],
+        descuento: parseAmount('6.00')!,
+      }),
     );
     expect(sut.total).toBe('80.00');
     expect(charged(sut)).toEqual([53.33, 26.67]);
@@ -210,14 +299,20 @@ describe('planOrderSale', () => {
   });
 
   it('refuses an order whose discounts exceed its lines, or a line charged a negative amount', () => {
-    expect(() => planOrderSale(base({ productos: [product(1, '10.00')], descuento: parseAmount('10.01')! }))).toThrow('superan la suma de sus líneas (10.00)');
+    expect(() => planOrderSale(base({ productos: [product(1, '10.00')], descuento: parseAmount('10.01')! }))).toThrow(
+      'superan la suma de sus líneas (10.00)',
+    );
     expect(() => planOrderSale(base({ productos: [product(1, '-1.00')] }))).toThrow('importe negativo (-1.00)');
   });
 });
 
 describe('wooProductIntent', () => {
   it('takes the sale price over the regular one, status publish as enabled, and stock when managed', () => {
-    expect(wooProductIntent(wooProduct({ id: 794, name: 'Camiseta', sku: 'CAM-01', regular_price: '21.99', sale_price: '19.99', stock_quantity: 12 }))).toEqual({
+    expect(
+      wooProductIntent(
+        wooProduct({ id: 794, name: 'Camiseta', sku: 'CAM-01', regular_price: '21.99', sale_price: '19.99', stock_quantity: 12 }),
+      ),
+    ).toEqual({
       id_externo: '794',
       eliminado: false,
       version: new Date('2026-03-12T16:04:35Z'),
@@ -227,7 +322,11 @@ describe('wooProductIntent', () => {
       activo: true,
       stock: '12',
     });
-    expect(wooProductIntent(wooProduct({ id: 794, name: 'Camiseta', sku: 'CAM-01', regular_price: '21.99', status: 'draft', manage_stock: false }))).toMatchObject({
+    expect(
+      wooProductIntent(
+        wooProduct({ id: 794, name: 'Camiseta', sku: 'CAM-01', regular_price: '21.99', status: 'draft', manage_stock: false }),
+      ),
+    ).toMatchObject({
       precio: '21.99',
       activo: false,
       stock: null,

@@ -141,8 +141,16 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
       };
     }),
     cargos: [
-      ...list(o.shipping_lines).map((s) => ({ tipo: 'envio' as const, nombre: text(s.method_title) ?? 'Envío', cargo: amount(s.total).plus(amount(s.total_tax)) })),
-      ...list(o.fee_lines).map((f) => ({ tipo: 'cargo' as const, nombre: text(f.name) ?? 'Cargo', cargo: amount(f.total).plus(amount(f.total_tax)) })),
+      ...list(o.shipping_lines).map((s) => ({
+        tipo: 'envio' as const,
+        nombre: text(s.method_title) ?? 'Envío',
+        cargo: amount(s.total).plus(amount(s.total_tax)),
+      })),
+      ...list(o.fee_lines).map((f) => ({
+        tipo: 'cargo' as const,
+        nombre: text(f.name) ?? 'Cargo',
+        cargo: amount(f.total).plus(amount(f.total_tax)),
+      })),
     ],
     // Coupons are already inside the line totals.
     descuento: new Decimal(0),
@@ -169,7 +177,9 @@ export function shopifyRefundIntent(refund: unknown): RefundIntent | null {
   const r = obj(refund);
   const id = idText(r.id);
   if (!id) return null;
-  const transactions = list(r.transactions).filter((t) => text(t.kind) === 'refund' && text(t.status) !== 'failure' && text(t.status) !== 'error');
+  const transactions = list(r.transactions).filter(
+    (t) => text(t.kind) === 'refund' && text(t.status) !== 'failure' && text(t.status) !== 'error',
+  );
   return {
     id,
     monto: sumOf(transactions, 'amount'),
@@ -201,7 +211,9 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
   const lineItems = list(o.line_items);
   const shippingLines = list(o.shipping_lines);
   const lineDiscount = (li: Obj) => (list(li.discount_allocations).length > 0 ? allocated(li) : amount(li.total_discount));
-  const unallocated = amount(o.total_discounts).minus(sum(lineItems.map(lineDiscount))).minus(sum(shippingLines.map(allocated)));
+  const unallocated = amount(o.total_discounts)
+    .minus(sum(lineItems.map(lineDiscount)))
+    .minus(sum(shippingLines.map(allocated)));
   return {
     referencia: `shop-${id}`,
     // A cancelled order stays `paid` until it is refunded: `cancelled_at` decides first.
@@ -228,7 +240,11 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
         cargo: amount(li.price).times(cantidad).toDecimalPlaces(4, Decimal.ROUND_DOWN).minus(lineDiscount(li)).plus(taxOf(li)),
       };
     }),
-    cargos: shippingLines.map((sl) => ({ tipo: 'envio' as const, nombre: text(sl.title) ?? 'Envío', cargo: amount(sl.price).minus(allocated(sl)).plus(taxOf(sl)) })),
+    cargos: shippingLines.map((sl) => ({
+      tipo: 'envio' as const,
+      nombre: text(sl.title) ?? 'Envío',
+      cargo: amount(sl.price).minus(allocated(sl)).plus(taxOf(sl)),
+    })),
     descuento: unallocated.gt(0) ? unallocated : new Decimal(0),
     reembolsos: list(o.refunds).flatMap((r) => {
       const refund = shopifyRefundIntent(r);
@@ -256,7 +272,6 @@ export interface SalePlan {
   /** What the sale's `observaciones` must say about how the platform's amounts were booked. */
   notas: string[];
 }
-
 
 /**
  * The sale lines that reproduce what the customer was charged. Product lines, shipping and fees
@@ -290,10 +305,14 @@ export function planOrderSale(intent: OrderIntent): SalePlan {
     if (total.lt(0)) throw new UnprocessableOrder(`El total del pedido es negativo (${cents(total)})`);
     if (partes.gt(total)) {
       descuento = descuento.plus(partes.minus(total));
-      notas.push(`Las partes del pedido suman ${cents(partes)} y su total es ${cents(total)}: la diferencia de ${cents(partes.minus(total))} se registra como descuento`);
+      notas.push(
+        `Las partes del pedido suman ${cents(partes)} y su total es ${cents(total)}: la diferencia de ${cents(partes.minus(total))} se registra como descuento`,
+      );
     } else if (partes.lt(total)) {
       lines.push({ origen: { servicio: 'Ajuste al total del pedido' }, cantidad: new Decimal(1), cargo: total.minus(partes) });
-      notas.push(`Las partes del pedido suman ${cents(partes)} y su total es ${cents(total)}: la diferencia de ${cents(total.minus(partes))} se registra como cargo`);
+      notas.push(
+        `Las partes del pedido suman ${cents(partes)} y su total es ${cents(total)}: la diferencia de ${cents(total.minus(partes))} se registra como cargo`,
+      );
     }
   }
   const bruto = sum(lines.map((l) => l.cargo));
@@ -323,7 +342,9 @@ export function spread(amount: Decimal, weights: Decimal[]): Decimal[] {
   const exact = weights.map((w) => centsOf(w).times(reparto));
   const shares = exact.map((e) => e.divToInt(total));
   let left = reparto.minus(sum(shares));
-  const order = exact.map((e, i) => ({ i, rest: e.mod(total) })).sort((a, b) => (a.rest.eq(b.rest) ? a.i - b.i : b.rest.comparedTo(a.rest)));
+  const order = exact
+    .map((e, i) => ({ i, rest: e.mod(total) }))
+    .sort((a, b) => (a.rest.eq(b.rest) ? a.i - b.i : b.rest.comparedTo(a.rest)));
   for (const { i } of order) {
     if (left.isZero()) break;
     if (shares[i]!.plus(1).lte(centsOf(weights[i]!))) {
@@ -354,7 +375,10 @@ export type OrderDecision =
  * applied changes nothing. Deliveries with the same modification time all apply, in the order
  * they are processed: a terminal state among them therefore wins whichever comes first.
  */
-export function decideOrder(intent: Pick<OrderIntent, 'accion' | 'estado_plataforma' | 'version'>, known: KnownOrder | undefined): OrderDecision {
+export function decideOrder(
+  intent: Pick<OrderIntent, 'accion' | 'estado_plataforma' | 'version'>,
+  known: KnownOrder | undefined,
+): OrderDecision {
   if (known?.cancelado) return { kind: 'ignorar', motivo: 'El pedido ya fue cancelado; la entrega no lo reactiva' };
   if (known?.version && intent.version && intent.version.getTime() < known.version.getTime()) {
     return { kind: 'ignorar', motivo: 'Entrega desactualizada: ya se aplicó una versión más reciente del pedido' };

@@ -32,7 +32,10 @@ export function wooProductIntent(payload: unknown): ProductIntent | null {
   }
   const modified = text(p.date_modified_gmt);
   const version = modified ? new Date(/[zZ]$/.test(modified) ? modified : `${modified}Z`) : null;
-  const stock = p.manage_stock === true && (typeof p.stock_quantity === 'number' || typeof p.stock_quantity === 'string') ? parseAmount(p.stock_quantity) : null;
+  const stock =
+    p.manage_stock === true && (typeof p.stock_quantity === 'number' || typeof p.stock_quantity === 'string')
+      ? parseAmount(p.stock_quantity)
+      : null;
   return {
     id_externo: id,
     eliminado: false,

@@ -1,18 +1,38 @@
-import { shopifyHeaders, shopifyOrderBody, sign, wooHeaders, wooOrder, wooPing, wooProduct } from '../../../../test/support/webhook-fixture';
+import {
+  shopifyHeaders,
+  shopifyOrderBody,
+  sign,
+  wooHeaders,
+  wooOrder,
+  wooPing,
+  wooProduct,
+} from '../../../../test/support/webhook-fixture';
 import { classify, isRelevantHeader, type IncomingDelivery } from './classify';
 import { idText, parseJsonExact } from './json';
 import { verifySignature } from './signature';
 import { generateToken, hashToken, tokenMatches } from './token';
 
 const lower = (headers: Record<string, string>) =>
-  Object.fromEntries(Object.entries(headers).filter(([k]) => isRelevantHeader(k)).map(([k, v]) => [k.toLowerCase(), v]));
+  Object.fromEntries(
+    Object.entries(headers)
+      .filter(([k]) => isRelevantHeader(k))
+      .map(([k, v]) => [k.toLowerCase(), v]),
+  );
 
 const woo = (recurso: 'pedido' | 'producto', payload: unknown, topic: string): IncomingDelivery => {
   const body = JSON.stringify(payload);
   return { plataforma: 'woocommerce', recurso, headers: lower(wooHeaders(body, topic)), body: Buffer.from(body) };
 };
 
-const shopifyLine = { id: '866550311766439020', product_id: '632910392', variant_id: '808950810', sku: 'IPOD2008BLACK', title: 'IPod Nano - 8GB', quantity: 1, price: '199.00' };
+const shopifyLine = {
+  id: '866550311766439020',
+  product_id: '632910392',
+  variant_id: '808950810',
+  sku: 'IPOD2008BLACK',
+  title: 'IPod Nano - 8GB',
+  quantity: 1,
+  price: '199.00',
+};
 
 describe('parseJsonExact', () => {
   it('keeps integers beyond 2^53 exact, as digit strings, and leaves strings and small numbers alone', () => {
@@ -27,7 +47,14 @@ describe('parseJsonExact', () => {
   });
 
   it('reads ids from numbers and digit strings, and treats 0 as none', () => {
-    expect([idText(93), idText('820982911946154508'), idText(0), idText('0'), idText('x'), idText(null)]).toEqual(['93', '820982911946154508', null, null, null, null]);
+    expect([idText(93), idText('820982911946154508'), idText(0), idText('0'), idText('x'), idText(null)]).toEqual([
+      '93',
+      '820982911946154508',
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 });
 
@@ -57,14 +84,26 @@ describe('integration tokens', () => {
 describe('classify', () => {
   it('recognises the WooCommerce ping', () => {
     const ping = wooPing(42);
-    expect(classify({ plataforma: 'woocommerce', recurso: 'pedido', headers: lower(ping.headers), body: Buffer.from(ping.body) })).toEqual({ kind: 'ping' });
+    expect(classify({ plataforma: 'woocommerce', recurso: 'pedido', headers: lower(ping.headers), body: Buffer.from(ping.body) })).toEqual({
+      kind: 'ping',
+    });
   });
 
   it('keys a WooCommerce order by id and content: a retry is a duplicate, a change within the same second is not', () => {
-    const order = wooOrder({ id: 727, status: 'processing', date_modified_gmt: '2026-03-12T16:04:35', line_items: [{ product_id: 93, quantity: 2, total: '6.00' }] });
+    const order = wooOrder({
+      id: 727,
+      status: 'processing',
+      date_modified_gmt: '2026-03-12T16:04:35',
+      line_items: [{ product_id: 93, quantity: 2, total: '6.00' }],
+    });
     const first = classify(woo('pedido', order, 'order.created'));
     const retry = classify(woo('pedido', order, 'order.updated'));
-    expect(first).toEqual({ kind: 'entrega', tema: 'order.created', clave: expect.stringMatching(/^pedido:727:sha256:[0-9a-f]{64}$/), referencia: 'woo-727' });
+    expect(first).toEqual({
+      kind: 'entrega',
+      tema: 'order.created',
+      clave: expect.stringMatching(/^pedido:727:sha256:[0-9a-f]{64}$/),
+      referencia: 'woo-727',
+    });
     expect(retry).toMatchObject({ clave: (first as { clave: string }).clave });
     const cancelled = classify(woo('pedido', { ...order, status: 'cancelled' }, 'order.updated'));
     expect(cancelled).toMatchObject({ kind: 'entrega', referencia: 'woo-727' });
@@ -78,9 +117,22 @@ describe('classify', () => {
   });
 
   it('keys products by id and modification time, and deletions by their delivery', () => {
-    const product = wooProduct({ id: 794, name: 'Camiseta', sku: 'CAM-01', regular_price: '21.99', date_modified_gmt: '2026-03-12T16:04:35' });
-    expect(classify(woo('producto', product, 'product.updated'))).toMatchObject({ kind: 'entrega', clave: 'producto:794:2026-03-12T16:04:35', referencia: 'woo-producto-794' });
-    expect(classify(woo('producto', { id: 794 }, 'product.deleted'))).toMatchObject({ kind: 'entrega', clave: expect.stringMatching(/^producto-eliminado:794:[0-9a-f]{32}$/) });
+    const product = wooProduct({
+      id: 794,
+      name: 'Camiseta',
+      sku: 'CAM-01',
+      regular_price: '21.99',
+      date_modified_gmt: '2026-03-12T16:04:35',
+    });
+    expect(classify(woo('producto', product, 'product.updated'))).toMatchObject({
+      kind: 'entrega',
+      clave: 'producto:794:2026-03-12T16:04:35',
+      referencia: 'woo-producto-794',
+    });
+    expect(classify(woo('producto', { id: 794 }, 'product.deleted'))).toMatchObject({
+      kind: 'entrega',
+      clave: expect.stringMatching(/^producto-eliminado:794:[0-9a-f]{32}$/),
+    });
   });
 
   it('keys Shopify orders by X-Shopify-Event-Id, keeps 18-digit ids exact, and ignores other topics', () => {
@@ -91,7 +143,12 @@ describe('classify', () => {
       headers: lower(shopifyHeaders(body, topic, undefined, eventId)),
       body: Buffer.from(body),
     });
-    expect(classify(delivery('orders/create', 'e-1'))).toEqual({ kind: 'entrega', tema: 'orders/create', clave: 'evento:e-1', referencia: 'shop-820982911946154508' });
+    expect(classify(delivery('orders/create', 'e-1'))).toEqual({
+      kind: 'entrega',
+      tema: 'orders/create',
+      clave: 'evento:e-1',
+      referencia: 'shop-820982911946154508',
+    });
     expect(classify(delivery('products/update', 'e-2'))).toMatchObject({ kind: 'ignorar' });
     expect(classify(delivery('customers/create', 'e-3'))).toMatchObject({ kind: 'ignorar' });
   });

@@ -61,7 +61,10 @@ export interface SalesPort {
 /** What product updates need of the inventory's catalog besides stock. */
 export interface CatalogPort {
   updateProduct(ctx: TenantContext, id: number, changes: { nombre?: string; precio?: string; enable?: 0 | 1 }): Promise<void>;
-  createProduct(ctx: TenantContext, product: { codigo: string; nombre: string; precio: string; enable: 0 | 1; tipo?: 'Producto' | 'Servicio' }): Promise<number>;
+  createProduct(
+    ctx: TenantContext,
+    product: { codigo: string; nombre: string; precio: string; enable: 0 | 1; tipo?: 'Producto' | 'Servicio' },
+  ): Promise<number>;
 }
 
 export interface ReturnInput {
@@ -113,7 +116,12 @@ export function busSales(bus: Bus): SalesPort {
           ...rest,
           origen: input.origen,
           // The pipeline takes JSON numbers; these have at most 4 decimals (prices 2), so they are exact.
-          detalles: detalles.map((l) => ({ id_producto: l.id_producto, cantidad: Number(l.cantidad), precio: Number(l.precio), descuento: Number(l.descuento) })),
+          detalles: detalles.map((l) => ({
+            id_producto: l.id_producto,
+            cantidad: Number(l.cantidad),
+            precio: Number(l.precio),
+            descuento: Number(l.descuento),
+          })),
         },
         ctx,
       );
@@ -130,10 +138,12 @@ export function busSales(bus: Bus): SalesPort {
       await bus.request(salesApiSubjects, 'sales.update', { id: idVenta, cambios: { estado: 'Completada' } }, ctx);
       return { completed: true, lineIds };
     },
-    findOrCreateCustomer: async (ctx, cliente) => (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
+    findOrCreateCustomer: async (ctx, cliente) =>
+      (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
     saleByReference: async (ctx, referencia) =>
       (await bus.request(salesPlatformSubjects, 'sales.sale.by-reference', { referencia_externa: referencia }, ctx))?.id ?? null,
-    saleLineIds: async (ctx, idVenta) => (await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx)).detalles.map((d) => d.id),
+    saleLineIds: async (ctx, idVenta) =>
+      (await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx)).detalles.map((d) => d.id),
   };
 }
 
@@ -173,7 +183,12 @@ export function gatewayContexts(bus: Bus, ttlMs: number) {
     const key = `${empresaId}:${usuarioId}`;
     const hit = cache.get(key);
     if (hit && Date.now() - hit.at < ttlMs) return { ...hit.ctx, requestId };
-    const reply = await bus.request(webhookGatewaySubjects, 'gateway.webhook.context', { empresa_id: empresaId, usuario_id: usuarioId }, { requestId });
+    const reply = await bus.request(
+      webhookGatewaySubjects,
+      'gateway.webhook.context',
+      { empresa_id: empresaId, usuario_id: usuarioId },
+      { requestId },
+    );
     if (!reply.empresa) throw new Unprocessable('La empresa de la integración no existe o está inactiva');
     if (!reply.usuario) throw new Unprocessable('El usuario de la integración no existe o está inactivo');
     const ctx: TenantContext = { requestId, empresa: reply.empresa, usuario: reply.usuario };

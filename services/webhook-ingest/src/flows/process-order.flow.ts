@@ -61,7 +61,12 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
   const intent = intentOf(() => orderIntent(entrega.plataforma, parseBody(entrega)));
   const known = await lockPedido(trx, entrega.empresa_id, intent.referencia);
   const decision = decideOrder(intent, known);
-  const remember = (changes: { id_venta?: number | null; cancelado?: boolean; lineas?: Array<string | null>; reembolsos?: string[] }): PedidoUpdate => ({
+  const remember = (changes: {
+    id_venta?: number | null;
+    cancelado?: boolean;
+    lineas?: Array<string | null>;
+    reembolsos?: string[];
+  }): PedidoUpdate => ({
     empresa_id: entrega.empresa_id,
     referencia: intent.referencia,
     changes: {
@@ -81,8 +86,18 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
       // Completing reads the sale: its line ids serve the refunds, which need not read it again.
       const completion = decision.kind === 'completar' ? await deps.sales.completeIfPending(ctx, decision.id_venta) : undefined;
       const completed = completion?.completed ?? false;
-      const refunds = await applyRefunds(ctx, intent.referencia, { ...known, id_venta: decision.id_venta }, intent.reembolsos, deps, completion?.lineIds);
-      const motivo = [completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía', ...refunds.notas].join('. ');
+      const refunds = await applyRefunds(
+        ctx,
+        intent.referencia,
+        { ...known, id_venta: decision.id_venta },
+        intent.reembolsos,
+        deps,
+        completion?.lineIds,
+      );
+      const motivo = [
+        completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía',
+        ...refunds.notas,
+      ].join('. ');
       return { estado: 'procesada', id_venta: decision.id_venta, motivo, pedido: remember({ reembolsos: refunds.aplicados }) };
     }
     case 'anular': {
@@ -115,7 +130,11 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
         throw new Unprocessable('Un pedido pendiente necesita el email del cliente');
       }
       const servicios = plan.lineas.flatMap((l) => ('servicio' in l.origen ? [l.origen.servicio] : []));
-      const observaciones = [`Pedido ${intent.referencia} (${entrega.plataforma})`, ...(servicios.length > 0 ? [`Servicios: ${servicios.join(', ')}`] : []), ...plan.notas]
+      const observaciones = [
+        `Pedido ${intent.referencia} (${entrega.plataforma})`,
+        ...(servicios.length > 0 ? [`Servicios: ${servicios.join(', ')}`] : []),
+        ...plan.notas,
+      ]
         .join('. ')
         .slice(0, 1000);
       const sale = await deps.sales.createSale(ctx, {
@@ -142,7 +161,12 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
       const lineas = intent.productos.map((p) => p.id_linea);
       const refunds = await applyRefunds(ctx, intent.referencia, { ...known, id_venta: sale.id, lineas }, intent.reembolsos, deps);
       const motivo = [...(sale.idempotent ? ['La venta del pedido ya existía'] : []), ...refunds.notas].join('. ');
-      return { estado: 'procesada', id_venta: sale.id, motivo: motivo || null, pedido: remember({ id_venta: sale.id, lineas, reembolsos: refunds.aplicados }) };
+      return {
+        estado: 'procesada',
+        id_venta: sale.id,
+        motivo: motivo || null,
+        pedido: remember({ id_venta: sale.id, lineas, reembolsos: refunds.aplicados }),
+      };
     }
   }
 }
@@ -157,13 +181,18 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
   const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, entrega.referencia));
   // The order's own delivery may still be on its way: retried until it has made the sale.
-  if (idVenta === null) throw new AppError('UNAVAILABLE', `El pedido ${entrega.referencia} aún no tiene venta; el reembolso se reintentará`);
+  if (idVenta === null)
+    throw new AppError('UNAVAILABLE', `El pedido ${entrega.referencia} aún no tiene venta; el reembolso se reintentará`);
   const refunds = await applyRefunds(ctx, entrega.referencia, { ...known, id_venta: idVenta }, [refund], deps);
   return {
     estado: 'procesada',
     id_venta: idVenta,
     motivo: refunds.notas.join('. ') || null,
-    pedido: { empresa_id: entrega.empresa_id, referencia: entrega.referencia, changes: { id_venta: idVenta, reembolsos: refunds.aplicados } },
+    pedido: {
+      empresa_id: entrega.empresa_id,
+      referencia: entrega.referencia,
+      changes: { id_venta: idVenta, reembolsos: refunds.aplicados },
+    },
   };
 }
 
@@ -196,7 +225,8 @@ async function applyRefunds(
     const detalle = (idLinea: string) => {
       const position = pedido.lineas.indexOf(idLinea);
       const id = position >= 0 ? saleLines[position] : undefined;
-      if (id === undefined) throw new Unprocessable(`El reembolso ${refund.id} nombra la línea ${idLinea}, que no está en la venta del pedido`);
+      if (id === undefined)
+        throw new Unprocessable(`El reembolso ${refund.id} nombra la línea ${idLinea}, que no está en la venta del pedido`);
       return id;
     };
     for (const [tipo, reponer, sufijo] of [
@@ -213,7 +243,9 @@ async function applyRefunds(
         observaciones: `Reembolso ${refund.id} del pedido ${referencia} (${cents(refund.monto)} reembolsado por la plataforma)`,
         detalles: lineas.map((l) => ({ id_detalle: detalle(l.id_linea), cantidad: quantityFixed(l.cantidad) })),
       });
-      notas.push(`Reembolso ${refund.id}: devolución ${devolucion.id} por ${devolucion.total}${reponer ? ' con reposición de stock' : ' sin reposición de stock'}`);
+      notas.push(
+        `Reembolso ${refund.id}: devolución ${devolucion.id} por ${devolucion.total}${reponer ? ' con reposición de stock' : ' sin reposición de stock'}`,
+      );
     }
     aplicados.push(refund.id);
   }
@@ -233,7 +265,8 @@ async function returnTheRest(ctx: TenantContext, referencia: string, idVenta: nu
     });
     return `Pedido cancelado con devoluciones previas: devolución ${devolucion.id} por lo que quedaba de la venta`;
   } catch (err) {
-    if (err instanceof AppError && err.code === 'BUSINESS_RULE' && err.message === NOTHING_LEFT) return 'Pedido cancelado: los reembolsos ya devolvieron toda la venta';
+    if (err instanceof AppError && err.code === 'BUSINESS_RULE' && err.message === NOTHING_LEFT)
+      return 'Pedido cancelado: los reembolsos ya devolvieron toda la venta';
     throw err;
   }
 }
@@ -243,7 +276,12 @@ async function returnTheRest(ctx: TenantContext, referencia: string, idVenta: nu
  * company's `ENVIO` (created as a `Servicio` the first time, so it never moves stock), which the
  * integration then remembers.
  */
-async function serviceProduct(trx: Transaction<WebhookDb>, entrega: LockedEntrega, ctx: TenantContext, deps: ProcessingDeps): Promise<number> {
+async function serviceProduct(
+  trx: Transaction<WebhookDb>,
+  entrega: LockedEntrega,
+  ctx: TenantContext,
+  deps: ProcessingDeps,
+): Promise<number> {
   const query = entrega.producto_envio_id !== null ? { id_producto: entrega.producto_envio_id } : { codigo: CODIGO_ENVIO };
   const [item] = (await deps.inventory.resolve(ctx, { items: [query] })).items;
   let id: number;
@@ -255,7 +293,13 @@ async function serviceProduct(trx: Transaction<WebhookDb>, entrega: LockedEntreg
   } else if (entrega.producto_envio_id !== null) {
     throw new Unprocessable(`El producto de envíos y cargos de la integración (id ${entrega.producto_envio_id}) no existe`);
   } else {
-    id = await deps.catalog.createProduct(ctx, { codigo: CODIGO_ENVIO, nombre: 'Envío y cargos de pedidos en línea', precio: '0', enable: 1, tipo: 'Servicio' });
+    id = await deps.catalog.createProduct(ctx, {
+      codigo: CODIGO_ENVIO,
+      nombre: 'Envío y cargos de pedidos en línea',
+      precio: '0',
+      enable: 1,
+      tipo: 'Servicio',
+    });
   }
   if (entrega.producto_envio_id !== id) await setProductoEnvio(trx, entrega.integracion_id, id);
   return id;
@@ -271,7 +315,13 @@ const mappingKey = (l: ProductLine): string | null => l.id_variante ?? l.id_prod
  * lines of one order with that id name different products (a product's lines told apart only by
  * SKU). Any line without a product makes the whole order unprocessable, listing every such line.
  */
-async function matchProducts(trx: Transaction<WebhookDb>, entrega: LockedEntrega, lines: ProductLine[], ctx: TenantContext, inventory: InventoryPort): Promise<number[]> {
+async function matchProducts(
+  trx: Transaction<WebhookDb>,
+  entrega: LockedEntrega,
+  lines: ProductLine[],
+  ctx: TenantContext,
+  inventory: InventoryPort,
+): Promise<number[]> {
   const result: Array<number | undefined> = lines.map(() => undefined);
   const withSku = lines.flatMap((l, i) => (l.sku !== null ? [{ i, sku: l.sku }] : []));
   const skuProblems = new Map<number, string>();
@@ -293,7 +343,11 @@ async function matchProducts(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   const problems = lines.flatMap((l, i) => {
     if (result[i] !== undefined) return [];
     const ids = [l.id_variante, l.id_producto_externo].filter(Boolean).join('/') || '?';
-    return [l.sku !== null ? `"${l.nombre}" (SKU ${l.sku}): ${skuProblems.get(i) ?? 'no encontrado'}` : `"${l.nombre}" (id ${ids}): sin SKU y sin producto vinculado`];
+    return [
+      l.sku !== null
+        ? `"${l.nombre}" (SKU ${l.sku}): ${skuProblems.get(i) ?? 'no encontrado'}`
+        : `"${l.nombre}" (id ${ids}): sin SKU y sin producto vinculado`,
+    ];
   });
   if (problems.length > 0) throw new Unprocessable(`Producto no encontrado: ${problems.join('; ')}`);
 
@@ -310,4 +364,3 @@ async function matchProducts(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   }
   return result as number[];
 }
-

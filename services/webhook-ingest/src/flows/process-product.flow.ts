@@ -54,7 +54,13 @@ export async function processProduct(trx: Transaction<WebhookDb>, entrega: Locke
     await applyStock();
   }
 
-  await upsertMapeo(trx, { empresa_id: entrega.empresa_id, plataforma: entrega.plataforma, id_externo: intent.id_externo, producto_id: productoId, version: intent.version });
+  await upsertMapeo(trx, {
+    empresa_id: entrega.empresa_id,
+    plataforma: entrega.plataforma,
+    id_externo: intent.id_externo,
+    producto_id: productoId,
+    version: intent.version,
+  });
   return { estado: 'procesada' };
 
   async function applyStock(): Promise<void> {

@@ -15,7 +15,10 @@ type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
  * rotation. A change of integrations is announced to every replica (an event) and applied at once
  * in this one (`onIntegracionChanged`), so a rotated token stops working here at once.
  */
-export function adminHandlers(db: Kysely<WebhookDb>, hooks: { onEnqueued: () => void; onIntegracionChanged: () => void }): Handlers<AdminSubjects> {
+export function adminHandlers(
+  db: Kysely<WebhookDb>,
+  hooks: { onEnqueued: () => void; onIntegracionChanged: () => void },
+): Handlers<AdminSubjects> {
   const { onEnqueued, onIntegracionChanged } = hooks;
   return {
     'webhooks.admin.seed': async (req) => {

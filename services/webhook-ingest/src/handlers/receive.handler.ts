@@ -20,10 +20,19 @@ const UNAUTHORIZED_SIGNATURE = 'Firma del webhook inválida o ausente';
 export function receiveHandler(deps: { integraciones: IntegracionCache; entregas: EntregaBatcher; onReceived: () => void }) {
   return async (req: ReceiveRequest, ctx: RequestContext) => {
     const integracion = await deps.integraciones.find(req.token);
-    if (!integracion || !tokenMatches(req.token, integracion.token_hash) || !integracion.activo || integracion.plataforma !== req.plataforma) {
+    if (
+      !integracion ||
+      !tokenMatches(req.token, integracion.token_hash) ||
+      !integracion.activo ||
+      integracion.plataforma !== req.plataforma
+    ) {
       throw new AppError('UNAUTHORIZED', UNAUTHORIZED_TOKEN);
     }
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => isRelevantHeader(name)).map(([k, v]) => [k.toLowerCase(), v]));
+    const headers = Object.fromEntries(
+      Object.entries(req.headers)
+        .filter(([name]) => isRelevantHeader(name))
+        .map(([k, v]) => [k.toLowerCase(), v]),
+    );
     const body = Buffer.from(req.cuerpo_base64, 'base64');
     const delivery = { plataforma: req.plataforma, recurso: req.recurso, headers, body };
 

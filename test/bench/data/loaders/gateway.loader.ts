@@ -39,9 +39,21 @@ export const gatewayLoader: Loader = {
       keys.push([keyId++, company.empresaId, null, `\\x${hash.toString('hex')}`, company.plan.apiKey.slice(0, 12), true]);
     }
     const counts = {
-      'gateway.empresas': await copyRows(client, SCHEMA, 'empresas', ['id', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva'], empresas),
+      'gateway.empresas': await copyRows(
+        client,
+        SCHEMA,
+        'empresas',
+        ['id', 'clave', 'nombre', 'activo', 'vender_sin_stock', 'iva'],
+        empresas,
+      ),
       'gateway.usuarios': await copyRows(client, SCHEMA, 'usuarios', ['id', 'empresa_id', 'nombre', 'rol', 'codigo', 'activo'], usuarios),
-      'gateway.api_keys': await copyRows(client, SCHEMA, 'api_keys', ['id', 'empresa_id', 'usuario_id', 'key_hash', 'prefix', 'activo'], keys),
+      'gateway.api_keys': await copyRows(
+        client,
+        SCHEMA,
+        'api_keys',
+        ['id', 'empresa_id', 'usuario_id', 'key_hash', 'prefix', 'activo'],
+        keys,
+      ),
     };
     for (const table of ['empresas', 'usuarios', 'api_keys']) await syncIdentity(client, SCHEMA, table);
     return counts;

@@ -39,7 +39,8 @@ export const inventoryLoader: Loader = {
     const withLedger = (await missingTables(client, SCHEMA, ['movimientos'])).length === 0;
     const withSummary = (await missingTables(client, SCHEMA, ['resumen_inventario'])).length === 0;
     const summaryTriggers = async (action: 'disable' | 'enable') => {
-      for (const table of SUMMARY_TRIGGER_TABLES) await client.query(`alter table ${quoteIdent(SCHEMA)}.${quoteIdent(table)} ${action} trigger user`);
+      for (const table of SUMMARY_TRIGGER_TABLES)
+        await client.query(`alter table ${quoteIdent(SCHEMA)}.${quoteIdent(table)} ${action} trigger user`);
     };
     // Like the indexes, a failed load leaves them off: the database is loaded again from scratch.
     if (withSummary) await summaryTriggers('disable');
@@ -61,7 +62,10 @@ export const inventoryLoader: Loader = {
       company.sucursales = [];
       company.bodegas = [];
       for (let b = 0; b < company.plan.branches; b++) {
-        const sucursal = { id: sucursalId++, nombre: `Sucursal ${BRANCH_NAMES[b % BRANCH_NAMES.length]}${b >= BRANCH_NAMES.length ? ` ${b + 1}` : ''}` };
+        const sucursal = {
+          id: sucursalId++,
+          nombre: `Sucursal ${BRANCH_NAMES[b % BRANCH_NAMES.length]}${b >= BRANCH_NAMES.length ? ` ${b + 1}` : ''}`,
+        };
         company.sucursales.push(sucursal);
         sucursales.push([sucursal.id, company.empresaId, sucursal.nombre, true, openedAt, openedAt]);
       }
@@ -89,8 +93,20 @@ export const inventoryLoader: Loader = {
       };
       productoId += company.plan.products;
     }
-    counts['inventory.sucursales'] = await copyRows(client, SCHEMA, 'sucursales', ['id', 'empresa_id', 'nombre', 'activo', 'created_at', 'updated_at'], sucursales);
-    counts['inventory.bodegas'] = await copyRows(client, SCHEMA, 'bodegas', ['id', 'empresa_id', 'sucursal_id', 'nombre', 'activo', 'created_at', 'updated_at'], bodegas);
+    counts['inventory.sucursales'] = await copyRows(
+      client,
+      SCHEMA,
+      'sucursales',
+      ['id', 'empresa_id', 'nombre', 'activo', 'created_at', 'updated_at'],
+      sucursales,
+    );
+    counts['inventory.bodegas'] = await copyRows(
+      client,
+      SCHEMA,
+      'bodegas',
+      ['id', 'empresa_id', 'sucursal_id', 'nombre', 'activo', 'created_at', 'updated_at'],
+      bodegas,
+    );
     counts['inventory.categorias'] = await copyRows(client, SCHEMA, 'categorias', ['id', 'empresa_id', 'nombre'], categorias);
 
     const totalProducts = companies.reduce((n, c) => n + c.plan.products, 0);
@@ -104,7 +120,9 @@ export const inventoryLoader: Loader = {
           const servicio = rnd.chance(0.03);
           const [kind, categoria] = rnd.pick(PRODUCT_KINDS);
           const marca = servicio ? null : rnd.pick(BRANDS);
-          const nombre = servicio ? `${rnd.pick(SERVICES)} ${kind.toLowerCase()}` : `${kind} ${rnd.pick(VARIANTS)} ${marca} ${rnd.pick(SIZES)}`;
+          const nombre = servicio
+            ? `${rnd.pick(SERVICES)} ${kind.toLowerCase()}`
+            : `${kind} ${rnd.pick(VARIANTS)} ${marca} ${rnd.pick(SIZES)}`;
           const codigo = `${servicio ? 'S' : 'P'}-${String(i + 1).padStart(6, '0')}`;
           // Log-uniform prices from 0.25 to 1,500.00: many cheap items, a few expensive ones.
           const precio = Math.round(25 * Math.pow(6000, rnd.next()));
@@ -148,7 +166,27 @@ export const inventoryLoader: Loader = {
       client,
       SCHEMA,
       'productos',
-      ['id', 'empresa_id', 'nombre', 'descripcion', 'codigo', 'barcode', 'categoria_id', 'marca', 'tipo', 'precio', 'costo', 'costo_anterior', 'costo_promedio', 'enable', 'porcentaje_impuesto', 'img', 'created_at', 'updated_at', 'deleted_at'],
+      [
+        'id',
+        'empresa_id',
+        'nombre',
+        'descripcion',
+        'codigo',
+        'barcode',
+        'categoria_id',
+        'marca',
+        'tipo',
+        'precio',
+        'costo',
+        'costo_anterior',
+        'costo_promedio',
+        'enable',
+        'porcentaje_impuesto',
+        'img',
+        'created_at',
+        'updated_at',
+        'deleted_at',
+      ],
       productRows(),
       step,
     );
@@ -165,7 +203,13 @@ export const inventoryLoader: Loader = {
           const roll = rnd.next();
           // 12 % out of stock, 0.3 % below zero (platform orders may oversell), the rest 1–400.
           const units = roll < 0.12 ? 0 : roll < 0.123 ? -rnd.int(1, 5) : rnd.int(1, 400);
-          stock.push({ empresaId: company.empresaId, productoId: p.firstId + i, bodegaId: bodega.id, stock: units, createdAt: createdAt[index]! });
+          stock.push({
+            empresaId: company.empresaId,
+            productoId: p.firstId + i,
+            bodegaId: bodega.id,
+            stock: units,
+            createdAt: createdAt[index]!,
+          });
         }
       }
     }
@@ -177,7 +221,18 @@ export const inventoryLoader: Loader = {
       'inventarios',
       ['id', 'empresa_id', 'producto_id', 'bodega_id', 'stock', 'stock_minimo', 'stock_maximo', 'created_at', 'updated_at'],
       (function* () {
-        for (const s of stock) yield [inventarioId++, s.empresaId, s.productoId, s.bodegaId, `${s.stock}.000`, `${rnd.int(2, 20)}.000`, `${rnd.int(100, 1000)}.000`, s.createdAt, s.createdAt];
+        for (const s of stock)
+          yield [
+            inventarioId++,
+            s.empresaId,
+            s.productoId,
+            s.bodegaId,
+            `${s.stock}.000`,
+            `${rnd.int(2, 20)}.000`,
+            `${rnd.int(100, 1000)}.000`,
+            s.createdAt,
+            s.createdAt,
+          ];
       })(),
       step,
     );
@@ -192,7 +247,18 @@ export const inventoryLoader: Loader = {
         'movimientos',
         ['empresa_id', 'producto_id', 'bodega_id', 'tipo', 'cantidad', 'stock_resultante', 'origen', 'concepto', 'created_at'],
         (function* () {
-          for (const s of opening) yield [s.empresaId, s.productoId, s.bodegaId, 'inventario_inicial', `${s.stock}.000`, `${s.stock}.000`, 'inventario', 'Inventario inicial', s.createdAt];
+          for (const s of opening)
+            yield [
+              s.empresaId,
+              s.productoId,
+              s.bodegaId,
+              'inventario_inicial',
+              `${s.stock}.000`,
+              `${s.stock}.000`,
+              'inventario',
+              'Inventario inicial',
+              s.createdAt,
+            ];
         })(),
         step,
       );
@@ -218,4 +284,3 @@ export const inventoryLoader: Loader = {
     return counts;
   },
 };
-

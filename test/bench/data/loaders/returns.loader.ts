@@ -37,7 +37,9 @@ export const returnsLoader: Loader = {
         const admin = company.usuarios.find((u) => u.rol === 'Administrador')!;
         const documento = { id: documentoId++, numero: 0 };
         // Returns are numbered in date order, like the sales they come from.
-        const dated = picked.map((sale) => ({ sale, day: Math.min(HISTORY_DAYS - 1, sale.day + rnd.int(0, 15)) })).sort((a, b) => a.day - b.day || a.sale.ventaId - b.sale.ventaId);
+        const dated = picked
+          .map((sale) => ({ sale, day: Math.min(HISTORY_DAYS - 1, sale.day + rnd.int(0, 15)) }))
+          .sort((a, b) => a.day - b.day || a.sale.ventaId - b.sale.ventaId);
         for (const { sale, day } of dated) {
           const id = devolucionId++;
           const numero = ++documento.numero;
@@ -49,14 +51,55 @@ export const returnsLoader: Loader = {
           const sub = netOfTax(totalCents, sale.line.rate);
           const annulled = rnd.chance(0.05);
           lines.push([
-            detalleId++, id, company.empresaId, 1, sale.line.detalleId, p.firstId + i, p.codigo[i]!, p.nombre[i]!, '', '', 'Unidad', !sale.line.servicio,
-            '1.000', `${cents(sale.line.precioCents)}00`, `${cents(p.costoCents[i]!)}00`, '0.00', `${sale.line.rate}.0000`,
-            cents(sub), cents(totalCents - sub), cents(totalCents), sale.line.rate === 0 ? cents(totalCents) : '0.00', at, at,
+            detalleId++,
+            id,
+            company.empresaId,
+            1,
+            sale.line.detalleId,
+            p.firstId + i,
+            p.codigo[i]!,
+            p.nombre[i]!,
+            '',
+            '',
+            'Unidad',
+            !sale.line.servicio,
+            '1.000',
+            `${cents(sale.line.precioCents)}00`,
+            `${cents(p.costoCents[i]!)}00`,
+            '0.00',
+            `${sale.line.rate}.0000`,
+            cents(sub),
+            cents(totalCents - sub),
+            cents(totalCents),
+            sale.line.rate === 0 ? cents(totalCents) : '0.00',
+            at,
+            at,
           ]);
           yield [
-            id, company.empresaId, sale.ventaId, sale.bodegaId, documento.id, numero, `NC-${numero}`, fecha, 'devolucion', null,
-            rnd.chance(0.3) ? 'Producto dañado' : null, cents(sub), cents(totalCents - sub), cents(totalCents), '0.00',
-            sale.line.rate === 0 ? cents(totalCents) : '0.00', !annulled, annulled ? at : null, admin.id, admin.nombre, sale.nombreCliente, 'Nota de crédito', at, at,
+            id,
+            company.empresaId,
+            sale.ventaId,
+            sale.bodegaId,
+            documento.id,
+            numero,
+            `NC-${numero}`,
+            fecha,
+            'devolucion',
+            null,
+            rnd.chance(0.3) ? 'Producto dañado' : null,
+            cents(sub),
+            cents(totalCents - sub),
+            cents(totalCents),
+            '0.00',
+            sale.line.rate === 0 ? cents(totalCents) : '0.00',
+            !annulled,
+            annulled ? at : null,
+            admin.id,
+            admin.nombre,
+            sale.nombreCliente,
+            'Nota de crédito',
+            at,
+            at,
           ];
         }
         documentos.push([documento.id, company.empresaId, 'Nota de crédito', 'NC-', documento.numero + 1]);
@@ -67,7 +110,32 @@ export const returnsLoader: Loader = {
       client,
       SCHEMA,
       'devoluciones',
-      ['id', 'empresa_id', 'venta_id', 'bodega_id', 'documento_id', 'numero', 'correlativo', 'fecha', 'tipo', 'referencia', 'observaciones', 'sub_total', 'iva', 'total', 'descuento', 'exenta', 'enable', 'anulada_at', 'usuario_id', 'nombre_usuario', 'nombre_cliente', 'nombre_documento', 'created_at', 'updated_at'],
+      [
+        'id',
+        'empresa_id',
+        'venta_id',
+        'bodega_id',
+        'documento_id',
+        'numero',
+        'correlativo',
+        'fecha',
+        'tipo',
+        'referencia',
+        'observaciones',
+        'sub_total',
+        'iva',
+        'total',
+        'descuento',
+        'exenta',
+        'enable',
+        'anulada_at',
+        'usuario_id',
+        'nombre_usuario',
+        'nombre_cliente',
+        'nombre_documento',
+        'created_at',
+        'updated_at',
+      ],
       returnRows(),
       step,
     );
@@ -76,10 +144,40 @@ export const returnsLoader: Loader = {
       client,
       SCHEMA,
       'devolucion_detalles',
-      ['id', 'devolucion_id', 'empresa_id', 'linea', 'venta_detalle_id', 'id_producto', 'codigo_producto', 'nombre_producto', 'marca_producto', 'descripcion', 'medida', 'mueve_stock', 'cantidad', 'precio', 'costo', 'descuento', 'porcentaje_impuesto', 'sub_total', 'iva', 'total', 'exenta', 'created_at', 'updated_at'],
+      [
+        'id',
+        'devolucion_id',
+        'empresa_id',
+        'linea',
+        'venta_detalle_id',
+        'id_producto',
+        'codigo_producto',
+        'nombre_producto',
+        'marca_producto',
+        'descripcion',
+        'medida',
+        'mueve_stock',
+        'cantidad',
+        'precio',
+        'costo',
+        'descuento',
+        'porcentaje_impuesto',
+        'sub_total',
+        'iva',
+        'total',
+        'exenta',
+        'created_at',
+        'updated_at',
+      ],
       lines,
     );
-    counts['returns.documentos'] = await copyRows(client, SCHEMA, 'documentos', ['id', 'empresa_id', 'nombre', 'prefijo', 'correlativo'], documentos);
+    counts['returns.documentos'] = await copyRows(
+      client,
+      SCHEMA,
+      'documentos',
+      ['id', 'empresa_id', 'nombre', 'prefijo', 'correlativo'],
+      documentos,
+    );
     await deferred.restore();
     for (const table of TABLES) await syncIdentity(client, SCHEMA, table);
     // Each sale counts its active returns and their amount, as the sales service's consumer of their events keeps them.

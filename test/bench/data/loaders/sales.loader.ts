@@ -86,7 +86,10 @@ export const salesLoader: Loader = {
         }
       }
       documentos.set(company.empresaId, docs);
-      canales.set(company.empresaId, CHANNELS.map((nombre) => ({ id: canalId++, nombre })));
+      canales.set(
+        company.empresaId,
+        CHANNELS.map((nombre) => ({ id: canalId++, nombre })),
+      );
       company.ventas = {
         documentos: docs.map((d) => ({ id: d.id, sucursalId: d.sucursalId, nombre: d.nombre, cotizacion: d.nombre === 'Cotización' })),
         canales: canales.get(company.empresaId)!,
@@ -98,7 +101,16 @@ export const salesLoader: Loader = {
         const cliente = { id: clienteId++, nombre };
         list.push(cliente);
         const limite = rnd.chance(0.3) ? rnd.int(1_000, 20_000) * 100 : 0;
-        clienteRows.push([cliente.id, company.empresaId, nombre, rnd.chance(0.8) ? `cliente${cliente.id}@correo.example` : null, cents(limite), true, openedAt, openedAt]);
+        clienteRows.push([
+          cliente.id,
+          company.empresaId,
+          nombre,
+          rnd.chance(0.8) ? `cliente${cliente.id}@correo.example` : null,
+          cents(limite),
+          true,
+          openedAt,
+          openedAt,
+        ]);
       }
       clientes.set(company.empresaId, list);
     }
@@ -111,7 +123,13 @@ export const salesLoader: Loader = {
       ['id', 'empresa_id', 'nombre', 'activo', 'created_at', 'updated_at'],
       companies.flatMap((c) => canales.get(c.empresaId)!.map((k) => [k.id, c.empresaId, k.nombre, true, openedAt, openedAt])),
     );
-    counts['sales.clientes'] = await copyRows(client, SCHEMA, 'clientes', ['id', 'empresa_id', 'nombre', 'email', 'limite_credito', 'activo', 'created_at', 'updated_at'], clienteRows);
+    counts['sales.clientes'] = await copyRows(
+      client,
+      SCHEMA,
+      'clientes',
+      ['id', 'empresa_id', 'nombre', 'email', 'limite_credito', 'activo', 'created_at', 'updated_at'],
+      clienteRows,
+    );
 
     // Sales and their lines are generated together; the lines go to their own COPY on a second connection.
     const lineRows = new RowQueue(20_000);
@@ -191,9 +209,27 @@ export const salesLoader: Loader = {
           lineas.push(line);
           if (l === 0 && returned) returnable = { detalleId, productIndex: index, cantidad, precioCents: precio, rate, servicio };
           lineRows.push([
-            detalleId++, id, company.empresaId, l + 1, line.id_producto, line.codigo, line.nombre, null, !servicio, null,
-            `${cantidad}.0000`, `${line.precio}00`, line.descuento, `${rate}.0000`, line.sub_total, line.iva, line.total, line.exenta,
-            `${cents(p.costoCents[index]!)}00`, createdAt, createdAt,
+            detalleId++,
+            id,
+            company.empresaId,
+            l + 1,
+            line.id_producto,
+            line.codigo,
+            line.nombre,
+            null,
+            !servicio,
+            null,
+            `${cantidad}.0000`,
+            `${line.precio}00`,
+            line.descuento,
+            `${rate}.0000`,
+            line.sub_total,
+            line.iva,
+            line.total,
+            line.exenta,
+            `${cents(p.costoCents[index]!)}00`,
+            createdAt,
+            createdAt,
           ]);
         }
         const pagado = estado === 'Pendiente' ? (rnd.chance(0.5) ? 0 : Math.floor(total / 2)) : total;
@@ -201,7 +237,13 @@ export const salesLoader: Loader = {
         const saldo = estado === 'Pendiente' ? cents(total - pagado) : '0.00';
         const formaPago = estado === 'Pendiente' ? 'Crédito' : rnd.pick(PAYMENT_METHODS);
         const referencia = rnd.chance(0.3) ? `ECOM-${company.empresaId}-${i + 1}` : null;
-        const totals = { sub_total: cents(subTotal), iva: cents(iva), total: cents(total), descuento: cents(descuento), exenta: cents(exenta) };
+        const totals = {
+          sub_total: cents(subTotal),
+          iva: cents(iva),
+          total: cents(total),
+          descuento: cents(descuento),
+          exenta: cents(exenta),
+        };
         const nombreCliente = cliente?.nombre ?? 'Consumidor Final';
         const sucursal = sucursalOf.get(bodega.sucursalId)!;
         const documento = {
@@ -229,25 +271,106 @@ export const salesLoader: Loader = {
         if (returnable) company.ventas!.devolvibles.push({ ventaId: id, day, bodegaId: bodega.id, nombreCliente, line: returnable });
         await lineRows.room();
         yield [
-          id, company.empresaId, bodega.sucursalId, bodega.id, doc.id, canal?.id ?? null, cliente?.id ?? null, usuario.id,
-          fecha, correlativo, numero, referencia, estado, estado === 'Cotizacion', 'api', formaPago, null, montoPago, '0.00',
-          estado === 'Cotizacion' ? expiry[day]! : null, totals.sub_total, totals.iva, totals.total, totals.descuento, totals.exenta, saldo,
-          nombreCliente, usuario.nombre, usuario.rol === 'Vendedor' ? usuario.nombre : null, doc.nombre, JSON.stringify(documento),
-          estado === 'Completada' && old && rnd.chance(0.6), null, estado === 'Anulada' ? createdAt : null, createdAt, createdAt,
+          id,
+          company.empresaId,
+          bodega.sucursalId,
+          bodega.id,
+          doc.id,
+          canal?.id ?? null,
+          cliente?.id ?? null,
+          usuario.id,
+          fecha,
+          correlativo,
+          numero,
+          referencia,
+          estado,
+          estado === 'Cotizacion',
+          'api',
+          formaPago,
+          null,
+          montoPago,
+          '0.00',
+          estado === 'Cotizacion' ? expiry[day]! : null,
+          totals.sub_total,
+          totals.iva,
+          totals.total,
+          totals.descuento,
+          totals.exenta,
+          saldo,
+          nombreCliente,
+          usuario.nombre,
+          usuario.rol === 'Vendedor' ? usuario.nombre : null,
+          doc.nombre,
+          JSON.stringify(documento),
+          estado === 'Completada' && old && rnd.chance(0.6),
+          null,
+          estado === 'Anulada' ? createdAt : null,
+          createdAt,
+          createdAt,
         ];
       }
     }
 
     const SALE_COLUMNS = [
-      'id', 'empresa_id', 'sucursal_id', 'bodega_id', 'documento_id', 'canal_id', 'cliente_id', 'usuario_id',
-      'fecha', 'correlativo', 'numero', 'referencia_externa', 'estado', 'cotizacion', 'origen', 'forma_pago', 'observaciones', 'monto_pago', 'cambio',
-      'fecha_expiracion', 'sub_total', 'iva', 'total', 'descuento', 'exenta', 'saldo',
-      'nombre_cliente', 'nombre_usuario', 'nombre_vendedor', 'nombre_documento', 'documento',
-      'documento_fiscal_emitido', 'clave_reserva', 'stock_devuelto_at', 'created_at', 'updated_at',
+      'id',
+      'empresa_id',
+      'sucursal_id',
+      'bodega_id',
+      'documento_id',
+      'canal_id',
+      'cliente_id',
+      'usuario_id',
+      'fecha',
+      'correlativo',
+      'numero',
+      'referencia_externa',
+      'estado',
+      'cotizacion',
+      'origen',
+      'forma_pago',
+      'observaciones',
+      'monto_pago',
+      'cambio',
+      'fecha_expiracion',
+      'sub_total',
+      'iva',
+      'total',
+      'descuento',
+      'exenta',
+      'saldo',
+      'nombre_cliente',
+      'nombre_usuario',
+      'nombre_vendedor',
+      'nombre_documento',
+      'documento',
+      'documento_fiscal_emitido',
+      'clave_reserva',
+      'stock_devuelto_at',
+      'created_at',
+      'updated_at',
     ];
     const LINE_COLUMNS = [
-      'id', 'venta_id', 'empresa_id', 'linea', 'id_producto', 'codigo', 'nombre_producto', 'descripcion', 'mueve_stock', 'id_presentacion',
-      'cantidad', 'precio', 'descuento', 'porcentaje_impuesto', 'sub_total', 'iva', 'total', 'exenta', 'costo', 'created_at', 'updated_at',
+      'id',
+      'venta_id',
+      'empresa_id',
+      'linea',
+      'id_producto',
+      'codigo',
+      'nombre_producto',
+      'descripcion',
+      'mueve_stock',
+      'id_presentacion',
+      'cantidad',
+      'precio',
+      'descuento',
+      'porcentaje_impuesto',
+      'sub_total',
+      'iva',
+      'total',
+      'exenta',
+      'costo',
+      'created_at',
+      'updated_at',
     ];
     const totalSales = companies.reduce((n, c) => n + c.plan.sales, 0);
     const salesStep = progress.step('sales.ventas + venta_detalles', totalSales);
@@ -256,7 +379,8 @@ export const salesLoader: Loader = {
     // leaves them off; the database is loaded again from scratch).
     const firstVentaId = ventaId;
     const summaryTriggers = async (action: 'disable' | 'enable') => {
-      for (const t of DAILY_SUMMARY_TRIGGERS) await client.query(`alter table ${quoteIdent(SCHEMA)}.ventas ${action} trigger ${quoteIdent(t)}`);
+      for (const t of DAILY_SUMMARY_TRIGGERS)
+        await client.query(`alter table ${quoteIdent(SCHEMA)}.ventas ${action} trigger ${quoteIdent(t)}`);
     };
     await summaryTriggers('disable');
     const linesClient = await connect();
@@ -291,7 +415,22 @@ export const salesLoader: Loader = {
       SCHEMA,
       'documentos',
       ['id', 'empresa_id', 'sucursal_id', 'nombre', 'prefijo', 'correlativo', 'activo', 'solo_cotizacion', 'created_at', 'updated_at'],
-      companies.flatMap((c) => documentos.get(c.empresaId)!.map((d) => [d.id, c.empresaId, d.sucursalId, d.nombre, d.prefijo, d.numero + 1, true, d.nombre === 'Cotización', openedAt, openedAt])),
+      companies.flatMap((c) =>
+        documentos
+          .get(c.empresaId)!
+          .map((d) => [
+            d.id,
+            c.empresaId,
+            d.sucursalId,
+            d.nombre,
+            d.prefijo,
+            d.numero + 1,
+            true,
+            d.nombre === 'Cotización',
+            openedAt,
+            openedAt,
+          ]),
+      ),
     );
 
     const step = progress.step('sales indexes', deferred.count);

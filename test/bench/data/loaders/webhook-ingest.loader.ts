@@ -33,13 +33,39 @@ export const webhookIngestLoader: Loader = {
       const canal = company.ventas.canales.find((c) => c.nombre === 'En línea') ?? company.ventas.canales[0]!;
       const { token, secret } = benchWebhookIntegration(company.plan.clave);
       const hash = createHash('sha256').update(token, 'utf8').digest('hex');
-      rows.push([id++, company.empresaId, 'woocommerce', admin.id, bodega.sucursalId, bodega.id, documento.id, canal.id, `\\x${hash}`, token.slice(0, 8), secret, true]);
+      rows.push([
+        id++,
+        company.empresaId,
+        'woocommerce',
+        admin.id,
+        bodega.sucursalId,
+        bodega.id,
+        documento.id,
+        canal.id,
+        `\\x${hash}`,
+        token.slice(0, 8),
+        secret,
+        true,
+      ]);
     }
     const count = await copyRows(
       client,
       SCHEMA,
       'integraciones',
-      ['id', 'empresa_id', 'plataforma', 'usuario_id', 'sucursal_id', 'bodega_id', 'documento_id', 'canal_id', 'token_hash', 'token_prefix', 'secreto', 'activo'],
+      [
+        'id',
+        'empresa_id',
+        'plataforma',
+        'usuario_id',
+        'sucursal_id',
+        'bodega_id',
+        'documento_id',
+        'canal_id',
+        'token_hash',
+        'token_prefix',
+        'secreto',
+        'activo',
+      ],
       rows,
     );
     await syncIdentity(client, SCHEMA, 'integraciones');

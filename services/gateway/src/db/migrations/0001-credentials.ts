@@ -9,7 +9,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('nombre', 'text', (c) => c.notNull())
     .addColumn('activo', 'boolean', (c) => c.notNull().defaultTo(true))
     .addColumn('vender_sin_stock', 'boolean', (c) => c.notNull().defaultTo(true))
-    .addColumn('iva', 'numeric(5, 2)', (c) => c.notNull().defaultTo(13).check(sql`iva between 0 and 100`))
+    .addColumn('iva', 'numeric(5, 2)', (c) =>
+      c
+        .notNull()
+        .defaultTo(13)
+        .check(sql`iva between 0 and 100`),
+    )
     .addColumn('seed_refs', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))

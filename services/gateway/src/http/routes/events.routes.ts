@@ -59,7 +59,9 @@ export const eventsRoutes = [
     summary: 'Una suscripción (sin secreto)',
     params: SubscriptionIdParam,
     response: { kind: 'single', schema: Subscription },
-    handle: async ({ params }, { bus, ctx }) => ({ data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.get', params, ctx) }),
+    handle: async ({ params }, { bus, ctx }) => ({
+      data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.get', params, ctx),
+    }),
   }),
   defineRoute({
     method: 'delete',
@@ -67,7 +69,9 @@ export const eventsRoutes = [
     summary: 'Elimina una suscripción: no se le entrega nada más',
     params: SubscriptionIdParam,
     response: { kind: 'single', schema: Subscription },
-    handle: async ({ params }, { bus, ctx }) => ({ data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.delete', params, ctx) }),
+    handle: async ({ params }, { bus, ctx }) => ({
+      data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.delete', params, ctx),
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -112,7 +116,12 @@ export const eventsRoutes = [
       const page = await bus.request(subscriptionsSubjects, 'subscriptions.event.list', query, ctx);
       const filters = { ...(query.after ? { after: query.after } : {}), ...(query.types ? { types: query.types } : {}) };
       return {
-        raw: { success: true, data: page.items, pagination: page.pagination, meta: { empresa: ctx.empresa.nombre, timestamp: new Date().toISOString(), filters_applied: filters } },
+        raw: {
+          success: true,
+          data: page.items,
+          pagination: page.pagination,
+          meta: { empresa: ctx.empresa.nombre, timestamp: new Date().toISOString(), filters_applied: filters },
+        },
       };
     },
   }),

@@ -1,4 +1,12 @@
-import { Return, ReturnIdParam, ReturnsListQuery, ReturnsSummary, ReturnsSummaryQuery, returnsApiSubjects, returnsFiltersApplied } from '@erp/contracts';
+import {
+  Return,
+  ReturnIdParam,
+  ReturnsListQuery,
+  ReturnsSummary,
+  ReturnsSummaryQuery,
+  returnsApiSubjects,
+  returnsFiltersApplied,
+} from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export const returnsRoutes = [

@@ -1,4 +1,14 @@
-import { Sale, SaleCreateBody, SaleIdParam, SaleUpdateBody, SalesListQuery, SalesSummary, SalesSummaryQuery, salesApiSubjects, salesFiltersApplied } from '@erp/contracts';
+import {
+  Sale,
+  SaleCreateBody,
+  SaleIdParam,
+  SaleUpdateBody,
+  SalesListQuery,
+  SalesSummary,
+  SalesSummaryQuery,
+  salesApiSubjects,
+  salesFiltersApplied,
+} from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export const salesRoutes = [
@@ -57,7 +67,9 @@ export const salesRoutes = [
     },
     handle: async ({ body }, { bus, ctx }) => {
       const { venta, idempotent } = await bus.request(salesApiSubjects, 'sales.create', { ...body, origen: 'api' }, ctx);
-      return idempotent ? { status: 200, data: venta, idempotent } : { status: 201, data: venta, idempotent, location: `/sales/${venta.id}` };
+      return idempotent
+        ? { status: 200, data: venta, idempotent }
+        : { status: 201, data: venta, idempotent, location: `/sales/${venta.id}` };
     },
   }),
   defineRoute({

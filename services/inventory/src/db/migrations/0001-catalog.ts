@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { createOutboxTables } from '@erp/bus';
 
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('sucursales')
@@ -59,7 +58,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Every read is scoped by company; codes are unique among a company's live products.
   await db.schema.createIndex('productos_empresa_id_idx').on('productos').columns(['empresa_id', 'id']).execute();
   await sql`create unique index productos_empresa_codigo_key on productos (empresa_id, codigo) where deleted_at is null`.execute(db);
-  await sql`create index productos_empresa_barcode_idx on productos (empresa_id, barcode) where barcode is not null and deleted_at is null`.execute(db);
+  await sql`create index productos_empresa_barcode_idx on productos (empresa_id, barcode) where barcode is not null and deleted_at is null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('inventarios')

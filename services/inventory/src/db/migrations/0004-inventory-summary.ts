@@ -107,15 +107,23 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       on conflict (empresa_id, categoria_id, ranura) do update set productos = r.productos + excluded.productos;
       return null;
     end $$`.execute(db);
-  await sql`create trigger productos_resumen_insert after insert on productos referencing new table as nuevas for each statement execute function productos_resumen()`.execute(db);
-  await sql`create trigger productos_resumen_update after update on productos referencing old table as antiguas new table as nuevas for each statement execute function productos_resumen()`.execute(db);
-  await sql`create trigger productos_resumen_delete after delete on productos referencing old table as antiguas for each statement execute function productos_resumen()`.execute(db);
+  await sql`create trigger productos_resumen_insert after insert on productos referencing new table as nuevas for each statement execute function productos_resumen()`.execute(
+    db,
+  );
+  await sql`create trigger productos_resumen_update after update on productos referencing old table as antiguas new table as nuevas for each statement execute function productos_resumen()`.execute(
+    db,
+  );
+  await sql`create trigger productos_resumen_delete after delete on productos referencing old table as antiguas for each statement execute function productos_resumen()`.execute(
+    db,
+  );
 
   // Stock entries taken out (signo -1) of or put in (signo 1) their products, for those whose
   // warehouse and branch are active. The places are locked for share first: an activation in
   // progress is waited for and then seen, and none can start before this transaction ends, so a
   // product gets an entry's change exactly when the activation did not (or will not) move it.
-  await sql`create type inventario_cambio as (producto_id integer, bodega_id integer, stock numeric, stock_minimo numeric, signo integer)`.execute(db);
+  await sql`create type inventario_cambio as (producto_id integer, bodega_id integer, stock numeric, stock_minimo numeric, signo integer)`.execute(
+    db,
+  );
   await sql`
     create function inventario_aplicar(cambios inventario_cambio[]) returns void
     language plpgsql set search_path from current as $$
@@ -160,9 +168,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       end if;
       return null;
     end $$`.execute(db);
-  await sql`create trigger inventarios_resumen_insert after insert on inventarios referencing new table as nuevas for each statement execute function inventarios_resumen()`.execute(db);
-  await sql`create trigger inventarios_resumen_update after update on inventarios referencing old table as antiguas new table as nuevas for each statement execute function inventarios_resumen()`.execute(db);
-  await sql`create trigger inventarios_resumen_delete after delete on inventarios referencing old table as antiguas for each statement execute function inventarios_resumen()`.execute(db);
+  await sql`create trigger inventarios_resumen_insert after insert on inventarios referencing new table as nuevas for each statement execute function inventarios_resumen()`.execute(
+    db,
+  );
+  await sql`create trigger inventarios_resumen_update after update on inventarios referencing old table as antiguas new table as nuevas for each statement execute function inventarios_resumen()`.execute(
+    db,
+  );
+  await sql`create trigger inventarios_resumen_delete after delete on inventarios referencing old table as antiguas for each statement execute function inventarios_resumen()`.execute(
+    db,
+  );
 
   // Moves every entry of the warehouses in or out of their products (signo 1 or -1), products
   // locked by id first. Entries of these warehouses cannot change meanwhile: their writers hold

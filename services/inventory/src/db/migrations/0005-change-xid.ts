@@ -15,7 +15,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     end $$`.execute(db);
   for (const table of ['productos', 'inventarios']) {
     await sql`alter table ${sql.table(table)} add column cambio_xid xid8 not null default pg_current_xact_id()`.execute(db);
-    await sql`create trigger ${sql.raw(`${table}_cambio`)} before update on ${sql.table(table)} for each row execute function marcar_cambio()`.execute(db);
+    await sql`create trigger ${sql.raw(`${table}_cambio`)} before update on ${sql.table(table)} for each row execute function marcar_cambio()`.execute(
+      db,
+    );
   }
   await sql`create index inventarios_producto_cambio_idx on inventarios (producto_id, cambio_xid)`.execute(db);
 }

@@ -15,7 +15,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('nombre', 'text', (c) => c.notNull())
     .addColumn('prefijo', 'text', (c) => c.notNull().defaultTo(''))
     // The next number to issue: taken and incremented under the row lock in the return's transaction.
-    .addColumn('correlativo', 'integer', (c) => c.notNull().defaultTo(1).check(sql`correlativo >= 1`))
+    .addColumn('correlativo', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(1)
+        .check(sql`correlativo >= 1`),
+    )
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('documentos_empresa_nombre_prefijo_key', ['empresa_id', 'nombre', 'prefijo'])
@@ -60,7 +65,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addCheckConstraint('devoluciones_total_check', sql`total = sub_total + iva`)
     .execute();
-  await sql`create unique index devoluciones_empresa_referencia_key on devoluciones (empresa_id, referencia) where referencia is not null`.execute(db);
+  await sql`create unique index devoluciones_empresa_referencia_key on devoluciones (empresa_id, referencia) where referencia is not null`.execute(
+    db,
+  );
   await sql`create unique index devoluciones_documento_numero_key on devoluciones (documento_id, numero)`.execute(db);
   await sql`create unique index devoluciones_clave_stock_key on devoluciones (clave_stock) where clave_stock is not null`.execute(db);
   // The default order of GET /returns (and its date filters), company first, id as the tie-breaker.

@@ -15,7 +15,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('nombre', 'text', (c) => c.notNull())
     .addColumn('prefijo', 'text', (c) => c.notNull().defaultTo(''))
     // The next number to issue: taken and incremented under the row lock in the sale's transaction.
-    .addColumn('correlativo', 'integer', (c) => c.notNull().defaultTo(1).check(sql`correlativo >= 0`))
+    .addColumn('correlativo', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(1)
+        .check(sql`correlativo >= 0`),
+    )
     .addColumn('activo', 'boolean', (c) => c.notNull().defaultTo(true))
     .addColumn('solo_cotizacion', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -41,7 +46,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('nombre', 'text', (c) => c.notNull())
     .addColumn('email', 'text')
     // 0 means no limit.
-    .addColumn('limite_credito', 'numeric(18, 2)', (c) => c.notNull().defaultTo(0).check(sql`limite_credito >= 0`))
+    .addColumn('limite_credito', 'numeric(18, 2)', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`limite_credito >= 0`),
+    )
     .addColumn('activo', 'boolean', (c) => c.notNull().defaultTo(true))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -94,7 +104,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addCheckConstraint('ventas_total_check', sql`total = sub_total + iva`)
     .execute();
   // Idempotency of POST /sales: one sale per reference and company, decided by the index.
-  await sql`create unique index ventas_empresa_referencia_key on ventas (empresa_id, referencia_externa) where referencia_externa is not null`.execute(db);
+  await sql`create unique index ventas_empresa_referencia_key on ventas (empresa_id, referencia_externa) where referencia_externa is not null`.execute(
+    db,
+  );
   // Correlatives are unique per document type even if the counter were ever set back by hand.
   await sql`create unique index ventas_documento_numero_key on ventas (documento_id, numero)`.execute(db);
   await sql`create unique index ventas_clave_reserva_key on ventas (empresa_id, clave_reserva) where clave_reserva is not null`.execute(db);
@@ -103,7 +115,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await sql`create index ${sql.id(`ventas_empresa_${column}_idx`)} on ventas (empresa_id, ${sql.id(column)}, id)`.execute(db);
   }
   // Correlatives order by prefix, then by number ("FAC-9" before "FAC-10").
-  await sql`create index ventas_empresa_correlativo_idx on ventas (empresa_id, left(correlativo, length(correlativo) - length(numero::text)), numero, id)`.execute(db);
+  await sql`create index ventas_empresa_correlativo_idx on ventas (empresa_id, left(correlativo, length(correlativo) - length(numero::text)), numero, id)`.execute(
+    db,
+  );
   await sql`create index ventas_empresa_estado_fecha_idx on ventas (empresa_id, estado, fecha, id)`.execute(db);
   await sql`create index ventas_cliente_pendiente_idx on ventas (cliente_id) where estado = 'Pendiente'`.execute(db);
 

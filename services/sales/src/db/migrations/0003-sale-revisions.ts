@@ -10,7 +10,12 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('ventas')
-    .addColumn('revision_stock', 'integer', (c) => c.notNull().defaultTo(0).check(sql`revision_stock >= 0`))
+    .addColumn('revision_stock', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`revision_stock >= 0`),
+    )
     .addColumn('documento_emisor_id', 'integer', (c) => c.references('documentos.id'))
     .execute();
   await sql`drop index ventas_documento_numero_key`.execute(db);

@@ -89,15 +89,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Created before the backfill, in the same transaction: creating a trigger locks out writers of
   // ventas until the commit, so no sale is written between the backfill's snapshot and the triggers.
-  await sql`create trigger ventas_resumen_diario_insert after insert on ventas for each row execute function ventas_resumen_diario_aplicar()`.execute(db);
+  await sql`create trigger ventas_resumen_diario_insert after insert on ventas for each row execute function ventas_resumen_diario_aplicar()`.execute(
+    db,
+  );
   await sql`
     create trigger ventas_resumen_diario_update after update of empresa_id, fecha, estado, documento_id, total, iva, descuento on ventas
     for each row
     when ((old.empresa_id, old.fecha, old.estado, old.documento_id, old.total, old.iva, old.descuento)
           is distinct from (new.empresa_id, new.fecha, new.estado, new.documento_id, new.total, new.iva, new.descuento))
     execute function ventas_resumen_diario_aplicar()`.execute(db);
-  await sql`create trigger ventas_resumen_diario_delete after delete on ventas for each row execute function ventas_resumen_diario_aplicar()`.execute(db);
-  await sql`create trigger ventas_resumen_diario_truncate after truncate on ventas for each statement execute function ventas_resumen_diario_vaciar()`.execute(db);
+  await sql`create trigger ventas_resumen_diario_delete after delete on ventas for each row execute function ventas_resumen_diario_aplicar()`.execute(
+    db,
+  );
+  await sql`create trigger ventas_resumen_diario_truncate after truncate on ventas for each statement execute function ventas_resumen_diario_vaciar()`.execute(
+    db,
+  );
 
   await sql.raw(addToDailySummarySql()).execute(db);
 }

@@ -13,11 +13,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('empresa_id', 'integer', (c) => c.notNull())
     .addColumn('clave', 'text', (c) => c.notNull())
     .addColumn('venta_id', 'integer', (c) => c.notNull().references('ventas.id'))
-    .addColumn('estado', 'text', (c) => c.notNull().defaultTo('registrada').check(sql`estado in ('registrada', 'confirmada', 'descartada')`))
+    .addColumn('estado', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('registrada')
+        .check(sql`estado in ('registrada', 'confirmada', 'descartada')`),
+    )
     .addColumn('id_devolucion', 'integer')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('devoluciones_registradas_pkey', ['empresa_id', 'clave'])
     .execute();
-  await sql`create index devoluciones_registradas_pendientes on devoluciones_registradas (venta_id) where estado = 'registrada'`.execute(db);
+  await sql`create index devoluciones_registradas_pendientes on devoluciones_registradas (venta_id) where estado = 'registrada'`.execute(
+    db,
+  );
 }

@@ -46,7 +46,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('evento_id', 'text', (c) => c.notNull().references('eventos.id').onDelete('cascade'))
     .addColumn('recurso', 'text', (c) => c.notNull())
     .addColumn('orden', 'bigint', (c) => c.notNull())
-    .addColumn('estado', 'text', (c) => c.notNull().defaultTo('pendiente').check(sql`estado in ('pendiente', 'entregada')`))
+    .addColumn('estado', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('pendiente')
+        .check(sql`estado in ('pendiente', 'entregada')`),
+    )
     .addColumn('intentos', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('proximo_intento_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     // A process sending it holds it until then; past it (the process died) another may send it.

@@ -34,7 +34,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('referencia', 'text')
     .addColumn('headers', 'jsonb', (c) => c.notNull())
     .addColumn('cuerpo', 'bytea', (c) => c.notNull())
-    .addColumn('estado', 'text', (c) => c.notNull().defaultTo('recibida').check(sql`estado in ('recibida', 'procesada', 'ignorada', 'fallida')`))
+    .addColumn('estado', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('recibida')
+        .check(sql`estado in ('recibida', 'procesada', 'ignorada', 'fallida')`),
+    )
     .addColumn('motivo', 'text')
     .addColumn('intentos', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('id_venta', 'integer')
