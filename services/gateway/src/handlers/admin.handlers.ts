@@ -3,19 +3,11 @@ import { enqueueEvent, type Handlers, type OutboxRelay } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import type { Kysely, Transaction } from 'kysely';
 import { insertApiKey, revokeApiKey } from '../db/api-key.repository';
-import {
-  empresaExists,
-  findEmpresaByClave,
-  insertEmpresa,
-  listEmpresas,
-  setEmpresaActive,
-  setEmpresaSeedRefs,
-} from '../db/empresa.repository';
+import { empresaExists, listEmpresas, setEmpresaActive, setEmpresaSeedRefs } from '../db/empresa.repository';
 import type { GatewayDb } from '../db/tables';
-import { insertUsuario, usuarioBelongsTo } from '../db/usuario.repository';
+import { usuarioBelongsTo } from '../db/usuario.repository';
 import { generateApiKey, hashApiKey, keyPrefix } from '../domain/api-key';
-
-type RefMaps = Record<string, Record<string, number>>;
+import { seedEmpresa } from '../flows/seed-empresa.flow';
 
 /**
  * Back-office handlers: companies, users and API keys. Changes that affect credentials announce
@@ -34,50 +26,7 @@ export function adminHandlers(
   };
 
   return {
-    'gateway.admin.empresa.seed': async (req) =>
-      inTransaction(db, async (trx) => {
-        if (req.clave) {
-          const existing = await findEmpresaByClave(trx, req.clave);
-          if (existing) {
-            const refs = (existing.seed_refs ?? {}) as RefMaps;
-            const explicitKeys = Object.fromEntries(req.api_keys.flatMap((k) => (k.key ? [[k.ref, k.key]] : [])));
-            return { id: existing.id, existing: true, usuarios: refs.usuarios ?? {}, api_keys: explicitKeys, refs };
-          }
-        }
-        const id = await insertEmpresa(trx, {
-          clave: req.clave ?? null,
-          nombre: req.nombre,
-          activo: req.activo,
-          vender_sin_stock: req.vender_sin_stock,
-          iva: String(req.iva),
-        });
-        const usuarios: Record<string, number> = {};
-        for (const u of req.usuarios) {
-          usuarios[u.ref] = await insertUsuario(trx, {
-            empresa_id: id,
-            nombre: u.nombre,
-            rol: u.rol,
-            codigo: u.codigo ?? null,
-            activo: u.activo,
-          });
-        }
-        const apiKeys: Record<string, string> = {};
-        for (const k of req.api_keys) {
-          const usuarioId = k.usuario !== undefined ? usuarios[k.usuario] : undefined;
-          if (k.usuario !== undefined && usuarioId === undefined)
-            throw AppError.validation(`El API key "${k.ref}" usa el usuario desconocido "${k.usuario}"`);
-          const key = k.key ?? generateApiKey();
-          await insertApiKey(trx, {
-            empresa_id: id,
-            usuario_id: usuarioId ?? null,
-            key_hash: hashApiKey(key),
-            prefix: keyPrefix(key),
-            activo: k.activo,
-          });
-          apiKeys[k.ref] = key;
-        }
-        return { id, existing: false, usuarios, api_keys: apiKeys, refs: {} };
-      }),
+    'gateway.admin.empresa.seed': async (req) => seedEmpresa(db, req),
 
     'gateway.admin.empresa.refs.record': async ({ empresa_id, refs }) => {
       if (!(await setEmpresaSeedRefs(db, empresa_id, refs))) throw AppError.notFound('Empresa no encontrada');
