@@ -74,10 +74,14 @@ async function main(): Promise<number> {
       SHUTDOWN_TIMEOUT_MS: '20000',
       RATE_LIMIT_STANDARD: '100000000',
       RATE_LIMIT_DATE_FILTERED: '100000000',
+      // The fuzzing sends thousands of requests with bad keys from one address; the limit on failed authentications has its own test.
+      AUTH_FAILURES_PER_WINDOW: '100000000',
     },
     {
       inventory: { RESERVATION_TIMEOUT_MS: '3000', RESERVATION_SWEEP_INTERVAL_MS: '500', RESERVATION_CHECK_TIMEOUT_MS: '1500' },
       sales: { REGISTRATION_SWEEP_INTERVAL_MS: '500', REGISTRATION_SQUARE_AFTER_MS: '2000' },
+      // The isolation sweep subscribes receivers on loopback.
+      subscriptions: { EVENTS_ALLOW_PRIVATE_URLS: 'true', EVENTS_ALLOW_HTTP: 'true' },
     },
     logDir,
   );
@@ -88,7 +92,17 @@ async function main(): Promise<number> {
     await cluster.migrate();
     log('schemas migrated; starting the services (two gateways, two sales replicas)');
     const rotation = new Rotation();
-    for (const name of ['inventory', 'sales', 'sales', 'returns', 'packages', 'webhook-ingest', 'gateway', 'gateway'] as const) {
+    for (const name of [
+      'inventory',
+      'sales',
+      'sales',
+      'returns',
+      'packages',
+      'webhook-ingest',
+      'subscriptions',
+      'gateway',
+      'gateway',
+    ] as const) {
       const replica = await cluster.start(name);
       if (replica.url) rotation.add(replica.url);
     }

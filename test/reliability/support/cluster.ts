@@ -25,7 +25,15 @@ const SCHEMAS: Record<ServiceName, { schema: string; migrations: Migrations }> =
   subscriptions: { schema: SUBSCRIPTIONS_SCHEMA, migrations: subscriptionsMigrations },
 };
 
-export const ALL_SERVICES: readonly ServiceName[] = ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'];
+export const ALL_SERVICES: readonly ServiceName[] = [
+  'gateway',
+  'inventory',
+  'sales',
+  'returns',
+  'packages',
+  'webhook-ingest',
+  'subscriptions',
+];
 
 /** One running replica of a service: its real entry point (`src/main.ts`) in its own process. */
 export interface Replica {
