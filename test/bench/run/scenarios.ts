@@ -369,7 +369,7 @@ function webhookBurst(f: Facts, webhook: NonNullable<Facts['webhook']>, runTag: 
     settle,
     targets: [
       { label: 'accepted ≥ 1,000/s', met: (r) => r.full.non2xx === 0 && r.full.rps >= 1_000 },
-      { label: 'processed into sales ≥ 200/s', met: (r) => r.settled !== undefined && r.settled.pending === 0 && r.settled.rate >= 200 },
+      { label: 'processed into sales ≥ 150/s', met: (r) => r.settled !== undefined && r.settled.pending === 0 && r.settled.rate >= 150 },
     ],
   };
 }
