@@ -11,6 +11,7 @@ import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { listSalesHandler } from '../src/handlers/read-sales.handler';
 import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
 import { SALES_SCHEMA } from '../src/service';
+import { STUB_BODEGA, stubProducto, stubReserva } from './inventory-stub';
 
 /** Inventory stand-in: branch 1 with warehouse 2, every product id exists at 11.30, and a record of reservations. */
 const inventoryStub = {
@@ -66,51 +67,16 @@ describe('sales.create against Postgres and NATS', () => {
       {
         'inventory.sucursal.resolve': async ({ items }) => items.map(() => ({ ok: true as const, id_sucursal: 1, nombre: 'Centro' })),
         'inventory.product.resolve': async ({ items }) => ({
-          bodega: { ok: true as const, id_bodega: 2, nombre: 'Principal', id_sucursal: 1, nombre_sucursal: 'Centro' },
-          items: items.map((item) => ({
-            ok: true as const,
-            producto: {
-              id: 'id_producto' in item ? item.id_producto : 5,
-              codigo: 'P',
-              barcode: null,
-              nombre: 'Producto',
-              descripcion: null,
-              marca: null,
-              tipo: 'Producto' as const,
-              enable: 1 as const,
-              precio: '11.30',
-              costo: '5',
-              costo_promedio: '5',
-              porcentaje_impuesto: null,
-              stock: null,
-            },
-          })),
+          bodega: STUB_BODEGA,
+          items: items.map((item) => stubProducto('id_producto' in item ? item.id_producto : 5, { codigo: 'P', nombre: 'Producto' })),
         }),
         'inventory.stock.reserve': async (req) => {
           reserved.push(req.clave);
-          return {
-            clave: req.clave,
-            estado: 'reservada' as const,
-            origen: 'venta' as const,
-            id_bodega: req.id_bodega,
-            lineas: [],
-            aplicado: true,
-            created_at: now,
-            updated_at: now,
-          };
+          return stubReserva(req.clave, 'reservada', req.id_bodega, now);
         },
         'inventory.stock.release': async ({ clave }) => {
           released.push(clave);
-          return {
-            clave,
-            estado: 'liberada' as const,
-            origen: 'venta' as const,
-            id_bodega: 2,
-            lineas: [],
-            aplicado: true,
-            created_at: now,
-            updated_at: now,
-          };
+          return stubReserva(clave, 'liberada', 2, now);
         },
       },
       { queue: 'inventory' },

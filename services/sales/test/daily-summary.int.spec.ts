@@ -20,6 +20,7 @@ import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
 import { SALES_SCHEMA } from '../src/service';
+import { STUB_BODEGA, stubProducto, stubReserva } from './inventory-stub';
 
 const ctx: TenantContext = {
   requestId: 'int',
@@ -72,51 +73,15 @@ describe('ventas_resumen_diario against Postgres', () => {
       {
         'inventory.sucursal.resolve': async ({ items }) => items.map(() => ({ ok: true as const, id_sucursal: 1, nombre: 'Centro' })),
         'inventory.product.resolve': async ({ items }) => ({
-          bodega: { ok: true as const, id_bodega: 2, nombre: 'Principal', id_sucursal: 1, nombre_sucursal: 'Centro' },
+          bodega: STUB_BODEGA,
           items: items.map((item) => {
             const id = 'id_producto' in item ? item.id_producto : 5;
             // Prices differ per product so totals differ per sale: 11.30, 22.60, …
-            const precio = ((id % 7) + 1) * 11.3;
-            return {
-              ok: true as const,
-              producto: {
-                id,
-                codigo: `P-${id}`,
-                barcode: null,
-                nombre: `Producto ${id}`,
-                descripcion: null,
-                marca: null,
-                tipo: 'Producto' as const,
-                enable: 1 as const,
-                precio: precio.toFixed(2),
-                costo: '5',
-                costo_promedio: '5',
-                porcentaje_impuesto: null,
-                stock: null,
-              },
-            };
+            return stubProducto(id, { precio: (((id % 7) + 1) * 11.3).toFixed(2) });
           }),
         }),
-        'inventory.stock.reserve': async (req) => ({
-          clave: req.clave,
-          estado: 'reservada' as const,
-          origen: 'venta' as const,
-          id_bodega: req.id_bodega,
-          lineas: [],
-          aplicado: true,
-          created_at: now,
-          updated_at: now,
-        }),
-        'inventory.stock.release': async ({ clave }) => ({
-          clave,
-          estado: 'liberada' as const,
-          origen: 'venta' as const,
-          id_bodega: 2,
-          lineas: [],
-          aplicado: true,
-          created_at: now,
-          updated_at: now,
-        }),
+        'inventory.stock.reserve': async (req) => stubReserva(req.clave, 'reservada', req.id_bodega, now),
+        'inventory.stock.release': async ({ clave }) => stubReserva(clave, 'liberada', 2, now),
         'inventory.stock.adjust': async ({ clave, lineas }) => ({
           clave,
           aplicado: true,

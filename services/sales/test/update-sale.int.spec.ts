@@ -10,6 +10,7 @@ import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
 import { SALES_SCHEMA } from '../src/service';
+import { stubProducto, stubReserva } from './inventory-stub';
 
 const ctx: TenantContext = {
   requestId: 'int',
@@ -82,51 +83,13 @@ describe('sales.update against Postgres and NATS', () => {
             id_sucursal: 1,
             nombre_sucursal: 'Centro',
           },
-          items: items.map((item) => {
-            const id = 'id_producto' in item ? item.id_producto : 5;
-            return {
-              ok: true as const,
-              producto: {
-                id,
-                codigo: `P-${id}`,
-                barcode: null,
-                nombre: `Producto ${id}`,
-                descripcion: null,
-                marca: null,
-                tipo: 'Producto' as const,
-                enable: 1 as const,
-                precio: '11.30',
-                costo: '5',
-                costo_promedio: '5',
-                porcentaje_impuesto: null,
-                stock: null,
-              },
-            };
-          }),
+          items: items.map((item) => stubProducto('id_producto' in item ? item.id_producto : 5)),
         }),
         'inventory.stock.reserve': async (req) => {
           for (const l of req.lineas) ledger.move(l.id_producto, req.id_bodega, -Number(l.cantidad));
-          return {
-            clave: req.clave,
-            estado: 'reservada' as const,
-            origen: 'venta' as const,
-            id_bodega: req.id_bodega,
-            lineas: [],
-            aplicado: true,
-            created_at: now,
-            updated_at: now,
-          };
+          return stubReserva(req.clave, 'reservada', req.id_bodega, now);
         },
-        'inventory.stock.release': async ({ clave }) => ({
-          clave,
-          estado: 'liberada' as const,
-          origen: 'venta' as const,
-          id_bodega: 2,
-          lineas: [],
-          aplicado: true,
-          created_at: now,
-          updated_at: now,
-        }),
+        'inventory.stock.release': async ({ clave }) => stubReserva(clave, 'liberada', 2, now),
         'inventory.stock.adjust': async ({ clave, lineas }) => {
           const seen = ledger.recorded.get(clave);
           if (seen) return { clave, aplicado: false, movimientos: seen };
