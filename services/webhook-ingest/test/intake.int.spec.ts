@@ -4,8 +4,9 @@ import { streamName, webhookSubjects } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
 import pg from 'pg';
+import { published } from '../../../test/support/platform-payloads';
 import { stackEnv } from '../../../test/support/stack';
-import { wooHeaders, wooOrder, wooPing } from '../../../test/support/webhook-fixture';
+import { wooHeaders, wooPing } from '../../../test/support/webhook-fixture';
 import { webhookIngestService } from '../src/service';
 import { Unprocessable } from '../src/flows/ports';
 
@@ -91,14 +92,9 @@ describe('webhook intake with two replicas', () => {
       },
       { requestId: 'intake-test' },
     );
+  /** WooCommerce's published order 727 (test/fixtures/platforms), under another order id. */
   const order = (id: number) => {
-    const body = JSON.stringify(
-      wooOrder({
-        id,
-        status: 'processing',
-        line_items: [{ product_id: 93, sku: 'LAP-14', quantity: 1, total: '6.00', total_tax: '0.45' }],
-      }),
-    );
+    const body = published('woocommerce/order-727.json', [['"id": 727,', `"id": ${id},`]]);
     return { body, headers: wooHeaders(body, 'order.created', SECRET) };
   };
   /** Answers of `n` pings with the token, spread over both replicas by the queue group: 'ok' or the error code. */
