@@ -74,6 +74,32 @@ describe('a sales crash in the middle of the invoicing saga', () => {
     await stack.stopService('sales');
   });
 
+  it('a sale without a reference reserves before its transaction: killed right after, no sale is written and the reservation is released', async () => {
+    const mouse = a.productos.mouse!;
+    const principal = a.bodegas.principal!;
+    const before = await stockOf(stack, mouse, principal);
+    const salesBefore = await stack.query('select count(*)::int as n from sales.ventas');
+    const sales = await crashingSales('exit-after-reserve');
+
+    const { status } = await postSale(stack, SALES_KEY_A, saleBody(a, { detalles: [{ id_producto: mouse, cantidad: 2 }] }));
+    expect([503, 504]).toContain(status);
+    await sales.exit;
+    expect(sales.child.signalCode).toBe('SIGKILL');
+    expect(await stack.query('select count(*)::int as n from sales.ventas')).toEqual(salesBefore);
+    const [orphan] = await stack.query<{ clave: string }>(
+      "select clave from inventory.reservas where estado = 'reservada' and lineas @> $1::jsonb",
+      [JSON.stringify([{ id_producto: mouse }])],
+    );
+    expect(orphan).toBeDefined();
+    expect(Number(await stockOf(stack, mouse, principal))).toBe(Number(before) - 2);
+
+    await stack.startService('sales');
+    await eventually(async () => expect(await reservasOf(orphan!.clave)).toEqual([{ estado: 'liberada' }]), 15_000);
+    expect(await stockOf(stack, mouse, principal)).toBe(before);
+    expect(await ledgerOf(stack, mouse, principal)).toMatchObject({ stock: before });
+    await stack.stopService('sales');
+  });
+
   it('after commit, before the event is published: the sale keeps its stock, confirmed once after restart', async () => {
     const laptop = a.productos.laptop!;
     const principal = a.bodegas.principal!;
