@@ -223,19 +223,6 @@ export async function dataSnapshot(stack: Stack): Promise<unknown> {
   return row;
 }
 
-/** Polls until the assertion passes or the time is up (then throws its last failure). */
-export async function eventually(assertion: () => Promise<void>, timeoutMs = 10_000, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await assertion();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, everyMs));
-    }
-  }
-}
-
 /**
  * Starts (or restarts) the stack's inventory in this process with a short reservation sweep,
  * so an orphaned reservation is resolved within a second or two instead of a minute.

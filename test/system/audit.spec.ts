@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { auditBooks, type InvariantResult } from '@erp/admin';
 import { returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
 import { Stack } from '../support/stack';
-import { API, SALES_KEY_A, eventually, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import { eventually } from '@erp/testing';
+import { API, SALES_KEY_A, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
 
 const ROOT = path.resolve(__dirname, '../..');
 const ctx = { requestId: 'audit' };

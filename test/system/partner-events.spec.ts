@@ -2,17 +2,8 @@ import { Webhook } from 'standardwebhooks';
 import type { SeedOutput } from '@erp/admin';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { Stack, json } from '../support/stack';
-import {
-  API,
-  SALES_KEY_A,
-  SALES_KEY_B,
-  eventually,
-  postSale,
-  refsOf,
-  saleBody,
-  salesFixture,
-  type SalesRefs,
-} from '../support/sales-fixture';
+import { eventually } from '@erp/testing';
+import { API, SALES_KEY_A, SALES_KEY_B, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

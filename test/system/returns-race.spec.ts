@@ -2,18 +2,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects, salesForReturnsSubjects, streamName } from '@erp/contracts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Stack, json } from '../support/stack';
-import {
-  API,
-  SALES_KEY_A,
-  eventually,
-  ledgerOf,
-  postSale,
-  refsOf,
-  saleBody,
-  salesFixture,
-  stockOf,
-  type SalesRefs,
-} from '../support/sales-fixture';
+import { eventually } from '@erp/testing';
+import { API, SALES_KEY_A, ledgerOf, postSale, refsOf, saleBody, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
 
 /** Rounds of the race; each is one sale, a return of all of it and an annulment or a PUT of it at the same moment. */
 const ROUNDS = Number(process.env.RETURNS_RACE_ROUNDS ?? 240);

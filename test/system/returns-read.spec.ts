@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SeedOutput } from '@erp/admin';
 import { Stack, json } from '../support/stack';
-import { API, SALES_KEY_A, SALES_KEY_B, eventually, refsOf, salesFixture, stockOf } from '../support/sales-fixture';
+import { eventually } from '@erp/testing';
+import { API, SALES_KEY_A, SALES_KEY_B, refsOf, salesFixture, stockOf } from '../support/sales-fixture';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Devolucion = any;

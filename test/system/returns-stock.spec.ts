@@ -7,7 +7,8 @@ import type { SeedOutput } from '@erp/admin';
 import { publishEvent } from '@erp/bus';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects, streamName } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
-import { API, SALES_KEY_A, eventually, ledgerOf, refsOf, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
+import { eventually } from '@erp/testing';
+import { API, SALES_KEY_A, ledgerOf, refsOf, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
 
 const ROOT = path.resolve(__dirname, '../..');
 const ctx = { requestId: 'returns-stock' };

@@ -1,9 +1,9 @@
 import type { SeedOutput } from '@erp/admin';
 import { spawnService } from '../support/processes';
 import { Stack, stackEnv } from '../support/stack';
+import { eventually } from '@erp/testing';
 import {
   SALES_KEY_A,
-  eventually,
   ledgerOf,
   postSale,
   refsOf,

@@ -1,13 +1,13 @@
 import type { SeedOutput } from '@erp/admin';
 import { salesAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
+import { eventually } from '@erp/testing';
 import {
   API,
   SALES_KEY_A,
   SALES_KEY_NOUSER,
   SALES_KEY_STRICT,
   dataSnapshot,
-  eventually,
   ledgerOf,
   postSale,
   refsOf,

@@ -1,3 +1,4 @@
 export * from './dependencies';
+export * from './eventually';
 export * from './infra';
 export * from './isolation';

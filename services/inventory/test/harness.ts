@@ -102,16 +102,3 @@ export async function movementsOf(db: Kysely<InventoryDb>, productoId: number) {
     .orderBy('id')
     .execute();
 }
-
-/** Polls until `check` stops throwing, or rethrows its last error after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}

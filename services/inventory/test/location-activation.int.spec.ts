@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { setActive } from '../src/db/location.repository';
 import { summarizeInventory } from '../src/db/product.repository';
 import { finishPendingCounts } from '../src/flows/set-location-active.flow';
-import { eventually, seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
+import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
+import { eventually } from '@erp/testing';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from './summary-oracle';
 
 const PRODUCTS = 120;

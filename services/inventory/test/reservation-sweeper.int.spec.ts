@@ -1,5 +1,6 @@
 import { inventorySubjects, salesSubjects } from '@erp/contracts';
-import { eventually, movementsOf, seedCompany, startInventory, stockOf, tenant, type InventoryHarness } from './harness';
+import { eventually } from '@erp/testing';
+import { movementsOf, seedCompany, startInventory, stockOf, tenant, type InventoryHarness } from './harness';
 
 describe('the reservation sweeper', () => {
   let h: InventoryHarness;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { publishEvent } from '@erp/bus';
 import { inventorySubjects, isAppError, type AppError } from '@erp/contracts';
 import { sql } from 'kysely';
-import { eventually, movementsOf, seedCompany, startInventory, stockOf, tenant, type InventoryHarness } from './harness';
+import { eventually } from '@erp/testing';
+import { movementsOf, seedCompany, startInventory, stockOf, tenant, type InventoryHarness } from './harness';
 
 const product = (ref: string, stock: number | null, over: Record<string, unknown> = {}) => ({
   ref,
