@@ -264,7 +264,11 @@ export const returnsForSalesSubjects = defineCatalog({
     tenant: false,
     errors: [],
     request: z.object({ empresa_id: Id, id_venta: Id, claves: z.array(z.string().min(1).max(200)).min(1).max(1000) }),
-    reply: z.object({ ocupada: z.boolean(), devoluciones: z.array(z.object({ clave: z.string(), id_devolucion: z.number().int() })) }),
+    reply: z.object({
+      ocupada: z.boolean(),
+      /** Each committed return with its total, so the sale books its amount when it confirms the registration. */
+      devoluciones: z.array(z.object({ clave: z.string(), id_devolucion: z.number().int(), total: MoneyText })),
+    }),
   },
 });
 

@@ -29,15 +29,15 @@ export async function returnsByRegistration(
   empresaId: number,
   ventaId: number,
   claves: string[],
-): Promise<Array<{ clave: string; id_devolucion: number }>> {
+): Promise<Array<{ clave: string; id_devolucion: number; total: string }>> {
   const rows = await db
     .selectFrom('devoluciones')
-    .select(['id', 'clave_registro'])
+    .select(['id', 'clave_registro', 'total'])
     .where('empresa_id', '=', empresaId)
     .where('venta_id', '=', ventaId)
     .where('clave_registro', 'in', claves)
     .execute();
-  return rows.map((r) => ({ clave: r.clave_registro!, id_devolucion: r.id }));
+  return rows.map((r) => ({ clave: r.clave_registro!, id_devolucion: r.id, total: r.total }));
 }
 
 export async function findIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {

@@ -4,6 +4,8 @@ import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { addMontoDevuelto, confirmRegistration } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
+import { lockVenta } from '../db/venta.repository';
+import { RETURNS_CLAIMER, RETURN_CREATED, returnClaim } from '../domain/return-claims';
 
 export const RETURNS_CONSUMERS = {
   'events.returns.return.created': 'sales-return-created',
@@ -12,7 +14,8 @@ export const RETURNS_CONSUMERS = {
 
 /**
  * Keeps each sale's returned amount (and so its `saldo`) in step with its active returns: a
- * created return adds its total (and confirms its registration), an annulled one takes it off. Each return is applied once per
+ * created return adds its total (and confirms its registration) unless squaring the sale's
+ * registrations already booked it, an annulled one takes it off. Each return is applied once per
  * event kind whatever the message id (`claimEvent` on `<subject>:<return id>`, in the transaction
  * of the change), so a redelivered or republished event changes nothing; the two kinds commute,
  * so their order does not matter either.
@@ -22,9 +25,16 @@ export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Prom
     durables: RETURNS_CONSUMERS,
     events: returnsEvents,
     handler: async (subject, event) => {
-      const sign = subject === 'events.returns.return.created' ? 1 : -1;
+      const sign = subject === RETURN_CREATED ? 1 : -1;
       await inTransaction(db, async (trx) => {
-        if (!(await claimEvent(trx, 'sales-returns', `${subject}:${event.id_devolucion}`))) return;
+        // The sale's row lock first, as squaring a sale's registrations takes it before claiming the
+        // same created event: one lock order, no deadlock between the two.
+        if (!(await lockVenta(trx, event.empresa_id, event.id_venta))) {
+          throw new PoisonEventError(
+            `Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`,
+          );
+        }
+        if (!(await claimEvent(trx, RETURNS_CLAIMER, returnClaim(subject, event.id_devolucion)))) return;
         // A return that registered with its sale already counts as active; one that did not (made
         // before registration existed) is counted here.
         const registered =
@@ -32,11 +42,7 @@ export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Prom
           event.clave_registro !== undefined &&
           (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
         const counted = registered === 'registrada' || registered === 'confirmada';
-        if (!(await addMontoDevuelto(trx, event.empresa_id, event.id_venta, sign, event.total, counted ? 0 : sign))) {
-          throw new PoisonEventError(
-            `Return ${event.id_devolucion} names sale ${event.id_venta}, which company ${event.empresa_id} does not have`,
-          );
-        }
+        await addMontoDevuelto(trx, event.empresa_id, event.id_venta, sign, event.total, counted ? 0 : sign);
       });
     },
   });

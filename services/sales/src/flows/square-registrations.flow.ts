@@ -1,21 +1,24 @@
 import type { Kysely } from 'kysely';
-import type { Bus } from '@erp/bus';
+import { claimEvent, type Bus } from '@erp/bus';
 import { returnsForSalesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import {
   devolucionesActivasOf,
   addDevolucionesActivas,
+  addMontoDevuelto,
   confirmRegistration,
   discardRegistration,
   pendingRegistrations,
 } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
+import { RETURNS_CLAIMER, RETURN_CREATED, returnClaim } from '../domain/return-claims';
 
 /**
  * Squares the pending registrations of a sale, in a transaction of its own that holds the sale's
- * row lock: asks the returns service which became committed returns, confirms those and discards
- * the others (they no longer count in `devoluciones_activas`). When a return of the sale is being
+ * row lock: asks the returns service which became committed returns, confirms those (booking their
+ * amount, as their created event would) and discards the others (they no longer count in
+ * `devoluciones_activas`). When a return of the sale is being
  * made right now the returns service answers `ocupada` and every registration keeps counting.
  * Annulments and updates call it before their own transaction, so what it settles stays settled
  * even when they are then refused. Answers the sale's count of active returns (undefined when the
@@ -40,12 +43,22 @@ export async function squareRegistrations(
       { requestId },
     );
     if (answer.ocupada) return venta.devoluciones_activas;
-    const committed = new Map(answer.devoluciones.map((d) => [d.clave, d.id_devolucion]));
+    const committed = new Map(answer.devoluciones.map((d) => [d.clave, d]));
     let discarded = 0;
     for (const clave of claves) {
-      const id = committed.get(clave);
-      if (id !== undefined) await confirmRegistration(trx, empresaId, clave, id);
-      else if (await discardRegistration(trx, empresaId, clave)) discarded++;
+      const devolucion = committed.get(clave);
+      if (devolucion === undefined) {
+        if (await discardRegistration(trx, empresaId, clave)) discarded++;
+        continue;
+      }
+      // The registration already counts the return; its amount is booked with the confirmation, in
+      // this transaction, and its created event claimed so the consumer does not book it again.
+      // Otherwise a sale would count the return without its amount until that event arrived
+      // (redelivered only after its ack wait when sales died mid-delivery).
+      await confirmRegistration(trx, empresaId, clave, devolucion.id_devolucion);
+      if (await claimEvent(trx, RETURNS_CLAIMER, returnClaim(RETURN_CREATED, devolucion.id_devolucion))) {
+        await addMontoDevuelto(trx, empresaId, ventaId, 1, devolucion.total, 0);
+      }
     }
     if (discarded > 0) await addDevolucionesActivas(trx, empresaId, ventaId, -discarded);
     return venta.devoluciones_activas - discarded;
