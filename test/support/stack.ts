@@ -19,6 +19,8 @@ export interface StackOptions {
   services?: readonly ServiceName[];
   gateway?: Partial<Record<keyof GatewayConfig, string>>;
   gatewayOptions?: GatewayOptions;
+  /** The database of each service whose schema lives apart from the isolation's (a deployment that split it off). */
+  databases?: Partial<Record<ServiceName, string>>;
   /** Environment of the subscriptions service beyond the stack's (it may always call loopback receivers over http). */
   subscriptions?: Record<string, string>;
   /**
@@ -90,7 +92,11 @@ export class Stack {
   }
 
   spec(name: ServiceName): ServiceSpec<BaseConfig> {
-    const env = stackEnv(this.iso, name === 'gateway' ? this.options.gateway : {});
+    const database = this.options.databases?.[name];
+    const env = stackEnv(this.iso, {
+      ...(name === 'gateway' ? this.options.gateway : {}),
+      ...(database !== undefined ? { DATABASE_URL: database } : {}),
+    });
     switch (name) {
       case 'gateway':
         return gatewayService(loadConfig(GatewayConfig, env), {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { SERVICES, schemaOf } from '@erp/contracts';
 
 /** One invariant, checked over `checked` items; `violations` names what broke it, with ids (empty when it holds). */
 export interface InvariantResult {
@@ -12,6 +13,18 @@ export interface InvariantResult {
 export interface AuditOptions {
   /** A connection that may read every schema; the audit opens it read-only and writes nothing. */
   databaseUrl: string;
+  /**
+   * The database of each schema (by name: `sales`, `webhook_ingest`…) that does not live in
+   * `databaseUrl`, for a deployment that moved a service to a server of its own. Each check reads
+   * one schema per query; what spans services is compared by key here.
+   */
+  databaseUrls?: Readonly<Partial<Record<string, string>>>;
+  /**
+   * How long to wait before checking again what failed: only violations seen both times are
+   * reported. Several databases cannot be read in one snapshot, so a change committed between two
+   * of their reads can show for an instant; the default is 0 with one database, 5 s with several.
+   */
+  confirmAfterMs?: number;
   /** Only this company (every company when absent). */
   empresaId?: number;
   /** Rows per page of the checks that walk sales, reservations and returns one by one. */
@@ -37,12 +50,13 @@ interface Check {
   name: string;
   /** Runs once for the whole database instead of per company (tables without a company). */
   global?: boolean;
-  run: (
-    q: Query,
-    empresa: Empresa,
-    options: Required<Pick<AuditOptions, 'pageSize' | 'inFlightMs'>> & AuditOptions,
-  ) => Promise<{ checked: number; violations: string[] }>;
+  run: (q: Query, empresa: Empresa, options: Settings) => Promise<{ checked: number; violations: string[] }>;
 }
+type Settings = Required<Pick<AuditOptions, 'pageSize' | 'inFlightMs'>> &
+  AuditOptions & {
+    /** One query function per database, for what every database holds (outboxes). */
+    databases: Query[];
+  };
 
 /** Stock origins of the sales pipeline: the reservation of a sale, its updates by difference, its annulment. */
 const SALE_ORIGINS = ['venta', 'actualizacion_venta', 'anulacion_venta'];
@@ -422,16 +436,18 @@ const CHECKS: Check[] = [
   {
     name: 'every outbox is published',
     global: true,
-    run: async (q, _e, o) => {
+    run: async (_q, _e, o) => {
       const violations: string[] = [];
       let checked = 0;
-      const schemas = await q(`select table_schema as schema from information_schema.tables where table_name = 'outbox' order by 1`);
-      for (const { schema } of schemas) {
-        const [row] = (await q(
-          `select count(*)::int as n, count(*) filter (where published_at is null and created_at < ${olderThan(o.inFlightMs)})::int as pending from ${schema}.outbox`,
-        )) as [Row];
-        checked += row.n;
-        if (row.pending > 0) violations.push(`${schema}: ${row.pending} events unpublished`);
+      for (const q of o.databases) {
+        const schemas = await q(`select table_schema as schema from information_schema.tables where table_name = 'outbox' order by 1`);
+        for (const { schema } of schemas) {
+          const [row] = (await q(
+            `select count(*)::int as n, count(*) filter (where published_at is null and created_at < ${olderThan(o.inFlightMs)})::int as pending from ${schema}.outbox`,
+          )) as [Row];
+          checked += row.n;
+          if (row.pending > 0) violations.push(`${schema}: ${row.pending} events unpublished`);
+        }
       }
       return { checked, violations };
     },
@@ -478,18 +494,72 @@ const CHECKS: Check[] = [
   },
 ];
 
+const SCHEMAS = SERVICES.map(schemaOf);
+const SCHEMA_NAMED = new RegExp(`\\b(${SCHEMAS.join('|')})\\.[a-z_]+`, 'g');
+
 /**
- * Checks the books of every company (or one) against the invariants, in one read-only snapshot
- * of the database: nothing it runs can write. Each result counts the items checked and names
- * each violation with its ids.
+ * Read-only snapshots of the databases the schemas live in, one repeatable-read transaction per
+ * database: `q` runs a statement on the database of the schemas it names (a statement naming
+ * schemas of two databases is a bug of its check), `databases` reaches each one.
  */
-export async function auditBooks(options: AuditOptions): Promise<InvariantResult[]> {
-  const settings = { pageSize: 5_000, inFlightMs: 60_000, ...options };
-  const client = new pg.Client({ connectionString: options.databaseUrl, options: '-c default_transaction_read_only=on' });
-  await client.connect();
+class Snapshots {
+  private readonly clients = new Map<string, pg.Client>();
+  private constructor(private readonly urlOf: (schema: string) => string) {}
+
+  static async open(options: AuditOptions): Promise<Snapshots> {
+    const snapshots = new Snapshots((schema) => options.databaseUrls?.[schema] ?? options.databaseUrl);
+    try {
+      for (const url of new Set(SCHEMAS.map(snapshots.urlOf))) {
+        const client = new pg.Client({ connectionString: url, options: '-c default_transaction_read_only=on' });
+        snapshots.clients.set(url, client);
+        await client.connect();
+        await client.query('begin isolation level repeatable read read only');
+      }
+      return snapshots;
+    } catch (err) {
+      await snapshots.close();
+      throw err;
+    }
+  }
+
+  get count(): number {
+    return this.clients.size;
+  }
+
+  readonly q: Query = async (text, params = []) => {
+    const urls = new Set([...text.matchAll(SCHEMA_NAMED)].map((m) => this.urlOf(m[1]!)));
+    if (urls.size !== 1) throw new Error(`a statement must name the schemas of one database: ${text.slice(0, 80)}`);
+    return this.run(this.clients.get([...urls][0]!)!, text, params);
+  };
+
+  get databases(): Query[] {
+    return [...this.clients.values()].map(
+      (client) =>
+        (text: string, params: unknown[] = []) =>
+          this.run(client, text, params),
+    );
+  }
+
+  private async run(client: pg.Client, text: string, params: unknown[]): Promise<Row[]> {
+    try {
+      return (await client.query<Row>(text, params)).rows;
+    } catch (err) {
+      // A failed statement aborts its transaction: a new snapshot for the next statement.
+      await client.query('rollback');
+      await client.query('begin isolation level repeatable read read only');
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.clients.values()].map((client) => client.end().catch(() => undefined)));
+  }
+}
+
+async function runChecks(checks: Check[], options: AuditOptions, settings: Omit<Settings, 'databases'>): Promise<InvariantResult[]> {
+  const snapshots = await Snapshots.open(options);
   try {
-    await client.query('begin isolation level repeatable read read only');
-    const q: Query = async (text, params = []) => (await client.query<Row>(text, params)).rows;
+    const q = snapshots.q;
     const empresas = (
       await q('select id, vender_sin_stock from gateway.empresas where ($1::int is null or id = $1) order by id', [
         options.empresaId ?? null,
@@ -497,28 +567,48 @@ export async function auditBooks(options: AuditOptions): Promise<InvariantResult
     ).map((r) => ({ id: Number(r.id), venderSinStock: Boolean(r.vender_sin_stock) }));
     if (options.empresaId !== undefined && empresas.length === 0) throw new Error(`No existe la empresa ${options.empresaId}`);
     const results: InvariantResult[] = [];
-    for (const check of CHECKS) {
+    for (const check of checks) {
       const result: InvariantResult = { name: check.name, checked: 0, violations: [] };
       const started = performance.now();
       for (const empresa of check.global ? [empresas[0] ?? { id: 0, venderSinStock: true }] : empresas) {
         try {
-          const { checked, violations } = await check.run(q, empresa, settings);
+          const { checked, violations } = await check.run(q, empresa, { ...settings, databases: snapshots.databases });
           result.checked += checked;
           for (const violation of violations) result.violations.push(violation);
         } catch (err) {
           result.violations.push(`check failed to run${check.global ? '' : ` for empresa ${empresa.id}`}: ${(err as Error).message}`);
-          // A failed statement aborts the transaction: start a new snapshot for the next check.
-          await client.query('rollback');
-          await client.query('begin isolation level repeatable read read only');
         }
       }
       results.push({ ...result, ms: Math.round(performance.now() - started) });
     }
-    await client.query('commit');
     return results;
   } finally {
-    await client.end();
+    await snapshots.close();
   }
+}
+
+/**
+ * Checks the books of every company (or one) against the invariants, read-only: nothing it runs
+ * can write. With every schema in one database it reads one snapshot; with schemas on several
+ * databases it reads one snapshot of each, and a violation is reported only when a second look,
+ * `confirmAfterMs` later, still finds it. Each result counts the items checked and names each
+ * violation with its ids.
+ */
+export async function auditBooks(options: AuditOptions): Promise<InvariantResult[]> {
+  const settings = { pageSize: 5_000, inFlightMs: 60_000, ...options };
+  const databases = new Set(SCHEMAS.map((schema) => options.databaseUrls?.[schema] ?? options.databaseUrl)).size;
+  const confirmAfterMs = options.confirmAfterMs ?? (databases > 1 ? 5_000 : 0);
+  const first = await runChecks(CHECKS, options, settings);
+  const failed = CHECKS.filter((_, i) => first[i]!.violations.length > 0);
+  if (confirmAfterMs === 0 || failed.length === 0) return first;
+  await new Promise((resolve) => setTimeout(resolve, confirmAfterMs));
+  const again = new Map((await runChecks(failed, options, settings)).map((r) => [r.name, r]));
+  return first.map((r) => {
+    const second = again.get(r.name);
+    if (!second) return r;
+    const persisting = new Set(second.violations);
+    return { ...r, violations: r.violations.filter((v) => persisting.has(v)) };
+  });
 }
 
 /** One line per invariant: name, items checked, violations (the first `limit` spelled out). */

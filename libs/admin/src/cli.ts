@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
-import { gatewaySubjects, isAppError, webhookSubjects } from '@erp/contracts';
+import { SERVICES, databaseUrlOf, gatewaySubjects, isAppError, schemaOf, webhookSubjects } from '@erp/contracts';
 import { auditBooks, formatInvariants } from './audit';
 import { connectAdminBus } from './connect';
 import { RETURNS_USAGE, returnsCommand } from './returns-command';
@@ -26,7 +26,8 @@ ${RETURNS_USAGE}
                                   (exit 1 when one is violated)
 
 Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp), NATS_USER and NATS_PASSWORD (the admin identity, when NATS requires one);
-the audit reads DATABASE_URL (default postgres://postgres@127.0.0.1:5432/erp).`;
+the audit reads DATABASE_URL (default postgres://postgres@127.0.0.1:5432/erp), and DATABASE_URL_<SCHEMA> (e.g. DATABASE_URL_SALES)
+for a schema that lives in another database; a violation found across databases is reported only when a second look 5 s later finds it too.`;
 
 const id = (value: string | undefined, what: string): number => {
   const n = Number(value);
@@ -112,8 +113,10 @@ async function audit(args: string[]): Promise<undefined> {
     else if (args[i] === '--empresa') empresaId = id(args[++i], 'EMPRESA_ID');
     else throw new Error(`audit takes --empresa EMPRESA_ID and --json, not "${args[i]}"`);
   }
+  const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   const results = await auditBooks({
-    databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    databaseUrl,
+    databaseUrls: Object.fromEntries(SERVICES.map((name) => [schemaOf(name), databaseUrlOf(name, process.env, databaseUrl)])),
     ...(empresaId !== undefined ? { empresaId } : {}),
   });
   const violated = results.some((r) => r.violations.length > 0);

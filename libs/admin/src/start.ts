@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
-import { SERVICES, type ServiceName } from '@erp/contracts';
+import { SERVICES, databaseUrlOf, type ServiceName } from '@erp/contracts';
 import { missingDependencies } from '@erp/testing';
 import { connectAdminBus } from './connect';
 import { seedFixture } from './seed';
@@ -104,17 +104,21 @@ async function stopAll(code: number): Promise<never> {
 }
 
 async function main(): Promise<void> {
-  const missing = await missingDependencies({ databaseUrl: env.DATABASE_URL, natsUrl: env.NATS_URL, redisUrl: env.REDIS_URL });
-  if (missing.length > 0) {
-    for (const line of missing) console.error(line);
-    process.exit(1);
+  // A service whose schema lives in a database of its own gets it from DATABASE_URL_<SCHEMA>.
+  const databaseOf = (name: ServiceName) => databaseUrlOf(name, env, env.DATABASE_URL);
+  for (const databaseUrl of new Set(SERVICES.map(databaseOf))) {
+    const missing = await missingDependencies({ databaseUrl, natsUrl: env.NATS_URL, redisUrl: env.REDIS_URL });
+    if (missing.length > 0) {
+      for (const line of missing) console.error(line);
+      process.exit(1);
+    }
+    await ensureDatabase(databaseUrl);
   }
-  await ensureDatabase(env.DATABASE_URL);
 
   // Each service migrates only its own schema (in production: the chart's hook Job).
   const migrations = SERVICES.map((name) => ({
     name,
-    child: node(`services/${name}/src/migrate.ts`, { LOG_LEVEL: 'warn' }, `${name}:migrate`),
+    child: node(`services/${name}/src/migrate.ts`, { LOG_LEVEL: 'warn', DATABASE_URL: databaseOf(name) }, `${name}:migrate`),
   }));
   const codes = await Promise.all(migrations.map(({ child }) => exited(child)));
   const failed = migrations.filter((_, i) => codes[i] !== 0).map((m) => m.name);
@@ -124,7 +128,11 @@ async function main(): Promise<void> {
   }
 
   for (const name of SERVICES) {
-    const child = node(`services/${name}/src/main.ts`, { OPS_PORT: String(OPS_PORTS[name]), OTEL_SERVICE_NAME: name }, name);
+    const child = node(
+      `services/${name}/src/main.ts`,
+      { OPS_PORT: String(OPS_PORTS[name]), OTEL_SERVICE_NAME: name, DATABASE_URL: databaseOf(name) },
+      name,
+    );
     children.set(name, child);
     void exited(child).then((code) => {
       if (!stopping) {

@@ -2,6 +2,17 @@
 export const SERVICES = ['gateway', 'sales', 'inventory', 'returns', 'packages', 'webhook-ingest', 'subscriptions'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
+/** The Postgres schema each service owns (its name with `_` for `-`). */
+export const schemaOf = (service: ServiceName): string => service.replace(/-/g, '_');
+
+/**
+ * The database a service's schema lives in: `DATABASE_URL_<SCHEMA>` (e.g. `DATABASE_URL_SALES`)
+ * when a deployment moved that schema to a server of its own, else the shared `DATABASE_URL`.
+ */
+export function databaseUrlOf(service: ServiceName, env: Readonly<Record<string, string | undefined>>, fallback: string): string {
+  return env[`DATABASE_URL_${schemaOf(service).toUpperCase()}`] ?? env.DATABASE_URL ?? fallback;
+}
+
 /** Name of the one JetStream stream that carries every `events.>` subject under a prefix. */
 export function streamName(prefix: string): string {
   return `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_EVENTS`;
