@@ -1,5 +1,4 @@
-import pg from 'pg';
-import { SERVICES, schemaOf } from '@erp/contracts';
+import { SchemaClients, databasesOf, type DatabaseUrls, type Query, type Row } from './schema-clients';
 
 /** One invariant, checked over `checked` items; `violations` names what broke it, with ids (empty when it holds). */
 export interface InvariantResult {
@@ -10,15 +9,12 @@ export interface InvariantResult {
   ms?: number;
 }
 
-export interface AuditOptions {
-  /** A connection that may read every schema; the audit opens it read-only and writes nothing. */
-  databaseUrl: string;
-  /**
-   * The database of each schema (by name: `sales`, `webhook_ingest`…) that does not live in
-   * `databaseUrl`, for a deployment that moved a service to a server of its own. Each check reads
-   * one schema per query; what spans services is compared by key here.
-   */
-  databaseUrls?: Readonly<Partial<Record<string, string>>>;
+/**
+ * Connections that may read every schema (`databaseUrls` for the schemas a deployment moved to a
+ * server of its own); the audit opens them read-only and writes nothing. Each check reads one
+ * schema per query; what spans services is compared by key here.
+ */
+export interface AuditOptions extends DatabaseUrls {
   /**
    * How long to wait before checking again what failed: only violations seen both times are
    * reported. Several databases cannot be read in one snapshot, so a change committed between two
@@ -39,9 +35,6 @@ export interface AuditOptions {
   initialCorrelatives?: Record<string, number>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Row = Record<string, any>;
-type Query = (text: string, params?: unknown[]) => Promise<Row[]>;
 interface Empresa {
   id: number;
   venderSinStock: boolean;
@@ -494,70 +487,8 @@ const CHECKS: Check[] = [
   },
 ];
 
-const SCHEMAS = SERVICES.map(schemaOf);
-const SCHEMA_NAMED = new RegExp(`\\b(${SCHEMAS.join('|')})\\.[a-z_]+`, 'g');
-
-/**
- * Read-only snapshots of the databases the schemas live in, one repeatable-read transaction per
- * database: `q` runs a statement on the database of the schemas it names (a statement naming
- * schemas of two databases is a bug of its check), `databases` reaches each one.
- */
-class Snapshots {
-  private readonly clients = new Map<string, pg.Client>();
-  private constructor(private readonly urlOf: (schema: string) => string) {}
-
-  static async open(options: AuditOptions): Promise<Snapshots> {
-    const snapshots = new Snapshots((schema) => options.databaseUrls?.[schema] ?? options.databaseUrl);
-    try {
-      for (const url of new Set(SCHEMAS.map(snapshots.urlOf))) {
-        const client = new pg.Client({ connectionString: url, options: '-c default_transaction_read_only=on' });
-        snapshots.clients.set(url, client);
-        await client.connect();
-        await client.query('begin isolation level repeatable read read only');
-      }
-      return snapshots;
-    } catch (err) {
-      await snapshots.close();
-      throw err;
-    }
-  }
-
-  get count(): number {
-    return this.clients.size;
-  }
-
-  readonly q: Query = async (text, params = []) => {
-    const urls = new Set([...text.matchAll(SCHEMA_NAMED)].map((m) => this.urlOf(m[1]!)));
-    if (urls.size !== 1) throw new Error(`a statement must name the schemas of one database: ${text.slice(0, 80)}`);
-    return this.run(this.clients.get([...urls][0]!)!, text, params);
-  };
-
-  get databases(): Query[] {
-    return [...this.clients.values()].map(
-      (client) =>
-        (text: string, params: unknown[] = []) =>
-          this.run(client, text, params),
-    );
-  }
-
-  private async run(client: pg.Client, text: string, params: unknown[]): Promise<Row[]> {
-    try {
-      return (await client.query<Row>(text, params)).rows;
-    } catch (err) {
-      // A failed statement aborts its transaction: a new snapshot for the next statement.
-      await client.query('rollback');
-      await client.query('begin isolation level repeatable read read only');
-      throw err;
-    }
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.clients.values()].map((client) => client.end().catch(() => undefined)));
-  }
-}
-
 async function runChecks(checks: Check[], options: AuditOptions, settings: Omit<Settings, 'databases'>): Promise<InvariantResult[]> {
-  const snapshots = await Snapshots.open(options);
+  const snapshots = await SchemaClients.connect(options, { snapshot: true });
   try {
     const q = snapshots.q;
     const empresas = (
@@ -572,7 +503,7 @@ async function runChecks(checks: Check[], options: AuditOptions, settings: Omit<
       const started = performance.now();
       for (const empresa of check.global ? [empresas[0] ?? { id: 0, venderSinStock: true }] : empresas) {
         try {
-          const { checked, violations } = await check.run(q, empresa, { ...settings, databases: snapshots.databases });
+          const { checked, violations } = await check.run(q, empresa, { ...settings, databases: snapshots.each });
           result.checked += checked;
           for (const violation of violations) result.violations.push(violation);
         } catch (err) {
@@ -583,7 +514,7 @@ async function runChecks(checks: Check[], options: AuditOptions, settings: Omit<
     }
     return results;
   } finally {
-    await snapshots.close();
+    await snapshots.end();
   }
 }
 
@@ -596,8 +527,7 @@ async function runChecks(checks: Check[], options: AuditOptions, settings: Omit<
  */
 export async function auditBooks(options: AuditOptions): Promise<InvariantResult[]> {
   const settings = { pageSize: 5_000, inFlightMs: 60_000, ...options };
-  const databases = new Set(SCHEMAS.map((schema) => options.databaseUrls?.[schema] ?? options.databaseUrl)).size;
-  const confirmAfterMs = options.confirmAfterMs ?? (databases > 1 ? 5_000 : 0);
+  const confirmAfterMs = options.confirmAfterMs ?? (databasesOf(options).length > 1 ? 5_000 : 0);
   const first = await runChecks(CHECKS, options, settings);
   const failed = CHECKS.filter((_, i) => first[i]!.violations.length > 0);
   if (confirmAfterMs === 0 || failed.length === 0) return first;

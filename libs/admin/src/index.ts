@@ -1,3 +1,4 @@
 export * from './seed';
 export * from './connect';
 export * from './audit';
+export * from './schema-clients';
