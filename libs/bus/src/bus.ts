@@ -62,6 +62,7 @@ export interface BusObserver {
 }
 
 export interface BusOptions {
+  /** One NATS URL, or several separated by commas (the servers of a cluster: the client moves to another when one goes). */
   servers: string;
   /** Every subject is published under `<prefix>.`: environments and test runs share one server safely. */
   prefix: string;
@@ -123,7 +124,7 @@ export class Bus {
 
   static async connect(options: BusOptions): Promise<Bus> {
     const nc = await connect({
-      servers: options.servers,
+      servers: options.servers.split(',').map((s) => s.trim()),
       name: options.name,
       ...(options.credentials
         ? { user: options.credentials.user, pass: options.credentials.password, inboxPrefix: inboxPrefix(options.credentials.user) }
