@@ -56,10 +56,10 @@ describe('sales killed with SIGKILL under a mixed load', () => {
     await load.stop();
 
     // An event in flight to the killed service comes back after its consumer's ack wait (30 s).
-    const pending = await settle(stack.iso.databaseUrl, 60_000);
+    const pending = await settle({ databaseUrl: stack.iso.databaseUrl }, 60_000);
     expect(pending).toEqual([]);
     const results = await checkInvariants({
-      databaseUrl: stack.iso.databaseUrl,
+      databases: { databaseUrl: stack.iso.databaseUrl },
       ledger: load.ledger,
       companies,
       initialCorrelatives: INITIAL_CORRELATIVES,

@@ -21,7 +21,7 @@ describe('every endpoint under generated input', () => {
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 100_000);
     const runs = Number(process.env.FUZZ_RUNS ?? 200);
     const report = await fuzzApi(
-      { baseUrl: stack.baseUrl, databaseUrl: stack.iso.databaseUrl, companies },
+      { baseUrl: stack.baseUrl, databases: { databaseUrl: stack.iso.databaseUrl }, companies },
       { runs, webhookRuns: Math.ceil(runs / 2), seed },
     );
     const text = formatFuzzReport(report);

@@ -14,7 +14,7 @@ describe('the tenant isolation sweep', () => {
 
   it("calls every endpoint with one company's key and the other's ids, filters and references, and leaks nothing", async () => {
     const companies = companiesOf(await stack.seed(reliabilityFixture()));
-    const report = await isolationSweep({ baseUrl: stack.baseUrl, databaseUrl: stack.iso.databaseUrl, companies });
+    const report = await isolationSweep({ baseUrl: stack.baseUrl, databases: { databaseUrl: stack.iso.databaseUrl }, companies });
     expect(report.violations).toEqual([]);
     const routes = apiRoutes({ standard: 1, withDateFilters: 1 }).map(
       (r) => `${r.method.toUpperCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`,

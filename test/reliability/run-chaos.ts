@@ -2,7 +2,7 @@ import { cpSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { seedFixture } from '@erp/admin';
+import { seedFixture, type DatabaseUrls } from '@erp/admin';
 import { Bus } from '@erp/bus';
 import { createLogger } from '@erp/runtime';
 import { apiRoutes } from '../../services/gateway/src/http/routes';
@@ -10,8 +10,9 @@ import { Cluster } from './support/cluster';
 import { companiesOf, reliabilityFixture } from './support/fixture';
 import { formatFuzzReport, fuzzApi } from './support/fuzz';
 import { formatInvariants } from './support/invariants';
+import { EventReceiver } from './support/partner-events';
 import { isolationSweep } from './support/isolation';
-import { PrivateInfra, privateInfraMissing } from './support/private-infra';
+import { CHAOS_PREFIX, PrivateInfra, privateInfraMissing } from './support/private-infra';
 import { Rotation, crashScenario, overloadScenario, rollingRestartScenario, type ScenarioResult } from './support/scenarios';
 
 /**
@@ -52,23 +53,30 @@ async function main(): Promise<number> {
   deadline.unref();
 
   log(`settings ${JSON.stringify({ ...settings, phases: [...settings.phases] })}`);
-  const infra = await PrivateInfra.start();
-  log(`private Postgres :${infra.pgPort}, NATS :${infra.natsPort}, Redis :${infra.redisPort} in ${infra.dir}`);
+  const infra = await PrivateInfra.start({ natsNodes: 3 });
+  log(
+    `private Postgres :${infra.postgres.port} and :${infra.salesPostgres.port} (sales), NATS cluster ${infra.nats.map((n) => `${n.name} :${n.port}`).join(', ')}, Redis :${infra.redisPort} in ${infra.dir}`,
+  );
   const logDir = path.join(infra.dir, 'logs');
   mkdirSync(logDir);
-  const postgres = new pg.Client({ connectionString: infra.databaseUrl });
-  await postgres.connect();
-  await postgres.query('create database erp');
-  await postgres.end();
-  const databaseUrl = infra.databaseUrl.replace(/\/postgres$/, '/erp');
+  for (const server of [infra.postgres, infra.salesPostgres]) {
+    const postgres = new pg.Client({ connectionString: server.url() });
+    await postgres.connect();
+    await postgres.query('create database erp');
+    await postgres.end();
+  }
+  // The sales schema on a server of its own, as a deployment that split its heaviest schema off.
+  const databases: DatabaseUrls = { databaseUrl: infra.postgres.url('erp'), databaseUrls: { sales: infra.salesPostgres.url('erp') } };
 
   const cluster = new Cluster(
     {
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: databases.databaseUrl,
       NATS_URL: infra.natsUrl,
+      // Every stream (events, the key-value and object stores) on all three servers.
+      JETSTREAM_REPLICAS: '3',
       REDIS_URL: infra.redisUrl,
-      SUBJECT_PREFIX: 'chaos',
-      REDIS_KEY_PREFIX: 'chaos',
+      SUBJECT_PREFIX: CHAOS_PREFIX,
+      REDIS_KEY_PREFIX: CHAOS_PREFIX,
       DB_POOL_MAX: '5',
       REQUEST_TIMEOUT_MS: '8000',
       SHUTDOWN_TIMEOUT_MS: '20000',
@@ -79,7 +87,7 @@ async function main(): Promise<number> {
     },
     {
       inventory: { RESERVATION_TIMEOUT_MS: '3000', RESERVATION_SWEEP_INTERVAL_MS: '500', RESERVATION_CHECK_TIMEOUT_MS: '1500' },
-      sales: { REGISTRATION_SWEEP_INTERVAL_MS: '500', REGISTRATION_SQUARE_AFTER_MS: '2000' },
+      sales: { DATABASE_URL: databases.databaseUrls!.sales!, REGISTRATION_SWEEP_INTERVAL_MS: '500', REGISTRATION_SQUARE_AFTER_MS: '2000' },
       // The isolation sweep subscribes receivers on loopback.
       subscriptions: { EVENTS_ALLOW_PRIVATE_URLS: 'true', EVENTS_ALLOW_HTTP: 'true' },
     },
@@ -88,6 +96,7 @@ async function main(): Promise<number> {
   const results: ScenarioResult[] = [];
   const failures: string[] = [];
   let admin: Bus | undefined;
+  let receiver: EventReceiver | undefined;
   try {
     await cluster.migrate();
     log('schemas migrated; starting the services (two gateways, two sales replicas)');
@@ -108,14 +117,14 @@ async function main(): Promise<number> {
     }
     admin = await Bus.connect({
       servers: infra.natsUrl,
-      prefix: 'chaos',
+      prefix: CHAOS_PREFIX,
       name: 'chaos-admin',
       logger: createLogger('chaos-admin', 'silent'),
       requestTimeoutMs: 30_000,
     });
     const companies = companiesOf(await seedFixture(admin, reliabilityFixture()));
     log('fixture seeded: companies A and B (lookalikes) and S (no selling without stock)');
-    const target = { baseUrl: rotation.list()[0]!, databaseUrl, companies };
+    const target = { baseUrl: rotation.list()[0]!, databases, companies };
 
     let isolationRequests = 0;
     if (settings.phases.has('isolation')) {
@@ -145,7 +154,11 @@ async function main(): Promise<number> {
     }
 
     const updates = apiRoutes({ standard: 1, withDateFilters: 1 }).some((r) => r.method === 'put' && r.path === '/sales/:id');
-    const ctx = { infra, cluster, companies, admin, rotation, databaseUrl, updates, log };
+    // A partner of each lookalike company receives every event of it through the faults that follow.
+    receiver = await EventReceiver.start();
+    for (const ref of ['a', 'b'] as const) await receiver.subscribe(target.baseUrl, ref, companies[ref]);
+    log('a loopback receiver subscribed to every event of companies A and B');
+    const ctx = { infra, cluster, companies, admin, rotation, databases, receiver, updates, log };
     if (settings.phases.has('crash')) results.push(await crashScenario(ctx, { pauseMs: settings.pauseMs }));
     if (settings.phases.has('rolling')) results.push(await rollingRestartScenario(ctx));
     if (settings.phases.has('overload'))
@@ -173,6 +186,7 @@ async function main(): Promise<number> {
     failures.push(`the run stopped: ${(err as Error).stack ?? String(err)}`);
   } finally {
     await admin?.drain().catch(() => undefined);
+    await receiver?.stop();
     await cluster.stop().catch(() => undefined);
     if (failures.length > 0) {
       const kept = path.join(os.tmpdir(), `erp-chaos-logs-${Date.now()}`);

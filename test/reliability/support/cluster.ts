@@ -90,11 +90,14 @@ export class Cluster {
 
   /** Migrates every service's schema, as the chart's hook Jobs do before the services start. */
   async migrate(): Promise<void> {
-    const db = createDb<unknown>({ connectionString: this.env.DATABASE_URL!, max: 1, applicationName: 'reliability-migrate' });
-    try {
-      for (const name of ALL_SERVICES) await migrateSchema(db, SCHEMAS[name].schema, SCHEMAS[name].migrations);
-    } finally {
-      await db.destroy();
+    for (const name of ALL_SERVICES) {
+      const url = this.perService[name]?.DATABASE_URL ?? this.env.DATABASE_URL!;
+      const db = createDb<unknown>({ connectionString: url, max: 1, applicationName: 'reliability-migrate' });
+      try {
+        await migrateSchema(db, SCHEMAS[name].schema, SCHEMAS[name].migrations);
+      } finally {
+        await db.destroy();
+      }
     }
   }
 

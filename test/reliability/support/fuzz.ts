@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import pg from 'pg';
+import { SchemaClients, type DatabaseUrls, type Query } from '@erp/admin';
 import { z } from 'zod';
 import { API_BASE, ESTADOS_VENTA, ESTADOS_VENTA_ACTUALIZACION, INVENTORY_ORDER_BY, SALES_ORDER_BY, WEBHOOK_BASE } from '@erp/contracts';
 import { apiRoutes } from '../../../services/gateway/src/http/routes';
@@ -12,7 +12,7 @@ import { settle } from './invariants';
 /** What the fuzzer needs of a running system. */
 export interface FuzzTarget {
   baseUrl: string;
-  databaseUrl: string;
+  databases: DatabaseUrls;
   companies: Record<CompanyRef, Company>;
 }
 
@@ -74,12 +74,11 @@ const ERROR_STATUSES = new Set([400, 401, 404, 405, 413, 414, 415, 422, 429, 431
 export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise<FuzzReport> {
   const endpoints = endpointsOf(target);
   const report: FuzzReport = { seed: options.seed, cases: 0, byEndpoint: {}, violations: [], refusedWritesChecked: 0 };
-  const db = new pg.Client({ connectionString: target.databaseUrl });
-  await db.connect();
+  const db = await SchemaClients.connect(target.databases);
   try {
-    const snapshot = await snapshotter(db);
+    const snapshot = await snapshotter(db.each);
     // What the setup set in motion (events still in outboxes) finishes before the first baseline.
-    await settle(target.databaseUrl, 30_000, 20);
+    await settle(target.databases, 30_000, 20);
     let baseline = await snapshot();
     for (const [i, endpoint] of endpoints.entries()) {
       const cases = fc.sample(endpoint.arb, {
@@ -113,7 +112,7 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
           const write = request.method !== 'GET' && request.method !== 'HEAD';
           if (write && answer.status >= 200 && answer.status < 300) {
             // An accepted write changes data, also asynchronously (events, deliveries): wait for it.
-            const pending = await settle(target.databaseUrl, 30_000, 20);
+            const pending = await settle(target.databases, 30_000, 20);
             if (pending.length > 0) problems.push(`system did not settle after an accepted write: ${pending.join(', ')}`);
             baseline = await snapshot();
           } else if (write) {
@@ -197,19 +196,29 @@ export function checkAnswer(request: FuzzCase, answer: Attempt): string[] {
 
 type Snapshot = Map<string, string>;
 
-async function snapshotter(db: pg.Client): Promise<() => Promise<Snapshot>> {
-  const { rows: tables } = await db.query<{ schema: string; table: string }>(
-    `select table_schema as schema, table_name as table from information_schema.tables
-     where table_type = 'BASE TABLE' and table_schema in ('gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook_ingest')
-       and table_name not like 'kysely_%' order by 1, 2`,
+/** Count and checksum of every table, on every database the schemas live in. */
+async function snapshotter(databases: Query[]): Promise<() => Promise<Snapshot>> {
+  const statements = await Promise.all(
+    databases.map(async (q) => {
+      const tables = await q(
+        `select table_schema as schema, table_name as table from information_schema.tables
+         where table_type = 'BASE TABLE' and table_schema in ('gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook_ingest')
+           and table_name not like 'kysely_%' order by 1, 2`,
+      );
+      const sql = tables
+        .map(
+          ({ schema, table }) =>
+            `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x`,
+        )
+        .join(' union all ');
+      return { q, sql };
+    }),
   );
-  const sql = tables
-    .map(
-      ({ schema, table }) =>
-        `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x`,
-    )
-    .join(' union all ');
-  return async () => new Map((await db.query<{ t: string; h: string }>(sql)).rows.map((r) => [r.t, r.h]));
+  return async () => {
+    const snapshot: Snapshot = new Map();
+    for (const { q, sql } of statements) if (sql) for (const r of await q(sql)) snapshot.set(r.t, r.h);
+    return snapshot;
+  };
 }
 
 function diff(before: Snapshot, after: Snapshot): string[] {

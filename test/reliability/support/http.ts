@@ -81,6 +81,17 @@ export class Tally {
   get answered(): number {
     return [...this.outcomes.entries()].filter(([k]) => /\s\d{3}$/.test(k)).reduce((a, [, n]) => a + n, 0);
   }
+  /** The counts by status so far, to compare with later (`since`). */
+  snapshot(): Record<string, number> {
+    return this.byStatus();
+  }
+  /** Answers and network failures by status since `before` (a `snapshot`). */
+  since(before: Record<string, number>): Record<string, number> {
+    const now = this.byStatus();
+    return Object.fromEntries(
+      Object.entries(now).flatMap(([status, n]) => (n > (before[status] ?? 0) ? [[status, n - (before[status] ?? 0)]] : [])),
+    );
+  }
   /** Answers and network failures by status (or error code), over every operation. */
   byStatus(): Record<string, number> {
     const out: Record<string, number> = {};

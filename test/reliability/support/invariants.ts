@@ -1,5 +1,4 @@
-import pg from 'pg';
-import { auditBooks, type InvariantResult } from '@erp/admin';
+import { SchemaClients, auditBooks, type DatabaseUrls, type InvariantResult, type Row } from '@erp/admin';
 import type { Company, CompanyRef } from './fixture';
 import { call } from './http';
 import type { LineRecord, LoadLedger } from './load';
@@ -8,7 +7,7 @@ import { sleep } from './wait';
 export { formatInvariants, type InvariantResult } from '@erp/admin';
 
 export interface InvariantInput {
-  databaseUrl: string;
+  databases: DatabaseUrls;
   ledger: LoadLedger;
   companies: Record<CompanyRef, Company>;
   /** Next number of each document type as seeded, by document name. */
@@ -17,50 +16,47 @@ export interface InvariantInput {
   gateway?: string;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Row = Record<string, any>;
-
 /**
  * Waits until the system is at rest: every outbox published, no reservation still `reservada`,
  * no delivery still `recibida`. Resolves with what was still pending when the time ran out.
  */
-export async function settle(databaseUrl: string, timeoutMs = 120_000, everyMs = 250): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+export async function settle(databases: DatabaseUrls, timeoutMs = 120_000, everyMs = 250): Promise<string[]> {
+  const clients = await SchemaClients.connect(databases);
   try {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const pending = await pendingWork(client);
+      const pending = await pendingWork(clients);
       if (pending.length === 0 || Date.now() > deadline) return pending;
       await sleep(everyMs);
     }
   } finally {
-    await client.end();
+    await clients.end();
   }
 }
 
-async function pendingWork(client: pg.Client): Promise<string[]> {
-  const outboxes = await outboxTables(client);
-  const parts = outboxes.map(
-    (schema) => `select '${schema}.outbox' as what, count(*)::int as n from ${schema}.outbox where published_at is null`,
+async function pendingWork(clients: SchemaClients): Promise<string[]> {
+  const parts: string[] = [];
+  for (const q of clients.each) {
+    const outboxes = await q(`select table_schema as schema from information_schema.tables where table_name = 'outbox' order by 1`);
+    for (const { schema } of outboxes)
+      parts.push(`select '${schema}.outbox' as what, count(*)::int as n from ${schema}.outbox where published_at is null`);
+  }
+  parts.push(`select 'inventory.reservas reservada' as what, count(*)::int as n from inventory.reservas where estado = 'reservada'`);
+  parts.push(
+    `select 'webhook_ingest.entregas recibida' as what, count(*)::int as n from webhook_ingest.entregas where estado = 'recibida'`,
   );
-  parts.push(`select 'inventory.reservas reservada', count(*)::int from inventory.reservas where estado = 'reservada'`);
-  parts.push(`select 'webhook_ingest.entregas recibida', count(*)::int from webhook_ingest.entregas where estado = 'recibida'`);
   // A return's stock is settled after its commit (and again by its event's consumer).
-  parts.push(`select 'returns.devoluciones owing stock', count(*)::int from returns.devoluciones
+  parts.push(`select 'returns.devoluciones owing stock' as what, count(*)::int as n from returns.devoluciones
               where clave_stock is not null and (stock_aplicado_at is null or (not enable and stock_revertido_at is null))`);
   // A registration is pending until its return's event reaches sales (redelivered after a crash of sales) or,
   // when no return came of it (the returns service failed before its commit), until the sweeper squares the sale.
-  parts.push(`select 'sales return registrations pending', count(*)::int from sales.devoluciones_registradas where estado = 'registrada'`);
-  const { rows } = await client.query<{ what: string; n: number }>(parts.join(' union all '));
-  return rows.filter((r) => r.n > 0).map((r) => `${r.what}: ${r.n}`);
-}
-
-async function outboxTables(client: pg.Client): Promise<string[]> {
-  const { rows } = await client.query<{ schema: string }>(
-    `select table_schema as schema from information_schema.tables where table_name = 'outbox' order by 1`,
+  parts.push(
+    `select 'sales return registrations pending' as what, count(*)::int as n from sales.devoluciones_registradas where estado = 'registrada'`,
   );
-  return rows.map((r) => r.schema);
+  // One statement when every schema shares a database (the settle loop polls it often); one per part otherwise.
+  const statements = clients.each.length === 1 ? [parts.join(' union all ')] : parts;
+  const rows = (await Promise.all(statements.map((sql) => (clients.each.length === 1 ? clients.each[0]! : clients.q)(sql)))).flat();
+  return rows.filter((r) => r.n > 0).map((r) => `${r.what}: ${r.n}`);
 }
 
 /**
@@ -72,13 +68,14 @@ async function outboxTables(client: pg.Client): Promise<string[]> {
  */
 export async function checkInvariants(input: InvariantInput): Promise<InvariantResult[]> {
   const results: InvariantResult[] = await auditBooks({
-    databaseUrl: input.databaseUrl,
+    ...input.databases,
     inFlightMs: 0,
+    // At rest nothing is on its way: what one look finds is what is there.
+    confirmAfterMs: 0,
     initialCorrelatives: input.initialCorrelatives,
   });
-  const client = new pg.Client({ connectionString: input.databaseUrl });
-  await client.connect();
-  const q = async (text: string, params: unknown[] = []) => (await client.query<Row>(text, params)).rows;
+  const clients = await SchemaClients.connect(input.databases);
+  const { q } = clients;
   const check = async (name: string, run: () => Promise<{ checked: number; violations: string[] }>) => {
     try {
       results.push({ name, ...(await run()) });
@@ -222,7 +219,7 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
       });
     }
   } finally {
-    await client.end();
+    await clients.end();
   }
   return results;
 }

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { SchemaClients, type DatabaseUrls, type Query, type Row } from '@erp/admin';
 import { API_BASE } from '@erp/contracts';
 import { apiRoutes } from '../../../services/gateway/src/http/routes';
 import { wooHeaders, wooOrder } from '../../support/webhook-fixture';
@@ -8,7 +8,7 @@ import { settle } from './invariants';
 
 export interface IsolationTarget {
   baseUrl: string;
-  databaseUrl: string;
+  databases: DatabaseUrls;
   companies: Record<CompanyRef, Company>;
 }
 
@@ -19,9 +19,6 @@ export interface IsolationReport {
   endpoints: string[];
   violations: string[];
 }
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Row = Record<string, any>;
 
 type Kind = 'ventas' | 'productos' | 'devoluciones';
 
@@ -52,9 +49,8 @@ interface Ids {
  */
 export async function isolationSweep(target: IsolationTarget): Promise<IsolationReport> {
   const report: IsolationReport = { requests: 0, checks: 0, endpoints: [], violations: [] };
-  const db = new pg.Client({ connectionString: target.databaseUrl });
-  await db.connect();
-  const q = async (text: string, params: unknown[] = []) => (await db.query<Row>(text, params)).rows;
+  const db = await SchemaClients.connect(target.databases);
+  const { q } = db;
   const routes = apiRoutes({ standard: 1000, withDateFilters: 2000 });
   const exercised = new Set<string>();
   try {
@@ -94,7 +90,7 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
       });
       const orderId = 700_000 + (other.ref === 'a' ? 1 : 2);
       await deliverWoo(target.baseUrl, other, orderId);
-      const pending = await settle(target.databaseUrl, 30_000, 50);
+      const pending = await settle(target.databases, 30_000, 50);
       expect(pending.length === 0, `setup did not settle: ${pending.join(', ')}`);
 
       const idsOf = async (c: Company): Promise<Ids> => ({
@@ -109,7 +105,7 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
       });
       const mine = await idsOf(viewer);
       const theirs = await idsOf(other);
-      const before = await tenantSnapshot(db, other.id);
+      const before = await tenantSnapshot(db.each, other.id);
 
       for (const route of routes) {
         const label = `${route.method.toUpperCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`;
@@ -265,14 +261,14 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
       report.requests++;
       const delivered = await deliverWoo(target.baseUrl, viewer, orderId);
       expect(delivered.status === 200, `woocommerce order ${orderId} answered ${delivered.status}`);
-      await settle(target.databaseUrl, 30_000, 50);
+      await settle(target.databases, 30_000, 50);
       const sales = await q('select empresa_id from sales.ventas where referencia_externa = $1 order by empresa_id', [`woo-${orderId}`]);
       expect(
         sales.length === 2 && sales.some((r) => r.empresa_id === viewer.id),
         `order woo-${orderId} of both companies: sales of ${JSON.stringify(sales.map((r) => r.empresa_id))}`,
       );
 
-      const after = await tenantSnapshot(db, other.id);
+      const after = await tenantSnapshot(db.each, other.id);
       const changed = [...after.keys()].filter((t) => after.get(t) !== before.get(t));
       expect(changed.length === 0, `${other.ref}'s rows changed while ${viewer.ref} was calling: ${changed.join(', ')}`);
     }
@@ -284,18 +280,22 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
 }
 
 /** Count and checksum of one company's rows in every table that has `empresa_id`. */
-async function tenantSnapshot(db: pg.Client, empresaId: number): Promise<Map<string, string>> {
-  const { rows: tables } = await db.query<{ schema: string; table: string }>(
-    `select table_schema as schema, table_name as table from information_schema.columns
-     where column_name = 'empresa_id' and table_schema in ('gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook_ingest') order by 1, 2`,
-  );
-  const sql = tables
-    .map(
-      ({ schema, table }) =>
-        `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x where x.empresa_id = $1`,
-    )
-    .join(' union all ');
-  return new Map((await db.query<{ t: string; h: string }>(sql, [empresaId])).rows.map((r) => [r.t, r.h]));
+async function tenantSnapshot(databases: Query[], empresaId: number): Promise<Map<string, string>> {
+  const snapshot = new Map<string, string>();
+  for (const q of databases) {
+    const tables = await q(
+      `select table_schema as schema, table_name as table from information_schema.columns
+       where column_name = 'empresa_id' and table_schema in ('gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook_ingest') order by 1, 2`,
+    );
+    const sql = tables
+      .map(
+        ({ schema, table }) =>
+          `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x where x.empresa_id = $1`,
+      )
+      .join(' union all ');
+    if (sql) for (const r of await q(sql, [empresaId])) snapshot.set(r.t, r.h);
+  }
+  return snapshot;
 }
 
 function saleBody(c: Company, overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -6,59 +6,240 @@ import path from 'node:path';
 import { reachable } from '@erp/testing';
 import { sleep, waitFor } from './wait';
 
+/** Subject prefix, Redis key prefix and NATS cluster name of the chaos run. */
+export const CHAOS_PREFIX = 'chaos';
+
+/** One Postgres server of our own: its data directory, port and socket in the run's temp directory. */
+export class PrivatePostgres {
+  constructor(
+    readonly dir: string,
+    readonly port: number,
+    private readonly bin: string,
+  ) {}
+
+  /** A database of this server (`postgres` unless told). */
+  url(database = 'postgres'): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  init(): void {
+    mkdirSync(this.dir, { recursive: true });
+    // Postgres refuses to run as root: as root, its files and processes belong to the postgres user.
+    if (isRoot()) chownSync(this.dir, uidOf('postgres'), gidOf('postgres'));
+    this.asPostgres(path.join(this.bin, 'initdb'), ['-D', this.data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync']);
+  }
+
+  async start(): Promise<void> {
+    // fsync off is safe here: the crash is the server's, not the machine's, so the OS keeps what was written.
+    // Commits stay synchronous: an acknowledged commit must survive the crash, as in production.
+    const options = [
+      `-p ${this.port}`,
+      `-k ${this.dir}`,
+      '-c listen_addresses=127.0.0.1',
+      '-c max_connections=400',
+      '-c fsync=off',
+      '-c full_page_writes=off',
+    ];
+    this.pgCtl(['-o', options.join(' '), '-l', path.join(this.dir, 'postgres.log'), '-w', '-t', '60', 'start']);
+    await waitFor(() => reachable(this.url(), 500), 30_000, `private Postgres :${this.port}`);
+  }
+
+  /** Kills the server as a crash would (no checkpoint, recovery from WAL on start), then starts it again. */
+  async restart(downMs = 2_000): Promise<void> {
+    this.pgCtl(['-m', 'immediate', '-w', 'stop']);
+    await sleep(downMs);
+    await this.start();
+  }
+
+  stop(): void {
+    this.pgCtl(['-m', 'fast', '-w', 'stop'], { allowFailure: true });
+  }
+
+  killSync(): void {
+    if (!existsSync(path.join(this.data, 'postmaster.pid'))) return;
+    const [file, argv] = isRoot()
+      ? ['runuser', ['-u', 'postgres', '--', path.join(this.bin, 'pg_ctl'), '-D', this.data, '-m', 'immediate', 'stop']]
+      : [path.join(this.bin, 'pg_ctl'), ['-D', this.data, '-m', 'immediate', 'stop']];
+    spawnSync(file, argv, { stdio: 'ignore' });
+  }
+
+  private get data(): string {
+    return path.join(this.dir, 'data');
+  }
+
+  private pgCtl(args: string[], options: { allowFailure?: boolean } = {}): void {
+    try {
+      this.asPostgres(path.join(this.bin, 'pg_ctl'), ['-D', this.data, ...args]);
+    } catch (err) {
+      if (!options.allowFailure) throw err;
+    }
+  }
+
+  private asPostgres(command: string, args: string[]): void {
+    const [file, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+    execFileSync(file, argv, { stdio: 'pipe', cwd: this.dir });
+  }
+}
+
+/** One nats-server of a JetStream cluster: client, route and monitoring ports, its own store. */
+export class NatsNode {
+  child?: ChildProcess;
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    readonly routePort: number,
+    readonly monitorPort: number,
+    private readonly dir: string,
+  ) {}
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  async start(routes: string[], cluster: string): Promise<void> {
+    const log = openSync(path.join(this.dir, `${this.name}.log`), 'a');
+    const args = ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-m', String(this.monitorPort), '-sd', path.join(this.dir, this.name)];
+    if (routes.length > 1) {
+      args.push(
+        '-n',
+        this.name,
+        '--cluster_name',
+        cluster,
+        '--cluster',
+        `nats://127.0.0.1:${this.routePort}`,
+        '--routes',
+        routes.join(','),
+      );
+    }
+    this.child = spawn('nats-server', args, { stdio: ['ignore', log, log] });
+    await waitFor(() => reachable(this.url, 500), 30_000, `private NATS ${this.name}`);
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    return killAndWait(this.child, signal);
+  }
+
+  /** SIGSTOP: the node stops answering, as a node cut off by a network partition. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
+  /** What the node's monitoring endpoint says of JetStream (`/jsz`), with the streams' details. */
+  async jsz(): Promise<{
+    meta_cluster?: { leader?: string };
+    account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string } }> }>;
+  }> {
+    const res = await fetch(`http://127.0.0.1:${this.monitorPort}/jsz?accounts=true&streams=true`);
+    return (await res.json()) as never;
+  }
+}
+
 /**
  * Postgres, NATS (JetStream) and Redis of our own, on free loopback ports in a temp directory,
  * for the chaos run: restarting them must never touch the shared servers on the default ports
- * that every other test run on the machine (and CI) uses.
+ * that every other test run on the machine (and CI) uses. Postgres is two servers (the sales
+ * schema on the second, as a deployment that split it off), NATS a cluster of `natsNodes` servers
+ * joined by routes (JetStream replicates its streams over them).
  */
 export class PrivateInfra {
-  private nats?: ChildProcess;
   private redis?: ChildProcess;
   private stopped = false;
 
   private constructor(
     readonly dir: string,
-    readonly pgPort: number,
-    readonly natsPort: number,
+    readonly postgres: PrivatePostgres,
+    readonly salesPostgres: PrivatePostgres,
+    readonly nats: NatsNode[],
     readonly redisPort: number,
-    private readonly pgBin: string,
   ) {}
 
-  get databaseUrl(): string {
-    return `postgres://postgres@127.0.0.1:${this.pgPort}/postgres`;
-  }
   get natsUrl(): string {
-    return `nats://127.0.0.1:${this.natsPort}`;
+    return this.nats.map((n) => n.url).join(',');
   }
   get redisUrl(): string {
     return `redis://127.0.0.1:${this.redisPort}`;
   }
 
-  static async start(): Promise<PrivateInfra> {
+  static async start(options: { natsNodes?: number } = {}): Promise<PrivateInfra> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'erp-chaos-'));
-    const [pgPort, natsPort, redisPort] = [await freePort(), await freePort(), await freePort()];
-    const infra = new PrivateInfra(dir, pgPort, natsPort, redisPort, postgresBinDir());
+    if (isRoot()) chownSync(dir, uidOf('postgres'), gidOf('postgres'));
+    const bin = postgresBinDir();
+    const nodes: NatsNode[] = [];
+    for (let i = 1; i <= (options.natsNodes ?? 3); i++) {
+      nodes.push(new NatsNode(`n${i}`, await freePort(), await freePort(), await freePort(), dir));
+    }
+    const infra = new PrivateInfra(
+      dir,
+      new PrivatePostgres(path.join(dir, 'pg'), await freePort(), bin),
+      new PrivatePostgres(path.join(dir, 'pg-sales'), await freePort(), bin),
+      nodes,
+      await freePort(),
+    );
     // Whatever happens to the run, these servers die with it.
     process.once('exit', () => infra.killAllSync());
-    infra.initPostgres();
-    await infra.startPostgres();
-    await infra.startNats();
+    for (const pg of [infra.postgres, infra.salesPostgres]) {
+      pg.init();
+      await pg.start();
+    }
+    await Promise.all(nodes.map((_, i) => infra.startNats(i)));
     await infra.startRedis();
     return infra;
   }
 
-  /** Kills Postgres as a crash would (no checkpoint, recovery from WAL on start), then starts it again. */
-  async restartPostgres(downMs = 2_000): Promise<void> {
-    this.pgCtl(['-m', 'immediate', '-w', 'stop']);
-    await sleep(downMs);
-    await this.startPostgres();
+  async startNats(i: number): Promise<void> {
+    await this.nats[i]!.start(
+      this.nats.map((n) => `nats://127.0.0.1:${n.routePort}`),
+      CHAOS_PREFIX,
+    );
   }
 
-  /** SIGKILL to nats-server, then a new one on the same port and JetStream store. */
-  async restartNats(downMs = 2_000): Promise<void> {
-    await killAndWait(this.nats, 'SIGKILL');
+  /** SIGKILL to one nats-server, then a new one on the same ports and JetStream store. */
+  async restartNats(i: number, downMs = 2_000): Promise<void> {
+    await this.nats[i]!.kill();
     await sleep(downMs);
-    await this.startNats();
+    await this.startNats(i);
+  }
+
+  /**
+   * Waits until every node answers its health check: up, and its JetStream current with the
+   * cluster (the meta group and every stream replica caught up).
+   */
+  async waitNatsCurrent(timeoutMs: number): Promise<void> {
+    await waitFor(
+      async () => {
+        const healthy = await Promise.all(
+          this.nats.map((n) =>
+            fetch(`http://127.0.0.1:${n.monitorPort}/healthz`).then(
+              (res) => res.ok,
+              () => false,
+            ),
+          ),
+        );
+        return healthy.every(Boolean);
+      },
+      timeoutMs,
+      'every NATS node current',
+    );
+  }
+
+  /** The index of the node that leads the named stream, and of the JetStream meta leader, as the cluster reports them. */
+  async leaders(stream: string): Promise<{ stream: number; meta: number }> {
+    for (const node of this.nats) {
+      try {
+        const jsz = await node.jsz();
+        const details = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
+        const streamLeader = details.find((d) => d.name === stream)?.cluster?.leader;
+        const meta = jsz.meta_cluster?.leader;
+        if (streamLeader && meta) return { stream: this.indexOf(streamLeader), meta: this.indexOf(meta) };
+      } catch {
+        // that node is down: ask another
+      }
+    }
+    throw new Error(`no node names the leaders of ${stream}`);
   }
 
   /** SIGKILL to redis-server, then a new empty one on the same port (counters are lost, as in a real crash without persistence). */
@@ -71,60 +252,17 @@ export class PrivateInfra {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await Promise.all([killAndWait(this.nats, 'SIGTERM'), killAndWait(this.redis, 'SIGTERM')]);
-    this.pgCtl(['-m', 'fast', '-w', 'stop'], { allowFailure: true });
+    for (const node of this.nats) node.resume();
+    await Promise.all([...this.nats.map((n) => n.kill('SIGTERM')), killAndWait(this.redis, 'SIGTERM')]);
+    this.postgres.stop();
+    this.salesPostgres.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private get pgData(): string {
-    return path.join(this.dir, 'pg');
-  }
-
-  private initPostgres(): void {
-    mkdirSync(this.pgData);
-    // Postgres refuses to run as root: as root, its files and processes belong to the postgres user.
-    if (isRoot()) {
-      chownSync(this.dir, uidOf('postgres'), gidOf('postgres'));
-      chownSync(this.pgData, uidOf('postgres'), gidOf('postgres'));
-    }
-    this.asPostgres(path.join(this.pgBin, 'initdb'), ['-D', this.pgData, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync']);
-  }
-
-  private async startPostgres(): Promise<void> {
-    // fsync off is safe here: the crash is the server's, not the machine's, so the OS keeps what was written.
-    // Commits stay synchronous: an acknowledged commit must survive the crash, as in production.
-    const options = [
-      `-p ${this.pgPort}`,
-      `-k ${this.dir}`,
-      '-c listen_addresses=127.0.0.1',
-      '-c max_connections=400',
-      '-c fsync=off',
-      '-c full_page_writes=off',
-    ];
-    this.pgCtl(['-o', options.join(' '), '-l', path.join(this.dir, 'postgres.log'), '-w', '-t', '60', 'start']);
-    await waitFor(() => reachable(this.databaseUrl, 500), 30_000, 'private Postgres');
-  }
-
-  private pgCtl(args: string[], options: { allowFailure?: boolean } = {}): void {
-    try {
-      this.asPostgres(path.join(this.pgBin, 'pg_ctl'), ['-D', this.pgData, ...args]);
-    } catch (err) {
-      if (!options.allowFailure) throw err;
-    }
-  }
-
-  private asPostgres(command: string, args: string[]): void {
-    const [file, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
-    execFileSync(file, argv, { stdio: 'pipe', cwd: this.dir });
-  }
-
-  private async startNats(): Promise<void> {
-    const store = path.join(this.dir, 'nats');
-    const log = openSync(path.join(this.dir, 'nats.log'), 'a');
-    this.nats = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', store], {
-      stdio: ['ignore', log, log],
-    });
-    await waitFor(() => reachable(this.natsUrl, 500), 30_000, 'private NATS');
+  private indexOf(name: string): number {
+    const i = this.nats.findIndex((n) => n.name === name);
+    if (i < 0) throw new Error(`unknown NATS node ${name}`);
+    return i;
   }
 
   private async startRedis(): Promise<void> {
@@ -137,13 +275,14 @@ export class PrivateInfra {
 
   private killAllSync(): void {
     if (this.stopped) return;
-    for (const child of [this.nats, this.redis]) if (child && child.exitCode === null) child.kill('SIGKILL');
-    if (existsSync(path.join(this.pgData, 'postmaster.pid'))) {
-      const [file, argv] = isRoot()
-        ? ['runuser', ['-u', 'postgres', '--', path.join(this.pgBin, 'pg_ctl'), '-D', this.pgData, '-m', 'immediate', 'stop']]
-        : [path.join(this.pgBin, 'pg_ctl'), ['-D', this.pgData, '-m', 'immediate', 'stop']];
-      spawnSync(file, argv, { stdio: 'ignore' });
+    for (const child of [...this.nats.map((n) => n.child), this.redis]) {
+      if (child && child.exitCode === null) {
+        child.kill('SIGCONT');
+        child.kill('SIGKILL');
+      }
     }
+    this.postgres.killSync();
+    this.salesPostgres.killSync();
   }
 }
 

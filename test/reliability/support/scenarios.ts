@@ -1,10 +1,13 @@
+import type { DatabaseUrls } from '@erp/admin';
 import type { Bus } from '@erp/bus';
+import { streamName } from '@erp/contracts';
 import { ALL_SERVICES, type Cluster, type Replica } from './cluster';
 import { INITIAL_CORRELATIVES, type Company, type CompanyRef } from './fixture';
 import { Tally, call } from './http';
 import { checkInvariants, settle, type InvariantResult } from './invariants';
 import { Load } from './load';
-import type { PrivateInfra } from './private-infra';
+import { checkPartnerEvents, type EventReceiver } from './partner-events';
+import { CHAOS_PREFIX, type PrivateInfra } from './private-infra';
 import { sleep } from './wait';
 
 /** Gateway addresses the load's clients spread their requests over, as a Service's endpoints. */
@@ -25,7 +28,9 @@ export interface ChaosContext {
   companies: Record<CompanyRef, Company>;
   admin: Bus;
   rotation: Rotation;
-  databaseUrl: string;
+  databases: DatabaseUrls;
+  /** A partner's receiver subscribed to every event of the companies, checked after each scenario. */
+  receiver?: EventReceiver;
   updates: boolean;
   log: (line: string) => void;
 }
@@ -50,15 +55,16 @@ async function finish(
   figures: Record<string, string | number> = {},
 ): Promise<ScenarioResult> {
   ctx.log(`${name}: load stopped; waiting for the system to settle`);
-  const pending = await settle(ctx.databaseUrl, 180_000);
+  const pending = await settle(ctx.databases, 180_000);
   if (pending.length > 0) problems.push(`did not settle within 180 s: ${pending.join(', ')}`);
   const invariants = await checkInvariants({
-    databaseUrl: ctx.databaseUrl,
+    databases: ctx.databases,
     ledger: load.ledger,
     companies: ctx.companies,
     initialCorrelatives: INITIAL_CORRELATIVES,
     gateway: ctx.rotation.list()[0]!,
   });
+  if (ctx.receiver) invariants.push(...(await checkPartnerEvents(ctx.receiver, ctx.rotation.list()[0]!, load.ledger, ctx.companies)));
   return { name, tally: load.tally, events, invariants, problems, figures };
 }
 
@@ -130,21 +136,70 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
   const sales = ctx.cluster.of('sales');
   if (sales.length >= 2) await killAndRestart(sales.slice(0, 2));
 
-  for (const [what, restart] of [
-    ['NATS', () => ctx.infra.restartNats()],
-    ['Redis', () => ctx.infra.restartRedis()],
-    ['Postgres', () => ctx.infra.restartPostgres()],
-  ] as const) {
-    event(`${what} killed and restarted`);
-    await restart();
+  const { infra } = ctx;
+  const stream = streamName(CHAOS_PREFIX);
+  const nodeName = (i: number) => infra.nats[i]!.name;
+  const faults: Array<[string, () => Promise<void>]> = [
+    [`NATS node ${nodeName(0)} killed and restarted`, () => infra.restartNats(0)],
+    [
+      'the NATS node leading the events stream killed and restarted',
+      async () => {
+        const { stream: leader } = await infra.leaders(stream);
+        event(`  (${nodeName(leader)} leads ${stream})`);
+        await infra.restartNats(leader);
+      },
+    ],
+    [
+      'the JetStream meta leader killed and restarted',
+      async () => {
+        const { meta } = await infra.leaders(stream);
+        event(`  (${nodeName(meta)} is the meta leader)`);
+        await infra.restartNats(meta);
+      },
+    ],
+    [
+      `NATS nodes ${nodeName(1)} then ${nodeName(2)} killed and restarted, the cluster recovering between them`,
+      async () => {
+        await infra.restartNats(1);
+        await infra.waitNatsCurrent(60_000);
+        await sleep(options.pauseMs);
+        await infra.restartNats(2);
+      },
+    ],
+    [
+      `NATS node ${nodeName(0)} partitioned away: SIGSTOP for 10 s (past the cluster's heartbeats), then SIGCONT`,
+      async () => {
+        infra.nats[0]!.pause();
+        await sleep(10_000);
+        infra.nats[0]!.resume();
+      },
+    ],
+    [
+      `quorum lost: NATS nodes ${nodeName(1)} and ${nodeName(2)} down together for 8 s`,
+      async () => {
+        const before = load.tally.snapshot();
+        await Promise.all([infra.nats[1]!.kill(), infra.nats[2]!.kill()]);
+        await sleep(8_000);
+        event(`  answered while quorum was lost: ${JSON.stringify(load.tally.since(before))}`);
+        await Promise.all([infra.startNats(1), infra.startNats(2)]);
+      },
+    ],
+    ['Redis killed and restarted', () => infra.restartRedis()],
+    ['Postgres (every schema but sales) killed and restarted', () => infra.postgres.restart()],
+    ['Postgres of the sales schema killed and restarted', () => infra.salesPostgres.restart()],
+  ];
+  for (const [what, fault] of faults) {
+    event(what);
+    await fault();
     try {
+      await infra.waitNatsCurrent(120_000);
       await ctx.cluster.waitAllReady(120_000);
     } catch (err) {
-      problems.push(`after the ${what} restart: ${(err as Error).message}`);
+      problems.push(`after "${what}": ${(err as Error).message}`);
     }
     await sleep(options.pauseMs);
-    await replaceCrashed(ctx, problems, event, `when ${what} restarted`);
-    event(`every replica ready again after the ${what} restart`);
+    await replaceCrashed(ctx, problems, event, `after "${what}"`);
+    event('  every replica ready again, every NATS node current');
   }
   await load.stop();
   await replaceCrashed(ctx, problems, event, 'at the end of the faults');
