@@ -17,13 +17,15 @@ describe('sales killed with SIGKILL under a mixed load', () => {
   let stack: Stack;
   let companies: Record<CompanyRef, Company>;
   let sales: ServiceProcess | undefined;
+  // A change killed after inventory applied its stock revision is squared within seconds.
+  const salesEnv = () => stackEnv(stack.iso, { REVISION_SWEEP_INTERVAL_MS: '500', REVISION_SQUARE_AFTER_MS: '5000' });
 
   beforeAll(async () => {
     stack = await Stack.start({ gateway: { RATE_LIMIT_STANDARD: '1000000', RATE_LIMIT_DATE_FILTERED: '1000000' } });
     companies = companiesOf(await stack.seed(reliabilityFixture()));
     await startFastSweepingInventory(stack, { reservationMs: 1_500, sweepMs: 250, checkMs: 1_000 });
     await stack.stopService('sales'); // the one to kill runs as its own process
-    sales = await spawnService('sales', stackEnv(stack.iso));
+    sales = await spawnService('sales', salesEnv());
   });
   afterAll(async () => {
     await sales?.stop();
@@ -42,12 +44,14 @@ describe('sales killed with SIGKILL under a mixed load', () => {
     });
     const acked = () => [...load.ledger.sales.values()].filter((s) => s.acked).length;
     load.start();
+    // Killed once the load is writing through it (a busy machine takes longer to get there).
     await sleep(5_000);
+    for (let waited = 0; acked() <= 5 && waited < 20_000; waited += 500) await sleep(500);
     const beforeKill = acked();
     sales!.child.kill('SIGKILL');
     await sales!.exit;
     await sleep(1_000);
-    sales = await spawnService('sales', stackEnv(stack.iso));
+    sales = await spawnService('sales', salesEnv());
     const afterRestart = acked();
     // The load goes on until it has written through the restarted service too (its workers may
     // first sit out timeouts of requests the killed one never answered), 30 s at most.

@@ -87,7 +87,14 @@ async function main(): Promise<number> {
     },
     {
       inventory: { RESERVATION_TIMEOUT_MS: '3000', RESERVATION_SWEEP_INTERVAL_MS: '500', RESERVATION_CHECK_TIMEOUT_MS: '1500' },
-      sales: { DATABASE_URL: databases.databaseUrls!.sales!, REGISTRATION_SWEEP_INTERVAL_MS: '500', REGISTRATION_SQUARE_AFTER_MS: '2000' },
+      sales: {
+        DATABASE_URL: databases.databaseUrls!.sales!,
+        REGISTRATION_SWEEP_INTERVAL_MS: '500',
+        REGISTRATION_SQUARE_AFTER_MS: '2000',
+        // Past the 8 s request timeout: a change still running is never taken for a dead one.
+        REVISION_SWEEP_INTERVAL_MS: '500',
+        REVISION_SQUARE_AFTER_MS: '20000',
+      },
       // The isolation sweep subscribes receivers on loopback.
       subscriptions: { EVENTS_ALLOW_PRIVATE_URLS: 'true', EVENTS_ALLOW_HTTP: 'true' },
     },

@@ -1,5 +1,6 @@
 import type { SeedOutput } from '@erp/admin';
 import { salesAdminSubjects } from '@erp/contracts';
+import { eventually } from '@erp/testing';
 import { spawnService } from '../support/processes';
 import { Stack, json, stackEnv } from '../support/stack';
 import {
@@ -755,6 +756,50 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
         expect(
           await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1', [`venta-${venta.id}-rev-%`]),
         ).toEqual([{ clave: `venta-${venta.id}-rev-1`, cantidad: '3.000' }]);
+      } finally {
+        if (sales.child.exitCode === null && sales.child.signalCode === null) await sales.stop();
+        if (!stack.running.has('sales')) await stack.startService('sales');
+      }
+    });
+
+    it('with no later change, the revision sweeper reverts what the dead change moved, and the next change moves past it', async () => {
+      const venta = await pendiente(5);
+      const base = (await stock()) + 5;
+      await stack.stopService('sales');
+      const crashing = await spawnService('sales', stackEnv(stack.iso, { SALES_FAULT_INJECTION: 'exit-after-update-adjust' }));
+      const sweeping = () =>
+        spawnService('sales', stackEnv(stack.iso, { REVISION_SWEEP_INTERVAL_MS: '200', REVISION_SQUARE_AFTER_MS: '1000' }));
+      let sales = crashing;
+      try {
+        const crashed = await putSale(venta.id, { detalles: [{ id: venta.detalles[0].id, cantidad: 2 }] });
+        expect([503, 504]).toContain(crashed.status);
+        await crashing.exit;
+        expect(await stock()).toBe(base - 2);
+
+        sales = await sweeping();
+        // The sale still holds 5: the 3 inventory gave back for the dead change are taken again.
+        await eventually(async () => {
+          expect(await stock()).toBe(base - 5);
+          // Squared: the dead change's record goes with the sweep that squared its sale.
+          expect(await stack.query('select count(*)::int as n from sales.cambios_en_curso where venta_id = $1', [venta.id])).toEqual([
+            { n: 0 },
+          ]);
+        }, 20_000);
+        expect(
+          await stack.query('select clave, cantidad::text from inventory.movimientos where clave like $1 order by id', [
+            `venta-${venta.id}-rev-%`,
+          ]),
+        ).toEqual([
+          { clave: `venta-${venta.id}-rev-1`, cantidad: '3.000' },
+          { clave: `venta-${venta.id}-rev-1:revertido`, cantidad: '-3.000' },
+        ]);
+
+        // Revision 1 is spent (reverted) and so is 2 (the first key inventory never saw, in case its adjustment was on its
+        // way): the next change claims them, finds nothing moved under either, and moves under 3.
+        const updated = await putSale(venta.id, { detalles: [{ id: venta.detalles[0].id, cantidad: 4 }] });
+        expect(updated.status).toBe(200);
+        expect(await stock()).toBe(base - 4);
+        expect((await stack.query('select revision_stock from sales.ventas where id = $1', [venta.id]))[0]).toEqual({ revision_stock: 3 });
       } finally {
         if (sales.child.exitCode === null && sales.child.signalCode === null) await sales.stop();
         if (!stack.running.has('sales')) await stack.startService('sales');

@@ -355,6 +355,25 @@ export const inventorySubjects = defineCatalog({
     reply: z.object({ clave: z.string(), aplicado: z.boolean(), movimientos: z.array(StockMovement) }),
   },
   /**
+   * Undoes an adjustment whose caller never recorded it (a sale's stock revision whose transaction
+   * died after inventory applied it): its movements are reversed, and the key is spent, so an
+   * adjustment sent under it later answers that nothing moved. A key never seen is spent as well,
+   * in case its adjustment is still on its way. Idempotent.
+   */
+  'inventory.stock.revert': {
+    tenant: true,
+    errors: [],
+    request: z.object({ clave: OperationKey }),
+    reply: z.object({
+      clave: z.string(),
+      /** Whether the key was known before (false: it was spent now, unused). */
+      existia: z.boolean(),
+      /** Whether this call reversed it (false: already reverted, or never used). */
+      revertido: z.boolean(),
+      movimientos: z.array(StockMovement),
+    }),
+  },
+  /**
    * Creates a product of the company (no stock: that enters through `inventory.stock.adjust`).
    * A live product with the same `codigo` is answered instead, with `creado: false`, so a retried
    * creation never makes two.

@@ -7,6 +7,7 @@ import { startSaleCreatedConsumer } from './consumers/sale-created.consumer';
 import { migrations } from './db/migrations';
 import { INVENTORY_SCHEMA, type InventoryDb } from './db/tables';
 import { adjustStockHandler } from './handlers/adjust-stock.handler';
+import { revertAdjustmentHandler } from './handlers/revert-adjustment.handler';
 import { confirmStockHandler } from './handlers/confirm-stock.handler';
 import { createProductHandler } from './handlers/create-product.handler';
 import { getProductHandler } from './handlers/get-product.handler';
@@ -46,6 +47,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.stock.confirm': confirmStockHandler(db),
           'inventory.stock.release': releaseStockHandler(db),
           'inventory.stock.adjust': adjustStockHandler(db),
+          'inventory.stock.revert': revertAdjustmentHandler(db),
           'inventory.product.create': createProductHandler(db),
           'inventory.product.update': updateProductHandler(db),
           ...locationAdminHandlers(db, { countBatch: config.LOCATION_COUNT_BATCH }),

@@ -15,6 +15,8 @@ export const SALES_DEFAULTS = {
   SALES_FAULT_INJECTION: 'off' as FaultInjection,
   REGISTRATION_SWEEP_INTERVAL_MS: 10_000,
   REGISTRATION_SQUARE_AFTER_MS: 30_000,
+  REVISION_SWEEP_INTERVAL_MS: 10_000,
+  REVISION_SQUARE_AFTER_MS: 60_000,
 };
 
 export const SalesConfig = BaseConfig.extend({
@@ -22,6 +24,9 @@ export const SalesConfig = BaseConfig.extend({
   /** How often pending return registrations are looked for, and how old one must be to have its sale squared. */
   REGISTRATION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(SALES_DEFAULTS.REGISTRATION_SWEEP_INTERVAL_MS),
   REGISTRATION_SQUARE_AFTER_MS: z.coerce.number().int().min(0).default(SALES_DEFAULTS.REGISTRATION_SQUARE_AFTER_MS),
+  /** How often changes that died are looked for, and how long after one began its sale is squared (past every request timeout). */
+  REVISION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(SALES_DEFAULTS.REVISION_SWEEP_INTERVAL_MS),
+  REVISION_SQUARE_AFTER_MS: z.coerce.number().int().min(0).default(SALES_DEFAULTS.REVISION_SQUARE_AFTER_MS),
 });
 export type SalesConfig = z.output<typeof SalesConfig>;
 

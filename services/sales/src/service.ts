@@ -15,6 +15,7 @@ import { updateSaleHandler } from './handlers/update-sale.handler';
 import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
 import { startRegistrationSweeper } from './flows/registration-sweeper.flow';
+import { startRevisionSweeper } from './flows/revision-sweeper.flow';
 
 export { SALES_SCHEMA };
 
@@ -59,6 +60,14 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
         afterMs: config.REGISTRATION_SQUARE_AFTER_MS,
       });
       onShutdown('registration-sweeper', () => sweeper.stop());
+      const revisions = startRevisionSweeper({
+        db,
+        bus,
+        logger: logger.child({ component: 'revision-sweeper' }),
+        intervalMs: config.REVISION_SWEEP_INTERVAL_MS,
+        afterMs: config.REVISION_SQUARE_AFTER_MS,
+      });
+      onShutdown('revision-sweeper', () => revisions.stop());
     },
   };
 }

@@ -100,6 +100,8 @@ function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
       });
     },
     release: async () => undefined,
+    // A change that dies rolls its adjustment back with it: no revision is left to revert.
+    revert: async (_ctx, req) => ({ clave: req.clave, existia: false, revertido: false, movimientos: [] }),
     adjust: (ctx, req, trx) => {
       if (!trx) throw new Error('the baseline adjusts stock only inside a sale’s transaction');
       return adjustStock(inventoryOf(trx), inventorySubjects['inventory.stock.adjust'].request.parse(req), {

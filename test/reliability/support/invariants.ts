@@ -53,6 +53,8 @@ async function pendingWork(clients: SchemaClients): Promise<string[]> {
   parts.push(
     `select 'sales return registrations pending' as what, count(*)::int as n from sales.devoluciones_registradas where estado = 'registrada'`,
   );
+  // A change of a sale that died, perhaps after inventory applied its stock revision, until the revision sweeper squares it.
+  parts.push(`select 'sales changes that died, not squared' as what, count(*)::int as n from sales.cambios_en_curso`);
   // One statement when every schema shares a database (the settle loop polls it often); one per part otherwise.
   const statements = clients.each.length === 1 ? [parts.join(' union all ')] : parts;
   const rows = (await Promise.all(statements.map((sql) => (clients.each.length === 1 ? clients.each[0]! : clients.q)(sql)))).flat();

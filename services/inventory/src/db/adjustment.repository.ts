@@ -23,6 +23,22 @@ export async function insertAjuste(
     .executeTakeFirst();
 }
 
+/** The adjustment under `clave`, its row locked; undefined when there is none. */
+export async function lockAjuste(trx: Transaction<InventoryDb>, empresaId: number, clave: string) {
+  return trx
+    .selectFrom('ajustes')
+    .select(['id', 'origen', 'movimientos', 'revertido_at'])
+    .where('empresa_id', '=', empresaId)
+    .where('clave', '=', clave)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Marks an adjustment reverted: its key answers no movement from now on. */
+export async function markAjusteRevertido(trx: Transaction<InventoryDb>, id: string): Promise<void> {
+  await trx.updateTable('ajustes').set({ movimientos: '[]', revertido_at: new Date() }).where('id', '=', id).execute();
+}
+
 export async function recordAjusteMovimientos(trx: Transaction<InventoryDb>, id: string, movimientos: AjusteMovimiento[]): Promise<void> {
   await trx
     .updateTable('ajustes')

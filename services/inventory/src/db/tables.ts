@@ -137,6 +137,8 @@ export interface AjustesTable {
   origen: string;
   concepto: string | null;
   movimientos: Json<AjusteMovimiento[]>;
+  /** When the adjustment was reverted (its movements reversed, `movimientos` emptied): the key is spent. */
+  revertido_at: Date | null;
   created_at: Generated<Date>;
 }
 

@@ -140,8 +140,17 @@ export interface DevolucionesRegistradasTable {
   updated_at: Generated<Date>;
 }
 
+/** A change of a sale that may move its stock and has not committed yet (see migration 0010). */
+export interface CambiosEnCursoTable {
+  empresa_id: number;
+  clave: string;
+  venta_id: number;
+  created_at: Generated<Date>;
+}
+
 export interface SalesDb extends OutboxTables {
   devoluciones_registradas: DevolucionesRegistradasTable;
+  cambios_en_curso: CambiosEnCursoTable;
   documentos: DocumentosTable;
   canales: CanalesTable;
   clientes: ClientesTable;

@@ -9,7 +9,7 @@ import { takesStock } from '../domain/sale-rules';
 import { heldStock, stockDiff } from '../domain/stock-lines';
 import { busInventory } from './inventory.port';
 import { squareIfReturned } from './square-registrations.flow';
-import { adjustStockRevision } from './stock-revision.flow';
+import { adjustStockRevision, trackedChange } from './stock-revision.flow';
 
 /**
  * Annuls a sale: the stock it holds (a Completada or Pendiente sale holds its lines; a quotation
@@ -26,35 +26,41 @@ export async function annulSale(
 ): Promise<SaleInput> {
   const requestId = reqCtx.requestId ?? `annul-${randomUUID()}`;
   await squareIfReturned(db, bus, empresa_id, id_venta, requestId);
-  await inTransaction(db, async (trx) => {
-    const venta = await lockVenta(trx, empresa_id, id_venta);
-    if (!venta) throw AppError.notFound('Venta no encontrada');
-    if (venta.estado === 'Anulada') return;
-    // Their stock is already back: returning all the sale holds would count it twice. A
-    // return registers under this lock before it commits, so none can slip in after this check.
-    if (venta.devoluciones_activas > 0)
-      throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', {
-        id_venta: ['La venta tiene devoluciones activas'],
+  await trackedChange(db, empresa_id, id_venta, (committed) =>
+    inTransaction(db, async (trx) => {
+      await committed(trx);
+      const venta = await lockVenta(trx, empresa_id, id_venta);
+      if (!venta) throw AppError.notFound('Venta no encontrada');
+      if (venta.estado === 'Anulada') return;
+      // Their stock is already back: returning all the sale holds would count it twice. A
+      // return registers under this lock before it commits, so none can slip in after this check.
+      if (venta.devoluciones_activas > 0)
+        throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', {
+          id_venta: ['La venta tiene devoluciones activas'],
+        });
+      const moves = stockDiff(
+        heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)),
+        new Map(),
+      );
+      const ctx: TenantContext = { requestId, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
+      const revision = await adjustStockRevision(busInventory(bus), ctx, {
+        ventaId: id_venta,
+        revision: venta.revision_stock,
+        moves,
+        origen: 'anulacion_venta',
+        concepto: `Anulación de la venta ${id_venta}`,
+        final: true,
       });
-    const moves = stockDiff(heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)), new Map());
-    const ctx: TenantContext = { requestId, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
-    const revision = await adjustStockRevision(busInventory(bus), ctx, {
-      ventaId: id_venta,
-      revision: venta.revision_stock,
-      moves,
-      origen: 'anulacion_venta',
-      concepto: `Anulación de la venta ${id_venta}`,
-      final: true,
-    });
-    await updateVenta(trx, id_venta, {
-      estado: 'Anulada',
-      saldo: '0',
-      revision_stock: revision,
-      ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}),
-    });
-    const annulled = await findSale(trx, empresa_id, id_venta);
-    await enqueueEvent(trx, salesEvents, 'events.sales.sale.annulled', { empresa_id, id_venta, venta: Sale.parse(annulled) }, reqCtx);
-  });
+      await updateVenta(trx, id_venta, {
+        estado: 'Anulada',
+        saldo: '0',
+        revision_stock: revision,
+        ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}),
+      });
+      const annulled = await findSale(trx, empresa_id, id_venta);
+      await enqueueEvent(trx, salesEvents, 'events.sales.sale.annulled', { empresa_id, id_venta, venta: Sale.parse(annulled) }, reqCtx);
+    }),
+  );
   const venta = await findSale(db, empresa_id, id_venta);
   if (!venta) throw AppError.notFound('Venta no encontrada');
   return venta;

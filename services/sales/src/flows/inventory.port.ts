@@ -27,6 +27,7 @@ export interface InventoryPort {
   reserve(ctx: TenantContext, req: Req<'inventory.stock.reserve'>, trx?: Transaction<SalesDb>): Promise<unknown>;
   release(ctx: TenantContext, req: Req<'inventory.stock.release'>): Promise<unknown>;
   adjust(ctx: TenantContext, req: Req<'inventory.stock.adjust'>, trx?: Transaction<SalesDb>): Promise<Reply<'inventory.stock.adjust'>>;
+  revert(ctx: TenantContext, req: Req<'inventory.stock.revert'>): Promise<Reply<'inventory.stock.revert'>>;
 }
 
 export function busInventory(bus: Bus): InventoryPort {
@@ -37,5 +38,6 @@ export function busInventory(bus: Bus): InventoryPort {
     reserve: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.reserve', req, ctx),
     release: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.release', req, ctx),
     adjust: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.adjust', req, ctx),
+    revert: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.revert', req, ctx),
   };
 }

@@ -1,6 +1,9 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { AppError, isAppError, type TenantContext } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
+import { deleteCambioEnCurso, deleteStaleCambios, insertCambioEnCurso } from '../db/cambio-en-curso.repository';
 import type { SalesDb } from '../db/tables';
+import { lockVenta } from '../db/venta.repository';
 import { remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { remainingMoves, type StockMove } from '../domain/stock-lines';
 import type { InventoryPort } from './inventory.port';
@@ -51,6 +54,65 @@ export async function adjustStockRevision(
     moves = remainingMoves(moves, reply.movimientos);
   }
   return revision;
+}
+
+/** Refusals move nothing: a change refused leaves nothing for the sweeper. */
+const REFUSALS = new Set(['NOT_FOUND', 'BUSINESS_RULE', 'VALIDATION_FAILED']);
+
+/**
+ * Runs a change of a sale that may move its stock (an update, the annulment) with a record in
+ * `cambios_en_curso`, committed before it and removed by the change's own transaction (`committed`
+ * is called in it), or at once when the change is refused. A record that outlives its change marks
+ * one that died, perhaps after inventory applied its revision: the revision sweeper squares it.
+ */
+export async function trackedChange<T>(
+  db: Kysely<SalesDb>,
+  empresaId: number,
+  ventaId: number,
+  change: (committed: (trx: Transaction<SalesDb>) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  const clave = await insertCambioEnCurso(db, empresaId, ventaId);
+  try {
+    return await change((trx) => deleteCambioEnCurso(trx, empresaId, clave));
+  } catch (err) {
+    if (isAppError(err) && REFUSALS.has(err.code)) await deleteCambioEnCurso(db, empresaId, clave).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Squares a sale after a change of it died (its record in `cambios_en_curso` outlived it): under
+ * the sale's row lock, so no change of the sale runs meanwhile, every stock revision past the one
+ * the sale stored is reverted in inventory (an orphan's movements reversed, its key spent) up to
+ * the first key inventory never saw, which is spent too in case its adjustment is still on its way.
+ * The sale's stock then is what its committed lines hold, and its next change moves past the
+ * spent keys. Removes the sale's change records older than `olderThanMs`; answers the keys reverted.
+ */
+export async function squareRevisions(
+  db: Kysely<SalesDb>,
+  inventory: InventoryPort,
+  target: { empresaId: number; ventaId: number; requestId: string },
+  olderThanMs: number,
+): Promise<string[]> {
+  const { empresaId, ventaId } = target;
+  return inTransaction(db, async (trx) => {
+    const venta = await lockVenta(trx, empresaId, ventaId);
+    const reverted: string[] = [];
+    if (venta) {
+      const ctx: TenantContext = {
+        requestId: target.requestId,
+        empresa: { id: empresaId, nombre: '', iva: '13', venderSinStock: true },
+        usuario: null,
+      };
+      for (let n = venta.revision_stock + 1; n <= venta.revision_stock + MAX_ORPHANED_REVISIONS + 1; n++) {
+        const reply = await inventory.revert(ctx, { clave: revisionKey(ventaId, n) });
+        if (reply.revertido) reverted.push(reply.clave);
+        if (!reply.existia) break;
+      }
+    }
+    await deleteStaleCambios(trx, empresaId, ventaId, olderThanMs);
+    return reverted;
+  });
 }
 
 async function adjust(

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Bus, Logger } from '@erp/bus';
+import { startPeriodic, type PeriodicTask } from '@erp/runtime';
+import { salesWithStaleCambios } from '../db/cambio-en-curso.repository';
+import type { SalesDb } from '../db/tables';
+import { busInventory } from './inventory.port';
+import { squareRevisions } from './stock-revision.flow';
+
+export interface RevisionSweeperOptions {
+  db: Kysely<SalesDb>;
+  bus: Bus;
+  logger: Logger;
+  intervalMs: number;
+  /** How long a change's record must outlive it before its sale is squared (well past any request's timeout). */
+  afterMs: number;
+  batchSize?: number;
+}
+
+/**
+ * Squares the sales whose last change died after inventory may have applied its stock revision
+ * (a crash, a lost database, a failed commit): without it such an orphaned revision kept the
+ * stock off until the sale's next change. Squaring holds the sale's row lock, so replicas may
+ * sweep at once.
+ */
+export function startRevisionSweeper(options: RevisionSweeperOptions): PeriodicTask {
+  const { db, bus, logger } = options;
+  const inventory = busInventory(bus);
+  return startPeriodic('revision sweep', options.intervalMs, logger, async (stopped) => {
+    const stale = await salesWithStaleCambios(db, options.afterMs, options.batchSize ?? 100);
+    for (const { empresa_id, venta_id } of stale) {
+      if (stopped()) break;
+      const target = { empresaId: empresa_id, ventaId: venta_id, requestId: `sweep-${randomUUID()}` };
+      const reverted = await squareRevisions(db, inventory, target, options.afterMs);
+      if (reverted.length > 0)
+        logger.warn({ empresaId: empresa_id, ventaId: venta_id, reverted }, 'orphaned stock revisions of a sale reverted');
+    }
+  });
+}
