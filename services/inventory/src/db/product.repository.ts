@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { SIN_CATEGORIA, type ChangeCursor, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
-import { compiledOnce, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
+import { SIN_CATEGORIA, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
+import { CHANGE_STAMP, compiledOnce, jsonArray, jsonDecimal, jsonObject, jsonTimestamp, readChangePage, type ChangeCursor } from '@erp/db';
 import { containsPattern } from '../domain/list-filters';
 import { INVENTORY_SCHEMA, type InventoryDb } from './tables';
 
@@ -211,11 +211,10 @@ export async function listProducts(
 }
 
 /**
- * Delta sync: the products whose data or stock changed since a position, in the order their
- * changes committed. A product's position is the newest transaction stamp of the product and its
- * stock entries; only positions older than every transaction still running are answered, so a
- * change that commits later lands after the page (see `listSaleChanges` of sales). Run it in a
- * repeatable-read transaction: rows, stock and horizon then come from one snapshot.
+ * Delta sync: one page of the products whose data or stock changed after a position (see
+ * `readChangePage`), and how many match in all. A product's stamp is the newest of the product's
+ * and its stock entries'. Run it in a repeatable-read transaction: rows, stock and horizon then
+ * come from one snapshot.
  */
 export async function listProductChanges(
   trx: Kysely<InventoryDb>,
@@ -237,19 +236,13 @@ export async function listProductChanges(
   }
   const count = await changed.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
   const position = sql<string>`greatest(p.cambio_xid, (select max(i.cambio_xid) from ${sql.table(`${INVENTORY_SCHEMA}.inventarios`)} i where i.producto_id = p.id))`;
-  let page = trx
-    .selectFrom(changed.select(['p.id', position.as('x')]).as('c'))
-    .select(['c.id', sql<string>`c.x::text`.as('x')])
-    .where(sql<boolean>`c.x < pg_snapshot_xmin(pg_current_snapshot())`);
-  if (after) page = page.where(sql<boolean>`(c.x, c.id) > (${after.xid}::xid8, ${after.id}::int)`);
-  const picked = await page
-    .orderBy('c.x')
-    .orderBy('c.id')
-    .limit(request.per_page + 1)
-    .execute();
-  const chosen = picked.slice(0, request.per_page);
+  const page = await readChangePage(trx.selectFrom(changed.select(['p.id', position.as(CHANGE_STAMP)]).as('c')).select('c.id'), {
+    table: 'c',
+    after,
+    perPage: request.per_page,
+  });
   const rows =
-    chosen.length === 0
+    page.rows.length === 0
       ? []
       : await trx
           .selectFrom('productos as p')
@@ -260,16 +253,11 @@ export async function listProductChanges(
           .where(
             'p.id',
             'in',
-            chosen.map((r) => r.id),
+            page.rows.map((r) => r.id),
           )
           .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return {
-    total: count.n,
-    rows: chosen.map((r) => byId.get(r.id)!),
-    positions: chosen.map((r) => ({ xid: r.x, id: r.id })),
-    more: picked.length > chosen.length,
-  };
+  return { ...page, total: count.n, rows: page.rows.map((r) => byId.get(r.id)!) };
 }
 
 /** One product of the company as the JSON `GET /inventory/{id}` answers, its stock entries with their timestamps, in one statement. Soft-deleted products are never found. */

@@ -1,0 +1,146 @@
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { AppError, INVALID_CURSOR, type Pagination } from '@erp/contracts';
+import { inTransaction } from './transaction';
+
+/**
+ * The change feed behind delta sync (`order_by=updated_at`, `cursor`, `updated_since`), once for
+ * every resource that offers it.
+ *
+ * Every write of a row stamps it with the id of the transaction that wrote it (`cambio_xid`, an
+ * `xid8`, see `installChangeStamp`). Transaction ids only grow, and a page answers only rows
+ * stamped before every transaction still running (`pg_snapshot_xmin`), in (stamp, id) order: a
+ * change that commits later always carries a stamp at or after that horizon, so it lands after
+ * every position already read and a reader following the cursor never passes over it.
+ */
+
+/** The column every row of a feed carries: the id of the transaction that last wrote it. */
+export const CHANGE_STAMP = 'cambio_xid';
+
+/** Position in a feed: the stamp (`xid8` as text) and the id of the last row read. */
+export interface ChangeCursor {
+  xid: string;
+  id: number;
+}
+
+const MAX_XID8 = 2n ** 64n - 1n;
+const MAX_ROW_ID = 2_147_483_647;
+
+/** The cursor as partners see it: opaque text (base64url of JSON). */
+export function encodeChangeCursor(cursor: ChangeCursor): string {
+  return Buffer.from(JSON.stringify([cursor.xid, cursor.id])).toString('base64url');
+}
+
+/** The position a cursor names, or undefined when it is not one this API issued (nothing Postgres would refuse gets through). */
+export function decodeChangeCursor(raw: string): ChangeCursor | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 2) return undefined;
+    const [xid, id] = value as unknown[];
+    if (typeof xid !== 'string' || !/^\d{1,20}$/.test(xid) || BigInt(xid) > MAX_XID8) return undefined;
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > MAX_ROW_ID) return undefined;
+    return { xid, id };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where a request resumes: undefined without a cursor; a cursor this API did not issue is refused (400 naming `cursor`). */
+export function requestedChangeCursor(cursor: string | undefined): ChangeCursor | undefined {
+  if (cursor === undefined) return undefined;
+  const after = decodeChangeCursor(cursor);
+  if (!after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: [INVALID_CURSOR] });
+  return after;
+}
+
+/** One page of a feed: its rows in feed order, the position of each, and whether more follow. */
+export interface ChangePage<R> {
+  rows: R[];
+  positions: ChangeCursor[];
+  more: boolean;
+}
+
+/**
+ * One page of the feed of the stamped table that `query` reads as `table` (its alias): the rows
+ * `query` selects (with their `id`) after `after`, at most `perPage`, in feed order. `query`
+ * brings the resource's own scope and filters (company first). Run it in a repeatable-read
+ * transaction so the rows, whatever the caller reads next for them, and the horizon share one
+ * snapshot.
+ */
+export async function readChangePage<DB, TB extends keyof DB, O extends { id: number }>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  options: { table: string; after: ChangeCursor | undefined; perPage: number },
+): Promise<ChangePage<O>> {
+  const stamp = sql.ref(`${options.table}.${CHANGE_STAMP}`);
+  const id = sql.ref(`${options.table}.id`);
+  let page = query
+    .select(sql<string>`${stamp}::text`.as('feed_xid'))
+    .where(sql<boolean>`${stamp} < pg_snapshot_xmin(pg_current_snapshot())`);
+  if (options.after) page = page.where(sql<boolean>`(${stamp}, ${id}) > (${options.after.xid}::xid8, ${options.after.id}::int)`);
+  const fetched = (await page
+    .orderBy(sql`${stamp}`)
+    .orderBy(sql`${id}`)
+    .limit(options.perPage + 1)
+    .execute()) as Array<O & { feed_xid: string }>;
+  const rows: O[] = [];
+  const positions: ChangeCursor[] = [];
+  for (const { feed_xid, ...row } of fetched.slice(0, options.perPage)) {
+    rows.push(row as unknown as O);
+    positions.push({ xid: feed_xid, id: row.id });
+  }
+  return { rows, positions, more: fetched.length > options.perPage };
+}
+
+/**
+ * The cursor-mode branch of a list handler: refuses a cursor this API did not issue, reads the
+ * page with `read` in one repeatable-read transaction, and answers its pagination: `next_cursor`
+ * while more rows follow (null at the end), `resume_cursor` always once there is a position
+ * (where to ask later for what changed after this page).
+ */
+export async function answerChangePage<DB, T>(
+  db: Kysely<DB>,
+  request: { cursor?: string | undefined; per_page: number },
+  read: (trx: Transaction<DB>, after: ChangeCursor | undefined) => Promise<ChangePage<T> & { total: number }>,
+): Promise<{ items: T[]; pagination: Pagination }> {
+  const after = requestedChangeCursor(request.cursor);
+  const page = await inTransaction(db, (trx) => read(trx, after), { isolation: 'repeatable read' });
+  const last = page.positions.at(-1) ?? after;
+  return {
+    items: page.rows,
+    pagination: {
+      current_page: 1,
+      per_page: request.per_page,
+      total: page.total,
+      total_pages: Math.ceil(page.total / request.per_page),
+      has_next: page.more,
+      has_prev: after !== undefined,
+      from: page.positions.length > 0 ? 1 : null,
+      to: page.positions.length > 0 ? page.positions.length : null,
+      next_cursor: page.more && last ? encodeChangeCursor(last) : null,
+      ...(last ? { resume_cursor: encodeChangeCursor(last) } : {}),
+    },
+  };
+}
+
+/**
+ * In a migration: stamps every row of `table` (in the migration's schema) with the transaction
+ * that last wrote it, the column a feed pages by. New rows take the stamp from the column's
+ * default; updates from a trigger, for every update or only those where `when` holds (e.g. the
+ * changes a partner can see, `old.updated_at is distinct from new.updated_at`). The index serves
+ * a company's feed in order.
+ */
+export async function installChangeStamp(db: Kysely<unknown>, table: string, options: { when?: string } = {}): Promise<void> {
+  const fn = sql.id(`${table}_marcar_cambio`);
+  await sql`alter table ${sql.id(table)} add column ${sql.id(CHANGE_STAMP)} xid8 not null default pg_current_xact_id()`.execute(db);
+  await sql`
+    create function ${fn}() returns trigger language plpgsql as $$
+    begin
+      new.${sql.raw(CHANGE_STAMP)} := pg_current_xact_id();
+      return new;
+    end $$`.execute(db);
+  await sql`
+    create trigger ${sql.id(`${table}_cambio`)} before update on ${sql.id(table)} for each row
+    ${options.when ? sql`when (${sql.raw(options.when)})` : sql``} execute function ${fn}()`.execute(db);
+  await sql`create index ${sql.id(`${table}_empresa_cambio_idx`)} on ${sql.id(table)} (empresa_id, ${sql.id(CHANGE_STAMP)}, id)`.execute(
+    db,
+  );
+}
