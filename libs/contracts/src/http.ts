@@ -80,7 +80,8 @@ export const DeltaSyncFields = {
     .optional(),
   cursor: z
     .string()
-    .max(200)
+    // A cursor handed over from a snapshot names the transactions running then (at most one per connection).
+    .max(4000)
     // The shape only: the service that issued it reads it, and refuses one it did not issue alike.
     .regex(/^[A-Za-z0-9_-]+$/, INVALID_CURSOR)
     .meta({

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type QueryExecutorProvider, type SelectQueryBuilder, type Transaction } from 'kysely';
 import { AppError, INVALID_CURSOR, type Pagination } from '@erp/contracts';
 import { inTransaction } from './transaction';
 
@@ -16,32 +16,54 @@ import { inTransaction } from './transaction';
 /** The column every row of a feed carries: the id of the transaction that last wrote it. */
 export const CHANGE_STAMP = 'cambio_xid';
 
-/** Position in a feed: the stamp (`xid8` as text) and the id of the last row read. */
+/**
+ * Position in a feed: the stamp (`xid8` as text) and the id of the last row read (0: before every
+ * row of that stamp). A position handed over from a snapshot also carries the snapshot
+ * (`pg_snapshot` text, `xmin:xmax:xip,…`): the changes it saw are not answered again, and it is
+ * dropped once the position passes its `xmax`, beyond which it saw nothing.
+ */
 export interface ChangeCursor {
   xid: string;
   id: number;
+  snapshot?: string;
 }
 
 const MAX_XID8 = 2n ** 64n - 1n;
 const MAX_ROW_ID = 2_147_483_647;
 
-/** The cursor as partners see it: opaque text (base64url of JSON). */
+/** The cursor as partners see it: opaque text (base64url of JSON), `[xid, id]` or `[xid, id, snapshot]`. */
 export function encodeChangeCursor(cursor: ChangeCursor): string {
-  return Buffer.from(JSON.stringify([cursor.xid, cursor.id])).toString('base64url');
+  const value = cursor.snapshot === undefined ? [cursor.xid, cursor.id] : [cursor.xid, cursor.id, cursor.snapshot];
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
 /** The position a cursor names, or undefined when it is not one this API issued (nothing Postgres would refuse gets through). */
 export function decodeChangeCursor(raw: string): ChangeCursor | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    if (!Array.isArray(value) || value.length !== 2) return undefined;
-    const [xid, id] = value as unknown[];
-    if (typeof xid !== 'string' || !/^\d{1,20}$/.test(xid) || BigInt(xid) > MAX_XID8) return undefined;
+    if (!Array.isArray(value) || value.length < 2 || value.length > 3) return undefined;
+    const [xid, id, snapshot] = value as unknown[];
+    if (!isXid(xid)) return undefined;
     if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > MAX_ROW_ID) return undefined;
-    return { xid, id };
+    if (value.length === 2) return { xid, id };
+    return typeof snapshot === 'string' && parseSnapshot(snapshot) ? { xid, id, snapshot } : undefined;
   } catch {
     return undefined;
   }
+}
+
+const isXid = (value: unknown): value is string => typeof value === 'string' && /^\d{1,20}$/.test(value) && BigInt(value) <= MAX_XID8;
+
+/** The parts of a `pg_snapshot` text, or undefined unless Postgres would read it as one (xmin ≤ xip ascending < xmax). */
+function parseSnapshot(text: string): { xmin: bigint; xmax: bigint; xip: bigint[] } | undefined {
+  const parts = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20})(?:,\d{1,20})*)?$/.exec(text);
+  if (!parts || ![parts[1], parts[2], ...(parts[3]?.split(',') ?? [])].every(isXid)) return undefined;
+  const xmin = BigInt(parts[1]!);
+  const xmax = BigInt(parts[2]!);
+  const xip = parts[3]?.split(',').map(BigInt) ?? [];
+  if (xmin < 1n || xmax < xmin) return undefined;
+  if (xip.some((x, i) => x < xmin || x >= xmax || (i > 0 && x <= xip[i - 1]!))) return undefined;
+  return { xmin, xmax, xip };
 }
 
 /** Where a request resumes: undefined without a cursor; a cursor this API did not issue is refused (400 naming `cursor`). */
@@ -75,7 +97,10 @@ export async function readChangePage<DB, TB extends keyof DB, O extends { id: nu
   let page = query
     .select(sql<string>`${stamp}::text`.as('feed_xid'))
     .where(sql<boolean>`${stamp} < pg_snapshot_xmin(pg_current_snapshot())`);
-  if (options.after) page = page.where(sql<boolean>`(${stamp}, ${id}) > (${options.after.xid}::xid8, ${options.after.id}::int)`);
+  const { after } = options;
+  if (after) page = page.where(sql<boolean>`(${stamp}, ${id}) > (${after.xid}::xid8, ${after.id}::int)`);
+  if (after?.snapshot) page = page.where(sql<boolean>`not pg_visible_in_snapshot(${stamp}, ${after.snapshot}::pg_snapshot)`);
+  const xmax = after?.snapshot ? parseSnapshot(after.snapshot)!.xmax : undefined;
   const fetched = (await page
     .orderBy(sql`${stamp}`)
     .orderBy(sql`${id}`)
@@ -85,9 +110,35 @@ export async function readChangePage<DB, TB extends keyof DB, O extends { id: nu
   const positions: ChangeCursor[] = [];
   for (const { feed_xid, ...row } of fetched.slice(0, options.perPage)) {
     rows.push(row as unknown as O);
-    positions.push({ xid: feed_xid, id: row.id });
+    positions.push(
+      xmax !== undefined && BigInt(feed_xid) < xmax
+        ? { xid: feed_xid, id: row.id, snapshot: after!.snapshot! }
+        : { xid: feed_xid, id: row.id },
+    );
   }
   return { rows, positions, more: fetched.length > options.perPage };
+}
+
+/**
+ * The cursor from which a feed answers exactly what changed after the snapshot of the current
+ * transaction: every row whose last write that snapshot did not see (committed later, or still
+ * running when it was taken, whatever its transaction id), and none whose last write it saw. Call
+ * it inside the REPEATABLE READ (or SERIALIZABLE) transaction that read the resource, e.g. an
+ * export: `GET /{resource}?order_by=updated_at&cursor=<this>` then continues from exactly what
+ * was read, with no gap and no overlap. The cursor is as opaque as any other, and works for every
+ * feed (it names transactions, not rows). Throws outside such a transaction, where the next
+ * statement would read another snapshot.
+ */
+export async function changeCursorAfterSnapshot(trx: QueryExecutorProvider): Promise<string> {
+  const { rows } = await sql<{ isolation: string; snapshot: string }>`
+    select current_setting('transaction_isolation') as isolation, pg_current_snapshot()::text as snapshot`.execute(trx);
+  const { isolation, snapshot } = rows[0]!;
+  if (isolation !== 'repeatable read' && isolation !== 'serializable')
+    throw new Error(`changeCursorAfterSnapshot needs the repeatable-read transaction that read the data, not a ${isolation} one`);
+  const { xmin, xmax, xip } = parseSnapshot(snapshot)!;
+  // Nothing was running: the snapshot saw every transaction before xmax and none from it on.
+  if (xip.length === 0) return encodeChangeCursor({ xid: String(xmax), id: 0 });
+  return encodeChangeCursor({ xid: String(xmin), id: 0, snapshot });
 }
 
 /**

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { isAppError } from '@erp/contracts';
 import { isolate, type Isolation } from '@erp/testing';
 import {
+  changeCursorAfterSnapshot,
   createDb,
   decodeChangeCursor,
   encodeChangeCursor,
@@ -153,9 +154,69 @@ describe('the change feed of libs/db against Postgres', () => {
     expect(after.positions.map((p) => p.id)).toEqual([a, b]);
   });
 
+  it('hands over from a snapshot exactly: what it saw never comes again, what it could not see always comes', async () => {
+    const r = [];
+    for (const nombre of ['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6']) r.push(await insert(1, nombre));
+    const [w1, w3] = [await connect(), await connect()];
+    // Held open across the snapshot: invisible to it whatever their ids, so they must come.
+    await w1.query('begin');
+    await w1.query(`update cosas set nombre = 'r1-w1', updated_at = now() where id = $1`, [r[1]]);
+    // Committed before the snapshot with an id above the oldest running one (xmin): seen, so it must not come.
+    await rename(r[2]!, 'r2-w2');
+    await w3.query('begin');
+    await w3.query(`update cosas set nombre = 'r3-w3', updated_at = now() where id = $1`, [r[3]]);
+
+    const exported = await db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const rows = await trx.selectFrom('cosas').select(['id', 'nombre']).where('empresa_id', '=', 1).orderBy('id').execute();
+        return { rows, cursor: await changeCursorAfterSnapshot(trx) };
+      });
+    expect(exported.rows.map((x) => x.nombre)).toEqual(['r0', 'r1', 'r2-w2', 'r3', 'r4', 'r5', 'r6']);
+
+    // After the snapshot: an update committed before the held ones, an insert, a row it saw changed again.
+    await rename(r[4]!, 'r4-w4');
+    const r7 = await insert(1, 'r7');
+    await rename(r[5]!, 'r5-w6');
+    await w3.query('commit');
+    await w1.query('commit');
+    await settledPast(await stampOf(r[1]!));
+    await settledPast(await stampOf(r[3]!));
+
+    const followed: Array<{ id: number; nombre: string }> = [];
+    const cursors = [exported.cursor];
+    for (let after = requestedChangeCursor(exported.cursor); ;) {
+      const page = await sut(after, 1);
+      followed.push(...page.rows);
+      if (page.positions.length === 0) break;
+      after = page.positions.at(-1);
+      cursors.push(encodeChangeCursor(after!));
+    }
+    expect(followed.map((x) => x.nombre).sort()).toEqual(['r1-w1', 'r3-w3', 'r4-w4', 'r5-w6', 'r7']);
+    expect(followed.map((x) => x.id).sort((x, y) => x - y)).toEqual([r[1], r[3], r[4], r[5], r7]);
+    // The export with the changes after it applied is the table as it is now.
+    const merged = new Map(exported.rows.map((x) => [x.id, x.nombre]));
+    for (const x of followed) merged.set(x.id, x.nombre);
+    const now = await db.selectFrom('cosas').select(['id', 'nombre']).where('empresa_id', '=', 1).orderBy('id').execute();
+    expect([...merged].sort(([x], [y]) => x - y)).toEqual(now.map((x) => [x.id, x.nombre]));
+    // The snapshot rides along only while it can still exclude something, then cursors are plain again.
+    expect(decodeChangeCursor(cursors[0]!)!.snapshot).toBeDefined();
+    expect(decodeChangeCursor(cursors.at(-1)!)!.snapshot).toBeUndefined();
+  });
+
+  it('hands over from a snapshot only inside the repeatable-read transaction that took it', async () => {
+    await expect(db.transaction().execute((trx) => changeCursorAfterSnapshot(trx))).rejects.toThrow(/repeatable-read/);
+    await expect(changeCursorAfterSnapshot(db)).rejects.toThrow(/repeatable-read/);
+  });
+
   it('reads back every cursor it writes and refuses any other text, before Postgres would', async () => {
-    const cursor = { xid: '18446744073709551615', id: 2_147_483_647 };
-    expect(decodeChangeCursor(encodeChangeCursor(cursor))).toEqual(cursor);
+    for (const cursor of [
+      { xid: '18446744073709551615', id: 2_147_483_647 },
+      { xid: '7', id: 0, snapshot: '7:12:7,9,11' },
+      { xid: '9', id: 3, snapshot: '5:5:' },
+    ])
+      expect(decodeChangeCursor(encodeChangeCursor(cursor))).toEqual(cursor);
     const encoded = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
     for (const forged of [
       'nonsense',
@@ -166,6 +227,15 @@ describe('the change feed of libs/db against Postgres', () => {
       encoded(['1', 2_147_483_648]),
       encoded(['18446744073709551616', 1]),
       encoded(['0x10', 1]),
+      encoded(['1', 1, 7]),
+      encoded(['1', 1, '0:5:']),
+      encoded(['1', 1, '6:5:']),
+      encoded(['1', 1, '5:9:4']),
+      encoded(['1', 1, '5:9:9']),
+      encoded(['1', 1, '5:9:7,6']),
+      encoded(['1', 1, '5:9:6,6']),
+      encoded(['1', 1, '5:9:6,']),
+      encoded(['1', 1, '5:9:6', 'más']),
     ]) {
       expect(decodeChangeCursor(forged)).toBeUndefined();
       const refused = (() => {
