@@ -63,20 +63,49 @@ export const Pagination = z.object({
   has_prev: z.boolean(),
   from: z.number().int().nullable(),
   to: z.number().int().nullable(),
-  /** With `order_by=updated_at`: send it as `cursor` for the next page; null at the end. */
-  next_cursor: z.string().nullable().optional(),
-  /** With `order_by=updated_at`: send it as `cursor` later to get only what changed after this page. */
-  resume_cursor: z.string().optional(),
 });
 export type Pagination = z.infer<typeof Pagination>;
+
+/**
+ * Pagination of a list in cursor mode (`order_by=updated_at` or `cursor`): only what is true of a
+ * page read by change. Numbered pages, totals and a way back have no meaning there.
+ */
+export const CursorPagination = z.object({
+  per_page: z.number().int().meta({ description: 'Filas pedidas por página; una página puede traer menos.' }),
+  next_cursor: z.string().nullable().meta({
+    description:
+      'Mientras `has_more`: envíelo como `cursor` (con los mismos filtros) para leer la página siguiente. `null` cuando esta página llega al final.',
+  }),
+  resume_cursor: z.string().meta({
+    description:
+      'Guárdelo y envíelo más tarde como `cursor` (con los mismos filtros): la lista responde solo lo que cambió después de esta página, sin saltar ni repetir un cambio. Al final de la lista es la marca de agua de la sincronización.',
+  }),
+  has_more: z.boolean().meta({ description: '`true` cuando hay más cambios después de esta página; se leen con `next_cursor`.' }),
+});
+export type CursorPagination = z.infer<typeof CursorPagination>;
+
+/** Pagination of a list that also reads by change: numbered pages, or cursor mode. */
+export const ListPagination = z.union([Pagination, CursorPagination]);
+export type ListPagination = z.infer<typeof ListPagination>;
 
 /** Why a cursor is refused: by its shape here, by its content in the service that reads it. */
 export const INVALID_CURSOR = 'Cursor inválido: use el de pagination.next_cursor o resume_cursor';
 
-/** Query fields of delta sync, shared by the lists that offer it. */
+/** Query fields of delta sync, shared by the lists that offer it; with them `page` has no default, so cursor mode can tell it was sent. */
 export const DeltaSyncFields = {
+  page: documentAs(queryInt({ min: 1, max: 1_000_000 }), {
+    type: 'integer',
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 1,
+    description: 'No se usa en modo cursor (`order_by=updated_at` o `cursor`): 400.',
+  }).optional(),
   updated_since: z.iso
     .datetime({ offset: true, message: 'Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)' })
+    .meta({
+      description:
+        'Solo lo que cambió desde este momento (`updated_at` ≥ `updated_since`). Solo en modo cursor (`order_by=updated_at`); si no, 400.',
+    })
     .optional(),
   cursor: z
     .string()
@@ -91,6 +120,37 @@ export const DeltaSyncFields = {
     })
     .optional(),
 };
+
+/**
+ * Cursor mode (`order_by=updated_at` or a `cursor`) reads by change, oldest first, one page after
+ * another by `cursor`: a `page` or `order_direction=desc` would be ignored there, and
+ * `updated_since` is read only there, so each is refused by name (400) where it would be ignored.
+ * For `superRefine` of a list query that offers delta sync.
+ */
+export function refuseOutsideCursorMode(
+  q: {
+    page?: number | undefined;
+    order_by?: string | undefined;
+    order_direction?: string | undefined;
+    cursor?: string | undefined;
+    updated_since?: string | undefined;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  if (q.order_by !== 'updated_at' && q.cursor === undefined) {
+    if (q.updated_since !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['updated_since'], message: 'Solo se usa en modo cursor: agregue order_by=updated_at' });
+    return;
+  }
+  if (q.page !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['page'],
+      message: 'No se usa en modo cursor (order_by=updated_at o cursor): la página siguiente se pide con cursor=pagination.next_cursor',
+    });
+  if (q.order_direction === 'desc')
+    ctx.addIssue({ code: 'custom', path: ['order_direction'], message: 'El modo cursor (order_by=updated_at o cursor) solo ordena asc' });
+}
 
 /** Builds the spec's pagination block from the page asked for and the total count. */
 export function paginate(page: PageRequest, total: number): Pagination {
@@ -122,9 +182,9 @@ export function envelope<T extends z.ZodType>(data: T) {
   return z.object({ success: z.literal(true), data, meta: Meta });
 }
 
-/** Success envelope of a list. */
-export function listEnvelope<T extends z.ZodType>(item: T) {
-  return z.object({ success: z.literal(true), data: z.array(item), pagination: Pagination, meta: Meta });
+/** Success envelope of a list (`ListPagination` for one that also reads by change). */
+export function listEnvelope<T extends z.ZodType>(item: T, pagination: z.ZodType = Pagination) {
+  return z.object({ success: z.literal(true), data: z.array(item), pagination, meta: Meta });
 }
 
 export const ErrorEnvelope = z.object({
@@ -135,11 +195,14 @@ export const ErrorEnvelope = z.object({
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
-/** A list page as a service replies it: the rows, the total and the normalised filters. */
-export function pageReply<T extends z.ZodType>(item: T) {
+/** A list page as a service replies it: the rows, the pagination and the normalised filters. */
+export function pageReply<T extends z.ZodType, P extends z.ZodType = typeof Pagination>(
+  item: T,
+  pagination: P = Pagination as unknown as P,
+) {
   return z.object({
     items: z.array(item),
-    pagination: Pagination,
+    pagination,
     filters_applied: z.record(z.string(), z.unknown()),
   });
 }

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
 import { Amount, BlankAsAbsentText, DateRangeEnd, DateString, Id, MAX_ID, NonEmptyText, RequiredDate, missingOr } from './fields';
-import { DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import {
+  DecimalNumber,
+  DeltaSyncFields,
+  ListPagination,
+  PaginationQuery,
+  Timestamp,
+  pageReply,
+  queryInt,
+  refuseOutsideCursorMode,
+} from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -345,7 +354,8 @@ export const SalesListQuery = PaginationQuery.extend({
   .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
     message: 'El cursor solo se usa con order_by=updated_at',
     path: ['cursor'],
-  });
+  })
+  .superRefine(refuseOutsideCursorMode);
 
 /** Query string of `GET /sales/summary`. */
 export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -543,7 +553,7 @@ export const salesApiSubjects = defineCatalog({
     json: true,
     errors: [],
     request: SalesListRequest,
-    reply: pageReply(Sale),
+    reply: pageReply(Sale, ListPagination),
   },
   'sales.summary': {
     tenant: true,

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type QueryExecutorProvider, type SelectQueryBuilder, type Transaction } from 'kysely';
-import { AppError, INVALID_CURSOR, type Pagination } from '@erp/contracts';
+import { AppError, INVALID_CURSOR, type CursorPagination } from '@erp/contracts';
 import { inTransaction } from './transaction';
 
 /**
@@ -142,34 +142,38 @@ export async function changeCursorAfterSnapshot(trx: QueryExecutorProvider): Pro
 }
 
 /**
- * The cursor-mode branch of a list handler: refuses a cursor this API did not issue, reads the
- * page with `read` in one repeatable-read transaction, and answers its pagination: `next_cursor`
- * while more rows follow (null at the end), `resume_cursor` always once there is a position
- * (where to ask later for what changed after this page).
+ * The cursor-mode branch of a list handler: refuses a cursor this API did not issue (400), reads
+ * the page with `read` in one repeatable-read transaction, and answers its cursor pagination:
+ * `next_cursor` while more rows follow, and always a `resume_cursor`, where to ask later for what
+ * changed after this page (the last row's position; without one, the one asked for; on a first
+ * page with no rows, the horizon, before which nothing matched).
  */
 export async function answerChangePage<DB, T>(
   db: Kysely<DB>,
   request: { cursor?: string | undefined; per_page: number },
-  read: (trx: Transaction<DB>, after: ChangeCursor | undefined) => Promise<ChangePage<T> & { total: number }>,
-): Promise<{ items: T[]; pagination: Pagination }> {
+  read: (trx: Transaction<DB>, after: ChangeCursor | undefined) => Promise<ChangePage<T>>,
+): Promise<{ items: T[]; pagination: CursorPagination }> {
   const after = requestedChangeCursor(request.cursor);
-  const page = await inTransaction(db, (trx) => read(trx, after), { isolation: 'repeatable read' });
-  const last = page.positions.at(-1) ?? after;
-  return {
-    items: page.rows,
-    pagination: {
-      current_page: 1,
-      per_page: request.per_page,
-      total: page.total,
-      total_pages: Math.ceil(page.total / request.per_page),
-      has_next: page.more,
-      has_prev: after !== undefined,
-      from: page.positions.length > 0 ? 1 : null,
-      to: page.positions.length > 0 ? page.positions.length : null,
-      next_cursor: page.more && last ? encodeChangeCursor(last) : null,
-      ...(last ? { resume_cursor: encodeChangeCursor(last) } : {}),
+  const { rows, more, resume } = await inTransaction(
+    db,
+    async (trx) => {
+      const page = await read(trx, after);
+      const resume = page.positions.at(-1) ?? after ?? (await horizonOf(trx));
+      return { ...page, resume };
     },
+    { isolation: 'repeatable read' },
+  );
+  const last = encodeChangeCursor(resume);
+  return {
+    items: rows,
+    pagination: { per_page: request.per_page, next_cursor: more ? last : null, resume_cursor: last, has_more: more },
   };
+}
+
+/** The position before which the current snapshot's feed is complete: every transaction older than it has ended. */
+async function horizonOf(trx: QueryExecutorProvider): Promise<ChangeCursor> {
+  const { rows } = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(trx);
+  return { xid: rows[0]!.xmin, id: 0 };
 }
 
 /**

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { isAppError } from '@erp/contracts';
 import { isolate, type Isolation } from '@erp/testing';
 import {
+  answerChangePage,
   changeCursorAfterSnapshot,
   createDb,
   decodeChangeCursor,
@@ -15,6 +16,7 @@ import {
   type ChangeCursor,
   type Generated,
   type Kysely,
+  type Transaction,
 } from '../src';
 
 interface FeedDb {
@@ -51,7 +53,7 @@ describe('the change feed of libs/db against Postgres', () => {
    * the cluster's, so other test files' transactions hold the feed's horizon back too.
    */
   const settledPast = async (xid: string) => {
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    for (const deadline = Date.now() + 45_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
       const { rows } = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(db);
       if (BigInt(rows[0]!.xmin) > BigInt(xid)) return;
     }
@@ -152,6 +154,45 @@ describe('the change feed of libs/db against Postgres', () => {
     const after = await sut(before.positions.at(-1));
     expect(after.rows.map((r) => r.nombre)).toEqual(['a-lenta', 'b-rapida']);
     expect(after.positions.map((p) => p.id)).toEqual([a, b]);
+  });
+
+  it('answers a list in cursor mode with cursor pagination only, and a resume cursor even before anything matched', async () => {
+    const read = (trx: Transaction<FeedDb>, after: ChangeCursor | undefined) =>
+      readChangePage(trx.selectFrom('cosas as c').select(['c.id', 'c.nombre']).where('c.empresa_id', '=', 3), {
+        table: 'c',
+        after,
+        perPage: 2,
+      });
+    const names = (page: { items: Array<{ nombre: string }> }) => page.items.map((x) => x.nombre);
+
+    const empty = await answerChangePage(db, { per_page: 2 }, read);
+    expect(empty).toEqual({
+      items: [],
+      pagination: { per_page: 2, next_cursor: null, resume_cursor: expect.any(String), has_more: false },
+    });
+    for (const nombre of ['x', 'y']) await insert(3, nombre);
+    const z = await insert(3, 'z');
+    await settledPast(await stampOf(z));
+
+    const first = await answerChangePage(db, { per_page: 2, cursor: empty.pagination.resume_cursor }, read);
+    expect(names(first)).toEqual(['x', 'y']);
+    expect(first.pagination).toEqual({
+      per_page: 2,
+      next_cursor: first.pagination.resume_cursor,
+      resume_cursor: expect.any(String),
+      has_more: true,
+    });
+    const second = await answerChangePage(db, { per_page: 2, cursor: first.pagination.next_cursor! }, read);
+    expect(names(second)).toEqual(['z']);
+    expect(second.pagination).toEqual({
+      per_page: 2,
+      next_cursor: null,
+      resume_cursor: encodeChangeCursor({ xid: await stampOf(z), id: z }),
+      has_more: false,
+    });
+    const idle = await answerChangePage(db, { per_page: 2, cursor: second.pagination.resume_cursor }, read);
+    expect(idle).toEqual({ items: [], pagination: second.pagination });
+    await expect(answerChangePage(db, { per_page: 2, cursor: 'nonsense' }, read)).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 
   it('hands over from a snapshot exactly: what it saw never comes again, what it could not see always comes', async () => {

@@ -9,6 +9,7 @@ import {
 import {
   API_BASE,
   API_VERSION,
+  CursorPagination,
   DecimalNumber,
   EVENT_TYPES,
   ErrorEnvelope,
@@ -203,7 +204,7 @@ function routeErrors(route: AnyRoute): number[] {
 
 function successBody(response: RouteResponse): z.ZodType {
   if (response.kind === 'raw') return response.schema;
-  if (response.kind === 'list') return listEnvelope(response.schema);
+  if (response.kind === 'list') return listEnvelope(response.schema, response.pagination);
   const body = envelope(response.schema);
   return response.idempotent ? body.extend({ meta: Meta.extend({ idempotent: z.boolean() }) }) : body;
 }
@@ -506,6 +507,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
           Error: ErrorEnvelope,
           Meta,
           Pagination,
+          CursorPagination,
           Product,
           InventorySummary,
           Sale,

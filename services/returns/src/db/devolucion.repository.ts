@@ -416,7 +416,7 @@ export async function markStock(db: Db, id: number, column: 'stock_aplicado_at' 
 
 /**
  * Delta sync: one page of the company's returns changed after a position (see `readChangePage`),
- * with their lines, and how many match in all. Run it in a repeatable-read transaction so rows,
+ * with their lines. Run it in a repeatable-read transaction so rows,
  * lines and horizon share one snapshot.
  */
 export async function listReturnChanges(
@@ -424,15 +424,14 @@ export async function listReturnChanges(
   empresaId: number,
   request: ReturnsListRequest,
   after: ChangeCursor | undefined,
-): Promise<ChangePage<ReturnInput> & { total: number }> {
+): Promise<ChangePage<ReturnInput>> {
   let q = filtered(trx, empresaId, request);
   if (request.updated_since !== undefined) q = q.where('d.updated_at', '>=', new Date(request.updated_since));
-  const count = await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
   const page = await readChangePage(q.select(RETURN_COLUMNS), { table: 'd', after, perPage: request.per_page });
   const lines = await linesOf(
     trx,
     empresaId,
     page.rows.map((r) => r.id),
   );
-  return { ...page, total: count.n, rows: page.rows.map((r) => toDevolucion(r, lines.get(r.id) ?? [])) };
+  return { ...page, rows: page.rows.map((r) => toDevolucion(r, lines.get(r.id) ?? [])) };
 }

@@ -713,7 +713,7 @@ export async function replaceDetalles(
 
 /**
  * Delta sync: one page of the company's sales changed after a position (see `readChangePage`),
- * with their lines, and how many match in all. Run it in a repeatable-read transaction: the rows,
+ * with their lines. Run it in a repeatable-read transaction: the rows,
  * their lines and the horizon then come from one snapshot.
  */
 export async function listSaleChanges(
@@ -721,15 +721,14 @@ export async function listSaleChanges(
   empresaId: number,
   request: SalesListRequest,
   after: ChangeCursor | undefined,
-): Promise<ChangePage<SaleInput> & { total: number }> {
+): Promise<ChangePage<SaleInput>> {
   let q = filtered(trx, empresaId, request);
   if (request.updated_since !== undefined) q = q.where('v.updated_at', '>=', new Date(request.updated_since));
-  const count = await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
   const page = await readChangePage(q.select(SALE_COLUMNS), { table: 'v', after, perPage: request.per_page });
   const lines = await linesOf(
     trx,
     empresaId,
     page.rows.map((r) => r.id),
   );
-  return { ...page, total: count.n, rows: page.rows.map((r) => toSale(r, lines.get(r.id) ?? [])) };
+  return { ...page, rows: page.rows.map((r) => toSale(r, lines.get(r.id) ?? [])) };
 }

@@ -5,6 +5,7 @@ import * as m0003 from './0003-stock-ledger';
 import * as m0004 from './0004-inventory-summary';
 import * as m0005 from './0005-change-xid';
 import * as m0006 from './0006-counted-entries';
+import * as m0007 from './0007-product-change-stamp';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -14,4 +15,5 @@ export const migrations: Migrations = {
   '0004-inventory-summary': m0004,
   '0005-change-xid': m0005,
   '0006-counted-entries': m0006,
+  '0007-product-change-stamp': m0007,
 };
