@@ -88,6 +88,13 @@ export type CursorPagination = z.infer<typeof CursorPagination>;
 export const ListPagination = z.union([Pagination, CursorPagination]);
 export type ListPagination = z.infer<typeof ListPagination>;
 
+/** Why a parameter is refused where cursor mode (`order_by=updated_at` or `cursor`) would ignore it. */
+export const CURSOR_MODE_REFUSALS = {
+  page: 'No se usa en modo cursor (order_by=updated_at o cursor): la página siguiente se pide con cursor=pagination.next_cursor',
+  order_direction: 'El modo cursor (order_by=updated_at o cursor) solo ordena asc',
+  updated_since: 'Solo se usa en modo cursor: agregue order_by=updated_at',
+};
+
 /** Why a cursor is refused: by its shape here, by its content in the service that reads it. */
 export const INVALID_CURSOR = 'Cursor inválido: use el de pagination.next_cursor o resume_cursor';
 
@@ -98,13 +105,12 @@ export const DeltaSyncFields = {
     minimum: 1,
     maximum: 1_000_000,
     default: 1,
-    description: 'No se usa en modo cursor (`order_by=updated_at` o `cursor`): 400.',
+    description: `En modo cursor, 400: «${CURSOR_MODE_REFUSALS.page}».`,
   }).optional(),
   updated_since: z.iso
     .datetime({ offset: true, message: 'Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)' })
     .meta({
-      description:
-        'Solo lo que cambió desde este momento (`updated_at` ≥ `updated_since`). Solo en modo cursor (`order_by=updated_at`); si no, 400.',
+      description: `Solo lo que cambió desde este momento (\`updated_at\` ≥ \`updated_since\`). Sin modo cursor, 400: «${CURSOR_MODE_REFUSALS.updated_since}».`,
     })
     .optional(),
   cursor: z
@@ -139,17 +145,12 @@ export function refuseOutsideCursorMode(
 ): void {
   if (q.order_by !== 'updated_at' && q.cursor === undefined) {
     if (q.updated_since !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['updated_since'], message: 'Solo se usa en modo cursor: agregue order_by=updated_at' });
+      ctx.addIssue({ code: 'custom', path: ['updated_since'], message: CURSOR_MODE_REFUSALS.updated_since });
     return;
   }
-  if (q.page !== undefined)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['page'],
-      message: 'No se usa en modo cursor (order_by=updated_at o cursor): la página siguiente se pide con cursor=pagination.next_cursor',
-    });
+  if (q.page !== undefined) ctx.addIssue({ code: 'custom', path: ['page'], message: CURSOR_MODE_REFUSALS.page });
   if (q.order_direction === 'desc')
-    ctx.addIssue({ code: 'custom', path: ['order_direction'], message: 'El modo cursor (order_by=updated_at o cursor) solo ordena asc' });
+    ctx.addIssue({ code: 'custom', path: ['order_direction'], message: CURSOR_MODE_REFUSALS.order_direction });
 }
 
 /** Builds the spec's pagination block from the page asked for and the total count. */

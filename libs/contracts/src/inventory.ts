@@ -11,6 +11,7 @@ import {
   documentAs,
   pageReply,
   refuseOutsideCursorMode,
+  CURSOR_MODE_REFUSALS,
 } from './http';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
@@ -81,7 +82,10 @@ export const InventoryListQuery = PaginationQuery.extend({
   con_stock: QueryBoolean.optional(),
   stock_minimo: QueryBoolean.optional(),
   order_by: z.enum(INVENTORY_ORDER_BY, { message: `Debe ser uno de: ${INVENTORY_ORDER_BY.join(', ')}` }).optional(),
-  order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
+  order_direction: z
+    .enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' })
+    .meta({ description: `En modo cursor solo \`asc\`; \`desc\` es 400: «${CURSOR_MODE_REFUSALS.order_direction}».` })
+    .optional(),
 })
   .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
     message: 'El cursor solo se usa con order_by=updated_at',

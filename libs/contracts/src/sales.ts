@@ -10,6 +10,7 @@ import {
   pageReply,
   queryInt,
   refuseOutsideCursorMode,
+  CURSOR_MODE_REFUSALS,
 } from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
@@ -348,7 +349,10 @@ export const SalesListQuery = PaginationQuery.extend({
   ...SalesFilterFields,
   ...DeltaSyncFields,
   order_by: z.enum(SALES_ORDER_BY, { message: `Debe ser uno de: ${SALES_ORDER_BY.join(', ')}` }).optional(),
-  order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
+  order_direction: z
+    .enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' })
+    .meta({ description: `En modo cursor solo \`asc\`; \`desc\` es 400: «${CURSOR_MODE_REFUSALS.order_direction}».` })
+    .optional(),
 })
   .refine(dateOrder, DATE_ORDER_ISSUE)
   .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
