@@ -12,8 +12,9 @@ import { sql, type Kysely } from 'kysely';
  * Entries of inactive places are not part of a product's answer and do not stamp it; counting them
  * in or out (`inventarios_contar`) does.
  *
- * No index on `productos (empresa_id, cambio_xid)`: it would cost every stock move its HOT update
- * of the product row, and a company's feed reads its products' stamps without one.
+ * No index on `productos (empresa_id, cambio_xid)`: the stamp changes with every stock move, so
+ * the product row's update could never be HOT and would add an entry to every index of
+ * `productos`; a company's feed sorts its products' stamps without one.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
