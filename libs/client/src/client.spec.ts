@@ -197,6 +197,25 @@ describe('PartnerApiClient', () => {
     ]);
   });
 
+  it('follows next_cursor in cursor mode, never sending a page', async () => {
+    const byChange = (ids: number[], next: string | null) => ({
+      success: true,
+      data: ids.map((id) => ({ id })),
+      pagination: { per_page: 2, next_cursor: next, resume_cursor: next ?? 'fin', has_more: next !== null },
+      meta: { empresa: 'E', timestamp: '2026-01-01T00:00:00.000Z', filters_applied: {} },
+    });
+    api.answer({ status: 200, body: byChange([1, 2], 'c1') }, { status: 200, body: byChange([3], null) });
+
+    const ids: number[] = [];
+    for await (const sale of sut.paginate('/sales', { query: { order_by: 'updated_at', per_page: 2 } })) ids.push(sale.id);
+
+    expect(ids).toEqual([1, 2, 3]);
+    expect(api.seen.map((s) => s.url)).toEqual([
+      '/api/external/v1/sales?order_by=updated_at&per_page=2',
+      '/api/external/v1/sales?order_by=updated_at&per_page=2&cursor=c1',
+    ]);
+  });
+
   it('stops after the first page of an empty list', async () => {
     api.answer({ status: 200, body: page([], 1, 0) });
 

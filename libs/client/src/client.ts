@@ -124,18 +124,29 @@ export class PartnerApiClient {
     return this.request('DELETE', path, options as RawOptions | undefined);
   }
 
-  /** Every item of a list, page after page from `query.page` (1 by default) while `has_next`. */
+  /**
+   * Every item of a list, page after page from `query.page` (1 by default) while `has_next`; in
+   * cursor mode (`order_by=updated_at` or `cursor`), from `query.cursor` along `next_cursor`.
+   */
   async *paginate<P extends ListPath>(path: P, ...[options]: Args<Operation<P, 'get'>>): AsyncGenerator<ListItem<P>> {
     const raw = (options ?? {}) as RawOptions;
+    const byChange = raw.query?.order_by === 'updated_at' || raw.query?.cursor !== undefined;
     let page = Number(raw.query?.page ?? 1);
+    let cursor = raw.query?.cursor;
     for (;;) {
-      const { body } = await this.request<{ data: ListItem<P>[]; pagination: { has_next: boolean } }>('GET', path, {
-        ...raw,
-        query: { ...raw.query, page },
-      });
+      const { body } = await this.request<{ data: ListItem<P>[]; pagination: { has_next?: boolean; next_cursor?: string | null } }>(
+        'GET',
+        path,
+        { ...raw, query: byChange ? { ...raw.query, ...(cursor !== undefined ? { cursor } : {}) } : { ...raw.query, page } },
+      );
       yield* body.data;
-      if (!body.pagination.has_next) return;
-      page += 1;
+      if (byChange) {
+        if (!body.pagination.next_cursor) return;
+        cursor = body.pagination.next_cursor;
+      } else {
+        if (!body.pagination.has_next) return;
+        page += 1;
+      }
     }
   }
 

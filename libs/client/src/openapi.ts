@@ -646,8 +646,16 @@ export interface components {
             has_prev: boolean;
             from: number | null;
             to: number | null;
-            next_cursor?: string | null;
-            resume_cursor?: string;
+        };
+        CursorPagination: {
+            /** @description Filas pedidas por página; una página puede traer menos. */
+            per_page: number;
+            /** @description Mientras `has_more`: envíelo como `cursor` (con los mismos filtros) para leer la página siguiente. `null` cuando esta página llega al final. */
+            next_cursor: string | null;
+            /** @description Guárdelo y envíelo más tarde como `cursor` (con los mismos filtros): la lista responde solo lo que cambió después de esta página, sin saltar ni repetir un cambio. Al final de la lista es la marca de agua de la sincronización. */
+            resume_cursor: string;
+            /** @description `true` cuando hay más cambios después de esta página; se leen con `next_cursor`. */
+            has_more: boolean;
         };
         Product: {
             id: number;
@@ -667,8 +675,8 @@ export interface components {
             img: string | null;
             /** Format: date-time */
             created_at: string;
-            /** Format: date-time */
-            updated_at: string;
+            /** @description Cuándo cambió por última vez el producto o cualquiera de sus existencias: el momento que `updated_since` filtra y `order_by=updated_at` ordena. */
+            updated_at: unknown;
             inventarios: {
                 id_producto: number;
                 id_bodega: number;
@@ -1248,7 +1256,7 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["Product"][];
-                        pagination: components["schemas"]["Pagination"];
+                        pagination: components["schemas"]["Pagination"] | components["schemas"]["CursorPagination"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -1674,7 +1682,7 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["SaleOutput"][];
-                        pagination: components["schemas"]["Pagination"];
+                        pagination: components["schemas"]["Pagination"] | components["schemas"]["CursorPagination"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2509,7 +2517,7 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["ReturnOutput"][];
-                        pagination: components["schemas"]["Pagination"];
+                        pagination: components["schemas"]["Pagination"] | components["schemas"]["CursorPagination"];
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError } from './errors';
 
 /** Base path of the partner API. */
 export const API_BASE = '/api/external/v1';
@@ -64,83 +63,62 @@ export const Pagination = z.object({
   has_prev: z.boolean(),
   from: z.number().int().nullable(),
   to: z.number().int().nullable(),
-  /** With `order_by=updated_at`: send it as `cursor` for the next page; null at the end. */
-  next_cursor: z.string().nullable().optional(),
-  /** With `order_by=updated_at`: send it as `cursor` later to get only what changed after this page. */
-  resume_cursor: z.string().optional(),
 });
 export type Pagination = z.infer<typeof Pagination>;
 
 /**
- * Position in a list ordered by change (delta sync): the change's transaction id (`xid8`, as
- * text) and the row id. Opaque to partners: base64url of JSON.
+ * Pagination of a list in cursor mode (`order_by=updated_at` or `cursor`): only what is true of a
+ * page read by change. Numbered pages, totals and a way back have no meaning there.
  */
-export interface ChangeCursor {
-  xid: string;
-  id: number;
-}
+export const CursorPagination = z.object({
+  per_page: z.number().int().meta({ description: 'Filas pedidas por página; una página puede traer menos.' }),
+  next_cursor: z.string().nullable().meta({
+    description:
+      'Mientras `has_more`: envíelo como `cursor` (con los mismos filtros) para leer la página siguiente. `null` cuando esta página llega al final.',
+  }),
+  resume_cursor: z.string().meta({
+    description:
+      'Guárdelo y envíelo más tarde como `cursor` (con los mismos filtros): la lista responde solo lo que cambió después de esta página, sin saltar ni repetir un cambio. Al final de la lista es la marca de agua de la sincronización.',
+  }),
+  has_more: z.boolean().meta({ description: '`true` cuando hay más cambios después de esta página; se leen con `next_cursor`.' }),
+});
+export type CursorPagination = z.infer<typeof CursorPagination>;
 
-export function encodeChangeCursor(cursor: ChangeCursor): string {
-  return Buffer.from(JSON.stringify([cursor.xid, cursor.id])).toString('base64url');
-}
+/** Pagination of a list that also reads by change: numbered pages, or cursor mode. */
+export const ListPagination = z.union([Pagination, CursorPagination]);
+export type ListPagination = z.infer<typeof ListPagination>;
 
-/** The position a cursor names, or undefined when it is not one this API issued. */
-export function decodeChangeCursor(raw: string): ChangeCursor | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    if (!Array.isArray(value) || value.length !== 2) return undefined;
-    const [xid, id] = value as [unknown, unknown];
-    if (typeof xid !== 'string' || !/^\d{1,20}$/.test(xid) || typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
-      return undefined;
-    return { xid, id };
-  } catch {
-    return undefined;
-  }
-}
+/** Why a parameter is refused where cursor mode (`order_by=updated_at` or `cursor`) would ignore it. */
+export const CURSOR_MODE_REFUSALS = {
+  page: 'No se usa en modo cursor (order_by=updated_at o cursor): la página siguiente se pide con cursor=pagination.next_cursor',
+  order_direction: 'El modo cursor (order_by=updated_at o cursor) solo ordena asc',
+  updated_since: 'Solo se usa en modo cursor: agregue order_by=updated_at',
+};
 
-/** Where a delta-sync request resumes: undefined without a cursor; a cursor this API did not issue is refused (400). */
-export function requestedChangeCursor(cursor: string | undefined): ChangeCursor | undefined {
-  if (cursor === undefined) return undefined;
-  const after = decodeChangeCursor(cursor);
-  if (!after) throw new AppError('BAD_REQUEST', 'Parámetros inválidos', { cursor: ['Cursor inválido'] });
-  return after;
-}
+/** Why a cursor is refused: by its shape here, by its content in the service that reads it. */
+export const INVALID_CURSOR = 'Cursor inválido: use el de pagination.next_cursor o resume_cursor';
 
-/**
- * Pagination of a page ordered by change: `next_cursor` while more rows follow (null at the end),
- * `resume_cursor` always (where to ask later for what changed after this page).
- */
-export function changePagination(
-  perPage: number,
-  total: number,
-  positions: readonly ChangeCursor[],
-  more: boolean,
-  after: ChangeCursor | undefined,
-): Pagination {
-  const last = positions.at(-1) ?? after;
-  return {
-    current_page: 1,
-    per_page: perPage,
-    total,
-    total_pages: Math.ceil(total / perPage),
-    has_next: more,
-    has_prev: after !== undefined,
-    from: positions.length > 0 ? 1 : null,
-    to: positions.length > 0 ? positions.length : null,
-    next_cursor: more && last ? encodeChangeCursor(last) : null,
-    ...(last ? { resume_cursor: encodeChangeCursor(last) } : {}),
-  };
-}
-
-/** Query fields of delta sync, shared by the lists that offer it. */
+/** Query fields of delta sync, shared by the lists that offer it; with them `page` has no default, so cursor mode can tell it was sent. */
 export const DeltaSyncFields = {
+  page: documentAs(queryInt({ min: 1, max: 1_000_000 }), {
+    type: 'integer',
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 1,
+    description: `En modo cursor, 400: «${CURSOR_MODE_REFUSALS.page}».`,
+  }).optional(),
   updated_since: z.iso
     .datetime({ offset: true, message: 'Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)' })
+    .meta({
+      description: `Solo lo que cambió desde este momento (\`updated_at\` ≥ \`updated_since\`). Sin modo cursor, 400: «${CURSOR_MODE_REFUSALS.updated_since}».`,
+    })
     .optional(),
   cursor: z
     .string()
-    .max(200)
-    .refine((v) => decodeChangeCursor(v) !== undefined, 'Cursor inválido: use el de pagination.next_cursor o resume_cursor')
+    // A cursor handed over from a snapshot names the transactions running then (at most one per connection).
+    .max(4000)
+    // The shape only: the service that issued it reads it, and refuses one it did not issue alike.
+    .regex(/^[A-Za-z0-9_-]+$/, INVALID_CURSOR)
     .meta({
       description:
         'El `pagination.next_cursor` o `resume_cursor` de una respuesta anterior, sin cambios (otro valor: «Cursor inválido: use el de pagination.next_cursor o resume_cursor»). ' +
@@ -148,6 +126,32 @@ export const DeltaSyncFields = {
     })
     .optional(),
 };
+
+/**
+ * Cursor mode (`order_by=updated_at` or a `cursor`) reads by change, oldest first, one page after
+ * another by `cursor`: a `page` or `order_direction=desc` would be ignored there, and
+ * `updated_since` is read only there, so each is refused by name (400) where it would be ignored.
+ * For `superRefine` of a list query that offers delta sync.
+ */
+export function refuseOutsideCursorMode(
+  q: {
+    page?: number | undefined;
+    order_by?: string | undefined;
+    order_direction?: string | undefined;
+    cursor?: string | undefined;
+    updated_since?: string | undefined;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  if (q.order_by !== 'updated_at' && q.cursor === undefined) {
+    if (q.updated_since !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['updated_since'], message: CURSOR_MODE_REFUSALS.updated_since });
+    return;
+  }
+  if (q.page !== undefined) ctx.addIssue({ code: 'custom', path: ['page'], message: CURSOR_MODE_REFUSALS.page });
+  if (q.order_direction === 'desc')
+    ctx.addIssue({ code: 'custom', path: ['order_direction'], message: CURSOR_MODE_REFUSALS.order_direction });
+}
 
 /** Builds the spec's pagination block from the page asked for and the total count. */
 export function paginate(page: PageRequest, total: number): Pagination {
@@ -179,9 +183,9 @@ export function envelope<T extends z.ZodType>(data: T) {
   return z.object({ success: z.literal(true), data, meta: Meta });
 }
 
-/** Success envelope of a list. */
-export function listEnvelope<T extends z.ZodType>(item: T) {
-  return z.object({ success: z.literal(true), data: z.array(item), pagination: Pagination, meta: Meta });
+/** Success envelope of a list (`ListPagination` for one that also reads by change). */
+export function listEnvelope<T extends z.ZodType>(item: T, pagination: z.ZodType = Pagination) {
+  return z.object({ success: z.literal(true), data: z.array(item), pagination, meta: Meta });
 }
 
 export const ErrorEnvelope = z.object({
@@ -192,11 +196,14 @@ export const ErrorEnvelope = z.object({
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
-/** A list page as a service replies it: the rows, the total and the normalised filters. */
-export function pageReply<T extends z.ZodType>(item: T) {
+/** A list page as a service replies it: the rows, the pagination and the normalised filters. */
+export function pageReply<T extends z.ZodType, P extends z.ZodType = typeof Pagination>(
+  item: T,
+  pagination: P = Pagination as unknown as P,
+) {
   return z.object({
     items: z.array(item),
-    pagination: Pagination,
+    pagination,
     filters_applied: z.record(z.string(), z.unknown()),
   });
 }

@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
 import { ClearableText, DecimalText, Id, NonNegativeDecimal, NonZeroQuantity, PositiveQuantity } from './fields';
-import { DecimalNumber, DeltaSyncFields, PaginationQuery, QueryBoolean, Timestamp, documentAs, pageReply } from './http';
+import {
+  DecimalNumber,
+  DeltaSyncFields,
+  ListPagination,
+  PaginationQuery,
+  QueryBoolean,
+  Timestamp,
+  documentAs,
+  pageReply,
+  refuseOutsideCursorMode,
+  CURSOR_MODE_REFUSALS,
+} from './http';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
 export type TipoProducto = (typeof TIPOS_PRODUCTO)[number];
@@ -36,7 +47,10 @@ export const Product = z.object({
   enable: z.union([z.literal(0), z.literal(1)]),
   img: z.string().nullable(),
   created_at: Timestamp,
-  updated_at: Timestamp,
+  updated_at: Timestamp.meta({
+    description:
+      'Cuándo cambió por última vez el producto o cualquiera de sus existencias: el momento que `updated_since` filtra y `order_by=updated_at` ordena.',
+  }),
   inventarios: z.array(StockEntry),
 });
 export type Product = z.output<typeof Product>;
@@ -68,11 +82,16 @@ export const InventoryListQuery = PaginationQuery.extend({
   con_stock: QueryBoolean.optional(),
   stock_minimo: QueryBoolean.optional(),
   order_by: z.enum(INVENTORY_ORDER_BY, { message: `Debe ser uno de: ${INVENTORY_ORDER_BY.join(', ')}` }).optional(),
-  order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
-}).refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
-  message: 'El cursor solo se usa con order_by=updated_at',
-  path: ['cursor'],
-});
+  order_direction: z
+    .enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' })
+    .meta({ description: `En modo cursor solo \`asc\`; \`desc\` es 400: «${CURSOR_MODE_REFUSALS.order_direction}».` })
+    .optional(),
+})
+  .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
+    message: 'El cursor solo se usa con order_by=updated_at',
+    path: ['cursor'],
+  })
+  .superRefine(refuseOutsideCursorMode);
 
 /** The filters of the product list, already typed; what `filters_applied` echoes. */
 export const InventoryFilters = z.object({
@@ -271,7 +290,7 @@ export const inventorySubjects = defineCatalog({
     json: true,
     errors: [],
     request: InventoryListRequest,
-    reply: pageReply(Product),
+    reply: pageReply(Product, ListPagination),
   },
   'inventory.summary': {
     tenant: true,

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
 import { Amount, DateRangeEnd, DateString, Id, MAX_ID, MoneyText } from './fields';
-import { DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import {
+  DecimalNumber,
+  DeltaSyncFields,
+  ListPagination,
+  PaginationQuery,
+  Timestamp,
+  pageReply,
+  queryInt,
+  refuseOutsideCursorMode,
+} from './http';
 import { STOCK_SCALE } from './money';
 
 /**
@@ -97,7 +106,8 @@ export const ReturnsListQuery = PaginationQuery.extend({
   .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
     message: 'El cursor solo se usa con order_by=updated_at',
     path: ['cursor'],
-  });
+  })
+  .superRefine(refuseOutsideCursorMode);
 
 /** Query string of `GET /returns/summary`. */
 export const ReturnsSummaryQuery = z.object(DateFilters).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -154,7 +164,7 @@ export const returnsApiSubjects = defineCatalog({
     json: true,
     errors: [],
     request: ReturnsListRequest,
-    reply: pageReply(Return),
+    reply: pageReply(Return, ListPagination),
   },
   'returns.return.get': {
     tenant: true,

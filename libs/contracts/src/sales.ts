@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
 import { Amount, BlankAsAbsentText, DateRangeEnd, DateString, Id, MAX_ID, NonEmptyText, RequiredDate, missingOr } from './fields';
-import { DecimalNumber, DeltaSyncFields, PaginationQuery, Timestamp, pageReply, queryInt } from './http';
+import {
+  DecimalNumber,
+  DeltaSyncFields,
+  ListPagination,
+  PaginationQuery,
+  Timestamp,
+  pageReply,
+  queryInt,
+  refuseOutsideCursorMode,
+  CURSOR_MODE_REFUSALS,
+} from './http';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -339,13 +349,17 @@ export const SalesListQuery = PaginationQuery.extend({
   ...SalesFilterFields,
   ...DeltaSyncFields,
   order_by: z.enum(SALES_ORDER_BY, { message: `Debe ser uno de: ${SALES_ORDER_BY.join(', ')}` }).optional(),
-  order_direction: z.enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' }).optional(),
+  order_direction: z
+    .enum(ORDER_DIRECTIONS, { message: 'Debe ser asc o desc' })
+    .meta({ description: `En modo cursor solo \`asc\`; \`desc\` es 400: «${CURSOR_MODE_REFUSALS.order_direction}».` })
+    .optional(),
 })
   .refine(dateOrder, DATE_ORDER_ISSUE)
   .refine((q) => q.cursor === undefined || q.order_by === 'updated_at', {
     message: 'El cursor solo se usa con order_by=updated_at',
     path: ['cursor'],
-  });
+  })
+  .superRefine(refuseOutsideCursorMode);
 
 /** Query string of `GET /sales/summary`. */
 export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
@@ -543,7 +557,7 @@ export const salesApiSubjects = defineCatalog({
     json: true,
     errors: [],
     request: SalesListRequest,
-    reply: pageReply(Sale),
+    reply: pageReply(Sale, ListPagination),
   },
   'sales.summary': {
     tenant: true,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type Pagination, type TenantContext } from '@erp/contracts';
+import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type ListPagination, type TenantContext } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import { translatePgError } from '@erp/db';
 import type { Authenticator } from '../authenticator';
@@ -325,7 +325,7 @@ function sendEnvelopeAround(
   res: Response,
   status: number,
   data: Buffer,
-  pagination: Pagination | undefined,
+  pagination: ListPagination | undefined,
   meta: Record<string, unknown>,
 ): void {
   const tail = `${pagination ? `,"pagination":${JSON.stringify(pagination)}` : ''},"meta":${JSON.stringify(meta)}}`;

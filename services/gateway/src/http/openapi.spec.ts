@@ -53,7 +53,13 @@ describe('the OpenAPI document', () => {
 
   it('documents list parameters with their bounds, defaults and enums', () => {
     const params = Object.fromEntries(sut.paths['/sales'].get.parameters.map((p: Json) => [p.name, p]));
-    expect(params.page.schema).toEqual({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 });
+    expect(params.page.schema).toEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000,
+      default: 1,
+      description: expect.stringMatching(/modo cursor/),
+    });
     expect(params.per_page.schema).toEqual({ type: 'integer', minimum: 1, maximum: 200, default: 100 });
     expect(params.fecha_inicio.schema).toEqual(expect.objectContaining({ type: 'string', format: 'date' }));
     expect(params.estado.schema.enum).toEqual(['Completada', 'Pendiente', 'Anulada', 'Cotizacion']);

@@ -9,6 +9,7 @@ import {
 import {
   API_BASE,
   API_VERSION,
+  CursorPagination,
   DecimalNumber,
   EVENT_TYPES,
   ErrorEnvelope,
@@ -203,7 +204,7 @@ function routeErrors(route: AnyRoute): number[] {
 
 function successBody(response: RouteResponse): z.ZodType {
   if (response.kind === 'raw') return response.schema;
-  if (response.kind === 'list') return listEnvelope(response.schema);
+  if (response.kind === 'list') return listEnvelope(response.schema, response.pagination);
   const body = envelope(response.schema);
   return response.idempotent ? body.extend({ meta: Meta.extend({ idempotent: z.boolean() }) }) : body;
 }
@@ -421,7 +422,7 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`.
 
-**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
+**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Ventas, devoluciones e inventario también se leen por cambio (modo cursor, \`order_by=updated_at\`): entonces \`pagination\` es \`{per_page, next_cursor, resume_cursor, has_more}\` (\`CursorPagination\`). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
 
 **Parámetros.** Cada parámetro de consulta se envía una sola vez y sin corchetes (\`nombre=a&nombre=b\`, \`nombre[]=a\` y \`nombre[a]=b\` responden 400 nombrando el parámetro). Los enteros se escriben en decimal (\`page=2\`; no \`2.0\` ni \`2e0\`) y los booleanos como \`true\` o \`false\` (también \`1\` y \`0\`). Los valores de las enumeraciones se comparan exactamente, distinguiendo mayúsculas (\`order_direction=DESC\` es 400). El texto debe ser Unicode válido: el carácter nulo o un sustituto UTF-16 sin pareja es 400 en un parámetro y 422 en el cuerpo, con el campo en \`details\`.
 
@@ -506,6 +507,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
           Error: ErrorEnvelope,
           Meta,
           Pagination,
+          CursorPagination,
           Product,
           InventorySummary,
           Sale,

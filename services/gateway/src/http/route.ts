@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Bus } from '@erp/bus';
-import type { Pagination, TenantContext } from '@erp/contracts';
+import type { ListPagination, TenantContext } from '@erp/contracts';
 import type { Credential } from '../db/credentials.repository';
 import type { RateDecision } from '../domain/rate-limit';
 
@@ -17,7 +17,7 @@ export interface EnvelopeResult {
   status?: number;
   /** Values, or JSON text (a service's reply as it arrived) written into the envelope as it is. */
   data: unknown;
-  pagination?: Pagination;
+  pagination?: ListPagination;
   filters_applied?: Record<string, unknown>;
   idempotent?: boolean;
   /** Path below the API base of what a 201 created, sent as `Location`. */
@@ -42,6 +42,8 @@ export interface RouteResponse {
   /** `single`: `schema` is the envelope's `data`; `list`: one item of `data`, with `pagination`; `raw`: the whole body. */
   kind: 'single' | 'list' | 'raw';
   schema: z.ZodType;
+  /** A list's `pagination`: `Pagination` unless it also reads by change (`ListPagination`). */
+  pagination?: z.ZodType;
   /** Success statuses and what each means; `{200: ...}` when omitted. */
   statuses?: Partial<Record<200 | 201 | 202, string>>;
   /** `meta.idempotent` is always sent. */

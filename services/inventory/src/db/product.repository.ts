@@ -1,9 +1,18 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { SIN_CATEGORIA, type ChangeCursor, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
-import { compiledOnce, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
+import { SIN_CATEGORIA, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
+import {
+  compiledOnce,
+  jsonArray,
+  jsonDecimal,
+  jsonObject,
+  jsonTimestamp,
+  readChangePage,
+  type ChangeCursor,
+  type ChangePage,
+} from '@erp/db';
 import { containsPattern } from '../domain/list-filters';
-import { INVENTORY_SCHEMA, type InventoryDb } from './tables';
+import type { InventoryDb } from './tables';
 
 type ProductScope = ExpressionBuilder<InventoryDb & { p: InventoryDb['productos'] }, 'p'>;
 
@@ -211,45 +220,22 @@ export async function listProducts(
 }
 
 /**
- * Delta sync: the products whose data or stock changed since a position, in the order their
- * changes committed. A product's position is the newest transaction stamp of the product and its
- * stock entries; only positions older than every transaction still running are answered, so a
- * change that commits later lands after the page (see `listSaleChanges` of sales). Run it in a
- * repeatable-read transaction: rows, stock and horizon then come from one snapshot.
+ * Delta sync: one page of the products that changed after a position (see `readChangePage`). A
+ * product's stamp and `updated_at` move with its stock too (migration 0007). The page's products
+ * are picked first, then only they are read with their stock. Run it in a repeatable-read
+ * transaction: rows, stock and horizon then come from one snapshot.
  */
 export async function listProductChanges(
   trx: Kysely<InventoryDb>,
   empresaId: number,
   request: InventoryListRequest,
   after: ChangeCursor | undefined,
-) {
+): Promise<ChangePage<ProductWithStock>> {
   let changed = filteredProducts(trx, empresaId, request);
-  if (request.updated_since !== undefined) {
-    const since = new Date(request.updated_since);
-    changed = changed.where((eb) =>
-      eb.or([
-        eb('p.updated_at', '>=', since),
-        eb.exists(
-          eb.selectFrom('inventarios as i').select('i.id').whereRef('i.producto_id', '=', 'p.id').where('i.updated_at', '>=', since),
-        ),
-      ]),
-    );
-  }
-  const count = await changed.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-  const position = sql<string>`greatest(p.cambio_xid, (select max(i.cambio_xid) from ${sql.table(`${INVENTORY_SCHEMA}.inventarios`)} i where i.producto_id = p.id))`;
-  let page = trx
-    .selectFrom(changed.select(['p.id', position.as('x')]).as('c'))
-    .select(['c.id', sql<string>`c.x::text`.as('x')])
-    .where(sql<boolean>`c.x < pg_snapshot_xmin(pg_current_snapshot())`);
-  if (after) page = page.where(sql<boolean>`(c.x, c.id) > (${after.xid}::xid8, ${after.id}::int)`);
-  const picked = await page
-    .orderBy('c.x')
-    .orderBy('c.id')
-    .limit(request.per_page + 1)
-    .execute();
-  const chosen = picked.slice(0, request.per_page);
+  if (request.updated_since !== undefined) changed = changed.where('p.updated_at', '>=', new Date(request.updated_since));
+  const page = await readChangePage(changed.select('p.id'), { table: 'p', after, perPage: request.per_page });
   const rows =
-    chosen.length === 0
+    page.rows.length === 0
       ? []
       : await trx
           .selectFrom('productos as p')
@@ -260,16 +246,11 @@ export async function listProductChanges(
           .where(
             'p.id',
             'in',
-            chosen.map((r) => r.id),
+            page.rows.map((r) => r.id),
           )
           .execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return {
-    total: count.n,
-    rows: chosen.map((r) => byId.get(r.id)!),
-    positions: chosen.map((r) => ({ xid: r.x, id: r.id })),
-    more: picked.length > chosen.length,
-  };
+  const byId = new Map<number, ProductWithStock>(rows.map((r) => [r.id, r]));
+  return { ...page, rows: page.rows.map((r) => byId.get(r.id)!) };
 }
 
 /** One product of the company as the JSON `GET /inventory/{id}` answers, its stock entries with their timestamps, in one statement. Soft-deleted products are never found. */
@@ -287,6 +268,9 @@ const productJsonStatement = compiledOnce((db: Kysely<InventoryDb>, empresaId: n
     .where('p.deleted_at', 'is', null)
     .select(sql<string>`${productJson(db, empresaId, true)}::text`.as('json')),
 );
+
+/** A product read with its stock entries, as the Product contract's input. */
+type ProductWithStock = NonNullable<Awaited<ReturnType<typeof findProductWithStock>>>;
 
 /** One product of the company with its stock entries and their timestamps. Soft-deleted products are never found. */
 export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: number, id: number) {

@@ -1,6 +1,6 @@
 import { JsonText } from '@erp/bus';
-import { changePagination, paginate, requestedChangeCursor, type InventoryListRequest, type TenantContext } from '@erp/contracts';
-import { inTransaction } from '@erp/db';
+import { paginate, type InventoryListRequest, type TenantContext } from '@erp/contracts';
+import { answerChangePage } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { listProductChanges, listProducts } from '../db/product.repository';
 import type { InventoryDb } from '../db/tables';
@@ -16,14 +16,7 @@ export function listProductsHandler(db: Kysely<InventoryDb>) {
       const { total, json } = await listProducts(db, ctx.empresa.id, request);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = requestedChangeCursor(request.cursor);
-    const page = await inTransaction(db, (trx) => listProductChanges(trx, ctx.empresa.id, request, after), {
-      isolation: 'repeatable read',
-    });
-    return {
-      items: page.rows,
-      pagination: changePagination(request.per_page, page.total, page.positions, page.more, after),
-      filters_applied,
-    };
+    const page = await answerChangePage(db, request, (trx, after) => listProductChanges(trx, ctx.empresa.id, request, after));
+    return { ...page, filters_applied };
   };
 }

@@ -1,6 +1,16 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
-import type { ChangeCursor, ReturnInput, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
-import { compiledOnce, compiledPerShape, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
+import type { ReturnInput, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
+import {
+  compiledOnce,
+  compiledPerShape,
+  jsonArray,
+  jsonDecimal,
+  jsonObject,
+  jsonTimestamp,
+  readChangePage,
+  type ChangeCursor,
+  type ChangePage,
+} from '@erp/db';
 import type { DevolucionDetallesTable, DevolucionesTable, ReturnsDb } from './tables';
 
 type Db = Kysely<ReturnsDb> | Transaction<ReturnsDb>;
@@ -405,39 +415,23 @@ export async function markStock(db: Db, id: number, column: 'stock_aplicado_at' 
 }
 
 /**
- * Delta sync: the returns changed since a position, in the order their changes committed (see
- * `listSaleChanges` of sales for why only rows older than every running transaction are answered).
- * Run it in a repeatable-read transaction so rows, lines and horizon share one snapshot.
+ * Delta sync: one page of the company's returns changed after a position (see `readChangePage`),
+ * with their lines. Run it in a repeatable-read transaction so rows,
+ * lines and horizon share one snapshot.
  */
 export async function listReturnChanges(
   trx: Transaction<ReturnsDb>,
   empresaId: number,
   request: ReturnsListRequest,
   after: ChangeCursor | undefined,
-): Promise<{ total: number; items: ReturnInput[]; positions: ChangeCursor[]; more: boolean }> {
+): Promise<ChangePage<ReturnInput>> {
   let q = filtered(trx, empresaId, request);
   if (request.updated_since !== undefined) q = q.where('d.updated_at', '>=', new Date(request.updated_since));
-  const count = await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-  let page = q
-    .select([...RETURN_COLUMNS, sql<string>`d.cambio_xid::text`.as('cambio_xid')])
-    .where(sql<boolean>`d.cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`);
-  if (after) page = page.where(sql<boolean>`(d.cambio_xid, d.id) > (${after.xid}::xid8, ${after.id}::int)`);
-  const fetched = await page
-    .orderBy(sql`d.cambio_xid`)
-    .orderBy('d.id')
-    .limit(request.per_page + 1)
-    .execute();
-  const rows = fetched.slice(0, request.per_page);
+  const page = await readChangePage(q.select(RETURN_COLUMNS), { table: 'd', after, perPage: request.per_page });
   const lines = await linesOf(
     trx,
     empresaId,
-    rows.map((r) => r.id),
+    page.rows.map((r) => r.id),
   );
-  const items: ReturnInput[] = [];
-  const positions: ChangeCursor[] = [];
-  for (const { cambio_xid, ...row } of rows) {
-    items.push(toDevolucion(row, lines.get(row.id) ?? []));
-    positions.push({ xid: cambio_xid, id: row.id });
-  }
-  return { total: count.n, items, positions, more: fetched.length > rows.length };
+  return { ...page, rows: page.rows.map((r) => toDevolucion(r, lines.get(r.id) ?? [])) };
 }

@@ -1,9 +1,7 @@
 import type { Kysely } from 'kysely';
 import {
   AppError,
-  changePagination,
   paginate,
-  requestedChangeCursor,
   returnsFiltersApplied,
   type ParsedRequestOf,
   type ReplyInputOf,
@@ -11,7 +9,7 @@ import {
   type returnsApiSubjects,
 } from '@erp/contracts';
 import { JsonText, type JsonPageOf } from '@erp/bus';
-import { inTransaction } from '@erp/db';
+import { answerChangePage } from '@erp/db';
 import { findReturnJson, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { summarize } from '../domain/summary';
@@ -39,13 +37,8 @@ export function listReturnsHandler(db: Kysely<ReturnsDb>) {
       const { total, json } = await listReturns(db, ctx.empresa.id, request);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = requestedChangeCursor(request.cursor);
-    const page = await inTransaction(db, (trx) => listReturnChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
-    return {
-      items: page.items,
-      pagination: changePagination(request.per_page, page.total, page.positions, page.more, after),
-      filters_applied,
-    };
+    const page = await answerChangePage(db, request, (trx, after) => listReturnChanges(trx, ctx.empresa.id, request, after));
+    return { ...page, filters_applied };
   };
 }
 

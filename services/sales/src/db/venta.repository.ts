@@ -1,6 +1,16 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { ChangeCursor, SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
-import { compiledOnce, compiledPerShape, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
+import type { SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import {
+  compiledOnce,
+  compiledPerShape,
+  jsonArray,
+  jsonDecimal,
+  jsonObject,
+  jsonTimestamp,
+  readChangePage,
+  type ChangeCursor,
+  type ChangePage,
+} from '@erp/db';
 import type { PlannedLine } from '../domain/sale-plan';
 import { pageStart } from '../domain/summary';
 import type { StoredSale } from '../domain/sale-update';
@@ -702,41 +712,23 @@ export async function replaceDetalles(
 }
 
 /**
- * Delta sync: the sales changed since a position, in the order their changes committed. Each
- * write stamps the row with its transaction id (`cambio_xid`, see migration 0006); only rows
- * older than every transaction still running are answered, so a change that commits later always
- * lands after the page's last position and a reader following the cursor never passes over it.
- * Run it in a repeatable-read transaction: the rows, their lines and the horizon then come from
- * one snapshot.
+ * Delta sync: one page of the company's sales changed after a position (see `readChangePage`),
+ * with their lines. Run it in a repeatable-read transaction: the rows,
+ * their lines and the horizon then come from one snapshot.
  */
 export async function listSaleChanges(
   trx: Transaction<SalesDb>,
   empresaId: number,
   request: SalesListRequest,
   after: ChangeCursor | undefined,
-): Promise<{ total: number; items: SaleInput[]; positions: ChangeCursor[]; more: boolean }> {
+): Promise<ChangePage<SaleInput>> {
   let q = filtered(trx, empresaId, request);
   if (request.updated_since !== undefined) q = q.where('v.updated_at', '>=', new Date(request.updated_since));
-  const count = await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-  let page = q
-    .select([...SALE_COLUMNS, sql<string>`v.cambio_xid::text`.as('cambio_xid')])
-    .where(sql<boolean>`v.cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`);
-  if (after) page = page.where(sql<boolean>`(v.cambio_xid, v.id) > (${after.xid}::xid8, ${after.id}::int)`);
-  const fetched = await page
-    .orderBy(sql`v.cambio_xid`)
-    .orderBy('v.id')
-    .limit(request.per_page + 1)
-    .execute();
-  const rows = fetched.slice(0, request.per_page);
+  const page = await readChangePage(q.select(SALE_COLUMNS), { table: 'v', after, perPage: request.per_page });
   const lines = await linesOf(
     trx,
     empresaId,
-    rows.map((r) => r.id),
+    page.rows.map((r) => r.id),
   );
-  return {
-    total: count.n,
-    items: rows.map((r) => toSale(r, lines.get(r.id) ?? [])),
-    positions: rows.map((r) => ({ xid: r.cambio_xid, id: r.id })),
-    more: fetched.length > rows.length,
-  };
+  return { ...page, rows: page.rows.map((r) => toSale(r, lines.get(r.id) ?? [])) };
 }

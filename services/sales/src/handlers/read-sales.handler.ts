@@ -2,9 +2,7 @@ import type { Kysely } from 'kysely';
 import {
   AppError,
   ESTADOS_VENTA,
-  changePagination,
   paginate,
-  requestedChangeCursor,
   salesFiltersApplied,
   type ParsedRequestOf,
   type ReplyInputOf,
@@ -12,7 +10,7 @@ import {
   type salesApiSubjects,
 } from '@erp/contracts';
 import { JsonText, type JsonPageOf } from '@erp/bus';
-import { inTransaction } from '@erp/db';
+import { answerChangePage } from '@erp/db';
 import type { SalesDb } from '../db/tables';
 import { findSaleJson, listSaleChanges, listSales, summarizeSales } from '../db/venta.repository';
 import { summarize } from '../domain/summary';
@@ -32,19 +30,14 @@ export function listSalesHandler(db: Kysely<SalesDb>) {
     request: ParsedRequestOf<Api, 'sales.sale.list'>,
     ctx: TenantContext,
   ): Promise<JsonPageOf<ReplyInputOf<Api, 'sales.sale.list'>> | ReplyInputOf<Api, 'sales.sale.list'>> => {
-    const { updated_since, cursor, ...paged } = request;
+    const { updated_since, cursor: _cursor, ...paged } = request;
     const filters_applied = { ...salesFiltersApplied(request), ...(updated_since !== undefined ? { updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
       const { total, json } = await listSales(db, ctx.empresa.id, paged);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const after = requestedChangeCursor(cursor);
-    const page = await inTransaction(db, (trx) => listSaleChanges(trx, ctx.empresa.id, request, after), { isolation: 'repeatable read' });
-    return {
-      items: page.items,
-      pagination: changePagination(request.per_page, page.total, page.positions, page.more, after),
-      filters_applied,
-    };
+    const page = await answerChangePage(db, request, (trx, after) => listSaleChanges(trx, ctx.empresa.id, request, after));
+    return { ...page, filters_applied };
   };
 }
 

@@ -1,4 +1,4 @@
-import { IdParam, InventoryListQuery, InventorySummary, Product, inventorySubjects } from '@erp/contracts';
+import { IdParam, InventoryListQuery, InventorySummary, ListPagination, Product, inventorySubjects } from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export const inventoryRoutes = [
@@ -7,7 +7,7 @@ export const inventoryRoutes = [
     path: '/inventory',
     summary: 'Productos con su stock por bodega: filtros, orden y paginación',
     query: InventoryListQuery,
-    response: { kind: 'list', schema: Product },
+    response: { kind: 'list', schema: Product, pagination: ListPagination },
     handle: async ({ query }, { bus, ctx }) => {
       const { page, items } = await bus.requestJsonPage(inventorySubjects, 'inventory.product.list', query, ctx);
       return { data: items, pagination: page.pagination, filters_applied: page.filters_applied };

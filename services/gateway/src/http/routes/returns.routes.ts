@@ -1,4 +1,5 @@
 import {
+  ListPagination,
   Return,
   ReturnIdParam,
   ReturnsListQuery,
@@ -21,7 +22,7 @@ export const returnsRoutes = [
       '- `enable` es 1 y `estado` `Confirmada` mientras la devolución está activa; 0 y `Anulada` una vez anulada.',
     ].join('\n'),
     query: ReturnsListQuery,
-    response: { kind: 'list', schema: Return },
+    response: { kind: 'list', schema: Return, pagination: ListPagination },
     handle: async ({ query }, { bus, ctx }) => {
       const { page, items } = await bus.requestJsonPage(returnsApiSubjects, 'returns.return.list', query, ctx);
       return { data: items, pagination: page.pagination, filters_applied: page.filters_applied };

@@ -1,4 +1,5 @@
 import {
+  ListPagination,
   Sale,
   SaleCreateBody,
   SaleIdParam,
@@ -17,7 +18,7 @@ export const salesRoutes = [
     path: '/sales',
     summary: 'Ventas con sus líneas: filtros por fecha y estado, orden y paginación',
     query: SalesListQuery,
-    response: { kind: 'list', schema: Sale },
+    response: { kind: 'list', schema: Sale, pagination: ListPagination },
     handle: async ({ query }, { bus, ctx }) => {
       const { page, items } = await bus.requestJsonPage(salesApiSubjects, 'sales.sale.list', query, ctx);
       return { data: items, pagination: page.pagination, filters_applied: page.filters_applied };

@@ -5,7 +5,8 @@ import * as m0003 from './0003-stock-ledger';
 import * as m0004 from './0004-inventory-summary';
 import * as m0005 from './0005-change-xid';
 import * as m0006 from './0006-counted-entries';
-import * as m0007 from './0007-reverted-adjustments';
+import * as m0007 from './0007-product-change-stamp';
+import * as m0008 from './0008-reverted-adjustments';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -15,5 +16,6 @@ export const migrations: Migrations = {
   '0004-inventory-summary': m0004,
   '0005-change-xid': m0005,
   '0006-counted-entries': m0006,
-  '0007-reverted-adjustments': m0007,
+  '0007-product-change-stamp': m0007,
+  '0008-reverted-adjustments': m0008,
 };
