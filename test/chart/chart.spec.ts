@@ -13,7 +13,7 @@ import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { passwordVariable } from '@erp/bus';
-import { ADMIN_IDENTITY } from '@erp/contracts';
+import { ADMIN_IDENTITY, OPERATOR_IDENTITY } from '@erp/contracts';
 import { openToolbox, type Toolbox } from './toolbox';
 import {
   containersOf,
@@ -45,10 +45,13 @@ const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8
   opsPort: number;
   existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }> & { nats: { name: string } };
   postgres: { maxConnections: number };
+  migrations: { order: string[] };
   networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
 };
 const chartMeta = parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
 const OPS_PORT = chartValues.opsPort;
+/** The migration Job that creates and updates the events stream and the durable consumers: the first of the order. */
+const STREAMS_MIGRATION = chartValues.migrations.order[0]!;
 
 /** What an SRE might set for a small installation with fixed capacity and a slower drain. */
 const FIXED_SIZE = {
@@ -120,7 +123,9 @@ describe.each<ValuesCase>([
     expect(names('Deployment')).toEqual(perService);
     expect(names('Service')).toEqual(perService);
     expect(names('ServiceAccount')).toEqual(perService);
-    expect(names('NetworkPolicy')).toEqual([...perService, `${RELEASE}-migrations`, `${RELEASE}-tests`].sort());
+    expect(names('NetworkPolicy')).toEqual(
+      [...perService, `${RELEASE}-migrations`, `${RELEASE}-migrations-streams`, `${RELEASE}-tests`].sort(),
+    );
     expect(names('Job')).toEqual(perService.map((n) => `${n}-migrate`));
     for (const service of SERVICES) {
       const deployment = serverDeployment(objects, service);
@@ -271,7 +276,9 @@ describe.each<ValuesCase>([
       for (const rule of rules) expect({ owner, ports: (rule.ports ?? []).length > 0 }).toEqual({ owner, ports: true });
       const sut = new Set(rules.flatMap((r) => (r.ports ?? []).map((p) => p.port)));
       const allowed = owner.startsWith('Job/')
-        ? portsOf('dns', 'postgres')
+        ? owner === `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`
+          ? portsOf('dns', 'postgres', 'nats')
+          : portsOf('dns', 'postgres')
         : owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`
           ? portsOf('dns', 'nats', 'postgres', 'otel', 'redis')
           : owner === `Deployment/${RELEASE}-subscriptions`
@@ -310,11 +317,18 @@ describe.each<ValuesCase>([
       // Each service is its own bus identity, its password from its own key.
       const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
       const natsUser = env.find((e) => e.name === 'NATS_USER')?.value;
-      expect({ owner, natsUser, ref: secretRef('NATS_PASSWORD') }).toEqual(
-        owner.startsWith('Job/')
-          ? { owner, natsUser: undefined, ref: undefined }
-          : { owner, natsUser: service, ref: { name: chartValues.existingSecrets.nats.name, key: passwordVariable(service) } },
-      );
+      // The first migration Job manages JetStream as the operator identity; the others never reach NATS.
+      const identity = owner.startsWith('Job/') ? (service === STREAMS_MIGRATION ? OPERATOR_IDENTITY : undefined) : service;
+      expect({ owner, natsUser, ref: secretRef('NATS_PASSWORD') }).toEqual({
+        owner,
+        natsUser: identity,
+        ref: identity && { name: chartValues.existingSecrets.nats.name, key: passwordVariable(identity) },
+      });
+      if (owner.startsWith('Job/'))
+        expect({ owner, streams: env.find((e) => e.name === 'MIGRATE_STREAMS')?.value }).toEqual({
+          owner,
+          streams: String(service === STREAMS_MIGRATION),
+        });
       const wantsRedis = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
       expect({ owner, ref: secretRef('REDIS_URL') }).toEqual({ owner, ref: wantsRedis ? { name: redis.name, key: redis.key } : undefined });
     }
@@ -566,7 +580,7 @@ describe('the development cluster dependencies (deploy/k8s)', () => {
       expect(Object.keys(named(secrets, ref.name).stringData ?? {})).toContain(ref.key);
     }
     // A password for every bus identity, which nats-server and each service read.
-    const identities = [...SERVICES, ADMIN_IDENTITY];
+    const identities = [...SERVICES, ADMIN_IDENTITY, OPERATOR_IDENTITY];
     expect(Object.keys(named(secrets, nats.name).stringData ?? {}).sort()).toEqual(identities.map(passwordVariable).sort());
     const config = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { config: Record<string, string> }).config;
     const services = ofKind<IService>(objects, 'Service');

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
-import { Bus, ensureEventStream, outboxBacklog } from '@erp/bus';
+import { Bus, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
 import type { ServiceName } from '@erp/contracts';
 import type { BaseConfig } from './config';
@@ -96,7 +96,10 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
     },
   });
   onShutdown('nats', () => bus.drain());
-  await ensureEventStream(bus);
+  // Migrating at start is for local runs and tests, on a NATS without identities: the service
+  // then also does the operator's part. In production the migration step did it.
+  if (options.migrateOnStart) await provisionJetStream(bus, [spec.name]);
+  else await checkEventStream(bus);
 
   checks.push({ name: 'postgres', required: true, check: async () => (await sql`select 1`.execute(rootDb), 'ok') });
   checks.push({
