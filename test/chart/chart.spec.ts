@@ -357,6 +357,19 @@ describe('the chart with default values', () => {
     }
   });
 
+  it('is what the runbook’s kubectl selectors pick: every server Deployment of the release, nothing else', () => {
+    const operations = fs.readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const block = /<!-- runbook: scale-down -->\n```sh\n([\s\S]*?)```/.exec(operations)![1]!;
+    const selectors = [...block.matchAll(/ -l (\S+)/g)].map((m) => m[1]!);
+    expect(selectors.length).toBe(2);
+    const deployments = ofKind<IDeployment>(objects, 'Deployment');
+    for (const selector of selectors) {
+      const labels = Object.fromEntries(selector.split(',').map((pair) => pair.split('=') as [string, string]));
+      const sut = deployments.filter((d) => selects(labels, d.metadata.labels ?? {})).map((d) => d.metadata.name);
+      expect(sut.sort()).toEqual(SERVICES.map((service) => `${RELEASE}-${service}`).sort());
+    }
+  });
+
   it('keeps all but one pod of a service through voluntary disruptions', () => {
     for (const service of SERVICES) {
       const deployment = serverDeployment(objects, service);
