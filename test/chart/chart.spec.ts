@@ -43,7 +43,10 @@ const SERVICES = fs
 
 const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as {
   opsPort: number;
-  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }> & { nats: { name: string } };
+  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }> & {
+    nats: { name: string };
+    databasePerService: { enabled: boolean; prefix: string };
+  };
   postgres: { maxConnections: number };
   migrations: { order: string[] };
   networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
@@ -307,15 +310,22 @@ describe.each<ValuesCase>([
 
   it('reads DATABASE_URL and REDIS_URL from existing Secrets, creates no Secret and carries no credentials', () => {
     expect(ofKind(objects, 'Secret')).toEqual([]);
-    const { database, redis } = chartValues.existingSecrets;
+    const { database, redis, databasePerService } = chartValues.existingSecrets;
+    // A Secret per service (its own Postgres roles) unless the values ask for the shared one, as the development values do.
+    const perService = valuesCase.valuesFile === undefined;
     for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
       const env = spec.containers[0]!.env ?? [];
       const secretRef = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
-      // Migrations go straight to Postgres; the services through the pooler.
-      const expected = owner.startsWith('Job/') ? chartValues.existingSecrets.migrationDatabase : database;
+      const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
+      // Migrations go straight to Postgres as the schema's owner; the services through the pooler as their runtime role.
+      const job = owner.startsWith('Job/');
+      const expected = perService
+        ? { name: `${databasePerService.prefix}-${service}`, key: job ? 'MIGRATION_DATABASE_URL' : 'DATABASE_URL' }
+        : job
+          ? chartValues.existingSecrets.migrationDatabase
+          : database;
       expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: expected.name, key: expected.key } });
       // Each service is its own bus identity, its password from its own key.
-      const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
       const natsUser = env.find((e) => e.name === 'NATS_USER')?.value;
       // The first migration Job manages JetStream as the operator identity; the others never reach NATS.
       const identity = owner.startsWith('Job/') ? (service === STREAMS_MIGRATION ? OPERATOR_IDENTITY : undefined) : service;
@@ -516,18 +526,27 @@ describe('the chart for a fixed-size installation', () => {
 });
 
 describe('the chart with a Postgres role per service', () => {
-  it('gives a service and its migration Job their own Secrets, and the others the shared ones', async () => {
-    const own = { name: 'erp-database-webhook-ingest', key: 'DATABASE_URL' };
-    const owner = { name: 'erp-database-webhook-ingest', key: 'MIGRATION_DATABASE_URL' };
+  const refOf = (objects: KubeObject[], owner: string) => {
+    const template = podTemplates(objects).find((t) => t.owner === owner)!;
+    return template.spec.containers[0]!.env!.find((e) => e.name === 'DATABASE_URL')!.valueFrom!.secretKeyRef;
+  };
+
+  it('gives a service its own Secrets when it names them, the others their per-service ones', async () => {
+    const own = { name: 'vault-webhook-ingest', key: 'RUNTIME_URL' };
+    const owner = { name: 'vault-webhook-ingest', key: 'OWNER_URL' };
     const objects = await render({ values: { services: { 'webhook-ingest': { databaseSecret: own, migrationDatabaseSecret: owner } } } });
-    const refOf = (owner: string) => {
-      const template = podTemplates(objects).find((t) => t.owner === owner)!;
-      return template.spec.containers[0]!.env!.find((e) => e.name === 'DATABASE_URL')!.valueFrom!.secretKeyRef;
-    };
-    expect(refOf(`Deployment/${RELEASE}-webhook-ingest`)).toEqual(own);
-    expect(refOf(`Job/${RELEASE}-webhook-ingest-migrate`)).toEqual(owner);
-    expect(refOf(`Deployment/${RELEASE}-gateway`)).toEqual(chartValues.existingSecrets.database);
-    expect(refOf(`Job/${RELEASE}-gateway-migrate`)).toEqual(chartValues.existingSecrets.migrationDatabase);
+    expect(refOf(objects, `Deployment/${RELEASE}-webhook-ingest`)).toEqual(own);
+    expect(refOf(objects, `Job/${RELEASE}-webhook-ingest-migrate`)).toEqual(owner);
+    expect(refOf(objects, `Deployment/${RELEASE}-gateway`)).toEqual({ name: 'erp-database-gateway', key: 'DATABASE_URL' });
+    expect(refOf(objects, `Job/${RELEASE}-gateway-migrate`)).toEqual({ name: 'erp-database-gateway', key: 'MIGRATION_DATABASE_URL' });
+  });
+
+  it('gives every service the one shared Secret only when asked for', async () => {
+    const objects = await render({ values: { existingSecrets: { databasePerService: { enabled: false } } } });
+    for (const service of SERVICES) {
+      expect(refOf(objects, `Deployment/${RELEASE}-${service}`)).toEqual(chartValues.existingSecrets.database);
+      expect(refOf(objects, `Job/${RELEASE}-${service}-migrate`)).toEqual(chartValues.existingSecrets.migrationDatabase);
+    }
   });
 });
 
@@ -554,6 +573,11 @@ describe('the chart refuses', () => {
       'more database connections at the maximum replicas than Postgres takes',
       { postgres: { maxConnections: 100 } },
       /could open 460 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
+    ],
+    [
+      'more pooled server connections per database user than Postgres takes',
+      { postgres: { pooler: { poolSize: 60 } } },
+      /the pooler could open 420 server connections \(7 database users × postgres.pooler.poolSize 60\), over postgres.serverConnections \(90\)/,
     ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);
@@ -588,7 +612,8 @@ describe('the development cluster dependencies (deploy/k8s)', () => {
 
   it('provide the Secrets the chart reads, and Services at the addresses of its default config', () => {
     const secrets = ofKind<ISecret>(objects, 'Secret');
-    const { nats, ...urls } = chartValues.existingSecrets;
+    // The development values use the shared database Secret (deploy/values-dev.yaml).
+    const { nats, databasePerService: _perService, ...urls } = chartValues.existingSecrets;
     for (const ref of Object.values(urls)) {
       expect(Object.keys(named(secrets, ref.name).stringData ?? {})).toContain(ref.key);
     }

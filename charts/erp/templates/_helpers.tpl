@@ -121,8 +121,7 @@ exists, and what only a running server needs (ports, Redis) is left out.
 - name: PORT
   value: {{ .svc.httpPort | quote }}
 {{- end }}
-{{- /* A service's own Secret (its Postgres role) when it has one, else the shared one. */}}
-{{- $database := ternary (.svc.migrationDatabaseSecret | default $root.Values.existingSecrets.migrationDatabase) (.svc.databaseSecret | default $root.Values.existingSecrets.database) (eq .job true) }}
+{{- $database := include "erp.databaseSecret" . | fromYaml }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
@@ -149,6 +148,25 @@ exists, and what only a running server needs (ports, Redis) is left out.
 {{- range $key, $value := .svc.env }}
 - name: {{ $key }}
   value: {{ include "erp.envValue" $value | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secret (name and key) of a service's DATABASE_URL, or of its migration Job's ("job" true): the
+service's own databaseSecret / migrationDatabaseSecret, else its per-service Secret (its runtime
+role, its owner role), else, when per-service Secrets are turned off, the shared one. Returns YAML.
+Call with (dict "root" $ "name" $serviceName "svc" $svc "job" bool).
+*/}}
+{{- define "erp.databaseSecret" -}}
+{{- $secrets := .root.Values.existingSecrets }}
+{{- $own := ternary .svc.migrationDatabaseSecret .svc.databaseSecret (eq .job true) }}
+{{- if $own }}
+{{- toYaml $own }}
+{{- else if $secrets.databasePerService.enabled }}
+name: {{ printf "%s-%s" $secrets.databasePerService.prefix (ternary (trimSuffix "-migrate" .name) .name (eq .job true)) }}
+key: {{ ternary "MIGRATION_DATABASE_URL" "DATABASE_URL" (eq .job true) }}
+{{- else }}
+{{- toYaml (ternary $secrets.migrationDatabase $secrets.database (eq .job true)) }}
 {{- end }}
 {{- end }}
 
