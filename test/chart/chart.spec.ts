@@ -401,6 +401,10 @@ describe('the chart with default values', () => {
     expect(effectiveEnv(gateway, ofKind<IConfigMap>(objects, 'ConfigMap')).PORT).toBe(String(http.containerPort));
   });
 
+  it('serves the Ingress over TLS, with the certificate of an existing Secret', () => {
+    expect(named(ofKind<IIngress>(objects, 'Ingress'), RELEASE).spec!.tls).toEqual([{ secretName: 'erp-tls' }]);
+  });
+
   it("has a helm test that curls the gateway's /readyz through its Service", () => {
     const sut = ofKind<IPod>(objects, 'Pod').filter((p) => p.metadata.annotations?.['helm.sh/hook'] === 'test');
     expect(sut).toHaveLength(1);
@@ -558,6 +562,31 @@ describe('the chart for a NATS without credentials', () => {
   });
 });
 
+describe('the chart on transport and supply chain', () => {
+  const DIGEST = `sha256:${'ab12'.repeat(16)}`;
+
+  it('has cert-manager issue the Ingress certificate for its hosts when given an issuer', async () => {
+    const objects = await render({ values: { ingress: { hosts: ['api.example.com'], clusterIssuer: 'letsencrypt' } } });
+    const sut = named(ofKind<IIngress>(objects, 'Ingress'), RELEASE);
+    expect(sut.metadata.annotations).toEqual({ 'cert-manager.io/cluster-issuer': 'letsencrypt' });
+    expect(sut.spec!.tls).toEqual([{ secretName: 'erp-tls', hosts: ['api.example.com'] }]);
+  });
+
+  it('serves plain HTTP only when told that TLS ends before the Ingress', async () => {
+    const objects = await render({ values: { ingress: { tls: [], allowPlainHttp: true } } });
+    expect(named(ofKind<IIngress>(objects, 'Ingress'), RELEASE).spec!.tls).toBeUndefined();
+  });
+
+  it('pins every image by digest when given one: each service’s and the helm test’s', async () => {
+    const services = Object.fromEntries(SERVICES.map((service) => [service, { digest: DIGEST }]));
+    const objects = await render({ values: { services, tests: { image: `curlimages/curl:8.11.1@${DIGEST}` } } });
+    const images = podTemplates(objects).flatMap(({ spec }) => containersOf(spec).map((c) => c.image!));
+    expect(images.length).toBeGreaterThan(SERVICES.length * 2);
+    expect(images.filter((image) => !image.endsWith(`@${DIGEST}`))).toEqual([]);
+    expect(mainContainer(serverDeployment(objects, 'sales')).image).toBe(`erp-sales:${chartMeta.appVersion}@${DIGEST}`);
+  });
+});
+
 describe('the chart refuses', () => {
   it.each<[string, object, RegExp]>([
     ['a misspelt service setting', { services: { sales: { replicaz: 2 } } }, /replicaz/],
@@ -574,6 +603,10 @@ describe('the chart refuses', () => {
       { postgres: { maxConnections: 100 } },
       /could open 460 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
     ],
+    ['an Ingress without TLS unless told TLS ends before it', { ingress: { tls: [] } }, /ingress.tls is empty/],
+    ['a cert-manager issuer without hosts to certify', { ingress: { clusterIssuer: 'letsencrypt' } }, /clusterIssuer needs ingress.hosts/],
+    ['an image digest that is not a sha256', { services: { sales: { digest: 'latest' } } }, /digest/],
+    ['a helm test image pinned by something else than a sha256', { tests: { image: 'curlimages/curl@md5:abc' } }, /image/],
     [
       'more pooled server connections per database user than Postgres takes',
       { postgres: { pooler: { poolSize: 60 } } },
@@ -593,6 +626,28 @@ describe('the development cluster dependencies (deploy/k8s)', () => {
   it('build with kustomize into objects that match their Kubernetes schema', () => {
     expect(objects.length).toBeGreaterThan(0);
     for (const object of objects) expect(() => validateObject(object)).not.toThrow();
+  });
+
+  it('name every image in the kustomization, so that one `digest:` there pins it', async () => {
+    const kustomization = parse(fs.readFileSync(path.join(ROOT, 'deploy', 'k8s', 'kustomization.yaml'), 'utf8')) as {
+      images: Array<{ name: string; newTag: string }>;
+    };
+    const images = podTemplates(objects).flatMap(({ spec }) => containersOf(spec).map((c) => c.image!));
+    expect(images.map((image) => image.replace(/:[^:/]+$/, '')).sort()).toEqual(kustomization.images.map((i) => i.name).sort());
+    // An overlay that gives each a digest (as deploy/README.md shows) pins them all.
+    const overlayDir = path.dirname(toolbox.writeFile('kustomization.yaml', ''));
+    const overlay = toolbox.writeFile(
+      'kustomization.yaml',
+      [
+        'resources:',
+        `  - ${path.relative(overlayDir, path.join(ROOT, 'deploy', 'k8s'))}`,
+        'images:',
+        ...kustomization.images.map((i) => `  - name: ${i.name}\n    digest: sha256:${'0f'.repeat(32)}`),
+      ].join('\n'),
+    );
+    const pinned = parseObjects(await toolbox.kubectl(['kustomize', path.dirname(overlay)]));
+    const pinnedImages = podTemplates(pinned).flatMap(({ spec }) => containersOf(spec).map((c) => c.image!));
+    expect(pinnedImages.filter((image) => !image.endsWith(`@sha256:${'0f'.repeat(32)}`))).toEqual([]);
   });
 
   it("carry the labels and ports that the chart's egress rules allow", () => {

@@ -51,16 +51,20 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Image reference of a service. Call with (dict "root" $ "name" $serviceName "svc" $svc). */}}
 {{- define "erp.image" -}}
-{{- if .svc.image }}
-{{- .svc.image }}
-{{- else }}
+{{- $reference := .svc.image }}
+{{- if not $reference }}
 {{- $image := .root.Values.image }}
 {{- $repository := printf "%s-%s" $image.repository .name }}
 {{- if $image.registry }}
 {{- $repository = printf "%s/%s" (trimSuffix "/" $image.registry) $repository }}
 {{- end }}
-{{- printf "%s:%s" $repository (default .root.Chart.AppVersion $image.tag) }}
+{{- $reference = printf "%s:%s" $repository (default .root.Chart.AppVersion $image.tag) }}
 {{- end }}
+{{- /* A digest pins the content: the tag stays for people, the runtime pulls by digest. */}}
+{{- if and .svc.digest (not (contains "@" $reference)) }}
+{{- $reference = printf "%s@%s" $reference .svc.digest }}
+{{- end }}
+{{- $reference }}
 {{- end }}
 
 {{/*
