@@ -577,6 +577,27 @@ describe('the chart on transport and supply chain', () => {
     expect(named(ofKind<IIngress>(objects, 'Ingress'), RELEASE).spec!.tls).toBeUndefined();
   });
 
+  it('gives every service, and the migration Job that manages JetStream, the NATS CA and client certificate when asked', async () => {
+    const objects = await render({
+      values: { existingSecrets: { nats: { name: 'erp-nats', tlsSecret: 'erp-nats-tls', clientCertificate: true } } },
+    });
+    const withTls = podTemplates(objects).filter(({ spec }) => (spec.volumes ?? []).some((v) => v.secret?.secretName === 'erp-nats-tls'));
+    expect(withTls.map((t) => t.owner).sort()).toEqual(
+      [...SERVICES.map((s) => `Deployment/${RELEASE}-${s}`), `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`].sort(),
+    );
+    for (const { owner, spec } of withTls) {
+      const container = spec.containers[0]!;
+      const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+      expect({ owner, ca: env.NATS_TLS_CA_FILE, cert: env.NATS_TLS_CERT_FILE, key: env.NATS_TLS_KEY_FILE }).toEqual({
+        owner,
+        ca: '/etc/erp/nats-tls/ca.crt',
+        cert: '/etc/erp/nats-tls/tls.crt',
+        key: '/etc/erp/nats-tls/tls.key',
+      });
+      expect(container.volumeMounts).toContainEqual({ name: 'nats-tls', mountPath: '/etc/erp/nats-tls', readOnly: true });
+    }
+  });
+
   it('pins every image by digest when given one: each service’s and the helm test’s', async () => {
     const services = Object.fromEntries(SERVICES.map((service) => [service, { digest: DIGEST }]));
     const objects = await render({ values: { services, tests: { image: `curlimages/curl:8.11.1@${DIGEST}` } } });

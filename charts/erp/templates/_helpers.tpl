@@ -142,6 +142,9 @@ exists, and what only a running server needs (ports, Redis) is left out.
       key: {{ printf "NATS_PASSWORD_%s" ($.name | upper | replace "-" "_") }}
 {{- end }}
 {{- end }}
+{{- if not .job }}
+{{- include "erp.natsTlsEnv" $root }}
+{{- end }}
 {{- if and .svc.redis (not .job) }}
 - name: REDIS_URL
   valueFrom:
@@ -171,6 +174,42 @@ name: {{ printf "%s-%s" $secrets.databasePerService.prefix (ternary (trimSuffix 
 key: {{ ternary "MIGRATION_DATABASE_URL" "DATABASE_URL" (eq .job true) }}
 {{- else }}
 {{- toYaml (ternary $secrets.migrationDatabase $secrets.database (eq .job true)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+TLS to NATS when existingSecrets.nats.tlsSecret names a Secret: its environment, its volume
+mount and its volume. Call with $ (the root).
+*/}}
+{{- define "erp.natsTlsEnv" -}}
+{{- with .Values.existingSecrets.nats }}
+{{- if .tlsSecret }}
+- name: NATS_TLS_CA_FILE
+  value: /etc/erp/nats-tls/ca.crt
+{{- if .clientCertificate }}
+- name: NATS_TLS_CERT_FILE
+  value: /etc/erp/nats-tls/tls.crt
+- name: NATS_TLS_KEY_FILE
+  value: /etc/erp/nats-tls/tls.key
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "erp.natsTlsMount" -}}
+{{- if .Values.existingSecrets.nats.tlsSecret }}
+- name: nats-tls
+  mountPath: /etc/erp/nats-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "erp.natsTlsVolume" -}}
+{{- with .Values.existingSecrets.nats.tlsSecret }}
+- name: nats-tls
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
 {{- end }}
 {{- end }}
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Bus, provisionJetStream } from '@erp/bus';
 import { SERVICES } from '@erp/contracts';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
-import { BaseConfig, loadConfig } from './config';
+import { BaseConfig, loadConfig, natsConnection } from './config';
 import { createLogger, type AppLogger } from './logger';
 
 export const MigrateConfig = BaseConfig.extend({
@@ -45,19 +45,7 @@ export function runMigrations(schema: string, migrations: Migrations): void {
 }
 
 async function provisionStreams(config: MigrateConfig, logger: AppLogger): Promise<void> {
-  const bus = await Bus.connect({
-    servers: config.NATS_URL,
-    prefix: config.SUBJECT_PREFIX,
-    name: 'migrate',
-    logger,
-    ...(config.NATS_USER ? { credentials: { user: config.NATS_USER, password: config.NATS_PASSWORD ?? '' } } : {}),
-    stream: {
-      replicas: config.JETSTREAM_REPLICAS,
-      maxBytes: config.JETSTREAM_MAX_BYTES,
-      maxAgeMs: config.JETSTREAM_MAX_AGE_MS,
-      duplicateWindowMs: config.JETSTREAM_DUPLICATE_WINDOW_MS,
-    },
-  });
+  const bus = await Bus.connect({ ...natsConnection(config), prefix: config.SUBJECT_PREFIX, name: 'migrate', logger });
   try {
     await provisionJetStream(bus, SERVICES);
     logger.info({ prefix: config.SUBJECT_PREFIX }, 'events stream and durable consumers up to date');
