@@ -15,6 +15,8 @@ import { SALES_SCHEMA, salesMigrations } from '@erp/sales';
 import { SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations } from '@erp/subscriptions';
 import { WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations } from '@erp/webhook-ingest';
 import { PrivateInfra } from '../reliability/support/private-infra';
+import { eventually } from '../support/sales-fixture';
+import { Stack } from '../support/stack';
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -38,6 +40,16 @@ function runbookBlock(name: string): string {
   return match[1]!;
 }
 
+/** Runs the block `name` of docs/operations.md with bash, as an operator would paste it; resolves with its stdout. */
+async function runBlock(name: string, env: NodeJS.ProcessEnv): Promise<string> {
+  try {
+    return (await execFileAsync('bash', ['-euo', 'pipefail', '-c', runbookBlock(name)], { cwd: ROOT, env, timeout: 120_000 })).stdout;
+  } catch (err) {
+    const failure = err as Error & { stderr?: string; stdout?: string };
+    throw new Error(`runbook block ${name} failed:\n${failure.stderr ?? ''}${failure.stdout ?? ''}`, { cause: err });
+  }
+}
+
 /**
  * The backup and restore runbook of docs/operations.md, its blocks run as written by bash against a
  * Postgres server of its own (the roles and CONNECT grants it sets are server-wide, so never on
@@ -51,14 +63,7 @@ describe('the backup and restore runbook', () => {
   const url = (role: string, database: string) => `postgres://${role}@127.0.0.1:${infra.pgPort}/${database}`;
   const schemas = Object.values(SCHEMAS).map((s) => s.schema);
 
-  const run = async (block: string) => {
-    try {
-      return (await execFileAsync('bash', ['-euo', 'pipefail', '-c', runbookBlock(block)], { cwd: ROOT, env, timeout: 120_000 })).stdout;
-    } catch (err) {
-      const failure = err as Error & { stderr?: string; stdout?: string };
-      throw new Error(`runbook block ${block} failed:\n${failure.stderr ?? ''}${failure.stdout ?? ''}`, { cause: err });
-    }
-  };
+  const run = (block: string) => runBlock(block, env);
   const query = async (connectionString: string, text: string) => {
     const client = new pg.Client({ connectionString });
     await client.connect();
@@ -175,5 +180,53 @@ describe('the backup and restore runbook', () => {
     const audit = (await run('audit')).trim().split('\n');
     expect(audit.length).toBeGreaterThan(5);
     expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
+    const report = JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: String(empresa!.id) })) as { ok: boolean };
+    expect(report.ok).toBe(true);
+  });
+});
+
+/** The back-office commands of docs/operations.md, run as written against the services on NATS (as after the port-forward). */
+describe('the back-office runbook', () => {
+  let stack: Stack;
+  let env: NodeJS.ProcessEnv;
+  const run = async (block: string, extra: Record<string, string> = {}) =>
+    JSON.parse(await runBlock(block, { ...env, ...extra })) as unknown;
+  const inventoryWith = (key: string) =>
+    fetch(`${stack.baseUrl}/api/external/v1/inventory`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.status);
+
+  beforeAll(async () => {
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'] });
+    env = {
+      ...process.env,
+      NATS_URL: stack.iso.natsUrl,
+      SUBJECT_PREFIX: stack.iso.subjectPrefix,
+      AUDITOR_URL: stack.iso.databaseUrl,
+      FIXTURE: path.join(ROOT, 'test', 'fixtures', 'demo.json'),
+      LOG_LEVEL: 'silent',
+    };
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  it('seeds a company, adds and revokes a key, rotates a webhook token, lists and replays failed deliveries, and audits it', async () => {
+    const seeded = (await run('seed')) as { empresas: { demo: { id: number; integraciones: { woo: { id: number; token: string } } } } };
+    const empresa = String(seeded.empresas.demo.id);
+
+    const created = (await run('apikey-create', { EMPRESA: empresa })) as { id: number; key: string };
+    expect(await inventoryWith(created.key)).toBe(200);
+    await run('apikey-revoke', { API_KEY_ID: String(created.id) });
+    await eventually(async () => expect(await inventoryWith(created.key)).toBe(401), 20_000);
+
+    const woo = seeded.empresas.demo.integraciones.woo;
+    const rotated = (await run('webhook-rotate', { INTEGRACION: String(woo.id) })) as { token: string };
+    expect(rotated.token).toEqual(expect.any(String));
+    expect(rotated.token).not.toBe(woo.token);
+
+    // Nothing failed in the demo company: both answer (exit 0) with a JSON document, nothing to replay.
+    expect(await run('webhooks-failed', { EMPRESA: empresa })).toEqual(expect.any(Object));
+    expect(await run('webhooks-replay', { EMPRESA: empresa })).toEqual(expect.any(Object));
+
+    const audit = (await runBlock('audit-all', env)).trim().split('\n');
+    expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
+    expect(JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: empresa }))).toMatchObject({ ok: true });
   });
 });
