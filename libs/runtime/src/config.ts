@@ -35,7 +35,7 @@ export const BaseConfig = z.object({
   OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** Deadline for a graceful stop; Kubernetes' termination grace period must be longer. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
-  /** The events stream: copies on distinct JetStream servers (3 in production), reconciled at start. */
+  /** The events stream: copies on distinct JetStream servers (3 in production); the migration step sets them, services check them at start. */
   JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** Bytes the events stream may hold; -1 for no limit. Full, it refuses events and the outboxes hold them. */
   JETSTREAM_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
