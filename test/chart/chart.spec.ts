@@ -401,6 +401,14 @@ describe('the chart with default values', () => {
     expect(effectiveEnv(gateway, ofKind<IConfigMap>(objects, 'ConfigMap')).PORT).toBe(String(http.containerPort));
   });
 
+  it('pins the third-party image it names by digest', () => {
+    const sut = podTemplates(objects).filter((t) => t.owner.startsWith('Pod/'));
+    expect(sut.length).toBeGreaterThan(0);
+    for (const { owner, spec } of sut)
+      for (const container of containersOf(spec))
+        expect({ owner, image: container.image }).toEqual({ owner, image: expect.stringMatching(/@sha256:[a-f0-9]{64}$/) });
+  });
+
   it('serves the Ingress over TLS, with the certificate of an existing Secret', () => {
     expect(named(ofKind<IIngress>(objects, 'Ingress'), RELEASE).spec!.tls).toEqual([{ secretName: 'erp-tls' }]);
   });
