@@ -13,7 +13,7 @@ import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { passwordVariable } from '@erp/bus';
-import { ADMIN_IDENTITY } from '@erp/contracts';
+import { ADMIN_IDENTITY, OPERATOR_IDENTITY } from '@erp/contracts';
 import { openToolbox, type Toolbox } from './toolbox';
 import {
   containersOf,
@@ -43,12 +43,18 @@ const SERVICES = fs
 
 const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as {
   opsPort: number;
-  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }> & { nats: { name: string } };
+  existingSecrets: Record<'database' | 'migrationDatabase' | 'redis', { name: string; key: string }> & {
+    nats: { name: string };
+    databasePerService: { enabled: boolean; prefix: string };
+  };
   postgres: { maxConnections: number };
+  migrations: { order: string[] };
   networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
 };
 const chartMeta = parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
 const OPS_PORT = chartValues.opsPort;
+/** The migration Job that creates and updates the events stream and the durable consumers: the first of the order. */
+const STREAMS_MIGRATION = chartValues.migrations.order[0]!;
 
 /** What an SRE might set for a small installation with fixed capacity and a slower drain. */
 const FIXED_SIZE = {
@@ -120,7 +126,9 @@ describe.each<ValuesCase>([
     expect(names('Deployment')).toEqual(perService);
     expect(names('Service')).toEqual(perService);
     expect(names('ServiceAccount')).toEqual(perService);
-    expect(names('NetworkPolicy')).toEqual([...perService, `${RELEASE}-migrations`, `${RELEASE}-tests`].sort());
+    expect(names('NetworkPolicy')).toEqual(
+      [...perService, `${RELEASE}-migrations`, `${RELEASE}-migrations-streams`, `${RELEASE}-tests`].sort(),
+    );
     expect(names('Job')).toEqual(perService.map((n) => `${n}-migrate`));
     for (const service of SERVICES) {
       const deployment = serverDeployment(objects, service);
@@ -271,7 +279,9 @@ describe.each<ValuesCase>([
       for (const rule of rules) expect({ owner, ports: (rule.ports ?? []).length > 0 }).toEqual({ owner, ports: true });
       const sut = new Set(rules.flatMap((r) => (r.ports ?? []).map((p) => p.port)));
       const allowed = owner.startsWith('Job/')
-        ? portsOf('dns', 'postgres')
+        ? owner === `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`
+          ? portsOf('dns', 'postgres', 'nats')
+          : portsOf('dns', 'postgres')
         : owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`
           ? portsOf('dns', 'nats', 'postgres', 'otel', 'redis')
           : owner === `Deployment/${RELEASE}-subscriptions`
@@ -300,21 +310,35 @@ describe.each<ValuesCase>([
 
   it('reads DATABASE_URL and REDIS_URL from existing Secrets, creates no Secret and carries no credentials', () => {
     expect(ofKind(objects, 'Secret')).toEqual([]);
-    const { database, redis } = chartValues.existingSecrets;
+    const { database, redis, databasePerService } = chartValues.existingSecrets;
+    // A Secret per service (its own Postgres roles) unless the values ask for the shared one, as the development values do.
+    const perService = valuesCase.valuesFile === undefined;
     for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
       const env = spec.containers[0]!.env ?? [];
       const secretRef = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
-      // Migrations go straight to Postgres; the services through the pooler.
-      const expected = owner.startsWith('Job/') ? chartValues.existingSecrets.migrationDatabase : database;
+      const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
+      // Migrations go straight to Postgres as the schema's owner; the services through the pooler as their runtime role.
+      const job = owner.startsWith('Job/');
+      const expected = perService
+        ? { name: `${databasePerService.prefix}-${service}`, key: job ? 'MIGRATION_DATABASE_URL' : 'DATABASE_URL' }
+        : job
+          ? chartValues.existingSecrets.migrationDatabase
+          : database;
       expect({ owner, ref: secretRef('DATABASE_URL') }).toEqual({ owner, ref: { name: expected.name, key: expected.key } });
       // Each service is its own bus identity, its password from its own key.
-      const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
       const natsUser = env.find((e) => e.name === 'NATS_USER')?.value;
-      expect({ owner, natsUser, ref: secretRef('NATS_PASSWORD') }).toEqual(
-        owner.startsWith('Job/')
-          ? { owner, natsUser: undefined, ref: undefined }
-          : { owner, natsUser: service, ref: { name: chartValues.existingSecrets.nats.name, key: passwordVariable(service) } },
-      );
+      // The first migration Job manages JetStream as the operator identity; the others never reach NATS.
+      const identity = owner.startsWith('Job/') ? (service === STREAMS_MIGRATION ? OPERATOR_IDENTITY : undefined) : service;
+      expect({ owner, natsUser, ref: secretRef('NATS_PASSWORD') }).toEqual({
+        owner,
+        natsUser: identity,
+        ref: identity && { name: chartValues.existingSecrets.nats.name, key: passwordVariable(identity) },
+      });
+      if (owner.startsWith('Job/'))
+        expect({ owner, streams: env.find((e) => e.name === 'MIGRATE_STREAMS')?.value }).toEqual({
+          owner,
+          streams: String(service === STREAMS_MIGRATION),
+        });
       const wantsRedis = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
       expect({ owner, ref: secretRef('REDIS_URL') }).toEqual({ owner, ref: wantsRedis ? { name: redis.name, key: redis.key } : undefined });
     }
@@ -343,6 +367,19 @@ describe('the chart with default values', () => {
     }
   });
 
+  it('is what the runbook’s kubectl selectors pick: every server Deployment of the release, nothing else', () => {
+    const operations = fs.readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const block = /<!-- runbook: scale-down -->\n```sh\n([\s\S]*?)```/.exec(operations)![1]!;
+    const selectors = [...block.matchAll(/ -l (\S+)/g)].map((m) => m[1]!);
+    expect(selectors.length).toBe(2);
+    const deployments = ofKind<IDeployment>(objects, 'Deployment');
+    for (const selector of selectors) {
+      const labels = Object.fromEntries(selector.split(',').map((pair) => pair.split('=') as [string, string]));
+      const sut = deployments.filter((d) => selects(labels, d.metadata.labels ?? {})).map((d) => d.metadata.name);
+      expect(sut.sort()).toEqual(SERVICES.map((service) => `${RELEASE}-${service}`).sort());
+    }
+  });
+
   it('keeps all but one pod of a service through voluntary disruptions', () => {
     for (const service of SERVICES) {
       const deployment = serverDeployment(objects, service);
@@ -362,6 +399,18 @@ describe('the chart with default values', () => {
     const gateway = mainContainer(serverDeployment(objects, 'gateway'));
     const http = gateway.ports!.find((p) => p.name === 'http')!;
     expect(effectiveEnv(gateway, ofKind<IConfigMap>(objects, 'ConfigMap')).PORT).toBe(String(http.containerPort));
+  });
+
+  it('pins the third-party image it names by digest', () => {
+    const sut = podTemplates(objects).filter((t) => t.owner.startsWith('Pod/'));
+    expect(sut.length).toBeGreaterThan(0);
+    for (const { owner, spec } of sut)
+      for (const container of containersOf(spec))
+        expect({ owner, image: container.image }).toEqual({ owner, image: expect.stringMatching(/@sha256:[a-f0-9]{64}$/) });
+  });
+
+  it('serves the Ingress over TLS, with the certificate of an existing Secret', () => {
+    expect(named(ofKind<IIngress>(objects, 'Ingress'), RELEASE).spec!.tls).toEqual([{ secretName: 'erp-tls' }]);
   });
 
   it("has a helm test that curls the gateway's /readyz through its Service", () => {
@@ -489,18 +538,27 @@ describe('the chart for a fixed-size installation', () => {
 });
 
 describe('the chart with a Postgres role per service', () => {
-  it('gives a service and its migration Job their own Secrets, and the others the shared ones', async () => {
-    const own = { name: 'erp-database-webhook-ingest', key: 'DATABASE_URL' };
-    const owner = { name: 'erp-database-webhook-ingest', key: 'MIGRATION_DATABASE_URL' };
+  const refOf = (objects: KubeObject[], owner: string) => {
+    const template = podTemplates(objects).find((t) => t.owner === owner)!;
+    return template.spec.containers[0]!.env!.find((e) => e.name === 'DATABASE_URL')!.valueFrom!.secretKeyRef;
+  };
+
+  it('gives a service its own Secrets when it names them, the others their per-service ones', async () => {
+    const own = { name: 'vault-webhook-ingest', key: 'RUNTIME_URL' };
+    const owner = { name: 'vault-webhook-ingest', key: 'OWNER_URL' };
     const objects = await render({ values: { services: { 'webhook-ingest': { databaseSecret: own, migrationDatabaseSecret: owner } } } });
-    const refOf = (owner: string) => {
-      const template = podTemplates(objects).find((t) => t.owner === owner)!;
-      return template.spec.containers[0]!.env!.find((e) => e.name === 'DATABASE_URL')!.valueFrom!.secretKeyRef;
-    };
-    expect(refOf(`Deployment/${RELEASE}-webhook-ingest`)).toEqual(own);
-    expect(refOf(`Job/${RELEASE}-webhook-ingest-migrate`)).toEqual(owner);
-    expect(refOf(`Deployment/${RELEASE}-gateway`)).toEqual(chartValues.existingSecrets.database);
-    expect(refOf(`Job/${RELEASE}-gateway-migrate`)).toEqual(chartValues.existingSecrets.migrationDatabase);
+    expect(refOf(objects, `Deployment/${RELEASE}-webhook-ingest`)).toEqual(own);
+    expect(refOf(objects, `Job/${RELEASE}-webhook-ingest-migrate`)).toEqual(owner);
+    expect(refOf(objects, `Deployment/${RELEASE}-gateway`)).toEqual({ name: 'erp-database-gateway', key: 'DATABASE_URL' });
+    expect(refOf(objects, `Job/${RELEASE}-gateway-migrate`)).toEqual({ name: 'erp-database-gateway', key: 'MIGRATION_DATABASE_URL' });
+  });
+
+  it('gives every service the one shared Secret only when asked for', async () => {
+    const objects = await render({ values: { existingSecrets: { databasePerService: { enabled: false } } } });
+    for (const service of SERVICES) {
+      expect(refOf(objects, `Deployment/${RELEASE}-${service}`)).toEqual(chartValues.existingSecrets.database);
+      expect(refOf(objects, `Job/${RELEASE}-${service}-migrate`)).toEqual(chartValues.existingSecrets.migrationDatabase);
+    }
   });
 });
 
@@ -509,6 +567,52 @@ describe('the chart for a NATS without credentials', () => {
     const objects = await render({ values: { existingSecrets: { nats: { name: '' } } } });
     const names = podTemplates(objects).flatMap((t) => (t.spec.containers[0]!.env ?? []).map((e) => e.name));
     expect(names.filter((n) => n.startsWith('NATS_USER') || n.startsWith('NATS_PASSWORD'))).toEqual([]);
+  });
+});
+
+describe('the chart on transport and supply chain', () => {
+  const DIGEST = `sha256:${'ab12'.repeat(16)}`;
+
+  it('has cert-manager issue the Ingress certificate for its hosts when given an issuer', async () => {
+    const objects = await render({ values: { ingress: { hosts: ['api.example.com'], clusterIssuer: 'letsencrypt' } } });
+    const sut = named(ofKind<IIngress>(objects, 'Ingress'), RELEASE);
+    expect(sut.metadata.annotations).toEqual({ 'cert-manager.io/cluster-issuer': 'letsencrypt' });
+    expect(sut.spec!.tls).toEqual([{ secretName: 'erp-tls', hosts: ['api.example.com'] }]);
+  });
+
+  it('serves plain HTTP only when told that TLS ends before the Ingress', async () => {
+    const objects = await render({ values: { ingress: { tls: [], allowPlainHttp: true } } });
+    expect(named(ofKind<IIngress>(objects, 'Ingress'), RELEASE).spec!.tls).toBeUndefined();
+  });
+
+  it('gives every service, and the migration Job that manages JetStream, the NATS CA and client certificate when asked', async () => {
+    const objects = await render({
+      values: { existingSecrets: { nats: { name: 'erp-nats', tlsSecret: 'erp-nats-tls', clientCertificate: true } } },
+    });
+    const withTls = podTemplates(objects).filter(({ spec }) => (spec.volumes ?? []).some((v) => v.secret?.secretName === 'erp-nats-tls'));
+    expect(withTls.map((t) => t.owner).sort()).toEqual(
+      [...SERVICES.map((s) => `Deployment/${RELEASE}-${s}`), `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`].sort(),
+    );
+    for (const { owner, spec } of withTls) {
+      const container = spec.containers[0]!;
+      const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+      expect({ owner, ca: env.NATS_TLS_CA_FILE, cert: env.NATS_TLS_CERT_FILE, key: env.NATS_TLS_KEY_FILE }).toEqual({
+        owner,
+        ca: '/etc/erp/nats-tls/ca.crt',
+        cert: '/etc/erp/nats-tls/tls.crt',
+        key: '/etc/erp/nats-tls/tls.key',
+      });
+      expect(container.volumeMounts).toContainEqual({ name: 'nats-tls', mountPath: '/etc/erp/nats-tls', readOnly: true });
+    }
+  });
+
+  it('pins every image by digest when given one: each service’s and the helm test’s', async () => {
+    const services = Object.fromEntries(SERVICES.map((service) => [service, { digest: DIGEST }]));
+    const objects = await render({ values: { services, tests: { image: `curlimages/curl:8.11.1@${DIGEST}` } } });
+    const images = podTemplates(objects).flatMap(({ spec }) => containersOf(spec).map((c) => c.image!));
+    expect(images.length).toBeGreaterThan(SERVICES.length * 2);
+    expect(images.filter((image) => !image.endsWith(`@${DIGEST}`))).toEqual([]);
+    expect(mainContainer(serverDeployment(objects, 'sales')).image).toBe(`erp-sales:${chartMeta.appVersion}@${DIGEST}`);
   });
 });
 
@@ -528,6 +632,15 @@ describe('the chart refuses', () => {
       { postgres: { maxConnections: 100 } },
       /could open 460 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
     ],
+    ['an Ingress without TLS unless told TLS ends before it', { ingress: { tls: [] } }, /ingress.tls is empty/],
+    ['a cert-manager issuer without hosts to certify', { ingress: { clusterIssuer: 'letsencrypt' } }, /clusterIssuer needs ingress.hosts/],
+    ['an image digest that is not a sha256', { services: { sales: { digest: 'latest' } } }, /digest/],
+    ['a helm test image pinned by something else than a sha256', { tests: { image: 'curlimages/curl@md5:abc' } }, /image/],
+    [
+      'more pooled server connections per database user than Postgres takes',
+      { postgres: { pooler: { poolSize: 60 } } },
+      /the pooler could open 420 server connections \(7 database users × postgres.pooler.poolSize 60\), over postgres.serverConnections \(90\)/,
+    ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);
   });
@@ -542,6 +655,28 @@ describe('the development cluster dependencies (deploy/k8s)', () => {
   it('build with kustomize into objects that match their Kubernetes schema', () => {
     expect(objects.length).toBeGreaterThan(0);
     for (const object of objects) expect(() => validateObject(object)).not.toThrow();
+  });
+
+  it('name every image in the kustomization, so that one `digest:` there pins it', async () => {
+    const kustomization = parse(fs.readFileSync(path.join(ROOT, 'deploy', 'k8s', 'kustomization.yaml'), 'utf8')) as {
+      images: Array<{ name: string; newTag: string }>;
+    };
+    const images = podTemplates(objects).flatMap(({ spec }) => containersOf(spec).map((c) => c.image!));
+    expect(images.map((image) => image.replace(/:[^:/]+$/, '')).sort()).toEqual(kustomization.images.map((i) => i.name).sort());
+    // An overlay that gives each a digest (as deploy/README.md shows) pins them all.
+    const overlayDir = path.dirname(toolbox.writeFile('kustomization.yaml', ''));
+    const overlay = toolbox.writeFile(
+      'kustomization.yaml',
+      [
+        'resources:',
+        `  - ${path.relative(overlayDir, path.join(ROOT, 'deploy', 'k8s'))}`,
+        'images:',
+        ...kustomization.images.map((i) => `  - name: ${i.name}\n    digest: sha256:${'0f'.repeat(32)}`),
+      ].join('\n'),
+    );
+    const pinned = parseObjects(await toolbox.kubectl(['kustomize', path.dirname(overlay)]));
+    const pinnedImages = podTemplates(pinned).flatMap(({ spec }) => containersOf(spec).map((c) => c.image!));
+    expect(pinnedImages.filter((image) => !image.endsWith(`@sha256:${'0f'.repeat(32)}`))).toEqual([]);
   });
 
   it("carry the labels and ports that the chart's egress rules allow", () => {
@@ -561,12 +696,13 @@ describe('the development cluster dependencies (deploy/k8s)', () => {
 
   it('provide the Secrets the chart reads, and Services at the addresses of its default config', () => {
     const secrets = ofKind<ISecret>(objects, 'Secret');
-    const { nats, ...urls } = chartValues.existingSecrets;
+    // The development values use the shared database Secret (deploy/values-dev.yaml).
+    const { nats, databasePerService: _perService, ...urls } = chartValues.existingSecrets;
     for (const ref of Object.values(urls)) {
       expect(Object.keys(named(secrets, ref.name).stringData ?? {})).toContain(ref.key);
     }
     // A password for every bus identity, which nats-server and each service read.
-    const identities = [...SERVICES, ADMIN_IDENTITY];
+    const identities = [...SERVICES, ADMIN_IDENTITY, OPERATOR_IDENTITY];
     expect(Object.keys(named(secrets, nats.name).stringData ?? {}).sort()).toEqual(identities.map(passwordVariable).sort());
     const config = (parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as { config: Record<string, string> }).config;
     const services = ofKind<IService>(objects, 'Service');

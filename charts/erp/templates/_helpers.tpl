@@ -51,16 +51,20 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Image reference of a service. Call with (dict "root" $ "name" $serviceName "svc" $svc). */}}
 {{- define "erp.image" -}}
-{{- if .svc.image }}
-{{- .svc.image }}
-{{- else }}
+{{- $reference := .svc.image }}
+{{- if not $reference }}
 {{- $image := .root.Values.image }}
 {{- $repository := printf "%s-%s" $image.repository .name }}
 {{- if $image.registry }}
 {{- $repository = printf "%s/%s" (trimSuffix "/" $image.registry) $repository }}
 {{- end }}
-{{- printf "%s:%s" $repository (default .root.Chart.AppVersion $image.tag) }}
+{{- $reference = printf "%s:%s" $repository (default .root.Chart.AppVersion $image.tag) }}
 {{- end }}
+{{- /* A digest pins the content: the tag stays for people, the runtime pulls by digest. */}}
+{{- if and .svc.digest (not (contains "@" $reference)) }}
+{{- $reference = printf "%s@%s" $reference .svc.digest }}
+{{- end }}
+{{- $reference }}
 {{- end }}
 
 {{/*
@@ -121,8 +125,7 @@ exists, and what only a running server needs (ports, Redis) is left out.
 - name: PORT
   value: {{ .svc.httpPort | quote }}
 {{- end }}
-{{- /* A service's own Secret (its Postgres role) when it has one, else the shared one. */}}
-{{- $database := ternary (.svc.migrationDatabaseSecret | default $root.Values.existingSecrets.migrationDatabase) (.svc.databaseSecret | default $root.Values.existingSecrets.database) (eq .job true) }}
+{{- $database := include "erp.databaseSecret" . | fromYaml }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
@@ -139,6 +142,9 @@ exists, and what only a running server needs (ports, Redis) is left out.
       key: {{ printf "NATS_PASSWORD_%s" ($.name | upper | replace "-" "_") }}
 {{- end }}
 {{- end }}
+{{- if not .job }}
+{{- include "erp.natsTlsEnv" $root }}
+{{- end }}
 {{- if and .svc.redis (not .job) }}
 - name: REDIS_URL
   valueFrom:
@@ -149,6 +155,61 @@ exists, and what only a running server needs (ports, Redis) is left out.
 {{- range $key, $value := .svc.env }}
 - name: {{ $key }}
   value: {{ include "erp.envValue" $value | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secret (name and key) of a service's DATABASE_URL, or of its migration Job's ("job" true): the
+service's own databaseSecret / migrationDatabaseSecret, else its per-service Secret (its runtime
+role, its owner role), else, when per-service Secrets are turned off, the shared one. Returns YAML.
+Call with (dict "root" $ "name" $serviceName "svc" $svc "job" bool).
+*/}}
+{{- define "erp.databaseSecret" -}}
+{{- $secrets := .root.Values.existingSecrets }}
+{{- $own := ternary .svc.migrationDatabaseSecret .svc.databaseSecret (eq .job true) }}
+{{- if $own }}
+{{- toYaml $own }}
+{{- else if $secrets.databasePerService.enabled }}
+name: {{ printf "%s-%s" $secrets.databasePerService.prefix (ternary (trimSuffix "-migrate" .name) .name (eq .job true)) }}
+key: {{ ternary "MIGRATION_DATABASE_URL" "DATABASE_URL" (eq .job true) }}
+{{- else }}
+{{- toYaml (ternary $secrets.migrationDatabase $secrets.database (eq .job true)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+TLS to NATS when existingSecrets.nats.tlsSecret names a Secret: its environment, its volume
+mount and its volume. Call with $ (the root).
+*/}}
+{{- define "erp.natsTlsEnv" -}}
+{{- with .Values.existingSecrets.nats }}
+{{- if .tlsSecret }}
+- name: NATS_TLS_CA_FILE
+  value: /etc/erp/nats-tls/ca.crt
+{{- if .clientCertificate }}
+- name: NATS_TLS_CERT_FILE
+  value: /etc/erp/nats-tls/tls.crt
+- name: NATS_TLS_KEY_FILE
+  value: /etc/erp/nats-tls/tls.key
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "erp.natsTlsMount" -}}
+{{- if .Values.existingSecrets.nats.tlsSecret }}
+- name: nats-tls
+  mountPath: /etc/erp/nats-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "erp.natsTlsVolume" -}}
+{{- with .Values.existingSecrets.nats.tlsSecret }}
+- name: nats-tls
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
 {{- end }}
 {{- end }}
 

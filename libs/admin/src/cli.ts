@@ -25,7 +25,7 @@ ${RETURNS_USAGE}
                                   check the books' invariants on the live databases, read-only
                                   (exit 1 when one is violated)
 
-Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp), NATS_USER and NATS_PASSWORD (the admin identity, when NATS requires one);
+Environment: NATS_URL (default nats://127.0.0.1:4222), SUBJECT_PREFIX (default erp), NATS_USER and NATS_PASSWORD (the admin identity, when NATS requires one), NATS_TLS_CA_FILE (TLS to NATS);
 the audit reads DATABASE_URL (default postgres://postgres@127.0.0.1:5432/erp), and DATABASE_URL_<SCHEMA> (e.g. DATABASE_URL_SALES)
 for a schema that lives in another database; a violation found across databases is reported only when a second look 5 s later finds it too.`;
 

@@ -11,5 +11,6 @@ export async function connectAdminBus(env: NodeJS.ProcessEnv = process.env): Pro
     requestTimeoutMs: 30_000,
     // The admin identity, when NATS requires one: the only one allowed to call `*.admin.*`.
     ...(env.NATS_USER ? { credentials: { user: env.NATS_USER, password: env.NATS_PASSWORD ?? '' } } : {}),
+    ...(env.NATS_TLS_CA_FILE ? { tls: { caFile: env.NATS_TLS_CA_FILE } } : {}),
   });
 }

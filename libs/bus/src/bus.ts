@@ -74,6 +74,11 @@ export interface BusOptions {
    * identity can read another's replies.
    */
   credentials?: { user: string; password: string };
+  /**
+   * TLS to the server, verified against the CA in `caFile`; with `certFile` and `keyFile` the
+   * client also presents its certificate (a server that verifies clients).
+   */
+  tls?: { caFile: string; certFile?: string; keyFile?: string };
   logger: Logger;
   requestTimeoutMs?: number;
   observer?: BusObserver;
@@ -129,6 +134,7 @@ export class Bus {
       ...(options.credentials
         ? { user: options.credentials.user, pass: options.credentials.password, inboxPrefix: inboxPrefix(options.credentials.user) }
         : {}),
+      ...(options.tls ? { tls: { ...options.tls } } : {}),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       // No Error (and stack capture) per request for context on a timeout: the bus reports

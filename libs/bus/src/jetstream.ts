@@ -2,6 +2,7 @@ import {
   AckPolicy,
   DeliverPolicy,
   DiscardPolicy,
+  JetStreamApiCodes,
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
@@ -10,10 +11,19 @@ import {
   type JetStreamManager,
   type JsMsg,
   type PubAck,
+  type ConsumerConfig,
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
-import { isAppError, streamName, type EventCatalog, type PayloadOf, type RequestContext } from '@erp/contracts';
+import {
+  BUS_IDENTITIES,
+  isAppError,
+  streamName,
+  type BusIdentity,
+  type EventCatalog,
+  type PayloadOf,
+  type RequestContext,
+} from '@erp/contracts';
 import { translatePgError } from '@erp/db';
 import type { Bus, StreamSettings } from './bus';
 import { buildHeaders, extractTraceContext, readRequestContext } from './headers';
@@ -32,7 +42,8 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
 /**
  * Creates the one events stream of this prefix, or brings an existing one to the configured
  * replicas and limits (a stream created by an older release, or with other settings, is
- * updated in place; its events stay). Safe to call from every service at start.
+ * updated in place; its events stay). Privileged: only the operator identity may create or
+ * change the stream (the migration step runs it); services only look at it (`checkEventStream`).
  */
 export async function ensureEventStream(bus: Bus): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
@@ -56,23 +67,45 @@ export async function ensureEventStream(bus: Bus): Promise<string> {
     try {
       info = await jsm.streams.add({ name, retention: RetentionPolicy.Limits, storage: StorageType.File, ...wanted });
     } catch (addErr) {
-      // Another service created it between our look-up and our add: reconcile it below.
+      // Another migration created it between our look-up and our add: reconcile it below.
       info = await jsm.streams.info(name).catch(() => {
         throw addErr;
       });
     }
   }
   await reconcileStream(bus, jsm, info.config, wanted);
-  // A server that is not clustered accepts R3 and keeps one copy: starting anyway would promise a
-  // durability it lacks. The copies are the leader and the replicas its cluster info lists.
+  await checkReplicas(jsm, name, settings.replicas);
+  return name;
+}
+
+/**
+ * What a service does at start instead of managing the stream: checks that it exists and keeps
+ * as many copies as configured. Its identity may read the stream's info and nothing more.
+ */
+export async function checkEventStream(bus: Bus): Promise<string> {
+  const jsm = await jetstreamManager(bus.nc);
+  const name = streamName(bus.options.prefix);
+  await jsm.streams.info(name).catch((err: unknown) => {
+    if (isApiError(err, JetStreamApiCodes.StreamNotFound))
+      throw new Error(`The events stream ${name} does not exist: the migration step creates it (MIGRATE_STREAMS)`);
+    throw err;
+  });
+  await checkReplicas(jsm, name, (bus.options.stream ?? DEFAULT_STREAM_SETTINGS).replicas);
+  return name;
+}
+
+const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
+
+// A server that is not clustered accepts R3 and keeps one copy: starting anyway would promise a
+// durability it lacks. The copies are the leader and the replicas its cluster info lists.
+async function checkReplicas(jsm: JetStreamManager, name: string, wanted: number): Promise<void> {
   const cluster = (await jsm.streams.info(name)).cluster;
   const replicas = 1 + (cluster?.replicas?.length ?? 0);
-  if (replicas < settings.replicas) {
+  if (replicas < wanted) {
     throw new Error(
-      `The events stream ${name} keeps ${replicas} replica(s) but ${settings.replicas} are configured: run JetStream as a cluster of at least ${settings.replicas} servers`,
+      `The events stream ${name} keeps ${replicas} replica(s) but ${wanted} are configured: run JetStream as a cluster of at least ${wanted} servers`,
     );
   }
-  return name;
 }
 
 type StreamLimits = Pick<StreamConfig, 'subjects' | 'num_replicas' | 'max_bytes' | 'max_age' | 'duplicate_window' | 'discard'>;
@@ -129,49 +162,88 @@ export interface ConsumerOptions<E extends EventCatalog, S extends keyof E & str
   concurrency?: number;
   /** Pause before each redelivery, by attempt; the last value repeats. */
   backoffMs?: readonly number[];
+  /** Deliveries of one event before it is terminated (counted here: the consumer itself redelivers without limit). */
   maxDeliver?: number;
-  ackWaitMs?: number;
 }
 
 const RETRYABLE_CODES = new Set(['UNAVAILABLE', 'TIMEOUT', 'INTERNAL']);
 
+/** How long a delivered event may stay unacknowledged before it is redelivered. */
+const ACK_WAIT_MS = 30_000;
+/** Events delivered and not yet settled, over all replicas of the service (each takes at most its concurrency). */
+const MAX_ACK_PENDING = 64;
+
+/** The durable consumer `durable` as it must be on the stream: pull, explicit acks, reading only `subjects`. */
+function consumerConfig(bus: Bus, durable: string, subjects: readonly string[]): Partial<ConsumerConfig> {
+  return {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    // A single subject uses `filter_subject`, which every JetStream server supports; several need 2.10+.
+    ...(subjects.length === 1 ? { filter_subject: bus.subject(subjects[0]!) } : { filter_subjects: subjects.map((s) => bus.subject(s)) }),
+    // The service terminates an event after its own maxDeliver: the consumer never drops one by itself.
+    max_deliver: -1,
+    ack_wait: nanos(ACK_WAIT_MS),
+    max_ack_pending: MAX_ACK_PENDING,
+  };
+}
+
 /**
- * A durable pull consumer with bounded concurrency. Every message is parsed with its contract
- * first (a payload that breaks it is terminated); success acks, a retryable failure naks with
- * backoff, a poison event or a business-rule error terminates with a logged reason. Handlers must
- * be idempotent on `meta.eventId`: redelivery after a crash is normal.
+ * Creates the durable pull consumer `durable` reading `subjects` of the events stream, or brings
+ * an existing one to that configuration. Privileged like `ensureEventStream`: services may not
+ * create consumers (a consumer's config can name a deliver subject, which no permission can
+ * restrict), they bind to the ones the migration step made.
+ */
+export async function ensureConsumer(bus: Bus, durable: string, subjects: readonly string[]): Promise<void> {
+  const jsm = await jetstreamManager(bus.nc);
+  const stream = streamName(bus.options.prefix);
+  const config = consumerConfig(bus, durable, subjects);
+  const exists = await jsm.consumers.info(stream, durable).then(
+    () => true,
+    (err: unknown) => {
+      if (isApiError(err, JetStreamApiCodes.ConsumerNotFound)) return false;
+      throw err;
+    },
+  );
+  if (exists) {
+    await jsm.consumers.update(stream, durable, config);
+    return;
+  }
+  await jsm.consumers.add(stream, config).catch(async (addErr: unknown) => {
+    // Another migration added it between our look-up and our add.
+    await jsm.consumers.info(stream, durable).catch(() => {
+      throw addErr;
+    });
+  });
+}
+
+/**
+ * Binds to the durable pull consumer made by `ensureConsumer`, with bounded concurrency. Every
+ * message is parsed with its contract first (a payload that breaks it is terminated); success
+ * acks, a retryable failure naks with backoff, a poison event or a business-rule error terminates
+ * with a logged reason. Handlers must be idempotent on `meta.eventId`: redelivery after a crash
+ * is normal. A consumer that is missing or reads other subjects stops the start.
  */
 export async function startConsumer<E extends EventCatalog, S extends keyof E & string>(
   bus: Bus,
   options: ConsumerOptions<E, S>,
 ): Promise<void> {
-  const stream = await ensureEventStream(bus);
   const jsm = await jetstreamManager(bus.nc);
+  const stream = streamName(bus.options.prefix);
   const concurrency = options.concurrency ?? 8;
   const backoff = options.backoffMs ?? [250, 1_000, 5_000, 15_000, 60_000];
   const maxDeliver = options.maxDeliver ?? 50;
-  const config = {
-    durable_name: options.durable,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    // A single subject uses `filter_subject`, which every JetStream server supports; several need 2.10+.
-    ...(options.subjects.length === 1
-      ? { filter_subject: bus.subject(options.subjects[0]!) }
-      : { filter_subjects: options.subjects.map((s) => bus.subject(s)) }),
-    max_deliver: maxDeliver,
-    ack_wait: nanos(options.ackWaitMs ?? 30_000),
-    max_ack_pending: Math.max(concurrency * 4, 64),
-  };
-  try {
-    await jsm.consumers.info(stream, options.durable);
-    await jsm.consumers.update(stream, options.durable, config);
-  } catch (err) {
-    if (!(err instanceof JetStreamApiError)) throw err;
-    await jsm.consumers.add(stream, config).catch(async (addErr) => {
-      await jsm.consumers.info(stream, options.durable).catch(() => {
-        throw addErr;
-      });
-    });
+  const info = await jsm.consumers.info(stream, options.durable).catch((err: unknown) => {
+    if (isApiError(err, JetStreamApiCodes.ConsumerNotFound))
+      throw new Error(`The consumer ${options.durable} of ${stream} does not exist: the migration step creates it (MIGRATE_STREAMS)`);
+    throw err;
+  });
+  const wanted = options.subjects.map((s) => bus.subject(s)).sort();
+  const reads = (info.config.filter_subjects ?? (info.config.filter_subject ? [info.config.filter_subject] : [])).slice().sort();
+  if (JSON.stringify(reads) !== JSON.stringify(wanted)) {
+    throw new Error(
+      `The consumer ${options.durable} reads ${reads.join(', ') || 'everything'}, not ${wanted.join(', ')}: run the migration step`,
+    );
   }
   const consumer = await jetstream(bus.nc).consumers.get(stream, options.durable);
   const messages = await consumer.consume({ max_messages: concurrency });
@@ -261,5 +333,17 @@ export async function startConsumerPerSubject<E extends EventCatalog, S extends 
   const { durables, ...consumer } = options;
   for (const subject of Object.keys(durables) as S[]) {
     await startConsumer(bus, { ...consumer, durable: durables[subject], subjects: [subject] });
+  }
+}
+
+/**
+ * What the operator identity sets up before a release's services start (the migration step): the
+ * events stream and the durable consumers `BUS_IDENTITIES` declares for `services`.
+ */
+export async function provisionJetStream(bus: Bus, services: readonly string[]): Promise<void> {
+  await ensureEventStream(bus);
+  const identities: Readonly<Record<string, BusIdentity>> = BUS_IDENTITIES;
+  for (const service of services) {
+    for (const [durable, subject] of Object.entries(identities[service]?.consumers ?? {})) await ensureConsumer(bus, durable, [subject]);
   }
 }

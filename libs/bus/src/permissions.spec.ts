@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { BUS_IDENTITIES, SERVICES } from '@erp/contracts';
 import { natsPermissions } from './permissions';
@@ -21,4 +21,56 @@ describe('NATS permissions generated from the subject catalogs', () => {
     const committed = readFileSync(path.resolve(__dirname, '../../../deploy/k8s/nats-auth.conf'), 'utf8');
     expect(committed).toBe(deployNatsAuthText());
   });
+
+  it('grants each service exactly the subjects its code requests, no catalog wholesale', () => {
+    for (const service of SERVICES) {
+      const requested = requestsInCode(service);
+      expect({ service, calls: [...new Set(BUS_IDENTITIES[service].calls)].sort() }).toEqual({ service, calls: requested });
+      const granted = sut[service]!.publish.allow.filter((s) => !s.startsWith('$') && !s.startsWith('erp.events.'));
+      expect({ service, granted }).toEqual({ service, granted: requested.map((s) => `erp.${s}`) });
+    }
+    expect(sut.gateway!.publish.allow).not.toContain('erp.inventory.stock.adjust');
+  });
+
+  it('lets no service create, change or delete a stream or a consumer; the operator identity manages them', () => {
+    for (const service of SERVICES) {
+      const jetstream = sut[service]!.publish.allow.filter((s) => s.startsWith('$JS.API.'));
+      expect({
+        service,
+        managing: jetstream.filter((s) => !/^\$JS\.API\.(INFO|STREAM\.INFO\.|CONSUMER\.(INFO|MSG\.NEXT)\.)/.test(s)),
+      }).toEqual({
+        service,
+        managing: [],
+      });
+    }
+    expect(sut.operator!.publish.allow).toEqual(
+      expect.arrayContaining(['$JS.API.STREAM.CREATE.erp_EVENTS', '$JS.API.STREAM.UPDATE.erp_EVENTS']),
+    );
+    expect(sut.operator!.publish.allow.filter((s) => !s.startsWith('$JS.API.'))).toEqual([]);
+  });
 });
+
+const SERVICES_DIR = path.resolve(__dirname, '../../../services');
+// `bus.request(catalog, 'subject', …)` and its JSON variants, however the call is wrapped over lines.
+const REQUEST_CALL = /\bbus\.request\w*\(/g;
+const LITERAL_REQUEST = /\bbus\.request\w*\(\s*\w+\s*,\s*'([^']+)'/g;
+
+/** The subjects a service's source requests; a request whose subject is not a literal cannot be granted, so it fails. */
+function requestsInCode(service: string): string[] {
+  const subjects = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
+        const text = readFileSync(file, 'utf8');
+        const literal = [...text.matchAll(LITERAL_REQUEST)].map((m) => m[1]!);
+        const all = text.match(REQUEST_CALL)?.length ?? 0;
+        if (all !== literal.length) throw new Error(`${file}: a bus request whose subject is not a string literal cannot be granted`);
+        for (const subject of literal) subjects.add(subject);
+      }
+    }
+  };
+  walk(path.join(SERVICES_DIR, service, 'src'));
+  return [...subjects].sort();
+}

@@ -1,4 +1,4 @@
-import { ADMIN_IDENTITY, BUS_IDENTITIES, SERVICES, streamName, type BusIdentity, type Catalog } from '@erp/contracts';
+import { ADMIN_IDENTITY, BUS_IDENTITIES, OPERATOR_IDENTITY, SERVICES, streamName, type BusIdentity, type Catalog } from '@erp/contracts';
 import { inboxPrefix } from './bus';
 
 /** What one identity may publish and subscribe to, in nats-server's terms. */
@@ -12,12 +12,15 @@ export interface NatsPermissions {
 const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
 
 /**
- * The permissions of every bus identity under `prefix`, generated from the contracts' catalogs
- * (`BUS_IDENTITIES`): a service subscribes to the subjects it serves and the events it listens
- * to; publishes the requests it calls (never another service's `*.admin.*`) and its own events;
- * manages the events stream and only its own durable consumers, each bound to the one subject it
- * reads; reads only its own inbox. The admin identity (the CLI) calls every subject, admin ones
- * included, and nothing else.
+ * The permissions of every bus identity under `prefix`, generated from `BUS_IDENTITIES`: a service
+ * subscribes to the subjects it serves and the events it listens to; publishes the subjects it
+ * calls, one by one (never an `*.admin.*` one), and its own events; may read the events stream's
+ * info and pull from, and acknowledge on, its own durable consumers, and nothing else of
+ * JetStream: no stream or consumer is created, changed, purged or deleted by a service (a consumer
+ * it could create could push the stream to any subject, an admin one included); reads only its own
+ * inbox. The operator identity (the migration step) creates and updates the stream and the
+ * declared durables, and nothing else. The admin identity (the CLI) calls every served subject,
+ * admin ones included, and nothing else.
  */
 export function natsPermissions(prefix: string): Record<string, NatsPermissions> {
   const subject = (name: string) => `${prefix}.${name}`;
@@ -26,20 +29,17 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
   const permissions: Record<string, NatsPermissions> = {};
   for (const service of SERVICES) {
     const identity: BusIdentity = BUS_IDENTITIES[service];
-    const consumers = Object.entries(identity.consumers);
+    const admin = identity.calls.filter(isAdminSubject);
+    if (admin.length > 0) throw new Error(`${service} declares calls to back-office subjects: ${admin.join(', ')}`);
     permissions[service] = {
       publish: {
         allow: unique([
-          ...subjectsOf(identity.calls)
-            .filter((s) => !isAdminSubject(s))
-            .map(subject),
+          ...identity.calls.map(subject),
           ...identity.publishes.flatMap((events) => Object.keys(events)).map(subject),
           '$JS.API.INFO',
-          ...['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.${stream}`),
-          ...consumers.flatMap(([durable, event]) => [
+          `$JS.API.STREAM.INFO.${stream}`,
+          ...Object.keys(identity.consumers).flatMap((durable) => [
             `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
-            // The filter subject is part of the API subject: the durable can only ever read that event.
-            `$JS.API.CONSUMER.CREATE.${stream}.${durable}.${subject(event)}`,
             `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
             `$JS.ACK.${stream}.${durable}.>`,
           ]),
@@ -51,6 +51,22 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
       allow_responses: true,
     };
   }
+  const durables = SERVICES.flatMap((service) => Object.entries(BUS_IDENTITIES[service].consumers as Readonly<Record<string, string>>));
+  permissions[OPERATOR_IDENTITY] = {
+    publish: {
+      allow: unique([
+        '$JS.API.INFO',
+        ...['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.${stream}`),
+        ...durables.flatMap(([durable, event]) => [
+          `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
+          // The filter subject is part of the API subject: each durable can only ever read its event.
+          `$JS.API.CONSUMER.CREATE.${stream}.${durable}.${subject(event)}`,
+        ]),
+      ]),
+    },
+    subscribe: { allow: [`${inboxPrefix(OPERATOR_IDENTITY)}.>`] },
+    allow_responses: false,
+  };
   permissions[ADMIN_IDENTITY] = {
     publish: { allow: unique(SERVICES.flatMap((service) => subjectsOf(BUS_IDENTITIES[service].serves)).map(subject)) },
     subscribe: { allow: [`${inboxPrefix(ADMIN_IDENTITY)}.>`] },

@@ -23,9 +23,11 @@ import {
   JsonText,
   OutboxRelay,
   PoisonEventError,
+  checkEventStream,
   claimEvent,
   createOutboxTables,
   enqueueEvent,
+  ensureConsumer,
   ensureEventStream,
   publishEvent,
   startConsumer,
@@ -275,6 +277,8 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     db = root.withSchema('svc');
     relay = new OutboxRelay({ db, bus, pollMs: 50 });
     relay.start();
+    await ensureEventStream(bus);
+    await ensureConsumer(bus, 'spec-consumer', ['events.test.thing.happened']);
     await startConsumer(bus, {
       durable: 'spec-consumer',
       events,
@@ -364,8 +368,20 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     expect(rows.rows[0]!.n).toBe(2);
   });
 
+  it('binds only to a durable the migration step made, reading the subjects the service expects', async () => {
+    const handler = async () => undefined;
+    await expect(
+      startConsumer(bus, { durable: 'spec-never-made', events, subjects: ['events.test.thing.happened'], handler }),
+    ).rejects.toThrow(/spec-never-made .*does not exist/);
+    await expect(startConsumer(bus, { durable: 'spec-consumer', events, subjects: ['events.test.thing.undone'], handler })).rejects.toThrow(
+      /reads .*thing\.happened/,
+    );
+  });
+
   it('starts one durable consumer per subject, each filtering on its own subject, all with the one handler', async () => {
     const handled: string[] = [];
+    await ensureConsumer(bus, 'spec-each-happened', ['events.test.thing.happened']);
+    await ensureConsumer(bus, 'spec-each-undone', ['events.test.thing.undone']);
     await startConsumerPerSubject(bus, {
       durables: { 'events.test.thing.happened': 'spec-each-happened', 'events.test.thing.undone': 'spec-each-undone' },
       events,
@@ -432,6 +448,17 @@ describe('the events stream', () => {
     // A second start finds nothing to change.
     await ensureEventStream(bus);
     expect((await jsm.streams.info(name)).config.max_bytes).toBe(settings.maxBytes);
+  });
+
+  it('lets a service start only once the stream exists, without creating it', async () => {
+    const elsewhere = await Bus.connect({ servers: iso.natsUrl, prefix: `${iso.subjectPrefix}_none`, name: 'stream-spec-none', logger });
+    try {
+      await expect(checkEventStream(elsewhere)).rejects.toThrow(/does not exist: the migration step creates it/);
+      await expect((await jetstreamManager(elsewhere.nc)).streams.info(streamName(`${iso.subjectPrefix}_none`))).rejects.toThrow();
+    } finally {
+      await elsewhere.drain();
+    }
+    await expect(checkEventStream(bus)).resolves.toBe(streamName(iso.subjectPrefix));
   });
 
   it('refuses to start with more replicas than the JetStream servers can hold, instead of running unreplicated', async () => {

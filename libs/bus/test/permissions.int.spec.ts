@@ -3,20 +3,23 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { DiscardPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { z } from 'zod';
 import {
+  SERVICES,
   defineEvents,
   gatewayEvents,
   gatewaySubjects,
   returnsForSalesSubjects,
   salesEvents,
   salesForReturnsSubjects,
+  streamName,
   webhookEvents,
   webhookGatewaySubjects,
   type RequestContext,
 } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
-import { Bus, ensureEventStream, natsAuthorizationConfig, publishEvent, startConsumer } from '../src';
+import { Bus, natsAuthorizationConfig, provisionJetStream, publishEvent, startConsumer } from '../src';
 
 const NATS_SERVER = '/usr/sbin/nats-server';
 const PREFIX = 'perm';
@@ -81,6 +84,8 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     server = spawn(NATS_SERVER, ['-c', config], { stdio: 'ignore' });
     url = `nats://127.0.0.1:${port}`;
     await waitForPort(port, 10_000);
+    // What the migration step does before any service starts.
+    await provisionJetStream(await connectAs('operator'), SERVICES);
   });
   afterAll(async () => {
     for (const bus of buses) await bus.drain().catch(() => undefined);
@@ -126,7 +131,6 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     // Listening as they pass: the subscription is refused, so the gateway's event never arrives.
     const overheard: unknown[] = [];
     webhooks.subscribeAll('events.gateway.credentials.changed', (_subject, payload) => void overheard.push(payload));
-    await ensureEventStream(gateway);
     await publishEvent(gateway, 'events.gateway.credentials.changed', { empresa_id: 1 }, { msgId: 'credentials-1' });
     // Through JetStream: neither another service's durable, nor its own name over another subject.
     const handler = async () => undefined;
@@ -164,7 +168,6 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       webhooks.request(webhookGatewaySubjects, 'gateway.webhook.context', { empresa_id: 1, usuario_id: 1 }, ctx),
     ).resolves.toEqual({ empresa: null, usuario: null });
 
-    await ensureEventStream(webhooks);
     const seen: number[] = [];
     await startConsumer(webhooks, {
       durable: 'webhook-ingest-deliveries',
@@ -228,5 +231,80 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     await expect(
       inventory.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: 7, clave: 'devolucion-2' }, ctx),
     ).rejects.toThrow();
+  });
+
+  describe('JetStream, which only the operator identity manages', () => {
+    const stream = streamName(PREFIX);
+    const managerOf = async (identity: string) =>
+      jetstreamManager((buses.find((b) => b.options.name === identity) ?? (await connectAs(identity))).nc);
+    const streamConfig = async () => (await (await managerOf('operator')).streams.info(stream)).config;
+
+    it('refuses a service that sets max_msgs on the stream or adds subjects to it, and the stream stays as it was', async () => {
+      const before = await streamConfig();
+      const packages = await managerOf('packages');
+      await expect(packages.streams.update(stream, { ...before, max_msgs: 1, discard: DiscardPolicy.Old })).rejects.toThrow(/permission/i);
+      await expect(packages.streams.update(stream, { ...before, subjects: [...before.subjects, `${PREFIX}.sales.>`] })).rejects.toThrow(
+        /permission/i,
+      );
+      for (const identity of SERVICES) {
+        const jsm = await managerOf(identity);
+        await expect(jsm.streams.add({ name: `${identity.replace(/-/g, '_')}_OWN`, subjects: [`${PREFIX}.sales.>`] })).rejects.toThrow(
+          /permission/i,
+        );
+        await expect(jsm.streams.purge(stream)).rejects.toThrow(/permission/i);
+        await expect(jsm.streams.delete(stream)).rejects.toThrow(/permission/i);
+      }
+      expect(await streamConfig()).toEqual(before);
+      // What a service may do: read the stream's info.
+      await expect((await managerOf('packages')).streams.info(stream)).resolves.toMatchObject({ config: { name: stream } });
+    });
+
+    it('refuses a push consumer delivering the stream to a back-office subject, for every service identity', async () => {
+      const sales = buses.find((b) => b.options.name === 'sales')!;
+      const annulled: string[] = [];
+      const sub = sales.nc.subscribe(`${PREFIX}.sales.admin.annul`, { callback: (_err, msg) => void annulled.push(msg.subject) });
+      for (const identity of SERVICES) {
+        const jsm: JetStreamManager = await managerOf(identity);
+        await expect(
+          jsm.consumers.add(stream, {
+            durable_name: 'sales-return-created',
+            filter_subject: `${PREFIX}.events.returns.return.created`,
+            deliver_subject: `${PREFIX}.sales.admin.annul`,
+          }),
+        ).rejects.toThrow(/permission/i);
+      }
+      await publishEvent(
+        buses.find((b) => b.options.name === 'returns') ?? (await connectAs('returns')),
+        'events.returns.return.created',
+        { empresa_id: 1, id_devolucion: 5, id_venta: 7 },
+        { msgId: 'return-5' },
+      );
+      await sales.nc.flush();
+      await new Promise((r) => setTimeout(r, 300));
+      sub.unsubscribe();
+      expect(annulled).toEqual([]);
+      // The durable the operator made is still the pull consumer it was.
+      const consumer = await (await managerOf('operator')).consumers.info(stream, 'sales-return-created');
+      expect(consumer.config.deliver_subject).toBeUndefined();
+    });
+  });
+
+  it('lets the gateway publish only the subjects it calls: not erp.inventory.stock.adjust, which sales may', async () => {
+    const inventory = buses.find((b) => b.options.name === 'inventory') ?? (await connectAs('inventory'));
+    const received: string[] = [];
+    const sub = inventory.nc.subscribe(`${PREFIX}.inventory.stock.adjust`, { callback: (_err, msg) => void received.push(msg.string()) });
+    await inventory.nc.flush();
+    const gateway = buses.find((b) => b.options.name === 'gateway')!;
+    const sales = buses.find((b) => b.options.name === 'sales')!;
+    gateway.nc.publish(`${PREFIX}.inventory.stock.adjust`, 'from the gateway');
+    sales.nc.publish(`${PREFIX}.inventory.stock.adjust`, 'from sales');
+    await Promise.all([gateway.nc.flush(), sales.nc.flush()]);
+    const until = Date.now() + 5_000;
+    while (!received.includes('from sales')) {
+      if (Date.now() > until) throw new Error('the request of sales did not arrive');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    sub.unsubscribe();
+    expect(received.filter((m) => m !== 'from sales')).toEqual([]);
   });
 });

@@ -9,61 +9,106 @@ import { subscriptionsSubjects } from './subscriptions';
 import { webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhooks';
 
 /**
- * What each service may do on the bus, by catalog: the NATS permissions of its identity are
- * generated from this (libs/bus `natsPermissions`), never written by hand. `serves` are the
- * catalogs it answers, `calls` those it requests (without their `<service>.admin.*` subjects:
- * only the admin identity calls those), `publishes` its own events, `consumers` its durable
- * JetStream consumers (durable name → the one event subject it reads), `listens` events it
- * receives as they pass without a durable (cache invalidation: the gateway's API keys,
- * webhook-ingest's integration tokens).
+ * What each service may do on the bus: the NATS permissions of its identity are generated from
+ * this (libs/bus `natsPermissions`), never written by hand. `serves` are the catalogs it answers,
+ * `calls` the subjects it requests, one by one (a unit test reads every `bus.request` of the
+ * service's code and fails when this list and the code differ; never a `<service>.admin.*`
+ * subject: only the admin identity calls those), `publishes` its own events, `consumers` its
+ * durable JetStream consumers (durable name → the one event subject it reads; the operator
+ * identity creates them), `listens` events it receives as they pass without a durable (cache
+ * invalidation: the gateway's API keys, webhook-ingest's integration tokens).
  */
 export interface BusIdentity {
   serves: readonly Catalog[];
-  calls: readonly Catalog[];
+  calls: readonly string[];
   publishes: readonly EventCatalog[];
   consumers: Readonly<Record<string, string>>;
   listens: readonly string[];
 }
 
+/** Subjects of `catalog` a service calls: a name the catalog does not have does not compile. */
+const callsOf = <C extends Catalog>(_catalog: C, ...subjects: Array<keyof C & string>): readonly string[] => subjects;
+
 export const BUS_IDENTITIES = {
   gateway: {
     serves: [gatewaySubjects, gatewayDirectorySubjects, webhookGatewaySubjects],
-    calls: [inventorySubjects, packagesSubjects, returnsApiSubjects, salesApiSubjects, subscriptionsSubjects, webhookSubjects],
+    calls: [
+      ...callsOf(inventorySubjects, 'inventory.product.list', 'inventory.product.get', 'inventory.summary'),
+      ...callsOf(packagesSubjects, 'packages.import'),
+      ...callsOf(returnsApiSubjects, 'returns.return.list', 'returns.return.get', 'returns.summary'),
+      ...callsOf(salesApiSubjects, 'sales.sale.list', 'sales.sale.get', 'sales.summary', 'sales.create', 'sales.update'),
+      ...callsOf(
+        subscriptionsSubjects,
+        'subscriptions.subscription.create',
+        'subscriptions.subscription.list',
+        'subscriptions.subscription.get',
+        'subscriptions.subscription.delete',
+        'subscriptions.subscription.replay',
+        'subscriptions.delivery.list',
+        'subscriptions.event.list',
+      ),
+      ...callsOf(webhookSubjects, 'webhooks.receive'),
+    ],
     publishes: [gatewayEvents],
     consumers: {},
     listens: ['events.gateway.credentials.changed'],
   },
   inventory: {
     serves: [inventorySubjects],
-    calls: [salesSubjects],
+    calls: callsOf(salesSubjects, 'sales.sale.exists'),
     publishes: [inventoryEvents],
     consumers: { 'inventory-sale-created': 'events.sales.sale.created' },
     listens: [],
   },
   sales: {
     serves: [salesSubjects, salesForReturnsSubjects, salesApiSubjects, salesAdminSubjects, salesPlatformSubjects],
-    calls: [inventorySubjects, returnsForSalesSubjects],
+    calls: [
+      ...callsOf(
+        inventorySubjects,
+        'inventory.product.resolve',
+        'inventory.sucursal.resolve',
+        'inventory.stock.reserve',
+        'inventory.stock.release',
+        'inventory.stock.adjust',
+      ),
+      ...callsOf(returnsForSalesSubjects, 'returns.sale.registrations'),
+    ],
     publishes: [salesEvents],
     consumers: { 'sales-return-created': 'events.returns.return.created', 'sales-return-annulled': 'events.returns.return.annulled' },
     listens: [],
   },
   returns: {
     serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects, returnsForSalesSubjects],
-    calls: [inventorySubjects, salesForReturnsSubjects],
+    calls: [
+      ...callsOf(inventorySubjects, 'inventory.product.resolve', 'inventory.stock.adjust'),
+      ...callsOf(salesForReturnsSubjects, 'sales.sale.returnable', 'sales.sale.return.register', 'sales.sale.return.square'),
+    ],
     publishes: [returnsEvents],
     consumers: { 'returns-stock-created': 'events.returns.return.created', 'returns-stock-annulled': 'events.returns.return.annulled' },
     listens: [],
   },
   packages: {
     serves: [packagesSubjects],
-    calls: [gatewayDirectorySubjects, inventorySubjects],
+    calls: [...callsOf(gatewayDirectorySubjects, 'gateway.usuario.by-codigo'), ...callsOf(inventorySubjects, 'inventory.sucursal.resolve')],
     publishes: [packagesEvents],
     consumers: {},
     listens: [],
   },
   'webhook-ingest': {
     serves: [webhookSubjects],
-    calls: [inventorySubjects, returnsPlatformSubjects, salesApiSubjects, salesPlatformSubjects, webhookGatewaySubjects],
+    calls: [
+      ...callsOf(
+        inventorySubjects,
+        'inventory.product.resolve',
+        'inventory.product.create',
+        'inventory.product.update',
+        'inventory.stock.adjust',
+      ),
+      ...callsOf(returnsPlatformSubjects, 'returns.platform.create'),
+      ...callsOf(salesApiSubjects, 'sales.create', 'sales.sale.get', 'sales.update'),
+      ...callsOf(salesPlatformSubjects, 'sales.customer.find-or-create', 'sales.sale.annul', 'sales.sale.by-reference'),
+      ...callsOf(webhookGatewaySubjects, 'gateway.webhook.context'),
+    ],
     publishes: [webhookEvents],
     consumers: { 'webhook-ingest-deliveries': 'events.webhooks.delivery.received' },
     listens: ['events.webhooks.integration.changed'],
@@ -80,6 +125,12 @@ export const BUS_IDENTITIES = {
 
 /** The identity of the back-office CLI: the only one that may call `<service>.admin.*`. */
 export const ADMIN_IDENTITY = 'admin';
+
+/**
+ * The identity of the migration step: the only one that may create or change the events stream
+ * and the durable consumers. It serves and calls nothing.
+ */
+export const OPERATOR_IDENTITY = 'operator';
 
 /** A durable consumer name the service's identity allows (a name not declared above does not compile). */
 export type ConsumerName<S extends ServiceName> = keyof (typeof BUS_IDENTITIES)[S]['consumers'] & string;

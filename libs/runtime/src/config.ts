@@ -1,3 +1,4 @@
+import type { BusOptions } from '@erp/bus';
 import { z } from 'zod';
 
 /** Environment every service reads. Services extend it with their own keys. */
@@ -19,6 +20,11 @@ export const BaseConfig = z.object({
    */
   NATS_USER: z.string().min(1).optional(),
   NATS_PASSWORD: z.string().min(1).optional(),
+  /** TLS to NATS: the CA that signed the servers' certificates (the chart mounts it from a Secret). */
+  NATS_TLS_CA_FILE: z.string().min(1).optional(),
+  /** The client certificate and key, for servers that verify clients (both or neither). */
+  NATS_TLS_CERT_FILE: z.string().min(1).optional(),
+  NATS_TLS_KEY_FILE: z.string().min(1).optional(),
   /** Prefix of every NATS subject (and of the JetStream stream name). */
   SUBJECT_PREFIX: z
     .string()
@@ -29,7 +35,7 @@ export const BaseConfig = z.object({
   OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** Deadline for a graceful stop; Kubernetes' termination grace period must be longer. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
-  /** The events stream: copies on distinct JetStream servers (3 in production), reconciled at start. */
+  /** The events stream: copies on distinct JetStream servers (3 in production); the migration step sets them, services check them at start. */
   JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** Bytes the events stream may hold; -1 for no limit. Full, it refuses events and the outboxes hold them. */
   JETSTREAM_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
@@ -46,6 +52,32 @@ export const BaseConfig = z.object({
     .default(10 * 60_000),
 });
 export type BaseConfig = z.output<typeof BaseConfig>;
+
+/** How this process reaches NATS, from its configuration: servers, its identity, TLS, the events stream's settings. */
+export function natsConnection(config: BaseConfig): Pick<BusOptions, 'servers' | 'credentials' | 'tls' | 'stream'> {
+  if (Boolean(config.NATS_TLS_CERT_FILE) !== Boolean(config.NATS_TLS_KEY_FILE))
+    throw new Error('Invalid configuration: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together');
+  if (config.NATS_TLS_CERT_FILE && !config.NATS_TLS_CA_FILE)
+    throw new Error('Invalid configuration: NATS_TLS_CERT_FILE needs NATS_TLS_CA_FILE, the CA the server is verified against');
+  return {
+    servers: config.NATS_URL,
+    ...(config.NATS_USER ? { credentials: { user: config.NATS_USER, password: config.NATS_PASSWORD ?? '' } } : {}),
+    ...(config.NATS_TLS_CA_FILE
+      ? {
+          tls: {
+            caFile: config.NATS_TLS_CA_FILE,
+            ...(config.NATS_TLS_CERT_FILE ? { certFile: config.NATS_TLS_CERT_FILE, keyFile: config.NATS_TLS_KEY_FILE } : {}),
+          },
+        }
+      : {}),
+    stream: {
+      replicas: config.JETSTREAM_REPLICAS,
+      maxBytes: config.JETSTREAM_MAX_BYTES,
+      maxAgeMs: config.JETSTREAM_MAX_AGE_MS,
+      duplicateWindowMs: config.JETSTREAM_DUPLICATE_WINDOW_MS,
+    },
+  };
+}
 
 /**
  * Parses the environment once into a frozen object. Throws one readable error naming every bad

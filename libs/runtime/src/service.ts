@@ -2,10 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
-import { Bus, ensureEventStream, outboxBacklog } from '@erp/bus';
+import { Bus, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
 import type { ServiceName } from '@erp/contracts';
-import type { BaseConfig } from './config';
+import { natsConnection, type BaseConfig } from './config';
 import { createLogger, type AppLogger } from './logger';
 import { createMetrics, registerOutboxMetrics } from './metrics';
 
@@ -80,23 +80,19 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
   // Every service schema has an outbox (createOutboxTables is part of each first migration).
   registerOutboxMetrics(registry, () => outboxBacklog(db));
   const bus = await Bus.connect({
-    servers: config.NATS_URL,
+    ...natsConnection(config),
     prefix: config.SUBJECT_PREFIX,
     name: spec.name,
     logger,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     observer: busObserver,
     validateReplies: config.VALIDATE_REPLIES === undefined ? config.NODE_ENV !== 'production' : config.VALIDATE_REPLIES === 'true',
-    ...(config.NATS_USER ? { credentials: { user: config.NATS_USER, password: config.NATS_PASSWORD ?? '' } } : {}),
-    stream: {
-      replicas: config.JETSTREAM_REPLICAS,
-      maxBytes: config.JETSTREAM_MAX_BYTES,
-      maxAgeMs: config.JETSTREAM_MAX_AGE_MS,
-      duplicateWindowMs: config.JETSTREAM_DUPLICATE_WINDOW_MS,
-    },
   });
   onShutdown('nats', () => bus.drain());
-  await ensureEventStream(bus);
+  // Migrating at start is for local runs and tests, on a NATS without identities: the service
+  // then also does the operator's part. In production the migration step did it.
+  if (options.migrateOnStart) await provisionJetStream(bus, [spec.name]);
+  else await checkEventStream(bus);
 
   checks.push({ name: 'postgres', required: true, check: async () => (await sql`select 1`.execute(rootDb), 'ok') });
   checks.push({

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
+import { Bus, provisionJetStream } from '@erp/bus';
 import type { ServiceName } from '@erp/contracts';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
 import { gatewayMigrations, GATEWAY_SCHEMA } from '@erp/gateway';
@@ -9,6 +10,7 @@ import { packagesMigrations, PACKAGES_SCHEMA } from '@erp/packages';
 import { returnsMigrations, RETURNS_SCHEMA } from '@erp/returns';
 import { salesMigrations, SALES_SCHEMA } from '@erp/sales';
 import { webhookIngestMigrations, WEBHOOK_INGEST_SCHEMA } from '@erp/webhook-ingest';
+import { createLogger } from '@erp/runtime';
 import { subscriptionsMigrations, SUBSCRIPTIONS_SCHEMA } from '@erp/subscriptions';
 import { freePort } from './private-infra';
 import { sleep } from './wait';
@@ -88,7 +90,7 @@ export class Cluster {
     });
   }
 
-  /** Migrates every service's schema, as the chart's hook Jobs do before the services start. */
+  /** Migrates every service's schema and sets up JetStream, as the chart's hook Jobs do before the services start. */
   async migrate(): Promise<void> {
     for (const name of ALL_SERVICES) {
       const url = this.perService[name]?.DATABASE_URL ?? this.env.DATABASE_URL!;
@@ -98,6 +100,17 @@ export class Cluster {
       } finally {
         await db.destroy();
       }
+    }
+    const bus = await Bus.connect({
+      servers: this.env.NATS_URL!,
+      prefix: this.env.SUBJECT_PREFIX!,
+      name: 'reliability-migrate',
+      logger: createLogger('reliability-migrate', 'warn'),
+    });
+    try {
+      await provisionJetStream(bus, ALL_SERVICES);
+    } finally {
+      await bus.drain();
     }
   }
 

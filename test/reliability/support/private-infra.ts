@@ -17,6 +17,14 @@ export class PrivatePostgres {
     private readonly bin: string,
   ) {}
 
+  /** A new server in `dir` (created), on a free port, started. */
+  static async start(dir: string): Promise<PrivatePostgres> {
+    const server = new PrivatePostgres(dir, await freePort(), postgresBinDir());
+    server.init();
+    await server.start();
+    return server;
+  }
+
   /** A database of this server (`postgres` unless told). */
   url(database = 'postgres'): string {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
@@ -25,7 +33,10 @@ export class PrivatePostgres {
   init(): void {
     mkdirSync(this.dir, { recursive: true });
     // Postgres refuses to run as root: as root, its files and processes belong to the postgres user.
-    if (isRoot()) chownSync(this.dir, uidOf('postgres'), gidOf('postgres'));
+    if (isRoot()) {
+      chownSync(path.dirname(this.dir), uidOf('postgres'), gidOf('postgres'));
+      chownSync(this.dir, uidOf('postgres'), gidOf('postgres'));
+    }
     this.asPostgres(path.join(this.bin, 'initdb'), ['-D', this.data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync']);
   }
 
@@ -166,7 +177,6 @@ export class PrivateInfra {
 
   static async start(options: { natsNodes?: number } = {}): Promise<PrivateInfra> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'erp-chaos-'));
-    if (isRoot()) chownSync(dir, uidOf('postgres'), gidOf('postgres'));
     const bin = postgresBinDir();
     const nodes: NatsNode[] = [];
     for (let i = 1; i <= (options.natsNodes ?? 3); i++) {

@@ -1,0 +1,232 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { SERVICES } from '@erp/contracts';
+import { createDb, migrateSchema, type Migrations } from '@erp/db';
+import { GATEWAY_SCHEMA, gatewayMigrations } from '@erp/gateway';
+import { INVENTORY_SCHEMA, inventoryMigrations } from '@erp/inventory';
+import { PACKAGES_SCHEMA, packagesMigrations } from '@erp/packages';
+import { RETURNS_SCHEMA, returnsMigrations } from '@erp/returns';
+import { SALES_SCHEMA, salesMigrations } from '@erp/sales';
+import { SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations } from '@erp/subscriptions';
+import { WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations } from '@erp/webhook-ingest';
+import { PrivatePostgres } from '../reliability/support/private-infra';
+import { eventually } from '@erp/testing';
+import { Stack } from '../support/stack';
+
+const execFileAsync = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..', '..');
+const OPERATIONS = fs.readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
+
+/** Every service's schema and migrations: the runbook's SCHEMAS must name them all. */
+const SCHEMAS: Record<(typeof SERVICES)[number], { schema: string; migrations: Migrations }> = {
+  gateway: { schema: GATEWAY_SCHEMA, migrations: gatewayMigrations },
+  sales: { schema: SALES_SCHEMA, migrations: salesMigrations },
+  inventory: { schema: INVENTORY_SCHEMA, migrations: inventoryMigrations },
+  returns: { schema: RETURNS_SCHEMA, migrations: returnsMigrations },
+  packages: { schema: PACKAGES_SCHEMA, migrations: packagesMigrations },
+  'webhook-ingest': { schema: WEBHOOK_INGEST_SCHEMA, migrations: webhookIngestMigrations },
+  subscriptions: { schema: SUBSCRIPTIONS_SCHEMA, migrations: subscriptionsMigrations },
+};
+
+/** The shell block that follows `<!-- runbook: NAME -->` in docs/operations.md. */
+function runbookBlock(name: string): string {
+  const match = new RegExp(`<!-- runbook: ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(OPERATIONS);
+  if (!match) throw new Error(`docs/operations.md has no block marked runbook: ${name}`);
+  return match[1]!;
+}
+
+/** Runs the block `name` of docs/operations.md with bash, as an operator would paste it; resolves with its stdout. */
+async function runBlock(name: string, env: NodeJS.ProcessEnv): Promise<string> {
+  try {
+    return (await execFileAsync('bash', ['-euo', 'pipefail', '-c', runbookBlock(name)], { cwd: ROOT, env, timeout: 120_000 })).stdout;
+  } catch (err) {
+    const failure = err as Error & { stderr?: string; stdout?: string };
+    throw new Error(`runbook block ${name} failed:\n${failure.stderr ?? ''}${failure.stdout ?? ''}`, { cause: err });
+  }
+}
+
+/**
+ * The backup and restore runbook of docs/operations.md, its blocks run as written by bash against a
+ * Postgres server of its own (the roles and CONNECT grants it sets are server-wide, so never on
+ * the shared one): roles, migrations as the owners, data, a dump as the auditor, a restore into a
+ * new database, the switch, the next migrations as the owners, the audit.
+ */
+describe('the backup and restore runbook', () => {
+  let infra: PrivatePostgres;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  const url = (role: string, database: string) => `postgres://${role}@127.0.0.1:${infra.port}/${database}`;
+  const schemas = Object.values(SCHEMAS).map((s) => s.schema);
+
+  const run = (block: string) => runBlock(block, env);
+  const query = async (connectionString: string, text: string) => {
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    try {
+      return (await client.query(text)).rows as Array<Record<string, unknown>>;
+    } finally {
+      await client.end();
+    }
+  };
+  const migrateAsOwners = async (database: string, extra: Partial<Record<string, Migrations>> = {}) => {
+    for (const { schema, migrations } of Object.values(SCHEMAS)) {
+      const db = createDb<unknown>({ connectionString: url(`erp_${schema}_owner`, database), max: 1 });
+      try {
+        await migrateSchema(db, schema, { ...migrations, ...extra[schema] });
+      } finally {
+        await db.destroy();
+      }
+    }
+  };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-runbook-'));
+    infra = await PrivatePostgres.start(path.join(dir, 'pg'));
+    await query(infra.url(), 'create database erp');
+    env = {
+      ...process.env,
+      SERVER_URL: url('postgres', 'postgres'),
+      ADMIN_URL: url('postgres', 'erp'),
+      RESTORE_URL: url('postgres', 'erp_restored'),
+      AUDITOR_URL: url('auditor', 'erp'),
+      SCHEMAS: schemas.join(' '),
+      DUMP: path.join(dir, 'erp.dump'),
+    };
+    await run('roles');
+    await migrateAsOwners('erp');
+  }, 180_000);
+  afterAll(async () => {
+    infra?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names every service schema', () => {
+    expect(OPERATIONS).toContain(`export SCHEMAS="${schemas.join(' ')}"`);
+  });
+
+  it('keeps every role to the system’s database', async () => {
+    await expect(query(url(`erp_${GATEWAY_SCHEMA}`, 'postgres'), 'select 1')).rejects.toThrow(/permission denied for database "postgres"/);
+    await expect(query(url('auditor', 'postgres'), 'select 1')).rejects.toThrow(/permission denied for database "postgres"/);
+    await expect(query(url(`erp_${GATEWAY_SCHEMA}`, 'erp'), 'select 1 as ok')).resolves.toEqual([{ ok: 1 }]);
+  });
+
+  it('backs up as the auditor, restores each schema to its owner, and the next migrations and the audit run on it', async () => {
+    // What the services wrote, as their runtime roles.
+    const [empresa] = await query(
+      url('erp_gateway', 'erp'),
+      `insert into gateway.empresas (nombre) values ('Empresa Respaldada') returning id`,
+    );
+    await query(url('erp_gateway', 'erp'), `insert into gateway.empresas (nombre) values ('Empresa Dos')`);
+
+    await run('backup');
+    expect(fs.statSync(env.DUMP!).size).toBeGreaterThan(0);
+    // Damage after the backup: the restore brings the books back to it.
+    await query(url('erp_gateway', 'erp'), `update gateway.empresas set nombre = 'Dañada'`);
+
+    await run('restore');
+    await run('switch');
+
+    const restored = url('postgres', 'erp');
+    expect(await query(restored, 'select nombre from gateway.empresas order by id')).toEqual([
+      { nombre: 'Empresa Respaldada' },
+      { nombre: 'Empresa Dos' },
+    ]);
+    expect(await query(url('postgres', 'erp_before_restore'), `select distinct nombre from gateway.empresas`)).toEqual([
+      { nombre: 'Dañada' },
+    ]);
+    // Every table, sequence and function belongs to its schema's owner again.
+    const strangers = await query(
+      restored,
+      `select n.nspname as schema, c.relname as name, pg_get_userbyid(c.relowner) as owner
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = any('{${schemas.join(',')}}') and pg_get_userbyid(c.relowner) <> 'erp_' || n.nspname || '_owner'
+       union all
+       select n.nspname, p.proname, pg_get_userbyid(p.proowner)
+         from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+        where n.nspname = any('{${schemas.join(',')}}') and pg_get_userbyid(p.proowner) <> 'erp_' || n.nspname || '_owner'`,
+    );
+    expect(strangers).toEqual([]);
+    expect(
+      (
+        await query(
+          restored,
+          `select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'sales'`,
+        )
+      )[0]!.n,
+    ).toBeGreaterThan(5);
+
+    // The runtime roles write again, with the sequences where the backup left them.
+    const [next] = await query(url('erp_gateway', 'erp'), `insert into gateway.empresas (nombre) values ('Empresa Nueva') returning id`);
+    expect(Number(next!.id)).toBe(Number(empresa!.id) + 2);
+
+    // The next release's migrations, as the owners: one changes a restored table, which only its owner may.
+    await migrateAsOwners('erp', {
+      [GATEWAY_SCHEMA]: {
+        '9999-runbook-next-release': {
+          up: (db) => sql`alter table gateway.empresas add column notas text`.execute(db).then(() => undefined),
+        },
+      },
+    });
+    expect(await query(url('erp_gateway', 'erp'), `select notas from gateway.empresas where id = ${Number(empresa!.id)}`)).toEqual([
+      { notas: null },
+    ]);
+
+    // Exit 0 (run() rejects otherwise), every invariant listed as held.
+    const audit = (await run('audit')).trim().split('\n');
+    expect(audit.length).toBeGreaterThan(5);
+    expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
+    const report = JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: String(empresa!.id) })) as { ok: boolean };
+    expect(report.ok).toBe(true);
+  });
+});
+
+/** The back-office commands of docs/operations.md, run as written against the services on NATS (as after the port-forward). */
+describe('the back-office runbook', () => {
+  let stack: Stack;
+  let env: NodeJS.ProcessEnv;
+  const run = async (block: string, extra: Record<string, string> = {}) =>
+    JSON.parse(await runBlock(block, { ...env, ...extra })) as unknown;
+  const inventoryWith = (key: string) =>
+    fetch(`${stack.baseUrl}/api/external/v1/inventory`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.status);
+
+  beforeAll(async () => {
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest'] });
+    env = {
+      ...process.env,
+      NATS_URL: stack.iso.natsUrl,
+      SUBJECT_PREFIX: stack.iso.subjectPrefix,
+      AUDITOR_URL: stack.iso.databaseUrl,
+      FIXTURE: path.join(ROOT, 'test', 'fixtures', 'demo.json'),
+      LOG_LEVEL: 'silent',
+    };
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  it('seeds a company, adds and revokes a key, rotates a webhook token, lists and replays failed deliveries, and audits it', async () => {
+    const seeded = (await run('seed')) as { empresas: { demo: { id: number; integraciones: { woo: { id: number; token: string } } } } };
+    const empresa = String(seeded.empresas.demo.id);
+
+    const created = (await run('apikey-create', { EMPRESA: empresa })) as { id: number; key: string };
+    expect(await inventoryWith(created.key)).toBe(200);
+    await run('apikey-revoke', { API_KEY_ID: String(created.id) });
+    await eventually(async () => expect(await inventoryWith(created.key)).toBe(401), 20_000);
+
+    const woo = seeded.empresas.demo.integraciones.woo;
+    const rotated = (await run('webhook-rotate', { INTEGRACION: String(woo.id) })) as { token: string };
+    expect(rotated.token).toEqual(expect.any(String));
+    expect(rotated.token).not.toBe(woo.token);
+
+    // Nothing failed in the demo company: both answer (exit 0) with a JSON document, nothing to replay.
+    expect(await run('webhooks-failed', { EMPRESA: empresa })).toEqual(expect.any(Object));
+    expect(await run('webhooks-replay', { EMPRESA: empresa })).toEqual(expect.any(Object));
+
+    const audit = (await runBlock('audit-all', env)).trim().split('\n');
+    expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
+    expect(JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: empresa }))).toMatchObject({ ok: true });
+  });
+});
