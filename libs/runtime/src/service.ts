@@ -79,8 +79,9 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
 
   const { registry, busObserver } = createMetrics(spec.name);
   // Every service schema has an outbox (createOutboxTables is part of each first migration).
-  registerOutboxMetrics(registry, () => outboxBacklog(db));
+  // Collected in registration order: the pool is read before the scrape's own queries take a connection.
   registerPoolMetrics(registry, pool, config.DB_POOL_MAX);
+  registerOutboxMetrics(registry, () => outboxBacklog(db));
   const bus = await Bus.connect({
     servers: config.NATS_URL,
     prefix: config.SUBJECT_PREFIX,
