@@ -96,6 +96,18 @@ describe('the chart with monitoring on', () => {
     }
   });
 
+  it("adds the configured routing labels to every alert and takes an alert's own `for` from the values", async () => {
+    const values = { monitoring: { prometheusRule: { enabled: true, alertLabels: { team: 'erp' }, for: { ErpRedisFallback: '10m' } } } };
+    const file = toolbox.writeFile('monitoring-routing.json', JSON.stringify(values));
+    const rendered = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', file]));
+    const sut = alertRules(named(ofKind<IPrometheusRule>(rendered, 'PrometheusRule'), RELEASE));
+    expect(sut.filter((a) => a.labels?.team !== 'erp').map((a) => a.alert)).toEqual([]);
+    expect(sut.find((a) => a.alert === 'ErpRedisFallback')?.for).toBe('10m');
+    expect(sut.find((a) => a.alert === 'ErpOutboxEventsAgeing')?.for).toBe('5m');
+    // Without the audit CronJob, nothing alerts on it.
+    expect(sut.filter((a) => a.alert?.startsWith('ErpAudit'))).toEqual([]);
+  });
+
   it('passes promtool check rules, and promtool test rules with a test that fires every alert and one where it stays silent', async () => {
     const rule = named(ofKind<IPrometheusRule>(objects, 'PrometheusRule'), RELEASE);
     const rulesFile = toolbox.writeFile('rules.yaml', stringify({ groups: ruleGroups(rule) }));
@@ -114,7 +126,7 @@ describe('the chart with monitoring on', () => {
     expect(names.filter((n) => !fired.has(n))).toEqual([]);
     expect(names.filter((n) => !silent.has(n))).toEqual([]);
     expect(await promtool(['test', 'rules', ...files])).toMatch(/SUCCESS[\s\S]*SUCCESS/);
-  });
+  }, 180_000);
 
   it("loads the dashboards through Grafana's sidecar label, each query valid PromQL", async () => {
     const configMap = ofKind<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.labels?.grafana_dashboard === '1');
