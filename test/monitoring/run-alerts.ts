@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
+import pg from 'pg';
 import { stringify } from 'yaml';
 import type { WebhookToken } from '@erp/admin';
 import { streamName } from '@erp/contracts';
@@ -22,7 +23,7 @@ import { PROMETHEUS, alertRules, ruleGroups } from './monitoring';
  * free loopback port, a temp directory) scraping every service of a local stack. The rules are
  * those of the rendered chart with short `for` and thresholds. First a healthy stack under traffic
  * must fire nothing; then each fault is induced and Prometheus' HTTP API must show its alert
- * firing: a partner receiver that fails (then its subscription disabled), a platform order that
+ * firing: reads held behind a lock (latency), a partner receiver that fails (then its subscription disabled), a platform order that
  * cannot become a sale, Redis stopped (its own redis-server), sales stopped (5xx, platform
  * deliveries waiting, redeliveries), a planted audit violation, and the events stream lost (the
  * outbox grows). The audit runs the real CLI; its exit status reaches Prometheus as the Job
@@ -314,6 +315,18 @@ async function main(): Promise<number> {
         log(`MISSING ${alert} on ${fault}`);
       }
     };
+
+    // Slow reads: inventory's stock locked for 3 s while 80 reads of it wait behind the lock.
+    const locker = new pg.Client({ connectionString: stack.iso.databaseUrl });
+    await locker.connect();
+    await locker.query('begin');
+    await locker.query('lock table inventory.inventarios in access exclusive mode');
+    const held = Promise.all(Array.from({ length: 80 }, () => read('/inventory')));
+    await sleep(3_000);
+    await locker.query('commit');
+    await locker.end();
+    if ((await held).some((status) => status !== 200)) failures.push('reads held behind a lock did not all answer 200');
+    await expectFiring('reads held behind a lock', 'ErpLatencyBudgetBurn', { class: 'read' });
 
     // A partner receiver that answers 500: its attempts fail, then its subscription is disabled.
     const failing = await TestReceiver.start();
