@@ -1,7 +1,10 @@
 import { parseAllDocuments } from 'yaml';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import { CronJob, type ICronJob } from 'kubernetes-models/batch/v1/CronJob';
 import { Job, type IJob } from 'kubernetes-models/batch/v1/Job';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
@@ -33,7 +36,10 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1/ServiceAccount': ServiceAccount,
   'apps/v1/Deployment': Deployment,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'batch/v1/CronJob': CronJob,
   'batch/v1/Job': Job,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
   'networking.k8s.io/v1/Ingress': Ingress,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
@@ -81,12 +87,16 @@ export interface PodTemplate {
   spec: IPodSpec;
 }
 
-/** The pod specs of Deployments, Jobs and bare Pods. */
+/** The pod specs of Deployments, Jobs, CronJobs and bare Pods. */
 export function podTemplates(objects: KubeObject[]): PodTemplate[] {
   return objects.flatMap((o): PodTemplate[] => {
     const owner = `${o.kind}/${o.metadata.name}`;
     if (o.kind === 'Deployment' || o.kind === 'Job') {
       const template = (o as unknown as IDeployment | IJob).spec?.template;
+      return template?.spec ? [{ owner, labels: template.metadata?.labels ?? {}, spec: template.spec }] : [];
+    }
+    if (o.kind === 'CronJob') {
+      const template = (o as unknown as ICronJob).spec?.jobTemplate.spec?.template;
       return template?.spec ? [{ owner, labels: template.metadata?.labels ?? {}, spec: template.spec }] : [];
     }
     if (o.kind === 'Pod') {

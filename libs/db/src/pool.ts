@@ -53,5 +53,10 @@ export function createPool(options: DbOptions): pg.Pool {
 
 /** A Kysely instance over its own pool. `db.destroy()` closes the pool. */
 export function createDb<DB>(options: DbOptions): Kysely<DB> {
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(options) }) });
+  return dbOverPool(createPool(options));
+}
+
+/** A Kysely instance over a pool the caller also watches (its metrics). `db.destroy()` closes the pool. */
+export function dbOverPool<DB>(pool: pg.Pool): Kysely<DB> {
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }

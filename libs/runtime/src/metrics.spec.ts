@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
-import { createMetrics, registerOutboxMetrics } from './metrics';
+import { API_VERSION } from '@erp/contracts';
+import { createMetrics, registerOutboxMetrics, registerOutcomeCounter, registerPoolMetrics, registerSnapshotGauges } from './metrics';
 
 /** The value of one series (a histogram's `_count` or `_sum` included) whose labels include `labels`. */
 const valueOf = async (registry: Registry, name: string, labels: Record<string, string> = {}) => {
@@ -56,5 +57,52 @@ describe('service metrics', () => {
     reading = { pending: 9, oldestAgeSeconds: 30 };
     expect(await valueOf(registry, 'erp_outbox_oldest_pending_age_seconds')).toBe(30);
     expect(reads).toBe(5); // one read per scrape
+  });
+
+  it('says which build runs', async () => {
+    const { registry } = createMetrics('sales');
+    expect(await valueOf(registry, 'erp_build_info', { service: 'sales', version: API_VERSION, node_version: process.versions.node })).toBe(
+      1,
+    );
+  });
+
+  it('reports a labelled snapshot gauge per label value of the last reading, dropping values no longer read', async () => {
+    const { registry } = createMetrics('subscriptions');
+    let reading: Record<string, number> = { enabled: 3, disabled: 1 };
+    registerSnapshotGauges(registry, { subs: { name: 'erp_test_subscriptions', help: 'test', label: 'state' } }, async () => ({
+      subs: reading,
+    }));
+    expect(await valueOf(registry, 'erp_test_subscriptions', { state: 'disabled' })).toBe(1);
+    reading = { enabled: 4 };
+    expect(await valueOf(registry, 'erp_test_subscriptions', { state: 'enabled' })).toBe(4);
+    expect(await valueOf(registry, 'erp_test_subscriptions', { state: 'disabled' })).toBeUndefined();
+  });
+
+  it('exposes every outcome of a counter at 0 before the first, so increase() sees the first one', async () => {
+    const { registry } = createMetrics('webhook-ingest');
+    const count = registerOutcomeCounter(registry, {
+      name: 'erp_test_outcomes_total',
+      help: 'test',
+      label: 'outcome',
+      outcomes: ['ok', 'failed'],
+    });
+    expect(await valueOf(registry, 'erp_test_outcomes_total', { outcome: 'failed' })).toBe(0);
+    count('failed');
+    count('failed');
+    expect(await valueOf(registry, 'erp_test_outcomes_total', { outcome: 'failed' })).toBe(2);
+    expect(await valueOf(registry, 'erp_test_outcomes_total', { outcome: 'ok' })).toBe(0);
+  });
+
+  it("reads the pool's connections in use, idle and waiting at each scrape", async () => {
+    const { registry } = createMetrics('sales');
+    const pool = { totalCount: 10, idleCount: 0, waitingCount: 7 };
+    registerPoolMetrics(registry, pool, 10);
+    expect(await valueOf(registry, 'erp_db_pool_connections', { state: 'in_use' })).toBe(10);
+    expect(await valueOf(registry, 'erp_db_pool_waiting_clients')).toBe(7);
+    expect(await valueOf(registry, 'erp_db_pool_max_connections')).toBe(10);
+    Object.assign(pool, { totalCount: 4, idleCount: 3, waitingCount: 0 });
+    expect(await valueOf(registry, 'erp_db_pool_connections', { state: 'in_use' })).toBe(1);
+    expect(await valueOf(registry, 'erp_db_pool_connections', { state: 'idle' })).toBe(3);
+    expect(await valueOf(registry, 'erp_db_pool_waiting_clients')).toBe(0);
   });
 });

@@ -1,11 +1,19 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BusObserver } from '@erp/bus';
+import { API_VERSION } from '@erp/contracts';
 
-/** One Prometheus registry per service, with process metrics and the bus timings. */
+/** One Prometheus registry per service, with process metrics, the build and the bus timings. */
 export function createMetrics(service: string): { registry: Registry; busObserver: BusObserver } {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
+  // A constant 1 whose labels say what runs: joined on by dashboards, counted by version during a rollout.
+  new Gauge({
+    name: 'erp_build_info',
+    help: 'The running build: interface version and Node.js version (always 1)',
+    labelNames: ['version', 'node_version'],
+    registers: [registry],
+  }).set({ version: API_VERSION, node_version: process.versions.node }, 1);
   const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   const requested = new Histogram({
     name: 'erp_bus_request_duration_seconds',
@@ -48,32 +56,111 @@ export function createMetrics(service: string): { registry: Registry; busObserve
 
 /** Outbox backlog gauges, read from the service's own outbox when Prometheus scrapes. */
 export function registerOutboxMetrics(registry: Registry, backlog: () => Promise<{ pending: number; oldestAgeSeconds: number }>): void {
-  let last = { pending: 0, oldestAgeSeconds: 0 };
-  // Both gauges are collected at once on a scrape: they share one read, so they describe the same moment.
+  registerSnapshotGauges(
+    registry,
+    {
+      pending: { name: 'erp_outbox_pending_events', help: 'Events committed to the outbox and not yet published to JetStream' },
+      oldestAgeSeconds: { name: 'erp_outbox_oldest_pending_age_seconds', help: 'Age of the oldest unpublished outbox event (0 when none)' },
+    },
+    backlog,
+  );
+}
+
+/** A gauge of `registerSnapshotGauges`: plain, or with one label whose values the reading keys. */
+export interface SnapshotGauge {
+  name: string;
+  help: string;
+  label?: string;
+}
+
+/** One reading of snapshot gauges: a number per plain gauge, a number per label value for a labelled one. */
+export type SnapshotReading<K extends string> = Record<K, number | Record<string, number>>;
+
+/**
+ * Gauges of state the service keeps in its database (a backlog, open work), read when Prometheus
+ * scrapes rather than on a timer, so an idle service costs nothing. Every gauge of the set shares
+ * one read per scrape, so they describe the same moment; a failed read keeps the last values
+ * (the database being down has its own signals: readiness, the pool's waiting clients).
+ */
+export function registerSnapshotGauges<K extends string>(
+  registry: Registry,
+  gauges: Record<K, SnapshotGauge>,
+  read: () => Promise<SnapshotReading<K>>,
+): void {
+  let last: Partial<SnapshotReading<K>> = {};
   let reading: Promise<void> | undefined;
   const refresh = () =>
-    (reading ??= backlog()
+    (reading ??= read()
       .then(
-        (read) => void (last = read),
+        (values) => void (last = values),
         () => undefined,
       )
       .finally(() => (reading = undefined)));
+  for (const key of Object.keys(gauges) as K[]) {
+    const { name, help, label } = gauges[key];
+    new Gauge({
+      name,
+      help,
+      labelNames: label ? [label] : [],
+      registers: [registry],
+      async collect() {
+        await refresh();
+        const value = last[key] ?? 0;
+        if (typeof value === 'number') return void this.set(value);
+        this.reset();
+        for (const [labelValue, count] of Object.entries(value)) this.set({ [label ?? 'value']: labelValue }, count);
+      },
+    });
+  }
+}
+
+/**
+ * A counter of outcomes, every outcome present at 0 from the start: `increase()` sees the first
+ * one (a series that appears with 1 has no earlier sample to grow from).
+ */
+export function registerOutcomeCounter<O extends string>(
+  registry: Registry,
+  metric: { name: string; help: string; label: string; outcomes: readonly O[] },
+): (outcome: O) => void {
+  const counter = new Counter({ name: metric.name, help: metric.help, labelNames: [metric.label], registers: [registry] });
+  for (const outcome of metric.outcomes) counter.inc({ [metric.label]: outcome }, 0);
+  return (outcome) => counter.inc({ [metric.label]: outcome });
+}
+
+/** What a connection pool reports about itself (pg.Pool's counts). */
+export interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * The database pool's use: connections in use and idle, queries waiting for a connection, and the
+ * pool's size. Waiting queries with every connection in use is saturation: requests slow down
+ * before they fail, so it is alerted on before timeouts show.
+ */
+export function registerPoolMetrics(registry: Registry, pool: PoolCounts, max: number): void {
   new Gauge({
-    name: 'erp_outbox_pending_events',
-    help: 'Events committed to the outbox and not yet published to JetStream',
+    name: 'erp_db_pool_connections',
+    help: 'Connections of the database pool, by state (in_use, idle)',
+    labelNames: ['state'],
     registers: [registry],
-    async collect() {
-      await refresh();
-      this.set(last.pending);
+    collect() {
+      this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
+      this.set({ state: 'idle' }, pool.idleCount);
     },
   });
   new Gauge({
-    name: 'erp_outbox_oldest_pending_age_seconds',
-    help: 'Age of the oldest unpublished outbox event (0 when none)',
+    name: 'erp_db_pool_waiting_clients',
+    help: 'Queries waiting for a connection of the database pool',
     registers: [registry],
-    async collect() {
-      await refresh();
-      this.set(last.oldestAgeSeconds);
+    collect() {
+      this.set(pool.waitingCount);
     },
   });
+  new Gauge({
+    name: 'erp_db_pool_max_connections',
+    help: 'Size of the database pool (DB_POOL_MAX)',
+    registers: [registry],
+  }).set(max);
 }

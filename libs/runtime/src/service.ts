@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
 import { Bus, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
-import { createDb, migrateSchema, type Migrations } from '@erp/db';
+import { createPool, dbOverPool, migrateSchema, type Migrations } from '@erp/db';
 import type { ServiceName } from '@erp/contracts';
 import { natsConnection, type BaseConfig } from './config';
 import { createLogger, type AppLogger } from './logger';
-import { createMetrics, registerOutboxMetrics } from './metrics';
+import { createMetrics, registerOutboxMetrics, registerPoolMetrics } from './metrics';
 
 /** A readiness check: resolves with a short status, throws when not ready. */
 export type ReadinessCheck = () => Promise<string>;
@@ -65,7 +65,8 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
   const checks: Array<{ name: string; check: ReadinessCheck; required: boolean }> = [];
   let stopping = false;
 
-  const rootDb = createDb<unknown>({ connectionString: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: spec.name });
+  const pool = createPool({ connectionString: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: spec.name });
+  const rootDb = dbOverPool<unknown>(pool);
   onShutdown('db', () => rootDb.destroy());
   try {
     await sql`select 1`.execute(rootDb);
@@ -78,6 +79,8 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
 
   const { registry, busObserver } = createMetrics(spec.name);
   // Every service schema has an outbox (createOutboxTables is part of each first migration).
+  // Collected in registration order: the pool is read before the scrape's own queries take a connection.
+  registerPoolMetrics(registry, pool, config.DB_POOL_MAX);
   registerOutboxMetrics(registry, () => outboxBacklog(db));
   const bus = await Bus.connect({
     ...natsConnection(config),

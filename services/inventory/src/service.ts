@@ -1,10 +1,11 @@
 import { OutboxRelay } from '@erp/bus';
 import { inventorySubjects } from '@erp/contracts';
-import type { ServiceSpec } from '@erp/runtime';
+import { registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import type { Kysely } from 'kysely';
 import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
 import { startSaleCreatedConsumer } from './consumers/sale-created.consumer';
 import { migrations } from './db/migrations';
+import { openReservas } from './db/reservation.repository';
 import { INVENTORY_SCHEMA, type InventoryDb } from './db/tables';
 import { adjustStockHandler } from './handlers/adjust-stock.handler';
 import { revertAdjustmentHandler } from './handlers/revert-adjustment.handler';
@@ -32,8 +33,19 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
     schema: INVENTORY_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, onShutdown }) {
+    async setup({ db: anyDb, bus, logger, onShutdown, metrics }) {
       const db = anyDb as Kysely<InventoryDb>;
+      registerSnapshotGauges(
+        metrics,
+        {
+          open: { name: 'erp_inventory_open_reservations', help: 'Stock reservations neither confirmed nor released yet' },
+          oldestAgeSeconds: {
+            name: 'erp_inventory_oldest_open_reservation_age_seconds',
+            help: 'Age of the oldest open stock reservation (0 when none); the sweeper settles those past RESERVATION_TIMEOUT_MS',
+          },
+        },
+        () => openReservas(db),
+      );
       new OutboxRelay({ db, bus }).start();
       bus.serve(
         inventorySubjects,

@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
 import { webhookSubjects } from '@erp/contracts';
-import type { ServiceSpec } from '@erp/runtime';
+import { registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { WEBHOOK_RETRY_BACKOFF_MS, withWebhookIngestDefaults, type WebhookIngestConfig, type WebhookIngestConfigInput } from './config';
 import { startDeliveryConsumer } from './consumers/delivery-received.consumer';
 import { migrations } from './db/migrations';
+import { entregaBacklog } from './db/entrega.repository';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
 import { EntregaBatcher } from './flows/entrega-batcher.flow';
 import { IntakePace } from './flows/intake-pace.flow';
@@ -29,8 +30,26 @@ export function webhookIngestService(
     schema: WEBHOOK_INGEST_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus }) {
+    async setup({ db: anyDb, bus, metrics }) {
       const db = anyDb as Kysely<WebhookDb>;
+      registerSnapshotGauges(
+        metrics,
+        {
+          recibidas: { name: 'erp_webhook_deliveries_pending', help: 'Stored platform deliveries not processed yet' },
+          fallidas: { name: 'erp_webhook_deliveries_failed', help: 'Platform deliveries kept as failed, waiting for a fix and a replay' },
+          oldestAgeSeconds: {
+            name: 'erp_webhook_oldest_pending_age_seconds',
+            help: 'Age of the oldest stored delivery not processed yet (0 when none)',
+          },
+        },
+        () => entregaBacklog(db),
+      );
+      const processed = registerOutcomeCounter(metrics, {
+        name: 'erp_webhook_deliveries_processed_total',
+        help: 'Platform deliveries processed, by outcome (procesada, ignorada, fallida = kept with its reason)',
+        label: 'outcome',
+        outcomes: ['procesada', 'ignorada', 'fallida'],
+      });
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const nudge = () => relay.nudge();
@@ -69,6 +88,7 @@ export function webhookIngestService(
         pace,
         backoffMs: WEBHOOK_RETRY_BACKOFF_MS,
         maxDeliver: config.WEBHOOK_MAX_ATTEMPTS,
+        onProcessed: (outcome) => outcome !== 'omitida' && processed(outcome),
       });
     },
   };

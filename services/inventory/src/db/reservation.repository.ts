@@ -119,3 +119,16 @@ export async function postponeReserva(db: Kysely<InventoryDb>, id: string, delay
     .where('estado', '=', 'reservada')
     .execute();
 }
+
+/** Reservations still open (neither confirmed nor released), and the age of the oldest (for metrics). */
+export async function openReservas(db: Kysely<InventoryDb>): Promise<{ open: number; oldestAgeSeconds: number }> {
+  const row = await db
+    .selectFrom('reservas')
+    .select([
+      sql<number>`count(*)::int`.as('open'),
+      sql<number>`coalesce(extract(epoch from now() - min(created_at)), 0)::float8`.as('oldest'),
+    ])
+    .where('estado', '=', 'reservada')
+    .executeTakeFirstOrThrow();
+  return { open: row.open, oldestAgeSeconds: row.oldest };
+}

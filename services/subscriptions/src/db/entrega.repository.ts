@@ -101,3 +101,17 @@ export async function listIntentos(db: Db, suscripcionId: number, page: PageRequ
   ]);
   return { total: count.n, items };
 }
+
+/**
+ * What enabled subscriptions are still owed, and how long ago the oldest owed event happened (for
+ * metrics). A disabled subscription's deliveries wait for it to be enabled again and count apart.
+ */
+export async function entregaBacklog(db: Db): Promise<{ pending: number; oldestAgeSeconds: number }> {
+  const { rows } = await sql<{ pending: number; oldest: number }>`
+    select count(*)::int as pending, coalesce(extract(epoch from now() - min(ev.ocurrido_at)), 0)::float8 as oldest
+    from ${sql.table('subscriptions.entregas')} e
+    join ${sql.table('subscriptions.suscripciones')} s on s.id = e.suscripcion_id and s.enable
+    join ${sql.table('subscriptions.eventos')} ev on ev.id = e.evento_id
+    where e.estado = 'pendiente'`.execute(db);
+  return { pending: rows[0]?.pending ?? 0, oldestAgeSeconds: rows[0]?.oldest ?? 0 };
+}

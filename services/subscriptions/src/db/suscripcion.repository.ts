@@ -68,3 +68,15 @@ export function toSubscription(row: SuscripcionRow): Subscription {
     created_at: row.created_at.toISOString(),
   };
 }
+
+/** Subscriptions of every company by state, for metrics: `disabled` ones stopped after their retry window. */
+export async function countSuscripcionesByEstado(db: Db): Promise<{ enabled: number; disabled: number }> {
+  const row = await db
+    .selectFrom('suscripciones')
+    .select([
+      sql<number>`count(*) filter (where enable)::int`.as('enabled'),
+      sql<number>`count(*) filter (where not enable)::int`.as('disabled'),
+    ])
+    .executeTakeFirstOrThrow();
+  return row;
+}

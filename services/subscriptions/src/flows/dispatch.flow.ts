@@ -13,6 +13,8 @@ export interface DispatcherOptions {
   db: Kysely<SubscriptionsDb>;
   config: Readonly<SubscriptionsConfig>;
   logger: Logger;
+  /** Told the outcome of every attempt (metrics). */
+  onAttempt?: (outcome: 'delivered' | 'failed') => void;
 }
 
 /**
@@ -115,6 +117,7 @@ export class Dispatcher {
       error,
       duracion_ms: outcome.durationMs,
     });
+    this.options.onAttempt?.(ok ? 'delivered' : 'failed');
     if (ok) return markEntregada(db, entrega.id);
     const now = new Date();
     const primerFallo = entrega.primer_fallo_at ?? now;

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
 import { webhookEvents, type ConsumerName } from '@erp/contracts';
 import type { WebhookDb } from '../db/tables';
-import { processDelivery } from '../flows/process-delivery.flow';
+import { processDelivery, type ProcessResult } from '../flows/process-delivery.flow';
 import type { IntakePace } from '../flows/intake-pace.flow';
 import type { ProcessingDeps } from '../flows/process-order.flow';
 
@@ -14,6 +14,8 @@ export interface DeliveryConsumerOptions {
   pace: IntakePace;
   backoffMs: readonly number[];
   maxDeliver: number;
+  /** Told the outcome of each delivery this consumer finished (metrics). */
+  onProcessed?: (outcome: ProcessResult) => void;
 }
 
 /**
@@ -39,11 +41,12 @@ export async function startDeliveryConsumer(
     handler: async (_subject, event, meta) => {
       const release = await options.pace.acquire();
       try {
-        await processDelivery(db, deps, event.id_entrega, {
+        const outcome = await processDelivery(db, deps, event.id_entrega, {
           attempt: meta.deliveryCount,
           lastAttempt: meta.deliveryCount >= options.maxDeliver,
           logger: bus.logger,
         });
+        options.onProcessed?.(outcome);
       } finally {
         release();
       }

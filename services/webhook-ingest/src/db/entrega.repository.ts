@@ -164,3 +164,17 @@ export async function reopenFailed(trx: Transaction<WebhookDb>, filter: { ids?: 
   if (filter.empresa_id !== undefined) q = q.where('empresa_id', '=', filter.empresa_id);
   return q.returning(['id', 'empresa_id']).execute();
 }
+
+/** Deliveries waiting for processing and kept as failed, and how long the oldest waiting one has waited (for metrics). */
+export async function entregaBacklog(db: Db): Promise<{ recibidas: number; fallidas: number; oldestAgeSeconds: number }> {
+  const row = await db
+    .selectFrom('entregas')
+    .select([
+      sql<number>`count(*) filter (where estado = 'recibida')::int`.as('recibidas'),
+      sql<number>`count(*) filter (where estado = 'fallida')::int`.as('fallidas'),
+      sql<number>`coalesce(extract(epoch from now() - min(recibida_at) filter (where estado = 'recibida')), 0)::float8`.as('oldest'),
+    ])
+    .where('estado', 'in', ['recibida', 'fallida'])
+    .executeTakeFirstOrThrow();
+  return { recibidas: row.recibidas, fallidas: row.fallidas, oldestAgeSeconds: row.oldest };
+}

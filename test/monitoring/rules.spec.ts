@@ -1,0 +1,199 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parse, stringify } from 'yaml';
+import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IService } from 'kubernetes-models/v1/Service';
+import type { IPrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import type { IServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { openToolbox, type Toolbox } from '../chart/toolbox';
+import { containersOf, named, ofKind, parseObjects, podTemplates, selects, validateObject, type KubeObject } from '../chart/kube-objects';
+import {
+  MONITORING_ON,
+  PROMTOOL,
+  alertRules,
+  ruleGroups,
+  dashboardQueries,
+  docAnchors,
+  metricsDefinedInCode,
+  metricsUsedBy,
+} from './monitoring';
+
+const execFileAsync = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..', '..');
+const CHART = path.join(ROOT, 'charts', 'erp');
+const RELEASE = 'erp';
+const NAMESPACE = 'erp-test';
+const ALERTS_DOC = fs.readFileSync(path.join(ROOT, 'docs', 'alerts.md'), 'utf8');
+const UNIT_TESTS = ['alerts.test.yaml', 'alerts-daily.test.yaml'];
+
+let toolbox: Toolbox;
+let objects: KubeObject[];
+beforeAll(async () => {
+  if (!fs.existsSync(PROMTOOL)) throw new Error(`${PROMTOOL} is missing: apt-get install prometheus (.ci/run does)`);
+  toolbox = openToolbox();
+  const values = toolbox.writeFile('monitoring.json', JSON.stringify(MONITORING_ON));
+  objects = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', values]));
+});
+afterAll(() => toolbox?.dispose());
+
+const promtool = async (args: string[]) => {
+  try {
+    return (await execFileAsync(PROMTOOL, args, { timeout: 120_000 })).stdout;
+  } catch (err) {
+    const failure = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`promtool ${args.join(' ')} failed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`, { cause: err });
+  }
+};
+
+describe('the chart with monitoring on', () => {
+  it('passes helm lint --strict and renders objects that match their schemas', async () => {
+    const values = toolbox.writeFile('monitoring-lint.json', JSON.stringify(MONITORING_ON));
+    expect(await toolbox.helm(['lint', '--strict', CHART, '--namespace', NAMESPACE, '--values', values])).toMatch(/0 chart\(s\) failed/);
+    for (const object of objects) expect(() => validateObject(object)).not.toThrow();
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['PrometheusRule', 'ServiceMonitor', 'CronJob']));
+  });
+
+  it('renders none of it with the default values', async () => {
+    const defaults = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE]));
+    expect(defaults.filter((o) => ['PrometheusRule', 'ServiceMonitor', 'CronJob'].includes(o.kind)).map((o) => o.kind)).toEqual([]);
+    expect(defaults.filter((o) => o.metadata.labels?.grafana_dashboard)).toEqual([]);
+  });
+
+  it("scrapes every service's ops port through its Service, in the release's namespace", () => {
+    const sut = named(ofKind<IServiceMonitor>(objects, 'ServiceMonitor'), RELEASE);
+    expect(sut.metadata.labels).toMatchObject(MONITORING_ON.monitoring.labels);
+    expect(sut.spec.namespaceSelector?.matchNames).toEqual([NAMESPACE]);
+    const services = ofKind<IService>(objects, 'Service').filter((s) => selects(sut.spec.selector.matchLabels, s.metadata?.labels));
+    expect(services.map((s) => s.metadata!.name).sort()).toEqual(
+      ofKind(objects, 'Deployment')
+        .map((d) => d.metadata.name)
+        .sort(),
+    );
+    const port = sut.spec.endpoints![0]!.port;
+    for (const service of services)
+      expect({ service: service.metadata!.name, ports: service.spec!.ports!.map((p) => p.name) }).toMatchObject({
+        ports: expect.arrayContaining([port]),
+      });
+  });
+
+  it('gives every alert a severity, a summary, a description and a runbook_url to its own section of docs/alerts.md', () => {
+    const rule = named(ofKind<IPrometheusRule>(objects, 'PrometheusRule'), RELEASE);
+    const anchors = docAnchors(ALERTS_DOC);
+    const alerts = alertRules(rule);
+    expect(alerts.length).toBeGreaterThanOrEqual(14);
+    for (const alert of alerts) {
+      expect({ alert: alert.alert, severity: alert.labels?.severity }).toEqual({
+        alert: alert.alert,
+        severity: expect.stringMatching(/^(critical|warning)$/),
+      });
+      expect(alert.annotations).toEqual(expect.objectContaining({ summary: expect.any(String), description: expect.any(String) }));
+      const url = new URL(alert.annotations!.runbook_url!);
+      expect({ alert: alert.alert, anchor: url.hash }).toEqual({ alert: alert.alert, anchor: `#${alert.alert!.toLowerCase()}` });
+      expect({ alert: alert.alert, documented: anchors.has(url.hash.slice(1)) }).toEqual({ alert: alert.alert, documented: true });
+    }
+  });
+
+  it("adds the configured routing labels to every alert and takes an alert's own `for` from the values", async () => {
+    const values = { monitoring: { prometheusRule: { enabled: true, alertLabels: { team: 'erp' }, for: { ErpRedisFallback: '10m' } } } };
+    const file = toolbox.writeFile('monitoring-routing.json', JSON.stringify(values));
+    const rendered = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', file]));
+    const sut = alertRules(named(ofKind<IPrometheusRule>(rendered, 'PrometheusRule'), RELEASE));
+    expect(sut.filter((a) => a.labels?.team !== 'erp').map((a) => a.alert)).toEqual([]);
+    expect(sut.find((a) => a.alert === 'ErpRedisFallback')?.for).toBe('10m');
+    expect(sut.find((a) => a.alert === 'ErpOutboxEventsAgeing')?.for).toBe('5m');
+    // Without the audit CronJob, nothing alerts on it.
+    expect(sut.filter((a) => a.alert?.startsWith('ErpAudit'))).toEqual([]);
+  });
+
+  it('passes promtool check rules, and promtool test rules with a test that fires every alert and one where it stays silent', async () => {
+    const rule = named(ofKind<IPrometheusRule>(objects, 'PrometheusRule'), RELEASE);
+    const rulesFile = toolbox.writeFile('rules.yaml', stringify({ groups: ruleGroups(rule) }));
+    expect(await promtool(['check', 'rules', rulesFile])).toMatch(/SUCCESS/);
+
+    const files = UNIT_TESTS.map((file) => toolbox.writeFile(file, fs.readFileSync(path.join(__dirname, file), 'utf8')));
+    const fired = new Set<string>();
+    const silent = new Set<string>();
+    for (const file of files) {
+      const { tests } = parse(fs.readFileSync(file, 'utf8')) as {
+        tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }>;
+      };
+      for (const check of tests.flatMap((t) => t.alert_rule_test)) (check.exp_alerts.length > 0 ? fired : silent).add(check.alertname);
+    }
+    const names = alertRules(rule).map((a) => a.alert!);
+    expect(names.filter((n) => !fired.has(n))).toEqual([]);
+    expect(names.filter((n) => !silent.has(n))).toEqual([]);
+    expect(await promtool(['test', 'rules', ...files])).toMatch(/SUCCESS[\s\S]*SUCCESS/);
+  }, 180_000);
+
+  it("loads the dashboards through Grafana's sidecar label, each query valid PromQL", async () => {
+    const configMap = ofKind<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.labels?.grafana_dashboard === '1');
+    expect(configMap).toBeDefined();
+    const dashboards = Object.entries(configMap!.data ?? {});
+    expect(dashboards.map(([name]) => name)).toEqual(fs.readdirSync(path.join(CHART, 'dashboards')).filter((f) => f.endsWith('.json')));
+    const queries = dashboards.flatMap(([, json]) => dashboardQueries(JSON.parse(json)));
+    expect(queries.length).toBeGreaterThan(10);
+    // promtool parses a rule's expression like Prometheus does: every query as a recording rule.
+    const file = toolbox.writeFile(
+      'dashboard-queries.yaml',
+      stringify({
+        groups: [
+          {
+            name: 'dashboards',
+            rules: queries.map((expr, i) => ({ record: `dashboard:query${i}`, expr: expr.replaceAll('$namespace', NAMESPACE) })),
+          },
+        ],
+      }),
+    );
+    expect(await promtool(['check', 'rules', file])).toMatch(/SUCCESS/);
+  });
+
+  it('documents in docs/alerts.md every metric the services export, and uses no metric they do not', () => {
+    const rule = named(ofKind<IPrometheusRule>(objects, 'PrometheusRule'), RELEASE);
+    const configMap = ofKind<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.labels?.grafana_dashboard === '1')!;
+    const exported = metricsDefinedInCode(ROOT);
+    const documented = new Set([...ALERTS_DOC.matchAll(/`(erp_[a-z_]+)`/g)].map((m) => m[1]!));
+    expect([...exported].filter((m) => !documented.has(m))).toEqual([]);
+    const used = metricsUsedBy([
+      ...ruleGroups(rule).flatMap((g) => g.rules.map((r) => String(r.expr))),
+      ...Object.values(configMap.data ?? {}).flatMap((json) => dashboardQueries(JSON.parse(json))),
+    ]);
+    expect([...used].filter((m) => !exported.has(m))).toEqual([]);
+  });
+
+  it('audits the books on schedule with the admin CLI of an image, as the read-only role, confined like the services', () => {
+    const sut = named(ofKind<ICronJob>(objects, 'CronJob'), `${RELEASE}-audit`);
+    expect(sut.spec?.concurrencyPolicy).toBe('Forbid');
+    const template = podTemplates([sut]).at(0)!;
+    const container = containersOf(template.spec)[0]!;
+    expect(container.image).toMatch(/\/?erp-gateway:/);
+    expect(container.command).toEqual(['node', '/app/libs/admin/dist/cli.js', 'audit']);
+    expect(container.env).toEqual([
+      {
+        name: 'DATABASE_URL',
+        valueFrom: { secretKeyRef: { name: MONITORING_ON.monitoring.audit.databaseSecret.name, key: 'DATABASE_URL' } },
+      },
+    ]);
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true });
+    expect(template.spec.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(template.spec.automountServiceAccountToken).toBe(false);
+    // The CLI is built into every image (Dockerfile), which is where the command above finds it.
+    expect(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')).toMatch(
+      /tsc -b "services\/\$SERVICE\/tsconfig.json" libs\/admin\/tsconfig.json/,
+    );
+
+    const policy = ofKind<
+      KubeObject & {
+        spec: {
+          podSelector: { matchLabels: Record<string, string> };
+          ingress: unknown[];
+          egress: Array<{ ports: Array<{ port: number }> }>;
+        };
+      }
+    >(objects, 'NetworkPolicy').find((p) => selects(p.spec.podSelector.matchLabels, template.labels));
+    expect(policy?.spec.ingress).toEqual([]);
+    expect(policy?.spec.egress.flatMap((rule) => rule.ports.map((p) => p.port)).sort()).toEqual([53, 53, 5432]);
+  });
+});
