@@ -70,6 +70,7 @@ export const BUS_IDENTITIES = {
         'inventory.stock.reserve',
         'inventory.stock.release',
         'inventory.stock.adjust',
+        'inventory.stock.revert',
       ),
       ...callsOf(returnsForSalesSubjects, 'returns.sale.registrations'),
     ],
