@@ -1106,6 +1106,8 @@ export interface components {
         "Retry-After": number;
         /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
         Location: string;
+        /** @description Validador fuerte de la respuesta: el SHA-256 de su cuerpo sin `meta.timestamp`. Enviado en `If-None-Match`, responde 304 mientras la respuesta no cambie. */
+        ETag: string;
     };
     pathItems: never;
 }
@@ -1131,7 +1133,10 @@ export interface operations {
                 order_by?: "nombre" | "codigo" | "precio" | "costo" | "created_at" | "updated_at";
                 order_direction?: "asc" | "desc";
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1144,6 +1149,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1253,6 +1259,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
                 headers: {
@@ -1322,7 +1340,10 @@ export interface operations {
     getInventorySummary: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1335,6 +1356,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1376,6 +1398,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -1388,7 +1422,10 @@ export interface operations {
     getInventoryById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @example 1 */
                 id: number;
@@ -1404,6 +1441,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1470,6 +1508,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
@@ -1579,7 +1629,10 @@ export interface operations {
                 order_by?: "fecha" | "total" | "correlativo" | "created_at" | "updated_at";
                 order_direction?: "asc" | "desc";
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1592,6 +1645,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1678,6 +1732,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
@@ -2045,7 +2111,10 @@ export interface operations {
                 fecha_fin?: string;
                 estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2058,6 +2127,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2111,6 +2181,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
                 headers: {
@@ -2148,7 +2230,10 @@ export interface operations {
     getSalesById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @example 1 */
                 id: number;
@@ -2164,6 +2249,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2235,6 +2321,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2466,7 +2564,10 @@ export interface operations {
                 id_venta?: number;
                 order_by?: "updated_at";
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2479,6 +2580,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2513,6 +2615,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
@@ -2554,7 +2668,10 @@ export interface operations {
                 fecha_inicio?: string;
                 fecha_fin?: string;
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2567,6 +2684,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2612,6 +2730,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
                 headers: {
@@ -2649,7 +2779,10 @@ export interface operations {
     getReturnsById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @example 6 */
                 id: number;
@@ -2665,6 +2798,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2731,6 +2865,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
@@ -3007,7 +3153,10 @@ export interface operations {
     getSystemRateLimit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3020,6 +3169,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3055,6 +3205,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
@@ -3086,7 +3248,10 @@ export interface operations {
                 page?: number;
                 per_page?: number;
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3099,6 +3264,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3140,6 +3306,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3272,7 +3450,10 @@ export interface operations {
     getEventSubscriptionsById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @example 1 */
                 id: number;
@@ -3288,6 +3469,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3328,6 +3510,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3456,7 +3650,10 @@ export interface operations {
                 /** @example 50 */
                 per_page?: number;
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @example 2 */
                 id: number;
@@ -3472,6 +3669,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3555,6 +3753,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3671,7 +3881,10 @@ export interface operations {
                 /** @example 1 */
                 per_page?: number;
             };
-            header?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3684,6 +3897,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3785,6 +3999,18 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
             400: {
