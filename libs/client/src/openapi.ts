@@ -330,6 +330,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Las sucursales activas de la empresa con sus bodegas activas (`id_sucursal` e `id_bodega` de una venta)
+         * @description Solo los activos: los que `POST /sales` acepta. Ordenadas por nombre; las bodegas de cada sucursal también.
+         */
+        get: operations["getBranches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/document-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Los tipos de documento activos de la empresa (`id_documento` de una venta), cada uno de una sucursal
+         * @description Solo los activos: los que `POST /sales` acepta. Una venta usa un tipo de documento de su sucursal; los de `solo_cotizacion` solo sirven para cotizaciones.
+         */
+        get: operations["getDocumentTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Los canales de venta activos de la empresa (`id_canal` de una venta)
+         * @description Solo los activos: los que `POST /sales` acepta. Ordenados por nombre.
+         */
+        get: operations["getChannels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Los clientes activos de la empresa (`id_cliente` de una venta): por email o por nombre o documento, paginados
+         * @description Solo los activos: los que `POST /sales` acepta.
+         *     - `email`: el email exacto, sin distinguir mayúsculas.
+         *     - `q`: parte del nombre o del número de documento, sin distinguir mayúsculas.
+         *     - Orden: `nombre` y, a igual nombre, `id`.
+         */
+        get: operations["getCustomers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -744,6 +827,36 @@ export interface components {
             current_limit_type: "standard" | "with_date_filters";
             empresa_id: number;
             empresa_nombre: string;
+        };
+        Branch: {
+            id: number;
+            nombre: string;
+            bodegas: {
+                id: number;
+                nombre: string;
+            }[];
+        };
+        DocumentType: {
+            id: number;
+            nombre: string;
+            /** @description Lo que precede al número en el `correlativo` de las ventas (puede estar vacío). */
+            prefijo: string;
+            id_sucursal: number;
+            /** @description Solo para cotizaciones (`estado` `Cotizacion`). */
+            solo_cotizacion: boolean;
+        };
+        Channel: {
+            id: number;
+            nombre: string;
+        };
+        Customer: {
+            id: number;
+            nombre: string;
+            email: string | null;
+            /** @description Documento de identidad o número fiscal del cliente. */
+            numero_documento: string | null;
+            /** @description Crédito máximo de sus ventas `Pendiente`; 0 es sin límite. */
+            limite_credito: unknown;
         };
         SaleOutput: {
             id: number;
@@ -4030,6 +4143,383 @@ export interface operations {
                      *       "details": {
                      *         "types.0": [
                      *           "Tipo de evento desconocido; los válidos son sale.created, sale.updated, sale.annulled, stock.changed, return.created, return.annulled, package.imported o *"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getBranches: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "nombre": "Sucursal Centro",
+                     *           "bodegas": [
+                     *             {
+                     *               "id": 1,
+                     *               "nombre": "Bodega Principal"
+                     *             },
+                     *             {
+                     *               "id": 2,
+                     *               "nombre": "Bodega Reserva"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "nombre": "Sucursal Norte",
+                     *           "bodegas": [
+                     *             {
+                     *               "id": 3,
+                     *               "nombre": "Bodega Norte"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
+                     *         "timestamp": "2026-11-25T19:06:22.274Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Branch"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getDocumentTypes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 3,
+                     *           "nombre": "Cotización",
+                     *           "prefijo": "COT-",
+                     *           "id_sucursal": 1,
+                     *           "solo_cotizacion": true
+                     *         },
+                     *         {
+                     *           "id": 1,
+                     *           "nombre": "Factura",
+                     *           "prefijo": "FAC-",
+                     *           "id_sucursal": 1,
+                     *           "solo_cotizacion": false
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "nombre": "Ticket",
+                     *           "prefijo": "",
+                     *           "id_sucursal": 1,
+                     *           "solo_cotizacion": false
+                     *         },
+                     *         {
+                     *           "id": 4,
+                     *           "nombre": "Factura",
+                     *           "prefijo": "FN-",
+                     *           "id_sucursal": 2,
+                     *           "solo_cotizacion": false
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
+                     *         "timestamp": "2026-11-25T19:06:22.451Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DocumentType"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getChannels: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "nombre": "Tienda"
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "nombre": "Tienda en línea"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
+                     *         "timestamp": "2026-11-25T19:06:22.634Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Channel"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getCustomers: {
+        parameters: {
+            query?: {
+                page?: number;
+                /** @example 2 */
+                per_page?: number;
+                /** @description El email exacto, sin distinguir mayúsculas. */
+                email?: string;
+                /** @description Parte del nombre o del número de documento, sin distinguir mayúsculas. */
+                q?: string;
+            };
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 4,
+                     *           "nombre": "Descuentos 100% Reales",
+                     *           "email": "ventas@descuentos.example",
+                     *           "numero_documento": null,
+                     *           "limite_credito": 0
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "nombre": "Ferretería El Clavo",
+                     *           "email": "compras@elclavo.example",
+                     *           "numero_documento": "0614-250190-101-3",
+                     *           "limite_credito": 0
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 2,
+                     *         "total": 3,
+                     *         "total_pages": 2,
+                     *         "has_next": true,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 2
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
+                     *         "timestamp": "2026-11-25T19:06:22.798Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Customer"][];
+                        pagination: components["schemas"]["Pagination"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "per_page": [
+                     *           "Debe ser mayor o igual a 1"
+                     *         ],
+                     *         "q": [
+                     *           "Debe tener como máximo 100 caracteres"
                      *         ]
                      *       }
                      *     }

@@ -1,8 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { SIN_CATEGORIA, type ChangeCursor, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
-import { compiledOnce, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
-import { containsPattern } from '../domain/list-filters';
+import { compiledOnce, containsPattern, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import { INVENTORY_SCHEMA, type InventoryDb } from './tables';
 
 type ProductScope = ExpressionBuilder<InventoryDb & { p: InventoryDb['productos'] }, 'p'>;
