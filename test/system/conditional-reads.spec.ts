@@ -140,6 +140,9 @@ describe('compressed and conditional reads', () => {
       expect(notModified.headers['x-ratelimit-reset']).toBe(String(Date.UTC(2026, 10, 21, 15) / 1000));
       // A list of validators matches when one of them does (RFC 9110).
       expect((await get(stack.baseUrl, path, { 'If-None-Match': `"other", ${etag}` })).status).toBe(304);
+      // fetch sends `Cache-Control: no-cache` with every If-None-Match: the 304 holds all the same.
+      const fetched = await stack.api(path, { key: KEY, headers: { 'If-None-Match': etag } });
+      expect(fetched.status).toBe(304);
       expect(await redis.get(key)).toBe(used);
       const stale = await get(stack.baseUrl, path, { 'If-None-Match': '"not-this-one"' });
       expect(stale.status).toBe(200);

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import compression from 'compression';
+import fresh from 'fresh';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
@@ -340,8 +341,10 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
       res.statusCode = body.status;
       res.setHeader('ETag', body.etag);
       if (locals.uncounted) {
-        // `fresh` compares If-None-Match with the ETag as RFC 9110 says (lists, `*`, W/ prefixes).
-        if (req.fresh) return void res.status(304).end();
+        // `fresh` compares If-None-Match with the ETag as RFC 9110 says (lists, `*`, W/ prefixes). Only
+        // that header is given: a request's `Cache-Control: no-cache` is for the caches on the way, and
+        // fetch adds it to every request with If-None-Match (req.fresh would then never answer 304).
+        if (fresh({ 'if-none-match': req.get('if-none-match') }, { etag: body.etag })) return void res.status(304).end();
         if (!(await countDeferred(deps, req, res))) return;
         // The quota's own page shows the count: built again now that this request is counted.
         if (route.showsQuota) {
