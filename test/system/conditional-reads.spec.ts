@@ -135,6 +135,7 @@ describe('compressed and conditional reads', () => {
       expect({ path, status: notModified.status }).toEqual({ path, status: 304 });
       expect(notModified.wire.length).toBe(0);
       expect(notModified.headers.etag).toBe(etag);
+      expect(notModified.headers.vary).toMatch(/Accept-Encoding/i);
       expect(notModified.headers['x-ratelimit-limit']).toBe('1000');
       expect(notModified.headers['x-ratelimit-remaining']).toBe(first.headers['x-ratelimit-remaining']);
       expect(notModified.headers['x-ratelimit-reset']).toBe(String(Date.UTC(2026, 10, 21, 15) / 1000));

@@ -344,7 +344,11 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
         // `fresh` compares If-None-Match with the ETag as RFC 9110 says (lists, `*`, W/ prefixes). Only
         // that header is given: a request's `Cache-Control: no-cache` is for the caches on the way, and
         // fetch adds it to every request with If-None-Match (req.fresh would then never answer 304).
-        if (fresh({ 'if-none-match': req.get('if-none-match') }, { etag: body.etag })) return void res.status(304).end();
+        if (fresh({ 'if-none-match': req.get('if-none-match') }, { etag: body.etag })) {
+          // As the 200 would: the compression middleware adds it only to answers with a body.
+          res.vary('Accept-Encoding');
+          return void res.status(304).end();
+        }
         if (!(await countDeferred(deps, req, res))) return;
         // The quota's own page shows the count: built again now that this request is counted.
         if (route.showsQuota) {
