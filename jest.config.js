@@ -10,6 +10,8 @@ const tier = {
   testEnvironmentOptions: { customExportConditions: ['development', 'node', 'require', 'default'] },
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   setupFiles: ['<rootDir>/test/setup-env.js'],
+  // ESM sources (the client package) name the compiled `.js` of a sibling module; under jest it is the `.ts`.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 const infra = {
   globalSetup: '<rootDir>/test/global-setup.ts',

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
+import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -11,14 +12,16 @@ import { buildServices, startBaseline, startStack, type Baseline, type Stack } f
 import { explainScenarios } from './run/explain';
 import { summarizeProfiles, type ProfileSummary, type Window } from './run/profile';
 import { markdown, printScenario, rssVerdict, writeResults, type Measured, type RunInfo } from './run/report';
-import { pendingScenarios, readFacts, scenarios, type Pending, type Scenario } from './run/scenarios';
+import { pendingScenarios, readFacts, scenarios, type AnswerBytes, type Pending, type Scenario } from './run/scenarios';
 
 /**
  * `npm run bench`: starts every service against the bench database (see `npm run bench:data`),
  * drives each scenario with autocannon on loopback (warm-up, then a bounded run), runs each read
  * scenario and the sale writes against the baseline too, prints one table per scenario and rewrites the results
  * section of BENCHMARKS.md. Options: --duration S (10), --warmup S (2), --connections N (10),
- * --only TEXT (scenarios whose name contains it), --no-write, --log-level L (warn).
+ * --only TEXT (scenarios whose name contains it), --no-write, --log-level L (warn), --port N (18080),
+ * --ops-ports N (first of the services' ops ports, 19464), --baseline-port N (18090), --prefix NAME (of the
+ * NATS subjects and Redis keys, `bench`: another for a run beside another one on the same servers).
  * `--explain` starts nothing: it prints the plan of every statement of each read scenario.
  * `--profile` records a CPU profile of every process and prints where their time went.
  */
@@ -36,6 +39,7 @@ interface Options {
   gatewayPort: number;
   opsPortBase: number;
   baselinePort: number;
+  prefix: string;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -50,6 +54,7 @@ function parseOptions(argv: readonly string[]): Options {
     gatewayPort: 18080,
     opsPortBase: 19464,
     baselinePort: 18090,
+    prefix: 'bench',
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
@@ -72,19 +77,42 @@ function parseOptions(argv: readonly string[]): Options {
     else if (flag === '--profile') o.profile = true;
     else if (flag === '--log-level') o.logLevel = value();
     else if (flag === '--port') o.gatewayPort = int(1, 65535);
+    else if (flag === '--ops-ports') o.opsPortBase = int(1, 65000);
+    else if (flag === '--baseline-port') o.baselinePort = int(1, 65535);
+    else if (flag === '--prefix') o.prefix = value();
     else throw new Error(`unknown option ${flag}`);
   }
   return o;
 }
 
-async function probe(gatewayUrl: string, apiKey: string, r: LoadRequest): Promise<{ status: number; body: string }> {
+async function probe(gatewayUrl: string, apiKey: string, r: LoadRequest): Promise<{ status: number; body: string; headers: Headers }> {
   const res = await fetch(`${gatewayUrl}${r.path}`, {
     method: r.method,
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...r.headers },
     ...(r.body !== undefined ? { body: r.body } : {}),
     signal: AbortSignal.timeout(30_000),
   });
-  return { status: res.status, body: await res.text() };
+  return { status: res.status, body: await res.text(), headers: res.headers };
+}
+
+/** Bytes of one GET's body as sent with each `Accept-Encoding` (node:http: fetch would decode it). */
+async function answerBytes(gatewayUrl: string, apiKey: string, path: string): Promise<AnswerBytes> {
+  const size = (encoding: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(
+        `${gatewayUrl}${path}`,
+        { headers: { authorization: `Bearer ${apiKey}`, 'accept-encoding': encoding } },
+        (res) => {
+          let bytes = 0;
+          res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          res.on('end', () => resolve(bytes));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  return { identity: await size('identity'), gzip: await size('gzip'), br: await size('br') };
 }
 
 /** 404 "route not found" or 405: the gateway has no such route yet. */
@@ -178,6 +206,7 @@ async function main(): Promise<void> {
       redisUrl,
       gatewayPort: o.gatewayPort,
       opsPortBase: o.opsPortBase,
+      prefix: o.prefix,
       logLevel: o.logLevel,
       logDir,
       ...(profileDir ? { profileDir } : {}),
@@ -203,6 +232,8 @@ async function main(): Promise<void> {
     for (const s of all) {
       const connections = s.connections ?? o.connections;
       const root = s.absolute ? stack.gatewayUrl : `${stack.gatewayUrl}${API_BASE}`;
+      const absolute = (r: LoadRequest): LoadRequest => ({ ...r, path: s.absolute ? r.path : `${API_BASE}${r.path}` });
+      await s.prepare?.((r) => probe(stack!.gatewayUrl, facts.apiKey, absolute(r)));
       const sample = s.next();
       const first = await probe(stack.gatewayUrl, facts.apiKey, {
         ...sample,
@@ -212,7 +243,7 @@ async function main(): Promise<void> {
         pending.push({ name: s.name, reason: 'its route has not landed in the gateway', probe: sample });
         continue;
       }
-      if (first.status >= 300) {
+      if (s.status !== undefined ? first.status !== s.status : first.status >= 300) {
         measured.push({ scenario: s, connections, failure: `first request answered ${first.status}: ${first.body.slice(0, 200)}` });
         printScenario(measured.at(-1)!, durationText);
         continue;
@@ -226,6 +257,8 @@ async function main(): Promise<void> {
         return { result, settled: s.settle ? await s.settle(startedAt) : undefined };
       });
       const handlers = handlerTimes(before, await scrapeHandlerTotals(stack.opsPorts));
+      const reference = measured.find((m) => m.scenario.name === s.reference)?.result?.full;
+      const bytes = s.measureBytes ? await answerBytes(stack.gatewayUrl, facts.apiKey, absolute(sample).path) : undefined;
       let base: LoadResult | undefined;
       if (s.baseline) {
         const baselineUrl = baseline.url;
@@ -241,6 +274,8 @@ async function main(): Promise<void> {
           handlers,
           ...(base ? { baseline: base } : {}),
           ...(full.settled ? { settled: full.settled } : {}),
+          ...(reference ? { reference } : {}),
+          ...(bytes ? { bytes } : {}),
         },
       });
       printScenario(measured.at(-1)!, s.amount !== undefined ? `${s.amount.toLocaleString('en-US')} requests` : durationText);

@@ -110,6 +110,11 @@ describe('responses against the OpenAPI document', () => {
     expect(
       await statuses([get('/system/rate-limit'), get('/system/rate-limit', null), get('/system/rate-limit', 'not_a_key_0123456789')]),
     ).toEqual([200, 401, 401]);
+    expect(
+      await statuses([get('/branches'), get('/document-types'), get('/channels'), get('/customers?q=a'), get('/customers?per_page=0')]),
+    ).toEqual([200, 200, 200, 200, 400]);
+    const etag = (await get('/channels')).headers.get('etag')!;
+    expect((await stack.api(`${API}/channels`, { key: SALES_KEY_A, headers: { 'If-None-Match': etag } })).status).toBe(304);
     expect(await statuses([get('/openapi.json', null), get('/openapi-webhooks.json', null), get('/docs', null)])).toEqual([200, 200, 200]);
     expect((await stack.api(`${API}/sales`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(405);
     const webhooks = [
@@ -147,6 +152,7 @@ describe('responses against the OpenAPI document', () => {
         'x-ratelimit-limit': '1000',
         'x-ratelimit-remaining': '999',
         'x-ratelimit-reset': '1767229200',
+        etag: '"mwoJka0En9sN6UoWXiWqRlBsXI30zRk1MoPowFXdQSs"',
       },
       body: JSON.stringify({
         success: true,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import net from 'node:net';
 import readline from 'node:readline';
 import pg from 'pg';
 import { SERVICES, databaseUrlOf, type ServiceName } from '@erp/contracts';
@@ -15,15 +16,9 @@ import { seedFixture } from './seed';
  * stops everything cleanly on Ctrl-C.
  */
 const ROOT = path.resolve(__dirname, '../../..');
-const OPS_PORTS: Record<ServiceName, number> = {
-  gateway: 9464,
-  sales: 9465,
-  inventory: 9466,
-  returns: 9467,
-  packages: 9468,
-  'webhook-ingest': 9469,
-  subscriptions: 9470,
-};
+/** The gateway's port when PORT is not set; each ops port is the gateway's + OPS_OFFSET + the service's index (9464, 9465… by default). */
+const DEFAULT_PORT = 8080;
+const OPS_OFFSET = 1384;
 
 const env = {
   ...process.env,
@@ -31,12 +26,15 @@ const env = {
   NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   SUBJECT_PREFIX: process.env.SUBJECT_PREFIX ?? 'erp',
-  PORT: process.env.PORT ?? '8080',
+  // A development stack answers this machine only; BIND_ADDRESS=0.0.0.0 opens it to the network.
+  BIND_ADDRESS: process.env.BIND_ADDRESS ?? '127.0.0.1',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   // Partner event subscriptions may point at a receiver on this machine.
   EVENTS_ALLOW_PRIVATE_URLS: process.env.EVENTS_ALLOW_PRIVATE_URLS ?? 'true',
   EVENTS_ALLOW_HTTP: process.env.EVENTS_ALLOW_HTTP ?? 'true',
 };
+/** Filled by `choosePorts` before anything starts. */
+const ports = { gateway: 0, ops: {} as Record<ServiceName, number> };
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
@@ -78,7 +76,7 @@ async function waitReady(name: ServiceName, timeoutMs = 60_000): Promise<void> {
   for (;;) {
     if (stopping) throw new Error('stopping');
     try {
-      const res = await fetch(`http://127.0.0.1:${OPS_PORTS[name]}/readyz`);
+      const res = await fetch(`http://${connectHost()}:${ports.ops[name]}/readyz`);
       if (res.ok) return;
     } catch {
       // not listening yet
@@ -103,7 +101,57 @@ async function stopAll(code: number): Promise<never> {
   process.exit(code);
 }
 
+/**
+ * The gateway on PORT (8080 when unset) and the ops ports beside it (PORT + 1384 + i), or free
+ * ones all when PORT=0. Each is tried first, so a port in use is named with whose it would have
+ * been, before anything starts.
+ */
+async function choosePorts(): Promise<string | undefined> {
+  const raw = process.env.PORT ?? String(DEFAULT_PORT);
+  const base = Number(raw);
+  if (!Number.isInteger(base) || base < 0 || base > 65535 - OPS_OFFSET - SERVICES.length)
+    return `PORT=${raw} is not a port this stack can use (0 for free ports, or up to ${65535 - OPS_OFFSET - SERVICES.length})`;
+  const wanted: Array<[string, number]> = [
+    ['the gateway', base],
+    ...SERVICES.map((name, i): [string, number] => [`the ops port of ${name}`, base === 0 ? 0 : base + OPS_OFFSET + i]),
+  ];
+  const got: number[] = [];
+  for (const [role, port] of wanted) {
+    const free = await tryPort(port);
+    if (free === undefined)
+      return `port ${port} (${role}) on ${env.BIND_ADDRESS} is taken: stop what uses it, or start with PORT=<another> (the ops ports follow it) or PORT=0 (free ports)`;
+    got.push(free);
+  }
+  ports.gateway = got[0]!;
+  SERVICES.forEach((name, i) => (ports.ops[name] = got[i + 1]!));
+  return undefined;
+}
+
+/** Listens on `port` (0: one the system picks) and lets it go: the port, or undefined when it is taken. */
+function tryPort(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, env.BIND_ADDRESS, () => {
+      const chosen = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(chosen));
+    });
+  });
+}
+
+/** Where this process reaches what it started: the bound address, or loopback when it is every interface. */
+function connectHost(): string {
+  const address = env.BIND_ADDRESS;
+  if (address === '0.0.0.0' || address === '::') return '127.0.0.1';
+  return address.includes(':') ? `[${address}]` : address;
+}
+
 async function main(): Promise<void> {
+  const portProblem = await choosePorts();
+  if (portProblem) {
+    console.error(portProblem);
+    process.exit(1);
+  }
   // A service whose schema lives in a database of its own gets it from DATABASE_URL_<SCHEMA>.
   const databaseOf = (name: ServiceName) => databaseUrlOf(name, env, env.DATABASE_URL);
   for (const databaseUrl of new Set(SERVICES.map(databaseOf))) {
@@ -130,7 +178,7 @@ async function main(): Promise<void> {
   for (const name of SERVICES) {
     const child = node(
       `services/${name}/src/main.ts`,
-      { OPS_PORT: String(OPS_PORTS[name]), OTEL_SERVICE_NAME: name, DATABASE_URL: databaseOf(name) },
+      { PORT: String(ports.gateway), OPS_PORT: String(ports.ops[name]), OTEL_SERVICE_NAME: name, DATABASE_URL: databaseOf(name) },
       name,
     );
     children.set(name, child);
@@ -153,11 +201,12 @@ async function main(): Promise<void> {
   const key = Object.values(demo.api_keys)[0];
   const productos = demo.productos as Record<string, number> | undefined;
   const productId = productos ? Object.values(productos)[0] : 1;
+  const gatewayUrl = `http://${connectHost()}:${ports.gateway}`;
   console.log(`
-The stack is up: gateway on http://localhost:${env.PORT} (ops ports ${Object.values(OPS_PORTS).join(', ')}).
+The stack is up: gateway on ${gatewayUrl} (ops ports ${SERVICES.map((name) => `${name} ${ports.ops[name]}`).join(', ')}).
 Demo company ${demo.existing ? 'already existed' : 'seeded'} (empresa id ${demo.id}); API key: ${key ?? '(kept from the first seeding)'}
 
-  curl -s -H "Authorization: Bearer ${key}" http://localhost:${env.PORT}/api/external/v1/inventory/${productId}
+  curl -s -H "Authorization: Bearer ${key}" ${gatewayUrl}/api/external/v1/inventory/${productId}
 
 Ctrl-C stops everything.`);
 }

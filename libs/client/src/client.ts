@@ -1,4 +1,4 @@
-import type { components, paths } from './openapi';
+import type { components, paths } from './openapi.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 

@@ -8,6 +8,6 @@ export {
   type ListPath,
   type PathsFor,
   type SuccessBody,
-} from './client';
-export type { components, operations, paths } from './openapi';
-export { DeliveryVerificationError, verifyDelivery, type PartnerEvent } from './webhooks';
+} from './client.js';
+export type { components, operations, paths } from './openapi.js';
+export { DeliveryVerificationError, verifyDelivery, type PartnerEvent } from './webhooks.js';

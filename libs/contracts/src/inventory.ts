@@ -55,6 +55,14 @@ export const Product = z.object({
 });
 export type Product = z.output<typeof Product>;
 
+/** `GET /branches`: an active branch of the company with its active warehouses (the ids `POST /sales` takes). */
+export const Branch = z.object({
+  id: z.number().int(),
+  nombre: z.string(),
+  bodegas: z.array(z.object({ id: z.number().int(), nombre: z.string() })),
+});
+export type Branch = z.output<typeof Branch>;
+
 /** Orderings of `GET /inventory`; `id` in the same direction always breaks ties. */
 export const INVENTORY_ORDER_BY = ['nombre', 'codigo', 'precio', 'costo', 'created_at', 'updated_at'] as const;
 export const ORDER_DIRECTIONS = ['asc', 'desc'] as const;
@@ -284,6 +292,13 @@ export const inventorySubjects = defineCatalog({
     request: z.object({ items: z.array(BranchQuery).max(1000) }),
     /** One answer per item, in order: the branch id, or why it could not be resolved. */
     reply: z.array(BranchResolution),
+  },
+  /** The company's active branches with their active warehouses, by name then id. */
+  'inventory.sucursal.list': {
+    tenant: true,
+    errors: [],
+    request: z.object({}),
+    reply: z.array(Branch),
   },
   'inventory.product.list': {
     tenant: true,

@@ -5,6 +5,7 @@ import {
   DecimalNumber,
   DeltaSyncFields,
   ListPagination,
+  PageRequest,
   PaginationQuery,
   Timestamp,
   pageReply,
@@ -430,6 +431,7 @@ const SeedCliente = z.object({
   ref: z.string().min(1),
   nombre: z.string().trim().min(1).max(255),
   email: z.string().max(255).optional(),
+  numero_documento: z.string().trim().max(50).optional(),
   limite_credito: SeedDecimal.default('0'),
   activo: z.boolean().default(true),
 });
@@ -517,6 +519,51 @@ export const salesForReturnsSubjects = defineCatalog({
   },
 });
 
+/** `GET /document-types`: an active document type of the company, with the branch whose sales may use it. */
+export const DocumentType = z.object({
+  id: z.number().int(),
+  nombre: z.string(),
+  prefijo: z.string().meta({ description: 'Lo que precede al número en el `correlativo` de las ventas (puede estar vacío).' }),
+  id_sucursal: z.number().int(),
+  solo_cotizacion: z.boolean().meta({ description: 'Solo para cotizaciones (`estado` `Cotizacion`).' }),
+});
+export type DocumentType = z.output<typeof DocumentType>;
+
+/** `GET /channels`: an active sales channel of the company. */
+export const Channel = z.object({ id: z.number().int(), nombre: z.string() });
+export type Channel = z.output<typeof Channel>;
+
+/** `GET /customers`: an active customer of the company. */
+export const Customer = z.object({
+  id: z.number().int(),
+  nombre: z.string(),
+  email: z.string().nullable(),
+  numero_documento: z.string().nullable().meta({ description: 'Documento de identidad o número fiscal del cliente.' }),
+  limite_credito: DecimalNumber.meta({ description: 'Crédito máximo de sus ventas `Pendiente`; 0 es sin límite.' }),
+});
+export type Customer = z.output<typeof Customer>;
+
+const LookupText = z
+  .string()
+  .trim()
+  .max(100, 'Debe tener como máximo 100 caracteres')
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+/** Query string of `GET /customers`. */
+export const CustomersListQuery = PaginationQuery.extend({
+  email: z
+    .string()
+    .trim()
+    .max(255, 'Debe tener como máximo 255 caracteres')
+    .optional()
+    .transform((v) => (v ? v.toLowerCase() : undefined))
+    .meta({ description: 'El email exacto, sin distinguir mayúsculas.' }),
+  q: LookupText.meta({ description: 'Parte del nombre o del número de documento, sin distinguir mayúsculas.' }),
+});
+export const CustomersListRequest = PageRequest.extend({ email: z.string().optional(), q: z.string().optional() });
+export type CustomersListRequest = z.infer<typeof CustomersListRequest>;
+
 /** Subjects of the partner API's sales endpoints (and of the other callers of the invoicing pipeline). */
 export const salesApiSubjects = defineCatalog({
   /**
@@ -564,6 +611,27 @@ export const salesApiSubjects = defineCatalog({
     errors: [],
     request: SalesFilters,
     reply: SalesSummary,
+  },
+  /** The company's active document types, by branch, name and id. */
+  'sales.documento.list': {
+    tenant: true,
+    errors: [],
+    request: z.object({}),
+    reply: z.array(DocumentType),
+  },
+  /** The company's active sales channels, by name and id. */
+  'sales.canal.list': {
+    tenant: true,
+    errors: [],
+    request: z.object({}),
+    reply: z.array(Channel),
+  },
+  /** The company's active customers, by name and id, filtered by email (exact) and `q` (name or document number). */
+  'sales.cliente.list': {
+    tenant: true,
+    errors: [],
+    request: CustomersListRequest,
+    reply: pageReply(Customer),
   },
 });
 

@@ -33,6 +33,8 @@ export const BaseConfig = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Port of /healthz, /readyz and /metrics; 0 picks a free port. */
   OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** Address the HTTP servers (ops, and the gateway's API) listen on; every interface when unset, as in a container. */
+  BIND_ADDRESS: z.string().min(1).optional(),
   /** Deadline for a graceful stop; Kubernetes' termination grace period must be longer. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
   /** The events stream: copies on distinct JetStream servers (3 in production); the migration step sets them, services check them at start. */

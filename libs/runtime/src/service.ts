@@ -150,7 +150,7 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
     }
     return json(res, 404, { status: 'not found' });
   };
-  await new Promise<void>((resolve) => ops.listen(config.OPS_PORT, resolve));
+  await new Promise<void>((resolve) => ops.listen(config.OPS_PORT, config.BIND_ADDRESS, resolve));
   onShutdown('ops-server', () => new Promise((resolve) => ops.close(() => resolve())));
   const opsPort = (ops.address() as AddressInfo).port;
   logger.info({ opsPort, schema: spec.schema, prefix: config.SUBJECT_PREFIX }, 'service started');

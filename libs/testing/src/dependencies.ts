@@ -34,5 +34,13 @@ export async function reachable(url: string, timeoutMs = 1_000): Promise<boolean
 export async function missingDependencies(urls: DependencyUrls): Promise<string[]> {
   const keys = Object.keys(HOW_TO_START) as Array<keyof DependencyUrls>;
   const up = await Promise.all(keys.map((k) => reachable(urls[k])));
-  return keys.filter((_, i) => !up[i]).map((k) => `${urls[k]} is unreachable. Start ${HOW_TO_START[k]}`);
+  return keys.filter((_, i) => !up[i]).map((k) => `${withoutPassword(urls[k])} is unreachable. Start ${HOW_TO_START[k]}`);
+}
+
+/** The URL as given, its password (if any) masked: the line is printed. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password === '') return url;
+  parsed.password = '***';
+  return parsed.toString();
 }

@@ -55,6 +55,12 @@ describe('finding Postgres, NATS and Redis for a test run', () => {
       `postgres://${down}/x is unreachable. Start Postgres: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start (or set DATABASE_URL)`,
     );
     expect(missing[1]).toMatch(new RegExp(`^redis://${down} is unreachable\\. Start Redis: .*\\(or set REDIS_URL\\)$`));
+    const withPassword = await missingDependencies({
+      databaseUrl: `postgres://erp:s3cret@${down}/x`,
+      natsUrl: `nats://${up}`,
+      redisUrl: `redis://${up}`,
+    });
+    expect(withPassword).toEqual([expect.stringMatching(new RegExp(`^postgres://erp:\\*\\*\\*@${down}/x is unreachable\\.`))]);
   });
 
   it('uses the services the env names when they answer, and has nothing to stop', async () => {

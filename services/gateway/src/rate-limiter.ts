@@ -6,10 +6,13 @@ import { decision, limitFor, windowAt, type RateDecision, type RateLimitRule } f
 /**
  * Count-and-check in one round trip: a request is counted only when it is under its limit, so
  * refused requests never eat quota, and concurrent requests can never together pass the limit.
+ * With ARGV[3] = '0' the request is only checked, never counted: a conditional GET that may end
+ * in a 304, which costs no quota (it is counted by a second call if it answers anything else).
  */
 const CONSUME_LUA = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 if used >= tonumber(ARGV[1]) then return {0, used} end
+if ARGV[3] == '0' then return {1, used} end
 used = redis.call('INCR', KEYS[1])
 if used == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return {1, used}
@@ -17,20 +20,23 @@ return {1, used}
 
 /**
  * The same, after the address's failed authentications (KEYS[2]) in the same round trip: at
- * ARGV[3] or more the request is refused before it is counted ({-1, failures}).
+ * ARGV[4] or more the request is refused before it is counted ({-1, failures}).
  */
 const CONSUME_UNLESS_BLOCKED_LUA = `
 local failures = tonumber(redis.call('GET', KEYS[2]) or '0')
-if failures >= tonumber(ARGV[3]) then return {-1, failures} end
+if failures >= tonumber(ARGV[4]) then return {-1, failures} end
 ${CONSUME_LUA}`;
 
+type CountFlag = '1' | '0';
+
 type RedisWithConsume = Redis & {
-  rateLimitConsume(key: string, limit: number, ttlSeconds: number): Promise<[number, number]>;
+  rateLimitConsume(key: string, limit: number, ttlSeconds: number, count: CountFlag): Promise<[number, number]>;
   rateLimitConsumeUnlessBlocked(
     key: string,
     blockKey: string,
     limit: number,
     ttlSeconds: number,
+    count: CountFlag,
     blockLimit: number,
   ): Promise<[number, number]>;
 };
@@ -106,38 +112,64 @@ export class RateLimiter {
   async consume(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision>;
   async consume(apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'>;
   async consume(apiKeyId: number, dateFiltered: boolean, block?: AddressBlock): Promise<RateDecision | 'blocked'> {
-    const result = await this.decide(apiKeyId, dateFiltered, block);
+    const result = await this.decide(apiKeyId, dateFiltered, block, true);
     if (result === 'blocked') return result;
     this.decisions.inc({ result: result.allowed ? 'allowed' : 'refused', limit_type: result.limitType });
     return result;
   }
 
-  private async decide(apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'> {
+  /**
+   * What `consume` would decide, without counting: for a conditional GET, whose 304 costs no
+   * quota. `used` is the count so far; the request is counted by `consume` once it answers
+   * anything but a 304 (and refused then if others used the quota up in the meantime).
+   */
+  async check(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision>;
+  async check(apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'>;
+  async check(apiKeyId: number, dateFiltered: boolean, block?: AddressBlock): Promise<RateDecision | 'blocked'> {
+    const result = await this.decide(apiKeyId, dateFiltered, block, false);
+    if (result !== 'blocked' && !result.allowed) this.decisions.inc({ result: 'refused', limit_type: result.limitType });
+    return result;
+  }
+
+  private async decide(
+    apiKeyId: number,
+    dateFiltered: boolean,
+    block: AddressBlock | undefined,
+    count: boolean,
+  ): Promise<RateDecision | 'blocked'> {
     const window = windowAt(this.clock());
     const limit = limitFor(this.options.rule, dateFiltered);
     const key = `${this.options.keyPrefix}:rl:${apiKeyId}:${window.start}`;
     const ttl = window.reset - window.start + 60;
+    const flag: CountFlag = count ? '1' : '0';
     try {
       const [allowed, used] = block
-        ? await this.redis.rateLimitConsumeUnlessBlocked(key, block.key, limit, ttl, block.limit)
-        : await this.redis.rateLimitConsume(key, limit, ttl);
+        ? await this.redis.rateLimitConsumeUnlessBlocked(key, block.key, limit, ttl, flag, block.limit)
+        : await this.redis.rateLimitConsume(key, limit, ttl, flag);
       this.markRedis(true);
       if (allowed === -1) return 'blocked';
       return decision(allowed === 1, used, limit, dateFiltered, window, false);
     } catch (err) {
       this.markRedis(false, err);
       this.fallbackTotal.inc();
-      return this.consumeLocally(key, limit, dateFiltered, window);
+      return this.consumeLocally(key, limit, dateFiltered, window, count);
     }
   }
 
   /** The same rule as the script, in this process only. Old windows are dropped as hours pass. */
-  private consumeLocally(key: string, limit: number, dateFiltered: boolean, window: ReturnType<typeof windowAt>): RateDecision {
+  private consumeLocally(
+    key: string,
+    limit: number,
+    dateFiltered: boolean,
+    window: ReturnType<typeof windowAt>,
+    count: boolean,
+  ): RateDecision {
     for (const k of this.fallbackCounts.keys()) {
       if (!k.endsWith(`:${window.start}`)) this.fallbackCounts.delete(k);
     }
     const used = this.fallbackCounts.get(key) ?? 0;
     if (used >= limit) return decision(false, used, limit, dateFiltered, window, true);
+    if (!count) return decision(true, used, limit, dateFiltered, window, true);
     this.fallbackCounts.set(key, used + 1);
     return decision(true, used + 1, limit, dateFiltered, window, true);
   }

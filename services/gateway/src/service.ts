@@ -101,7 +101,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         maxInflight: config.MAX_INFLIGHT_REQUESTS,
         routes: apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }),
       });
-      const server = createHttpServer(app).listen(config.PORT);
+      const server = createHttpServer(app).listen(config.PORT, config.BIND_ADDRESS);
       await new Promise<void>((resolve, reject) => {
         server.once('listening', resolve);
         server.once('error', reject);

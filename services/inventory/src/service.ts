@@ -14,6 +14,7 @@ import { createProductHandler } from './handlers/create-product.handler';
 import { getProductHandler } from './handlers/get-product.handler';
 import { inventorySummaryHandler } from './handlers/inventory-summary.handler';
 import { listProductsHandler } from './handlers/list-products.handler';
+import { listSucursalesHandler } from './handlers/list-sucursales.handler';
 import { locationAdminHandlers } from './handlers/location-admin.handlers';
 import { releaseStockHandler } from './handlers/release-stock.handler';
 import { reserveStockHandler } from './handlers/reserve-stock.handler';
@@ -55,6 +56,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.summary': inventorySummaryHandler(db),
           'inventory.product.resolve': resolveProductsHandler(db),
           'inventory.sucursal.resolve': resolveSucursalHandler(db),
+          'inventory.sucursal.list': listSucursalesHandler(db),
           'inventory.stock.reserve': reserveStockHandler(db, { checkAfterMs: config.RESERVATION_TIMEOUT_MS }),
           'inventory.stock.confirm': confirmStockHandler(db),
           'inventory.stock.release': releaseStockHandler(db),

@@ -8,6 +8,7 @@ import { migrations } from './db/migrations';
 import { SALES_SCHEMA, type SalesDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
 import { createSaleHandler } from './handlers/create-sale.handler';
+import { lookupHandlers } from './handlers/lookup.handlers';
 import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
 import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { returnRegistrationHandlers } from './handlers/return-registration.handlers';
@@ -46,6 +47,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
           'sales.sale.get': getSaleHandler(db),
           'sales.sale.list': listSalesHandler(db),
           'sales.summary': salesSummaryHandler(db),
+          ...lookupHandlers(db),
         },
         { queue: 'sales' },
       );

@@ -90,6 +90,8 @@ export interface StackOptions {
   gatewayPort: number;
   /** Ops ports are this, +1, … in the order of SERVICES. */
   opsPortBase: number;
+  /** NATS subject and Redis key prefix: two runs on one NATS server with the same prefix would answer each other's requests. */
+  prefix: string;
   logLevel: string;
   logDir: string;
   /** Write a V8 CPU profile of each service (and the baseline) into this folder when it stops. */
@@ -123,8 +125,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     DATABASE_URL: o.databaseUrl,
     NATS_URL: o.natsUrl,
     REDIS_URL: o.redisUrl,
-    SUBJECT_PREFIX: 'bench',
-    REDIS_KEY_PREFIX: 'bench',
+    SUBJECT_PREFIX: o.prefix,
+    REDIS_KEY_PREFIX: o.prefix,
     NODE_ENV: 'production',
     PORT: String(o.gatewayPort),
     LOG_LEVEL: o.logLevel,

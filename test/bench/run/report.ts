@@ -63,7 +63,18 @@ function rows(m: Measured): string[][] {
       '',
     ]);
   }
+  if (r.reference) {
+    out.push(row(`reference (${m.scenario.reference})`, r.reference));
+    out.push(['full / reference', r.reference.rps > 0 ? `× ${fmt(r.full.rps / r.reference.rps, 1)}` : '–', '', '', '']);
+  }
   return out;
+}
+
+function bytesLine(m: Measured): string | undefined {
+  const b = m.result?.bytes;
+  if (!b) return undefined;
+  const share = (n: number) => (b.identity > 0 ? ` (${fmt((100 * n) / b.identity)} %)` : '');
+  return `bytes of one answer: ${fmt(b.identity)} uncompressed, ${fmt(b.gzip)} with gzip${share(b.gzip)}, ${fmt(b.br)} with br${share(b.br)}`;
 }
 
 const HEAD = ['', 'req/s', 'p50 ms', 'p99 ms', 'errors / non-2xx'];
@@ -84,6 +95,8 @@ export function printScenario(m: Measured, duration: string): void {
   console.log(`  NATS handlers (mean): ${handlersLine(m)}`);
   const settled = settledLine(m);
   if (settled) console.log(`  ${settled}`);
+  const bytes = bytesLine(m);
+  if (bytes) console.log(`  ${bytes}`);
   const targets = targetLines(m);
   if (targets.length > 0) console.log(`  targets: ${targets.map((t) => `${t.label}: ${t.met ? 'met' : 'MISSED'}`).join('; ')}`);
 }
@@ -142,6 +155,8 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
     );
     const settled = settledLine(m);
     if (settled) lines.push('', `After the burst: ${settled}.`);
+    const bytes = bytesLine(m);
+    if (bytes) lines.push('', `${bytes[0]!.toUpperCase()}${bytes.slice(1)}.`);
   }
   return lines.join('\n');
 }

@@ -112,6 +112,16 @@ export interface ScenarioResult {
   handlers: HandlerTime[];
   /** What happened after the requests were answered (the webhook burst: deliveries processed into sales). */
   settled?: Settled;
+  /** The full-path run of the scenario named by `reference`, when it was measured before this one. */
+  reference?: LoadResult;
+  /** Bytes of one answer by `Accept-Encoding`, for scenarios that measure them. */
+  bytes?: AnswerBytes;
+}
+
+export interface AnswerBytes {
+  identity: number;
+  gzip: number;
+  br: number;
 }
 
 export interface Settled {
@@ -141,6 +151,14 @@ export interface Scenario {
   amount?: number;
   /** Waits for the asynchronous work the run started, and measures it. */
   settle?: (startedAt: Date) => Promise<Settled>;
+  /** Runs once before the first request, with a way to send one (e.g. to learn an ETag). */
+  prepare?: (send: (r: LoadRequest) => Promise<{ status: number; headers: Headers }>) => Promise<void>;
+  /** The status every request answers when all goes well; a 2xx when omitted. */
+  status?: number;
+  /** A scenario measured earlier whose requests/s this one is compared with (the same GET's 200 for its 304). */
+  reference?: string;
+  /** Also measures the bytes of one answer without compression, with gzip and with br. */
+  measureBytes?: boolean;
   targets: Target[];
 }
 
@@ -158,6 +176,10 @@ export const RSS_LIMIT = 200 * MB;
 /** A run in which no request completed has no latency to compare: it misses every target. */
 const p50Within = (ms: number): Target => ({ label: `p50 ≤ ${ms} ms`, met: (r) => r.full.requests > 0 && r.full.p50 <= ms });
 const rateAtLeast = (rps: number): Target => ({ label: `≥ ${rps} req/s`, met: (r) => r.full.rps >= rps });
+const referenceTimes = (times: number): Target => ({
+  label: `≥ ${times} × the reference's req/s`,
+  met: (r) => r.reference !== undefined && r.full.rps >= times * r.reference.rps,
+});
 const ratioAtLeast = (ratio: number): Target => ({
   label: `≥ ${Math.round(ratio * 100)} % of baseline req/s`,
   met: (r) => r.baseline !== undefined && r.full.rps >= ratio * r.baseline.rps,
@@ -277,6 +299,7 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
       targets: [ratioAtLeast(0.75)],
     },
     { name: 'GET /returns/summary', baseline: true, next: () => get('/returns/summary'), targets: [ratioAtLeast(0.75)] },
+    ...conditionalReads(),
     { name: 'POST /sales (3 lines, one document type)', baseline: true, next: saleBody(() => oneDocument), targets: [ratioAtLeast(0.6)] },
     {
       name: 'POST /sales (3 lines, four document types)',
@@ -296,6 +319,38 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
       : []),
     { name: 'POST /packages/import (500 items)', baseline: false, connections: 1, next: importBody, targets: [p50Within(250)] },
     ...(f.webhook ? [webhookBurst(f, f.webhook, runTag, databaseUrl)] : []),
+  ];
+}
+
+const PAGE_200 = 'GET /sales?per_page=200 (first page)';
+
+/**
+ * The same 200-row page read three ways: as it is, with gzip (the compression's cost in req/s,
+ * and the bytes it saves), and conditionally with the ETag of the page, answered 304.
+ */
+function conditionalReads(): Scenario[] {
+  const page = get('/sales?per_page=200');
+  let etag = '';
+  return [
+    { name: PAGE_200, baseline: false, next: () => page, measureBytes: true, targets: [] },
+    {
+      name: `${PAGE_200} with Accept-Encoding: gzip`,
+      baseline: false,
+      next: () => ({ ...page, headers: { 'accept-encoding': 'gzip' } }),
+      reference: PAGE_200,
+      targets: [],
+    },
+    {
+      name: `${PAGE_200} with If-None-Match: its ETag (304)`,
+      baseline: false,
+      prepare: async (send) => {
+        etag = (await send(page)).headers.get('etag') ?? '';
+      },
+      next: () => ({ ...page, headers: { 'if-none-match': etag } }),
+      status: 304,
+      reference: PAGE_200,
+      targets: [referenceTimes(2)],
+    },
   ];
 }
 

@@ -24,6 +24,13 @@ type Kind = 'ventas' | 'productos' | 'devoluciones';
 
 /** Which ids a path's `{id}` names, by its first segment. */
 const KIND_OF: Record<string, Kind> = { sales: 'ventas', inventory: 'productos', returns: 'devoluciones' };
+/** The lookups, by path, and the ids each lists. */
+const LOOKUP_OF: Record<string, 'sucursales' | 'documentos' | 'canales' | 'clientes'> = {
+  '/branches': 'sucursales',
+  '/document-types': 'documentos',
+  '/channels': 'canales',
+  '/customers': 'clientes',
+};
 const NOT_FOUND: Record<Kind, string> = {
   ventas: 'Venta no encontrada',
   productos: 'Producto no encontrado',
@@ -101,7 +108,8 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
         bodegas: Object.values(c.bodegas),
         documentos: Object.values(c.documentos),
         canales: Object.values(c.canales),
-        clientes: Object.values(c.clientes),
+        // Platform orders add customers as they come: the database says which there are now.
+        clientes: (await q('select id from sales.clientes where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
       });
       const mine = await idsOf(viewer);
       const theirs = await idsOf(other);
@@ -245,6 +253,27 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
             `${label}: a wr only ${other.ref} has was ${res.body?.items?.[0]?.status ?? 'refused'} (must be created for ${viewer.ref})`,
           );
           expect(res.body?.errors?.length === 1 && res.body.errors[0].index === 1, `${label}: ${other.ref}'s branch id was not refused`);
+          continue;
+        }
+        const lookup = LOOKUP_OF[route.path];
+        if (route.method === 'get' && lookup) {
+          // Lookups: searched by what the other company's rows hold too, they list only one's own.
+          for (const filter of lookup === 'clientes' ? ['', 'q=a', 'q=e', 'per_page=200'] : ['']) {
+            const res = await send(label, `${API_BASE}${route.path}${filter ? `?${filter}` : ''}`);
+            expect(res.status === 200, `${label}?${filter} answered ${res.status}`);
+            const rows = (res.body?.data ?? []) as Array<{ id: number; bodegas?: Array<{ id: number }> }>;
+            const ids = rows.map((r) => r.id);
+            expect(ids.length > 0 || filter !== '', `${label} listed nothing of ${viewer.ref}'s`);
+            expect(
+              ids.every((id) => mine[lookup].includes(id) && !theirs[lookup].includes(id)),
+              `${label}?${filter} listed ids that are not ${viewer.ref}'s: ${ids.join(', ')}`,
+            );
+            const bodegas = rows.flatMap((r) => (r.bodegas ?? []).map((b) => b.id));
+            expect(
+              bodegas.every((id) => mine.bodegas.includes(id)),
+              `${label} listed warehouses that are not ${viewer.ref}'s`,
+            );
+          }
           continue;
         }
         if (route.path === '/system/rate-limit') {

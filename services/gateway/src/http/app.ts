@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import compression from 'compression';
+import fresh from 'fresh';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type ListPagination, type TenantContext } from '@erp/contracts';
+import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import { translatePgError } from '@erp/db';
 import type { Authenticator } from '../authenticator';
@@ -10,7 +12,7 @@ import { bearerToken } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { FailedAuthLimiter } from '../failed-auth-limiter';
 import type { RateLimiter } from '../rate-limiter';
-import { rejectAmbiguousQuery, requestLimits } from './edges';
+import { ambiguousQuery, rejectAmbiguousQuery, requestLimits } from './edges';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
@@ -38,9 +40,13 @@ interface Locals {
   requestId: string;
   credential?: Credential;
   rate?: RateDecision;
+  /** Set when the quota was only checked (a conditional GET): the request is counted unless it answers 304. */
+  uncounted?: boolean;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Smaller answers go out as they are: compressing them saves less than its headers and CPU cost. */
+const COMPRESSION_THRESHOLD_BYTES = 1024;
 const BODY_LIMIT = '1mb';
 /** Deepest nesting a JSON body may have: ours need a handful of levels; thousands overflow the stack when the body is serialised again. */
 const MAX_JSON_DEPTH = 64;
@@ -89,6 +95,8 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.use(requestLimits);
   app.use(admissionControl(deps));
+  // gzip or br for answers of 1 KB or more when the request accepts it; sets Vary: Accept-Encoding.
+  app.use(compression({ threshold: COMPRESSION_THRESHOLD_BYTES }));
 
   const api = express.Router({ strict: false });
   const methodsByPath = new Map<string, Set<string>>();
@@ -195,11 +203,15 @@ function authenticate(deps: AppDeps): RequestHandler {
     const address = req.ip ?? 'unknown';
     const key = bearerToken(req.get('authorization'));
     const cached = key ? deps.auth.cached(key) : undefined;
+    // A conditional GET is only checked against the quota here: its 304 costs nothing.
+    const uncounted = mayAnswerNotModified(req);
+    const quota = uncounted ? deps.limiter.check.bind(deps.limiter) : deps.limiter.consume.bind(deps.limiter);
+    locals.uncounted = uncounted;
     if (cached) {
-      const rate = await deps.limiter.consume(cached.apiKeyId, hasDateFilters(req.query), deps.authFailures?.block(address));
+      const rate = await quota(cached.apiKeyId, hasDateFilters(req.query), deps.authFailures?.block(address));
       if (rate === 'blocked') return refuseBlocked(res, deps.authFailures!.blocked());
       locals.credential = cached;
-      return applyQuota(deps, res, rate, next);
+      return applyQuota(deps, res, rate) && next();
     }
     const retryAfter = (await deps.authFailures?.retryAfter(address)) ?? 0;
     if (retryAfter > 0) return refuseBlocked(res, retryAfter);
@@ -211,9 +223,18 @@ function authenticate(deps: AppDeps): RequestHandler {
       return sendError(res, 401, MESSAGES.unauthorized);
     }
     locals.credential = credential;
-    const rate = await deps.limiter.consume(credential.apiKeyId, hasDateFilters(req.query));
-    return applyQuota(deps, res, rate, next);
+    const rate = await quota(credential.apiKeyId, hasDateFilters(req.query), undefined);
+    if (rate === 'blocked') return refuseBlocked(res, deps.authFailures!.blocked());
+    return applyQuota(deps, res, rate) && next();
   };
+}
+
+/**
+ * A GET (or HEAD) with `If-None-Match` may answer 304. One whose query is refused anyway is
+ * counted at once like any other answer.
+ */
+function mayAnswerNotModified(req: Request): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && req.get('if-none-match') !== undefined && !ambiguousQuery(req.query ?? {});
 }
 
 function refuseBlocked(res: Response, retryAfter: number): void {
@@ -221,16 +242,31 @@ function refuseBlocked(res: Response, retryAfter: number): void {
   sendError(res, 429, MESSAGES.tooManyAuthFailures);
 }
 
-function applyQuota(deps: AppDeps, res: Response, rate: RateDecision, next: NextFunction): void {
+/** Sends the quota's headers; false when the request is refused (429 sent). */
+function applyQuota(deps: AppDeps, res: Response, rate: RateDecision): boolean {
   (res.locals as Locals).rate = rate;
   res.setHeader('X-RateLimit-Limit', String(rate.limit));
   res.setHeader('X-RateLimit-Remaining', String(rate.remaining));
   res.setHeader('X-RateLimit-Reset', String(rate.window.reset));
   if (!rate.allowed) {
     res.setHeader('Retry-After', String(Math.max(1, rate.window.reset - Math.floor(deps.limiter.now() / 1000))));
-    return sendError(res, 429, MESSAGES.rateLimited);
+    sendError(res, 429, MESSAGES.rateLimited);
+    return false;
   }
-  next();
+  return true;
+}
+
+/**
+ * Counts a request whose quota was only checked, now that it answers something other than a
+ * 304: one atomic count-and-check like any request's, so concurrent requests still cannot
+ * together pass the limit (one that others used the quota up for meanwhile gets its 429 now).
+ */
+async function countDeferred(deps: AppDeps, req: Request, res: Response): Promise<boolean> {
+  const locals = res.locals as Locals;
+  if (!locals.uncounted) return true;
+  locals.uncounted = false;
+  const rate = await deps.limiter.consume(locals.credential!.apiKeyId, hasDateFilters(req.query));
+  return applyQuota(deps, res, rate);
 }
 
 const requireJson: RequestHandler = (req, res, next) => {
@@ -280,63 +316,145 @@ function unstorableText(value: unknown): { path: string; message: string } | und
 /** With the `u` flag a well-formed pair reads as one code point, so only an unpaired surrogate matches. */
 const LONE_SURROGATE_RE = /\p{Cs}/u;
 
+interface RouteInput {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+type Outcome =
+  | { kind: 'answer'; result: RouteResult; input: RouteInput }
+  | { kind: 'refusal'; status: number; message: string; details: Record<string, string[]> }
+  | { kind: 'thrown'; err: unknown };
+
 function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const locals = res.locals as Locals;
-    const params = route.params?.safeParse(req.params);
-    const query = route.query?.safeParse(req.query ?? {});
-    if (params && !params.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(params.error));
-    const badQueryText = route.query ? unstorableText(req.query) : undefined;
-    if (badQueryText) return sendError(res, 400, MESSAGES.invalidParams, { [badQueryText.path]: [badQueryText.message] });
-    if (query && !query.success) return sendError(res, 400, MESSAGES.invalidParams, detailsFromZod(query.error));
-    const badBodyText = route.body ? unstorableText(req.body) : undefined;
-    if (badBodyText)
-      return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [badBodyText.path]: [badBodyText.message] });
-    const body = route.body?.safeParse(req.body);
-    if (body && !body.success) return sendError(res, route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, detailsFromZod(body.error));
-    const credential = locals.credential!;
-    const ctx: TenantContext = { requestId: locals.requestId, empresa: credential.empresa, usuario: credential.usuario };
-    const result: RouteResult = await route.handle(
-      { params: params?.data, query: query?.data, body: body?.data },
-      { ctx, bus: deps.bus, credential, rate: locals.rate! },
-    );
-    if ('raw' in result) return void res.status(result.status ?? 200).json(result.raw);
-    if (result.location) res.setHeader('Location', `${API_BASE}${result.location}`);
-    const meta = {
-      empresa: credential.empresa.nombre,
-      timestamp: new Date().toISOString(),
-      filters_applied: result.filters_applied ?? {},
-      ...(result.idempotent !== undefined ? { idempotent: result.idempotent } : {}),
-    };
-    if (Buffer.isBuffer(result.data)) return void sendEnvelopeAround(res, result.status ?? 200, result.data, result.pagination, meta);
-    res
-      .status(result.status ?? 200)
-      .json({ success: true, data: result.data, ...(result.pagination ? { pagination: result.pagination } : {}), meta });
+    const outcome = await run(route, deps, req, locals);
+    if (outcome.kind !== 'answer') {
+      if (!(await countDeferred(deps, req, res))) return;
+      if (outcome.kind === 'thrown') throw outcome.err;
+      return sendError(res, outcome.status, outcome.message, outcome.details);
+    }
+    let body = render(outcome.result, locals.credential!, route.method === 'get');
+    if (body.etag) {
+      res.statusCode = body.status;
+      res.setHeader('ETag', body.etag);
+      if (locals.uncounted) {
+        // `fresh` compares If-None-Match with the ETag as RFC 9110 says (lists, `*`, W/ prefixes). Only
+        // that header is given: a request's `Cache-Control: no-cache` is for the caches on the way, and
+        // fetch adds it to every request with If-None-Match (req.fresh would then never answer 304).
+        if (fresh({ 'if-none-match': req.get('if-none-match') }, { etag: body.etag })) {
+          // As the 200 would: the compression middleware adds it only to answers with a body.
+          res.vary('Accept-Encoding');
+          return void res.status(304).end();
+        }
+        if (!(await countDeferred(deps, req, res))) return;
+        // The quota's own page shows the count: built again now that this request is counted.
+        if (route.showsQuota) {
+          body = render(await handle(route, deps, locals, outcome.input), locals.credential!, true);
+          res.setHeader('ETag', body.etag!);
+        }
+      }
+    }
+    if (body.location) res.setHeader('Location', `${API_BASE}${body.location}`);
+    res.statusCode = body.status;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', body.length);
+    // The parts go out as they are (no copy into one buffer), in one write to the socket.
+    res.cork();
+    for (const chunk of body.chunks.slice(0, -1)) res.write(chunk);
+    res.end(body.chunks.at(-1));
+    res.uncork();
   };
 }
 
+/** Validates the input and calls the route: what to answer, or why not. */
+async function run(route: AnyRoute, deps: AppDeps, req: Request, locals: Locals): Promise<Outcome> {
+  const refusal = (status: number, message: string, details: Record<string, string[]>): Outcome => ({
+    kind: 'refusal',
+    status,
+    message,
+    details,
+  });
+  const params = route.params?.safeParse(req.params);
+  const query = route.query?.safeParse(req.query ?? {});
+  if (params && !params.success) return refusal(400, MESSAGES.invalidParams, detailsFromZod(params.error));
+  const badQueryText = route.query ? unstorableText(req.query) : undefined;
+  if (badQueryText) return refusal(400, MESSAGES.invalidParams, { [badQueryText.path]: [badQueryText.message] });
+  if (query && !query.success) return refusal(400, MESSAGES.invalidParams, detailsFromZod(query.error));
+  const badBodyText = route.body ? unstorableText(req.body) : undefined;
+  if (badBodyText) return refusal(route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [badBodyText.path]: [badBodyText.message] });
+  const body = route.body?.safeParse(req.body);
+  if (body && !body.success) return refusal(route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, detailsFromZod(body.error));
+  const input = { params: params?.data, query: query?.data, body: body?.data };
+  try {
+    return { kind: 'answer', result: await handle(route, deps, locals, input), input };
+  } catch (err) {
+    return { kind: 'thrown', err };
+  }
+}
+
+function handle(route: AnyRoute, deps: AppDeps, locals: Locals, input: RouteInput): Promise<RouteResult> {
+  const credential = locals.credential!;
+  const ctx: TenantContext = { requestId: locals.requestId, empresa: credential.empresa, usuario: credential.usuario };
+  return route.handle(input as Parameters<AnyRoute['handle']>[0], { ctx, bus: deps.bus, credential, rate: locals.rate! });
+}
+
+interface Rendered {
+  status: number;
+  /** The body in parts, written one after the other. */
+  chunks: Array<Buffer | string>;
+  length: number;
+  location?: string;
+  /** Strong validator of a GET's answer; none for other methods. */
+  etag?: string;
+}
+
 /**
- * The success envelope written around data that is JSON text already (a service's reply as it
- * arrived from the bus): the same fields in the same order as the envelope of values, without
- * parsing the data and serialising it again. Head, data and tail go out as they are (no copy into
- * one buffer), in one write to the socket.
+ * The body of a result. Data that is JSON text already (a service's reply as it arrived from the
+ * bus) is written into the envelope as it is, without parsing it and serialising it again; the
+ * envelope has the same fields in the same order either way.
+ *
+ * The ETag is the SHA-256 of the body's bytes except `meta.timestamp`, the moment of the answer,
+ * which would otherwise make every answer differ: two answers with one ETag have the same data,
+ * pagination, filters and company, byte for byte.
  */
-function sendEnvelopeAround(
-  res: Response,
-  status: number,
-  data: Buffer,
-  pagination: ListPagination | undefined,
-  meta: Record<string, unknown>,
-): void {
-  const tail = `${pagination ? `,"pagination":${JSON.stringify(pagination)}` : ''},"meta":${JSON.stringify(meta)}}`;
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', ENVELOPE_HEAD.length + data.length + Buffer.byteLength(tail));
-  res.cork();
-  res.write(ENVELOPE_HEAD);
-  res.write(data);
-  res.end(tail);
-  res.uncork();
+function render(result: RouteResult, credential: Credential, withEtag: boolean): Rendered {
+  const status = result.status ?? 200;
+  if ('raw' in result) {
+    const text = JSON.stringify(result.raw);
+    const etag = withEtag ? strongEtag([JSON.stringify(withoutTimestamp(result.raw))]) : undefined;
+    return { status, chunks: [text], length: Buffer.byteLength(text), etag };
+  }
+  const meta = {
+    empresa: credential.empresa.nombre,
+    timestamp: new Date().toISOString(),
+    filters_applied: result.filters_applied ?? {},
+    ...(result.idempotent !== undefined ? { idempotent: result.idempotent } : {}),
+  };
+  const data = Buffer.isBuffer(result.data) ? result.data : Buffer.from(JSON.stringify(result.data));
+  const pagination = result.pagination ? `,"pagination":${JSON.stringify(result.pagination)}` : '';
+  const tail = `${pagination},"meta":${JSON.stringify(meta)}}`;
+  const etag = withEtag ? strongEtag([ENVELOPE_HEAD, data, pagination, JSON.stringify({ ...meta, timestamp: undefined })]) : undefined;
+  return {
+    status,
+    chunks: [ENVELOPE_HEAD, data, tail],
+    length: ENVELOPE_HEAD.length + data.length + Buffer.byteLength(tail),
+    location: result.location,
+    etag,
+  };
+}
+
+function withoutTimestamp(raw: Record<string, unknown>): Record<string, unknown> {
+  const meta = raw.meta;
+  return meta && typeof meta === 'object' ? { ...raw, meta: { ...meta, timestamp: undefined } } : raw;
+}
+
+function strongEtag(parts: Array<Buffer | string>): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return `"${hash.digest('base64url')}"`;
 }
 
 const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');

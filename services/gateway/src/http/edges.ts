@@ -38,14 +38,20 @@ export const requestLimits: RequestHandler = (req, res, next) => {
  * lenient parser would drop silently). 400 naming each parameter.
  */
 export const rejectAmbiguousQuery: RequestHandler = (req, res, next) => {
+  const details = ambiguousQuery(req.query ?? {});
+  if (details) return sendError(res, 400, MESSAGES.invalidParams, details);
+  next();
+};
+
+/** The parameters `rejectAmbiguousQuery` refuses, each with why; undefined when there is none. */
+export function ambiguousQuery(query: Record<string, unknown>): Record<string, string[]> | undefined {
   const details: Record<string, string[]> = {};
-  for (const [name, value] of Object.entries(req.query ?? {})) {
+  for (const [name, value] of Object.entries(query)) {
     if (/[[\]]/.test(name)) details[name] = [MESSAGES.bracketedParam];
     else if (Array.isArray(value)) details[name] = [MESSAGES.repeatedParam];
   }
-  if (Object.keys(details).length > 0) return sendError(res, 400, MESSAGES.invalidParams, details);
-  next();
-};
+  return Object.keys(details).length > 0 ? details : undefined;
+}
 
 /**
  * Requests Node's parser refuses before Express sees them: a request line and headers past

@@ -66,7 +66,34 @@ describe('the OpenAPI document', () => {
     expect(params.order_direction.schema.enum).toEqual(['asc', 'desc']);
     expect(sut.paths['/inventory/{id}'].get.parameters).toEqual([
       expect.objectContaining({ in: 'path', name: 'id', required: true, schema: expect.objectContaining({ type: 'integer', minimum: 1 }) }),
+      expect.objectContaining({ in: 'header', name: 'If-None-Match', schema: expect.objectContaining({ type: 'string' }) }),
     ]);
+  });
+
+  it('declares the ETag, If-None-Match and a 304 with the quota headers on every GET with a key, and on nothing else', () => {
+    for (const [template, item] of Object.entries<Json>(sut.paths)) {
+      const operations = Object.entries<Json>(item).filter(
+        ([m, op]) => ['get', 'post', 'put', 'delete'].includes(m) && op.security?.length !== 0,
+      );
+      for (const [method, op] of operations) {
+        const isGet = method === 'get';
+        const conditional = {
+          etag: Object.keys(op.responses['200']?.headers ?? {}).includes('ETag'),
+          ifNoneMatch: (op.parameters ?? []).some((p: Json) => p.name === 'If-None-Match'),
+          notModified: Object.keys(op.responses['304']?.headers ?? {}),
+        };
+        expect([`${method} ${template}`, conditional]).toEqual([
+          `${method} ${template}`,
+          isGet
+            ? {
+                etag: true,
+                ifNoneMatch: true,
+                notModified: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'ETag'],
+              }
+            : { etag: false, ifNoneMatch: false, notModified: [] },
+        ]);
+      }
+    }
   });
 
   it('types query parameters as the spec does, with the accepted spellings described', () => {
@@ -101,7 +128,7 @@ describe('the OpenAPI document', () => {
 
   it('declares the rate-limit headers on authenticated answers and Retry-After on 429 and 503', () => {
     const ok = sut.paths['/system/rate-limit'].get.responses['200'].headers;
-    expect(Object.keys(ok)).toEqual(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']);
+    expect(Object.keys(ok)).toEqual(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'ETag']);
     expect(Object.keys(sut.components.responses.TooManyRequests.headers)).toContain('Retry-After');
     expect(Object.keys(sut.components.responses.ServiceUnavailable.headers)).toContain('Retry-After');
     expect(Object.keys(sut.components.responses.Unauthorized.headers)).toEqual(['X-Request-Id']);

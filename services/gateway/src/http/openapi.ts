@@ -9,8 +9,12 @@ import {
 import {
   API_BASE,
   API_VERSION,
+  Branch,
+  Channel,
+  Customer,
   CursorPagination,
   DecimalNumber,
+  DocumentType,
   EVENT_TYPES,
   ErrorEnvelope,
   InventorySummary,
@@ -75,6 +79,11 @@ const HEADERS = {
   Location: {
     description: 'Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`.',
     schema: { type: 'string', format: 'uri-reference' },
+  },
+  ETag: {
+    description:
+      'Validador fuerte de la respuesta: el SHA-256 de su cuerpo sin `meta.timestamp`. Enviado en `If-None-Match`, responde 304 mientras la respuesta no cambie.',
+    schema: { type: 'string' },
   },
 } as const;
 
@@ -221,15 +230,29 @@ function operationId(method: string, path: string): string {
   return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
+const IF_NONE_MATCH = z.object({
+  'If-None-Match': z
+    .string()
+    .optional()
+    .meta({ description: 'El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota.' }),
+});
+
 function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   const responses: ZodOpenApiResponsesObject = {};
-  const rated = headers(['X-Request-Id', ...RATE_HEADERS]);
+  const isGet = route.method === 'get';
+  const rated = headers(['X-Request-Id', ...RATE_HEADERS, ...(isGet ? (['ETag'] as const) : [])]);
   const statuses = route.response?.statuses ?? { 200: 'OK' };
   for (const [status, description] of Object.entries(statuses)) {
     responses[status as '200'] = {
       description: description ?? 'OK',
       headers: status === '201' ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location']) : rated,
       ...(route.response ? json(successBody(route.response)) : {}),
+    };
+  }
+  if (isGet) {
+    responses['304'] = {
+      description: '`If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota.',
+      headers: rated,
     };
   }
   for (const status of routeErrors(route)) {
@@ -244,8 +267,14 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.path.split('/')[1]!],
-    ...(route.params || route.query
-      ? { requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) } }
+    ...(route.params || route.query || isGet
+      ? {
+          requestParams: {
+            ...(route.params ? { path: route.params } : {}),
+            ...(route.query ? { query: route.query } : {}),
+            ...(isGet ? { header: IF_NONE_MATCH } : {}),
+          },
+        }
       : {}),
     ...(body ? { requestBody: { required: true, ...json(body) } } : {}),
     responses,
@@ -420,7 +449,9 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Autenticación.** Cada solicitud a \`${API_BASE}\` lleva \`Authorization: Bearer <API_KEY>\`. La clave determina la empresa; \`meta.empresa\` es su nombre. Clave ausente, inválida o revocada, o empresa inactiva: 401 «${MESSAGES.unauthorized}».
 
-**Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`.
+**Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`. Un 304 no cuenta.
+
+**Lecturas condicionales y comprimidas.** Cada \`GET\` responde un \`ETag\` fuerte (el SHA-256 del cuerpo sin \`meta.timestamp\`); repetido en \`If-None-Match\`, la respuesta es 304 sin cuerpo, con el \`ETag\` y los encabezados de la cuota, mientras nada haya cambiado, y no cuenta en la cuota. Las respuestas JSON de 1 KB o más se comprimen con gzip o br cuando \`Accept-Encoding\` lo admite (\`Vary: Accept-Encoding\`).
 
 **Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Ventas, devoluciones e inventario también se leen por cambio (modo cursor, \`order_by=updated_at\`): entonces \`pagination\` es \`{per_page, next_cursor, resume_cursor, has_more}\` (\`CursorPagination\`). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
 
@@ -495,6 +526,10 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
           description: 'Suscripciones a los eventos de la empresa (webhooks salientes firmados según Standard Webhooks)',
         },
         { name: 'events', description: 'Los eventos de la empresa para consultarlos sin webhooks' },
+        { name: 'branches', description: 'Sucursales y bodegas donde se registran las ventas' },
+        { name: 'document-types', description: 'Tipos de documento con los que se emiten las ventas' },
+        { name: 'channels', description: 'Canales de venta' },
+        { name: 'customers', description: 'Clientes de la empresa' },
         { name: 'referencia', description: 'Esta documentación' },
       ],
       paths,
@@ -515,6 +550,10 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
           Return,
           ReturnsSummary,
           RateLimitStatus,
+          Branch,
+          DocumentType,
+          Channel,
+          Customer,
         },
       },
     },

@@ -74,6 +74,11 @@ export interface RouteDef<
   /** The reference's body when it says more than `body` checks here (e.g. items validated one by one by the service). */
   documentedBody?: z.ZodType;
   response?: RouteResponse;
+  /**
+   * The answer shows the caller's quota (so it changes with every counted request): a
+   * conditional GET of it that is not answered 304 is built again once the request is counted.
+   */
+  showsQuota?: boolean;
   /** Statuses the services behind the route add to the ones the gateway derives from its input (e.g. 422 for a business rule). */
   errors?: readonly number[];
   handle(input: { params: Input<P>; query: Input<Q>; body: Input<B> }, api: ApiContext): Promise<RouteResult>;

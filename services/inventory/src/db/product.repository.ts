@@ -3,6 +3,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { SIN_CATEGORIA, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
 import {
   compiledOnce,
+  containsPattern,
   jsonArray,
   jsonDecimal,
   jsonObject,
@@ -11,7 +12,6 @@ import {
   type ChangeCursor,
   type ChangePage,
 } from '@erp/db';
-import { containsPattern } from '../domain/list-filters';
 import type { InventoryDb } from './tables';
 
 type ProductScope = ExpressionBuilder<InventoryDb & { p: InventoryDb['productos'] }, 'p'>;

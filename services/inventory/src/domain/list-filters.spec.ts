@@ -1,5 +1,5 @@
 import { InventoryListRequest } from '@erp/contracts';
-import { containsPattern, filtersApplied } from './list-filters';
+import { filtersApplied } from './list-filters';
 
 describe('filtersApplied', () => {
   it('echoes the filters sent, normalised, without paging or ordering', () => {
@@ -9,12 +9,5 @@ describe('filtersApplied', () => {
 
   it('is empty when no filter was sent', () => {
     expect(filtersApplied(InventoryListRequest.parse({}))).toEqual({});
-  });
-});
-
-describe('containsPattern', () => {
-  it('matches anywhere and escapes the pattern characters a caller typed', () => {
-    expect(containsPattern('lap')).toBe('%lap%');
-    expect(containsPattern('50%_off\\')).toBe('%50\\%\\_off\\\\%');
   });
 });

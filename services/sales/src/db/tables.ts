@@ -35,6 +35,8 @@ export interface ClientesTable {
   empresa_id: number;
   nombre: string;
   email: string | null;
+  /** Identity or tax document number (migration 0010). */
+  numero_documento: string | null;
   limite_credito: Generated<Decimal>;
   activo: Generated<boolean>;
   created_at: Generated<Date>;

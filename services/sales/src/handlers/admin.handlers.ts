@@ -37,6 +37,7 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
             empresa_id: req.empresa_id,
             nombre: c.nombre,
             email: c.email ?? null,
+            numero_documento: c.numero_documento ?? null,
             limite_credito: c.limite_credito,
             activo: c.activo,
           });

@@ -8,6 +8,7 @@ export function systemRoutes(limits: { standard: number; withDateFilters: number
       path: '/system/rate-limit',
       summary: 'Estado de la cuota horaria del API key (la llamada cuenta)',
       response: { kind: 'single', schema: RateLimitStatus },
+      showsQuota: true,
       handle: async (_input, { rate, ctx }) => ({
         data: {
           requests_used: rate.used,
