@@ -28,12 +28,12 @@ export async function annulSale(
   await squareIfReturned(db, bus, empresa_id, id_venta, requestId);
   await inTransaction(db, async (trx) => {
     const venta = await lockVenta(trx, empresa_id, id_venta);
-    if (!venta) throw AppError.notFound('Venta no encontrada');
+    if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
     if (venta.estado === 'Anulada') return;
     // Their stock is already back: returning all the sale holds would count it twice. A
     // return registers under this lock before it commits, so none can slip in after this check.
     if (venta.devoluciones_activas > 0)
-      throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', {
+      throw AppError.rule('estado_no_modificable', 'La venta tiene devoluciones activas: anúlelas antes de anular la venta', {
         id_venta: ['La venta tiene devoluciones activas'],
       });
     const moves = stockDiff(heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)), new Map());
@@ -56,6 +56,6 @@ export async function annulSale(
     await enqueueEvent(trx, salesEvents, 'events.sales.sale.annulled', { empresa_id, id_venta, venta: Sale.parse(annulled) }, reqCtx);
   });
   const venta = await findSale(db, empresa_id, id_venta);
-  if (!venta) throw AppError.notFound('Venta no encontrada');
+  if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
   return venta;
 }
