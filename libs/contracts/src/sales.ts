@@ -32,7 +32,7 @@ const isObject = (payload: { value: unknown }) =>
 /** JSON Schema of "at least one of these fields" (none of them nullable). */
 const oneOfFields = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
 
-const SaleLineFields = z.object(
+const SaleLineFields = z.strictObject(
   {
     id: Id.optional(),
     id_producto: Id.optional(),
@@ -64,7 +64,7 @@ export const SaleLineInput = SaleLineFields.refine((l) => l.id_producto !== unde
 export type SaleLineInput = z.output<typeof SaleLineInput>;
 
 /** Fields of `POST /sales` (spec "POST /sales", limits of "Limits"). */
-const SaleFields = z.object(
+const SaleFields = z.strictObject(
   {
     referencia_externa: BlankAsAbsentText(255),
     referencia: BlankAsAbsentText(255),
@@ -196,7 +196,7 @@ const ClearableText = (max: number) =>
  * the sale as it would be after the change; the ones the body alone decides are checked here.
  */
 export const SaleUpdateBody = z
-  .object(
+  .strictObject(
     {
       fecha: RequiredDate.optional(),
       estado: z.enum(ESTADOS_VENTA_ACTUALIZACION, { error: `Debe ser uno de: ${ESTADOS_VENTA_ACTUALIZACION.join(', ')}` }).optional(),
@@ -348,7 +348,7 @@ export const SalesListQuery = PaginationQuery.extend({
   });
 
 /** Query string of `GET /sales/summary`. */
-export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
+export const SalesSummaryQuery = z.strictObject(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
 
 /** The filters of sale lists and summaries, typed; what `filters_applied` echoes. */
 export const SalesFilters = z

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express, RequestHandler } from 'express';
-import type { ErrorEnvelope } from '@erp/contracts';
-import { MESSAGES, sendError } from './errors';
+import { MESSAGES, errorEnvelope, sendError } from './errors';
 
 /** Longest request target (path and query) answered normally; longer ones get 414. */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -25,10 +24,10 @@ export function createHttpServer(app: Express): Server {
 
 /** 414 for a URL longer than `MAX_URL_BYTES`, 431 for headers larger than `MAX_HEADER_BYTES`. */
 export const requestLimits: RequestHandler = (req, res, next) => {
-  if (Buffer.byteLength(req.originalUrl) > MAX_URL_BYTES) return sendError(res, 414, MESSAGES.uriTooLong);
+  if (Buffer.byteLength(req.originalUrl) > MAX_URL_BYTES) return sendError(res, 414, 'url_demasiado_larga', MESSAGES.uriTooLong);
   let headerBytes = 0;
   for (const part of req.rawHeaders) headerBytes += Buffer.byteLength(part) + 2;
-  if (headerBytes > MAX_HEADER_BYTES) return sendError(res, 431, MESSAGES.headersTooLarge);
+  if (headerBytes > MAX_HEADER_BYTES) return sendError(res, 431, 'encabezados_demasiado_grandes', MESSAGES.headersTooLarge);
   next();
 };
 
@@ -43,7 +42,7 @@ export const rejectAmbiguousQuery: RequestHandler = (req, res, next) => {
     if (/[[\]]/.test(name)) details[name] = [MESSAGES.bracketedParam];
     else if (Array.isArray(value)) details[name] = [MESSAGES.repeatedParam];
   }
-  if (Object.keys(details).length > 0) return sendError(res, 400, MESSAGES.invalidParams, details);
+  if (Object.keys(details).length > 0) return sendError(res, 400, 'parametro_invalido', MESSAGES.invalidParams, details);
   next();
 };
 
@@ -58,11 +57,12 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
     return;
   }
   // Node reports an endless request line and endless headers alike: both are 431 here.
-  const [status, error, reason] =
+  const envelope =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, MESSAGES.headersTooLarge, 'Request Header Fields Too Large']
-      : [400, MESSAGES.malformedHttp, 'Bad Request'];
-  const envelope: ErrorEnvelope = { success: false, error, code: status };
+      ? errorEnvelope(431, 'encabezados_demasiado_grandes', MESSAGES.headersTooLarge)
+      : errorEnvelope(400, 'solicitud_malformada', MESSAGES.malformedHttp);
+  const reason = envelope.code === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const status = envelope.code;
   const body = JSON.stringify(envelope);
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
