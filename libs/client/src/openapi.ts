@@ -707,12 +707,19 @@ export interface components {
                 cantidad: number;
             }[];
         };
+        /** @description Resumen de las ventas de los filtros. Cuentan todos los estados, también `Anulada` y `Cotizacion`, salvo que `estado` filtre; `ventas_por_estado` desglosa cada uno para excluir los que no interesen. */
         SalesSummary: {
+            /** @description Ventas contadas: las de todos los estados salvo que `estado` filtre. */
             cantidad_ventas: number;
-            total_ventas: number;
-            total_iva: number;
-            total_descuentos: number;
-            promedio_venta: number;
+            /** @description Suma de `total` de las ventas contadas: sin el filtro `estado` incluye los cuatro estados (`Completada`, `Pendiente`, `Anulada` y `Cotizacion`); `ventas_por_estado` da el total de cada uno. */
+            total_ventas: unknown;
+            /** @description Suma de `iva` de las mismas ventas que `total_ventas`. */
+            total_iva: unknown;
+            /** @description Suma de los descuentos de las líneas de las mismas ventas. */
+            total_descuentos: unknown;
+            /** @description `total_ventas` / `cantidad_ventas`, al centavo (0 sin ventas). */
+            promedio_venta: unknown;
+            /** @description Cantidad y total de cada estado contado (todos los estados, con ceros los que no tienen ventas; solo el filtrado con `estado`): su suma es `cantidad_ventas` y `total_ventas`. */
             ventas_por_estado: {
                 /** @enum {string} */
                 estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
