@@ -118,6 +118,17 @@ describe('refusals: strict input and a machine-readable reason', () => {
       });
     });
 
+    it.each(['/sales?__proto__=1', '/inventory?__proto__=1&__proto__=2', '/inventory/summary?__proto__=1'])(
+      '%s is refused naming __proto__ like any other parameter',
+      async (path) => {
+        const res = await get(path);
+        expect(res.status).toBe(400);
+        const body = await json(res);
+        expect(body.reason).toMatch(/^parametro_(desconocido|invalido)$/);
+        expect(Object.keys(body.details)).toEqual(['__proto__']);
+      },
+    );
+
     it('is named beside the invalid ones, the reason saying the unknown first', async () => {
       const res = await get('/sales?page=0&perPage=1');
       expect(res.status).toBe(400);

@@ -36,6 +36,16 @@ describe('detailsFromZod', () => {
     expect(sut({ ...valid, estado: 'Vendida' })).toEqual({ details: { estado: [expect.any(String)] }, unknown: false });
   });
 
+  it('names a key called __proto__ like any other', () => {
+    const parsed = z.strictObject({ page: z.string().optional() }).safeParse(JSON.parse('{"__proto__": "1", "": "2"}'));
+    const details = parsed.success ? {} : detailsFromZod(parsed.error, UNKNOWN_PARAMETER_MESSAGE);
+    expect(Object.entries(details)).toEqual([
+      ['__proto__', ['Parámetro desconocido']],
+      ['', ['Parámetro desconocido']],
+    ]);
+    expect(Object.getPrototypeOf(details)).toBe(Object.prototype);
+  });
+
   it('says what it is told of unknown query parameters', () => {
     const parsed = z.strictObject({ page: z.string().optional() }).safeParse({ perPage: '1' });
     expect(parsed.success || detailsFromZod(parsed.error, UNKNOWN_PARAMETER_MESSAGE)).toEqual({ perPage: ['Parámetro desconocido'] });

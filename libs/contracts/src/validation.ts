@@ -12,16 +12,18 @@ export const UNKNOWN_PARAMETER_MESSAGE = 'Parámetro desconocido';
  * (`detalles.0.cantida`), saying `unknownKey`.
  */
 export function detailsFromZod(error: z.ZodError, unknownKey: string = UNKNOWN_FIELD_MESSAGE): ErrorDetails {
-  const details: ErrorDetails = {};
+  // Collected in a Map: a sender's key such as `__proto__` must become a field like any other,
+  // not reach an object's prototype.
+  const details = new Map<string, string[]>();
+  const add = (key: string, message: string) => details.set(key, [...(details.get(key) ?? []), message]);
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) (details[[...issue.path, key].map(String).join('.')] ??= []).push(unknownKey);
+      for (const key of issue.keys) add([...issue.path, key].map(String).join('.'), unknownKey);
       continue;
     }
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '_';
-    (details[key] ??= []).push(issue.message);
+    add(issue.path.length > 0 ? issue.path.map(String).join('.') : '_', issue.message);
   }
-  return details;
+  return Object.fromEntries(details);
 }
 
 /** Whether some of the issues are keys a strict object does not know. */

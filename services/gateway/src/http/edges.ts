@@ -37,12 +37,13 @@ export const requestLimits: RequestHandler = (req, res, next) => {
  * lenient parser would drop silently). 400 naming each parameter.
  */
 export const rejectAmbiguousQuery: RequestHandler = (req, res, next) => {
-  const details: Record<string, string[]> = {};
+  // Entries, not assignments: a parameter named `__proto__` is named like any other.
+  const details: Array<[string, string[]]> = [];
   for (const [name, value] of Object.entries(req.query ?? {})) {
-    if (/[[\]]/.test(name)) details[name] = [MESSAGES.bracketedParam];
-    else if (Array.isArray(value)) details[name] = [MESSAGES.repeatedParam];
+    if (/[[\]]/.test(name)) details.push([name, [MESSAGES.bracketedParam]]);
+    else if (Array.isArray(value)) details.push([name, [MESSAGES.repeatedParam]]);
   }
-  if (Object.keys(details).length > 0) return sendError(res, 400, 'parametro_invalido', MESSAGES.invalidParams, details);
+  if (details.length > 0) return sendError(res, 400, 'parametro_invalido', MESSAGES.invalidParams, Object.fromEntries(details));
   next();
 };
 
