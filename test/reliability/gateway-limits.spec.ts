@@ -43,6 +43,7 @@ describe('the gateway at its limits', () => {
         success: false,
         error: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After',
         code: 503,
+        reason: 'servidor_saturado',
       });
     }
     // Refused before authentication: they do not count against the quota.
@@ -66,6 +67,7 @@ describe('the gateway at its limits', () => {
         success: false,
         error: 'Parámetros inválidos',
         code: 400,
+        reason: 'parametro_invalido',
         details: { _: ['La ruta contiene una secuencia de escape (%) inválida'] },
       });
     }
@@ -85,6 +87,7 @@ describe('the gateway at its limits', () => {
         success: false,
         error: 'El cuerpo de la solicitud anida demasiados niveles',
         code: 400,
+        reason: 'json_invalido',
         details: { _: ['El JSON anida más de 64 niveles de objetos o listas'] },
       });
     }
@@ -118,6 +121,7 @@ describe('the gateway given text with the NUL character', () => {
       success: false,
       error: 'Parámetros inválidos',
       code: 400,
+      reason: 'parametro_invalido',
       details: { marca: ['No puede contener el carácter nulo (U+0000)'] },
     });
   });
@@ -143,6 +147,7 @@ describe('the gateway given text with the NUL character', () => {
       success: false,
       error: 'Datos inválidos',
       code: 400,
+      reason: 'cuerpo_invalido',
       details: { 'packages.0.codigo_asesor': ['No puede contener el carácter nulo (U+0000)'] },
     });
     expect(await stack.query('select count(*)::int as n from packages.paquetes')).toEqual([{ n: 0 }]);
@@ -177,7 +182,7 @@ describe('the gateway when its own database is out of reach', () => {
       });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('5');
-      expect(res.body).toEqual({ success: false, error: 'Base de datos no disponible', code: 503 });
+      expect(res.body).toEqual({ success: false, error: 'Base de datos no disponible', code: 503, reason: 'servicio_no_disponible' });
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

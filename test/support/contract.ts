@@ -243,7 +243,8 @@ export class ContractRecorder {
 
   /**
    * Adds the conforming exchanges to the examples file of the document (see `OpenApiExamples`):
-   * per operation the first successful request, and the first answer of each status. What the
+   * per operation the first successful request, the first answer of each status and of each
+   * refusal's reason. What the
    * file already holds stays, so the files of one run add to it in the order they ran.
    */
   async saveExamples(file: string): Promise<void> {
@@ -255,7 +256,12 @@ export class ContractRecorder {
         continue;
       const entry = (examples[operation] ??= { responses: {} });
       const isJson = (exchange.headers['content-type'] ?? '').startsWith('application/json');
-      if (isJson) entry.responses[String(exchange.status)] ??= JSON.parse(exchange.body);
+      if (isJson) {
+        const answer = JSON.parse(exchange.body);
+        entry.responses[String(exchange.status)] ??= answer;
+        // One refusal per reason: a status has several (422 is an unknown field, missing stock, …).
+        if (exchange.status >= 400 && typeof answer?.reason === 'string') (entry.refusals ??= {})[answer.reason] ??= answer;
+      }
       if (exchange.status >= 300 || entry.request) continue;
       const query = Object.fromEntries(new URL(exchange.url, 'http://localhost').searchParams);
       const body = exchange.requestBody !== undefined ? parseJson(exchange.requestBody) : undefined;

@@ -3,7 +3,19 @@ import { gatewaySubjects } from '@erp/contracts';
 import { KEY_A, KEY_B, Stack, json, twoCompanies } from '../support/stack';
 import type { SeedOutput } from '@erp/admin';
 
-const UNAUTHORIZED = { success: false, error: 'API key inválido o empresa inactiva', code: 401 };
+const UNAUTHORIZED = { success: false, error: 'API key inválido o empresa inactiva', code: 401, reason: 'clave_invalida' };
+const MISSING = {
+  success: false,
+  error: 'Falta el encabezado Authorization: envíe Authorization: Bearer <API key>',
+  code: 401,
+  reason: 'clave_ausente',
+};
+const MALFORMED = {
+  success: false,
+  error: 'El encabezado Authorization debe ser «Bearer» seguido del API key',
+  code: 401,
+  reason: 'clave_malformada',
+};
 const ctx = { requestId: 'auth-spec' };
 
 /** Polls until the request answers `status`; returns the milliseconds it took. */
@@ -35,15 +47,17 @@ describe('API key authentication at the gateway', () => {
   const path = '/api/external/v1/system/rate-limit';
 
   it.each([
-    ['no Authorization header', {}],
-    ['a Basic scheme', { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
-    ['a Bearer with nothing after it', { Authorization: 'Bearer ' }],
-    ['an unknown key', { Authorization: 'Bearer unknown_key_0000000000000000000000' }],
-    ['a key with a character keys never have', { Authorization: `Bearer ${KEY_A}\u00e9` }],
-  ])('refuses %s with 401 and the spec message, without rate-limit headers', async (_case, headers) => {
+    ['no Authorization header', {}, MISSING],
+    ['an empty Authorization header', { Authorization: '' }, MISSING],
+    ['a Basic scheme', { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, MALFORMED],
+    ['a Bearer with nothing after it', { Authorization: 'Bearer ' }, MALFORMED],
+    ['a key too short to be one', { Authorization: 'Bearer abc' }, MALFORMED],
+    ['a key with a character keys never have', { Authorization: `Bearer ${KEY_A}\u00e9` }, MALFORMED],
+    ['an unknown key', { Authorization: 'Bearer unknown_key_0000000000000000000000' }, UNAUTHORIZED],
+  ])('refuses %s with 401 saying why, without rate-limit headers', async (_case, headers, expected) => {
     const res = await stack.api(path, { headers });
     expect(res.status).toBe(401);
-    expect(await json(res)).toEqual(UNAUTHORIZED);
+    expect(await json(res)).toEqual(expected);
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
   });
@@ -81,6 +95,7 @@ describe('API key authentication at the gateway', () => {
       success: false,
       error: 'Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After',
       code: 429,
+      reason: 'demasiados_intentos',
     });
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(blocked.headers.get('retry-after'))).toBeLessThanOrEqual(300);
@@ -103,6 +118,8 @@ describe('API key authentication at the gateway', () => {
     await stack.admin.request(gatewaySubjects, 'gateway.admin.apikey.revoke', { id: created.id }, ctx);
     const ms = await msUntilStatus(() => stack.api(path, { key: created.key }), 401);
     expect(ms).toBeLessThan(5_000);
+    // Revoked reads exactly as unknown: the answer never tells whether a key exists.
+    expect(await json(await stack.api(path, { key: created.key }))).toEqual(UNAUTHORIZED);
     expect((await stack.api(path, { key: KEY_A })).status).toBe(200);
   });
 

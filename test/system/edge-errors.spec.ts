@@ -18,7 +18,7 @@ describe('gateway error envelope and service availability', () => {
     async (path) => {
       const res = await stack.api(path, { key: KEY_A });
       expect(res.status).toBe(404);
-      expect(await json(res)).toEqual({ success: false, error: 'Ruta no encontrada', code: 404 });
+      expect(await json(res)).toEqual({ success: false, error: 'Ruta no encontrada', code: 404, reason: 'ruta_desconocida' });
     },
   );
 
@@ -26,7 +26,7 @@ describe('gateway error envelope and service availability', () => {
     const res = await stack.api(product(), { key: KEY_A, method, headers: { 'Content-Type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
-    expect(await json(res)).toEqual({ success: false, error: 'Método no permitido', code: 405 });
+    expect(await json(res)).toEqual({ success: false, error: 'Método no permitido', code: 405, reason: 'metodo_no_admitido' });
   });
 
   describe('on a write route', () => {
@@ -36,19 +36,34 @@ describe('gateway error envelope and service availability', () => {
     it('answers malformed JSON with 400', async () => {
       const res = await post('{"packages": [');
       expect(res.status).toBe(400);
-      expect(await json(res)).toMatchObject({ success: false, error: 'El cuerpo de la solicitud no es JSON válido', code: 400 });
+      expect(await json(res)).toMatchObject({
+        success: false,
+        error: 'El cuerpo de la solicitud no es JSON válido',
+        code: 400,
+        reason: 'json_invalido',
+      });
     });
 
     it('answers a body over 1 MB with 413 before reading it all', async () => {
       const res = await post(Buffer.alloc(1024 * 1024 + 1, 'a'));
       expect(res.status).toBe(413);
-      expect(await json(res)).toEqual({ success: false, error: 'El cuerpo de la solicitud supera el máximo de 1 MB', code: 413 });
+      expect(await json(res)).toEqual({
+        success: false,
+        error: 'El cuerpo de la solicitud supera el máximo de 1 MB',
+        code: 413,
+        reason: 'cuerpo_demasiado_grande',
+      });
     });
 
     it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/xml'])('answers a %s body with 415', async (type) => {
       const res = await post('packages=1', type);
       expect(res.status).toBe(415);
-      expect(await json(res)).toEqual({ success: false, error: 'El contenido debe enviarse como application/json', code: 415 });
+      expect(await json(res)).toEqual({
+        success: false,
+        error: 'El contenido debe enviarse como application/json',
+        code: 415,
+        reason: 'tipo_de_contenido_no_admitido',
+      });
     });
 
     it('answers an empty body with 400', async () => {
@@ -66,30 +81,51 @@ describe('gateway error envelope and service availability', () => {
     it('answers a URL over 8 KB with 414 in the envelope, before the key is checked', async () => {
       const res = await stack.api(`/api/external/v1/inventory?nombre=${'a'.repeat(9_000)}`);
       expect(res.status).toBe(414);
-      expect(await json(res)).toEqual({ success: false, error: 'La URL supera el máximo de 8 KB', code: 414 });
+      expect(await json(res)).toEqual({
+        success: false,
+        error: 'La URL supera el máximo de 8 KB',
+        code: 414,
+        reason: 'url_demasiado_larga',
+      });
       expect(res.headers.get('x-request-id')).toBeTruthy();
     });
 
     it('answers a URL past what the HTTP parser reads (64 KB of request line and headers) with 431 in the envelope, not a bare status', async () => {
       const res = await stack.api(`/api/external/v1/inventory?nombre=${'a'.repeat(70_000)}`, { key: KEY_A });
       expect(res.status).toBe(431);
-      expect(await json(res)).toEqual({ success: false, error: 'Los encabezados de la solicitud superan el máximo de 16 KB', code: 431 });
+      expect(await json(res)).toEqual({
+        success: false,
+        error: 'Los encabezados de la solicitud superan el máximo de 16 KB',
+        code: 431,
+        reason: 'encabezados_demasiado_grandes',
+      });
     });
 
     it('answers headers past what the HTTP parser reads in the envelope too', async () => {
       const res = await stack.api(product(), { key: KEY_A, headers: { 'X-Padding': 'p'.repeat(70_000) } });
       expect(res.status).toBe(431);
-      expect(await json(res)).toEqual({ success: false, error: 'Los encabezados de la solicitud superan el máximo de 16 KB', code: 431 });
+      expect(await json(res)).toEqual({
+        success: false,
+        error: 'Los encabezados de la solicitud superan el máximo de 16 KB',
+        code: 431,
+        reason: 'encabezados_demasiado_grandes',
+      });
     });
 
     it('answers headers over 16 KB with 431 in the envelope', async () => {
       const res = await stack.api(product(), { key: KEY_A, headers: { 'X-Padding': 'p'.repeat(17_000) } });
       expect(res.status).toBe(431);
-      expect(await json(res)).toEqual({ success: false, error: 'Los encabezados de la solicitud superan el máximo de 16 KB', code: 431 });
+      expect(await json(res)).toEqual({
+        success: false,
+        error: 'Los encabezados de la solicitud superan el máximo de 16 KB',
+        code: 431,
+        reason: 'encabezados_demasiado_grandes',
+      });
     });
 
     it('still serves a URL and headers just under the limits', async () => {
-      const res = await stack.api(`/api/external/v1/inventory?nombre=Laptop&relleno=${'a'.repeat(8_000)}`, {
+      // Padded with encoded spaces the filter trims: an unknown parameter would be refused.
+      const res = await stack.api(`/api/external/v1/inventory?nombre=Laptop${'%20'.repeat(2_660)}`, {
         key: KEY_A,
         headers: { 'X-Padding': 'p'.repeat(15_000) },
       });
@@ -108,6 +144,7 @@ describe('gateway error envelope and service availability', () => {
         success: false,
         error: 'Parámetros inválidos',
         code: 400,
+        reason: 'parametro_invalido',
         details: { nombre: ['Se envió más de una vez: debe enviarse una sola vez'] },
       });
     });
@@ -123,6 +160,7 @@ describe('gateway error envelope and service availability', () => {
           success: false,
           error: 'Parámetros inválidos',
           code: 400,
+          reason: 'parametro_invalido',
           details: { [name]: ['Los nombres de parámetro no llevan corchetes: envíe nombre=valor'] },
         });
       },
@@ -150,7 +188,12 @@ describe('gateway error envelope and service availability', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(down.status).toBe(503);
     expect(down.headers.get('retry-after')).toBe('5');
-    expect(await json(down)).toEqual({ success: false, error: 'Servicio no disponible (inventory)', code: 503 });
+    expect(await json(down)).toEqual({
+      success: false,
+      error: 'Servicio no disponible (inventory)',
+      code: 503,
+      reason: 'servicio_no_disponible',
+    });
 
     await stack.startService('inventory');
     const up = await stack.api(product(), { key: KEY_A });

@@ -79,9 +79,12 @@ describe('GET /inventory/summary', () => {
     });
   });
 
-  it('is not taken for a product id, and takes no parameters that change it', async () => {
-    const res = await stack.api('/api/external/v1/inventory/summary?nombre=zzz', { key: CATALOG_KEY_A });
+  it('is not taken for a product id, and refuses a parameter by name instead of ignoring it', async () => {
+    const res = await stack.api('/api/external/v1/inventory/summary', { key: CATALOG_KEY_A });
     expect(res.status).toBe(200);
     expect((await json(res)).data.productos.total).toBe(7);
+    const filtered = await stack.api('/api/external/v1/inventory/summary?nombre=zzz', { key: CATALOG_KEY_A });
+    expect(filtered.status).toBe(400);
+    expect(await json(filtered)).toMatchObject({ reason: 'parametro_desconocido', details: { nombre: ['Parámetro desconocido'] } });
   });
 });

@@ -109,7 +109,7 @@ describe('openapi-fetch with openapi-typescript types', () => {
     expect(summary.data?.success).toBe(true);
     const missing = await api().GET('/returns/{id}', { params: { path: { id: 999_999 } } });
     expect(missing.response.status).toBe(404);
-    expect(missing.error).toEqual({ success: false, error: expect.any(String), code: 404 });
+    expect(missing.error).toEqual({ success: false, error: expect.any(String), code: 404, reason: 'devolucion_no_encontrada' });
   });
 
   it('imports packages, reads the quota, and fetches the reference', async () => {

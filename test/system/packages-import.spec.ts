@@ -176,6 +176,28 @@ describe('POST /packages/import through gateway, NATS and the packages service',
     });
   });
 
+  it('refuses an unknown field beside packages with 400 campo_desconocido, and stores nothing', async () => {
+    const res = await post({ packages: [item('WR-EXTRA-0')], dry_run: true });
+    expect(res.status).toBe(400);
+    expect(await json(res)).toEqual({
+      success: false,
+      error: 'Datos inválidos',
+      code: 400,
+      reason: 'campo_desconocido',
+      details: { dry_run: ['Campo desconocido'] },
+    });
+    expect(await stored('a', 'WR-EXTRA-0')).toEqual([]);
+  });
+
+  it('reports an item with an unknown field among the errors, naming the field, and creates the others', async () => {
+    const res = await post({ packages: [item('WR-EXTRA-1', { colour: 'rojo' }), item('WR-EXTRA-2')] });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body.errors).toEqual([{ index: 0, wr: 'WR-EXTRA-1', message: 'colour: Campo desconocido' }]);
+    expect(body.items).toEqual([{ index: 1, wr: 'WR-EXTRA-2', status: 'created', id: expect.any(Number) }]);
+    expect(await stored('a', 'WR-EXTRA-1')).toEqual([]);
+  });
+
   it('answers 401 without a key and stores nothing', async () => {
     const res = await stack.api(PATH, {
       method: 'POST',

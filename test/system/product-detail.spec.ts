@@ -45,7 +45,7 @@ describe('GET /inventory/{id} through gateway, NATS and the inventory service', 
   it('answers 404 "Producto no encontrado" for another company’s product', async () => {
     const res = await stack.api(`/api/external/v1/inventory/${productOf('b')}`, { key: KEY_A });
     expect(res.status).toBe(404);
-    expect(await json(res)).toEqual({ success: false, error: 'Producto no encontrado', code: 404 });
+    expect(await json(res)).toEqual({ success: false, error: 'Producto no encontrado', code: 404, reason: 'producto_no_encontrado' });
     const own = await stack.api(`/api/external/v1/inventory/${productOf('b')}`, { key: KEY_B });
     expect((await json(own)).data.inventarios[0].stock).toBe(7);
   });

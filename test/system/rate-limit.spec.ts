@@ -58,6 +58,7 @@ describe('hourly rate limit per API key', () => {
       success: false,
       error: 'Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).',
       code: 429,
+      reason: 'cuota_excedida',
     });
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(refused.headers.get('retry-after')).toBe(String(40 * 60)); // 14:20 → 15:00

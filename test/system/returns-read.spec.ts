@@ -285,7 +285,7 @@ describe('GET /returns, /returns/{id} and /returns/summary', () => {
     for (const id of [foreign, 999999]) {
       const res = await stack.api(`${API}/returns/${id}`, { key: SALES_KEY_A });
       expect(res.status).toBe(404);
-      expect(await json(res)).toEqual({ success: false, error: 'Devolución no encontrada', code: 404 });
+      expect(await json(res)).toEqual({ success: false, error: 'Devolución no encontrada', code: 404, reason: 'devolucion_no_encontrada' });
     }
     for (const id of ['abc', '1.5', '0', '-2', '99999999999'])
       expect((await stack.api(`${API}/returns/${id}`, { key: SALES_KEY_A })).status).toBe(400);

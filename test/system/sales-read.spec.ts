@@ -234,7 +234,7 @@ describe('GET /sales, /sales/{id} and /sales/summary', () => {
     for (const id of [foreign, 999999]) {
       const res = await stack.api(`${API}/sales/${id}`, { key: SALES_KEY_A });
       expect(res.status).toBe(404);
-      expect(await json(res)).toEqual({ success: false, error: 'Venta no encontrada', code: 404 });
+      expect(await json(res)).toEqual({ success: false, error: 'Venta no encontrada', code: 404, reason: 'venta_no_encontrada' });
     }
     for (const id of ['abc', '1.5', '0', '-2', '99999999999'])
       expect((await stack.api(`${API}/sales/${id}`, { key: SALES_KEY_A })).status).toBe(400);

@@ -611,7 +611,10 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
       const before = await dataSnapshot(stack);
       for (const id of [999999, foreign.id]) {
         const res = await putSale(id, { observaciones: 'x' });
-        expect(res).toMatchObject({ status: 404, body: { success: false, code: 404, error: 'Venta no encontrada' } });
+        expect(res).toMatchObject({
+          status: 404,
+          body: { success: false, code: 404, reason: 'venta_no_encontrada', error: 'Venta no encontrada' },
+        });
       }
       for (const id of ['abc', '1.5', '0']) {
         const res = await putSale(id, { observaciones: 'x' });

@@ -97,7 +97,12 @@ describe('inbound webhooks through the gateway', () => {
       wooHeaders(body, 'order.created'),
     );
     expect(res.status).toBe(401);
-    expect(await json(res)).toEqual({ success: false, error: 'Token de integración inválido o deshabilitado', code: 401 });
+    expect(await json(res)).toEqual({
+      success: false,
+      error: 'Token de integración inválido o deshabilitado',
+      code: 401,
+      reason: 'token_invalido',
+    });
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
   });
 

@@ -30,7 +30,12 @@ describe('webhook bodies the internal bus cannot carry', () => {
     const body = JSON.stringify({ id: 1, status: 'processing', customer_note: 'x'.repeat(900 * 1024) });
     const res = await deliver(stack.baseUrl, path, body, wooHeaders(body, 'order.created'));
     expect(res.status).toBe(413);
-    expect(await json(res)).toEqual({ success: false, error: 'El cuerpo de la solicitud es demasiado grande para procesarlo', code: 413 });
+    expect(await json(res)).toEqual({
+      success: false,
+      error: 'El cuerpo de la solicitud es demasiado grande para procesarlo',
+      code: 413,
+      reason: 'cuerpo_demasiado_grande',
+    });
     expect(await stack.query('select id from webhook_ingest.entregas')).toEqual([]);
   });
 });

@@ -6,10 +6,12 @@ import {
   ERROR_CODES,
   detailsFromZod,
   isAppError,
+  isReason,
   type Catalog,
   type ErrorCode,
   type ErrorDetails,
   type ParsedRequestOf,
+  type Reason,
   type ReplyInputOf,
   type ReplyOf,
   type RequestContext,
@@ -49,7 +51,7 @@ export type Handlers<C extends Catalog> = {
   ) => Promise<C[S] extends { json: true } ? ReplyInputOf<C, S> | JsonReplyOf<ReplyInputOf<C, S>> : ReplyInputOf<C, S>>;
 };
 
-type WireFailure = { ok: false; error: { code: ErrorCode; message: string; details?: ErrorDetails } };
+type WireFailure = { ok: false; error: { code: ErrorCode; reason?: Reason; message: string; details?: ErrorDetails } };
 type WireReply = { ok: true; data: unknown } | WireFailure;
 
 export interface BusObserver {
@@ -348,7 +350,10 @@ export class Bus {
       const err = translatePgError(thrown);
       if (isAppError(err) && (ERROR_CODES as readonly string[]).includes(err.code)) {
         if (err.code === 'INTERNAL' || err.code === 'UNAVAILABLE') log().error({ err: thrown }, err.message);
-        failure = { ok: false, error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
+        failure = {
+          ok: false,
+          error: { code: err.code, reason: err.reason, message: err.message, ...(err.details ? { details: err.details } : {}) },
+        };
       } else {
         const errorId = randomUUID();
         log().error({ err: thrown, errorId }, 'unhandled error');
@@ -425,7 +430,9 @@ function checkJsonReply(name: string, spec: Catalog[string], { body, json }: Enc
 
 function unwrap(reply: WireReply): unknown {
   if (reply.ok) return reply.data;
-  throw new AppError(reply.error.code, reply.error.message, reply.error.details);
+  // A reply without a reason (a service of an older version during a rolling update) gets its code's.
+  const reason = isReason(reply.error.reason) ? reply.error.reason : undefined;
+  throw new AppError(reply.error.code, reply.error.message, reply.error.details, reason ? { reason } : undefined);
 }
 
 /** The JSON text a reply carries as sent (its bytes, not copied) and the rest of the reply with `null` in its place. */

@@ -72,7 +72,7 @@ describe('Bus request/reply over NATS', () => {
         catalog,
         {
           'echo.sum': async ({ a, b }, c) => {
-            if (a < 0) throw AppError.rule('a no puede ser negativo', { a: ['debe ser >= 0'] });
+            if (a < 0) throw AppError.rule('importe_invalido', 'a no puede ser negativo', { a: ['debe ser >= 0'] });
             if (a === 13) throw new Error('secret internal detail');
             return { sum: a + b, empresa: c.empresa.id, traceId: trace.getSpanContext(otelContext.active())?.traceId, servedBy: name };
           },
@@ -112,10 +112,11 @@ describe('Bus request/reply over NATS', () => {
     expect(byServer).toEqual(new Set(['a', 'b']));
   });
 
-  it('returns a thrown AppError as the same typed error with its details', async () => {
+  it('returns a thrown AppError as the same typed error with its reason and details', async () => {
     const err = await client.request(catalog, 'echo.sum', { a: -1, b: 0 }, ctx).catch((e: unknown) => e);
-    expect(isAppError(err) && { code: err.code, message: err.message, details: err.details }).toEqual({
+    expect(isAppError(err) && { code: err.code, reason: err.reason, message: err.message, details: err.details }).toEqual({
       code: 'BUSINESS_RULE',
+      reason: 'importe_invalido',
       message: 'a no puede ser negativo',
       details: { a: ['debe ser >= 0'] },
     });

@@ -60,7 +60,7 @@ const page = (items: number[], current: number, totalPages: number) => ({
   },
   meta,
 });
-const error = (code: number, message: string) => ({ success: false, error: message, code });
+const error = (code: number, message: string, reason = 'cuerpo_invalido') => ({ success: false, error: message, code, reason });
 
 describe('PartnerApiClient', () => {
   const api = new FakeApi();
@@ -125,6 +125,7 @@ describe('PartnerApiClient', () => {
     expect(failure).toBeInstanceOf(ApiError);
     expect(failure).toEqual(expect.objectContaining({ status: 422, message: 'Datos inválidos' }));
     expect((failure as ApiError).details).toEqual({ 'detalles.0.cantidad': ['Es obligatorio'] });
+    expect((failure as ApiError).reason).toBe('cuerpo_invalido');
     expect(api.seen).toHaveLength(1);
   });
 

@@ -43,7 +43,7 @@ export interface ApiResponse<T> {
   headers: Headers;
 }
 
-/** A non-2xx answer: the error envelope (`error`, `code`, `details`) and the response's status and headers. */
+/** A non-2xx answer: the error envelope (`error`, `code`, `reason`, `details`) and the response's status and headers. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   constructor(
@@ -57,6 +57,11 @@ export class ApiError extends Error {
   /** Messages per field of a validation error (`detalles.0.cantidad` → [...]). */
   get details(): Record<string, string[]> {
     return this.body?.details ?? {};
+  }
+
+  /** Why it was refused, for programs (`stock_insuficiente`, `clave_invalida`, …); undefined when the body was no envelope. */
+  get reason(): ErrorBody['reason'] | undefined {
+    return this.body?.reason;
   }
 }
 

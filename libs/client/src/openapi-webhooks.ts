@@ -71,8 +71,55 @@ export interface components {
         Error: {
             /** @constant */
             success: false;
+            /** @description Qué falló, para personas; puede cambiar de redacción: los programas usan `reason`. */
             error: string;
+            /** @description El estado HTTP de la respuesta. */
             code: number;
+            /**
+             * @description La causa del rechazo, para programas: un valor estable de esta lista cerrada (no cambia de nombre ni de significado).
+             *
+             *     - `parametro_desconocido`: Un parámetro de consulta que la operación no admite (400); `details` lo nombra.
+             *     - `parametro_invalido`: Un parámetro de ruta o de consulta con un valor inválido, repetido o una combinación no admitida (400).
+             *     - `json_invalido`: El cuerpo no es JSON válido, está vacío o anida demasiados niveles (400).
+             *     - `campo_desconocido`: El cuerpo lleva un campo que la operación no admite (422; 400 en `POST /packages/import`); `details` lo nombra por su ruta, p. ej. `detalles.0.cantida`.
+             *     - `cuerpo_invalido`: Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.
+             *     - `clave_ausente`: No se envió el encabezado `Authorization` (401).
+             *     - `clave_malformada`: El encabezado `Authorization` no es `Bearer <API key>` (401).
+             *     - `clave_invalida`: El API key no se acepta: no existe, fue revocado o su empresa está inactiva (401); no se dice cuál.
+             *     - `token_invalido`: El token de la URL de un webhook de plataforma no corresponde a ninguna integración activa (401).
+             *     - `firma_invalida`: La firma del webhook de plataforma falta o no corresponde al cuerpo (401).
+             *     - `venta_no_encontrada`: La venta no existe en la empresa del API key (404).
+             *     - `devolucion_no_encontrada`: La devolución no existe en la empresa del API key (404).
+             *     - `producto_no_encontrado`: El producto no existe en la empresa del API key (404), o una línea nombra un producto que no existe o está inactivo (422).
+             *     - `suscripcion_no_encontrada`: La suscripción no existe en la empresa del API key (404).
+             *     - `recurso_no_encontrado`: Lo que nombra la solicitud no existe en la empresa del API key (404).
+             *     - `ruta_desconocida`: Ninguna operación tiene esa ruta (404).
+             *     - `metodo_no_admitido`: La ruta existe pero no con ese método (405); `Allow` lista los admitidos.
+             *     - `dato_relacionado_invalido`: La sucursal, bodega, tipo de documento, canal o cliente que nombra el cuerpo no existe, está inactivo o no corresponde (422); `details` lo nombra.
+             *     - `stock_insuficiente`: La empresa no vende sin stock y la bodega no tiene lo que piden las líneas (422); nada se movió.
+             *     - `limite_credito`: La venta Pendiente haría superar al cliente su límite de crédito (422); el mensaje da los montos.
+             *     - `estado_no_modificable`: La venta no puede cambiar: su estado no lo permite, ya tiene documento fiscal emitido o devoluciones activas (422).
+             *     - `importe_invalido`: Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).
+             *     - `sin_usuario_activo`: La empresa no tiene un usuario activo que registre la operación (422).
+             *     - `limite_suscripciones`: La empresa ya tiene el máximo de suscripciones de eventos (422).
+             *     - `regla_de_negocio`: Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.
+             *     - `referencia_en_conflicto`: La `referencia_externa` o el `Idempotency-Key` ya se usaron con otro cuerpo (409); `details` nombra lo existente.
+             *     - `registro_existente`: Ya existe un registro con ese valor único (409).
+             *     - `cuerpo_demasiado_grande`: El cuerpo supera el máximo admitido (413).
+             *     - `url_demasiado_larga`: La URL supera el máximo admitido (414).
+             *     - `tipo_de_contenido_no_admitido`: El cuerpo no se envió como `application/json` (415).
+             *     - `solicitud_malformada`: La solicitud HTTP está mal formada (400).
+             *     - `encabezados_demasiado_grandes`: Los encabezados superan el máximo admitido (431).
+             *     - `cuota_excedida`: Se agotó la cuota horaria del API key (429); `Retry-After` dice cuándo se renueva.
+             *     - `demasiados_intentos`: La dirección del cliente acumuló demasiados intentos de autenticación fallidos (429); reintente tras `Retry-After`.
+             *     - `error_interno`: Error inesperado del servidor (500); `X-Error-Id` lo identifica en los registros.
+             *     - `servicio_no_disponible`: El servicio que atiende la solicitud no está disponible (503): no se procesó; reintente tras `Retry-After`.
+             *     - `servidor_saturado`: El gateway atiende su máximo de solicitudes simultáneas (503): no se procesó; reintente tras `Retry-After`.
+             *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
+             * @enum {string}
+             */
+            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+            /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
             details?: {
                 [key: string]: string[];
             };
@@ -90,7 +137,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "La URL supera el máximo de 8 KB",
-                 *       "code": 414
+                 *       "code": 414,
+                 *       "reason": "url_demasiado_larga"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -107,7 +155,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
-                 *       "code": 431
+                 *       "code": 431,
+                 *       "reason": "encabezados_demasiado_grandes"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -133,7 +182,7 @@ export interface operations {
             path: {
                 /**
                  * @description Token de la integración del usuario (secreto).
-                 * @example wh_dmjHq-3gqkzSTZ4RB_B5W5FUZ6gEarlM
+                 * @example wh_La-PhnVdP1JhEXZLQfCiKuoSDr1C3X8H
                  */
                 token: string;
             };
@@ -159,7 +208,7 @@ export interface operations {
                  *       "total": "1299.98",
                  *       "total_tax": "149.55",
                  *       "customer_id": 0,
-                 *       "order_key": "wc_order_eaa624c902cd",
+                 *       "order_key": "wc_order_b01c6aa2ea2e",
                  *       "billing": {
                  *         "first_name": "Ana",
                  *         "last_name": "López",
@@ -357,7 +406,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Token desconocido o desactivado, o firma inválida. */
+            /** @description Token desconocido o desactivado (`token_invalido`), o firma inválida (`firma_invalida`). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -368,7 +417,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Token de integración inválido o deshabilitado",
-                     *       "code": 401
+                     *       "code": 401,
+                     *       "reason": "token_invalido"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -385,7 +435,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
-                     *       "code": 413
+                     *       "code": 413,
+                     *       "reason": "cuerpo_demasiado_grande"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -404,6 +455,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Datos inválidos",
                      *       "code": 422,
+                     *       "reason": "cuerpo_invalido",
                      *       "details": {
                      *         "token": [
                      *           "Too big: expected string to have <=500 characters"
@@ -428,7 +480,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Error interno del servidor",
-                     *       "code": 500
+                     *       "code": 500,
+                     *       "reason": "error_interno"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -446,7 +499,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Servicio no disponible (webhooks)",
-                     *       "code": 503
+                     *       "code": 503,
+                     *       "reason": "servicio_no_disponible"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -463,7 +517,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El servicio no respondió a tiempo (webhooks)",
-                     *       "code": 504
+                     *       "code": 504,
+                     *       "reason": "tiempo_agotado"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -478,7 +533,7 @@ export interface operations {
             path: {
                 /**
                  * @description Token de la integración del usuario (secreto).
-                 * @example wh_B3FXnu5Br8XG-87oyvJCgNtDB7rEcnHF
+                 * @example wh_8Id8HdrRWiyhdVSt2PwDvxkDQIyT0S6c
                  */
                 token: string;
             };
@@ -625,20 +680,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Token desconocido o desactivado, o firma inválida. */
+            /** @description Token desconocido o desactivado (`token_invalido`), o firma inválida (`firma_invalida`). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Token de integración inválido o deshabilitado",
-                     *       "code": 401
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -653,7 +701,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
-                     *       "code": 413
+                     *       "code": 413,
+                     *       "reason": "cuerpo_demasiado_grande"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -672,6 +721,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Datos inválidos",
                      *       "code": 422,
+                     *       "reason": "cuerpo_invalido",
                      *       "details": {
                      *         "token": [
                      *           "Too big: expected string to have <=500 characters"
@@ -696,7 +746,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Error interno del servidor",
-                     *       "code": 500
+                     *       "code": 500,
+                     *       "reason": "error_interno"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -714,7 +765,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Servicio no disponible (webhooks)",
-                     *       "code": 503
+                     *       "code": 503,
+                     *       "reason": "servicio_no_disponible"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -731,7 +783,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El servicio no respondió a tiempo (webhooks)",
-                     *       "code": 504
+                     *       "code": 504,
+                     *       "reason": "tiempo_agotado"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -746,7 +799,7 @@ export interface operations {
             path: {
                 /**
                  * @description Token de la integración del usuario (secreto).
-                 * @example wh_0vuIX_3-RbHzfW8bAXKTuDzarjHXdDMQ
+                 * @example wh_R8bC5XulxfQbQL78_J-a1u3OcNUKWUgw
                  */
                 token: string;
             };
@@ -802,7 +855,7 @@ export interface operations {
                  *       "tax_lines": [],
                  *       "taxes_included": true,
                  *       "test": false,
-                 *       "token": "cde0e138cdee70480f6debefc3c495ec",
+                 *       "token": "f9cbce0eb2e200460b5c70c6b6918097",
                  *       "total_discounts": "0.00",
                  *       "total_line_items_price": "59.85",
                  *       "total_outstanding": "0.00",
@@ -958,7 +1011,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "estado": "recibida",
-                     *       "id_entrega": 7
+                     *       "id_entrega": 3
                      *     }
                      */
                     "application/json": {
@@ -970,20 +1023,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Token desconocido o desactivado, o firma inválida. */
+            /** @description Token desconocido o desactivado (`token_invalido`), o firma inválida (`firma_invalida`). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Token de integración inválido o deshabilitado",
-                     *       "code": 401
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -998,7 +1044,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
-                     *       "code": 413
+                     *       "code": 413,
+                     *       "reason": "cuerpo_demasiado_grande"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1017,6 +1064,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Datos inválidos",
                      *       "code": 422,
+                     *       "reason": "cuerpo_invalido",
                      *       "details": {
                      *         "token": [
                      *           "Too big: expected string to have <=500 characters"
@@ -1041,7 +1089,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Error interno del servidor",
-                     *       "code": 500
+                     *       "code": 500,
+                     *       "reason": "error_interno"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1059,7 +1108,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Servicio no disponible (webhooks)",
-                     *       "code": 503
+                     *       "code": 503,
+                     *       "reason": "servicio_no_disponible"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1076,7 +1126,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El servicio no respondió a tiempo (webhooks)",
-                     *       "code": 504
+                     *       "code": 504,
+                     *       "reason": "tiempo_agotado"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -195,7 +195,8 @@ export interface paths {
         put?: never;
         /**
          * Importa de 1 a 500 paquetes: cada uno se crea, se omite (wr ya existente) o se rechaza por separado
-         * @description Un cuerpo que no es `{packages: [...]}` con 1 a 500 elementos responde 400 con `details`.
+         * @description Un cuerpo que no es `{packages: [...]}` con 1 a 500 elementos, o que lleva otros campos, responde 400 con `details`.
+         *     Un campo desconocido en un paquete lo rechaza: su mensaje en `errors` lo nombra («campo: Campo desconocido»).
          *     Cada paquete se valida por separado: los inválidos se informan en `errors` con su índice y no detienen a los demás.
          *     Cada paquete lleva `id_sucursal` o `sucursal` (nombre de una sucursal activa, sin distinguir mayúsculas).
          *     Un `wr` que ya existe en la empresa (o repetido en el mismo lote) se omite: `status` `skipped` con el id del paquete existente.
@@ -215,7 +216,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Estado de la cuota horaria del API key (la llamada cuenta) */
+        /**
+         * Estado de la cuota horaria del API key (la llamada cuenta)
+         * @description Con `fecha_inicio` y `fecha_fin` la llamada cuenta como una solicitud con filtros de fecha y `current_limit_type` es `with_date_filters`.
+         */
         get: operations["getSystemRateLimit"];
         put?: never;
         post?: never;
@@ -794,12 +798,19 @@ export interface components {
                 cantidad: number;
             }[];
         };
+        /** @description Resumen de las ventas de los filtros. Cuentan todos los estados, también `Anulada` y `Cotizacion`, salvo que `estado` filtre; `ventas_por_estado` desglosa cada uno para excluir los que no interesen. */
         SalesSummary: {
+            /** @description Ventas contadas: las de todos los estados salvo que `estado` filtre. */
             cantidad_ventas: number;
-            total_ventas: number;
-            total_iva: number;
-            total_descuentos: number;
-            promedio_venta: number;
+            /** @description Suma de `total` de las ventas contadas: sin el filtro `estado` incluye los cuatro estados (`Completada`, `Pendiente`, `Anulada` y `Cotizacion`); `ventas_por_estado` da el total de cada uno. */
+            total_ventas: unknown;
+            /** @description Suma de `iva` de las mismas ventas que `total_ventas`. */
+            total_iva: unknown;
+            /** @description Suma de los descuentos de las líneas de las mismas ventas. */
+            total_descuentos: unknown;
+            /** @description `total_ventas` / `cantidad_ventas`, al centavo (0 sin ventas). */
+            promedio_venta: unknown;
+            /** @description Cantidad y total de cada estado contado (todos los estados, con ceros los que no tienen ventas; solo el filtrado con `estado`): su suma es `cantidad_ventas` y `total_ventas`. */
             ventas_por_estado: {
                 /** @enum {string} */
                 estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
@@ -971,15 +982,62 @@ export interface components {
         Error: {
             /** @constant */
             success: false;
+            /** @description Qué falló, para personas; puede cambiar de redacción: los programas usan `reason`. */
             error: string;
+            /** @description El estado HTTP de la respuesta. */
             code: number;
+            /**
+             * @description La causa del rechazo, para programas: un valor estable de esta lista cerrada (no cambia de nombre ni de significado).
+             *
+             *     - `parametro_desconocido`: Un parámetro de consulta que la operación no admite (400); `details` lo nombra.
+             *     - `parametro_invalido`: Un parámetro de ruta o de consulta con un valor inválido, repetido o una combinación no admitida (400).
+             *     - `json_invalido`: El cuerpo no es JSON válido, está vacío o anida demasiados niveles (400).
+             *     - `campo_desconocido`: El cuerpo lleva un campo que la operación no admite (422; 400 en `POST /packages/import`); `details` lo nombra por su ruta, p. ej. `detalles.0.cantida`.
+             *     - `cuerpo_invalido`: Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.
+             *     - `clave_ausente`: No se envió el encabezado `Authorization` (401).
+             *     - `clave_malformada`: El encabezado `Authorization` no es `Bearer <API key>` (401).
+             *     - `clave_invalida`: El API key no se acepta: no existe, fue revocado o su empresa está inactiva (401); no se dice cuál.
+             *     - `token_invalido`: El token de la URL de un webhook de plataforma no corresponde a ninguna integración activa (401).
+             *     - `firma_invalida`: La firma del webhook de plataforma falta o no corresponde al cuerpo (401).
+             *     - `venta_no_encontrada`: La venta no existe en la empresa del API key (404).
+             *     - `devolucion_no_encontrada`: La devolución no existe en la empresa del API key (404).
+             *     - `producto_no_encontrado`: El producto no existe en la empresa del API key (404), o una línea nombra un producto que no existe o está inactivo (422).
+             *     - `suscripcion_no_encontrada`: La suscripción no existe en la empresa del API key (404).
+             *     - `recurso_no_encontrado`: Lo que nombra la solicitud no existe en la empresa del API key (404).
+             *     - `ruta_desconocida`: Ninguna operación tiene esa ruta (404).
+             *     - `metodo_no_admitido`: La ruta existe pero no con ese método (405); `Allow` lista los admitidos.
+             *     - `dato_relacionado_invalido`: La sucursal, bodega, tipo de documento, canal o cliente que nombra el cuerpo no existe, está inactivo o no corresponde (422); `details` lo nombra.
+             *     - `stock_insuficiente`: La empresa no vende sin stock y la bodega no tiene lo que piden las líneas (422); nada se movió.
+             *     - `limite_credito`: La venta Pendiente haría superar al cliente su límite de crédito (422); el mensaje da los montos.
+             *     - `estado_no_modificable`: La venta no puede cambiar: su estado no lo permite, ya tiene documento fiscal emitido o devoluciones activas (422).
+             *     - `importe_invalido`: Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).
+             *     - `sin_usuario_activo`: La empresa no tiene un usuario activo que registre la operación (422).
+             *     - `limite_suscripciones`: La empresa ya tiene el máximo de suscripciones de eventos (422).
+             *     - `regla_de_negocio`: Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.
+             *     - `referencia_en_conflicto`: La `referencia_externa` o el `Idempotency-Key` ya se usaron con otro cuerpo (409); `details` nombra lo existente.
+             *     - `registro_existente`: Ya existe un registro con ese valor único (409).
+             *     - `cuerpo_demasiado_grande`: El cuerpo supera el máximo admitido (413).
+             *     - `url_demasiado_larga`: La URL supera el máximo admitido (414).
+             *     - `tipo_de_contenido_no_admitido`: El cuerpo no se envió como `application/json` (415).
+             *     - `solicitud_malformada`: La solicitud HTTP está mal formada (400).
+             *     - `encabezados_demasiado_grandes`: Los encabezados superan el máximo admitido (431).
+             *     - `cuota_excedida`: Se agotó la cuota horaria del API key (429); `Retry-After` dice cuándo se renueva.
+             *     - `demasiados_intentos`: La dirección del cliente acumuló demasiados intentos de autenticación fallidos (429); reintente tras `Retry-After`.
+             *     - `error_interno`: Error inesperado del servidor (500); `X-Error-Id` lo identifica en los registros.
+             *     - `servicio_no_disponible`: El servicio que atiende la solicitud no está disponible (503): no se procesó; reintente tras `Retry-After`.
+             *     - `servidor_saturado`: El gateway atiende su máximo de solicitudes simultáneas (503): no se procesó; reintente tras `Retry-After`.
+             *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
+             * @enum {string}
+             */
+            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+            /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
             details?: {
                 [key: string]: string[];
             };
         };
     };
     responses: {
-        /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+        /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -994,6 +1052,7 @@ export interface components {
                  *       "success": false,
                  *       "error": "Parámetros inválidos",
                  *       "code": 400,
+                 *       "reason": "parametro_invalido",
                  *       "details": {
                  *         "per_page": [
                  *           "Debe ser menor o igual a 200"
@@ -1004,7 +1063,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
+        /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1015,7 +1074,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "API key inválido o empresa inactiva",
-                 *       "code": 401
+                 *       "code": 401,
+                 *       "reason": "clave_invalida"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1035,7 +1095,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "Producto no encontrado",
-                 *       "code": 404
+                 *       "code": 404,
+                 *       "reason": "producto_no_encontrado"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1055,7 +1116,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
-                 *       "code": 413
+                 *       "code": 413,
+                 *       "reason": "cuerpo_demasiado_grande"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1072,7 +1134,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "La URL supera el máximo de 8 KB",
-                 *       "code": 414
+                 *       "code": 414,
+                 *       "reason": "url_demasiado_larga"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1092,7 +1155,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "El contenido debe enviarse como application/json",
-                 *       "code": 415
+                 *       "code": 415,
+                 *       "reason": "tipo_de_contenido_no_admitido"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1109,7 +1173,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
-                 *       "code": 431
+                 *       "code": 431,
+                 *       "reason": "encabezados_demasiado_grandes"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1133,7 +1198,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).",
-                 *       "code": 429
+                 *       "code": 429,
+                 *       "reason": "cuota_excedida"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1158,7 +1224,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "Error interno del servidor",
-                 *       "code": 500
+                 *       "code": 500,
+                 *       "reason": "error_interno"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1182,7 +1249,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "Servicio no disponible (inventory)",
-                 *       "code": 503
+                 *       "code": 503,
+                 *       "reason": "servicio_no_disponible"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1205,7 +1273,8 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": "El servicio no respondió a tiempo (sales)",
-                 *       "code": 504
+                 *       "code": 504,
+                 *       "reason": "tiempo_agotado"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1293,8 +1362,8 @@ export interface operations {
                      *           "tipo": "Producto",
                      *           "enable": 1,
                      *           "img": null,
-                     *           "created_at": "2026-11-25T02:47:27.349Z",
-                     *           "updated_at": "2026-11-25T02:47:27.349Z",
+                     *           "created_at": "2026-11-25T18:55:17.528Z",
+                     *           "updated_at": "2026-11-25T18:55:17.528Z",
                      *           "inventarios": [
                      *             {
                      *               "id_producto": 4,
@@ -1324,8 +1393,8 @@ export interface operations {
                      *           "tipo": "Producto",
                      *           "enable": 1,
                      *           "img": null,
-                     *           "created_at": "2026-11-25T02:47:27.349Z",
-                     *           "updated_at": "2026-11-25T02:47:27.349Z",
+                     *           "created_at": "2026-11-25T18:55:17.528Z",
+                     *           "updated_at": "2026-11-25T18:55:17.528Z",
                      *           "inventarios": [
                      *             {
                      *               "id_producto": 1,
@@ -1364,7 +1433,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:27.868Z",
+                     *         "timestamp": "2026-11-25T18:55:17.983Z",
                      *         "filters_applied": {
                      *           "tipo": "Producto"
                      *         }
@@ -1392,7 +1461,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1402,18 +1471,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Parámetros inválidos",
-                     *       "code": 400,
-                     *       "details": {
-                     *         "per_page": [
-                     *           "Debe ser menor o igual a 200"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1429,7 +1486,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "La URL supera el máximo de 8 KB",
-                     *       "code": 414
+                     *       "code": 414,
+                     *       "reason": "url_demasiado_larga"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1447,7 +1505,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
-                     *       "code": 431
+                     *       "code": 431,
+                     *       "reason": "encabezados_demasiado_grandes"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1506,7 +1565,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:27.854Z",
+                     *         "timestamp": "2026-11-25T18:55:18.008Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -1530,6 +1589,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "reason": "parametro_desconocido",
+                     *       "details": {
+                     *         "bodega": [
+                     *           "Parámetro desconocido"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
@@ -1584,8 +1669,8 @@ export interface operations {
                      *         "tipo": "Producto",
                      *         "enable": 1,
                      *         "img": null,
-                     *         "created_at": "2026-11-25T02:47:27.349Z",
-                     *         "updated_at": "2026-11-25T02:47:27.349Z",
+                     *         "created_at": "2026-11-25T18:55:17.528Z",
+                     *         "updated_at": "2026-11-25T18:55:17.528Z",
                      *         "inventarios": [
                      *           {
                      *             "id_producto": 1,
@@ -1597,8 +1682,8 @@ export interface operations {
                      *             "nota": null,
                      *             "nombre_bodega": "Bodega Principal",
                      *             "nombre_sucursal": "Sucursal Centro",
-                     *             "created_at": "2026-11-25T02:47:27.349Z",
-                     *             "updated_at": "2026-11-25T02:47:27.349Z"
+                     *             "created_at": "2026-11-25T18:55:17.528Z",
+                     *             "updated_at": "2026-11-25T18:55:17.528Z"
                      *           },
                      *           {
                      *             "id_producto": 1,
@@ -1610,14 +1695,14 @@ export interface operations {
                      *             "nota": null,
                      *             "nombre_bodega": "Bodega Norte",
                      *             "nombre_sucursal": "Sucursal Norte",
-                     *             "created_at": "2026-11-25T02:47:27.349Z",
-                     *             "updated_at": "2026-11-25T02:47:27.349Z"
+                     *             "created_at": "2026-11-25T18:55:17.528Z",
+                     *             "updated_at": "2026-11-25T18:55:17.528Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:27.769Z",
+                     *         "timestamp": "2026-11-25T18:55:17.996Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -1642,7 +1727,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1652,18 +1737,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Parámetros inválidos",
-                     *       "code": 400,
-                     *       "details": {
-                     *         "id": [
-                     *           "Debe ser un número entero"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1682,7 +1755,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Producto no encontrado",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "producto_no_encontrado"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1701,7 +1775,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Los encabezados de la solicitud superan el máximo de 16 KB",
-                     *       "code": 431
+                     *       "code": 431,
+                     *       "reason": "encabezados_demasiado_grandes"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1726,7 +1801,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Servicio no disponible (inventory)",
-                     *       "code": 503
+                     *       "code": 503,
+                     *       "reason": "servicio_no_disponible"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1803,8 +1879,8 @@ export interface operations {
                      *           "fecha_expiracion": null,
                      *           "observaciones": null,
                      *           "documento_fiscal_emitido": false,
-                     *           "created_at": "2026-11-25T02:47:28.428Z",
-                     *           "updated_at": "2026-11-25T02:47:28.428Z",
+                     *           "created_at": "2026-11-25T18:55:18.204Z",
+                     *           "updated_at": "2026-11-25T18:55:18.204Z",
                      *           "detalles": [
                      *             {
                      *               "id": 1,
@@ -1820,8 +1896,8 @@ export interface operations {
                      *               "iva": 74.78,
                      *               "exenta": 0,
                      *               "total": 649.99,
-                     *               "created_at": "2026-11-25T02:47:28.428Z",
-                     *               "updated_at": "2026-11-25T02:47:28.428Z"
+                     *               "created_at": "2026-11-25T18:55:18.204Z",
+                     *               "updated_at": "2026-11-25T18:55:18.204Z"
                      *             }
                      *           ]
                      *         }
@@ -1838,7 +1914,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.571Z",
+                     *         "timestamp": "2026-11-25T18:55:18.329Z",
                      *         "filters_applied": {
                      *           "estado": "Completada"
                      *         }
@@ -1866,7 +1942,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1876,24 +1952,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Cuota horaria agotada: «Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).». No cuenta. También, sin cabeceras de cuota, cuando la dirección del cliente acumuló demasiados intentos de autenticación fallidos: «Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After». */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "Parámetros inválidos",
-                     *       "code": 400,
-                     *       "details": {
-                     *         "fecha_inicio": [
-                     *           "Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)"
-                     *         ]
-                     *       }
+                     *       "error": "Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).",
+                     *       "code": 429,
+                     *       "reason": "cuota_excedida"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
-            414: components["responses"]["UriTooLong"];
-            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2005,8 +2102,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": null,
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T02:47:28.428Z",
-                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "created_at": "2026-11-25T18:55:18.204Z",
+                     *         "updated_at": "2026-11-25T18:55:18.204Z",
                      *         "detalles": [
                      *           {
                      *             "id": 1,
@@ -2022,14 +2119,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T02:47:28.428Z",
-                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *             "created_at": "2026-11-25T18:55:18.204Z",
+                     *             "updated_at": "2026-11-25T18:55:18.204Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.501Z",
+                     *         "timestamp": "2026-11-25T18:55:18.246Z",
                      *         "filters_applied": {},
                      *         "idempotent": true
                      *       }
@@ -2094,8 +2191,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": null,
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T02:47:28.428Z",
-                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "created_at": "2026-11-25T18:55:18.204Z",
+                     *         "updated_at": "2026-11-25T18:55:18.204Z",
                      *         "detalles": [
                      *           {
                      *             "id": 1,
@@ -2111,14 +2208,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T02:47:28.428Z",
-                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *             "created_at": "2026-11-25T18:55:18.204Z",
+                     *             "updated_at": "2026-11-25T18:55:18.204Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.480Z",
+                     *         "timestamp": "2026-11-25T18:55:18.228Z",
                      *         "filters_applied": {},
                      *         "idempotent": false
                      *       }
@@ -2140,7 +2237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2155,6 +2252,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "El cuerpo de la solicitud no es JSON válido",
                      *       "code": 400,
+                     *       "reason": "json_invalido",
                      *       "details": {
                      *         "_": [
                      *           "No se pudo interpretar el cuerpo como JSON: revise su sintaxis"
@@ -2182,13 +2280,14 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El contenido debe enviarse como application/json",
-                     *       "code": 415
+                     *       "code": 415,
+                     *       "reason": "tipo_de_contenido_no_admitido"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2198,21 +2297,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Datos inválidos",
-                     *       "code": 422,
-                     *       "details": {
-                     *         "detalles.0.cantidad": [
-                     *           "Debe ser mayor o igual a 0.0001"
-                     *         ],
-                     *         "detalles.0.id_producto": [
-                     *           "Debe indicar id_producto o codigo_producto"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2286,7 +2370,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.556Z",
+                     *         "timestamp": "2026-11-25T18:55:18.308Z",
                      *         "filters_applied": {
                      *           "fecha_inicio": "2026-01-01",
                      *           "fecha_fin": "2026-12-31"
@@ -2314,7 +2398,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2324,18 +2408,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Parámetros inválidos",
-                     *       "code": 400,
-                     *       "details": {
-                     *         "estado": [
-                     *           "Debe ser uno de: Completada, Pendiente, Anulada, Cotizacion"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2406,8 +2478,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": null,
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T02:47:28.428Z",
-                     *         "updated_at": "2026-11-25T02:47:28.428Z",
+                     *         "created_at": "2026-11-25T18:55:18.204Z",
+                     *         "updated_at": "2026-11-25T18:55:18.204Z",
                      *         "detalles": [
                      *           {
                      *             "id": 1,
@@ -2423,14 +2495,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T02:47:28.428Z",
-                     *             "updated_at": "2026-11-25T02:47:28.428Z"
+                     *             "created_at": "2026-11-25T18:55:18.204Z",
+                     *             "updated_at": "2026-11-25T18:55:18.204Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.567Z",
+                     *         "timestamp": "2026-11-25T18:55:18.300Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -2471,7 +2543,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Venta no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "venta_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2578,8 +2651,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": "Entrega el lunes",
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T02:47:28.613Z",
-                     *         "updated_at": "2026-11-25T02:47:28.704Z",
+                     *         "created_at": "2026-11-25T18:55:18.354Z",
+                     *         "updated_at": "2026-11-25T18:55:18.396Z",
                      *         "detalles": [
                      *           {
                      *             "id": 2,
@@ -2595,14 +2668,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T02:47:28.613Z",
-                     *             "updated_at": "2026-11-25T02:47:28.613Z"
+                     *             "created_at": "2026-11-25T18:55:18.354Z",
+                     *             "updated_at": "2026-11-25T18:55:18.354Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.714Z",
+                     *         "timestamp": "2026-11-25T18:55:18.423Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -2631,7 +2704,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Venta no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "venta_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2640,7 +2714,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2650,18 +2724,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion",
-                     *       "code": 422,
-                     *       "details": {
-                     *         "estado": [
-                     *           "La venta está en estado Completada: solo se pueden modificar ventas en estado Pendiente o Cotizacion"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2721,7 +2783,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.833Z",
+                     *         "timestamp": "2026-11-25T18:55:18.476Z",
                      *         "filters_applied": {
                      *           "id_venta": 1
                      *         }
@@ -2749,7 +2811,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2759,18 +2821,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Parámetros inválidos",
-                     *       "code": 400,
-                     *       "details": {
-                     *         "fecha_fin": [
-                     *           "Debe ser una fecha válida con formato Y-m-d (AAAA-MM-DD)"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2838,7 +2888,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:28.867Z",
+                     *         "timestamp": "2026-11-25T18:55:18.477Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -2863,7 +2913,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2878,6 +2928,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Parámetros inválidos",
                      *       "code": 400,
+                     *       "reason": "parametro_invalido",
                      *       "details": {
                      *         "fecha_fin": [
                      *           "No puede ser anterior a fecha_inicio"
@@ -2946,8 +2997,8 @@ export interface operations {
                      *         "nombre_cliente": "Consumidor Final",
                      *         "nombre_usuario": "Admin A",
                      *         "nombre_documento": "Nota de crédito",
-                     *         "created_at": "2026-11-25T02:47:42.197Z",
-                     *         "updated_at": "2026-11-25T02:47:42.197Z",
+                     *         "created_at": "2026-11-25T18:55:26.867Z",
+                     *         "updated_at": "2026-11-25T18:55:26.867Z",
                      *         "detalles": [
                      *           {
                      *             "id": 6,
@@ -2974,7 +3025,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:42.926Z",
+                     *         "timestamp": "2026-11-25T18:55:27.742Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -2999,7 +3050,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3014,6 +3065,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Parámetros inválidos",
                      *       "code": 400,
+                     *       "reason": "parametro_invalido",
                      *       "details": {
                      *         "id": [
                      *           "Debe ser un número entero"
@@ -3039,7 +3091,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Devolución no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "devolucion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3181,7 +3234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3191,22 +3244,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Datos inválidos",
-                     *       "code": 400,
-                     *       "details": {
-                     *         "packages": [
-                     *           "Debe incluir al menos 1 paquete"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
+            /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3216,8 +3257,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "API key inválido o empresa inactiva",
-                     *       "code": 401
+                     *       "error": "Falta el encabezado Authorization: envíe Authorization: Bearer <API key>",
+                     *       "code": 401,
+                     *       "reason": "clave_ausente"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3237,7 +3279,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
-                     *       "code": 413
+                     *       "code": 413,
+                     *       "reason": "cuerpo_demasiado_grande"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3258,7 +3301,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "El contenido debe enviarse como application/json",
-                     *       "code": 415
+                     *       "code": 415,
+                     *       "reason": "tipo_de_contenido_no_admitido"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3273,7 +3317,10 @@ export interface operations {
     };
     getSystemRateLimit: {
         parameters: {
-            query?: never;
+            query?: {
+                fecha_inicio?: string;
+                fecha_fin?: string;
+            };
             header?: {
                 /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
                 "If-None-Match"?: string;
@@ -3298,10 +3345,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "requests_used": 29,
+                     *         "requests_used": 40,
                      *         "max_requests": 1000,
-                     *         "remaining_requests": 971,
-                     *         "reset_time": "2026-11-25T03:00:00.000Z",
+                     *         "remaining_requests": 960,
+                     *         "reset_time": "2026-11-25T19:00:00.000Z",
                      *         "window_minutes": 60,
                      *         "limits": {
                      *           "standard": 1000,
@@ -3313,7 +3360,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T02:47:29.028Z",
+                     *         "timestamp": "2026-11-25T18:55:18.603Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3338,20 +3385,39 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Falta el API key, no es válido o su empresa está inactiva: «API key inválido o empresa inactiva». Lleva `WWW-Authenticate: Bearer`. */
-            401: {
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
+            400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "API key inválido o empresa inactiva",
-                     *       "code": 401
+                     *       "error": "Parámetros inválidos",
+                     *       "code": 400,
+                     *       "reason": "parametro_desconocido",
+                     *       "details": {
+                     *         "verbose": [
+                     *           "Parámetro desconocido"
+                     *         ]
+                     *       }
                      *     }
                      */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3392,20 +3458,33 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "data": [],
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "url": "http://127.0.0.1:9/hook",
+                     *           "events": [
+                     *             "sale.created",
+                     *             "stock.changed"
+                     *           ],
+                     *           "descripcion": null,
+                     *           "enable": 1,
+                     *           "motivo_deshabilitada": null,
+                     *           "created_at": "2026-11-25T18:55:18.528Z"
+                     *         }
+                     *       ],
                      *       "pagination": {
                      *         "current_page": 1,
                      *         "per_page": 100,
-                     *         "total": 0,
-                     *         "total_pages": 0,
+                     *         "total": 1,
+                     *         "total_pages": 1,
                      *         "has_next": false,
                      *         "has_prev": false,
-                     *         "from": null,
-                     *         "to": null
+                     *         "from": 1,
+                     *         "to": 1
                      *       },
                      *       "meta": {
-                     *         "empresa": "Ventas B",
-                     *         "timestamp": "2026-11-25T04:01:27.725Z",
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T18:55:18.570Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3461,11 +3540,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "http://127.0.0.1:43529/hook",
+                 *       "url": "http://127.0.0.1:9/hook",
                  *       "events": [
-                 *         "sale.created"
-                 *       ],
-                 *       "descripcion": "ERP del socio"
+                 *         "sale.created",
+                 *         "stock.changed"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -3493,19 +3572,20 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "id": 1,
-                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "url": "http://127.0.0.1:9/hook",
                      *         "events": [
-                     *           "sale.created"
+                     *           "sale.created",
+                     *           "stock.changed"
                      *         ],
-                     *         "descripcion": "ERP del socio",
+                     *         "descripcion": null,
                      *         "enable": 1,
                      *         "motivo_deshabilitada": null,
-                     *         "created_at": "2026-11-25T04:01:27.561Z",
-                     *         "secret": "whsec_PS8sryaaB0Dw2jJfKE2QeeDSD8ty3J2S"
+                     *         "created_at": "2026-11-25T18:55:18.528Z",
+                     *         "secret": "whsec_MqARI4v4dPRXVoKkFS+bwmm2MdNh/i9l"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T04:01:27.572Z",
+                     *         "timestamp": "2026-11-25T18:55:18.535Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3533,7 +3613,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3543,21 +3623,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Datos inválidos",
-                     *       "code": 422,
-                     *       "details": {
-                     *         "url": [
-                     *           "Debe ser una URL http(s) válida"
-                     *         ],
-                     *         "events.0": [
-                     *           "Tipo de evento desconocido; los válidos son sale.created, sale.updated, sale.annulled, stock.changed, return.created, return.annulled, package.imported o *"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3599,18 +3664,19 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "id": 1,
-                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "url": "http://127.0.0.1:9/hook",
                      *         "events": [
-                     *           "sale.created"
+                     *           "sale.created",
+                     *           "stock.changed"
                      *         ],
-                     *         "descripcion": "ERP del socio",
+                     *         "descripcion": null,
                      *         "enable": 1,
                      *         "motivo_deshabilitada": null,
-                     *         "created_at": "2026-11-25T04:01:27.561Z"
+                     *         "created_at": "2026-11-25T18:55:18.528Z"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T04:01:27.678Z",
+                     *         "timestamp": "2026-11-25T18:55:18.570Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3660,7 +3726,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Suscripción no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "suscripcion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3701,18 +3768,19 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "id": 1,
-                     *         "url": "http://127.0.0.1:43529/hook",
+                     *         "url": "http://127.0.0.1:9/hook",
                      *         "events": [
-                     *           "sale.created"
+                     *           "sale.created",
+                     *           "stock.changed"
                      *         ],
-                     *         "descripcion": "ERP del socio",
+                     *         "descripcion": null,
                      *         "enable": 1,
                      *         "motivo_deshabilitada": null,
-                     *         "created_at": "2026-11-25T04:01:27.561Z"
+                     *         "created_at": "2026-11-25T18:55:18.528Z"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T04:01:27.746Z",
+                     *         "timestamp": "2026-11-25T18:55:18.591Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3750,7 +3818,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Suscripción no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "suscripcion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3768,7 +3837,6 @@ export interface operations {
         parameters: {
             query?: {
                 page?: number;
-                /** @example 50 */
                 per_page?: number;
             };
             header?: {
@@ -3776,7 +3844,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @example 2 */
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -3797,61 +3865,20 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "data": [
-                     *         {
-                     *           "id": 4,
-                     *           "event_id": "evt_d86bd20dc42e629e35941b87a91fe515",
-                     *           "type": "sale.updated",
-                     *           "attempt": 1,
-                     *           "status": 204,
-                     *           "error": null,
-                     *           "duration_ms": 1,
-                     *           "timestamp": "2026-11-25T04:01:28.575Z"
-                     *         },
-                     *         {
-                     *           "id": 3,
-                     *           "event_id": "evt_98e17ce2d45c11d142004120a2abc910",
-                     *           "type": "stock.changed",
-                     *           "attempt": 1,
-                     *           "status": 204,
-                     *           "error": null,
-                     *           "duration_ms": 2,
-                     *           "timestamp": "2026-11-25T04:01:28.471Z"
-                     *         },
-                     *         {
-                     *           "id": 2,
-                     *           "event_id": "evt_556e576a66f0277f15822d31df516485",
-                     *           "type": "stock.changed",
-                     *           "attempt": 1,
-                     *           "status": 204,
-                     *           "error": null,
-                     *           "duration_ms": 1,
-                     *           "timestamp": "2026-11-25T04:01:28.365Z"
-                     *         },
-                     *         {
-                     *           "id": 1,
-                     *           "event_id": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
-                     *           "type": "sale.created",
-                     *           "attempt": 1,
-                     *           "status": 204,
-                     *           "error": null,
-                     *           "duration_ms": 4,
-                     *           "timestamp": "2026-11-25T04:01:28.058Z"
-                     *         }
-                     *       ],
+                     *       "data": [],
                      *       "pagination": {
                      *         "current_page": 1,
-                     *         "per_page": 50,
-                     *         "total": 4,
-                     *         "total_pages": 1,
+                     *         "per_page": 100,
+                     *         "total": 0,
+                     *         "total_pages": 0,
                      *         "has_next": false,
                      *         "has_prev": false,
-                     *         "from": 1,
-                     *         "to": 4
+                     *         "from": null,
+                     *         "to": null
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T04:01:28.736Z",
+                     *         "timestamp": "2026-11-25T18:55:18.575Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3903,7 +3930,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 2 */
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -3912,7 +3939,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "desde": "2026-11-25T04:00:28.738Z"
+                 *       "desde": "2026-01-01T00:00:00Z"
                  *     }
                  */
                 "application/json": {
@@ -3936,11 +3963,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "encolados": 4
+                     *         "encolados": 3
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T04:01:28.752Z",
+                     *         "timestamp": "2026-11-25T18:55:18.584Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3961,7 +3988,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3976,6 +4003,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Datos inválidos",
                      *       "code": 422,
+                     *       "reason": "cuerpo_invalido",
                      *       "details": {
                      *         "desde": [
                      *           "Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)"
@@ -3997,9 +4025,8 @@ export interface operations {
         parameters: {
             query?: {
                 after?: string;
-                /** @example sale.created,sale.updated */
                 types?: string;
-                /** @example 1 */
+                /** @example 5 */
                 per_page?: number;
             };
             header?: {
@@ -4027,76 +4054,157 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
+                     *           "id": "evt_d0e7d453988d915e7812a15f327c8cdc",
+                     *           "type": "stock.changed",
+                     *           "timestamp": "2026-11-25T18:55:18.240Z",
+                     *           "data": {
+                     *             "stock": 11,
+                     *             "cambio": -1,
+                     *             "codigo": "LAP-14",
+                     *             "motivo": "reserva",
+                     *             "origen": "venta",
+                     *             "id_bodega": 1,
+                     *             "referencia": "c654fab3-6e6e-4b4d-a73e-0c1adbb7bce8",
+                     *             "id_producto": 1
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_833489047bb48969a0bb410b5707147a",
                      *           "type": "sale.created",
-                     *           "timestamp": "2026-11-25T04:01:27.975Z",
+                     *           "timestamp": "2026-11-25T18:55:18.259Z",
                      *           "data": {
                      *             "id": 1,
-                     *             "iva": 4.59,
+                     *             "iva": 74.78,
                      *             "fecha": "2026-03-10",
-                     *             "saldo": 39.9,
-                     *             "total": 39.9,
+                     *             "saldo": 0,
+                     *             "total": 649.99,
                      *             "cambio": 0,
-                     *             "estado": "Pendiente",
+                     *             "estado": "Completada",
                      *             "exenta": 0,
                      *             "detalles": [
                      *               {
                      *                 "id": 1,
-                     *                 "iva": 4.59,
-                     *                 "total": 39.9,
-                     *                 "codigo": "MOU-01",
+                     *                 "iva": 74.78,
+                     *                 "total": 649.99,
+                     *                 "codigo": "LAP-14",
                      *                 "exenta": 0,
-                     *                 "precio": 19.95,
-                     *                 "cantidad": 2,
+                     *                 "precio": 649.99,
+                     *                 "cantidad": 1,
                      *                 "descuento": 0,
-                     *                 "sub_total": 35.31,
-                     *                 "created_at": "2026-11-25T04:01:27.933Z",
-                     *                 "updated_at": "2026-11-25T04:01:27.933Z",
+                     *                 "sub_total": 575.21,
+                     *                 "created_at": "2026-11-25T18:55:18.204Z",
+                     *                 "updated_at": "2026-11-25T18:55:18.204Z",
                      *                 "descripcion": null,
-                     *                 "id_producto": 2,
-                     *                 "nombre_producto": "Mouse",
+                     *                 "id_producto": 1,
+                     *                 "nombre_producto": "Laptop 14",
                      *                 "porcentaje_impuesto": 13
                      *               }
                      *             ],
                      *             "id_canal": 1,
                      *             "descuento": 0,
                      *             "id_bodega": 1,
-                     *             "sub_total": 35.31,
+                     *             "sub_total": 575.21,
                      *             "cotizacion": false,
-                     *             "created_at": "2026-11-25T04:01:27.933Z",
+                     *             "created_at": "2026-11-25T18:55:18.204Z",
                      *             "forma_pago": "Efectivo",
-                     *             "id_cliente": 2,
+                     *             "id_cliente": null,
                      *             "monto_pago": null,
-                     *             "referencia": null,
-                     *             "updated_at": "2026-11-25T04:01:27.933Z",
+                     *             "referencia": "contract-1",
+                     *             "updated_at": "2026-11-25T18:55:18.204Z",
                      *             "correlativo": "FAC-1",
                      *             "id_sucursal": 1,
                      *             "id_documento": 1,
                      *             "observaciones": null,
-                     *             "nombre_cliente": "Ferretería Libre",
+                     *             "nombre_cliente": "Consumidor Final",
                      *             "nombre_usuario": "Admin A",
                      *             "nombre_vendedor": null,
                      *             "fecha_expiracion": null,
                      *             "nombre_documento": "Factura",
+                     *             "referencia_externa": "contract-1",
+                     *             "documento_fiscal_emitido": false
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_bdc7123eedb8b30157179d3e05addb38",
+                     *           "type": "sale.created",
+                     *           "timestamp": "2026-11-25T18:55:18.375Z",
+                     *           "data": {
+                     *             "id": 2,
+                     *             "iva": 74.78,
+                     *             "fecha": "2026-03-10",
+                     *             "saldo": 0,
+                     *             "total": 649.99,
+                     *             "cambio": 0,
+                     *             "estado": "Cotizacion",
+                     *             "exenta": 0,
+                     *             "detalles": [
+                     *               {
+                     *                 "id": 2,
+                     *                 "iva": 74.78,
+                     *                 "total": 649.99,
+                     *                 "codigo": "LAP-14",
+                     *                 "exenta": 0,
+                     *                 "precio": 649.99,
+                     *                 "cantidad": 1,
+                     *                 "descuento": 0,
+                     *                 "sub_total": 575.21,
+                     *                 "created_at": "2026-11-25T18:55:18.354Z",
+                     *                 "updated_at": "2026-11-25T18:55:18.354Z",
+                     *                 "descripcion": null,
+                     *                 "id_producto": 1,
+                     *                 "nombre_producto": "Laptop 14",
+                     *                 "porcentaje_impuesto": 13
+                     *               }
+                     *             ],
+                     *             "id_canal": 1,
+                     *             "descuento": 0,
+                     *             "id_bodega": 1,
+                     *             "sub_total": 575.21,
+                     *             "cotizacion": true,
+                     *             "created_at": "2026-11-25T18:55:18.354Z",
+                     *             "forma_pago": "Efectivo",
+                     *             "id_cliente": null,
+                     *             "monto_pago": null,
+                     *             "referencia": null,
+                     *             "updated_at": "2026-11-25T18:55:18.354Z",
+                     *             "correlativo": "COT-1",
+                     *             "id_sucursal": 1,
+                     *             "id_documento": 3,
+                     *             "observaciones": null,
+                     *             "nombre_cliente": "Consumidor Final",
+                     *             "nombre_usuario": "Admin A",
+                     *             "nombre_vendedor": null,
+                     *             "fecha_expiracion": null,
+                     *             "nombre_documento": "Cotización",
                      *             "referencia_externa": null,
                      *             "documento_fiscal_emitido": false
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_f00867b3b5892b91add3c343e33c173d",
+                     *           "type": "package.imported",
+                     *           "timestamp": "2026-11-25T18:55:18.515Z",
+                     *           "data": {
+                     *             "items": [
+                     *               {
+                     *                 "id": 1,
+                     *                 "wr": "WR-CONTRACT-1",
+                     *                 "id_sucursal": 1
+                     *               }
+                     *             ],
+                     *             "created": 1
                      *           }
                      *         }
                      *       ],
                      *       "pagination": {
-                     *         "per_page": 1,
-                     *         "next_after": "evt_dfb1247b0d1a4b5b6a54ab9deef72afb",
-                     *         "has_more": true
+                     *         "per_page": 5,
+                     *         "next_after": "evt_f00867b3b5892b91add3c343e33c173d",
+                     *         "has_more": false
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T04:01:28.698Z",
-                     *         "filters_applied": {
-                     *           "types": [
-                     *             "sale.created",
-                     *             "sale.updated"
-                     *           ]
-                     *         }
+                     *         "timestamp": "2026-11-25T18:55:18.571Z",
+                     *         "filters_applied": {}
                      *       }
                      *     }
                      */
@@ -4133,7 +4241,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4143,18 +4251,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Parámetros inválidos",
-                     *       "code": 400,
-                     *       "details": {
-                     *         "types.0": [
-                     *           "Tipo de evento desconocido; los válidos son sale.created, sale.updated, sale.annulled, stock.changed, return.created, return.annulled, package.imported o *"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4246,6 +4342,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -4338,6 +4435,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -4410,6 +4508,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -4507,7 +4606,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4522,6 +4621,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Parámetros inválidos",
                      *       "code": 400,
+                     *       "reason": "parametro_invalido",
                      *       "details": {
                      *         "per_page": [
                      *           "Debe ser mayor o igual a 1"

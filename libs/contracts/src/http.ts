@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError, REASONS, REASON_VALUES } from './errors';
 
 /** Base path of the partner API. */
 export const API_BASE = '/api/external/v1';
@@ -41,8 +42,8 @@ export const IdParam = z.object({
   id: queryInt({ min: 1, max: 2_147_483_647 }),
 });
 
-/** Common list parameters. */
-export const PaginationQuery = z.object({
+/** Common list parameters; the lists extend it, and an unknown parameter is refused by name. */
+export const PaginationQuery = z.strictObject({
   page: queryInt({ min: 1, max: 1_000_000 }).default(1),
   per_page: queryInt({ min: 1, max: 200 }).default(100),
 });
@@ -190,9 +191,19 @@ export function listEnvelope<T extends z.ZodType>(item: T, pagination: z.ZodType
 
 export const ErrorEnvelope = z.object({
   success: z.literal(false),
-  error: z.string(),
-  code: z.number().int(),
-  details: z.record(z.string(), z.array(z.string())).optional(),
+  error: z.string().meta({ description: 'Qué falló, para personas; puede cambiar de redacción: los programas usan `reason`.' }),
+  code: z.number().int().meta({ description: 'El estado HTTP de la respuesta.' }),
+  reason: z.enum(REASON_VALUES).meta({
+    description: [
+      'La causa del rechazo, para programas: un valor estable de esta lista cerrada (no cambia de nombre ni de significado).',
+      '',
+      ...Object.entries(REASONS).map(([value, meaning]) => `- \`${value}\`: ${meaning}`),
+    ].join('\n'),
+  }),
+  details: z
+    .record(z.string(), z.array(z.string()))
+    .meta({ description: 'Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto.' })
+    .optional(),
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 

@@ -18,7 +18,7 @@ const amount = (max: number) => Amount({ min: 0, max });
  * index and does not stop the others. Text is trimmed, except `codigo_asesor`, stored as sent.
  */
 export const PackageImportItem = z
-  .object(
+  .strictObject(
     {
       cliente: RequiredText(MAX_TEXT),
       codigo_asesor: z
@@ -73,7 +73,7 @@ export type PackageImportItem = z.output<typeof PackageImportItem>;
  * The request as a whole: only its shape is checked here (HTTP 400 when it is wrong); the
  * items are validated one by one by the packages service.
  */
-export const PackagesImportBody = z.object(
+export const PackagesImportBody = z.strictObject(
   {
     packages: z
       .array(z.unknown(), { error: missingOr('Debe ser una lista de paquetes') })

@@ -110,7 +110,7 @@ export const ReturnsListQuery = PaginationQuery.extend({
   .superRefine(refuseOutsideCursorMode);
 
 /** Query string of `GET /returns/summary`. */
-export const ReturnsSummaryQuery = z.object(DateFilters).refine(dateOrder, DATE_ORDER_ISSUE);
+export const ReturnsSummaryQuery = z.strictObject(DateFilters).refine(dateOrder, DATE_ORDER_ISSUE);
 
 /** Path parameter `{id}` of `GET /returns/{id}`. */
 export const ReturnIdParam = z.object({ id: queryInt({ min: 1, max: MAX_ID }) });

@@ -43,7 +43,7 @@ const isObject = (payload: { value: unknown }) =>
 /** JSON Schema of "at least one of these fields" (none of them nullable). */
 const oneOfFields = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
 
-const SaleLineFields = z.object(
+const SaleLineFields = z.strictObject(
   {
     id: Id.optional(),
     id_producto: Id.optional(),
@@ -75,7 +75,7 @@ export const SaleLineInput = SaleLineFields.refine((l) => l.id_producto !== unde
 export type SaleLineInput = z.output<typeof SaleLineInput>;
 
 /** Fields of `POST /sales` (spec "POST /sales", limits of "Limits"). */
-const SaleFields = z.object(
+const SaleFields = z.strictObject(
   {
     referencia_externa: BlankAsAbsentText(255),
     referencia: BlankAsAbsentText(255),
@@ -207,7 +207,7 @@ const ClearableText = (max: number) =>
  * the sale as it would be after the change; the ones the body alone decides are checked here.
  */
 export const SaleUpdateBody = z
-  .object(
+  .strictObject(
     {
       fecha: RequiredDate.optional(),
       estado: z.enum(ESTADOS_VENTA_ACTUALIZACION, { error: `Debe ser uno de: ${ESTADOS_VENTA_ACTUALIZACION.join(', ')}` }).optional(),
@@ -363,7 +363,7 @@ export const SalesListQuery = PaginationQuery.extend({
   .superRefine(refuseOutsideCursorMode);
 
 /** Query string of `GET /sales/summary`. */
-export const SalesSummaryQuery = z.object(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
+export const SalesSummaryQuery = z.strictObject(SalesFilterFields).refine(dateOrder, DATE_ORDER_ISSUE);
 
 /** The filters of sale lists and summaries, typed; what `filters_applied` echoes. */
 export const SalesFilters = z
@@ -399,14 +399,30 @@ export function salesFiltersApplied(request: SalesFilters): Record<string, strin
   return applied;
 }
 
-export const SalesSummary = z.object({
-  cantidad_ventas: z.number().int(),
-  total_ventas: DecimalNumber,
-  total_iva: DecimalNumber,
-  total_descuentos: DecimalNumber,
-  promedio_venta: DecimalNumber,
-  ventas_por_estado: z.array(z.object({ estado: z.enum(ESTADOS_VENTA), cantidad: z.number().int(), total: DecimalNumber })),
-});
+/**
+ * `GET /sales/summary` (DESIGN §4 "Sales summary"): every state counts unless `estado` filters,
+ * as the original does, so the totals include annulled sales and quotations; the per-state
+ * breakdown beside them lets a partner take out what it does not want.
+ */
+export const SalesSummary = z
+  .object({
+    cantidad_ventas: z.number().int().meta({ description: 'Ventas contadas: las de todos los estados salvo que `estado` filtre.' }),
+    total_ventas: DecimalNumber.meta({
+      description:
+        'Suma de `total` de las ventas contadas: sin el filtro `estado` incluye los cuatro estados (`Completada`, `Pendiente`, `Anulada` y `Cotizacion`); `ventas_por_estado` da el total de cada uno.',
+    }),
+    total_iva: DecimalNumber.meta({ description: 'Suma de `iva` de las mismas ventas que `total_ventas`.' }),
+    total_descuentos: DecimalNumber.meta({ description: 'Suma de los descuentos de las líneas de las mismas ventas.' }),
+    promedio_venta: DecimalNumber.meta({ description: '`total_ventas` / `cantidad_ventas`, al centavo (0 sin ventas).' }),
+    ventas_por_estado: z.array(z.object({ estado: z.enum(ESTADOS_VENTA), cantidad: z.number().int(), total: DecimalNumber })).meta({
+      description:
+        'Cantidad y total de cada estado contado (todos los estados, con ceros los que no tienen ventas; solo el filtrado con `estado`): su suma es `cantidad_ventas` y `total_ventas`.',
+    }),
+  })
+  .meta({
+    description:
+      'Resumen de las ventas de los filtros. Cuentan todos los estados, también `Anulada` y `Cotizacion`, salvo que `estado` filtre; `ventas_por_estado` desglosa cada uno para excluir los que no interesen.',
+  });
 export type SalesSummary = z.output<typeof SalesSummary>;
 
 /** Path parameter `{id}` of `GET /sales/{id}`. */

@@ -22,7 +22,7 @@ const EventTypeName = z.enum(EVENT_TYPES, { message: EVENT_TYPE_MESSAGE });
 const EVENT_TYPE_PATTERN = EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|');
 
 /** Body of `POST /event-subscriptions`. Whether the URL may be called is checked by the service (DNS). */
-export const SubscriptionCreateBody = z.object({
+export const SubscriptionCreateBody = z.strictObject({
   url: z
     .string({ message: 'La URL es obligatoria' })
     .trim()
@@ -103,11 +103,11 @@ export const PackageImportedData = z.object({
 
 export const SubscriptionIdParam = IdParam;
 
-export const ReplayBody = z.object({
+export const ReplayBody = z.strictObject({
   desde: z.iso.datetime({ offset: true, message: 'Debe ser una fecha y hora ISO 8601 (por ejemplo 2026-01-31T12:00:00Z)' }),
 });
 
-export const EventsQuery = z.object({
+export const EventsQuery = z.strictObject({
   after: z
     .string()
     .regex(/^evt_[A-Za-z0-9]{1,64}$/, 'Debe ser el id de un evento (evt_…)')

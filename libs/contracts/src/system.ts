@@ -1,4 +1,21 @@
 import { z } from 'zod';
+import { DATE_JSON_SCHEMA, DateString } from './fields';
+import { documentAs } from './http';
+
+const QuotaDate = (other: string) =>
+  documentAs(DateString, {
+    ...DATE_JSON_SCHEMA,
+    description: `Con \`${other}\`: la llamada cuenta como una solicitud con filtros de fecha.`,
+  }).optional();
+
+/**
+ * Query of `GET /system/rate-limit`: none but the date filters, which make the call count (and
+ * report) as a request with both, under the higher limit; anything else is refused by name.
+ */
+export const RateLimitQuery = z.strictObject({
+  fecha_inicio: QuotaDate('fecha_fin'),
+  fecha_fin: QuotaDate('fecha_inicio'),
+});
 
 /** `data` of `GET /system/rate-limit`: the API key's quota in the current UTC hour. */
 export const RateLimitStatus = z.object({

@@ -181,12 +181,12 @@ describe('returns service against Postgres and NATS', () => {
       {
         'sales.sale.returnable': async ({ id_venta }, c) => {
           const venta = ventas.get(`${c.empresa.id}:${id_venta}`);
-          if (!venta) throw AppError.notFound('Venta no encontrada');
+          if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
           return venta;
         },
         'sales.sale.return.register': async ({ id_venta, clave }, c) => {
           const venta = ventas.get(`${c.empresa.id}:${id_venta}`);
-          if (!venta) throw AppError.notFound('Venta no encontrada');
+          if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
           registrations.push(clave);
           return venta;
         },

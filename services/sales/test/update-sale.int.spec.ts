@@ -95,7 +95,7 @@ describe('sales.update against Postgres and NATS', () => {
           if (seen) return { clave, aplicado: false, movimientos: seen };
           if (ledger.refuseNext) {
             ledger.refuseNext = false;
-            throw AppError.rule('Stock insuficiente y la empresa no permite vender sin stock', {
+            throw AppError.rule('stock_insuficiente', 'Stock insuficiente y la empresa no permite vender sin stock', {
               'lineas.0.cantidad': ['Stock insuficiente para el producto P-5: disponible 0, solicitado 1'],
             });
           }

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { SchemaClients, type DatabaseUrls, type Query } from '@erp/admin';
 import { z } from 'zod';
-import { API_BASE, ESTADOS_VENTA, ESTADOS_VENTA_ACTUALIZACION, INVENTORY_ORDER_BY, SALES_ORDER_BY, WEBHOOK_BASE } from '@erp/contracts';
+import {
+  API_BASE,
+  ESTADOS_VENTA,
+  ESTADOS_VENTA_ACTUALIZACION,
+  INVENTORY_ORDER_BY,
+  REASON_VALUES,
+  SALES_ORDER_BY,
+  WEBHOOK_BASE,
+} from '@erp/contracts';
 import { apiRoutes } from '../../../services/gateway/src/http/routes';
 import { WEBHOOK_ROUTES } from '../../../services/gateway/src/http/webhooks';
 import { shopifyHeaders, shopifyOrderBody, sign, wooHeaders, wooOrder } from '../../support/webhook-fixture';
@@ -67,7 +75,8 @@ const ERROR_STATUSES = new Set([400, 401, 404, 405, 413, 414, 415, 422, 429, 431
 /**
  * Property-based fuzzing of every endpoint of the route table (and the webhooks): query strings,
  * path ids and JSON bodies, valid and invalid, with and without a key. For every answer: never a
- * 5xx, always the error envelope whose `code` equals the status, the quota headers after
+ * 5xx, always the error envelope whose `code` equals the status and whose `reason` is one of the
+ * documented enum, the quota headers after
  * authentication, and no change of data from a refused request (all tables compared before
  * and after). Accepted writes are allowed to change data; the system is let to settle after them.
  */
@@ -173,6 +182,7 @@ export function checkAnswer(request: FuzzCase, answer: Attempt): string[] {
         success: z.literal(false),
         error: z.string().min(1),
         code: z.number(),
+        reason: z.enum(REASON_VALUES),
         details: z.record(z.string(), z.array(z.string())).optional(),
       })
       .strict();

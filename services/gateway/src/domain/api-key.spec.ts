@@ -1,4 +1,4 @@
-import { bearerToken, generateApiKey, hashApiKey, keyPrefix } from './api-key';
+import { bearerToken, generateApiKey, hashApiKey, keyPrefix, missingKeyReason } from './api-key';
 
 describe('API keys', () => {
   it('generates distinct keys that the bearer parser accepts', () => {
@@ -24,5 +24,16 @@ describe('API keys', () => {
     'Token abcdefghijklmnopqrstu',
   ])('rejects the header %p', (header) => {
     expect(bearerToken(header)).toBeUndefined();
+  });
+
+  it.each([
+    [undefined, 'clave_ausente'],
+    ['', 'clave_ausente'],
+    ['  ', 'clave_ausente'],
+    ['Bearer', 'clave_malformada'],
+    ['Bearer short', 'clave_malformada'],
+    ['Basic abcdefghijklmnopqrstuvwxyz', 'clave_malformada'],
+  ] as const)('says why the header %p carries no key: %s', (header, reason) => {
+    expect(missingKeyReason(header)).toBe(reason);
   });
 });

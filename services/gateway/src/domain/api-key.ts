@@ -19,3 +19,12 @@ export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer +([A-Za-z0-9._~+/=-]{16,200})$/i.exec(header?.trim() ?? '');
   return match?.[1];
 }
+
+/**
+ * Why a request carries no key to look up: no `Authorization` header (or an empty one), or one
+ * that is not `Bearer` and a key of the form keys have. Said from the header alone, so it never
+ * tells whether some key exists.
+ */
+export function missingKeyReason(header: string | undefined): 'clave_ausente' | 'clave_malformada' {
+  return header === undefined || header.trim() === '' ? 'clave_ausente' : 'clave_malformada';
+}

@@ -29,13 +29,13 @@ export function adminHandlers(
     'gateway.admin.empresa.seed': async (req) => seedEmpresa(db, req),
 
     'gateway.admin.empresa.refs.record': async ({ empresa_id, refs }) => {
-      if (!(await setEmpresaSeedRefs(db, empresa_id, refs))) throw AppError.notFound('Empresa no encontrada');
+      if (!(await setEmpresaSeedRefs(db, empresa_id, refs))) throw AppError.notFound('recurso_no_encontrado', 'Empresa no encontrada');
       return { empresa_id };
     },
 
     'gateway.admin.empresa.set-active': async ({ empresa_id, activo }) => {
       await inTransaction(db, async (trx) => {
-        if (!(await setEmpresaActive(trx, empresa_id, activo))) throw AppError.notFound('Empresa no encontrada');
+        if (!(await setEmpresaActive(trx, empresa_id, activo))) throw AppError.notFound('recurso_no_encontrado', 'Empresa no encontrada');
         await announce(trx, empresa_id);
       });
       relay.nudge();
@@ -46,7 +46,7 @@ export function adminHandlers(
     'gateway.admin.empresa.list': async () => listEmpresas(db),
 
     'gateway.admin.apikey.create': async ({ empresa_id, usuario_id }) => {
-      if (!(await empresaExists(db, empresa_id))) throw AppError.notFound('Empresa no encontrada');
+      if (!(await empresaExists(db, empresa_id))) throw AppError.notFound('recurso_no_encontrado', 'Empresa no encontrada');
       if (usuario_id !== undefined && !(await usuarioBelongsTo(db, empresa_id, usuario_id)))
         throw AppError.validation('El usuario no pertenece a la empresa');
       const key = generateApiKey();
@@ -63,7 +63,7 @@ export function adminHandlers(
     'gateway.admin.apikey.revoke': async ({ id }) => {
       const revoked = await inTransaction(db, async (trx) => {
         const row = await revokeApiKey(trx, id);
-        if (!row) throw AppError.notFound('API key no encontrado');
+        if (!row) throw AppError.notFound('recurso_no_encontrado', 'API key no encontrado');
         await announce(trx, row.empresa_id, row.id);
         return row;
       });

@@ -3,17 +3,26 @@ import compression from 'compression';
 import fresh from 'fresh';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type TenantContext } from '@erp/contracts';
+import {
+  API_BASE,
+  UNKNOWN_PARAMETER_MESSAGE,
+  WEBHOOK_BASE,
+  detailsFromZod,
+  hasUnknownKeys,
+  isAppError,
+  type Reason,
+  type TenantContext,
+} from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import { translatePgError } from '@erp/db';
 import type { Authenticator } from '../authenticator';
 import type { Credential } from '../db/credentials.repository';
-import { bearerToken } from '../domain/api-key';
+import { bearerToken, missingKeyReason } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { FailedAuthLimiter } from '../failed-auth-limiter';
 import type { RateLimiter } from '../rate-limiter';
 import { ambiguousQuery, rejectAmbiguousQuery, requestLimits } from './edges';
-import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
+import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorAnswer, sendEnvelope, sendError } from './errors';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
 import type { AnyRoute, RouteResult } from './route';
@@ -116,7 +125,7 @@ export function createApp(deps: AppDeps): express.Express {
     const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
     api.all(path, (_req, res) => {
       res.setHeader('Allow', allow);
-      sendError(res, 405, MESSAGES.methodNotAllowed);
+      sendError(res, 405, 'metodo_no_admitido', MESSAGES.methodNotAllowed);
     });
   }
   // The reference is generated from the same route table, and needs no key.
@@ -124,7 +133,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(API_BASE, api);
   app.use(WEBHOOK_BASE, webhookRouter(deps));
 
-  app.use((_req, res) => sendError(res, 404, MESSAGES.routeNotFound));
+  app.use((_req, res) => sendError(res, 404, 'ruta_desconocida', MESSAGES.routeNotFound));
 
   // Express recognises error handlers by their four parameters.
   app.use((thrown: unknown, _req: Request, res: Response, _next: NextFunction) => {
@@ -133,21 +142,24 @@ export function createApp(deps: AppDeps): express.Express {
     const err = translatePgError(thrown);
     const locals = res.locals as Locals;
     const type = (err as { type?: string }).type;
-    if (type === 'entity.too.large') return sendError(res, 413, MESSAGES.bodyTooLarge);
-    if (type === 'entity.parse.failed') return sendError(res, 400, MESSAGES.malformedJson, { _: [MESSAGES.malformedJsonDetail] });
-    if (type === 'encoding.unsupported' || type === 'charset.unsupported') return sendError(res, 415, MESSAGES.unsupportedMediaType);
+    if (type === 'entity.too.large') return sendError(res, 413, 'cuerpo_demasiado_grande', MESSAGES.bodyTooLarge);
+    if (type === 'entity.parse.failed')
+      return sendError(res, 400, 'json_invalido', MESSAGES.malformedJson, { _: [MESSAGES.malformedJsonDetail] });
+    if (type === 'encoding.unsupported' || type === 'charset.unsupported')
+      return sendError(res, 415, 'tipo_de_contenido_no_admitido', MESSAGES.unsupportedMediaType);
     if (type === 'request.aborted') return undefined;
     // The router could not percent-decode a path segment (`/sales/%zz`): the client's URL is malformed.
-    if (err instanceof URIError) return sendError(res, 400, MESSAGES.invalidParams, { _: [MESSAGES.malformedPathDetail] });
+    if (err instanceof URIError)
+      return sendError(res, 400, 'parametro_invalido', MESSAGES.invalidParams, { _: [MESSAGES.malformedPathDetail] });
     if (isAppError(err)) {
-      const status = STATUS_BY_CODE[err.code];
+      const { status, body } = appErrorAnswer(err);
       if (status >= 500) deps.logger.warn({ requestId: locals.requestId, code: err.code, err }, err.message);
-      return sendError(res, status, status === 500 ? MESSAGES.internal : err.message, err.details);
+      return sendEnvelope(res, status, body);
     }
     const errorId = randomUUID();
     deps.logger.error({ requestId: locals.requestId, errorId, err }, 'unhandled error');
     res.setHeader('X-Error-Id', errorId);
-    return sendError(res, 500, MESSAGES.internal);
+    return sendError(res, 500, 'error_interno', MESSAGES.internal);
   });
 
   return app;
@@ -179,7 +191,7 @@ function admissionControl(deps: AppDeps): RequestHandler {
     if (inflight >= max) {
       shed.inc();
       res.setHeader('Retry-After', String(OVERLOADED_RETRY_AFTER_SECONDS));
-      return sendError(res, 503, MESSAGES.overloaded);
+      return sendError(res, 503, 'servidor_saturado', MESSAGES.overloaded);
     }
     inflight++;
     // 'close' comes once per response, whether it finished or the client went away.
@@ -215,12 +227,17 @@ function authenticate(deps: AppDeps): RequestHandler {
     }
     const retryAfter = (await deps.authFailures?.retryAfter(address)) ?? 0;
     if (retryAfter > 0) return refuseBlocked(res, retryAfter);
-    const credential = key ? await deps.auth.verify(key) : undefined;
-    if (!credential) {
-      // Only a presented key is a guess; a request without one is counted by nobody.
-      if (key) await deps.authFailures?.recordFailure(address);
+    if (!key) {
+      // Not a guess at a key: counted by nobody, and said apart from a refused key.
       res.setHeader('WWW-Authenticate', 'Bearer');
-      return sendError(res, 401, MESSAGES.unauthorized);
+      const reason = missingKeyReason(req.get('authorization'));
+      return sendError(res, 401, reason, reason === 'clave_ausente' ? MESSAGES.missingKey : MESSAGES.malformedKey);
+    }
+    const credential = await deps.auth.verify(key);
+    if (!credential) {
+      await deps.authFailures?.recordFailure(address);
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return sendError(res, 401, 'clave_invalida', MESSAGES.unauthorized);
     }
     locals.credential = credential;
     const rate = await quota(credential.apiKeyId, hasDateFilters(req.query), undefined);
@@ -239,7 +256,7 @@ function mayAnswerNotModified(req: Request): boolean {
 
 function refuseBlocked(res: Response, retryAfter: number): void {
   res.setHeader('Retry-After', String(retryAfter));
-  sendError(res, 429, MESSAGES.tooManyAuthFailures);
+  sendError(res, 429, 'demasiados_intentos', MESSAGES.tooManyAuthFailures);
 }
 
 /** Sends the quota's headers; false when the request is refused (429 sent). */
@@ -250,7 +267,7 @@ function applyQuota(deps: AppDeps, res: Response, rate: RateDecision): boolean {
   res.setHeader('X-RateLimit-Reset', String(rate.window.reset));
   if (!rate.allowed) {
     res.setHeader('Retry-After', String(Math.max(1, rate.window.reset - Math.floor(deps.limiter.now() / 1000))));
-    sendError(res, 429, MESSAGES.rateLimited);
+    sendError(res, 429, 'cuota_excedida', MESSAGES.rateLimited);
     return false;
   }
   return true;
@@ -271,13 +288,14 @@ async function countDeferred(deps: AppDeps, req: Request, res: Response): Promis
 
 const requireJson: RequestHandler = (req, res, next) => {
   const hasBody = req.get('content-length') !== undefined ? req.get('content-length') !== '0' : req.get('transfer-encoding') !== undefined;
-  if (hasBody && !req.is('application/json')) return sendError(res, 415, MESSAGES.unsupportedMediaType);
-  if (!hasBody) return sendError(res, 400, MESSAGES.malformedJson, { _: ['El cuerpo de la solicitud es obligatorio'] });
+  if (hasBody && !req.is('application/json')) return sendError(res, 415, 'tipo_de_contenido_no_admitido', MESSAGES.unsupportedMediaType);
+  if (!hasBody) return sendError(res, 400, 'json_invalido', MESSAGES.malformedJson, { _: ['El cuerpo de la solicitud es obligatorio'] });
   next();
 };
 
 const limitJsonDepth: RequestHandler = (req, res, next) => {
-  if (nestedDeeperThan(req.body, MAX_JSON_DEPTH)) return sendError(res, 400, MESSAGES.jsonTooDeep, { _: [MESSAGES.jsonTooDeepDetail] });
+  if (nestedDeeperThan(req.body, MAX_JSON_DEPTH))
+    return sendError(res, 400, 'json_invalido', MESSAGES.jsonTooDeep, { _: [MESSAGES.jsonTooDeepDetail] });
   next();
 };
 
@@ -324,7 +342,7 @@ interface RouteInput {
 
 type Outcome =
   | { kind: 'answer'; result: RouteResult; input: RouteInput }
-  | { kind: 'refusal'; status: number; message: string; details: Record<string, string[]> }
+  | { kind: 'refusal'; status: number; reason: Reason; message: string; details: Record<string, string[]> }
   | { kind: 'thrown'; err: unknown };
 
 function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
@@ -334,7 +352,7 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
     if (outcome.kind !== 'answer') {
       if (!(await countDeferred(deps, req, res))) return;
       if (outcome.kind === 'thrown') throw outcome.err;
-      return sendError(res, outcome.status, outcome.message, outcome.details);
+      return sendError(res, outcome.status, outcome.reason, outcome.message, outcome.details);
     }
     let body = render(outcome.result, locals.credential!, route.method === 'get');
     if (body.etag) {
@@ -371,22 +389,45 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
 
 /** Validates the input and calls the route: what to answer, or why not. */
 async function run(route: AnyRoute, deps: AppDeps, req: Request, locals: Locals): Promise<Outcome> {
-  const refusal = (status: number, message: string, details: Record<string, string[]>): Outcome => ({
+  const refusal = (status: number, reason: Reason, message: string, details: Record<string, string[]>): Outcome => ({
     kind: 'refusal',
     status,
+    reason,
     message,
     details,
   });
   const params = route.params?.safeParse(req.params);
   const query = route.query?.safeParse(req.query ?? {});
-  if (params && !params.success) return refusal(400, MESSAGES.invalidParams, detailsFromZod(params.error));
+  if (params && !params.success) return refusal(400, 'parametro_invalido', MESSAGES.invalidParams, detailsFromZod(params.error));
+  // A route without parameters takes none: one sent would be silently ignored.
+  const unexpected = route.query ? [] : Object.keys(req.query ?? {});
+  if (unexpected.length > 0)
+    return refusal(
+      400,
+      'parametro_desconocido',
+      MESSAGES.invalidParams,
+      Object.fromEntries(unexpected.map((name) => [name, [UNKNOWN_PARAMETER_MESSAGE]])),
+    );
   const badQueryText = route.query ? unstorableText(req.query) : undefined;
-  if (badQueryText) return refusal(400, MESSAGES.invalidParams, { [badQueryText.path]: [badQueryText.message] });
-  if (query && !query.success) return refusal(400, MESSAGES.invalidParams, detailsFromZod(query.error));
+  if (badQueryText) return refusal(400, 'parametro_invalido', MESSAGES.invalidParams, { [badQueryText.path]: [badQueryText.message] });
+  if (query && !query.success)
+    return refusal(
+      400,
+      hasUnknownKeys(query.error) ? 'parametro_desconocido' : 'parametro_invalido',
+      MESSAGES.invalidParams,
+      detailsFromZod(query.error, UNKNOWN_PARAMETER_MESSAGE),
+    );
+  const bodyStatus = route.bodyErrorStatus ?? 422;
   const badBodyText = route.body ? unstorableText(req.body) : undefined;
-  if (badBodyText) return refusal(route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, { [badBodyText.path]: [badBodyText.message] });
+  if (badBodyText) return refusal(bodyStatus, 'cuerpo_invalido', MESSAGES.invalidBody, { [badBodyText.path]: [badBodyText.message] });
   const body = route.body?.safeParse(req.body);
-  if (body && !body.success) return refusal(route.bodyErrorStatus ?? 422, MESSAGES.invalidBody, detailsFromZod(body.error));
+  if (body && !body.success)
+    return refusal(
+      bodyStatus,
+      hasUnknownKeys(body.error) ? 'campo_desconocido' : 'cuerpo_invalido',
+      MESSAGES.invalidBody,
+      detailsFromZod(body.error),
+    );
   const input = { params: params?.data, query: query?.data, body: body?.data };
   try {
     return { kind: 'answer', result: await handle(route, deps, locals, input), input };

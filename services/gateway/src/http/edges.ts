@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express, RequestHandler } from 'express';
-import type { ErrorEnvelope } from '@erp/contracts';
-import { MESSAGES, sendError } from './errors';
+import { MESSAGES, errorEnvelope, sendError } from './errors';
 
 /** Longest request target (path and query) answered normally; longer ones get 414. */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -25,10 +24,10 @@ export function createHttpServer(app: Express): Server {
 
 /** 414 for a URL longer than `MAX_URL_BYTES`, 431 for headers larger than `MAX_HEADER_BYTES`. */
 export const requestLimits: RequestHandler = (req, res, next) => {
-  if (Buffer.byteLength(req.originalUrl) > MAX_URL_BYTES) return sendError(res, 414, MESSAGES.uriTooLong);
+  if (Buffer.byteLength(req.originalUrl) > MAX_URL_BYTES) return sendError(res, 414, 'url_demasiado_larga', MESSAGES.uriTooLong);
   let headerBytes = 0;
   for (const part of req.rawHeaders) headerBytes += Buffer.byteLength(part) + 2;
-  if (headerBytes > MAX_HEADER_BYTES) return sendError(res, 431, MESSAGES.headersTooLarge);
+  if (headerBytes > MAX_HEADER_BYTES) return sendError(res, 431, 'encabezados_demasiado_grandes', MESSAGES.headersTooLarge);
   next();
 };
 
@@ -39,18 +38,19 @@ export const requestLimits: RequestHandler = (req, res, next) => {
  */
 export const rejectAmbiguousQuery: RequestHandler = (req, res, next) => {
   const details = ambiguousQuery(req.query ?? {});
-  if (details) return sendError(res, 400, MESSAGES.invalidParams, details);
+  if (details) return sendError(res, 400, 'parametro_invalido', MESSAGES.invalidParams, details);
   next();
 };
 
 /** The parameters `rejectAmbiguousQuery` refuses, each with why; undefined when there is none. */
 export function ambiguousQuery(query: Record<string, unknown>): Record<string, string[]> | undefined {
-  const details: Record<string, string[]> = {};
+  // Entries, not assignments: a parameter named `__proto__` is named like any other.
+  const details: Array<[string, string[]]> = [];
   for (const [name, value] of Object.entries(query)) {
-    if (/[[\]]/.test(name)) details[name] = [MESSAGES.bracketedParam];
-    else if (Array.isArray(value)) details[name] = [MESSAGES.repeatedParam];
+    if (/[[\]]/.test(name)) details.push([name, [MESSAGES.bracketedParam]]);
+    else if (Array.isArray(value)) details.push([name, [MESSAGES.repeatedParam]]);
   }
-  return Object.keys(details).length > 0 ? details : undefined;
+  return details.length > 0 ? Object.fromEntries(details) : undefined;
 }
 
 /**
@@ -64,11 +64,12 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
     return;
   }
   // Node reports an endless request line and endless headers alike: both are 431 here.
-  const [status, error, reason] =
+  const envelope =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, MESSAGES.headersTooLarge, 'Request Header Fields Too Large']
-      : [400, MESSAGES.malformedHttp, 'Bad Request'];
-  const envelope: ErrorEnvelope = { success: false, error, code: status };
+      ? errorEnvelope(431, 'encabezados_demasiado_grandes', MESSAGES.headersTooLarge)
+      : errorEnvelope(400, 'solicitud_malformada', MESSAGES.malformedHttp);
+  const reason = envelope.code === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const status = envelope.code;
   const body = JSON.stringify(envelope);
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { ErrorCode, ErrorDetails, ErrorEnvelope } from '@erp/contracts';
+import type { AppError, ErrorCode, ErrorDetails, ErrorEnvelope, Reason } from '@erp/contracts';
 
 /** The one table from error codes to HTTP statuses. */
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -20,6 +20,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
 
 export const MESSAGES = {
   unauthorized: 'API key inválido o empresa inactiva',
+  missingKey: 'Falta el encabezado Authorization: envíe Authorization: Bearer <API key>',
+  malformedKey: 'El encabezado Authorization debe ser «Bearer» seguido del API key',
   rateLimited: 'Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).',
   tooManyAuthFailures: 'Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After',
   internal: 'Error interno del servidor',
@@ -49,9 +51,25 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /** Seconds a client should wait before retrying a request refused because the gateway was full. */
 export const OVERLOADED_RETRY_AFTER_SECONDS = 1;
 
-/** Sends the error envelope: `code` always equals the HTTP status. */
-export function sendError(res: Response, status: number, message: string, details?: ErrorDetails): void {
-  const body: ErrorEnvelope = { success: false, error: message, code: status, ...(details ? { details } : {}) };
+/** The envelope of a refusal: `code` always equals the HTTP status, `reason` says the cause for programs. */
+export function errorEnvelope(status: number, reason: Reason, message: string, details?: ErrorDetails): ErrorEnvelope {
+  return { success: false, error: message, code: status, reason, ...(details ? { details } : {}) };
+}
+
+/** The status and envelope of an error a service (or the gateway's own code) threw; a 500 says nothing of its cause. */
+export function appErrorAnswer(err: AppError): { status: number; body: ErrorEnvelope } {
+  const status = STATUS_BY_CODE[err.code];
+  return status === 500
+    ? { status, body: errorEnvelope(status, 'error_interno', MESSAGES.internal) }
+    : { status, body: errorEnvelope(status, err.reason, err.message, err.details) };
+}
+
+/** Sends the error envelope. */
+export function sendError(res: Response, status: number, reason: Reason, message: string, details?: ErrorDetails): void {
+  sendEnvelope(res, status, errorEnvelope(status, reason, message, details));
+}
+
+export function sendEnvelope(res: Response, status: number, body: ErrorEnvelope): void {
   if (status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   res.status(status).json(body);
 }

@@ -250,7 +250,10 @@ describe('the OpenAPI document', () => {
             const response = resolve(doc, ref);
             const base = ref.$ref ? `${id}${ref.$ref}` : `${at}/responses/${status}`;
             for (const [type, media] of Object.entries<Json>(response.content ?? {})) {
-              if (type === 'application/json') check(`${name} ${status}`, `${base}/content/${pointer(type)}/schema`, media.example);
+              const schema = `${base}/content/${pointer(type)}/schema`;
+              if (type === 'application/json' && media.examples)
+                for (const [reason, { value }] of Object.entries<Json>(media.examples)) check(`${name} ${status} ${reason}`, schema, value);
+              else if (type === 'application/json') check(`${name} ${status}`, schema, media.example);
               else if (media.example === undefined) problems.push(`${name} ${status} ${type}: no example`);
             }
           }

@@ -38,9 +38,10 @@ import {
   envelope,
   listEnvelope,
   type EventType,
+  type Reason,
 } from '@erp/contracts';
 import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
-import { MESSAGES } from './errors';
+import { MESSAGES, errorEnvelope } from './errors';
 import { withExamples } from './openapi-examples';
 import type { AnyRoute, RouteResponse } from './route';
 import { WEBHOOK_ROUTES } from './webhooks';
@@ -104,12 +105,13 @@ const errorBody = json({ $ref: '#/components/schemas/Error' });
 const API_ERRORS = {
   BadRequest: {
     status: 400,
-    description: 'Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo.',
+    description:
+      'Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo.',
     rated: true,
   },
   Unauthorized: {
     status: 401,
-    description: `Falta el API key, no es válido o su empresa está inactiva: «${MESSAGES.unauthorized}». Lleva \`WWW-Authenticate: Bearer\`.`,
+    description: `Sin encabezado \`Authorization\` (\`clave_ausente\`: «${MESSAGES.missingKey}»), con uno que no es \`Bearer <API key>\` (\`clave_malformada\`: «${MESSAGES.malformedKey}»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (\`clave_invalida\`: «${MESSAGES.unauthorized}»). Lleva \`WWW-Authenticate: Bearer\`.`,
     rated: false,
   },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
@@ -123,7 +125,7 @@ const API_ERRORS = {
   UnprocessableContent: {
     status: 422,
     description:
-      'El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
+      'El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia.',
     rated: true,
   },
   RequestHeaderFieldsTooLarge: {
@@ -156,23 +158,26 @@ type ApiError = keyof typeof API_ERRORS;
  * The answer of a status whose message never varies, as its example; the others take theirs from
  * the recorded runs (`withExamples`).
  */
-const FIXED_ERROR_MESSAGES: Partial<Record<number, string>> = {
-  401: MESSAGES.unauthorized,
-  413: MESSAGES.bodyTooLarge,
-  414: MESSAGES.uriTooLong,
-  415: MESSAGES.unsupportedMediaType,
-  429: MESSAGES.rateLimited,
-  431: MESSAGES.headersTooLarge,
-  500: MESSAGES.internal,
+const FIXED_ERRORS: Partial<Record<number, { reason: Reason; message: string }>> = {
+  401: { reason: 'clave_invalida', message: MESSAGES.unauthorized },
+  413: { reason: 'cuerpo_demasiado_grande', message: MESSAGES.bodyTooLarge },
+  414: { reason: 'url_demasiado_larga', message: MESSAGES.uriTooLong },
+  415: { reason: 'tipo_de_contenido_no_admitido', message: MESSAGES.unsupportedMediaType },
+  429: { reason: 'cuota_excedida', message: MESSAGES.rateLimited },
+  431: { reason: 'encabezados_demasiado_grandes', message: MESSAGES.headersTooLarge },
+  500: { reason: 'error_interno', message: MESSAGES.internal },
 };
 
-/** The error body, with `message` as its example (by default the status's fixed one; `null`: none here, a recorded one later). */
-function errorBodyFor(status: number, message: string | null = FIXED_ERROR_MESSAGES[status] ?? null) {
-  return message === null
+/** The error body, with `example` (by default the status's fixed one; `null`: none here, a recorded one later). */
+function errorBodyFor(status: number, example: { reason: Reason; message: string } | null = FIXED_ERRORS[status] ?? null) {
+  return example === null
     ? errorBody
     : {
         content: {
-          'application/json': { ...errorBody.content['application/json'], example: { success: false, error: message, code: status } },
+          'application/json': {
+            ...errorBody.content['application/json'],
+            example: errorEnvelope(status, example.reason, example.message),
+          },
         },
       };
 }
@@ -190,7 +195,10 @@ function apiErrorResponse(name: ApiError) {
   return {
     description,
     headers: headers(required, optional),
-    ...errorBodyFor(status, status === 504 ? 'El servicio no respondió a tiempo (sales)' : undefined),
+    ...errorBodyFor(
+      status,
+      status === 504 ? { reason: 'tiempo_agotado', message: 'El servicio no respondió a tiempo (sales)' } : undefined,
+    ),
   };
 }
 
@@ -198,9 +206,9 @@ const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([
 
 /** Error statuses of a route: from what the gateway checks, plus those the route declares. */
 function routeErrors(route: AnyRoute): number[] {
-  const statuses = new Set<number>([401, 414, 429, 431, 500, 503, 504]);
-  if (route.params) statuses.add(400).add(404);
-  if (route.query) statuses.add(400);
+  // 400 on every route: one without query parameters refuses any that is sent.
+  const statuses = new Set<number>([400, 401, 414, 429, 431, 500, 503, 504]);
+  if (route.params) statuses.add(404);
   if (route.method !== 'get' && route.method !== 'delete')
     statuses
       .add(400)
@@ -287,11 +295,11 @@ function webhookOperations(): ZodOpenApiPathsObject {
   const failure = (
     status: number,
     description: string,
-    options: { required?: HeaderName[]; optional?: HeaderName[]; message?: string | null } = {},
+    options: { required?: HeaderName[]; optional?: HeaderName[]; example?: { reason: Reason; message: string } | null } = {},
   ) => ({
     description,
     headers: headers(['X-Request-Id', ...(options.required ?? [])], options.optional ?? []),
-    ...errorBodyFor(status, options.message),
+    ...errorBodyFor(status, options.example),
   });
   for (const route of WEBHOOK_ROUTES) {
     const payload = route.plataforma === 'shopify' ? ShopifyOrder : route.recurso === 'producto' ? WooCommerceProduct : WooCommerceOrder;
@@ -319,21 +327,23 @@ function webhookOperations(): ZodOpenApiPathsObject {
             headers: onlyRequestId,
             ...json(WebhookReceipt),
           },
-          401: failure(401, 'Token desconocido o desactivado, o firma inválida.', { message: null }),
+          401: failure(401, 'Token desconocido o desactivado (`token_invalido`), o firma inválida (`firma_invalida`).', { example: null }),
           413: failure(
             413,
             'El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB.',
           ),
           414: { $ref: '#/components/responses/UriTooLong' },
-          422: failure(422, 'La entrega no se pudo aceptar; `details` dice por qué.', { message: null }),
+          422: failure(422, 'La entrega no se pudo aceptar; `details` dice por qué.', { example: null }),
           431: { $ref: '#/components/responses/RequestHeaderFieldsTooLarge' },
           500: failure(500, MESSAGES.internal, { optional: ['X-Error-Id'] }),
           503: failure(
             503,
             'El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.',
-            { required: ['Retry-After'], message: 'Servicio no disponible (webhooks)' },
+            { required: ['Retry-After'], example: { reason: 'servicio_no_disponible', message: 'Servicio no disponible (webhooks)' } },
           ),
-          504: failure(504, 'El servicio de webhooks no respondió a tiempo.', { message: 'El servicio no respondió a tiempo (webhooks)' }),
+          504: failure(504, 'El servicio de webhooks no respondió a tiempo.', {
+            example: { reason: 'tiempo_agotado', message: 'El servicio no respondió a tiempo (webhooks)' },
+          }),
         },
       },
     };
@@ -447,13 +457,15 @@ function defOf(schema: z.ZodType): { type: string; out?: z.ZodType; defaultValue
 
 const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventario y las devoluciones de una empresa, creación de ventas y cotizaciones con el mismo proceso de facturación que la aplicación, importación de paquetes y webhooks de pedidos de las plataformas de comercio electrónico.
 
-**Autenticación.** Cada solicitud a \`${API_BASE}\` lleva \`Authorization: Bearer <API_KEY>\`. La clave determina la empresa; \`meta.empresa\` es su nombre. Clave ausente, inválida o revocada, o empresa inactiva: 401 «${MESSAGES.unauthorized}».
+**Autenticación.** Cada solicitud a \`${API_BASE}\` lleva \`Authorization: Bearer <API_KEY>\`. La clave determina la empresa; \`meta.empresa\` es su nombre. Sin encabezado \`Authorization\`: 401 con \`reason\` \`clave_ausente\`; con uno que no es \`Bearer <API_KEY>\`: \`clave_malformada\`; clave desconocida o revocada, o empresa inactiva: \`clave_invalida\`, «${MESSAGES.unauthorized}» (sin decir cuál).
 
 **Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`. Un 304 no cuenta.
 
 **Lecturas condicionales y comprimidas.** Cada \`GET\` responde un \`ETag\` fuerte (el SHA-256 del cuerpo sin \`meta.timestamp\`); repetido en \`If-None-Match\`, la respuesta es 304 sin cuerpo, con el \`ETag\` y los encabezados de la cuota, mientras nada haya cambiado, y no cuenta en la cuota. Las respuestas JSON de 1 KB o más se comprimen con gzip o br cuando \`Accept-Encoding\` lo admite (\`Vary: Accept-Encoding\`).
 
-**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Ventas, devoluciones e inventario también se leen por cambio (modo cursor, \`order_by=updated_at\`): entonces \`pagination\` es \`{per_page, next_cursor, resume_cursor, has_more}\` (\`CursorPagination\`). Error: \`{success: false, error, code, details?}\` con \`code\` igual al estado HTTP; \`details\` asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
+**Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Ventas, devoluciones e inventario también se leen por cambio (modo cursor, \`order_by=updated_at\`): entonces \`pagination\` es \`{per_page, next_cursor, resume_cursor, has_more}\` (\`CursorPagination\`). Error: \`{success: false, error, code, reason, details?}\` con \`code\` igual al estado HTTP, \`reason\` la causa para programas (un valor estable de la lista cerrada del esquema \`Error\`; \`error\` es para personas y puede cambiar de redacción) y \`details\` que asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
+
+**Nada se ignora.** Un parámetro de consulta que la operación no admite es 400 y un campo del cuerpo que no admite es 422 (\`reason\` \`parametro_desconocido\` o \`campo_desconocido\`), cada uno nombrado en \`details\` (los de objetos anidados por su ruta: \`detalles.0.cantida\`); los esquemas de los cuerpos declaran \`additionalProperties: false\`.
 
 **Parámetros.** Cada parámetro de consulta se envía una sola vez y sin corchetes (\`nombre=a&nombre=b\`, \`nombre[]=a\` y \`nombre[a]=b\` responden 400 nombrando el parámetro). Los enteros se escriben en decimal (\`page=2\`; no \`2.0\` ni \`2e0\`) y los booleanos como \`true\` o \`false\` (también \`1\` y \`0\`). Los valores de las enumeraciones se comparan exactamente, distinguiendo mayúsculas (\`order_direction=DESC\` es 400). El texto debe ser Unicode válido: el carácter nulo o un sustituto UTF-16 sin pareja es 400 en un parámetro y 422 en el cuerpo, con el campo en \`details\`.
 
@@ -564,7 +576,7 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
 
 const WEBHOOKS_DESCRIPTION = `Lo que las plataformas de comercio electrónico envían al ERP: pedidos de WooCommerce y Shopify, que se convierten en ventas, y productos de WooCommerce, que actualizan el catálogo y el stock.
 
-Cada integración tiene una URL con su token (\`${WEBHOOK_BASE}/woocommerce/{token}\`); no se usa API key ni cuenta en la cuota. Las respuestas de error llevan el mismo sobre que la API externa: \`{success: false, error, code, details?}\`. La API externa se describe en \`${API_BASE}${REFERENCE_PATHS.document}\`.`;
+Cada integración tiene una URL con su token (\`${WEBHOOK_BASE}/woocommerce/{token}\`); no se usa API key ni cuenta en la cuota. Las respuestas de error llevan el mismo sobre que la API externa: \`{success: false, error, code, reason, details?}\`. A diferencia de la API externa, los campos que el esquema no nombra se aceptan: las plataformas agregan campos a sus pedidos. La API externa se describe en \`${API_BASE}${REFERENCE_PATHS.document}\`.`;
 
 /**
  * The inbound webhooks as their own OpenAPI document, with `WEBHOOK_BASE` as its server: generic

@@ -80,13 +80,13 @@ export function referenceRouter(document: OpenApiDocument, webhooks: OpenApiDocu
   router.get(`${REFERENCE_PATHS.docs}/assets/:file`, (req, res) => {
     const file = String(req.params.file);
     const type = Object.hasOwn(VIEWER_FILES, file) ? VIEWER_FILES[file] : undefined;
-    if (!type) return sendError(res, 404, MESSAGES.routeNotFound);
+    if (!type) return sendError(res, 404, 'ruta_desconocida', MESSAGES.routeNotFound);
     res.sendFile(file, { root: VIEWER_DIR, maxAge: '1d', headers: { 'Content-Type': type } });
   });
   for (const route of [REFERENCE_PATHS.document, REFERENCE_PATHS.webhooks, REFERENCE_PATHS.docs]) {
     router.all(route, (_req, res) => {
       res.setHeader('Allow', 'GET, HEAD');
-      sendError(res, 405, MESSAGES.methodNotAllowed);
+      sendError(res, 405, 'metodo_no_admitido', MESSAGES.methodNotAllowed);
     });
   }
   return router;

@@ -1,7 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import { isAppError, webhookSubjects, type Plataforma, type RecursoWebhook } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
-import { MESSAGES, STATUS_BY_CODE, sendError } from './errors';
+import { MESSAGES, appErrorAnswer, sendEnvelope, sendError } from './errors';
 
 /** Headers a delivery keeps: the platforms' own (topic, signature, ids) and the content type. */
 function relevantHeaders(headers: express.Request['headers']): Record<string, string> {
@@ -66,16 +66,18 @@ export function webhookRouter(deps: { bus: Bus; logger: Logger }): express.Route
         res.status(200).json({ success: true, estado: reply.estado, id_entrega: reply.id_entrega });
       } catch (err) {
         if (!isAppError(err)) throw err;
-        const status = STATUS_BY_CODE[err.code];
+        const { status, body: answer } = appErrorAnswer(err);
         if (status >= 500) deps.logger.warn({ requestId, code: err.code, err }, err.message);
-        sendError(res, status, status === 500 ? MESSAGES.internal : err.message, status === 401 ? undefined : err.details);
+        const { details: _details, ...withoutDetails } = answer;
+        void _details;
+        sendEnvelope(res, status, status === 401 ? withoutDetails : answer);
       }
     };
   for (const { path, plataforma, recurso } of WEBHOOK_ROUTES) router.post(path, raw, receive(plataforma, recurso));
   for (const { path } of WEBHOOK_ROUTES) {
     router.all(path, (_req, res) => {
       res.setHeader('Allow', 'POST');
-      sendError(res, 405, MESSAGES.methodNotAllowed);
+      sendError(res, 405, 'metodo_no_admitido', MESSAGES.methodNotAllowed);
     });
   }
   return router;

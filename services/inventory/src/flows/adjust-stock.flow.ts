@@ -41,7 +41,12 @@ export async function adjustStock(
     if (seen.has(key)) (details[`lineas.${i}`] ??= []).push('El producto y la bodega ya aparecen en otra línea');
     seen.add(key);
   });
-  if (Object.keys(details).length > 0) throw AppError.validation('El ajuste tiene datos inválidos', details);
+  if (Object.keys(details).length > 0)
+    throw AppError.validation(
+      'El ajuste tiene datos inválidos',
+      details,
+      Object.keys(details).some((field) => field.endsWith('.id_producto')) ? 'producto_no_encontrado' : 'dato_relacionado_invalido',
+    );
 
   const inserted = await insertAjuste(trx, { empresaId, clave: req.clave, origen: req.origen, concepto: req.concepto ?? null });
   if (!inserted) {
@@ -59,6 +64,7 @@ export async function adjustStock(
   const plan = planAdjustment(lines, lockedStockOf(locked), allowNegative);
   if (plan.shortfalls.length > 0) {
     throw AppError.rule(
+      'stock_insuficiente',
       'Stock insuficiente y la empresa no permite vender sin stock',
       shortfallDetails(plan.shortfalls, (id) => products.get(id)?.codigo ?? String(id)),
     );

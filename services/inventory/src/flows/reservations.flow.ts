@@ -92,7 +92,12 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
     if (!products.has(line.id_producto)) details[`lineas.${i}.id_producto`] = [`El producto ${line.id_producto} no existe`];
   });
   if (!bodega.ok) details.id_bodega = [bodega.message];
-  if (Object.keys(details).length > 0 || !inserted) throw AppError.validation('La reserva tiene datos inválidos', details);
+  if (Object.keys(details).length > 0 || !inserted)
+    throw AppError.validation(
+      'La reserva tiene datos inválidos',
+      details,
+      bodega.ok ? 'producto_no_encontrado' : 'dato_relacionado_invalido',
+    );
 
   const moving = aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
   const keys = moving.map((l) => ({ productoId: l.productoId, bodegaId: req.id_bodega }));
@@ -102,6 +107,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   const plan = planTake(moving, req.id_bodega, (productoId) => stockOf({ productoId, bodegaId: req.id_bodega }), allowNegative);
   if (plan.shortfalls.length > 0) {
     throw AppError.rule(
+      'stock_insuficiente',
       'Stock insuficiente y la empresa no permite vender sin stock',
       shortfallDetails(plan.shortfalls, (id) => products.get(id)?.codigo ?? String(id)),
     );
@@ -121,7 +127,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
  */
 export async function confirmReservation(trx: Transaction<InventoryDb>, empresaId: number, clave: string): Promise<Reservation> {
   const row = await findReserva(trx, empresaId, clave, { lock: true });
-  if (!row) throw AppError.notFound(`La reserva ${clave} no existe`);
+  if (!row) throw AppError.notFound('recurso_no_encontrado', `La reserva ${clave} no existe`);
   const transition = confirmTransition(row.estado);
   if (transition.kind === 'noop') return toReply(row, false);
   if (transition.kind === 'refuse') throw new AppError('CONFLICT', transition.message);

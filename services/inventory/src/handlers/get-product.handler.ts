@@ -7,7 +7,7 @@ import type { InventoryDb } from '../db/tables';
 export function getProductHandler(db: Kysely<InventoryDb>) {
   return async ({ id }: { id: number }, ctx: TenantContext) => {
     const product = await findProductJson(db, ctx.empresa.id, id);
-    if (product === undefined) throw AppError.notFound('Producto no encontrado');
+    if (product === undefined) throw AppError.notFound('producto_no_encontrado', 'Producto no encontrado');
     return new JsonText(product);
   };
 }

@@ -12,17 +12,19 @@ export function locationAdminHandlers(db: Kysely<InventoryDb>, options: { countB
     }),
     'inventory.admin.bodega.create': async (req: { empresa_id: number; id_sucursal: number; nombre: string; activo: boolean }) => {
       const id = await insertBodega(db, req.empresa_id, req.id_sucursal, req.nombre, req.activo);
-      if (id === undefined) throw AppError.notFound(`La sucursal ${req.id_sucursal} no existe`);
+      if (id === undefined) throw AppError.notFound('recurso_no_encontrado', `La sucursal ${req.id_sucursal} no existe`);
       return { id };
     },
     'inventory.admin.sucursal.set-active': async (req: { empresa_id: number; id: number; activo: boolean }) => {
       const place = { table: 'sucursales' as const, empresaId: req.empresa_id, id: req.id, activo: req.activo };
-      if (!(await setLocationActive(db, place, options.countBatch))) throw AppError.notFound(`La sucursal ${req.id} no existe`);
+      if (!(await setLocationActive(db, place, options.countBatch)))
+        throw AppError.notFound('recurso_no_encontrado', `La sucursal ${req.id} no existe`);
       return { id: req.id, activo: req.activo };
     },
     'inventory.admin.bodega.set-active': async (req: { empresa_id: number; id: number; activo: boolean }) => {
       const place = { table: 'bodegas' as const, empresaId: req.empresa_id, id: req.id, activo: req.activo };
-      if (!(await setLocationActive(db, place, options.countBatch))) throw AppError.notFound(`La bodega ${req.id} no existe`);
+      if (!(await setLocationActive(db, place, options.countBatch)))
+        throw AppError.notFound('recurso_no_encontrado', `La bodega ${req.id} no existe`);
       return { id: req.id, activo: req.activo };
     },
   };

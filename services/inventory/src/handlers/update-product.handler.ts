@@ -16,7 +16,8 @@ export function updateProductHandler(db: Kysely<InventoryDb>) {
         const changes: ProductoChanges = Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined));
         if (categoria !== undefined) changes.categoria_id = categoria === null ? null : await categoriaIdFor(trx, empresaId, categoria);
         if (enable !== undefined) changes.enable = enable === 1;
-        if (!(await updateProducto(trx, empresaId, id, changes))) throw AppError.notFound('Producto no encontrado');
+        if (!(await updateProducto(trx, empresaId, id, changes)))
+          throw AppError.notFound('producto_no_encontrado', 'Producto no encontrado');
       });
     } catch (err) {
       if (isUniqueViolation(err, 'productos_empresa_codigo_key')) {

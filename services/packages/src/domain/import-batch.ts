@@ -1,5 +1,11 @@
 import type { z } from 'zod';
-import { PackageImportItem, type PackageImportError, type PackageImportOutcome, type PackagesImportReply } from '@erp/contracts';
+import {
+  PackageImportItem,
+  detailsFromZod,
+  type PackageImportError,
+  type PackageImportOutcome,
+  type PackagesImportReply,
+} from '@erp/contracts';
 
 /** State of every package an import creates. */
 export const ESTADO_EN_BODEGA = 'En bodega';
@@ -24,9 +30,11 @@ export function wrOf(raw: unknown): string {
 /** One readable line per item: `campo: problema; campo: problema` (problems of the item as a whole alone). */
 export function itemMessage(error: z.ZodError): string {
   const parts: string[] = [];
-  for (const issue of error.issues) {
-    const text = issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message;
-    if (!parts.includes(text)) parts.push(text);
+  for (const [field, messages] of Object.entries(detailsFromZod(error))) {
+    for (const message of messages) {
+      const text = field === '_' ? message : `${field}: ${message}`;
+      if (!parts.includes(text)) parts.push(text);
+    }
   }
   return parts.join('; ');
 }

@@ -36,7 +36,7 @@ export async function annulReturn(
   const { db, bus } = deps;
   const annulled = await inTransaction(db, async (trx) => {
     const devolucion = await lockDevolucion(trx, empresa_id, id_devolucion);
-    if (!devolucion) throw AppError.notFound('Devolución no encontrada');
+    if (!devolucion) throw AppError.notFound('devolucion_no_encontrada', 'Devolución no encontrada');
     if (!devolucion.enable) return false;
     await annulDevolucion(trx, devolucion.id);
     await enqueueEvent(
@@ -64,6 +64,6 @@ export async function annulReturn(
     );
   }
   const devolucion = await findDevolucion(db, empresa_id, id_devolucion);
-  if (!devolucion) throw AppError.notFound('Devolución no encontrada');
+  if (!devolucion) throw AppError.notFound('devolucion_no_encontrada', 'Devolución no encontrada');
   return devolucion;
 }

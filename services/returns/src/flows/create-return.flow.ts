@@ -76,7 +76,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   };
   const venta = await bus.request(salesForReturnsSubjects, 'sales.sale.returnable', { id_venta: req.id_venta }, ctx);
   const problem = ventaProblem(venta.estado);
-  if (problem) throw AppError.rule(problem, { id_venta: [problem] });
+  if (problem) throw AppError.rule('estado_no_modificable', problem, { id_venta: [problem] });
   let marcas = await brandsOf(bus, venta, ctx);
   // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it
   // once and the sale counts its registration once.
@@ -94,7 +94,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
       registered = true;
       const registrada = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
       const problemNow = ventaProblem(registrada.estado);
-      if (problemNow) throw AppError.rule(problemNow, { id_venta: [problemNow] });
+      if (problemNow) throw AppError.rule('estado_no_modificable', problemNow, { id_venta: [problemNow] });
       if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto)))
         marcas = await brandsOf(bus, registrada, ctx);
       const planned = planReturn({
@@ -103,7 +103,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
         returned: await returnedByLine(trx, empresaId, venta.id),
         requested: req.detalles,
       });
-      if (!planned.ok) throw AppError.rule(planned.message, planned.details);
+      if (!planned.ok) throw AppError.rule('regla_de_negocio', planned.message, planned.details);
       const plan = planned.plan;
 
       const documento = req.documento ?? DEFAULT_RETURN_DOCUMENT;

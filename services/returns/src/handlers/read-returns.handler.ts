@@ -19,7 +19,7 @@ type Api = typeof returnsApiSubjects;
 export function getReturnHandler(db: Kysely<ReturnsDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'returns.return.get'>, ctx: TenantContext) => {
     const devolucion = await findReturnJson(db, ctx.empresa.id, id);
-    if (devolucion === undefined) throw AppError.notFound('Devolución no encontrada');
+    if (devolucion === undefined) throw AppError.notFound('devolucion_no_encontrada', 'Devolución no encontrada');
     return new JsonText(devolucion);
   };
 }

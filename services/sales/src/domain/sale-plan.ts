@@ -1,4 +1,4 @@
-import type { EstadoVentaCreacion, ResolvedProduct, SaleCreateRequest, TenantContext } from '@erp/contracts';
+import type { EstadoVentaCreacion, Reason, ResolvedProduct, SaleCreateRequest, TenantContext } from '@erp/contracts';
 import { MAX_SALE_AMOUNT } from '@erp/contracts';
 import { Decimal, fromNumber } from '@erp/contracts';
 import { documentoProblem, payment, storedEstado, takesStock, type DocumentoRow, type Payment } from './sale-rules';
@@ -92,7 +92,8 @@ export interface SalePlan {
   stockLines: PlannedLine[];
 }
 
-export type PlanResult = { ok: true; plan: SalePlan } | { ok: false; details: Record<string, string[]> };
+/** A refused plan names every problem by field, and the reason of the first. */
+export type PlanResult = { ok: true; plan: SalePlan } | { ok: false; details: Record<string, string[]>; reason: Reason };
 
 /** The draft of `POST /sales`: JSON numbers become the exact decimals they were written as. */
 export function createDraft(req: SaleCreateRequest, ctx: TenantContext): SaleDraft {
@@ -133,7 +134,11 @@ export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: Sale
  */
 export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResolutions): PlanResult {
   const details: Record<string, string[]> = {};
-  const fail = (field: string, message: string) => void (details[field] ??= []).push(message);
+  let reason: Reason | undefined;
+  const fail = (field: string, message: string, why: Reason = 'dato_relacionado_invalido') => {
+    reason ??= why;
+    (details[field] ??= []).push(message);
+  };
   const estado = storedEstado(draft.estado);
 
   const sucursalField = 'id_sucursal' in draft.sucursal ? 'id_sucursal' : 'sucursal';
@@ -160,15 +165,19 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
     else if (!found.cliente.activo) fail('id_cliente', `El cliente "${found.cliente.nombre}" está inactivo`);
   }
   if (!draft.usuario)
-    fail('usuario', 'La empresa no tiene un usuario activo: asocie la API key a un usuario o active un usuario administrador');
+    fail(
+      'usuario',
+      'La empresa no tiene un usuario activo: asocie la API key a un usuario o active un usuario administrador',
+      'sin_usuario_activo',
+    );
 
   const lines: PlannedLine[] = [];
   draft.detalles.forEach((input, index) => {
     const productField = 'id_producto' in input.producto ? `detalles.${index}.id_producto` : `detalles.${index}.codigo_producto`;
     const resolved = found.productos[index];
-    if (!resolved || !resolved.ok) return fail(productField, resolved?.message ?? 'El producto no existe');
+    if (!resolved || !resolved.ok) return fail(productField, resolved?.message ?? 'El producto no existe', 'producto_no_encontrado');
     const producto = resolved.value;
-    if (producto.enable !== 1) return fail(productField, `El producto ${producto.codigo} está inactivo`);
+    if (producto.enable !== 1) return fail(productField, `El producto ${producto.codigo} está inactivo`, 'producto_no_encontrado');
     const kept = input.kept && input.kept.id_producto === producto.id ? input.kept : undefined;
     const taxed = taxLine({
       cantidad: input.cantidad,
@@ -180,9 +189,9 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
         ctx.empresa.iva,
       ),
     });
-    if (!taxed.ok) return fail(`detalles.${index}.${taxed.field}`, taxed.message);
+    if (!taxed.ok) return fail(`detalles.${index}.${taxed.field}`, taxed.message, 'importe_invalido');
     if (new Decimal(taxed.line.total).gt(MAX_SALE_AMOUNT))
-      return fail(`detalles.${index}.cantidad`, `El total de la línea supera el máximo de ${MAX_SALE_AMOUNT}`);
+      return fail(`detalles.${index}.cantidad`, `El total de la línea supera el máximo de ${MAX_SALE_AMOUNT}`, 'importe_invalido');
     lines.push({
       ...taxed.line,
       index,
@@ -196,9 +205,9 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
 
   const totals = saleTotals(lines);
   if (lines.length === draft.detalles.length && new Decimal(totals.total).gt(MAX_SALE_AMOUNT)) {
-    fail('detalles', `El total de la venta supera el máximo de ${MAX_SALE_AMOUNT}`);
+    fail('detalles', `El total de la venta supera el máximo de ${MAX_SALE_AMOUNT}`, 'importe_invalido');
   }
-  if (Object.keys(details).length > 0) return { ok: false, details };
+  if (reason) return { ok: false, details, reason };
 
   const sucursal = (found.sucursal as { ok: true; value: { id: number; nombre: string } }).value;
   const bodega = (found.bodega as { ok: true; value: { id: number; nombre: string } }).value;

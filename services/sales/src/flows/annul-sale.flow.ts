@@ -30,12 +30,12 @@ export async function annulSale(
     inTransaction(db, async (trx) => {
       await committed(trx);
       const venta = await lockVenta(trx, empresa_id, id_venta);
-      if (!venta) throw AppError.notFound('Venta no encontrada');
+      if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
       if (venta.estado === 'Anulada') return;
       // Their stock is already back: returning all the sale holds would count it twice. A
       // return registers under this lock before it commits, so none can slip in after this check.
       if (venta.devoluciones_activas > 0)
-        throw AppError.rule('La venta tiene devoluciones activas: anúlelas antes de anular la venta', {
+        throw AppError.rule('estado_no_modificable', 'La venta tiene devoluciones activas: anúlelas antes de anular la venta', {
           id_venta: ['La venta tiene devoluciones activas'],
         });
       const moves = stockDiff(
@@ -62,6 +62,6 @@ export async function annulSale(
     }),
   );
   const venta = await findSale(db, empresa_id, id_venta);
-  if (!venta) throw AppError.notFound('Venta no encontrada');
+  if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
   return venta;
 }

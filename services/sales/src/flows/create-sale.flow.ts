@@ -69,12 +69,12 @@ export async function createSale(
 
   const draft = createDraft(req, ctx);
   const planned = planDraft(draft, ctx, await resolveReferences(db, inventory, draft, ctx));
-  if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
+  if (!planned.ok) throw AppError.rule(planned.reason, summaryMessage(planned.details), planned.details);
   const plan = planned.plan;
   if (plan.estado === 'Pendiente' && plan.cliente) {
     // Checked again under the customer's lock in the transaction; this spares a reservation.
     const problem = creditProblem(plan.cliente, await pendingBalance(db, empresaId, plan.cliente.id), plan.payment.saldo);
-    if (problem) throw AppError.rule(problem, { id_cliente: [problem] });
+    if (problem) throw AppError.rule('limite_credito', problem, { id_cliente: [problem] });
   }
 
   const result = await commitSale(deps, inventory, plan, draft, req, ctx);
@@ -118,7 +118,7 @@ async function commitSale(
       if (plan.estado === 'Pendiente' && plan.cliente) {
         const cliente = await findCliente(trx, empresaId, plan.cliente.id, { lock: true });
         const credit = cliente && creditProblem(cliente, await pendingBalance(trx, empresaId, cliente.id), plan.payment.saldo);
-        if (credit) throw AppError.rule(credit, { id_cliente: [credit] });
+        if (credit) throw AppError.rule('limite_credito', credit, { id_cliente: [credit] });
       }
 
       const emitidoEn = new Date();
@@ -145,7 +145,7 @@ async function commitSale(
         const problem =
           documentoProblem(await findDocumento(trx, empresaId, plan.documento.id), plan.documento.id, plan.sucursal.id, plan.estado) ??
           `El tipo de documento ${plan.documento.id} no puede emitir la venta`;
-        throw AppError.rule(problem, { id_documento: [problem] });
+        throw AppError.rule('dato_relacionado_invalido', problem, { id_documento: [problem] });
       }
       await enqueueEvent(
         trx,
@@ -199,7 +199,7 @@ async function reserveStock(
         err.details,
         plan.stockLines.map((l) => [l.index]),
       );
-      throw AppError.rule(Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
+      throw AppError.rule(err.reason, Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
     }
     throw err;
   }

@@ -141,7 +141,7 @@ async function adjust(
         err.details,
         moves.map((m) => request.linesOf?.(m) ?? []),
       );
-      throw AppError.rule(Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
+      throw AppError.rule(err.reason, Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
     }
     throw err;
   }

@@ -55,22 +55,22 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
     inTransaction(db, async (trx) => {
       await committed(trx);
       const venta = await lockVentaForEdit(trx, empresaId, id);
-      if (!venta) throw AppError.notFound('Venta no encontrada');
+      if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
       const refusal = updateRefusal(venta);
-      if (refusal) throw AppError.rule(refusal.message, { [refusal.field]: [refusal.message] });
+      if (refusal) throw AppError.rule('estado_no_modificable', refusal.message, { [refusal.field]: [refusal.message] });
 
       const merged = mergeUpdate(venta, cambios, ctx.usuario ?? null);
-      if (!merged.ok) throw AppError.rule(summaryMessage(merged.details), merged.details);
+      if (!merged.ok) throw AppError.rule('cuerpo_invalido', summaryMessage(merged.details), merged.details);
       const draft = merged.draft;
       const planned = planDraft(draft, ctx, await resolveReferences(db, inventory, draft, ctx, trx));
-      if (!planned.ok) throw AppError.rule(summaryMessage(planned.details), planned.details);
+      if (!planned.ok) throw AppError.rule(planned.reason, summaryMessage(planned.details), planned.details);
       const plan = planned.plan;
 
       if (needsCreditCheck(venta, { estado: plan.estado, cliente_id: plan.cliente?.id ?? null, saldo: plan.payment.saldo })) {
         // Under the customer's lock, as on creation: two sales cannot both take the last of its credit.
         const cliente = await findCliente(trx, empresaId, plan.cliente!.id, { lock: true });
         const credit = cliente && creditProblem(cliente, await pendingBalance(trx, empresaId, cliente.id, venta.id), plan.payment.saldo);
-        if (credit) throw AppError.rule(credit, { id_cliente: [credit] });
+        if (credit) throw AppError.rule('limite_credito', credit, { id_cliente: [credit] });
       }
 
       const before = heldStock(takesStock(venta.estado), venta.bodega_id, venta.lines);

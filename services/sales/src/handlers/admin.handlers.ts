@@ -50,11 +50,11 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
     'sales.admin.fiscal-emitted': async ({ empresa_id, id_venta }) => {
       await inTransaction(db, async (trx) => {
         const venta = await lockVenta(trx, empresa_id, id_venta);
-        if (!venta) throw AppError.notFound('Venta no encontrada');
+        if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
         await updateVenta(trx, id_venta, { documento_fiscal_emitido: true });
       });
       const venta = await findSale(db, empresa_id, id_venta);
-      if (!venta) throw AppError.notFound('Venta no encontrada');
+      if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
       return venta;
     },
   };

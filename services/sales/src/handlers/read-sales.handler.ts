@@ -20,7 +20,7 @@ type Api = typeof salesApiSubjects;
 export function getSaleHandler(db: Kysely<SalesDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'sales.sale.get'>, ctx: TenantContext) => {
     const venta = await findSaleJson(db, ctx.empresa.id, id);
-    if (venta === undefined) throw AppError.notFound('Venta no encontrada');
+    if (venta === undefined) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
     return new JsonText(venta);
   };
 }

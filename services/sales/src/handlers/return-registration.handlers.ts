@@ -17,7 +17,7 @@ export function returnRegistrationHandlers(db: Kysely<SalesDb>, bus: Bus): Handl
     'sales.sale.return.register': async ({ id_venta, clave }, ctx) =>
       inTransaction(db, async (trx) => {
         const venta = await lockVenta(trx, ctx.empresa.id, id_venta);
-        if (!venta) throw AppError.notFound('Venta no encontrada');
+        if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
         // Only a sale that holds its lines can be returned; the returns service refuses the others.
         if (takesStock(venta.estado)) await registerDevolucion(trx, ctx.empresa.id, id_venta, clave);
         const returnable = await findReturnableSale(trx, ctx.empresa.id, id_venta);
@@ -26,7 +26,7 @@ export function returnRegistrationHandlers(db: Kysely<SalesDb>, bus: Bus): Handl
       }),
     'sales.sale.return.square': async ({ id_venta }, ctx) => {
       const devoluciones_activas = await squareRegistrations(db, bus, ctx.empresa.id, id_venta, ctx.requestId);
-      if (devoluciones_activas === undefined) throw AppError.notFound('Venta no encontrada');
+      if (devoluciones_activas === undefined) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
       return { devoluciones_activas };
     },
   };

@@ -7,7 +7,7 @@ import type { SalesDb } from '../db/tables';
 export function saleReturnableHandler(db: Kysely<SalesDb>) {
   return async ({ id_venta }: { id_venta: number }, ctx: TenantContext) => {
     const venta = await findReturnableSale(db, ctx.empresa.id, id_venta);
-    if (!venta) throw AppError.notFound('Venta no encontrada');
+    if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
     return venta;
   };
 }

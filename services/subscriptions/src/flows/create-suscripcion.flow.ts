@@ -19,7 +19,7 @@ export async function createSuscripcion(db: Kysely<SubscriptionsDb>, policy: Url
     await lockEmpresaSuscripciones(trx, empresaId);
     if ((await countSuscripciones(trx, empresaId)) >= MAX_SUBSCRIPTIONS) {
       const message = `La empresa ya tiene ${MAX_SUBSCRIPTIONS} suscripciones, el máximo permitido`;
-      throw AppError.rule(message, { _: [message] });
+      throw AppError.rule('limite_suscripciones', message, { _: [message] });
     }
     return insertSuscripcion(trx, {
       empresa_id: empresaId,

@@ -19,7 +19,7 @@ export function subscriptionHandlers(
   const policy = { allowPrivate: config.EVENTS_ALLOW_PRIVATE_URLS, allowHttp: config.EVENTS_ALLOW_HTTP };
   const owned = async (empresaId: number, id: number) => {
     const row = await findSuscripcion(db, empresaId, id);
-    if (!row) throw AppError.notFound(NOT_FOUND);
+    if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
     return row;
   };
   return {
@@ -34,7 +34,7 @@ export function subscriptionHandlers(
     'subscriptions.subscription.get': async ({ id }, ctx) => toSubscription(await owned(ctx.empresa.id, id)),
     'subscriptions.subscription.delete': async ({ id }, ctx) => {
       const row = await deleteSuscripcion(db, ctx.empresa.id, id);
-      if (!row) throw AppError.notFound(NOT_FOUND);
+      if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
       return toSubscription(row);
     },
     'subscriptions.delivery.list': async ({ id, ...page }, ctx) => {
@@ -60,7 +60,7 @@ export function subscriptionHandlers(
       if (Number.isNaN(since.getTime())) throw AppError.validation('Fecha inválida', { desde: ['Debe ser una fecha y hora ISO 8601'] });
       const encolados = await inTransaction(db, async (trx) => {
         const row = await findSuscripcion(trx, ctx.empresa.id, id);
-        if (!row) throw AppError.notFound(NOT_FOUND);
+        if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
         return queueReplay(trx, row.id, ctx.empresa.id, row.eventos, since);
       });
       return { encolados };

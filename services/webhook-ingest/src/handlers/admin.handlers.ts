@@ -51,7 +51,7 @@ export function adminHandlers(
         if (replaced) await announceIntegracion(trx, replaced.id, replaced.empresa_id);
         return replaced;
       });
-      if (!row) throw AppError.notFound('Integración no encontrada');
+      if (!row) throw AppError.notFound('recurso_no_encontrado', 'Integración no encontrada');
       onEnqueued();
       onIntegracionChanged();
       return { id: row.id, token, path: webhookPath(row.plataforma, token) };

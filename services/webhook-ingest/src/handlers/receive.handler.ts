@@ -26,7 +26,7 @@ export function receiveHandler(deps: { integraciones: IntegracionCache; entregas
       !integracion.activo ||
       integracion.plataforma !== req.plataforma
     ) {
-      throw new AppError('UNAUTHORIZED', UNAUTHORIZED_TOKEN);
+      throw new AppError('UNAUTHORIZED', UNAUTHORIZED_TOKEN, undefined, { reason: 'token_invalido' });
     }
     const headers = Object.fromEntries(
       Object.entries(req.headers)
@@ -39,7 +39,7 @@ export function receiveHandler(deps: { integraciones: IntegracionCache; entregas
     // WooCommerce pings a new webhook's URL unsigned; a valid token is all it needs, and it stores nothing.
     if (isWooPing(delivery)) return { estado: 'ping' as const, id_entrega: null };
     if (integracion.secreto !== null && !verifySignature(body, integracion.secreto, headers[SIGNATURE_HEADER[req.plataforma]])) {
-      throw new AppError('UNAUTHORIZED', UNAUTHORIZED_SIGNATURE);
+      throw new AppError('UNAUTHORIZED', UNAUTHORIZED_SIGNATURE, undefined, { reason: 'firma_invalida' });
     }
     const c = classify(delivery);
     if (c.kind === 'ping') return { estado: 'ping' as const, id_entrega: null };

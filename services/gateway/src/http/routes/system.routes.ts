@@ -1,4 +1,4 @@
-import { RateLimitStatus } from '@erp/contracts';
+import { RateLimitQuery, RateLimitStatus } from '@erp/contracts';
 import { defineRoute } from '../route';
 
 export function systemRoutes(limits: { standard: number; withDateFilters: number }) {
@@ -7,6 +7,9 @@ export function systemRoutes(limits: { standard: number; withDateFilters: number
       method: 'get',
       path: '/system/rate-limit',
       summary: 'Estado de la cuota horaria del API key (la llamada cuenta)',
+      description:
+        'Con `fecha_inicio` y `fecha_fin` la llamada cuenta como una solicitud con filtros de fecha y `current_limit_type` es `with_date_filters`.',
+      query: RateLimitQuery,
       response: { kind: 'single', schema: RateLimitStatus },
       showsQuota: true,
       handle: async (_input, { rate, ctx }) => ({
