@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, REASONS, REASON_VALUES } from './errors';
+import { REASONS, REASON_VALUES } from './errors';
 
 /** Base path of the partner API. */
 export const API_BASE = '/api/external/v1';
