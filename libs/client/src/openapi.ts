@@ -268,6 +268,57 @@ export interface paths {
         delete: operations["deleteEventSubscriptionsById"];
         options?: never;
         head?: never;
+        /**
+         * Cambia la URL, los tipos, la descripción o el estado de una suscripción
+         * @description Solo cambian los campos enviados; un campo desconocido se rechaza con 422 nombrándolo.
+         *     - `enable: 1` la vuelve a habilitar (también la que la ventana de reintentos deshabilitó): lo que aún se le debe se entrega desde ya, en orden por recurso, con una ventana de reintentos nueva.
+         *     - `enable: 0` la deshabilita (`motivo_deshabilitada`: «Deshabilitada por la empresa»): no recibe nada ni se le encolan eventos nuevos hasta habilitarla.
+         *     - Una URL nueva se comprueba como al crearla.
+         */
+        patch: operations["patchEventSubscriptionsById"];
+        trace?: never;
+    };
+    "/event-subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Da a la suscripción un secreto nuevo (se muestra solo aquí); el anterior sigue firmando durante 24 h
+         * @description Cuerpo: `{}`. Durante 24 h (hasta `secreto_anterior_hasta`) cada entrega lleva dos firmas en `webhook-signature`,
+         *     separadas por un espacio (`v1,<con el nuevo> v1,<con el anterior>`), como permite Standard Webhooks: un receptor que tenga
+         *     cualquiera de los dos secretos la verifica, así que puede cambiar el suyo en cualquier momento de ese plazo.
+         */
+        post: operations["postEventSubscriptionsByIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Envía un evento `ping` a la suscripción por el camino normal de las entregas
+         * @description Cuerpo: `{}`. El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en
+         *     `/event-subscriptions/{id}/deliveries` como cualquier otro, pero no va a las demás suscripciones ni al feed `/events`.
+         *     Sale antes que lo que la suscripción tenga pendiente. Una suscripción deshabilitada responde 422.
+         */
+        post: operations["postEventSubscriptionsByIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -972,6 +1023,34 @@ export interface components {
                  *       "success": false,
                  *       "error": "El contenido debe enviarse como application/json",
                  *       "code": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+        UnprocessableContent: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Datos inválidos",
+                 *       "code": 422,
+                 *       "details": {
+                 *         "detalles.0.cantidad": [
+                 *           "Debe ser mayor o igual a 0.0001"
+                 *         ],
+                 *         "detalles.0.id_producto": [
+                 *           "Debe indicar id_producto o codigo_producto"
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -3442,6 +3521,318 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    patchEventSubscriptionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "*"
+                 *       ],
+                 *       "descripcion": "Todo"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uri */
+                    url?: string;
+                    events?: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported"))[];
+                    descripcion?: string | null;
+                    enable?: 0 | 1;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 4,
+                     *         "url": "http://127.0.0.1:39249/hook",
+                     *         "events": [
+                     *           "*"
+                     *         ],
+                     *         "descripcion": "Todo",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T19:01:41.562Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:01:41.601Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            descripcion: string | null;
+                            enable: 0 | 1;
+                            motivo_deshabilitada: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "evnts": [
+                     *           "Campo desconocido: esta operación no lo admite"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postEventSubscriptionsByIdRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "secret": "whsec_iLjt0JTlm5yazXq4MZJS0iRsMR5YeMvj",
+                     *         "secreto_anterior_hasta": "2026-11-26T19:01:42.137Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:01:42.152Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            secret: string;
+                            /** Format: date-time */
+                            secreto_anterior_hasta: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postEventSubscriptionsByIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Evento de prueba encolado */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "event_id": "evt_b8e559c6795a4b01cbe51ddda6bda0d1",
+                     *         "type": "ping"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:01:41.669Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            event_id: string;
+                            /** @constant */
+                            type: "ping";
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo no cumple las reglas o una regla de negocio lo impide; `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "ahora": [
+                     *           "Campo desconocido: esta operación no lo admite"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

@@ -21,19 +21,23 @@ const EVENT_TYPE_MESSAGE = `Tipo de evento desconocido; los válidos son ${EVENT
 const EventTypeName = z.enum(EVENT_TYPES, { message: EVENT_TYPE_MESSAGE });
 const EVENT_TYPE_PATTERN = EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|');
 
+const SubscriptionUrl = z
+  .string({ message: 'La URL es obligatoria' })
+  .trim()
+  .max(2000, 'La URL no puede tener más de 2000 caracteres')
+  .pipe(z.url({ protocol: /^https?$/, message: 'Debe ser una URL http(s) válida' }));
+const SubscriptionEvents = z
+  .array(z.union([z.literal('*'), EventTypeName], { message: EVENT_TYPE_MESSAGE }), { message: 'Debe ser una lista de tipos de evento' })
+  .min(1, 'Debe suscribirse al menos a un tipo de evento')
+  .max(EVENT_TYPES.length + 1, 'Demasiados tipos de evento')
+  .transform((events) => [...new Set(events)]);
+const Descripcion = z.string().trim().max(255, 'La descripción no puede tener más de 255 caracteres');
+
 /** Body of `POST /event-subscriptions`. Whether the URL may be called is checked by the service (DNS). */
 export const SubscriptionCreateBody = z.object({
-  url: z
-    .string({ message: 'La URL es obligatoria' })
-    .trim()
-    .max(2000, 'La URL no puede tener más de 2000 caracteres')
-    .pipe(z.url({ protocol: /^https?$/, message: 'Debe ser una URL http(s) válida' })),
-  events: z
-    .array(z.union([z.literal('*'), EventTypeName], { message: EVENT_TYPE_MESSAGE }), { message: 'Debe ser una lista de tipos de evento' })
-    .min(1, 'Debe suscribirse al menos a un tipo de evento')
-    .max(EVENT_TYPES.length + 1, 'Demasiados tipos de evento')
-    .transform((events) => [...new Set(events)]),
-  descripcion: z.string().trim().max(255, 'La descripción no puede tener más de 255 caracteres').optional(),
+  url: SubscriptionUrl,
+  events: SubscriptionEvents,
+  descripcion: Descripcion.optional(),
 });
 export type SubscriptionCreateBody = z.output<typeof SubscriptionCreateBody>;
 
@@ -50,6 +54,37 @@ export const Subscription = z.object({
   created_at: Timestamp,
 });
 export type Subscription = z.output<typeof Subscription>;
+
+/**
+ * Body of `PATCH /event-subscriptions/{id}`: the fields to change. `enable: 1` re-enables a
+ * subscription (also one the retry window disabled) and resumes what it is still owed; `enable: 0`
+ * stops its deliveries and queues nothing new until it is enabled again.
+ */
+export const SubscriptionUpdateBody = z
+  .strictObject({
+    url: SubscriptionUrl.optional(),
+    events: SubscriptionEvents.optional(),
+    descripcion: Descripcion.nullable().optional(),
+    enable: z.union([z.literal(0), z.literal(1)], { message: 'Debe ser 1 (habilitada) o 0 (deshabilitada)' }).optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: 'Indique al menos un campo: url, events, descripcion o enable' });
+export type SubscriptionUpdateBody = z.output<typeof SubscriptionUpdateBody>;
+
+/** Body of the subscription's actions without parameters (`rotate-secret`, `test`): an empty object. */
+export const EmptyBody = z.strictObject({});
+
+/** How long deliveries are still signed with the secret a rotation replaced as well. */
+export const SECRET_OVERLAP_HOURS = 24;
+
+export const SecretRotated = z.object({
+  /** The new `whsec_…` secret: shown only here. */
+  secret: z.string(),
+  /** Until then every delivery carries a signature with the previous secret too. */
+  secreto_anterior_hasta: Timestamp,
+});
+
+/** The `ping` event `POST /event-subscriptions/{id}/test` queued: it goes through the normal delivery path. */
+export const TestQueued = z.object({ event_id: z.string(), type: z.literal('ping') });
 
 export const SubscriptionCreated = Subscription.extend({
   /** `whsec_<base64>`: the key of every delivery's `webhook-signature`. Shown only once. */
@@ -124,11 +159,17 @@ export const EventsQuery = z.object({
           .map((t) => t.trim())
           .filter((t) => t !== ''),
       )
-      .pipe(z.array(EventTypeName).min(1, 'Debe indicar al menos un tipo de evento')),
+      .pipe(
+        z
+          .array(z.union([z.literal('*'), EventTypeName], { message: EVENT_TYPE_MESSAGE }))
+          .min(1, 'Debe indicar al menos un tipo de evento'),
+      )
+      // `*` means every type, as in a subscription: no filter.
+      .transform((types): EventType[] | undefined => (types.includes('*') ? undefined : (types as EventType[]))),
     {
       type: 'string',
-      pattern: `^(${EVENT_TYPE_PATTERN})(,(${EVENT_TYPE_PATTERN}))*$`,
-      description: `Tipos de evento separados por comas: ${EVENT_TYPES.join(', ')}.`,
+      pattern: `^(\\*|${EVENT_TYPE_PATTERN})(,(\\*|${EVENT_TYPE_PATTERN}))*$`,
+      description: `Tipos de evento separados por comas: ${EVENT_TYPES.join(', ')}; \`*\` (o no enviarlo) son todos.`,
     },
   ).optional(),
   per_page: queryInt({ min: 1, max: 500 }).default(100),
@@ -172,6 +213,33 @@ export const subscriptionsSubjects = defineCatalog({
     errors: ['NOT_FOUND'],
     request: PageRequest.extend({ id: z.number().int().positive() }),
     reply: pageReply(DeliveryAttempt),
+  },
+  /** Changes url, events, descripcion or enable; the URL is checked like at creation. */
+  'subscriptions.subscription.update': {
+    tenant: true,
+    errors: ['NOT_FOUND', 'VALIDATION_FAILED'],
+    request: z.object({
+      id: z.number().int().positive(),
+      url: z.string().optional(),
+      events: z.array(z.string()).optional(),
+      descripcion: z.string().nullable().optional(),
+      enable: z.union([z.literal(0), z.literal(1)]).optional(),
+    }),
+    reply: Subscription,
+  },
+  /** A new secret; the previous one still signs every delivery for `SECRET_OVERLAP_HOURS`. */
+  'subscriptions.subscription.rotate': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id: z.number().int().positive() }),
+    reply: SecretRotated,
+  },
+  /** Records a `ping` event owed to this subscription only. */
+  'subscriptions.subscription.ping': {
+    tenant: true,
+    errors: ['NOT_FOUND', 'BUSINESS_RULE'],
+    request: z.object({ id: z.number().int().positive() }),
+    reply: TestQueued,
   },
   /** Queues again every event of its types since `desde` (same ids). */
   'subscriptions.subscription.replay': {

@@ -72,7 +72,7 @@ describe('subscriptions dispatcher under backlogs', () => {
   /** Asserts each resource's versions arrived in increasing order, and answers the deliveries per second. */
   const drained = (r: TestReceiver) => {
     const last = new Map<number, number>();
-    for (const e of r.delivered() as Array<{ data: { id: number; version: number } }>) {
+    for (const e of r.delivered() as unknown as Array<{ data: { id: number; version: number } }>) {
       expect(e.data.version).toBeGreaterThan(last.get(e.data.id) ?? 0);
       last.set(e.data.id, e.data.version);
     }

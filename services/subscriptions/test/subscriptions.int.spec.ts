@@ -207,11 +207,11 @@ describe('subscriptions service against Postgres and NATS', () => {
     expect(sub2.enable).toBe(1);
   });
 
-  it('disables a subscription whose receiver keeps failing past the retry window, and says why', async () => {
+  it('disables a subscription whose receiver keeps failing past the retry window, says why, and resumes its queue when enabled again', async () => {
     const r = await receiver();
     r.behave = () => 'fail';
     const sub = await subscribe(401, r.url);
-    await saleEvent('created', 401, 40, 1);
+    const owed = await saleEvent('created', 401, 40, 1);
     await waitFor(async () => (await request(401, 'subscriptions.subscription.get', { id: sub.id })).enable === 0, 15_000);
     const disabled = await request(401, 'subscriptions.subscription.get', { id: sub.id });
     expect(disabled.motivo_deshabilitada).toMatch(/HTTP 500/);
@@ -219,6 +219,15 @@ describe('subscriptions service against Postgres and NATS', () => {
     await saleEvent('created', 401, 41, 1);
     await new Promise((res) => setTimeout(res, 800));
     expect(r.received.length).toBe(sent);
+
+    r.behave = () => 'ok';
+    await expect(request(402, 'subscriptions.subscription.update', { id: sub.id, enable: 1 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const enabled = await request(401, 'subscriptions.subscription.update', { id: sub.id, enable: 1 });
+    expect(enabled).toMatchObject({ enable: 1, motivo_deshabilitada: null });
+    // What it was owed when disabled goes out at once; what happened while it was disabled was never queued.
+    await waitFor(() => r.delivered().length >= 1, 5_000);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(verified(r, sub.secret).map((e) => e.id)).toEqual([owed]);
   });
 
   it('sends nothing after DELETE, and replays the events since a time with the same ids', async () => {

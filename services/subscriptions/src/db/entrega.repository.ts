@@ -157,11 +157,14 @@ export async function recordOutcome(trx: Transaction<SubscriptionsDb>, outcome: 
       join ${sql.table('subscriptions.suscripciones')} s on s.id = u.suscripcion_id
       order by u.n`.execute(trx);
   }
+  // Only deliveries still held: one a replay queued again while it was being sent (its hold
+  // cleared) is owed once more.
   if (outcome.entregadas.length > 0)
     await trx
       .updateTable('entregas')
       .set((eb) => ({ estado: 'entregada', entregada_at: new Date(), tomada_hasta: null, intentos: eb('intentos', '+', 1) }))
       .where('id', '=', sql<number>`any(${outcome.entregadas}::bigint[])`)
+      .where('tomada_hasta', 'is not', null)
       .execute();
   if (outcome.liberadas.length > 0)
     await trx
@@ -180,6 +183,7 @@ export async function recordOutcome(trx: Transaction<SubscriptionsDb>, outcome: 
         intentos: eb('intentos', '+', 1),
       }))
       .where('id', '=', f.id)
+      .where('tomada_hasta', 'is not', null)
       .execute();
   if (outcome.sanas.length > 0)
     await trx

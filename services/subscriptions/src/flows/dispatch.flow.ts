@@ -78,16 +78,20 @@ export class Dispatcher {
     const { config, logger } = this.options;
     while (!this.stopped) {
       let opened = 0;
+      let failed = false;
       try {
         await this.flush();
         await this.cleanup();
         opened = await this.claim();
       } catch (err) {
+        failed = true;
         logger.warn({ err }, 'delivery loop failed; will retry');
       }
-      // A claim that opened lanes may have left more behind (a window or a lane's length):
-      // claim again at once while lanes are free; otherwise wait for a send to end or the next poll.
-      if (opened > 0 && this.openLanes < config.EVENTS_MAX_CONCURRENCY) continue;
+      // A claim that opened lanes may have left more behind (a window or a lane's length), and
+      // sends that ended meanwhile wait to be recorded: go again at once; otherwise wait for a
+      // send to end or the next poll.
+      const owed = this.outcome.intentos.length > 0 || this.outcome.liberadas.length > 0;
+      if (!failed && (owed || (opened > 0 && this.openLanes < config.EVENTS_MAX_CONCURRENCY))) continue;
       await this.sleep(config.EVENTS_POLL_MS);
     }
   }
