@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import type { components } from '@erp/client';
 import type { SeedOutput } from '@erp/admin';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { Stack, json } from '../support/stack';
@@ -109,14 +110,20 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
     const current = await call('GET', `/sales/${ventaId}`, SALES_KEY_A);
     expect(saleEvents[1].data).toEqual(current.body.data);
     expect(saleEvents[0].data).toEqual(sale.body.data);
-    const stock = events.filter((e) => e.type === 'stock.changed').map((e) => e.data);
+    // The generated types narrow `data` by `type`: a stock change's motivo and origen are enums.
+    const typed = events as Array<components['schemas']['DeliveredEvent']>;
+    const stock = typed.flatMap((e) => (e.type === 'stock.changed' ? [e.data] : []));
+    expect(stock.map((d) => [d.motivo, d.origen])).toEqual([
+      ['reserva', 'venta'],
+      ['ajuste', 'actualizacion_venta'],
+    ]);
     expect(stock.map((d) => [d.id_producto, d.id_bodega, d.cambio])).toEqual([
       [a.productos.mouse, a.bodegas.principal, -2],
       [a.productos.mouse, a.bodegas.principal, -1],
     ]);
     const inventory = await call('GET', `/inventory/${a.productos.mouse}`, SALES_KEY_A);
     expect(inventory.status).toBe(200);
-    expect(stock[1].codigo).toBe('MOU-01');
+    expect(stock[1]!.codigo).toBe('MOU-01');
     expect(rb.received).toEqual([]);
 
     const feed = await call('GET', '/events?types=sale.created,sale.updated&per_page=1', SALES_KEY_A);

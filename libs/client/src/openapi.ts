@@ -434,6 +434,26 @@ export interface paths {
     };
 }
 export interface webhooks {
+    evento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cualquier evento entregado a la URL de una suscripción: una unión discriminada por `type` (`data` es el objeto que nombra)
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventEvento"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "sale.created": {
         parameters: {
             query?: never;
@@ -574,9 +594,145 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento ping entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventPing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
+        DeliveredEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventPing"];
+        EventSaleCreated: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Sale"];
+        };
+        EventSaleUpdated: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.updated";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Sale"];
+        };
+        EventSaleAnnulled: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Sale"];
+        };
+        EventStockChanged: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "stock.changed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id_producto: number;
+                codigo: string;
+                id_bodega: number;
+                stock: number;
+                cambio: number;
+                /**
+                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @enum {string}
+                 */
+                motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
+                /**
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @enum {string}
+                 */
+                origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                referencia: string | null;
+            };
+        };
+        EventReturnCreated: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Return"];
+        };
+        EventReturnAnnulled: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Return"];
+        };
+        EventPackageImported: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "package.imported";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                created: number;
+                items: {
+                    id: number;
+                    wr: string;
+                    id_sucursal: number;
+                }[];
+            };
+        };
+        EventPing: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ping";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id_suscripcion: number;
+                mensaje: string;
+            };
+        };
         Sale: {
             id: number;
             fecha: string;
@@ -679,6 +835,7 @@ export interface components {
                 medida: string;
             }[];
         };
+        PartnerEvent: components["schemas"]["EventSaleCreatedOutput"] | components["schemas"]["EventSaleUpdatedOutput"] | components["schemas"]["EventSaleAnnulledOutput"] | components["schemas"]["EventStockChangedOutput"] | components["schemas"]["EventReturnCreatedOutput"] | components["schemas"]["EventReturnAnnulledOutput"] | components["schemas"]["EventPackageImportedOutput"];
         Meta: {
             empresa: string;
             /** Format: date-time */
@@ -795,6 +952,107 @@ export interface components {
             current_limit_type: "standard" | "with_date_filters";
             empresa_id: number;
             empresa_nombre: string;
+        };
+        EventSaleCreatedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SaleOutput"];
+        };
+        EventSaleUpdatedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.updated";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SaleOutput"];
+        };
+        EventSaleAnnulledOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SaleOutput"];
+        };
+        EventStockChangedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "stock.changed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id_producto: number;
+                codigo: string;
+                id_bodega: number;
+                stock: number;
+                cambio: number;
+                /**
+                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @enum {string}
+                 */
+                motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
+                /**
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @enum {string}
+                 */
+                origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                referencia: string | null;
+            };
+        };
+        EventReturnCreatedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ReturnOutput"];
+        };
+        EventReturnAnnulledOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ReturnOutput"];
+        };
+        EventPackageImportedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "package.imported";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                created: number;
+                items: {
+                    id: number;
+                    wr: string;
+                    id_sucursal: number;
+                }[];
+            };
         };
         SaleOutput: {
             id: number;
@@ -4159,15 +4417,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: {
-                            id: string;
-                            type: string;
-                            /** Format: date-time */
-                            timestamp: string;
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        }[];
+                        data: components["schemas"]["PartnerEvent"][];
                         pagination: {
                             per_page: number;
                             next_after: string | null;
@@ -4305,6 +4555,35 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    eventEvento: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     eventSaleCreated: {
         parameters: {
             query?: never;
@@ -4321,13 +4600,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "sale.created";
-                    timestamp: string;
-                    data: components["schemas"]["Sale"];
-                };
+                "application/json": components["schemas"]["EventSaleCreated"];
             };
         };
         responses: {
@@ -4356,13 +4629,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "sale.updated";
-                    timestamp: string;
-                    data: components["schemas"]["Sale"];
-                };
+                "application/json": components["schemas"]["EventSaleUpdated"];
             };
         };
         responses: {
@@ -4391,13 +4658,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "sale.annulled";
-                    timestamp: string;
-                    data: components["schemas"]["Sale"];
-                };
+                "application/json": components["schemas"]["EventSaleAnnulled"];
             };
         };
         responses: {
@@ -4426,22 +4687,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "stock.changed";
-                    timestamp: string;
-                    data: {
-                        id_producto: number;
-                        codigo: string;
-                        id_bodega: number;
-                        stock: number;
-                        cambio: number;
-                        motivo: string;
-                        origen: string;
-                        referencia: string | null;
-                    };
-                };
+                "application/json": components["schemas"]["EventStockChanged"];
             };
         };
         responses: {
@@ -4470,13 +4716,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "return.created";
-                    timestamp: string;
-                    data: components["schemas"]["Return"];
-                };
+                "application/json": components["schemas"]["EventReturnCreated"];
             };
         };
         responses: {
@@ -4505,13 +4745,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "return.annulled";
-                    timestamp: string;
-                    data: components["schemas"]["Return"];
-                };
+                "application/json": components["schemas"]["EventReturnAnnulled"];
             };
         };
         responses: {
@@ -4540,20 +4774,36 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "package.imported";
-                    timestamp: string;
-                    data: {
-                        created: number;
-                        items: {
-                            id: number;
-                            wr: string;
-                            id_sucursal: number;
-                        }[];
-                    };
+                "application/json": components["schemas"]["EventPackageImported"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
                 };
+                content?: never;
+            };
+        };
+    };
+    eventPing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventPing"];
             };
         };
         responses: {

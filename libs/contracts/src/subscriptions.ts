@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineCatalog } from './catalog';
 import { IdParam, PageRequest, Timestamp, documentAs, pageReply, queryInt } from './http';
+import { Return } from './returns';
+import { Sale } from './sales';
 
 /** The partner event types (interface 1.5.0) a subscription can ask for, besides `*`. */
 export const EVENT_TYPES = [
@@ -113,6 +115,19 @@ export const PartnerEvent = z.object({
 });
 export type PartnerEvent = z.output<typeof PartnerEvent>;
 
+/** Kinds of stock movement a `stock.changed` reports (`motivo`). */
+export const MOTIVOS_STOCK = ['inventario_inicial', 'reserva', 'liberacion', 'ajuste'] as const;
+/** What moved the stock (`origen`). */
+export const ORIGENES_STOCK = [
+  'venta',
+  'actualizacion_venta',
+  'anulacion_venta',
+  'devolucion',
+  'anulacion_devolucion',
+  'webhook',
+  'inventario',
+] as const;
+
 /** `data` of `stock.changed`: one product in one warehouse. */
 export const StockChangedData = z.object({
   id_producto: z.number().int(),
@@ -122,11 +137,15 @@ export const StockChangedData = z.object({
   stock: z.number(),
   /** The change itself (negative when stock left). */
   cambio: z.number(),
-  /** Kind of movement: reserva, liberacion, ajuste. */
-  motivo: z.string(),
-  /** What moved it (venta, actualizacion_venta, anulacion_venta, devolucion, …). */
-  origen: z.string(),
-  /** The key of the operation that moved it. */
+  motivo: z.enum(MOTIVOS_STOCK).meta({
+    description:
+      'Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.',
+  }),
+  origen: z.enum(ORIGENES_STOCK).meta({
+    description:
+      'Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).',
+  }),
+  /** The key of the operation that moved it: every movement of one operation shares it. */
   referencia: z.string().nullable(),
 });
 
@@ -135,6 +154,39 @@ export const PackageImportedData = z.object({
   created: z.number().int(),
   items: z.array(z.object({ id: z.number().int(), wr: z.string(), id_sucursal: z.number().int() })),
 });
+
+/** `data` of `ping`, the event `POST /event-subscriptions/{id}/test` sends to that subscription only. */
+export const PingData = z.object({ id_suscripcion: z.number().int(), mensaje: z.string() });
+
+const typedEvent = <T extends string, D extends z.ZodType>(type: T, data: D, name: string) =>
+  z.object({ id: z.string(), type: z.literal(type), timestamp: Timestamp, data }).meta({ id: name });
+
+/** One event of each type as it is delivered and listed: `data` is the object its `type` names. */
+export const TYPED_EVENTS = {
+  'sale.created': typedEvent('sale.created', Sale, 'EventSaleCreated'),
+  'sale.updated': typedEvent('sale.updated', Sale, 'EventSaleUpdated'),
+  'sale.annulled': typedEvent('sale.annulled', Sale, 'EventSaleAnnulled'),
+  'stock.changed': typedEvent('stock.changed', StockChangedData, 'EventStockChanged'),
+  'return.created': typedEvent('return.created', Return, 'EventReturnCreated'),
+  'return.annulled': typedEvent('return.annulled', Return, 'EventReturnAnnulled'),
+  'package.imported': typedEvent('package.imported', PackageImportedData, 'EventPackageImported'),
+} as const satisfies Record<EventType, z.ZodType>;
+export const PingEvent = typedEvent('ping', PingData, 'EventPing');
+
+/** What `GET /events` lists: a union discriminated by `type`. */
+export const FeedEvent = z
+  .discriminatedUnion('type', [
+    TYPED_EVENTS['sale.created'],
+    TYPED_EVENTS['sale.updated'],
+    TYPED_EVENTS['sale.annulled'],
+    TYPED_EVENTS['stock.changed'],
+    TYPED_EVENTS['return.created'],
+    TYPED_EVENTS['return.annulled'],
+    TYPED_EVENTS['package.imported'],
+  ])
+  .meta({ id: 'PartnerEvent' });
+/** What a subscription's URL receives: the feed's events and its own `ping`. */
+export const DeliveredEvent = z.discriminatedUnion('type', [...FeedEvent.options, PingEvent]).meta({ id: 'DeliveredEvent' });
 
 export const SubscriptionIdParam = IdParam;
 

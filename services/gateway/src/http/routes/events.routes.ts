@@ -11,7 +11,7 @@ import {
   EventsQuery,
   Meta,
   PaginationQuery,
-  PartnerEvent,
+  FeedEvent,
   ReplayBody,
   Subscription,
   SubscriptionCreateBody,
@@ -165,7 +165,7 @@ export const eventsRoutes = [
     query: EventsQuery,
     response: {
       kind: 'raw',
-      schema: z.object({ success: z.literal(true), data: z.array(PartnerEvent), pagination: EventsPagination, meta: Meta }),
+      schema: z.object({ success: z.literal(true), data: z.array(FeedEvent), pagination: EventsPagination, meta: Meta }),
     },
     handle: async ({ query }, { bus, ctx }) => {
       const page = await bus.request(subscriptionsSubjects, 'subscriptions.event.list', query, ctx);
