@@ -203,6 +203,7 @@ async function main(): Promise<void> {
     for (const s of all) {
       const connections = s.connections ?? o.connections;
       const root = s.absolute ? stack.gatewayUrl : `${stack.gatewayUrl}${API_BASE}`;
+      await s.prepare?.(root, headers);
       const sample = s.next();
       const first = await probe(stack.gatewayUrl, facts.apiKey, {
         ...sample,

@@ -114,7 +114,7 @@ export async function buildServices(): Promise<void> {
 /**
  * Migrates every schema and starts every service from its build, one process each, with
  * NODE_ENV=production as in the images, against the bench
- * database with the subject and key prefix `bench`, on their own ports (beside a running
+ * database with the subject and key prefix `bench` (or BENCH_PREFIX), on their own ports (beside a running
  * `npm start`), the hourly quota lifted so the load is never refused.
  */
 export async function startStack(o: StackOptions): Promise<Stack> {
@@ -123,13 +123,17 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     DATABASE_URL: o.databaseUrl,
     NATS_URL: o.natsUrl,
     REDIS_URL: o.redisUrl,
-    SUBJECT_PREFIX: 'bench',
-    REDIS_KEY_PREFIX: 'bench',
+    // BENCH_PREFIX keeps two checkouts' runs on one machine apart (subjects, stream, keys).
+    SUBJECT_PREFIX: process.env.BENCH_PREFIX ?? 'bench',
+    REDIS_KEY_PREFIX: process.env.BENCH_PREFIX ?? 'bench',
     NODE_ENV: 'production',
     PORT: String(o.gatewayPort),
     LOG_LEVEL: o.logLevel,
     RATE_LIMIT_STANDARD: '1000000000',
     RATE_LIMIT_DATE_FILTERED: '1000000000',
+    // The partner events scenario's receiver listens on loopback.
+    EVENTS_ALLOW_PRIVATE_URLS: 'true',
+    EVENTS_ALLOW_HTTP: 'true',
   };
   const migrations = SERVICES.map((name) => startProcess(`${name}-migrate`, `services/${name}/dist/migrate.js`, env, o.logDir));
   const codes = await Promise.all(migrations.map((m) => m.exited));
