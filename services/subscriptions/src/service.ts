@@ -20,8 +20,8 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
     async setup({ db: anyDb, bus, logger, onShutdown }) {
       const db = anyDb as Kysely<SubscriptionsDb>;
       bus.serve(subscriptionsSubjects, subscriptionHandlers(db, config), { queue: 'subscriptions' });
-      await startSourceEventsConsumer(db, bus);
       const dispatcher = new Dispatcher({ db, config, logger: logger.child({ component: 'dispatcher' }) });
+      await startSourceEventsConsumer(db, bus, () => dispatcher.nudge());
       dispatcher.start();
       onShutdown('dispatcher', () => dispatcher.stop());
     },

@@ -31,8 +31,9 @@ export const EVENT_LOG_CONSUMER: ConsumerName<'subscriptions'> = 'subscriptions-
  * Feeds the company event log from the stream. One durable over `events.>` (one filter subject
  * works on every JetStream server) taking one event at a time keeps the log in stream order;
  * partner ids derive from the source event's id, so a redelivered event writes nothing twice.
+ * `onRecorded` tells this process's dispatcher that deliveries are owed (other replicas poll).
  */
-export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus: Bus): Promise<void> {
+export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus: Bus, onRecorded: () => void): Promise<void> {
   await startConsumer(bus, {
     durable: EVENT_LOG_CONSUMER,
     events: ALL_EVENTS,
@@ -41,7 +42,8 @@ export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus
     handler: async (subject, payload, meta) => {
       const drafts = partnerEventsOf({ subject, payload, eventId: meta.eventId, streamSequence: meta.streamSequence });
       if (drafts.length === 0) return;
-      await inTransaction(db, (trx) => recordEventos(trx, drafts, new Date()));
+      const recorded = await inTransaction(db, (trx) => recordEventos(trx, drafts, new Date()));
+      if (recorded.length > 0) onRecorded();
     },
   });
 }

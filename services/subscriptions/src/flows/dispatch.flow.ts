@@ -27,6 +27,7 @@ export interface DispatcherOptions {
 const LANE_LENGTH = 25;
 /** Owed deliveries of a subscription a claim looks at, from the head of its queue. */
 const WINDOW = 256;
+const NUDGE_COALESCE_MS = 10;
 
 interface Failure {
   suscripcionId: number;
@@ -48,6 +49,8 @@ export class Dispatcher {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** Set when new deliveries were recorded in this process since the loop last claimed. */
+  private nudged = false;
   private readonly lanes = new Map<number, number>();
   private openLanes = 0;
   private readonly sending = new Set<Promise<void>>();
@@ -61,6 +64,13 @@ export class Dispatcher {
 
   start(): void {
     this.loop = this.run();
+  }
+
+  /** New deliveries are owed: claim them now instead of at the next poll. */
+  nudge(): void {
+    if (this.nudged) return;
+    this.nudged = true;
+    this.wake?.();
   }
 
   /** Stops claiming, lets each lane finish the delivery it is sending (each ends within its timeout) and records them. */
@@ -79,6 +89,7 @@ export class Dispatcher {
     while (!this.stopped) {
       let opened = 0;
       let failed = false;
+      this.nudged = false;
       try {
         await this.flush();
         await this.cleanup();
@@ -92,7 +103,8 @@ export class Dispatcher {
       // send to end or the next poll.
       const owed = this.outcome.intentos.length > 0 || this.outcome.liberadas.length > 0;
       if (!failed && (owed || (opened > 0 && this.openLanes < config.EVENTS_MAX_CONCURRENCY))) continue;
-      await this.sleep(config.EVENTS_POLL_MS);
+      // New events: claim them after a few milliseconds, so a burst of them is claimed at once.
+      await this.sleep(!failed && this.nudged ? NUDGE_COALESCE_MS : config.EVENTS_POLL_MS);
     }
   }
 
