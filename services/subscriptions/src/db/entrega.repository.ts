@@ -43,8 +43,8 @@ export interface ClaimedEntrega {
  * deliveries in stream order, by `entregas_cola_idx`), so the work is proportional to what is
  * sent, never to the queue's length. A delivery may go when it and every earlier owed delivery of
  * its resource are due and not held: each resource's prefix. A resource's deliveries share one
- * lane (order per resource); subscriptions are served oldest head first, each with at most its
- * free lanes, and all of them with at most `lanes`. Claims are serialised (one advisory lock) so
+ * lane (order per resource); subscriptions are served fewest busy lanes first, then oldest head,
+ * each with at most its free lanes, and all of them with at most `lanes`. Claims are serialised (one advisory lock) so
  * two replicas never split a resource's prefix between them.
  */
 export async function claimEntregas(trx: Transaction<SubscriptionsDb>, limits: ClaimLimits): Promise<ClaimedEntrega[]> {
@@ -91,13 +91,15 @@ export async function claimEntregas(trx: Transaction<SubscriptionsDb>, limits: C
       group by suscripcion_id, recurso
     ),
     por_suscripcion as (
-      select suscripcion_id, least(min(libres), count(*))::int as carriles, min(cabeza) as cabeza
+      select suscripcion_id, min(libres) as libres, least(min(libres), count(*))::int as carriles, min(cabeza) as cabeza
       from recursos
       group by suscripcion_id
     ),
+    -- When lanes run short, subscriptions with fewer lanes busy here go first (a slow endpoint
+    -- holding its lanes does not take the last free ones from an idle subscription), then oldest head.
     cupo as (
       select suscripcion_id,
-        greatest(0, least(carriles, ${limits.lanes}::int - (sum(carriles) over (order by cabeza, suscripcion_id) - carriles)))::int as carriles
+        greatest(0, least(carriles, ${limits.lanes}::int - (sum(carriles) over (order by libres desc, cabeza, suscripcion_id) - carriles)))::int as carriles
       from por_suscripcion
     ),
     asignados as (
