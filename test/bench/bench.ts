@@ -233,7 +233,7 @@ async function main(): Promise<void> {
       const connections = s.connections ?? o.connections;
       const root = s.absolute ? stack.gatewayUrl : `${stack.gatewayUrl}${API_BASE}`;
       const absolute = (r: LoadRequest): LoadRequest => ({ ...r, path: s.absolute ? r.path : `${API_BASE}${r.path}` });
-      await s.prepare?.((r) => probe(stack!.gatewayUrl, facts.apiKey, absolute(r)));
+      await s.prepare?.({ send: (r) => probe(stack!.gatewayUrl, facts.apiKey, absolute(r)), apiRoot: root, headers });
       const sample = s.next();
       const first = await probe(stack.gatewayUrl, facts.apiKey, {
         ...sample,

@@ -104,6 +104,18 @@ describe('responses against the OpenAPI document', () => {
       ]),
     ).toEqual([200, 200, 200, 200, 404, 400]);
     expect((await send('POST', `/event-subscriptions/${subscription.id}/replay`, { desde: '2026-01-01T00:00:00Z' })).status).toBe(202);
+    expect(
+      await statuses([
+        send('PATCH', `/event-subscriptions/${subscription.id}`, { descripcion: 'Contrato', enable: 1 }),
+        send('PATCH', `/event-subscriptions/${subscription.id}`, { desc: 'x' }),
+        send('PATCH', '/event-subscriptions/999999', { enable: 1 }),
+        send('POST', `/event-subscriptions/${subscription.id}/rotate-secret`, {}),
+        send('POST', '/event-subscriptions/999999/rotate-secret', {}),
+        send('POST', `/event-subscriptions/${subscription.id}/test`, {}),
+        send('POST', `/event-subscriptions/${subscription.id}/test`, { x: 1 }),
+        get('/events?types=*&per_page=5'),
+      ]),
+    ).toEqual([200, 422, 404, 200, 404, 202, 422, 200]);
     expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(200);
     expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(404);
 

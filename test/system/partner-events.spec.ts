@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import type { components } from '@erp/client';
 import type { SeedOutput } from '@erp/admin';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { Stack, json } from '../support/stack';
@@ -100,14 +101,20 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
     const current = await call('GET', `/sales/${ventaId}`, SALES_KEY_A);
     expect(saleEvents[1].data).toEqual(current.body.data);
     expect(saleEvents[0].data).toEqual(sale.body.data);
-    const stock = events.filter((e) => e.type === 'stock.changed').map((e) => e.data);
+    // The generated types narrow `data` by `type`: a stock change's motivo and origen are enums.
+    const typed = events as Array<components['schemas']['DeliveredEvent']>;
+    const stock = typed.flatMap((e) => (e.type === 'stock.changed' ? [e.data] : []));
+    expect(stock.map((d) => [d.motivo, d.origen])).toEqual([
+      ['reserva', 'venta'],
+      ['ajuste', 'actualizacion_venta'],
+    ]);
     expect(stock.map((d) => [d.id_producto, d.id_bodega, d.cambio])).toEqual([
       [a.productos.mouse, a.bodegas.principal, -2],
       [a.productos.mouse, a.bodegas.principal, -1],
     ]);
     const inventory = await call('GET', `/inventory/${a.productos.mouse}`, SALES_KEY_A);
     expect(inventory.status).toBe(200);
-    expect(stock[1].codigo).toBe('MOU-01');
+    expect(stock[1]!.codigo).toBe('MOU-01');
     expect(rb.received).toEqual([]);
 
     const feed = await call('GET', '/events?types=sale.created,sale.updated&per_page=1', SALES_KEY_A);
@@ -121,10 +128,14 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
     expect((await call('GET', '/events?types=sale.exploded', SALES_KEY_A)).status).toBe(400);
     expect((await call('GET', `/events?after=${saleEvents[0].id}`, SALES_KEY_B)).status).toBe(400);
 
-    const deliveries = await call('GET', `/event-subscriptions/${subA.id}/deliveries?per_page=50`, SALES_KEY_A);
-    expect(deliveries.status).toBe(200);
-    expect(deliveries.body.data).toHaveLength(events.length);
-    expect(deliveries.body.data.every((d: any) => d.status === 204 && d.attempt === 1)).toBe(true);
+    // An attempt is recorded just after its answer: the list may lag the receiver by a moment.
+    let deliveries: Awaited<ReturnType<typeof call>> | undefined;
+    await eventually(async () => {
+      deliveries = await call('GET', `/event-subscriptions/${subA.id}/deliveries?per_page=50`, SALES_KEY_A);
+      expect(deliveries.status).toBe(200);
+      expect(deliveries.body.data).toHaveLength(events.length);
+    }, 10_000);
+    expect(deliveries!.body.data.every((d: any) => d.status === 204 && d.attempt === 1)).toBe(true);
 
     const since = new Date(Date.now() - 60_000).toISOString();
     const replay = await call('POST', `/event-subscriptions/${subA.id}/replay`, SALES_KEY_A, { desde: since });
@@ -140,5 +151,71 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
       ),
     ).toEqual(new Set(events.map((e) => e.id)));
     expect((await call('POST', `/event-subscriptions/${subA.id}/replay`, SALES_KEY_A, { desde: 'ayer' })).status).toBe(422);
+  });
+
+  it('changes a subscription (unknown fields refused by name), tests it with a ping and rotates its secret with both signatures during the overlap', async () => {
+    const r = await receiver();
+    const sub = (await call('POST', '/event-subscriptions', SALES_KEY_A, { url: r.url, events: ['sale.created'] })).body.data;
+    const path = `/event-subscriptions/${sub.id}`;
+
+    const unknown = await call('PATCH', path, SALES_KEY_A, { events: ['*'], evnts: ['*'] });
+    expect(unknown.status).toBe(422);
+    expect(Object.keys(unknown.body.details)).toEqual(['evnts']);
+    expect((await call('PATCH', path, SALES_KEY_A, {})).status).toBe(422);
+    expect((await call('PATCH', path, SALES_KEY_A, { enable: 2 })).status).toBe(422);
+    expect((await call('PATCH', path, SALES_KEY_B, { events: ['*'] })).status).toBe(404);
+    expect((await call('GET', path, SALES_KEY_A)).body.data.events).toEqual(['sale.created']);
+    const changed = await call('PATCH', path, SALES_KEY_A, { events: ['*'], descripcion: 'Todo' });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({ id: sub.id, url: r.url, events: ['*'], descripcion: 'Todo', enable: 1 });
+
+    expect((await call('POST', `${path}/test`, SALES_KEY_A, { ahora: true })).status).toBe(422);
+    const test = await call('POST', `${path}/test`, SALES_KEY_A, {});
+    expect(test.status).toBe(202);
+    expect(test.body.data).toEqual({ event_id: expect.stringMatching(/^evt_/), type: 'ping' });
+    await eventually(async () => expect(r.delivered().map((e) => e.id)).toContain(test.body.data.event_id), 20_000);
+    const ping = new Webhook(sub.secret).verify(r.received.at(-1)!.body, r.received.at(-1)!.headers) as any;
+    expect(ping).toMatchObject({ id: test.body.data.event_id, type: 'ping', data: { id_suscripcion: sub.id } });
+    await eventually(async () => {
+      const attempts = await call('GET', `${path}/deliveries`, SALES_KEY_A);
+      expect(attempts.body.data[0]).toMatchObject({ event_id: test.body.data.event_id, type: 'ping', status: 204 });
+    }, 10_000);
+    const feed = await call('GET', '/events?per_page=500', SALES_KEY_A);
+    expect(feed.body.data.map((e: any) => e.type)).not.toContain('ping');
+    const everyType = await call('GET', '/events?types=*&per_page=500', SALES_KEY_A);
+    expect(everyType.status).toBe(200);
+    expect(everyType.body.data).toEqual(feed.body.data);
+
+    expect((await call('POST', `${path}/rotate-secret`, SALES_KEY_B, {})).status).toBe(404);
+    const rotated = await call('POST', `${path}/rotate-secret`, SALES_KEY_A, {});
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.secret).toMatch(/^whsec_/);
+    expect(rotated.body.data.secret).not.toBe(sub.secret);
+    const overlap = Date.parse(rotated.body.data.secreto_anterior_hasta) - Date.now();
+    expect(overlap).toBeGreaterThan(23.9 * 3600_000);
+    expect(overlap).toBeLessThanOrEqual(24 * 3600_000);
+    const before = r.delivered().length;
+    const sale = await postSale(stack, SALES_KEY_A, saleBody(a, { detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] }));
+    expect(sale.status).toBe(201);
+    await eventually(
+      async () =>
+        expect(
+          r
+            .delivered()
+            .slice(before)
+            .map((e) => e.type),
+        ).toContain('sale.created'),
+      20_000,
+    );
+    const delivery = r.received.slice(before).find((x) => (JSON.parse(x.body) as { type: string }).type === 'sale.created')!;
+    expect(delivery.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [rotated.body.data.secret, sub.secret])
+      expect((new Webhook(secret).verify(delivery.body, delivery.headers) as any).data.id).toBe(sale.body.data.id);
+
+    const disabled = await call('PATCH', path, SALES_KEY_A, { enable: 0 });
+    expect(disabled.body.data).toMatchObject({ enable: 0, motivo_deshabilitada: 'Deshabilitada por la empresa' });
+    expect((await call('POST', `${path}/test`, SALES_KEY_A, {})).status).toBe(422);
+    const enabled = await call('PATCH', path, SALES_KEY_A, { enable: 1 });
+    expect(enabled.body.data).toMatchObject({ enable: 1, motivo_deshabilitada: null });
   });
 });

@@ -1,6 +1,6 @@
 import type { components, paths } from './openapi.js';
 
-type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** Paths of the partner API (the inbound webhooks, called by the platforms, have their own document). */
 type ApiPath = keyof paths;
@@ -120,6 +120,13 @@ export class PartnerApiClient {
 
   put<P extends PathsFor<'put'>>(path: P, ...[options]: Args<Operation<P, 'put'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'put'>>>> {
     return this.request('PUT', path, options as RawOptions | undefined);
+  }
+
+  patch<P extends PathsFor<'patch'>>(
+    path: P,
+    ...[options]: Args<Operation<P, 'patch'>>
+  ): Promise<ApiResponse<SuccessBody<Operation<P, 'patch'>>>> {
+    return this.request('PATCH', path, options as RawOptions | undefined);
   }
 
   delete<P extends PathsFor<'delete'>>(

@@ -272,6 +272,57 @@ export interface paths {
         delete: operations["deleteEventSubscriptionsById"];
         options?: never;
         head?: never;
+        /**
+         * Cambia la URL, los tipos, la descripción o el estado de una suscripción
+         * @description Solo cambian los campos enviados; un campo desconocido se rechaza con 422 nombrándolo.
+         *     - `enable: 1` la vuelve a habilitar (también la que la ventana de reintentos deshabilitó): lo que aún se le debe se entrega desde ya, en orden por recurso, con una ventana de reintentos nueva.
+         *     - `enable: 0` la deshabilita (`motivo_deshabilitada`: «Deshabilitada por la empresa»): no recibe nada ni se le encolan eventos nuevos hasta habilitarla.
+         *     - Una URL nueva se comprueba como al crearla.
+         */
+        patch: operations["patchEventSubscriptionsById"];
+        trace?: never;
+    };
+    "/event-subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Da a la suscripción un secreto nuevo (se muestra solo aquí); el anterior sigue firmando durante 24 h
+         * @description Cuerpo: `{}`. Durante 24 h (hasta `secreto_anterior_hasta`) cada entrega lleva dos firmas en `webhook-signature`,
+         *     separadas por un espacio (`v1,<con el nuevo> v1,<con el anterior>`), como permite Standard Webhooks: un receptor que tenga
+         *     cualquiera de los dos secretos la verifica, así que puede cambiar el suyo en cualquier momento de ese plazo.
+         */
+        post: operations["postEventSubscriptionsByIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Envía un evento `ping` a la suscripción por el camino normal de las entregas
+         * @description Cuerpo: `{}`. El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en
+         *     `/event-subscriptions/{id}/deliveries` como cualquier otro, pero no va a las demás suscripciones ni al feed `/events`.
+         *     Sale antes que lo que la suscripción tenga pendiente. Una suscripción deshabilitada responde 422.
+         */
+        post: operations["postEventSubscriptionsByIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -470,6 +521,26 @@ export interface paths {
     };
 }
 export interface webhooks {
+    evento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cualquier evento entregado a la URL de una suscripción: una unión discriminada por `type` (`data` es el objeto que nombra)
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventEvento"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "sale.created": {
         parameters: {
             query?: never;
@@ -610,9 +681,145 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento ping entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventPing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
+        DeliveredEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventPing"];
+        EventSaleCreated: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Sale"];
+        };
+        EventSaleUpdated: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.updated";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Sale"];
+        };
+        EventSaleAnnulled: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Sale"];
+        };
+        EventStockChanged: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "stock.changed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id_producto: number;
+                codigo: string;
+                id_bodega: number;
+                stock: number;
+                cambio: number;
+                /**
+                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @enum {string}
+                 */
+                motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
+                /**
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @enum {string}
+                 */
+                origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                referencia: string | null;
+            };
+        };
+        EventReturnCreated: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Return"];
+        };
+        EventReturnAnnulled: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["Return"];
+        };
+        EventPackageImported: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "package.imported";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                created: number;
+                items: {
+                    id: number;
+                    wr: string;
+                    id_sucursal: number;
+                }[];
+            };
+        };
+        EventPing: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ping";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id_suscripcion: number;
+                mensaje: string;
+            };
+        };
         Sale: {
             id: number;
             fecha: string;
@@ -715,6 +922,7 @@ export interface components {
                 medida: string;
             }[];
         };
+        PartnerEvent: components["schemas"]["EventSaleCreatedOutput"] | components["schemas"]["EventSaleUpdatedOutput"] | components["schemas"]["EventSaleAnnulledOutput"] | components["schemas"]["EventStockChangedOutput"] | components["schemas"]["EventReturnCreatedOutput"] | components["schemas"]["EventReturnAnnulledOutput"] | components["schemas"]["EventPackageImportedOutput"];
         Meta: {
             empresa: string;
             /** Format: date-time */
@@ -877,6 +1085,107 @@ export interface components {
             /** @description Crédito máximo de sus ventas `Pendiente`; 0 es sin límite. */
             limite_credito: unknown;
         };
+        EventSaleCreatedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SaleOutput"];
+        };
+        EventSaleUpdatedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.updated";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SaleOutput"];
+        };
+        EventSaleAnnulledOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["SaleOutput"];
+        };
+        EventStockChangedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "stock.changed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id_producto: number;
+                codigo: string;
+                id_bodega: number;
+                stock: number;
+                cambio: number;
+                /**
+                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @enum {string}
+                 */
+                motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
+                /**
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @enum {string}
+                 */
+                origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                referencia: string | null;
+            };
+        };
+        EventReturnCreatedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ReturnOutput"];
+        };
+        EventReturnAnnulledOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "return.annulled";
+            /** Format: date-time */
+            timestamp: string;
+            data: components["schemas"]["ReturnOutput"];
+        };
+        EventPackageImportedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "package.imported";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                created: number;
+                items: {
+                    id: number;
+                    wr: string;
+                    id_sucursal: number;
+                }[];
+            };
+        };
         SaleOutput: {
             id: number;
             fecha: string;
@@ -1013,6 +1322,7 @@ export interface components {
              *     - `importe_invalido`: Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).
              *     - `sin_usuario_activo`: La empresa no tiene un usuario activo que registre la operación (422).
              *     - `limite_suscripciones`: La empresa ya tiene el máximo de suscripciones de eventos (422).
+             *     - `suscripcion_deshabilitada`: La suscripción está deshabilitada: se habilita con PATCH `enable: 1` antes de probarla (422).
              *     - `regla_de_negocio`: Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.
              *     - `referencia_en_conflicto`: La `referencia_externa` o el `Idempotency-Key` ya se usaron con otro cuerpo (409); `details` nombra lo existente.
              *     - `registro_existente`: Ya existe un registro con ese valor único (409).
@@ -1029,7 +1339,7 @@ export interface components {
              *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
              * @enum {string}
              */
-            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
             /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
             details?: {
                 [key: string]: string[];
@@ -1157,6 +1467,35 @@ export interface components {
                  *       "error": "El contenido debe enviarse como application/json",
                  *       "code": 415,
                  *       "reason": "tipo_de_contenido_no_admitido"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+        UnprocessableContent: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Datos inválidos",
+                 *       "code": 422,
+                 *       "reason": "cuerpo_invalido",
+                 *       "details": {
+                 *         "detalles.0.cantidad": [
+                 *           "Debe ser mayor o igual a 0.0001"
+                 *         ],
+                 *         "detalles.0.id_producto": [
+                 *           "Debe indicar id_producto o codigo_producto"
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -3833,6 +4172,318 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    patchEventSubscriptionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "*"
+                 *       ],
+                 *       "descripcion": "Todo"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uri */
+                    url?: string;
+                    events?: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported"))[];
+                    descripcion?: string | null;
+                    enable?: 0 | 1;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 4,
+                     *         "url": "http://127.0.0.1:39249/hook",
+                     *         "events": [
+                     *           "*"
+                     *         ],
+                     *         "descripcion": "Todo",
+                     *         "enable": 1,
+                     *         "motivo_deshabilitada": null,
+                     *         "created_at": "2026-11-25T19:01:41.562Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:01:41.601Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            descripcion: string | null;
+                            enable: 0 | 1;
+                            motivo_deshabilitada: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "evnts": [
+                     *           "Campo desconocido: esta operación no lo admite"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postEventSubscriptionsByIdRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "secret": "whsec_iLjt0JTlm5yazXq4MZJS0iRsMR5YeMvj",
+                     *         "secreto_anterior_hasta": "2026-11-26T19:01:42.137Z"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:01:42.152Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            secret: string;
+                            /** Format: date-time */
+                            secreto_anterior_hasta: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Suscripción no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postEventSubscriptionsByIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Evento de prueba encolado */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "event_id": "evt_b8e559c6795a4b01cbe51ddda6bda0d1",
+                     *         "type": "ping"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:01:41.669Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            event_id: string;
+                            /** @constant */
+                            type: "ping";
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "ahora": [
+                     *           "Campo desconocido: esta operación no lo admite"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     getEventSubscriptionsByIdDeliveries: {
         parameters: {
             query?: {
@@ -4211,15 +4862,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: {
-                            id: string;
-                            type: string;
-                            /** Format: date-time */
-                            timestamp: string;
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        }[];
+                        data: components["schemas"]["PartnerEvent"][];
                         pagination: {
                             per_page: number;
                             next_after: string | null;
@@ -4738,6 +5381,35 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    eventEvento: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     eventSaleCreated: {
         parameters: {
             query?: never;
@@ -4754,13 +5426,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "sale.created";
-                    timestamp: string;
-                    data: components["schemas"]["Sale"];
-                };
+                "application/json": components["schemas"]["EventSaleCreated"];
             };
         };
         responses: {
@@ -4789,13 +5455,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "sale.updated";
-                    timestamp: string;
-                    data: components["schemas"]["Sale"];
-                };
+                "application/json": components["schemas"]["EventSaleUpdated"];
             };
         };
         responses: {
@@ -4824,13 +5484,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "sale.annulled";
-                    timestamp: string;
-                    data: components["schemas"]["Sale"];
-                };
+                "application/json": components["schemas"]["EventSaleAnnulled"];
             };
         };
         responses: {
@@ -4859,22 +5513,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "stock.changed";
-                    timestamp: string;
-                    data: {
-                        id_producto: number;
-                        codigo: string;
-                        id_bodega: number;
-                        stock: number;
-                        cambio: number;
-                        motivo: string;
-                        origen: string;
-                        referencia: string | null;
-                    };
-                };
+                "application/json": components["schemas"]["EventStockChanged"];
             };
         };
         responses: {
@@ -4903,13 +5542,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "return.created";
-                    timestamp: string;
-                    data: components["schemas"]["Return"];
-                };
+                "application/json": components["schemas"]["EventReturnCreated"];
             };
         };
         responses: {
@@ -4938,13 +5571,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "return.annulled";
-                    timestamp: string;
-                    data: components["schemas"]["Return"];
-                };
+                "application/json": components["schemas"]["EventReturnAnnulled"];
             };
         };
         responses: {
@@ -4973,20 +5600,36 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id: string;
-                    /** @constant */
-                    type: "package.imported";
-                    timestamp: string;
-                    data: {
-                        created: number;
-                        items: {
-                            id: number;
-                            wr: string;
-                            id_sucursal: number;
-                        }[];
-                    };
+                "application/json": components["schemas"]["EventPackageImported"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
                 };
+                content?: never;
+            };
+        };
+    };
+    eventPing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventPing"];
             };
         };
         responses: {

@@ -1,12 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { components } from './openapi';
 
-/** An event as a subscription's URL receives it. */
-export interface PartnerEvent {
-  id: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
+/** An event as a subscription's URL receives it: a union discriminated by `type`, so `data` narrows by it. */
+export type PartnerEvent = components['schemas']['DeliveredEvent'];
 
 export class DeliveryVerificationError extends Error {
   override readonly name = 'DeliveryVerificationError';

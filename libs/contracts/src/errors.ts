@@ -55,6 +55,7 @@ export const REASONS = {
   importe_invalido: 'Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).',
   sin_usuario_activo: 'La empresa no tiene un usuario activo que registre la operación (422).',
   limite_suscripciones: 'La empresa ya tiene el máximo de suscripciones de eventos (422).',
+  suscripcion_deshabilitada: 'La suscripción está deshabilitada: se habilita con PATCH `enable: 1` antes de probarla (422).',
   regla_de_negocio: 'Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.',
   referencia_en_conflicto:
     'La `referencia_externa` o el `Idempotency-Key` ya se usaron con otro cuerpo (409); `details` nombra lo existente.',

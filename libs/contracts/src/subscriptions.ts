@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineCatalog } from './catalog';
 import { IdParam, PageRequest, Timestamp, documentAs, pageReply, queryInt } from './http';
+import { Return } from './returns';
+import { Sale } from './sales';
 
 /** The partner event types (interface 1.5.0) a subscription can ask for, besides `*`. */
 export const EVENT_TYPES = [
@@ -21,19 +23,23 @@ const EVENT_TYPE_MESSAGE = `Tipo de evento desconocido; los válidos son ${EVENT
 const EventTypeName = z.enum(EVENT_TYPES, { message: EVENT_TYPE_MESSAGE });
 const EVENT_TYPE_PATTERN = EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|');
 
+const SubscriptionUrl = z
+  .string({ message: 'La URL es obligatoria' })
+  .trim()
+  .max(2000, 'La URL no puede tener más de 2000 caracteres')
+  .pipe(z.url({ protocol: /^https?$/, message: 'Debe ser una URL http(s) válida' }));
+const SubscriptionEvents = z
+  .array(z.union([z.literal('*'), EventTypeName], { message: EVENT_TYPE_MESSAGE }), { message: 'Debe ser una lista de tipos de evento' })
+  .min(1, 'Debe suscribirse al menos a un tipo de evento')
+  .max(EVENT_TYPES.length + 1, 'Demasiados tipos de evento')
+  .transform((events) => [...new Set(events)]);
+const Descripcion = z.string().trim().max(255, 'La descripción no puede tener más de 255 caracteres');
+
 /** Body of `POST /event-subscriptions`. Whether the URL may be called is checked by the service (DNS). */
 export const SubscriptionCreateBody = z.strictObject({
-  url: z
-    .string({ message: 'La URL es obligatoria' })
-    .trim()
-    .max(2000, 'La URL no puede tener más de 2000 caracteres')
-    .pipe(z.url({ protocol: /^https?$/, message: 'Debe ser una URL http(s) válida' })),
-  events: z
-    .array(z.union([z.literal('*'), EventTypeName], { message: EVENT_TYPE_MESSAGE }), { message: 'Debe ser una lista de tipos de evento' })
-    .min(1, 'Debe suscribirse al menos a un tipo de evento')
-    .max(EVENT_TYPES.length + 1, 'Demasiados tipos de evento')
-    .transform((events) => [...new Set(events)]),
-  descripcion: z.string().trim().max(255, 'La descripción no puede tener más de 255 caracteres').optional(),
+  url: SubscriptionUrl,
+  events: SubscriptionEvents,
+  descripcion: Descripcion.optional(),
 });
 export type SubscriptionCreateBody = z.output<typeof SubscriptionCreateBody>;
 
@@ -50,6 +56,37 @@ export const Subscription = z.object({
   created_at: Timestamp,
 });
 export type Subscription = z.output<typeof Subscription>;
+
+/**
+ * Body of `PATCH /event-subscriptions/{id}`: the fields to change. `enable: 1` re-enables a
+ * subscription (also one the retry window disabled) and resumes what it is still owed; `enable: 0`
+ * stops its deliveries and queues nothing new until it is enabled again.
+ */
+export const SubscriptionUpdateBody = z
+  .strictObject({
+    url: SubscriptionUrl.optional(),
+    events: SubscriptionEvents.optional(),
+    descripcion: Descripcion.nullable().optional(),
+    enable: z.union([z.literal(0), z.literal(1)], { message: 'Debe ser 1 (habilitada) o 0 (deshabilitada)' }).optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: 'Indique al menos un campo: url, events, descripcion o enable' });
+export type SubscriptionUpdateBody = z.output<typeof SubscriptionUpdateBody>;
+
+/** Body of the subscription's actions without parameters (`rotate-secret`, `test`): an empty object. */
+export const EmptyBody = z.strictObject({});
+
+/** How long deliveries are still signed with the secret a rotation replaced as well. */
+export const SECRET_OVERLAP_HOURS = 24;
+
+export const SecretRotated = z.object({
+  /** The new `whsec_…` secret: shown only here. */
+  secret: z.string(),
+  /** Until then every delivery carries a signature with the previous secret too. */
+  secreto_anterior_hasta: Timestamp,
+});
+
+/** The `ping` event `POST /event-subscriptions/{id}/test` queued: it goes through the normal delivery path. */
+export const TestQueued = z.object({ event_id: z.string(), type: z.literal('ping') });
 
 export const SubscriptionCreated = Subscription.extend({
   /** `whsec_<base64>`: the key of every delivery's `webhook-signature`. Shown only once. */
@@ -78,6 +115,19 @@ export const PartnerEvent = z.object({
 });
 export type PartnerEvent = z.output<typeof PartnerEvent>;
 
+/** Kinds of stock movement a `stock.changed` reports (`motivo`). */
+export const MOTIVOS_STOCK = ['inventario_inicial', 'reserva', 'liberacion', 'ajuste'] as const;
+/** What moved the stock (`origen`). */
+export const ORIGENES_STOCK = [
+  'venta',
+  'actualizacion_venta',
+  'anulacion_venta',
+  'devolucion',
+  'anulacion_devolucion',
+  'webhook',
+  'inventario',
+] as const;
+
 /** `data` of `stock.changed`: one product in one warehouse. */
 export const StockChangedData = z.object({
   id_producto: z.number().int(),
@@ -87,11 +137,15 @@ export const StockChangedData = z.object({
   stock: z.number(),
   /** The change itself (negative when stock left). */
   cambio: z.number(),
-  /** Kind of movement: reserva, liberacion, ajuste. */
-  motivo: z.string(),
-  /** What moved it (venta, actualizacion_venta, anulacion_venta, devolucion, …). */
-  origen: z.string(),
-  /** The key of the operation that moved it. */
+  motivo: z.enum(MOTIVOS_STOCK).meta({
+    description:
+      'Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.',
+  }),
+  origen: z.enum(ORIGENES_STOCK).meta({
+    description:
+      'Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).',
+  }),
+  /** The key of the operation that moved it: every movement of one operation shares it. */
   referencia: z.string().nullable(),
 });
 
@@ -100,6 +154,39 @@ export const PackageImportedData = z.object({
   created: z.number().int(),
   items: z.array(z.object({ id: z.number().int(), wr: z.string(), id_sucursal: z.number().int() })),
 });
+
+/** `data` of `ping`, the event `POST /event-subscriptions/{id}/test` sends to that subscription only. */
+export const PingData = z.object({ id_suscripcion: z.number().int(), mensaje: z.string() });
+
+const typedEvent = <T extends string, D extends z.ZodType>(type: T, data: D, name: string) =>
+  z.object({ id: z.string(), type: z.literal(type), timestamp: Timestamp, data }).meta({ id: name });
+
+/** One event of each type as it is delivered and listed: `data` is the object its `type` names. */
+export const TYPED_EVENTS = {
+  'sale.created': typedEvent('sale.created', Sale, 'EventSaleCreated'),
+  'sale.updated': typedEvent('sale.updated', Sale, 'EventSaleUpdated'),
+  'sale.annulled': typedEvent('sale.annulled', Sale, 'EventSaleAnnulled'),
+  'stock.changed': typedEvent('stock.changed', StockChangedData, 'EventStockChanged'),
+  'return.created': typedEvent('return.created', Return, 'EventReturnCreated'),
+  'return.annulled': typedEvent('return.annulled', Return, 'EventReturnAnnulled'),
+  'package.imported': typedEvent('package.imported', PackageImportedData, 'EventPackageImported'),
+} as const satisfies Record<EventType, z.ZodType>;
+export const PingEvent = typedEvent('ping', PingData, 'EventPing');
+
+/** What `GET /events` lists: a union discriminated by `type`. */
+export const FeedEvent = z
+  .discriminatedUnion('type', [
+    TYPED_EVENTS['sale.created'],
+    TYPED_EVENTS['sale.updated'],
+    TYPED_EVENTS['sale.annulled'],
+    TYPED_EVENTS['stock.changed'],
+    TYPED_EVENTS['return.created'],
+    TYPED_EVENTS['return.annulled'],
+    TYPED_EVENTS['package.imported'],
+  ])
+  .meta({ id: 'PartnerEvent' });
+/** What a subscription's URL receives: the feed's events and its own `ping`. */
+export const DeliveredEvent = z.discriminatedUnion('type', [...FeedEvent.options, PingEvent]).meta({ id: 'DeliveredEvent' });
 
 export const SubscriptionIdParam = IdParam;
 
@@ -124,11 +211,17 @@ export const EventsQuery = z.strictObject({
           .map((t) => t.trim())
           .filter((t) => t !== ''),
       )
-      .pipe(z.array(EventTypeName).min(1, 'Debe indicar al menos un tipo de evento')),
+      .pipe(
+        z
+          .array(z.union([z.literal('*'), EventTypeName], { message: EVENT_TYPE_MESSAGE }))
+          .min(1, 'Debe indicar al menos un tipo de evento'),
+      )
+      // `*` means every type, as in a subscription: no filter.
+      .transform((types): EventType[] | undefined => (types.includes('*') ? undefined : (types as EventType[]))),
     {
       type: 'string',
-      pattern: `^(${EVENT_TYPE_PATTERN})(,(${EVENT_TYPE_PATTERN}))*$`,
-      description: `Tipos de evento separados por comas: ${EVENT_TYPES.join(', ')}.`,
+      pattern: `^(\\*|${EVENT_TYPE_PATTERN})(,(\\*|${EVENT_TYPE_PATTERN}))*$`,
+      description: `Tipos de evento separados por comas: ${EVENT_TYPES.join(', ')}; \`*\` (o no enviarlo) son todos.`,
     },
   ).optional(),
   per_page: queryInt({ min: 1, max: 500 }).default(100),
@@ -172,6 +265,33 @@ export const subscriptionsSubjects = defineCatalog({
     errors: ['NOT_FOUND'],
     request: PageRequest.extend({ id: z.number().int().positive() }),
     reply: pageReply(DeliveryAttempt),
+  },
+  /** Changes url, events, descripcion or enable; the URL is checked like at creation. */
+  'subscriptions.subscription.update': {
+    tenant: true,
+    errors: ['NOT_FOUND', 'VALIDATION_FAILED'],
+    request: z.object({
+      id: z.number().int().positive(),
+      url: z.string().optional(),
+      events: z.array(z.string()).optional(),
+      descripcion: z.string().nullable().optional(),
+      enable: z.union([z.literal(0), z.literal(1)]).optional(),
+    }),
+    reply: Subscription,
+  },
+  /** A new secret; the previous one still signs every delivery for `SECRET_OVERLAP_HOURS`. */
+  'subscriptions.subscription.rotate': {
+    tenant: true,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id: z.number().int().positive() }),
+    reply: SecretRotated,
+  },
+  /** Records a `ping` event owed to this subscription only. */
+  'subscriptions.subscription.ping': {
+    tenant: true,
+    errors: ['NOT_FOUND', 'BUSINESS_RULE'],
+    request: z.object({ id: z.number().int().positive() }),
+    reply: TestQueued,
   },
   /** Queues again every event of its types since `desde` (same ids). */
   'subscriptions.subscription.replay': {

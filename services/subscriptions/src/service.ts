@@ -46,8 +46,8 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
         outcomes: ['delivered', 'failed'],
       });
       bus.serve(subscriptionsSubjects, subscriptionHandlers(db, config), { queue: 'subscriptions' });
-      await startSourceEventsConsumer(db, bus);
       const dispatcher = new Dispatcher({ db, config, logger: logger.child({ component: 'dispatcher' }), onAttempt: attempted });
+      await startSourceEventsConsumer(db, bus, () => dispatcher.nudge());
       dispatcher.start();
       onShutdown('dispatcher', () => dispatcher.stop());
     },

@@ -14,7 +14,14 @@ export interface Received {
  */
 export class TestReceiver {
   readonly received: Received[] = [];
+  /** When each request arrived (ms since the epoch), in the order of `received`. */
+  readonly arrivedAt: number[] = [];
   behave: (body: string, index: number) => Received['answer'] = () => 'ok';
+  /** How long an answer waits (to make requests that overlap visible). */
+  answerAfterMs = 0;
+  /** Requests received and not answered yet, and the most there ever were at once. */
+  inFlight = 0;
+  maxInFlight = 0;
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -22,9 +29,17 @@ export class TestReceiver {
       const body = Buffer.concat(chunks).toString('utf8');
       const answer = this.behave(body, this.received.length);
       this.received.push({ headers: req.headers as Record<string, string>, body, answer });
+      this.arrivedAt.push(Date.now());
       if (answer === 'hang') return;
-      res.statusCode = answer === 'ok' ? 204 : 500;
-      res.end();
+      this.inFlight++;
+      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+      const reply = () => {
+        this.inFlight--;
+        res.statusCode = answer === 'ok' ? 204 : 500;
+        res.end();
+      };
+      if (this.answerAfterMs > 0) setTimeout(reply, this.answerAfterMs);
+      else reply();
     });
   });
 

@@ -116,7 +116,7 @@ export async function buildServices(): Promise<void> {
 /**
  * Migrates every schema and starts every service from its build, one process each, with
  * NODE_ENV=production as in the images, against the bench
- * database with the subject and key prefix `bench`, on their own ports (beside a running
+ * database with the subject and key prefix `bench` (or `--prefix`), on their own ports (beside a running
  * `npm start`), the hourly quota lifted so the load is never refused.
  */
 export async function startStack(o: StackOptions): Promise<Stack> {
@@ -132,6 +132,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     LOG_LEVEL: o.logLevel,
     RATE_LIMIT_STANDARD: '1000000000',
     RATE_LIMIT_DATE_FILTERED: '1000000000',
+    // The partner events scenario's receiver listens on loopback.
+    EVENTS_ALLOW_PRIVATE_URLS: 'true',
+    EVENTS_ALLOW_HTTP: 'true',
   };
   const migrations = SERVICES.map((name) => startProcess(`${name}-migrate`, `services/${name}/dist/migrate.js`, env, o.logDir));
   const codes = await Promise.all(migrations.map((m) => m.exited));

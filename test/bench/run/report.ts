@@ -82,6 +82,16 @@ const HEAD = ['', 'req/s', 'p50 ms', 'p99 ms', 'errors / non-2xx'];
 function settledLine(m: Measured): string | undefined {
   const st = m.result?.settled;
   if (!st) return undefined;
+  if (st.what !== undefined) {
+    const lag = st.lagMs
+      ? `; sale.created behind its sale: p50 ${fmt(st.lagMs.p50)} ms, p99 ${fmt(st.lagMs.p99)} ms, max ${fmt(st.lagMs.max)} ms` +
+        ` (the dispatcher's part, from the event log to the receiver: p50 ${fmt(st.lagMs.dispatchP50)} ms, p99 ${fmt(st.lagMs.dispatchP99)} ms)`
+      : '';
+    const drain = st.drain
+      ? `; a replay of the run's ${fmt(st.drain.events)} events drained in ${fmt(st.drain.seconds, 1)} s (${fmt(st.drain.rate)}/s)`
+      : '';
+    return `${st.what}: ${fmt(st.processed)} in ${fmt(st.seconds, 1)} s (${fmt(st.rate)}/s)${lag}${drain}; still owed ${fmt(st.pending)}`;
+  }
   return `processed into sales: ${fmt(st.processed)} in ${fmt(st.seconds, 1)} s from the first received (${fmt(st.rate)}/s); failed or ignored ${fmt(st.failed)}; still waiting ${fmt(st.pending)}`;
 }
 
@@ -154,7 +164,7 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
       `Mean handler time per NATS subject during the run: ${handlersLine(m)}.`,
     );
     const settled = settledLine(m);
-    if (settled) lines.push('', `After the burst: ${settled}.`);
+    if (settled) lines.push('', `After the run: ${settled}.`);
     const bytes = bytesLine(m);
     if (bytes) lines.push('', `${bytes[0]!.toUpperCase()}${bytes.slice(1)}.`);
   }

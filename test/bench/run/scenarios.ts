@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { API_BASE, WEBHOOK_BASE } from '@erp/contracts';
 import { wooHeaders, wooOrder } from '../../support/webhook-fixture';
@@ -125,6 +127,8 @@ export interface AnswerBytes {
 }
 
 export interface Settled {
+  /** What `processed` counts (deliveries processed into sales unless said). */
+  what?: string;
   processed: number;
   failed: number;
   /** Still waiting when the harness stopped looking. */
@@ -132,6 +136,14 @@ export interface Settled {
   /** From the first delivery received to the last processed. */
   seconds: number;
   rate: number;
+  /**
+   * Partner events during the load: from a sale's `created_at` to its `sale.created` arriving at
+   * the receiver, and the dispatcher's part of it (from the event's `timestamp`, when the event log
+   * recorded it).
+   */
+  lagMs?: { p50: number; p99: number; max: number; dispatchP50: number; dispatchP99: number };
+  /** Partner events: a backlog of the run's events queued again by a replay, drained. */
+  drain?: { events: number; seconds: number; rate: number };
 }
 
 export interface Target {
@@ -151,8 +163,15 @@ export interface Scenario {
   amount?: number;
   /** Waits for the asynchronous work the run started, and measures it. */
   settle?: (startedAt: Date) => Promise<Settled>;
-  /** Runs once before the first request, with a way to send one (e.g. to learn an ETag). */
-  prepare?: (send: (r: LoadRequest) => Promise<{ status: number; headers: Headers }>) => Promise<void>;
+  /**
+   * Runs once before the first request, with a way to send one (e.g. to learn an ETag), and the
+   * gateway's API root with the bench key's headers for calls of its own.
+   */
+  prepare?: (api: {
+    send: (r: LoadRequest) => Promise<{ status: number; headers: Headers }>;
+    apiRoot: string;
+    headers: Record<string, string>;
+  }) => Promise<void>;
   /** The status every request answers when all goes well; a 2xx when omitted. */
   status?: number;
   /** A scenario measured earlier whose requests/s this one is compared with (the same GET's 200 for its 304). */
@@ -319,6 +338,10 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
       : []),
     { name: 'POST /packages/import (500 items)', baseline: false, connections: 1, next: importBody, targets: [p50Within(250)] },
     ...(f.webhook ? [webhookBurst(f, f.webhook, runTag, databaseUrl)] : []),
+    partnerEvents(
+      saleBody(() => oneDocument),
+      databaseUrl,
+    ),
   ];
 }
 
@@ -343,7 +366,7 @@ function conditionalReads(): Scenario[] {
     {
       name: `${PAGE_200} with If-None-Match: its ETag (304)`,
       baseline: false,
-      prepare: async (send) => {
+      prepare: async ({ send }) => {
         etag = (await send(page)).headers.get('etag') ?? '';
       },
       next: () => ({ ...page, headers: { 'if-none-match': etag } }),
@@ -352,6 +375,113 @@ function conditionalReads(): Scenario[] {
       targets: [referenceTimes(2)],
     },
   ];
+}
+
+/**
+ * `POST /sales` with a subscription to every event whose receiver on loopback answers 204 at once:
+ * how late each `sale.created` arrives during the load (from the sale's `created_at`), how long
+ * the events left at the end take; then a replay of the run's events as a backlog, and how fast
+ * it drains.
+ */
+function partnerEvents(next: () => LoadRequest, databaseUrl: string): Scenario {
+  const arrivals: Array<{ at: number; type: string; recordedAt: number; createdAt?: string }> = [];
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        type: string;
+        timestamp: string;
+        data: { created_at?: string };
+      };
+      arrivals.push({
+        at: Date.now(),
+        type: event.type,
+        recordedAt: Date.parse(event.timestamp),
+        ...(event.data.created_at ? { createdAt: event.data.created_at } : {}),
+      });
+      res.statusCode = 204;
+      res.end();
+    });
+  });
+  let api: { root: string; headers: Record<string, string>; suscripcion: number } | undefined;
+  const pendientes = async (client: pg.Client) => {
+    const { rows } = await client.query<{ n: number }>(
+      `select count(*)::int as n from subscriptions.entregas where suscripcion_id = $1 and estado = 'pendiente'`,
+      [api!.suscripcion],
+    );
+    return rows[0]!.n;
+  };
+  const drained = async (client: pg.Client, deadline: number) => {
+    while ((await pendientes(client)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  };
+  const settle = async (startedAt: Date): Promise<Settled> => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const endedAt = Date.now();
+      const atEnd = await pendientes(client);
+      await drained(client, Date.now() + SETTLE_TIMEOUT_MS);
+      const run = arrivals.filter((a) => a.at >= startedAt.getTime());
+      const lags = run
+        .filter((a) => a.type === 'sale.created' && a.createdAt && a.at <= endedAt)
+        .map((a) => a.at - Date.parse(a.createdAt!))
+        .sort((a, b) => a - b);
+      const dispatch = run
+        .filter((a) => a.at <= endedAt)
+        .map((a) => a.at - a.recordedAt)
+        .sort((a, b) => a - b);
+      const quantile = (q: number, of = lags) => of[Math.min(of.length - 1, Math.floor(q * of.length))] ?? 0;
+      const seconds = run.length > 1 ? (run.at(-1)!.at - run[0]!.at) / 1000 : 0;
+
+      const before = arrivals.length;
+      const replay = await fetch(`${api!.root}/event-subscriptions/${api!.suscripcion}/replay`, {
+        method: 'POST',
+        headers: api!.headers,
+        body: JSON.stringify({ desde: startedAt.toISOString() }),
+      });
+      const queued = ((await replay.json()) as { data: { encolados: number } }).data.encolados;
+      await drained(client, Date.now() + SETTLE_TIMEOUT_MS);
+      const backlog = arrivals.slice(before);
+      const drainSeconds = backlog.length > 1 ? (backlog.at(-1)!.at - backlog[0]!.at) / 1000 : 0;
+      return {
+        what: `events delivered (${atEnd} still owed when the writes ended)`,
+        processed: run.length,
+        failed: 0,
+        pending: await pendientes(client),
+        seconds,
+        rate: seconds > 0 ? run.length / seconds : 0,
+        lagMs: {
+          p50: quantile(0.5),
+          p99: quantile(0.99),
+          max: lags.at(-1) ?? 0,
+          dispatchP50: quantile(0.5, dispatch),
+          dispatchP99: quantile(0.99, dispatch),
+        },
+        drain: { events: queued, seconds: drainSeconds, rate: drainSeconds > 0 ? backlog.length / drainSeconds : 0 },
+      };
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    name: 'POST /sales (3 lines) with a subscription to every event',
+    baseline: false,
+    next,
+    async prepare({ apiRoot: root, headers }) {
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      receiver.unref();
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
+      const res = await fetch(`${root}/event-subscriptions`, { method: 'POST', headers, body: JSON.stringify({ url, events: ['*'] }) });
+      if (res.status !== 201) throw new Error(`subscribing the receiver answered ${res.status}: ${await res.text()}`);
+      api = { root, headers, suscripcion: ((await res.json()) as { data: { id: number } }).data.id };
+    },
+    settle,
+    targets: [
+      { label: 'sale.created p99 ≤ 5 s behind its sale', met: (r) => r.settled?.lagMs !== undefined && r.settled.lagMs.p99 <= 5_000 },
+      { label: 'a backlog drains ≥ 500 events/s', met: (r) => r.settled?.drain !== undefined && r.settled.drain.rate >= 500 },
+    ],
+  };
 }
 
 export const WEBHOOK_BURST = 5_000;

@@ -64,7 +64,7 @@ export interface FuzzReport {
 
 interface Endpoint {
   label: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   webhook?: boolean;
   arb: fc.Arbitrary<FuzzCase>;

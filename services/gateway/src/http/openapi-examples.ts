@@ -23,7 +23,7 @@ export const RECORDED_EXAMPLES: OpenApiExamples = recorded;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-const METHODS = ['get', 'post', 'put', 'delete'] as const;
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 /**
  * The document with the recorded examples: each parameter's value, the request body, and per

@@ -105,7 +105,7 @@ describe('the OpenAPI document', () => {
 
   it('declares 414 and 431 on every operation, and Location on every 201', () => {
     for (const [template, item] of Object.entries<Json>(sut.paths)) {
-      for (const [method, op] of Object.entries<Json>(item).filter(([m]) => ['get', 'post', 'put', 'delete'].includes(m))) {
+      for (const [method, op] of Object.entries<Json>(item).filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))) {
         expect([`${method} ${template}`, Object.keys(op.responses)]).toEqual([
           `${method} ${template}`,
           expect.arrayContaining(['414', '431']),
@@ -232,7 +232,7 @@ describe('the OpenAPI document', () => {
     };
     for (const [id, doc] of Object.entries(documents)) {
       for (const [template, item] of Object.entries<Json>(doc.paths)) {
-        for (const method of ['get', 'post', 'put', 'delete'].filter((m) => item[m])) {
+        for (const method of ['get', 'post', 'put', 'patch', 'delete'].filter((m) => item[m])) {
           const op = item[method];
           const at = `${id}#/${pointer('paths', template, method)}`;
           const name = `${method.toUpperCase()} ${template}`;

@@ -14,12 +14,14 @@ import {
   Customer,
   CursorPagination,
   DecimalNumber,
+  DeliveredEvent,
   DocumentType,
   EVENT_TYPES,
+  PingEvent,
+  TYPED_EVENTS,
   ErrorEnvelope,
   InventorySummary,
   Meta,
-  PackageImportedData,
   Pagination,
   Product,
   RateLimitStatus,
@@ -28,7 +30,6 @@ import {
   Sale,
   SalesSummary,
   ShopifyOrder,
-  StockChangedData,
   Timestamp,
   WEBHOOK_BASE,
   WebhookPing,
@@ -475,21 +476,21 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Versión.** La versión forma parte de la ruta (\`/api/external/v1\`); esta descripción corresponde a la interfaz ${API_VERSION}.`;
 
-/** One outbound event as the partner's URL receives it (the document's `webhooks`). */
-function partnerEventOperation(type: EventType): ZodOpenApiOperationObject {
-  const data = type.startsWith('sale.')
-    ? Sale
-    : type.startsWith('return.')
-      ? Return
-      : type === 'stock.changed'
-        ? StockChangedData
-        : PackageImportedData;
+/**
+ * One outbound event as the partner's URL receives it (the document's `webhooks`): one entry per
+ * type, and `evento` with the union discriminated by `type` that a single receiver handles.
+ */
+function partnerEventOperation(type: EventType | 'ping' | 'evento'): ZodOpenApiOperationObject {
+  const body = type === 'evento' ? DeliveredEvent : type === 'ping' ? PingEvent : TYPED_EVENTS[type];
   return {
     operationId: `event${type
       .split('.')
       .map((w) => w[0]!.toUpperCase() + w.slice(1))
       .join('')}`,
-    summary: `Evento ${type} entregado a la URL de una suscripción`,
+    summary:
+      type === 'evento'
+        ? 'Cualquier evento entregado a la URL de una suscripción: una unión discriminada por `type` (`data` es el objeto que nombra)'
+        : `Evento ${type} entregado a la URL de una suscripción`,
     description:
       'Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. ' +
       'El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.',
@@ -503,7 +504,7 @@ function partnerEventOperation(type: EventType): ZodOpenApiOperationObject {
     },
     requestBody: {
       required: true,
-      content: { 'application/json': { schema: z.object({ id: z.string(), type: z.literal(type), timestamp: z.string(), data }) } },
+      content: { 'application/json': { schema: body } },
     },
     responses: {
       '200': { description: 'Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta.' },
@@ -519,7 +520,9 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
     paths[path] = { ...paths[path], [route.method]: apiOperation(route) };
   }
   Object.assign(paths, referenceOperations());
-  const webhooks: ZodOpenApiPathsObject = Object.fromEntries(EVENT_TYPES.map((type) => [type, { post: partnerEventOperation(type) }]));
+  const webhooks: ZodOpenApiPathsObject = Object.fromEntries(
+    (['evento', ...EVENT_TYPES, 'ping'] as const).map((type) => [type, { post: partnerEventOperation(type) }]),
+  );
 
   const document = createDocument(
     {

@@ -60,7 +60,7 @@ export interface RouteDef<
   Q extends z.ZodType | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
 > {
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Express path below the API base, e.g. `/inventory/:id`. */
   path: string;
   summary: string;

@@ -13,7 +13,7 @@ import {
 import { inTransaction } from '@erp/db';
 import { recordEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
-import { partnerEventsOf } from '../domain/partner-events';
+import { partnerEventsOf, type PartnerEventDraft } from '../domain/partner-events';
 
 /** Every event of the stream has its contract here: the consumer reads them all, in stream order. */
 const ALL_EVENTS: EventCatalog = {
@@ -27,21 +27,70 @@ const ALL_EVENTS: EventCatalog = {
 
 export const EVENT_LOG_CONSUMER: ConsumerName<'subscriptions'> = 'subscriptions-event-log';
 
+/** Source events handled at once: their partner events are recorded together, in one transaction. */
+const BATCH = 64;
+
 /**
  * Feeds the company event log from the stream. One durable over `events.>` (one filter subject
- * works on every JetStream server) taking one event at a time keeps the log in stream order;
- * partner ids derive from the source event's id, so a redelivered event writes nothing twice.
+ * works on every JetStream server). Up to `BATCH` events are in hand at once; each handler queues
+ * its partner events synchronously, in the order the stream delivered them, and the queue is
+ * written by one transaction at a time, so the log keeps stream order while a burst costs one
+ * transaction instead of one per event. Partner ids derive from the source event's id, so a
+ * redelivered event writes nothing twice. `onRecorded` tells this process's dispatcher that
+ * deliveries are owed (other replicas poll).
  */
-export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus: Bus): Promise<void> {
+export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus: Bus, onRecorded: () => void): Promise<void> {
+  const log = new EventLogWriter(db, onRecorded);
   await startConsumer(bus, {
     durable: EVENT_LOG_CONSUMER,
     events: ALL_EVENTS,
     subjects: ['events.>'],
-    concurrency: 1,
+    concurrency: BATCH,
     handler: async (subject, payload, meta) => {
       const drafts = partnerEventsOf({ subject, payload, eventId: meta.eventId, streamSequence: meta.streamSequence });
-      if (drafts.length === 0) return;
-      await inTransaction(db, (trx) => recordEventos(trx, drafts, new Date()));
+      if (drafts.length > 0) await log.record(drafts);
     },
   });
+}
+
+interface Queued {
+  drafts: readonly PartnerEventDraft[];
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Writes queued partner events in the order they were queued, everything queued meanwhile in one transaction. */
+class EventLogWriter {
+  private queue: Queued[] = [];
+  private writing = false;
+
+  constructor(
+    private readonly db: Kysely<SubscriptionsDb>,
+    private readonly onRecorded: () => void,
+  ) {}
+
+  record(drafts: readonly PartnerEventDraft[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ drafts, resolve, reject });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      // A redelivered event may sit in the same batch as its first delivery: one row per id.
+      const drafts = [...new Map(batch.flatMap((q) => q.drafts).map((d) => [d.id, d])).values()];
+      try {
+        const recorded = await inTransaction(this.db, (trx) => recordEventos(trx, drafts, new Date()));
+        for (const q of batch) q.resolve();
+        if (recorded.length > 0) this.onRecorded();
+      } catch (err) {
+        for (const q of batch) q.reject(err);
+      }
+    }
+    this.writing = false;
+  }
 }

@@ -5,6 +5,9 @@ import type { EventosTable, SubscriptionsDb } from './tables';
 
 type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
 
+/** The test event's type: sent to one subscription on request, never part of the company's feed. */
+export const PING = 'ping';
+
 /**
  * Writes partner events to the log once per id and owes each new one to every enabled
  * subscription of its company that asked for its type. The advisory lock makes positions commit
@@ -46,6 +49,36 @@ export async function recordEventos(
   return ids;
 }
 
+/**
+ * Records a `ping` owed to one subscription only, at the head of its queue (`orden` 0: a resource
+ * of its own, so it waits for no other delivery). The feed and replays leave pings out.
+ */
+export async function recordPing(
+  trx: Transaction<SubscriptionsDb>,
+  suscripcionId: number,
+  empresaId: number,
+  id: string,
+  ocurrido: Date,
+): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('subscriptions.eventos'))`.execute(trx);
+  await trx
+    .insertInto('eventos')
+    .values({
+      id,
+      empresa_id: empresaId,
+      tipo: PING,
+      recurso: `ping:${id}`,
+      orden: 0,
+      ocurrido_at: ocurrido,
+      data: JSON.stringify({ id_suscripcion: suscripcionId, mensaje: 'Evento de prueba de la suscripción' }),
+    })
+    .execute();
+  await trx
+    .insertInto('entregas')
+    .values({ suscripcion_id: suscripcionId, evento_id: id, recurso: `ping:${id}`, orden: 0 })
+    .execute();
+}
+
 export async function positionOf(db: Db, empresaId: number, id: string): Promise<number | undefined> {
   const row = await db.selectFrom('eventos').select('posicion').where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
   return row?.posicion;
@@ -56,7 +89,12 @@ export async function listEventos(
   empresaId: number,
   options: { after: number; types?: readonly EventType[]; limit: number },
 ): Promise<Selectable<EventosTable>[]> {
-  let query = db.selectFrom('eventos').selectAll().where('empresa_id', '=', empresaId).where('posicion', '>', options.after);
+  let query = db
+    .selectFrom('eventos')
+    .selectAll()
+    .where('empresa_id', '=', empresaId)
+    .where('posicion', '>', options.after)
+    .where('tipo', '<>', PING);
   if (options.types) query = query.where('tipo', 'in', options.types);
   return query.orderBy('posicion').limit(options.limit).execute();
 }
@@ -74,9 +112,9 @@ export async function queueReplay(
       insert into ${sql.table('subscriptions.entregas')} (suscripcion_id, evento_id, recurso, orden)
       select ${suscripcionId}, e.id, e.recurso, e.orden
       from ${sql.table('subscriptions.eventos')} e
-      where e.empresa_id = ${empresaId} and e.ocurrido_at >= ${desde} and (e.tipo = any(${tipos}::text[]) or '*' = any(${tipos}::text[]))
+      where e.empresa_id = ${empresaId} and e.ocurrido_at >= ${desde} and e.tipo <> ${PING} and (e.tipo = any(${tipos}::text[]) or '*' = any(${tipos}::text[]))
       on conflict (suscripcion_id, evento_id) do update
-        set estado = 'pendiente', intentos = 0, proximo_intento_at = now(), primer_fallo_at = null, entregada_at = null
+        set estado = 'pendiente', intentos = 0, proximo_intento_at = now(), primer_fallo_at = null, entregada_at = null, tomada_hasta = null
       returning 1
     )
     select count(*)::int as n from owed`.execute(trx);

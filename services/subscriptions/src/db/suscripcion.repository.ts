@@ -80,3 +80,61 @@ export async function countSuscripcionesByEstado(db: Db): Promise<{ enabled: num
     .executeTakeFirstOrThrow();
   return row;
 }
+
+export interface SuscripcionChanges {
+  url?: string;
+  eventos?: string[];
+  descripcion?: string | null;
+  enable?: boolean;
+}
+
+/**
+ * Applies a partner's changes. Enabling (also one the retry window disabled) clears the reason and
+ * the endpoint's pause, and makes everything it is still owed due now with a fresh retry window;
+ * disabling by the partner says so in `motivo_deshabilitada`.
+ */
+export async function updateSuscripcion(
+  trx: Transaction<SubscriptionsDb>,
+  empresaId: number,
+  id: number,
+  changes: SuscripcionChanges,
+): Promise<SuscripcionRow | undefined> {
+  const row = await trx
+    .updateTable('suscripciones')
+    .set({
+      ...(changes.url !== undefined ? { url: changes.url } : {}),
+      ...(changes.eventos !== undefined ? { eventos: changes.eventos } : {}),
+      ...(changes.descripcion !== undefined ? { descripcion: changes.descripcion } : {}),
+      ...(changes.enable === true ? { enable: true, motivo_deshabilitada: null, fallos_seguidos: 0, pausada_hasta: null } : {}),
+      ...(changes.enable === false ? { enable: false, motivo_deshabilitada: 'Deshabilitada por la empresa' } : {}),
+      updated_at: new Date(),
+    })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  if (row && changes.enable === true)
+    await trx
+      .updateTable('entregas')
+      .set({ proximo_intento_at: new Date(), primer_fallo_at: null })
+      .where('suscripcion_id', '=', id)
+      .where('estado', '=', 'pendiente')
+      .execute();
+  return row;
+}
+
+/** Replaces the secret; the previous one keeps signing deliveries (beside the new one) for `overlapHours`. */
+export async function rotateSecreto(db: Db, empresaId: number, id: number, secreto: string, overlapHours: number) {
+  return db
+    .updateTable('suscripciones')
+    .set({
+      secreto_anterior: sql<string>`secreto`,
+      secreto_anterior_hasta: sql<Date>`now() + make_interval(hours => ${overlapHours}::int)`,
+      secreto,
+      updated_at: new Date(),
+    })
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .returning(['secreto', 'secreto_anterior_hasta'])
+    .executeTakeFirst();
+}

@@ -12,6 +12,10 @@ export interface SuscripcionesTable {
   secreto: string;
   enable: Generated<boolean>;
   motivo_deshabilitada: string | null;
+  fallos_seguidos: Generated<number>;
+  pausada_hasta: Date | null;
+  secreto_anterior: string | null;
+  secreto_anterior_hasta: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -9,9 +9,14 @@ export function newSecret(): string {
 
 /**
  * The `webhook-signature` header of a delivery (Standard Webhooks): `v1,` + base64 of the
- * HMAC-SHA256, keyed with the secret's decoded bytes, of `<id>.<timestamp>.<body>`.
+ * HMAC-SHA256, keyed with the secret's decoded bytes, of `<id>.<timestamp>.<body>`; one per
+ * secret, separated by spaces (during a rotation a receiver holding either secret verifies it).
  */
-export function signDelivery(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
+export function signDelivery(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+      return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
+    })
+    .join(' ');
 }

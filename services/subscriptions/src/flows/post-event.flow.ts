@@ -5,6 +5,10 @@ import { guardedLookup, urlShapeProblem, type UrlPolicy } from './url-guard';
 /** Bytes of a receiver's answer read at most: the status decides, the body is only drained. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
+// Connections to a receiver are kept open between deliveries: a new TCP (and TLS) handshake per
+// event would bound a subscription's throughput. The address check runs when a socket connects.
+const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) } as const;
+
 export interface PostOutcome {
   /** The HTTP status answered, or null when there was none. */
   status: number | null;
@@ -48,7 +52,7 @@ export async function postEvent(
           ...headers,
         },
         lookup: guardedLookup(options),
-        agent: false,
+        agent: AGENTS[target.protocol as keyof typeof AGENTS],
       },
       (res) => {
         let read = 0;

@@ -1,13 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Handlers } from '@erp/bus';
-import { AppError, paginate, type subscriptionsSubjects } from '@erp/contracts';
+import { AppError, paginate, SECRET_OVERLAP_HOURS, type subscriptionsSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { SubscriptionsConfig } from '../config';
 import { listIntentos } from '../db/entrega.repository';
-import { listEventos, positionOf, queueReplay, toPartnerEvent } from '../db/evento.repository';
-import { deleteSuscripcion, findSuscripcion, listSuscripciones, toSubscription } from '../db/suscripcion.repository';
+import { listEventos, PING, positionOf, queueReplay, recordPing, toPartnerEvent } from '../db/evento.repository';
+import { deleteSuscripcion, findSuscripcion, listSuscripciones, rotateSecreto, toSubscription } from '../db/suscripcion.repository';
 import type { SubscriptionsDb } from '../db/tables';
+import { newSecret } from '../domain/signature';
 import { createSuscripcion } from '../flows/create-suscripcion.flow';
+import { updateSuscripcionFlow } from '../flows/update-suscripcion.flow';
 
 const NOT_FOUND = 'Suscripción no encontrada';
 
@@ -36,6 +39,26 @@ export function subscriptionHandlers(
       const row = await deleteSuscripcion(db, ctx.empresa.id, id);
       if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
       return toSubscription(row);
+    },
+    'subscriptions.subscription.update': async (request, ctx) =>
+      toSubscription(await updateSuscripcionFlow(db, policy, ctx.empresa.id, request)),
+    'subscriptions.subscription.rotate': async ({ id }, ctx) => {
+      const row = await rotateSecreto(db, ctx.empresa.id, id, newSecret(), SECRET_OVERLAP_HOURS);
+      if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
+      return { secret: row.secreto, secreto_anterior_hasta: row.secreto_anterior_hasta!.toISOString() };
+    },
+    'subscriptions.subscription.ping': async ({ id }, ctx) => {
+      const eventId = `evt_${randomBytes(16).toString('hex')}`;
+      await inTransaction(db, async (trx) => {
+        const row = await findSuscripcion(trx, ctx.empresa.id, id);
+        if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
+        if (!row.enable) {
+          const message = 'La suscripción está deshabilitada; habilítela con PATCH enable 1 antes de probarla';
+          throw AppError.rule('suscripcion_deshabilitada', message, { enable: [message] });
+        }
+        await recordPing(trx, row.id, ctx.empresa.id, eventId, new Date());
+      });
+      return { event_id: eventId, type: PING };
     },
     'subscriptions.delivery.list': async ({ id, ...page }, ctx) => {
       await owned(ctx.empresa.id, id);

@@ -1,12 +1,17 @@
 import { z } from 'zod';
 import {
   DeliveryAttempt,
+  EmptyBody,
+  SECRET_OVERLAP_HOURS,
+  SecretRotated,
+  SubscriptionUpdateBody,
+  TestQueued,
   EVENT_TYPES,
   EventsPagination,
   EventsQuery,
   Meta,
   PaginationQuery,
-  PartnerEvent,
+  FeedEvent,
   ReplayBody,
   Subscription,
   SubscriptionCreateBody,
@@ -64,6 +69,56 @@ export const eventsRoutes = [
     }),
   }),
   defineRoute({
+    method: 'patch',
+    path: '/event-subscriptions/:id',
+    summary: 'Cambia la URL, los tipos, la descripción o el estado de una suscripción',
+    description: [
+      'Solo cambian los campos enviados; un campo desconocido se rechaza con 422 nombrándolo.',
+      '- `enable: 1` la vuelve a habilitar (también la que la ventana de reintentos deshabilitó): lo que aún se le debe se entrega desde ya, en orden por recurso, con una ventana de reintentos nueva.',
+      '- `enable: 0` la deshabilita (`motivo_deshabilitada`: «Deshabilitada por la empresa»): no recibe nada ni se le encolan eventos nuevos hasta habilitarla.',
+      '- Una URL nueva se comprueba como al crearla.',
+    ].join('\n'),
+    params: SubscriptionIdParam,
+    body: SubscriptionUpdateBody,
+    response: { kind: 'single', schema: Subscription },
+    handle: async ({ params, body }, { bus, ctx }) => ({
+      data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.update', { id: params.id, ...body }, ctx),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/event-subscriptions/:id/rotate-secret',
+    summary: 'Da a la suscripción un secreto nuevo (se muestra solo aquí); el anterior sigue firmando durante 24 h',
+    description: [
+      `Cuerpo: \`{}\`. Durante ${SECRET_OVERLAP_HOURS} h (hasta \`secreto_anterior_hasta\`) cada entrega lleva dos firmas en \`webhook-signature\`,`,
+      'separadas por un espacio (`v1,<con el nuevo> v1,<con el anterior>`), como permite Standard Webhooks: un receptor que tenga',
+      'cualquiera de los dos secretos la verifica, así que puede cambiar el suyo en cualquier momento de ese plazo.',
+    ].join('\n'),
+    params: SubscriptionIdParam,
+    body: EmptyBody,
+    response: { kind: 'single', schema: SecretRotated },
+    handle: async ({ params }, { bus, ctx }) => ({
+      data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.rotate', { id: params.id }, ctx),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/event-subscriptions/:id/test',
+    summary: 'Envía un evento `ping` a la suscripción por el camino normal de las entregas',
+    description: [
+      'Cuerpo: `{}`. El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en',
+      '`/event-subscriptions/{id}/deliveries` como cualquier otro, pero no va a las demás suscripciones ni al feed `/events`.',
+      'Sale antes que lo que la suscripción tenga pendiente. Una suscripción deshabilitada responde 422.',
+    ].join('\n'),
+    params: SubscriptionIdParam,
+    body: EmptyBody,
+    response: { kind: 'single', schema: TestQueued, statuses: { 202: 'Evento de prueba encolado' } },
+    handle: async ({ params }, { bus, ctx }) => ({
+      status: 202,
+      data: await bus.request(subscriptionsSubjects, 'subscriptions.subscription.ping', { id: params.id }, ctx),
+    }),
+  }),
+  defineRoute({
     method: 'delete',
     path: '/event-subscriptions/:id',
     summary: 'Elimina una suscripción: no se le entrega nada más',
@@ -110,7 +165,7 @@ export const eventsRoutes = [
     query: EventsQuery,
     response: {
       kind: 'raw',
-      schema: z.object({ success: z.literal(true), data: z.array(PartnerEvent), pagination: EventsPagination, meta: Meta }),
+      schema: z.object({ success: z.literal(true), data: z.array(FeedEvent), pagination: EventsPagination, meta: Meta }),
     },
     handle: async ({ query }, { bus, ctx }) => {
       const page = await bus.request(subscriptionsSubjects, 'subscriptions.event.list', query, ctx);
