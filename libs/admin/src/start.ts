@@ -23,6 +23,7 @@ const OPS_PORTS: Record<ServiceName, number> = {
   packages: 9468,
   'webhook-ingest': 9469,
   subscriptions: 9470,
+  exports: 9471,
 };
 
 const env = {

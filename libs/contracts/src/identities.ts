@@ -1,4 +1,5 @@
 import type { Catalog, EventCatalog } from './catalog';
+import { exportsEvents, exportsSubjects, inventoryExportSubjects, returnsExportSubjects, salesExportSubjects } from './exports';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from './gateway';
 import { inventoryEvents, inventorySubjects } from './inventory';
 import { packagesEvents, packagesSubjects } from './packages';
@@ -23,36 +24,53 @@ export interface BusIdentity {
   publishes: readonly EventCatalog[];
   consumers: Readonly<Record<string, string>>;
   listens: readonly string[];
+  /**
+   * Its use of the export files' object store: `manage` creates it and removes files, `write`
+   * writes files (the owners of exported data), `read` streams them (the gateway's downloads).
+   */
+  exportFiles?: 'manage' | 'write' | 'read';
 }
 
 export const BUS_IDENTITIES = {
   gateway: {
     serves: [gatewaySubjects, gatewayDirectorySubjects, webhookGatewaySubjects],
-    calls: [inventorySubjects, packagesSubjects, returnsApiSubjects, salesApiSubjects, subscriptionsSubjects, webhookSubjects],
+    calls: [
+      exportsSubjects,
+      inventorySubjects,
+      packagesSubjects,
+      returnsApiSubjects,
+      salesApiSubjects,
+      subscriptionsSubjects,
+      webhookSubjects,
+    ],
     publishes: [gatewayEvents],
     consumers: {},
     listens: ['events.gateway.credentials.changed'],
+    exportFiles: 'read',
   },
   inventory: {
-    serves: [inventorySubjects],
+    serves: [inventorySubjects, inventoryExportSubjects],
     calls: [salesSubjects],
     publishes: [inventoryEvents],
     consumers: { 'inventory-sale-created': 'events.sales.sale.created' },
     listens: [],
+    exportFiles: 'write',
   },
   sales: {
-    serves: [salesSubjects, salesForReturnsSubjects, salesApiSubjects, salesAdminSubjects, salesPlatformSubjects],
+    serves: [salesSubjects, salesForReturnsSubjects, salesApiSubjects, salesAdminSubjects, salesPlatformSubjects, salesExportSubjects],
     calls: [inventorySubjects, returnsForSalesSubjects],
     publishes: [salesEvents],
     consumers: { 'sales-return-created': 'events.returns.return.created', 'sales-return-annulled': 'events.returns.return.annulled' },
     listens: [],
+    exportFiles: 'write',
   },
   returns: {
-    serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects, returnsForSalesSubjects],
+    serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects, returnsForSalesSubjects, returnsExportSubjects],
     calls: [inventorySubjects, salesForReturnsSubjects],
     publishes: [returnsEvents],
     consumers: { 'returns-stock-created': 'events.returns.return.created', 'returns-stock-annulled': 'events.returns.return.annulled' },
     listens: [],
+    exportFiles: 'write',
   },
   packages: {
     serves: [packagesSubjects],
@@ -75,6 +93,14 @@ export const BUS_IDENTITIES = {
     // The event log reads every event of the stream, in stream order.
     consumers: { 'subscriptions-event-log': 'events.>' },
     listens: [],
+  },
+  exports: {
+    serves: [exportsSubjects],
+    calls: [inventoryExportSubjects, returnsExportSubjects, salesExportSubjects],
+    publishes: [exportsEvents],
+    consumers: {},
+    listens: [],
+    exportFiles: 'manage',
   },
 } as const satisfies Record<ServiceName, BusIdentity>;
 

@@ -1,5 +1,5 @@
 /** The service that owns each subject family; also the queue group its replicas share. */
-export const SERVICES = ['gateway', 'sales', 'inventory', 'returns', 'packages', 'webhook-ingest', 'subscriptions'] as const;
+export const SERVICES = ['gateway', 'sales', 'inventory', 'returns', 'packages', 'webhook-ingest', 'subscriptions', 'exports'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** Name of the one JetStream stream that carries every `events.>` subject under a prefix. */

@@ -10,6 +10,7 @@ import { returnsMigrations, RETURNS_SCHEMA } from '@erp/returns';
 import { salesMigrations, SALES_SCHEMA } from '@erp/sales';
 import { webhookIngestMigrations, WEBHOOK_INGEST_SCHEMA } from '@erp/webhook-ingest';
 import { subscriptionsMigrations, SUBSCRIPTIONS_SCHEMA } from '@erp/subscriptions';
+import { exportsMigrations, EXPORTS_SCHEMA } from '@erp/exports';
 import { freePort } from './private-infra';
 import { sleep } from './wait';
 
@@ -23,6 +24,7 @@ const SCHEMAS: Record<ServiceName, { schema: string; migrations: Migrations }> =
   packages: { schema: PACKAGES_SCHEMA, migrations: packagesMigrations },
   'webhook-ingest': { schema: WEBHOOK_INGEST_SCHEMA, migrations: webhookIngestMigrations },
   subscriptions: { schema: SUBSCRIPTIONS_SCHEMA, migrations: subscriptionsMigrations },
+  exports: { schema: EXPORTS_SCHEMA, migrations: exportsMigrations },
 };
 
 export const ALL_SERVICES: readonly ServiceName[] = [
@@ -33,6 +35,7 @@ export const ALL_SERVICES: readonly ServiceName[] = [
   'packages',
   'webhook-ingest',
   'subscriptions',
+  'exports',
 ];
 
 /** One running replica of a service: its real entry point (`src/main.ts`) in its own process. */

@@ -1,6 +1,12 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { SIN_CATEGORIA, type ChangeCursor, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
+import {
+  SIN_CATEGORIA,
+  type ChangeCursor,
+  type InventoryExportFilters,
+  type InventoryFilters,
+  type InventoryListRequest,
+} from '@erp/contracts';
 import { compiledOnce, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import { containsPattern } from '../domain/list-filters';
 import { INVENTORY_SCHEMA, type InventoryDb } from './tables';
@@ -210,6 +216,46 @@ export async function listProducts(
   return { total: Number(count.total), json: page.json };
 }
 
+/** The filtered products; with `updated_since`, those whose data or any stock entry changed since then. */
+function changedProducts(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters & { updated_since?: string | undefined }) {
+  const products = filteredProducts(db, empresaId, f);
+  if (f.updated_since === undefined) return products;
+  const since = new Date(f.updated_since);
+  return products.where((eb) =>
+    eb.or([
+      eb('p.updated_at', '>=', since),
+      eb.exists(eb.selectFrom('inventarios as i').select('i.id').whereRef('i.producto_id', '=', 'p.id').where('i.updated_at', '>=', since)),
+    ]),
+  );
+}
+
+/**
+ * Up to `limit` products after id `afterId`, by id, as the JSON lines `GET /inventory/{id}`
+ * answers (the same SQL, stock entries with their timestamps), with the filters of the list: one
+ * batch of an export's file.
+ */
+export async function productExportBatch(
+  trx: Transaction<InventoryDb>,
+  empresaId: number,
+  filtros: InventoryExportFilters,
+  afterId: number,
+  limit: number,
+) {
+  const page = changedProducts(trx, empresaId, filtros)
+    .where('p.id', '>', afterId)
+    .select(['p.id', sql<string>`${productJson(trx, empresaId, true)}::text`.as('json')])
+    .orderBy('p.id')
+    .limit(limit);
+  return trx
+    .selectFrom(page.as('b'))
+    .select([
+      sql<number>`count(*)::int`.as('count'),
+      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
+      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
+    ])
+    .executeTakeFirstOrThrow();
+}
+
 /**
  * Delta sync: the products whose data or stock changed since a position, in the order their
  * changes committed. A product's position is the newest transaction stamp of the product and its
@@ -223,18 +269,7 @@ export async function listProductChanges(
   request: InventoryListRequest,
   after: ChangeCursor | undefined,
 ) {
-  let changed = filteredProducts(trx, empresaId, request);
-  if (request.updated_since !== undefined) {
-    const since = new Date(request.updated_since);
-    changed = changed.where((eb) =>
-      eb.or([
-        eb('p.updated_at', '>=', since),
-        eb.exists(
-          eb.selectFrom('inventarios as i').select('i.id').whereRef('i.producto_id', '=', 'p.id').where('i.updated_at', '>=', since),
-        ),
-      ]),
-    );
-  }
+  const changed = changedProducts(trx, empresaId, request);
   const count = await changed.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
   const position = sql<string>`greatest(p.cambio_xid, (select max(i.cambio_xid) from ${sql.table(`${INVENTORY_SCHEMA}.inventarios`)} i where i.producto_id = p.id))`;
   let page = trx

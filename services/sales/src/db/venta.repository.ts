@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { ChangeCursor, SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import type { ChangeCursor, SaleInput, SalesExportFilters, SalesFilters, SalesListRequest } from '@erp/contracts';
 import { compiledOnce, compiledPerShape, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import type { PlannedLine } from '../domain/sale-plan';
 import { pageStart } from '../domain/summary';
@@ -383,6 +383,34 @@ function filtered(db: Db, empresaId: number, f: SalesFilters) {
   if (f.fecha_fin !== undefined) q = q.where('v.fecha', '<=', f.fecha_fin);
   if (f.estado !== undefined) q = q.where('v.estado', '=', f.estado);
   return q;
+}
+
+/**
+ * Up to `limit` sales after id `afterId`, by id, as the JSON lines `GET /sales/{id}` answers
+ * (the same SQL), with the filters of the list: one batch of an export's file.
+ */
+export async function saleExportBatch(
+  trx: Transaction<SalesDb>,
+  empresaId: number,
+  filtros: SalesExportFilters,
+  afterId: number,
+  limit: number,
+) {
+  let rows = filtered(trx, empresaId, filtros).where('v.id', '>', afterId);
+  if (filtros.updated_since !== undefined) rows = rows.where('v.updated_at', '>=', new Date(filtros.updated_since));
+  const page = rows
+    .select(['v.id', sql<string>`${saleJson(trx)}::text`.as('json')])
+    .orderBy('v.id')
+    .limit(limit);
+  const batch = await trx
+    .selectFrom(page.as('b'))
+    .select([
+      sql<number>`count(*)::int`.as('count'),
+      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
+      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
+    ])
+    .executeTakeFirstOrThrow();
+  return batch;
 }
 
 type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
