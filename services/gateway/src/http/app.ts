@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type Pagination, type TenantContext } from '@erp/contracts';
@@ -14,7 +15,7 @@ import { rejectAmbiguousQuery, requestLimits } from './edges';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
-import type { AnyRoute, RouteResult } from './route';
+import type { AnyRoute, FileResult, RouteResult } from './route';
 import { webhookRouter } from './webhooks';
 
 export interface AppDeps {
@@ -301,6 +302,7 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
       { ctx, bus: deps.bus, credential, rate: locals.rate! },
     );
     if ('raw' in result) return void res.status(result.status ?? 200).json(result.raw);
+    if ('file' in result) return sendFile(req, res, result.file);
     if (result.location) res.setHeader('Location', `${API_BASE}${result.location}`);
     const meta = {
       empresa: credential.empresa.nombre,
@@ -340,3 +342,30 @@ function sendEnvelopeAround(
 }
 
 const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');
+
+/**
+ * A download: the whole file (200), or the one byte range asked for (206 with `Content-Range`),
+ * `Content-Length` known before the first byte. A range outside the file, or several ranges, is
+ * refused with 416 naming the size: a client resuming a download sends one `bytes=<received>-`.
+ */
+async function sendFile(req: Request, res: Response, file: FileResult['file']): Promise<void> {
+  res.setHeader('Accept-Ranges', 'bytes');
+  let start = 0;
+  let end = file.size - 1;
+  if (req.headers.range !== undefined) {
+    const ranges = req.range(file.size);
+    if (ranges === -2) return sendError(res, 400, MESSAGES.invalidParams, { Range: [MESSAGES.malformedRange] });
+    if (ranges === -1 || ranges === undefined || ranges.type !== 'bytes' || ranges.length !== 1) {
+      res.setHeader('Content-Range', `bytes */${file.size}`);
+      return sendError(res, 416, MESSAGES.rangeNotSatisfiable(file.size), { Range: [MESSAGES.rangeNotSatisfiableDetail] });
+    }
+    ({ start, end } = ranges[0]!);
+    res.status(206).setHeader('Content-Range', `bytes ${start}-${end}/${file.size}`);
+  }
+  const body = await file.open(start, end);
+  res.setHeader('Content-Type', file.contentType);
+  res.setHeader('Content-Disposition', `attachment; filename="${file.filename}"`);
+  res.setHeader('Content-Length', String(end - start + 1));
+  // A client that goes away ends the pipeline; the response then has nothing left to say.
+  await pipeline(body, res).catch(() => undefined);
+}
