@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineCatalog } from './catalog';
 import { IdParam, PageRequest, Timestamp, documentAs, pageReply, queryInt } from './http';
 
-/** The partner event types (interface 1.5.0) a subscription can ask for, besides `*`. */
+/** The partner event types (interface 1.5.0; `export.*` 1.6.0) a subscription can ask for, besides `*`. */
 export const EVENT_TYPES = [
   'sale.created',
   'sale.updated',
@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'return.created',
   'return.annulled',
   'package.imported',
+  'export.completed',
+  'export.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
