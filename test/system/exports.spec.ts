@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { SeedOutput } from '@erp/admin';
 import { listObjects } from '@erp/bus';
+import { PartnerApiClient } from '@erp/client';
 import { returnsAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import {
@@ -83,7 +84,7 @@ describe('POST /exports, GET /exports/{id}/download', () => {
 
   beforeAll(async () => {
     stack = await Stack.start({
-      services: ['gateway', 'inventory', 'sales', 'returns', 'exports'],
+      services: ['gateway', 'inventory', 'sales', 'returns', 'subscriptions', 'exports'],
       exports: { EXPORT_TTL_MS: TTL_MS, EXPORT_POLL_MS: 200, EXPORT_LEASE_MS: 1_500, EXPORT_ORPHAN_SWEEP_MS: 500, EXPORT_MAX_ATTEMPTS: 50 },
     });
     seeded = await stack.seed(salesFixture());
@@ -137,6 +138,52 @@ describe('POST /exports, GET /exports/{id}/download', () => {
     expect(file.headers.get('content-type')).toBe('application/gzip');
     expect(file.headers.get('content-length')).toBe(String(file.bytes.length));
     expect(typeof done.cursor).toBe('string');
+  });
+
+  it('announces a completed export to the company as the partner event export.completed', async () => {
+    const { done } = await exportOf({ recurso: 'inventory' });
+    await eventually(async () => {
+      const page = (await json(await stack.api(`${API}/events?types=export.completed`, { key: SALES_KEY_A }))) as any;
+      expect(page.data.find((e: any) => e.data.id === done.id)?.data).toEqual(done);
+    }, 20_000);
+    const other = (await json(await stack.api(`${API}/events?types=export.completed`, { key: SALES_KEY_B }))) as any;
+    expect(other.data.map((e: any) => e.data.id)).not.toContain(done.id);
+  });
+
+  it('is created, awaited and streamed object by object by the typed client, which resumes a broken download', async () => {
+    let broken = false;
+    // The first download breaks after 100 bytes, as a dropped connection would.
+    const flaky: typeof fetch = async (input, init) => {
+      const res = await stack.fetch(input, init);
+      if (broken || !String(input).endsWith('/download')) return res;
+      broken = true;
+      const reader = res.body!.getReader();
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (sent >= 100) {
+            await reader.cancel();
+            return controller.error(new TypeError('terminated'));
+          }
+          const { done, value } = await reader.read();
+          if (done) return controller.close();
+          const part = value.subarray(0, 100 - sent);
+          sent += part.length;
+          controller.enqueue(part);
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const api = new PartnerApiClient({ baseUrl: `${stack.baseUrl}${API}`, apiKey: SALES_KEY_A, fetch: flaky });
+    const created = await api.exports.create({ recurso: 'sales', filtros: { estado: 'Completada' } });
+    expect(created.estado).toBe('en_cola');
+    const done = await api.exports.wait(created.id, { intervalMs: 100 });
+    expect(done.estado).toBe('completada');
+    const objects: unknown[] = [];
+    for await (const venta of api.exports.download(created.id)) objects.push(venta);
+    expect(broken).toBe(true);
+    expect(objects).toHaveLength(done.objetos!);
+    expect(objects).toEqual(linesOf((await download(created.id)).bytes).map((line) => JSON.parse(line)));
   });
 
   it('applies the filters of the list, and refuses an unknown filter or resource by name', async () => {

@@ -11,6 +11,7 @@ import {
   API_VERSION,
   DecimalNumber,
   EVENT_TYPES,
+  Exportacion,
   ErrorEnvelope,
   InventorySummary,
   Meta,
@@ -224,6 +225,8 @@ function successBody(response: RouteResponse): z.ZodType {
   return response.idempotent ? body.extend({ meta: Meta.extend({ idempotent: z.boolean() }) }) : body;
 }
 
+const FILE_EXAMPLE = '(bytes del archivo .ndjson.gz: 1f 8b 08 00 …; descomprimido, {"id":1,…}\\n{"id":2,…}\\n)';
+
 /** `get /inventory/:id` → `getInventoryById`. */
 function operationId(method: string, path: string): string {
   const words = path
@@ -254,7 +257,8 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
               : rated,
       ...(route.response
         ? file
-          ? { content: { [route.response.contentType!]: { schema: route.response.schema } } }
+          ? // Bytes have no JSON example: the example says what they are.
+            { content: { [route.response.contentType!]: { schema: route.response.schema, example: FILE_EXAMPLE } } }
           : json(successBody(route.response))
         : {}),
     };
@@ -467,7 +471,9 @@ function partnerEventOperation(type: EventType): ZodOpenApiOperationObject {
       ? Return
       : type === 'stock.changed'
         ? StockChangedData
-        : PackageImportedData;
+        : type.startsWith('export.')
+          ? Exportacion
+          : PackageImportedData;
   return {
     operationId: `event${type
       .split('.')
