@@ -159,12 +159,17 @@ export async function writeSnapshotExport<DB>(
     async (trx) => {
       await sql`set transaction read only`.execute(trx);
       const cursor = await reader.cursor(trx);
+      // The next batch is read while the current one is compressed and stored: Postgres and
+      // zlib (on libuv's threads) work at the same time.
       const batches = async function* () {
-        for (let after = 0; ;) {
-          const batch = await reader.batch(trx, after, batchSize);
+        let next = reader.batch(trx, 0, batchSize);
+        for (;;) {
+          void next.catch(() => undefined); // awaited below; a write that fails first leaves it unread
+          const batch = await next;
+          const more = batch.count === batchSize;
+          if (more) next = reader.batch(trx, batch.lastId, batchSize);
           if (batch.count > 0) yield batch;
-          if (batch.count < batchSize) return;
-          after = batch.lastId;
+          if (!more) return;
         }
       };
       return { ...(await putNdjsonGzip(bus, objeto, batches())), cursor };
