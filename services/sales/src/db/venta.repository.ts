@@ -385,10 +385,14 @@ function filtered(db: Db, empresaId: number, f: SalesFilters) {
   return q;
 }
 
-/**
- * Up to `limit` sales after id `afterId`, by id, as the JSON lines `GET /sales/{id}` answers
- * (the same SQL), with the filters of the list: one batch of an export's file.
- */
+/** The company's sales under the filters of the list, each with the JSON `GET /sales/{id}` answers (the same SQL): an export's rows. */
+export function saleExportRows(db: Db, empresaId: number, filtros: SalesExportFilters) {
+  let rows = filtered(db, empresaId, filtros);
+  if (filtros.updated_since !== undefined) rows = rows.where('v.updated_at', '>=', new Date(filtros.updated_since));
+  return rows.select(['v.id', sql<string>`${saleJson(db)}::text`.as('json')]);
+}
+
+/** Up to `limit` rows of an export after id `afterId`, by id: one batch of its file. */
 export async function saleExportBatch(
   trx: Transaction<SalesDb>,
   empresaId: number,
@@ -396,13 +400,8 @@ export async function saleExportBatch(
   afterId: number,
   limit: number,
 ) {
-  let rows = filtered(trx, empresaId, filtros).where('v.id', '>', afterId);
-  if (filtros.updated_since !== undefined) rows = rows.where('v.updated_at', '>=', new Date(filtros.updated_since));
-  const page = rows
-    .select(['v.id', sql<string>`${saleJson(trx)}::text`.as('json')])
-    .orderBy('v.id')
-    .limit(limit);
-  const batch = await trx
+  const page = saleExportRows(trx, empresaId, filtros).where('v.id', '>', afterId).orderBy('v.id').limit(limit);
+  return trx
     .selectFrom(page.as('b'))
     .select([
       sql<number>`count(*)::int`.as('count'),
@@ -410,7 +409,6 @@ export async function saleExportBatch(
       sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
     ])
     .executeTakeFirstOrThrow();
-  return batch;
 }
 
 type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
