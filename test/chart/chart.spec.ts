@@ -526,7 +526,7 @@ describe('the chart refuses', () => {
     [
       'more database connections at the maximum replicas than Postgres takes',
       { postgres: { maxConnections: 100 } },
-      /could open 460 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
+      /could open 480 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
     ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);
