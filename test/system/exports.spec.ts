@@ -346,3 +346,42 @@ describe('POST /exports, GET /exports/{id}/download', () => {
     TTL_MS + 40_000,
   );
 });
+
+describe('an export whose owner cannot write it', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await Stack.start({
+      services: ['gateway', 'inventory', 'sales', 'subscriptions', 'exports'],
+      exports: { EXPORT_MAX_ATTEMPTS: 1, EXPORT_POLL_MS: 200 },
+    });
+    await stack.seed(salesFixture());
+    // Sales stops: the attempt finds no one to write the file, and one attempt is all there is.
+    await stack.stopService('sales');
+  });
+  afterAll(() => stack?.stop());
+
+  it('ends fallida with the reason, no file, and the partner event export.failed', async () => {
+    const res = await stack.api(`${API}/exports`, {
+      key: SALES_KEY_A,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ recurso: 'sales' }),
+    });
+    expect(res.status).toBe(202);
+    const { id } = ((await json(res)) as any).data;
+    let failed: any;
+    await eventually(async () => {
+      failed = ((await json(await stack.api(`${API}/exports/${id}`, { key: SALES_KEY_A }))) as any).data;
+      expect(failed.estado).toBe('fallida');
+    });
+    expect(failed).toMatchObject({ objetos: null, bytes: null, descarga: null, cursor: null });
+    expect(failed.error).toContain('sales');
+    expect((await stack.api(`${API}/exports/${id}/download`, { key: SALES_KEY_A })).status).toBe(409);
+    expect(await listObjects(stack.admin)).toEqual([]);
+    await eventually(async () => {
+      const page = (await json(await stack.api(`${API}/events?types=export.failed`, { key: SALES_KEY_A }))) as any;
+      expect(page.data.find((e: any) => e.data.id === id)?.data).toEqual(failed);
+    }, 20_000);
+  });
+});
