@@ -143,6 +143,7 @@ async function main(): Promise<void> {
   const all = scenarios(facts, runTag, databaseUrl).filter((s) => !o.only || s.name.includes(o.only));
   const durationText = `${o.duration} s`;
   const EXPORT_SCENARIO = 'export of every sale';
+  const READ_DURING_EXPORT = 'GET /sales?per_page=100 (first page)';
   const runExport = !o.only || EXPORT_SCENARIO.includes(o.only);
 
   // Never runs away: a watchdog ends everything if the runs take far longer than planned.
@@ -252,6 +253,8 @@ async function main(): Promise<void> {
     let exported: ExportMeasure | undefined;
     if (runExport) {
       console.log(`\n${EXPORT_SCENARIO}…`);
+      // The reads measured beside it: a page of the exported resource, from the service that writes the file.
+      const read = scenarios(facts, runTag, databaseUrl).find((s) => s.name === READ_DURING_EXPORT)!;
       exported = await timed(() =>
         measureExport({
           gatewayUrl: stack!.gatewayUrl,
@@ -259,6 +262,7 @@ async function main(): Promise<void> {
           databaseUrl,
           empresaId: facts.empresaId,
           opsPorts: stack!.opsPorts,
+          reads: { name: read.name, load: () => load(`${stack!.gatewayUrl}${API_BASE}`, read, o.connections, o.duration) },
         }),
       );
       for (const line of exportLines(exported)) console.log(`  ${line.replace(/\*\*/g, '')}`);

@@ -4,7 +4,7 @@ import { createDb } from '@erp/db';
 import { API_BASE } from '@erp/contracts';
 import { saleExportRows } from '../../../services/sales/src/db/venta.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
-import { withRssSampling } from './load';
+import { withRssSampling, type LoadResult } from './load';
 
 export interface ExportMeasure {
   objetos: number;
@@ -14,6 +14,8 @@ export interface ExportMeasure {
   /** The same rows' JSON, built by the same SQL, streamed by psql to /dev/null. */
   baselineSeconds: number;
   rss: Record<string, number>;
+  /** A read scenario's requests per second alone, then while the export runs (from its POST on). */
+  reads?: { name: string; alone: number; during: number };
 }
 
 /**
@@ -28,8 +30,12 @@ export async function measureExport(o: {
   databaseUrl: string;
   empresaId: number;
   opsPorts: Record<string, number>;
+  /** A read scenario run alone and again during the export. */
+  reads?: { name: string; load: () => Promise<LoadResult> };
 }): Promise<ExportMeasure> {
   const headers = { authorization: `Bearer ${o.apiKey}`, 'content-type': 'application/json' };
+  const alone = o.reads ? await o.reads.load() : undefined;
+  let during: Promise<LoadResult> | undefined;
   const { value, rss } = await withRssSampling(o.opsPorts, async () => {
     const started = performance.now();
     const created = await fetch(`${o.gatewayUrl}${API_BASE}/exports`, {
@@ -39,6 +45,7 @@ export async function measureExport(o: {
     });
     if (created.status !== 202) throw new Error(`POST /exports answered ${created.status}: ${await created.text()}`);
     const { id } = ((await created.json()) as { data: { id: number } }).data;
+    during = o.reads?.load();
     for (;;) {
       const res = await fetch(`${o.gatewayUrl}${API_BASE}/exports/${id}`, { headers });
       const { data } = (await res.json()) as { data: { estado: string; objetos: number; bytes: number; error: string | null } };
@@ -47,7 +54,8 @@ export async function measureExport(o: {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   });
-  return { ...value, baselineSeconds: await psqlToDevNull(o.databaseUrl, o.empresaId), rss };
+  const reads = o.reads && alone && during ? { name: o.reads.name, alone: alone.rps, during: (await during).rps } : undefined;
+  return { ...value, baselineSeconds: await psqlToDevNull(o.databaseUrl, o.empresaId), rss, ...(reads ? { reads } : {}) };
 }
 
 /** Seconds psql takes to copy every sale's JSON of the company (the export's SQL, by id) to /dev/null. */
@@ -86,6 +94,12 @@ export function exportLines(m: ExportMeasure): string[] {
       `${Math.round(rate).toLocaleString('en-US')} sales/s (target ≥ 20,000: ${rate >= 20_000 ? 'met' : '**missed**'}), file ${mb(m.bytes)} MB gzip`,
     `the same rows' JSON by psql to /dev/null: ${m.baselineSeconds.toFixed(1)} s, ${Math.round(limit).toLocaleString('en-US')} sales/s; ` +
       `the export runs at ${((100 * rate) / limit).toFixed(0)} % of it`,
+    ...(m.reads
+      ? [
+          `${m.reads.name}: ${Math.round(m.reads.alone)} req/s alone, ${Math.round(m.reads.during)} during the export ` +
+            `(${((100 * m.reads.during) / m.reads.alone).toFixed(0)} %; target ≥ 70 %: ${m.reads.during >= 0.7 * m.reads.alone ? 'met' : '**missed**'})`,
+        ]
+      : []),
     `RSS max during the export: ${Object.entries(m.rss)
       .map(([name, bytes]) => `${name} ${mb(bytes)} MB`)
       .join(' · ')}`,
