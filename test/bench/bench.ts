@@ -10,6 +10,7 @@ import { benchDatabaseUrl } from './data/plan';
 import { handlerTimes, runLoad, scrapeHandlerTotals, withRssSampling, type LoadRequest, type LoadResult } from './run/load';
 import { buildServices, startBaseline, startStack, type Baseline, type Stack } from './run/processes';
 import { explainScenarios } from './run/explain';
+import { exportLines, measureExport, type ExportMeasure } from './run/export';
 import { summarizeProfiles, type ProfileSummary, type Window } from './run/profile';
 import { markdown, printScenario, rssVerdict, writeResults, type Measured, type RunInfo } from './run/report';
 import { pendingScenarios, readFacts, scenarios, type AnswerBytes, type Pending, type Scenario } from './run/scenarios';
@@ -169,9 +170,13 @@ async function main(): Promise<void> {
   const runTag = Date.now().toString(36);
   const all = scenarios(facts, runTag, databaseUrl).filter((s) => !o.only || s.name.includes(o.only));
   const durationText = `${o.duration} s`;
+  const EXPORT_SCENARIO = 'export of every sale';
+  const READ_DURING_EXPORT = 'GET /sales?per_page=100 (first page)';
+  const runExport = !o.only || EXPORT_SCENARIO.includes(o.only);
 
   // Never runs away: a watchdog ends everything if the runs take far longer than planned.
-  const budgetMs = (180 + all.length * (2 * (o.duration + o.warmup) + 15) + all.filter((s) => s.settle).length * 300) * 1000;
+  const budgetMs =
+    (180 + all.length * (2 * (o.duration + o.warmup) + 15) + all.filter((s) => s.settle).length * 300 + (runExport ? 900 : 0)) * 1000;
   const logDir = await mkdtemp(path.join(os.tmpdir(), 'erp-bench-'));
   console.log(`logs of the services: ${logDir}`);
   let stack: Stack | undefined;
@@ -280,11 +285,33 @@ async function main(): Promise<void> {
       });
       printScenario(measured.at(-1)!, s.amount !== undefined ? `${s.amount.toLocaleString('en-US')} requests` : durationText);
     }
+    let exported: ExportMeasure | undefined;
+    if (runExport) {
+      console.log(`\n${EXPORT_SCENARIO}…`);
+      // The reads measured beside it: a page of the exported resource, from the service that writes the file.
+      const read = scenarios(facts, runTag, databaseUrl).find((s) => s.name === READ_DURING_EXPORT)!;
+      exported = await timed(() =>
+        measureExport({
+          gatewayUrl: stack!.gatewayUrl,
+          apiKey: facts.apiKey,
+          databaseUrl,
+          empresaId: facts.empresaId,
+          opsPorts: stack!.opsPorts,
+          reads: { name: read.name, load: () => load(`${stack!.gatewayUrl}${API_BASE}`, read, o.connections, o.duration) },
+        }),
+      );
+      for (const line of exportLines(exported)) console.log(`  ${line.replace(/\*\*/g, '')}`);
+    }
     for (const p of pending) console.log(`\n${p.name}: not yet measurable (${p.reason})`);
     console.log(`\n${rssVerdict(measured).replace(/\*\*/g, '')}`);
 
     if (o.write && !o.profile) {
-      await writeResults(path.join(ROOT, 'BENCHMARKS.md'), markdown(info, measured, pending, durationText));
+      const exportSection = exported
+        ? `\n\n#### ${EXPORT_SCENARIO}\n\n${exportLines(exported)
+            .map((l) => `- ${l}`)
+            .join('\n')}`
+        : '';
+      await writeResults(path.join(ROOT, 'BENCHMARKS.md'), markdown(info, measured, pending, durationText) + exportSection);
       console.log('\nBENCHMARKS.md updated');
     }
   } finally {

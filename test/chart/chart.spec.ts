@@ -630,7 +630,7 @@ describe('the chart refuses', () => {
     [
       'more database connections at the maximum replicas than Postgres takes',
       { postgres: { maxConnections: 100 } },
-      /could open 460 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
+      /could open 480 database connections at their maximum replicas .* over postgres.maxConnections \(100\)/,
     ],
     ['an Ingress without TLS unless told TLS ends before it', { ingress: { tls: [] } }, /ingress.tls is empty/],
     ['a cert-manager issuer without hosts to certify', { ingress: { clusterIssuer: 'letsencrypt' } }, /clusterIssuer needs ingress.hosts/],

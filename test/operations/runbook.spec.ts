@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { SERVICES } from '@erp/contracts';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
+import { EXPORTS_SCHEMA, exportsMigrations } from '@erp/exports';
 import { GATEWAY_SCHEMA, gatewayMigrations } from '@erp/gateway';
 import { INVENTORY_SCHEMA, inventoryMigrations } from '@erp/inventory';
 import { PACKAGES_SCHEMA, packagesMigrations } from '@erp/packages';
@@ -31,6 +32,7 @@ const SCHEMAS: Record<(typeof SERVICES)[number], { schema: string; migrations: M
   packages: { schema: PACKAGES_SCHEMA, migrations: packagesMigrations },
   'webhook-ingest': { schema: WEBHOOK_INGEST_SCHEMA, migrations: webhookIngestMigrations },
   subscriptions: { schema: SUBSCRIPTIONS_SCHEMA, migrations: subscriptionsMigrations },
+  exports: { schema: EXPORTS_SCHEMA, migrations: exportsMigrations },
 };
 
 /** The shell block that follows `<!-- runbook: NAME -->` in docs/operations.md. */

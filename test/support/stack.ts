@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
-import { Bus } from '@erp/bus';
+import { Bus, exportStoreName } from '@erp/bus';
 import { streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
 import { isolate, type Isolation } from '@erp/testing';
@@ -12,6 +12,7 @@ import { returnsService } from '@erp/returns';
 import { packagesService } from '@erp/packages';
 import { webhookIngestService } from '@erp/webhook-ingest';
 import { SubscriptionsConfig, subscriptionsService } from '@erp/subscriptions';
+import { exportsService, type ExportsConfig } from '@erp/exports';
 import { ContractRecorder } from './contract';
 import { addResponseSink, recordResponse } from './recording';
 
@@ -23,6 +24,8 @@ export interface StackOptions {
   databases?: Partial<Record<ServiceName, string>>;
   /** Environment of the subscriptions service beyond the stack's (it may always call loopback receivers over http). */
   subscriptions?: Record<string, string>;
+  /** Settings of the exports service beyond the stack's (a short file lifetime, lease). */
+  exports?: Partial<Omit<ExportsConfig, keyof BaseConfig>>;
   /**
    * Check every response `api()` receives against the OpenAPI document when the stack stops
    * (default true): a response whose status, headers or body the document does not declare fails
@@ -124,6 +127,8 @@ export class Stack {
             ...this.options.subscriptions,
           }),
         ) as unknown as ServiceSpec<BaseConfig>;
+      case 'exports':
+        return exportsService({ ...loadConfig(BaseConfig, env), ...this.options.exports }) as unknown as ServiceSpec<BaseConfig>;
     }
   }
 
@@ -173,11 +178,26 @@ export class Stack {
     }
   }
 
+  /** Runs `statement` in a transaction left open until `release()`: a lock held while the system works. */
+  async hold(statement: string): Promise<{ release(): Promise<void> }> {
+    const client = new pg.Client({ connectionString: this.iso.databaseUrl });
+    await client.connect();
+    await client.query('begin');
+    await client.query(statement);
+    return {
+      release: async () => {
+        await client.query('rollback');
+        await client.end();
+      },
+    };
+  }
+
   async stop(): Promise<void> {
     this.removeSink?.();
     for (const name of [...this.running.keys()].reverse()) await this.stopService(name);
     const jsm = await jetstreamManager(this.admin.nc);
     await jsm.streams.delete(streamName(this.iso.subjectPrefix)).catch(() => undefined);
+    await jsm.streams.delete(`OBJ_${exportStoreName(this.iso.subjectPrefix)}`).catch(() => undefined);
     await this.admin.drain();
     await this.iso.drop();
     // OPENAPI_EXAMPLES=path collects the document's examples from this run (see README, "First call").
@@ -192,7 +212,7 @@ export async function json(res: Response): Promise<any> {
   return res.json();
 }
 
-const ALL: readonly ServiceName[] = ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest', 'subscriptions'];
+const ALL: readonly ServiceName[] = ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest', 'subscriptions', 'exports'];
 
 /** A compact two-company fixture: overlapping names and codes, so isolation is visible. */
 export function twoCompanies(): unknown {

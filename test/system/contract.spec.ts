@@ -14,7 +14,9 @@ describe('responses against the OpenAPI document', () => {
   const contract = new Contract();
 
   beforeAll(async () => {
-    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest', 'subscriptions'] });
+    stack = await Stack.start({
+      services: ['gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook-ingest', 'subscriptions', 'exports'],
+    });
     a = refsOf(await stack.seed(salesFixture()), 'a');
   });
   afterAll(() => stack.stop());
@@ -118,6 +120,26 @@ describe('responses against the OpenAPI document', () => {
     ).toEqual([200, 422, 404, 200, 404, 202, 422, 200]);
     expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(200);
     expect((await stack.api(`${API}/event-subscriptions/${subscription.id}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(404);
+
+    const exportacion = await send('POST', '/exports', { recurso: 'returns', filtros: { id_venta: venta.id } });
+    expect(exportacion.status).toBe(202);
+    const { id: exportId } = (await json(exportacion)).data;
+    expect((await send('POST', '/exports', { recurso: 'returns', filtros: { color: 'rojo' } })).status).toBe(422);
+    for (const deadline = Date.now() + 20_000; (await json(await get(`/exports/${exportId}`))).data.estado !== 'completada';) {
+      if (Date.now() > deadline) throw new Error('the export did not complete');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(
+      await statuses([
+        get('/exports'),
+        get(`/exports/${exportId}/download`),
+        stack.api(`${API}/exports/${exportId}/download`, { key: SALES_KEY_A, headers: { Range: 'bytes=5-' } }),
+        stack.api(`${API}/exports/${exportId}/download`, { key: SALES_KEY_A, headers: { Range: 'bytes=999999-' } }),
+        get('/exports/999999'),
+        get('/exports/999999/download'),
+      ]),
+    ).toEqual([200, 200, 206, 416, 404, 404]);
+    expect((await stack.api(`${API}/exports/${exportId}`, { key: SALES_KEY_A, method: 'DELETE' })).status).toBe(200);
 
     expect(
       await statuses([get('/system/rate-limit'), get('/system/rate-limit', null), get('/system/rate-limit', 'not_a_key_0123456789')]),

@@ -4,3 +4,4 @@ export * from './jetstream';
 export * from './outbox';
 export type { Logger } from './logger';
 export * from './permissions';
+export * from './objects';

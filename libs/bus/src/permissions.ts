@@ -1,5 +1,6 @@
 import { ADMIN_IDENTITY, BUS_IDENTITIES, OPERATOR_IDENTITY, SERVICES, streamName, type BusIdentity, type Catalog } from '@erp/contracts';
 import { inboxPrefix } from './bus';
+import { exportStoreName } from './objects';
 
 /** What one identity may publish and subscribe to, in nats-server's terms. */
 export interface NatsPermissions {
@@ -43,6 +44,7 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
             `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
             `$JS.ACK.${stream}.${durable}.>`,
           ]),
+          ...(identity.exportFiles ? exportFilePermissions(prefix, identity.exportFiles) : []),
         ]),
       },
       subscribe: {
@@ -73,6 +75,30 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
     allow_responses: false,
   };
   return permissions;
+}
+
+/**
+ * The JetStream API of the export store's stream that each use needs: reading a file is an
+ * ordered consumer over its chunks and a direct get of its metadata; writing publishes chunks and
+ * metadata and purges what a failed or replaced file left; managing creates and updates the store.
+ */
+function exportFilePermissions(prefix: string, access: 'manage' | 'write' | 'read'): string[] {
+  const bucket = exportStoreName(prefix);
+  const stream = `OBJ_${bucket}`;
+  const read = [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.STREAM.MSG.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}.>`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.DELETE.${stream}.>`,
+    `$JS.FC.${stream}.>`,
+  ];
+  if (access === 'read') return read;
+  const write = [...read, `$O.${bucket}.C.>`, `$O.${bucket}.M.>`, `$JS.API.STREAM.PURGE.${stream}`];
+  if (access === 'write') return write;
+  return [...write, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`];
 }
 
 function unique(values: string[]): string[] {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { DiscardPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { z } from 'zod';
 import {
@@ -19,7 +20,18 @@ import {
   type RequestContext,
 } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
-import { Bus, natsAuthorizationConfig, provisionJetStream, publishEvent, startConsumer } from '../src';
+import {
+  Bus,
+  deleteObject,
+  ensureExportStore,
+  listObjects,
+  natsAuthorizationConfig,
+  provisionJetStream,
+  publishEvent,
+  putNdjsonGzip,
+  readObjectFrom,
+  startConsumer,
+} from '../src';
 
 const NATS_SERVER = '/usr/sbin/nats-server';
 const PREFIX = 'perm';
@@ -306,5 +318,26 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     }
     sub.unsubscribe();
     expect(received.filter((m) => m !== 'from sales')).toEqual([]);
+  });
+
+  it('lets exports keep the export store, an owner write a file, the gateway read it, and no other service reach it', async () => {
+    const exportsBus = await connectAs('exports');
+    await ensureExportStore(exportsBus, { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 });
+    const sales = await connectAs('sales');
+    const lines = async function* () {
+      yield { count: 2, text: '{"id":1}\n{"id":2}' };
+    };
+    await expect(putNdjsonGzip(sales, 'permisos.ndjson.gz', lines())).resolves.toMatchObject({ objetos: 2 });
+    const gateway = buses.find((b) => b.options.name === 'gateway')!;
+    const file = await readObjectFrom(gateway, 'permisos.ndjson.gz');
+    const chunks: Buffer[] = [];
+    for await (const chunk of file!) chunks.push(chunk as Buffer);
+    expect(gunzipSync(Buffer.concat(chunks)).toString()).toBe('{"id":1}\n{"id":2}\n');
+    await expect(listObjects(exportsBus)).resolves.toEqual(['permisos.ndjson.gz']);
+    const packages = await connectAs('packages');
+    await expect(readObjectFrom(packages, 'permisos.ndjson.gz')).rejects.toThrow();
+    await expect(putNdjsonGzip(gateway, 'forjado.ndjson.gz', lines())).rejects.toThrow();
+    await deleteObject(exportsBus, 'permisos.ndjson.gz');
+    await expect(listObjects(exportsBus)).resolves.toEqual([]);
   });
 });

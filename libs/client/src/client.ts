@@ -37,6 +37,21 @@ export type ListItem<P extends ListPath> = SuccessBody<Operation<P, 'get'>> exte
 
 export type ErrorBody = components['schemas']['Error'];
 
+type ExportOperation = Operation<'/exports/{id}', 'get'>;
+/** An export as `GET /exports/{id}` answers it. */
+export type Exportacion = SuccessBody<ExportOperation> extends { data: infer E } ? E : never;
+/** Body of `POST /exports`. */
+export type ExportRequest = BodyOf<Operation<'/exports', 'post'>>;
+
+/** What `exports.wait` does while the export runs. */
+export interface WaitOptions {
+  /** Between two reads of the export. Default 1 s. */
+  intervalMs?: number;
+  /** Gives up (throws) after this long. Default 1 hour. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 export interface ApiResponse<T> {
   status: number;
   body: T;
@@ -107,6 +122,37 @@ export class PartnerApiClient {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
+  /**
+   * Bulk exports: `create` queues one, `wait` returns it once it ended, `download` streams its
+   * objects one by one, parsed, gunzipped as the bytes arrive (the file is never held in memory;
+   * a connection that breaks is resumed with `Range` where it stopped).
+   *
+   * ```ts
+   * const { id } = await api.exports.create({ recurso: 'sales', filtros: {} });
+   * const done = await api.exports.wait(id);
+   * for await (const venta of api.exports.download(id)) mirror.save(venta);
+   * // then delta sync: GET /sales?order_by=updated_at&cursor=<done.cursor>
+   * ```
+   */
+  readonly exports = {
+    create: async (body: ExportRequest): Promise<Exportacion> =>
+      ((await this.request('POST', '/exports', { body })).body as { data: Exportacion }).data,
+    wait: async (id: number, options: WaitOptions = {}): Promise<Exportacion> => {
+      const deadline = Date.now() + (options.timeoutMs ?? 3_600_000);
+      for (;;) {
+        const { body } = await this.request<{ data: Exportacion }>('GET', '/exports/{id}', {
+          path: { id },
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        if (body.data.estado !== 'en_cola' && body.data.estado !== 'procesando') return body.data;
+        if (Date.now() > deadline) throw new Error(`La exportación ${id} sigue ${body.data.estado} después del tiempo de espera`);
+        await this.sleep(options.intervalMs ?? 1_000);
+      }
+    },
+    download: <T = unknown>(id: number, options: { signal?: AbortSignal } = {}): AsyncGenerator<T> =>
+      this.exportObjects<T>(id, options.signal),
+  };
+
   get<P extends PathsFor<'get'>>(path: P, ...[options]: Args<Operation<P, 'get'>>): Promise<ApiResponse<SuccessBody<Operation<P, 'get'>>>> {
     return this.request('GET', path, options as RawOptions | undefined);
   }
@@ -160,6 +206,56 @@ export class PartnerApiClient {
         page += 1;
       }
     }
+  }
+
+  /** The objects of an export's file, parsed line by line as the gunzipped text arrives. */
+  private async *exportObjects<T>(id: number, signal: AbortSignal | undefined): AsyncGenerator<T> {
+    const text = this.exportBytes(id, signal).pipeThrough(new DecompressionStream('gzip')).pipeThrough(new TextDecoderStream());
+    const reader = text.getReader();
+    let rest = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const lines = (rest + value).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) yield JSON.parse(line) as T;
+    }
+    if (rest !== '') yield JSON.parse(rest) as T;
+  }
+
+  /** The file's bytes; a broken connection is resumed with `Range` from the bytes received (up to `maxAttempts`). */
+  private exportBytes(id: number, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+    const url = this.url('/exports/{id}/download', { path: { id } });
+    let received = 0;
+    let failures = 0;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    const open = async () => {
+      const headers: Record<string, string> = { Authorization: `Bearer ${this.options.apiKey}` };
+      if (received > 0) headers.Range = `bytes=${received}-`;
+      const res = await this.fetchFn(url, { headers, ...(signal ? { signal } : {}) });
+      if (res.status !== (received > 0 ? 206 : 200) || !res.body) {
+        const parsed = await parseBody(res);
+        throw new ApiError(res.status, isErrorBody(parsed) ? parsed : undefined, res.headers);
+      }
+      return res.body.getReader();
+    };
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        for (;;) {
+          try {
+            reader ??= await open();
+            const { done, value } = await reader.read();
+            if (done) return controller.close();
+            received += value.byteLength;
+            return controller.enqueue(value);
+          } catch (err) {
+            if (err instanceof ApiError || signal?.aborted || ++failures >= this.maxAttempts) throw err;
+            reader = undefined;
+          }
+        }
+      },
+      cancel: (reason) => reader?.cancel(reason),
+    });
   }
 
   private async request<T>(method: string, template: string, options: RawOptions = {}): Promise<ApiResponse<T>> {

@@ -4,10 +4,13 @@ export {
   type ApiResponse,
   type ClientOptions,
   type ErrorBody,
+  type ExportRequest,
+  type Exportacion,
   type ListItem,
   type ListPath,
   type PathsFor,
   type SuccessBody,
+  type WaitOptions,
 } from './client.js';
 export type { components, operations, paths } from './openapi.js';
 export { DeliveryVerificationError, verifyDelivery, type PartnerEvent } from './webhooks.js';

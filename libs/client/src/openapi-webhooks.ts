@@ -102,6 +102,10 @@ export interface components {
              *     - `importe_invalido`: Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).
              *     - `sin_usuario_activo`: La empresa no tiene un usuario activo que registre la operación (422).
              *     - `limite_suscripciones`: La empresa ya tiene el máximo de suscripciones de eventos (422).
+             *     - `exportacion_no_encontrada`: La exportación no existe en la empresa del API key, o su archivo ya no existe (404).
+             *     - `exportacion_no_descargable`: La exportación aún no está completada (o fue cancelada o falló): no hay archivo que descargar (409).
+             *     - `exportaciones_en_curso`: La empresa ya tiene el máximo de exportaciones en curso (409); `details` lo dice.
+             *     - `rango_invalido`: El encabezado `Range` no se puede servir: mal formado (400) o fuera del archivo (416).
              *     - `suscripcion_deshabilitada`: La suscripción está deshabilitada: se habilita con PATCH `enable: 1` antes de probarla (422).
              *     - `regla_de_negocio`: Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.
              *     - `referencia_en_conflicto`: La `referencia_externa` o el `Idempotency-Key` ya se usaron con otro cuerpo (409); `details` nombra lo existente.
@@ -119,7 +123,7 @@ export interface components {
              *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
              * @enum {string}
              */
-            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
             /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
             details?: {
                 [key: string]: string[];

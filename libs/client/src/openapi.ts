@@ -241,7 +241,7 @@ export interface paths {
         put?: never;
         /**
          * Suscribe una URL a los eventos de la empresa; responde el secreto de firma, que solo se muestra aquí
-         * @description Tipos: `sale.created`, `sale.updated`, `sale.annulled`, `stock.changed`, `return.created`, `return.annulled`, `package.imported` o `*` (todos). Máximo 20 suscripciones por empresa.
+         * @description Tipos: `sale.created`, `sale.updated`, `sale.annulled`, `stock.changed`, `return.created`, `return.annulled`, `package.imported`, `export.completed`, `export.failed` o `*` (todos). Máximo 20 suscripciones por empresa.
          *     La URL debe ser https y no puede apuntar a direcciones privadas ni locales; no se siguen redirecciones.
          *
          *     Cada entrega es un `POST` a la URL con el evento como cuerpo JSON (`id`, `type`, `timestamp`, `data`) y las cabeceras de la especificación Standard Webhooks:
@@ -468,6 +468,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Las exportaciones de la empresa, de la más reciente a la más antigua, paginadas */
+        get: operations["getExports"];
+        put?: never;
+        /**
+         * Exporta un recurso completo (o filtrado) a un archivo NDJSON comprimido, desde una sola instantánea
+         * @description - `recurso`: `sales` (líneas como `GET /sales/{id}`), `returns` (como `GET /returns/{id}`) o `inventory` (como `GET /inventory/{id}`). `filtros`: los filtros de la lista de ese recurso (`updated_since` incluido) como valores JSON; uno desconocido es 422.
+         *     - Responde 202 con la exportación `en_cola`; `GET /exports/{id}` (o el evento `export.completed`) dice cuándo está `completada`, con `objetos`, `bytes` y `descarga`.
+         *     - El archivo tiene una línea por objeto, idéntica byte a byte al `data` de su GET, ordenadas por `id`; todas como estaban en un mismo instante.
+         *     - `cursor` continúa la sincronización desde ese instante: `GET /{recurso}?order_by=updated_at&cursor=<cursor>` devuelve lo que cambió después (puede repetir algún objeto exportado, nunca omite un cambio).
+         *     - Como mucho 5 exportaciones `en_cola` o `procesando` por empresa: la siguiente es 409 hasta que termine o se cancele una.
+         *     - El archivo se guarda 7 días (`expira`).
+         */
+        post: operations["postExports"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Una exportación: su estado, y al completarse `objetos`, `bytes`, `descarga` y `cursor` */
+        get: operations["getExportsById"];
+        put?: never;
+        post?: never;
+        /** Cancela una exportación en curso (queda `cancelada`) o elimina el archivo de una completada */
+        delete: operations["deleteExportsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * El archivo de una exportación completada: NDJSON comprimido con gzip
+         * @description - `Content-Type: application/gzip`, sin `Content-Encoding`: los bytes son el archivo `.ndjson.gz` tal como se guardó; descomprimido, una línea JSON por objeto.
+         *     - `Content-Length` es `bytes` de la exportación, conocido antes del primer byte.
+         *     - `Range: bytes=<recibidos>-` sigue una descarga cortada: 206 con `Content-Range` y solo esos bytes. Un rango fuera del archivo, o varios rangos, es 416.
+         *     - 409 mientras la exportación no está `completada`; 404 cuando el archivo expiró o se eliminó.
+         */
+        get: operations["getExportsByIdDownload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -681,6 +748,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "export.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento export.completed entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventExportCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "export.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento export.failed entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventExportFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -704,7 +811,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        DeliveredEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventPing"];
+        DeliveredEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventExportCompleted"] | components["schemas"]["EventExportFailed"] | components["schemas"]["EventPing"];
         EventSaleCreated: {
             id: string;
             /**
@@ -804,6 +911,66 @@ export interface components {
                     wr: string;
                     id_sucursal: number;
                 }[];
+            };
+        };
+        EventExportCompleted: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "export.completed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id: number;
+                /** @enum {string} */
+                recurso: "sales" | "returns" | "inventory";
+                filtros: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                objetos: number | null;
+                bytes: number | null;
+                /** Format: date-time */
+                created_at: string;
+                iniciada: string | null;
+                completada: string | null;
+                expira: string | null;
+                error: string | null;
+                descarga: string | null;
+                cursor: string | null;
+            };
+        };
+        EventExportFailed: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "export.failed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id: number;
+                /** @enum {string} */
+                recurso: "sales" | "returns" | "inventory";
+                filtros: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                objetos: number | null;
+                bytes: number | null;
+                /** Format: date-time */
+                created_at: string;
+                iniciada: string | null;
+                completada: string | null;
+                expira: string | null;
+                error: string | null;
+                descarga: string | null;
+                cursor: string | null;
             };
         };
         EventPing: {
@@ -922,7 +1089,7 @@ export interface components {
                 medida: string;
             }[];
         };
-        PartnerEvent: components["schemas"]["EventSaleCreatedOutput"] | components["schemas"]["EventSaleUpdatedOutput"] | components["schemas"]["EventSaleAnnulledOutput"] | components["schemas"]["EventStockChangedOutput"] | components["schemas"]["EventReturnCreatedOutput"] | components["schemas"]["EventReturnAnnulledOutput"] | components["schemas"]["EventPackageImportedOutput"];
+        PartnerEvent: components["schemas"]["EventSaleCreatedOutput"] | components["schemas"]["EventSaleUpdatedOutput"] | components["schemas"]["EventSaleAnnulledOutput"] | components["schemas"]["EventStockChangedOutput"] | components["schemas"]["EventReturnCreatedOutput"] | components["schemas"]["EventReturnAnnulledOutput"] | components["schemas"]["EventPackageImportedOutput"] | components["schemas"]["EventExportCompletedOutput"] | components["schemas"]["EventExportFailedOutput"];
         Meta: {
             empresa: string;
             /** Format: date-time */
@@ -1186,6 +1353,66 @@ export interface components {
                 }[];
             };
         };
+        EventExportCompletedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "export.completed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id: number;
+                /** @enum {string} */
+                recurso: "sales" | "returns" | "inventory";
+                filtros: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                objetos: number | null;
+                bytes: number | null;
+                /** Format: date-time */
+                created_at: string;
+                iniciada: string | null;
+                completada: string | null;
+                expira: string | null;
+                error: string | null;
+                descarga: string | null;
+                cursor: string | null;
+            };
+        };
+        EventExportFailedOutput: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "export.failed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id: number;
+                /** @enum {string} */
+                recurso: "sales" | "returns" | "inventory";
+                filtros: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                objetos: number | null;
+                bytes: number | null;
+                /** Format: date-time */
+                created_at: string;
+                iniciada: string | null;
+                completada: string | null;
+                expira: string | null;
+                error: string | null;
+                descarga: string | null;
+                cursor: string | null;
+            };
+        };
         SaleOutput: {
             id: number;
             fecha: string;
@@ -1322,6 +1549,10 @@ export interface components {
              *     - `importe_invalido`: Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).
              *     - `sin_usuario_activo`: La empresa no tiene un usuario activo que registre la operación (422).
              *     - `limite_suscripciones`: La empresa ya tiene el máximo de suscripciones de eventos (422).
+             *     - `exportacion_no_encontrada`: La exportación no existe en la empresa del API key, o su archivo ya no existe (404).
+             *     - `exportacion_no_descargable`: La exportación aún no está completada (o fue cancelada o falló): no hay archivo que descargar (409).
+             *     - `exportaciones_en_curso`: La empresa ya tiene el máximo de exportaciones en curso (409); `details` lo dice.
+             *     - `rango_invalido`: El encabezado `Range` no se puede servir: mal formado (400) o fuera del archivo (416).
              *     - `suscripcion_deshabilitada`: La suscripción está deshabilitada: se habilita con PATCH `enable: 1` antes de probarla (422).
              *     - `regla_de_negocio`: Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.
              *     - `referencia_en_conflicto`: La `referencia_externa` o el `Idempotency-Key` ya se usaron con otro cuerpo (409); `details` nombra lo existente.
@@ -1339,7 +1570,7 @@ export interface components {
              *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
              * @enum {string}
              */
-            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
             /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
             details?: {
                 [key: string]: string[];
@@ -1637,6 +1868,10 @@ export interface components {
         Location: string;
         /** @description Validador fuerte de la respuesta: el SHA-256 de su cuerpo sin `meta.timestamp`. Enviado en `If-None-Match`, responde 304 mientras la respuesta no cambie. */
         ETag: string;
+        /** @description Con 206: los bytes enviados y el tamaño del archivo, p. ej. `bytes 1048576-2097151/5242880`. */
+        "Content-Range": string;
+        /** @description `bytes`: una descarga cortada sigue con `Range: bytes=<recibidos>-`. */
+        "Accept-Ranges": string;
     };
     pathItems: never;
 }
@@ -3889,7 +4124,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported"))[];
+                    events: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported" | "export.completed" | "export.failed"))[];
                     descripcion?: string;
                 };
             };
@@ -4195,7 +4430,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported"))[];
+                    events?: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported" | "export.completed" | "export.failed"))[];
                     descripcion?: string | null;
                     enable?: 0 | 1;
                 };
@@ -4292,7 +4527,7 @@ export interface operations {
                      *       "code": 422,
                      *       "details": {
                      *         "evnts": [
-                     *           "Campo desconocido: esta operación no lo admite"
+                     *           "Campo desconocido"
                      *         ]
                      *       }
                      *     }
@@ -4417,6 +4652,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4469,7 +4706,7 @@ export interface operations {
                      *       "code": 422,
                      *       "details": {
                      *         "ahora": [
-                     *           "Campo desconocido: esta operación no lo admite"
+                     *           "Campo desconocido"
                      *         ]
                      *       }
                      *     }
@@ -4607,6 +4844,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5287,6 +5526,676 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    getExports: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "recurso": "returns",
+                     *           "filtros": {
+                     *             "id_venta": 1
+                     *           },
+                     *           "estado": "completada",
+                     *           "objetos": 0,
+                     *           "bytes": 20,
+                     *           "created_at": "2026-11-25T19:23:30.536Z",
+                     *           "iniciada": "2026-11-25T19:23:30.581Z",
+                     *           "completada": "2026-11-25T19:23:30.784Z",
+                     *           "expira": "2026-12-02T19:23:30.784Z",
+                     *           "error": null,
+                     *           "descarga": "/exports/1/download",
+                     *           "cursor": "WyIyOTI5NiIsMF0"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "current_page": 1,
+                     *         "per_page": 20,
+                     *         "total": 1,
+                     *         "total_pages": 1,
+                     *         "has_next": false,
+                     *         "has_prev": false,
+                     *         "from": 1,
+                     *         "to": 1
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:23:30.970Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            /** @enum {string} */
+                            recurso: "sales" | "returns" | "inventory";
+                            filtros: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                            objetos: number | null;
+                            bytes: number | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            iniciada: string | null;
+                            completada: string | null;
+                            expira: string | null;
+                            error: string | null;
+                            descarga: string | null;
+                            cursor: string | null;
+                        }[];
+                        pagination: components["schemas"]["Pagination"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postExports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "recurso": "returns",
+                 *       "filtros": {
+                 *         "id_venta": 1
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    recurso: "sales";
+                    /** @default {} */
+                    filtros?: {
+                        /** Format: date */
+                        fecha_inicio?: string;
+                        /**
+                         * Format: date
+                         * @description Incluida. No puede ser anterior a fecha_inicio.
+                         */
+                        fecha_fin?: string;
+                        /** @enum {string} */
+                        estado?: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
+                        /** Format: date-time */
+                        updated_since?: string;
+                    };
+                } | {
+                    /** @constant */
+                    recurso: "returns";
+                    /** @default {} */
+                    filtros?: {
+                        /** Format: date */
+                        fecha_inicio?: string;
+                        /**
+                         * Format: date
+                         * @description Incluida. No puede ser anterior a fecha_inicio.
+                         */
+                        fecha_fin?: string;
+                        id_venta?: number;
+                        /** Format: date-time */
+                        updated_since?: string;
+                    };
+                } | {
+                    /** @constant */
+                    recurso: "inventory";
+                    /** @default {} */
+                    filtros?: {
+                        codigo?: string;
+                        nombre?: string;
+                        categoria?: string;
+                        marca?: string;
+                        /** @enum {string} */
+                        tipo?: "Producto" | "Servicio";
+                        enable?: 0 | 1;
+                        con_stock?: boolean;
+                        stock_minimo?: boolean;
+                        /** Format: date-time */
+                        updated_since?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Exportación en cola */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "recurso": "returns",
+                     *         "filtros": {
+                     *           "id_venta": 1
+                     *         },
+                     *         "estado": "en_cola",
+                     *         "objetos": null,
+                     *         "bytes": null,
+                     *         "created_at": "2026-11-25T19:23:30.536Z",
+                     *         "iniciada": null,
+                     *         "completada": null,
+                     *         "expira": null,
+                     *         "error": null,
+                     *         "descarga": null,
+                     *         "cursor": null
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:23:30.615Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            /** @enum {string} */
+                            recurso: "sales" | "returns" | "inventory";
+                            filtros: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                            objetos: number | null;
+                            bytes: number | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            iniciada: string | null;
+                            completada: string | null;
+                            expira: string | null;
+                            error: string | null;
+                            descarga: string | null;
+                            cursor: string | null;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El estado actual lo impide (p. ej. ya hay 5 exportaciones en curso, o la exportación aún no está completada); `error` dice cuál. Nada cambia. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La empresa ya tiene 5 exportaciones en curso; espere a que termine una o cancele una con DELETE /exports/{id}",
+                     *       "code": 409
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 422,
+                     *       "details": {
+                     *         "filtros": [
+                     *           "Unrecognized key: \"color\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getExportsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "recurso": "returns",
+                     *         "filtros": {
+                     *           "id_venta": 1
+                     *         },
+                     *         "estado": "procesando",
+                     *         "objetos": null,
+                     *         "bytes": null,
+                     *         "created_at": "2026-11-25T19:23:30.536Z",
+                     *         "iniciada": "2026-11-25T19:23:30.581Z",
+                     *         "completada": null,
+                     *         "expira": null,
+                     *         "error": null,
+                     *         "descarga": null,
+                     *         "cursor": null
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:23:30.765Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            /** @enum {string} */
+                            recurso: "sales" | "returns" | "inventory";
+                            filtros: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                            objetos: number | null;
+                            bytes: number | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            iniciada: string | null;
+                            completada: string | null;
+                            expira: string | null;
+                            error: string | null;
+                            descarga: string | null;
+                            cursor: string | null;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Exportación no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    deleteExportsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 1,
+                     *         "recurso": "returns",
+                     *         "filtros": {
+                     *           "id_venta": 1
+                     *         },
+                     *         "estado": "completada",
+                     *         "objetos": 0,
+                     *         "bytes": 20,
+                     *         "created_at": "2026-11-25T19:23:30.536Z",
+                     *         "iniciada": "2026-11-25T19:23:30.581Z",
+                     *         "completada": "2026-11-25T19:23:30.784Z",
+                     *         "expira": "2026-11-25T19:23:31.073Z",
+                     *         "error": null,
+                     *         "descarga": null,
+                     *         "cursor": "WyIyOTI5NiIsMF0"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T19:23:31.103Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            /** @enum {string} */
+                            recurso: "sales" | "returns" | "inventory";
+                            filtros: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
+                            objetos: number | null;
+                            bytes: number | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            iniciada: string | null;
+                            completada: string | null;
+                            expira: string | null;
+                            error: string | null;
+                            descarga: string | null;
+                            cursor: string | null;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Exportación no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getExportsByIdDownload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description El archivo completo */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (bytes del archivo .ndjson.gz: 1f 8b 08 00 …; descomprimido, {"id":1,…}\n{"id":2,…}\n) */
+                    "application/gzip": string;
+                };
+            };
+            /** @description Los bytes del rango pedido */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (bytes del archivo .ndjson.gz: 1f 8b 08 00 …; descomprimido, {"id":1,…}\n{"id":2,…}\n) */
+                    "application/gzip": string;
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Exportación no encontrada",
+                     *       "code": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El estado actual lo impide (p. ej. ya hay 5 exportaciones en curso, o la exportación aún no está completada); `error` dice cuál. Nada cambia. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La exportación está cancelada: solo una exportación completada se puede descargar",
+                     *       "code": 409
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description El `Range` pedido no está dentro del archivo, o pide varios rangos; `Content-Range: bytes *\/<tamaño>` da el tamaño. */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El rango pedido no está dentro del archivo de 20 bytes",
+                     *       "code": 416,
+                     *       "details": {
+                     *         "Range": [
+                     *           "Pida un solo rango bytes=<inicio>-[<fin>] con el inicio antes del final del archivo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     getOpenApiDocument: {
         parameters: {
             query?: never;
@@ -5601,6 +6510,64 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["EventPackageImported"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventExportCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventExportCompleted"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventExportFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventExportFailed"];
             };
         };
         responses: {

@@ -55,6 +55,10 @@ export const REASONS = {
   importe_invalido: 'Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).',
   sin_usuario_activo: 'La empresa no tiene un usuario activo que registre la operación (422).',
   limite_suscripciones: 'La empresa ya tiene el máximo de suscripciones de eventos (422).',
+  exportacion_no_encontrada: 'La exportación no existe en la empresa del API key, o su archivo ya no existe (404).',
+  exportacion_no_descargable: 'La exportación aún no está completada (o fue cancelada o falló): no hay archivo que descargar (409).',
+  exportaciones_en_curso: 'La empresa ya tiene el máximo de exportaciones en curso (409); `details` lo dice.',
+  rango_invalido: 'El encabezado `Range` no se puede servir: mal formado (400) o fuera del archivo (416).',
   suscripcion_deshabilitada: 'La suscripción está deshabilitada: se habilita con PATCH `enable: 1` antes de probarla (422).',
   regla_de_negocio: 'Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.',
   referencia_en_conflicto:

@@ -1,4 +1,5 @@
 import type { Catalog, EventCatalog } from './catalog';
+import { exportsEvents, exportsSubjects, inventoryExportSubjects, returnsExportSubjects, salesExportSubjects } from './exports';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from './gateway';
 import { inventoryEvents, inventorySubjects } from './inventory';
 import { packagesEvents, packagesSubjects } from './packages';
@@ -24,6 +25,11 @@ export interface BusIdentity {
   publishes: readonly EventCatalog[];
   consumers: Readonly<Record<string, string>>;
   listens: readonly string[];
+  /**
+   * Its use of the export files' object store: `manage` creates it and removes files, `write`
+   * writes files (the owners of exported data), `read` streams them (the gateway's downloads).
+   */
+  exportFiles?: 'manage' | 'write' | 'read';
 }
 
 /** Subjects of `catalog` a service calls: a name the catalog does not have does not compile. */
@@ -33,6 +39,7 @@ export const BUS_IDENTITIES = {
   gateway: {
     serves: [gatewaySubjects, gatewayDirectorySubjects, webhookGatewaySubjects],
     calls: [
+      ...callsOf(exportsSubjects, 'exports.create', 'exports.list', 'exports.get', 'exports.cancel', 'exports.download'),
       ...callsOf(inventorySubjects, 'inventory.product.list', 'inventory.product.get', 'inventory.summary'),
       ...callsOf(packagesSubjects, 'packages.import'),
       ...callsOf(returnsApiSubjects, 'returns.return.list', 'returns.return.get', 'returns.summary'),
@@ -52,16 +59,18 @@ export const BUS_IDENTITIES = {
     publishes: [gatewayEvents],
     consumers: {},
     listens: ['events.gateway.credentials.changed'],
+    exportFiles: 'read',
   },
   inventory: {
-    serves: [inventorySubjects],
+    serves: [inventorySubjects, inventoryExportSubjects],
     calls: callsOf(salesSubjects, 'sales.sale.exists'),
     publishes: [inventoryEvents],
     consumers: { 'inventory-sale-created': 'events.sales.sale.created' },
     listens: [],
+    exportFiles: 'write',
   },
   sales: {
-    serves: [salesSubjects, salesForReturnsSubjects, salesApiSubjects, salesAdminSubjects, salesPlatformSubjects],
+    serves: [salesSubjects, salesForReturnsSubjects, salesApiSubjects, salesAdminSubjects, salesPlatformSubjects, salesExportSubjects],
     calls: [
       ...callsOf(
         inventorySubjects,
@@ -77,9 +86,10 @@ export const BUS_IDENTITIES = {
     publishes: [salesEvents],
     consumers: { 'sales-return-created': 'events.returns.return.created', 'sales-return-annulled': 'events.returns.return.annulled' },
     listens: [],
+    exportFiles: 'write',
   },
   returns: {
-    serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects, returnsForSalesSubjects],
+    serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects, returnsForSalesSubjects, returnsExportSubjects],
     calls: [
       ...callsOf(inventorySubjects, 'inventory.product.resolve', 'inventory.stock.adjust'),
       ...callsOf(salesForReturnsSubjects, 'sales.sale.returnable', 'sales.sale.return.register', 'sales.sale.return.square'),
@@ -87,6 +97,7 @@ export const BUS_IDENTITIES = {
     publishes: [returnsEvents],
     consumers: { 'returns-stock-created': 'events.returns.return.created', 'returns-stock-annulled': 'events.returns.return.annulled' },
     listens: [],
+    exportFiles: 'write',
   },
   packages: {
     serves: [packagesSubjects],
@@ -121,6 +132,18 @@ export const BUS_IDENTITIES = {
     // The event log reads every event of the stream, in stream order.
     consumers: { 'subscriptions-event-log': 'events.>' },
     listens: [],
+  },
+  exports: {
+    serves: [exportsSubjects],
+    calls: [
+      ...callsOf(inventoryExportSubjects, 'inventory.export.write'),
+      ...callsOf(returnsExportSubjects, 'returns.export.write'),
+      ...callsOf(salesExportSubjects, 'sales.export.write'),
+    ],
+    publishes: [exportsEvents],
+    consumers: {},
+    listens: [],
+    exportFiles: 'manage',
   },
 } as const satisfies Record<ServiceName, BusIdentity>;
 

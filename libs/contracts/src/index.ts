@@ -16,3 +16,4 @@ export * from './returns';
 export * from './system';
 export * from './webhook-payloads';
 export * from './subscriptions';
+export * from './exports';

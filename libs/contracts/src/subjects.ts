@@ -1,5 +1,5 @@
 /** The service that owns each subject family; also the queue group its replicas share. */
-export const SERVICES = ['gateway', 'sales', 'inventory', 'returns', 'packages', 'webhook-ingest', 'subscriptions'] as const;
+export const SERVICES = ['gateway', 'sales', 'inventory', 'returns', 'packages', 'webhook-ingest', 'subscriptions', 'exports'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** The Postgres schema each service owns (its name with `_` for `-`). */

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { defineCatalog } from './catalog';
 import { IdParam, PageRequest, Timestamp, documentAs, pageReply, queryInt } from './http';
+import { Exportacion } from './exports';
 import { Return } from './returns';
 import { Sale } from './sales';
 
-/** The partner event types (interface 1.5.0) a subscription can ask for, besides `*`. */
+/** The partner event types (interface 1.5.0; `export.*` 1.6.0) a subscription can ask for, besides `*`. */
 export const EVENT_TYPES = [
   'sale.created',
   'sale.updated',
@@ -13,6 +14,8 @@ export const EVENT_TYPES = [
   'return.created',
   'return.annulled',
   'package.imported',
+  'export.completed',
+  'export.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -170,6 +173,8 @@ export const TYPED_EVENTS = {
   'return.created': typedEvent('return.created', Return, 'EventReturnCreated'),
   'return.annulled': typedEvent('return.annulled', Return, 'EventReturnAnnulled'),
   'package.imported': typedEvent('package.imported', PackageImportedData, 'EventPackageImported'),
+  'export.completed': typedEvent('export.completed', Exportacion, 'EventExportCompleted'),
+  'export.failed': typedEvent('export.failed', Exportacion, 'EventExportFailed'),
 } as const satisfies Record<EventType, z.ZodType>;
 export const PingEvent = typedEvent('ping', PingData, 'EventPing');
 
@@ -183,6 +188,8 @@ export const FeedEvent = z
     TYPED_EVENTS['return.created'],
     TYPED_EVENTS['return.annulled'],
     TYPED_EVENTS['package.imported'],
+    TYPED_EVENTS['export.completed'],
+    TYPED_EVENTS['export.failed'],
   ])
   .meta({ id: 'PartnerEvent' });
 /** What a subscription's URL receives: the feed's events and its own `ping`. */

@@ -1,5 +1,5 @@
 import { OutboxRelay } from '@erp/bus';
-import { inventorySubjects } from '@erp/contracts';
+import { inventoryExportSubjects, inventorySubjects } from '@erp/contracts';
 import { registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import type { Kysely } from 'kysely';
 import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
@@ -22,6 +22,7 @@ import { resolveProductsHandler } from './handlers/resolve-products.handler';
 import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
+import { writeExportHandler } from './handlers/write-export.handler';
 import { ReservationSweeper } from './flows/reservation-sweeper.flow';
 import { finishPendingCounts } from './flows/set-location-active.flow';
 
@@ -69,6 +70,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
         },
         { queue: 'inventory' },
       );
+      bus.serve(inventoryExportSubjects, { 'inventory.export.write': writeExportHandler(db, bus) }, { queue: 'inventory' });
       await startSaleCreatedConsumer(db, bus);
       // A (de)activation cut short by a stop: its entries are counted as the place now says.
       void finishPendingCounts(db, config.LOCATION_COUNT_BATCH).then(

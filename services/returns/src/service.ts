@@ -1,6 +1,12 @@
 import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
-import { returnsAdminSubjects, returnsApiSubjects, returnsForSalesSubjects, returnsPlatformSubjects } from '@erp/contracts';
+import {
+  returnsAdminSubjects,
+  returnsApiSubjects,
+  returnsExportSubjects,
+  returnsForSalesSubjects,
+  returnsPlatformSubjects,
+} from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import type { ReturnsConfig } from './config';
 import { startReturnStockConsumers } from './consumers/return-stock.consumer';
@@ -10,6 +16,7 @@ import { annulReturnHandler } from './handlers/annul-return.handler';
 import { createReturnHandler } from './handlers/create-return.handler';
 import { saleRegistrationsHandler } from './handlers/sale-registrations.handler';
 import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
+import { writeExportHandler } from './handlers/write-export.handler';
 
 export const RETURNS_SCHEMA = 'returns';
 
@@ -44,6 +51,7 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
       );
       bus.serve(returnsPlatformSubjects, { 'returns.platform.create': createReturn }, { queue: 'returns' });
       bus.serve(returnsForSalesSubjects, { 'returns.sale.registrations': saleRegistrationsHandler(db) }, { queue: 'returns' });
+      bus.serve(returnsExportSubjects, { 'returns.export.write': writeExportHandler(db, bus) }, { queue: 'returns' });
       await startReturnStockConsumers(db, bus);
     },
   };

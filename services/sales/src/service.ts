@@ -1,6 +1,13 @@
 import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
-import { salesAdminSubjects, salesApiSubjects, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from '@erp/contracts';
+import {
+  salesAdminSubjects,
+  salesApiSubjects,
+  salesExportSubjects,
+  salesForReturnsSubjects,
+  salesPlatformSubjects,
+  salesSubjects,
+} from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { startReturnsConsumers } from './consumers/returns.consumer';
@@ -13,6 +20,7 @@ import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handler
 import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { returnRegistrationHandlers } from './handlers/return-registration.handlers';
 import { updateSaleHandler } from './handlers/update-sale.handler';
+import { writeExportHandler } from './handlers/write-export.handler';
 import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
 import { startRegistrationSweeper } from './flows/registration-sweeper.flow';
@@ -53,6 +61,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       );
       bus.serve(salesAdminSubjects, adminHandlers(db, bus), { queue: 'sales' });
       bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
+      bus.serve(salesExportSubjects, { 'sales.export.write': writeExportHandler(db, bus) }, { queue: 'sales' });
       await startReturnsConsumers(db, bus);
       const sweeper = startRegistrationSweeper({
         db,

@@ -12,6 +12,7 @@ import { salesMigrations, SALES_SCHEMA } from '@erp/sales';
 import { webhookIngestMigrations, WEBHOOK_INGEST_SCHEMA } from '@erp/webhook-ingest';
 import { createLogger } from '@erp/runtime';
 import { subscriptionsMigrations, SUBSCRIPTIONS_SCHEMA } from '@erp/subscriptions';
+import { exportsMigrations, EXPORTS_SCHEMA } from '@erp/exports';
 import { freePort } from './private-infra';
 import { sleep } from './wait';
 
@@ -25,6 +26,7 @@ const SCHEMAS: Record<ServiceName, { schema: string; migrations: Migrations }> =
   packages: { schema: PACKAGES_SCHEMA, migrations: packagesMigrations },
   'webhook-ingest': { schema: WEBHOOK_INGEST_SCHEMA, migrations: webhookIngestMigrations },
   subscriptions: { schema: SUBSCRIPTIONS_SCHEMA, migrations: subscriptionsMigrations },
+  exports: { schema: EXPORTS_SCHEMA, migrations: exportsMigrations },
 };
 
 export const ALL_SERVICES: readonly ServiceName[] = [
@@ -35,6 +37,7 @@ export const ALL_SERVICES: readonly ServiceName[] = [
   'packages',
   'webhook-ingest',
   'subscriptions',
+  'exports',
 ];
 
 /** One running replica of a service: its real entry point (`src/main.ts`) in its own process. */

@@ -20,10 +20,10 @@ export interface IsolationReport {
   violations: string[];
 }
 
-type Kind = 'ventas' | 'productos' | 'devoluciones';
+type Kind = 'ventas' | 'productos' | 'devoluciones' | 'exportaciones';
 
 /** Which ids a path's `{id}` names, by its first segment. */
-const KIND_OF: Record<string, Kind> = { sales: 'ventas', inventory: 'productos', returns: 'devoluciones' };
+const KIND_OF: Record<string, Kind> = { sales: 'ventas', inventory: 'productos', returns: 'devoluciones', exports: 'exportaciones' };
 /** The lookups, by path, and the ids each lists. */
 const LOOKUP_OF: Record<string, 'sucursales' | 'documentos' | 'canales' | 'clientes'> = {
   '/branches': 'sucursales',
@@ -35,12 +35,14 @@ const NOT_FOUND: Record<Kind, string> = {
   ventas: 'Venta no encontrada',
   productos: 'Producto no encontrado',
   devoluciones: 'Devolución no encontrada',
+  exportaciones: 'Exportación no encontrada',
 };
 
 interface Ids {
   ventas: number[];
   productos: number[];
   devoluciones: number[];
+  exportaciones: number[];
   sucursales: number[];
   bodegas: number[];
   documentos: number[];
@@ -95,6 +97,13 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
         key: other.key,
         json: { packages: [packageItem(`WR-${onlyOther}`, { id_sucursal: other.sucursales.centro })] },
       });
+      const theirExport = await call(`${target.baseUrl}${API_BASE}/exports`, {
+        method: 'POST',
+        key: other.key,
+        json: { recurso: 'sales' },
+      });
+      expect(theirExport.status === 202, `${other.ref}'s export answered ${theirExport.status}`);
+      await finished(target.baseUrl, other.key, theirExport.body?.data?.id);
       const orderId = 700_000 + (other.ref === 'a' ? 1 : 2);
       await deliverWoo(target.baseUrl, other, orderId);
       const pending = await settle(target.databases, 30_000, 50);
@@ -104,6 +113,7 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
         ventas: (await q('select id from sales.ventas where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
         productos: (await q('select id from inventory.productos where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
         devoluciones: (await q('select id from returns.devoluciones where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
+        exportaciones: (await q('select id from exports.exportaciones where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
         sucursales: Object.values(c.sucursales),
         bodegas: Object.values(c.bodegas),
         documentos: Object.values(c.documentos),
@@ -276,6 +286,18 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
           }
           continue;
         }
+        if (route.method === 'post' && route.path === '/exports') {
+          // Filtered by the other company's sale: the file holds none of its returns.
+          const res = await send(label, `${API_BASE}/exports`, {
+            method: 'POST',
+            json: { recurso: 'returns', filtros: { id_venta: theirs.ventas[0] } },
+          });
+          expect(res.status === 202, `${label} answered ${res.status}`);
+          const done = await finished(target.baseUrl, viewer.key, res.body?.data?.id);
+          expect(done?.estado === 'completada' && done.objetos === 0, `${label} by ${other.ref}'s sale: ${JSON.stringify(done)}`);
+          mine.exportaciones.push(res.body?.data?.id);
+          continue;
+        }
         if (route.path === '/system/rate-limit') {
           const res = await send(label, `${API_BASE}/system/rate-limit`);
           expect(res.body?.data?.empresa_id === viewer.id, `${label}: empresa_id ${res.body?.data?.empresa_id}`);
@@ -314,7 +336,7 @@ async function tenantSnapshot(databases: Query[], empresaId: number): Promise<Ma
   for (const q of databases) {
     const tables = await q(
       `select table_schema as schema, table_name as table from information_schema.columns
-       where column_name = 'empresa_id' and table_schema in ('gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook_ingest') order by 1, 2`,
+       where column_name = 'empresa_id' and table_schema in ('gateway', 'inventory', 'sales', 'returns', 'packages', 'webhook_ingest', 'exports') order by 1, 2`,
     );
     const sql = tables
       .map(
@@ -357,6 +379,15 @@ function packageItem(wr: string, branch: Record<string, unknown>): Record<string
     total: 10,
     ...branch,
   };
+}
+
+/** The export once it ended (undefined when it did not within 30 s). */
+async function finished(baseUrl: string, key: string, id: number): Promise<{ estado: string; objetos: number | null } | undefined> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    const data = (await call(`${baseUrl}${API_BASE}/exports/${id}`, { key })).body?.data;
+    if (data && data.estado !== 'en_cola' && data.estado !== 'procesando') return data;
+  }
+  return undefined;
 }
 
 async function deliverWoo(baseUrl: string, c: Company, id: number): Promise<Attempt> {

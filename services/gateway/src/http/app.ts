@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
 import compression from 'compression';
 import fresh from 'fresh';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
@@ -25,7 +26,7 @@ import { ambiguousQuery, rejectAmbiguousQuery, requestLimits } from './edges';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorAnswer, sendEnvelope, sendError } from './errors';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
-import type { AnyRoute, RouteResult } from './route';
+import type { AnyRoute, FileResult, RouteResult } from './route';
 import { webhookRouter } from './webhooks';
 
 export interface AppDeps {
@@ -354,6 +355,11 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
       if (outcome.kind === 'thrown') throw outcome.err;
       return sendError(res, outcome.status, outcome.reason, outcome.message, outcome.details);
     }
+    if ('file' in outcome.result) {
+      // A download is not conditional: a request that waited to be counted is counted now.
+      if (!(await countDeferred(deps, req, res))) return;
+      return sendFile(req, res, outcome.result.file);
+    }
     let body = render(outcome.result, locals.credential!, route.method === 'get');
     if (body.etag) {
       res.statusCode = body.status;
@@ -370,7 +376,9 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
         if (!(await countDeferred(deps, req, res))) return;
         // The quota's own page shows the count: built again now that this request is counted.
         if (route.showsQuota) {
-          body = render(await handle(route, deps, locals, outcome.input), locals.credential!, true);
+          const again = await handle(route, deps, locals, outcome.input);
+          if ('file' in again) throw new Error(`${route.path} showed the quota and answered a file`);
+          body = render(again, locals.credential!, true);
           res.setHeader('ETag', body.etag!);
         }
       }
@@ -461,7 +469,7 @@ interface Rendered {
  * which would otherwise make every answer differ: two answers with one ETag have the same data,
  * pagination, filters and company, byte for byte.
  */
-function render(result: RouteResult, credential: Credential, withEtag: boolean): Rendered {
+function render(result: Exclude<RouteResult, FileResult>, credential: Credential, withEtag: boolean): Rendered {
   const status = result.status ?? 200;
   if ('raw' in result) {
     const text = JSON.stringify(result.raw);
@@ -499,3 +507,32 @@ function strongEtag(parts: Array<Buffer | string>): string {
 }
 
 const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');
+
+/**
+ * A download: the whole file (200), or the one byte range asked for (206 with `Content-Range`),
+ * `Content-Length` known before the first byte. A range outside the file, or several ranges, is
+ * refused with 416 naming the size: a client resuming a download sends one `bytes=<received>-`.
+ */
+async function sendFile(req: Request, res: Response, file: FileResult['file']): Promise<void> {
+  res.setHeader('Accept-Ranges', 'bytes');
+  let start = 0;
+  let end = file.size - 1;
+  if (req.headers.range !== undefined) {
+    const ranges = req.range(file.size);
+    if (ranges === -2) return sendError(res, 400, 'rango_invalido', MESSAGES.invalidParams, { Range: [MESSAGES.malformedRange] });
+    if (ranges === -1 || ranges === undefined || ranges.type !== 'bytes' || ranges.length !== 1) {
+      res.setHeader('Content-Range', `bytes */${file.size}`);
+      return sendError(res, 416, 'rango_invalido', MESSAGES.rangeNotSatisfiable(file.size), {
+        Range: [MESSAGES.rangeNotSatisfiableDetail],
+      });
+    }
+    ({ start, end } = ranges[0]!);
+    res.status(206).setHeader('Content-Range', `bytes ${start}-${end}/${file.size}`);
+  }
+  const body = await file.open(start, end);
+  res.setHeader('Content-Type', file.contentType);
+  res.setHeader('Content-Disposition', `attachment; filename="${file.filename}"`);
+  res.setHeader('Content-Length', String(end - start + 1));
+  // A client that goes away ends the pipeline; the response then has nothing left to say.
+  await pipeline(body, res).catch(() => undefined);
+}

@@ -44,6 +44,9 @@ export const MESSAGES = {
   bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
   unsupportedMediaType: 'El contenido debe enviarse como application/json',
   overloaded: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After',
+  malformedRange: 'Debe ser bytes=<inicio>-[<fin>], por ejemplo bytes=1048576- para seguir una descarga',
+  rangeNotSatisfiable: (size: number) => `El rango pedido no está dentro del archivo de ${size} bytes`,
+  rangeNotSatisfiableDetail: 'Pida un solo rango bytes=<inicio>-[<fin>] con el inicio antes del final del archivo',
 } as const;
 
 /** Seconds a client should wait before retrying a 503. */

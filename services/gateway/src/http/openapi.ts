@@ -87,6 +87,11 @@ const HEADERS = {
       'Validador fuerte de la respuesta: el SHA-256 de su cuerpo sin `meta.timestamp`. Enviado en `If-None-Match`, responde 304 mientras la respuesta no cambie.',
     schema: { type: 'string' },
   },
+  'Content-Range': {
+    description: 'Con 206: los bytes enviados y el tamaño del archivo, p. ej. `bytes 1048576-2097151/5242880`.',
+    schema: { type: 'string' },
+  },
+  'Accept-Ranges': { description: '`bytes`: una descarga cortada sigue con `Range: bytes=<recibidos>-`.', schema: { type: 'string' } },
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
@@ -116,6 +121,12 @@ const API_ERRORS = {
     rated: false,
   },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
+  Conflict: {
+    status: 409,
+    description:
+      'El estado actual lo impide (p. ej. ya hay 5 exportaciones en curso, o la exportación aún no está completada); `error` dice cuál. Nada cambia.',
+    rated: true,
+  },
   PayloadTooLarge: { status: 413, description: 'El cuerpo supera 1 MB.', rated: true },
   UriTooLong: {
     status: 414,
@@ -123,6 +134,11 @@ const API_ERRORS = {
     rated: false,
   },
   UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
+  RangeNotSatisfiable: {
+    status: 416,
+    description: 'El `Range` pedido no está dentro del archivo, o pide varios rangos; `Content-Range: bytes */<tamaño>` da el tamaño.',
+    rated: true,
+  },
   UnprocessableContent: {
     status: 422,
     description:
@@ -227,6 +243,8 @@ function successBody(response: RouteResponse): z.ZodType {
   return response.idempotent ? body.extend({ meta: Meta.extend({ idempotent: z.boolean() }) }) : body;
 }
 
+const FILE_EXAMPLE = '(bytes del archivo .ndjson.gz: 1f 8b 08 00 …; descomprimido, {"id":1,…}\\n{"id":2,…}\\n)';
+
 /** `get /inventory/:id` → `getInventoryById`. */
 function operationId(method: string, path: string): string {
   const words = path
@@ -252,10 +270,23 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   const rated = headers(['X-Request-Id', ...RATE_HEADERS, ...(isGet ? (['ETag'] as const) : [])]);
   const statuses = route.response?.statuses ?? { 200: 'OK' };
   for (const [status, description] of Object.entries(statuses)) {
+    const file = route.response?.kind === 'file';
     responses[status as '200'] = {
       description: description ?? 'OK',
-      headers: status === '201' ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location']) : rated,
-      ...(route.response ? json(successBody(route.response)) : {}),
+      headers:
+        status === '201'
+          ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location'])
+          : status === '202'
+            ? headers(['X-Request-Id', ...RATE_HEADERS], ['Location'])
+            : file
+              ? headers(['X-Request-Id', ...RATE_HEADERS, 'Accept-Ranges', ...(status === '206' ? (['Content-Range'] as const) : [])])
+              : rated,
+      ...(route.response
+        ? file
+          ? // Bytes have no JSON example: the example says what they are.
+            { content: { [route.response.contentType!]: { schema: route.response.schema, example: FILE_EXAMPLE } } }
+          : json(successBody(route.response))
+        : {}),
     };
   }
   if (isGet) {

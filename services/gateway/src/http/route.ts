@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Bus } from '@erp/bus';
 import type { ListPagination, TenantContext } from '@erp/contracts';
@@ -30,7 +31,21 @@ export interface RawResult {
   raw: Record<string, unknown>;
 }
 
-export type RouteResult = EnvelopeResult | RawResult;
+/**
+ * A file sent as the whole body (a download): its size is known before the first byte, and a
+ * `Range` of it is answered 206 with only those bytes.
+ */
+export interface FileResult {
+  file: {
+    size: number;
+    contentType: string;
+    filename: string;
+    /** The bytes from `start` to `end`, both included. */
+    open(start: number, end: number): Promise<Readable>;
+  };
+}
+
+export type RouteResult = EnvelopeResult | RawResult | FileResult;
 
 type Input<S> = S extends z.ZodType ? z.output<S> : undefined;
 
@@ -39,13 +54,18 @@ type Input<S> = S extends z.ZodType ? z.output<S> : undefined;
  * it the contract tests and the typed client) cannot miss or misstate an endpoint.
  */
 export interface RouteResponse {
-  /** `single`: `schema` is the envelope's `data`; `list`: one item of `data`, with `pagination`; `raw`: the whole body. */
-  kind: 'single' | 'list' | 'raw';
+  /**
+   * `single`: `schema` is the envelope's `data`; `list`: one item of `data`, with `pagination`;
+   * `raw`: the whole body; `file`: a download of `contentType` (`schema` describes its content).
+   */
+  kind: 'single' | 'list' | 'raw' | 'file';
+  /** Media type of a `file`. */
+  contentType?: string;
   schema: z.ZodType;
   /** A list's `pagination`: `Pagination` unless it also reads by change (`ListPagination`). */
   pagination?: z.ZodType;
   /** Success statuses and what each means; `{200: ...}` when omitted. */
-  statuses?: Partial<Record<200 | 201 | 202, string>>;
+  statuses?: Partial<Record<200 | 201 | 202 | 206, string>>;
   /** `meta.idempotent` is always sent. */
   idempotent?: boolean;
 }

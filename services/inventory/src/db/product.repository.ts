@@ -1,6 +1,6 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { SIN_CATEGORIA, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
+import { SIN_CATEGORIA, type InventoryExportFilters, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
 import {
   compiledOnce,
   containsPattern,
@@ -219,6 +219,39 @@ export async function listProducts(
   return { total: Number(count.total), json: page.json };
 }
 
+/** The filtered products; with `updated_since`, those changed since then (their stock too: migration 0007 moves `updated_at` with it). */
+function changedProducts(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters & { updated_since?: string | undefined }) {
+  const products = filteredProducts(db, empresaId, f);
+  return f.updated_since === undefined ? products : products.where('p.updated_at', '>=', new Date(f.updated_since));
+}
+
+/**
+ * Up to `limit` products after id `afterId`, by id, as the JSON lines `GET /inventory/{id}`
+ * answers (the same SQL, stock entries with their timestamps), with the filters of the list: one
+ * batch of an export's file.
+ */
+export async function productExportBatch(
+  trx: Transaction<InventoryDb>,
+  empresaId: number,
+  filtros: InventoryExportFilters,
+  afterId: number,
+  limit: number,
+) {
+  const page = changedProducts(trx, empresaId, filtros)
+    .where('p.id', '>', afterId)
+    .select(['p.id', sql<string>`${productJson(trx, empresaId, true)}::text`.as('json')])
+    .orderBy('p.id')
+    .limit(limit);
+  return trx
+    .selectFrom(page.as('b'))
+    .select([
+      sql<number>`count(*)::int`.as('count'),
+      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
+      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
+    ])
+    .executeTakeFirstOrThrow();
+}
+
 /**
  * Delta sync: one page of the products that changed after a position (see `readChangePage`). A
  * product's stamp and `updated_at` move with its stock too (migration 0007). The page's products
@@ -231,9 +264,11 @@ export async function listProductChanges(
   request: InventoryListRequest,
   after: ChangeCursor | undefined,
 ): Promise<ChangePage<ProductWithStock>> {
-  let changed = filteredProducts(trx, empresaId, request);
-  if (request.updated_since !== undefined) changed = changed.where('p.updated_at', '>=', new Date(request.updated_since));
-  const page = await readChangePage(changed.select('p.id'), { table: 'p', after, perPage: request.per_page });
+  const page = await readChangePage(changedProducts(trx, empresaId, request).select('p.id'), {
+    table: 'p',
+    after,
+    perPage: request.per_page,
+  });
   const rows =
     page.rows.length === 0
       ? []

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
-import type { ReturnInput, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
+import type { ReturnInput, ReturnsExportFilters, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
 import {
   compiledOnce,
   compiledPerShape,
@@ -273,6 +273,33 @@ function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
   if (f.fecha_fin !== undefined) q = q.where('d.fecha', '<=', f.fecha_fin);
   if (f.id_venta !== undefined) q = q.where('d.venta_id', '=', f.id_venta);
   return q;
+}
+
+/**
+ * Up to `limit` returns after id `afterId`, by id, as the JSON lines `GET /returns/{id}` answers
+ * (the same SQL), with the filters of the list: one batch of an export's file.
+ */
+export async function returnExportBatch(
+  trx: Transaction<ReturnsDb>,
+  empresaId: number,
+  filtros: ReturnsExportFilters,
+  afterId: number,
+  limit: number,
+) {
+  let rows = filtered(trx, empresaId, filtros).where('d.id', '>', afterId);
+  if (filtros.updated_since !== undefined) rows = rows.where('d.updated_at', '>=', new Date(filtros.updated_since));
+  const page = rows
+    .select(['d.id', sql<string>`${returnJson(trx)}::text`.as('json')])
+    .orderBy('d.id')
+    .limit(limit);
+  return trx
+    .selectFrom(page.as('b'))
+    .select([
+      sql<number>`count(*)::int`.as('count'),
+      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
+      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
+    ])
+    .executeTakeFirstOrThrow();
 }
 
 /** Which filters a request has, not their values: what decides the SQL of a list or summary. */

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { SaleInput, SalesFilters, SalesListRequest } from '@erp/contracts';
+import type { SaleInput, SalesExportFilters, SalesFilters, SalesListRequest } from '@erp/contracts';
 import {
   compiledOnce,
   compiledPerShape,
@@ -393,6 +393,32 @@ function filtered(db: Db, empresaId: number, f: SalesFilters) {
   if (f.fecha_fin !== undefined) q = q.where('v.fecha', '<=', f.fecha_fin);
   if (f.estado !== undefined) q = q.where('v.estado', '=', f.estado);
   return q;
+}
+
+/** The company's sales under the filters of the list, each with the JSON `GET /sales/{id}` answers (the same SQL): an export's rows. */
+export function saleExportRows(db: Db, empresaId: number, filtros: SalesExportFilters) {
+  let rows = filtered(db, empresaId, filtros);
+  if (filtros.updated_since !== undefined) rows = rows.where('v.updated_at', '>=', new Date(filtros.updated_since));
+  return rows.select(['v.id', sql<string>`${saleJson(db)}::text`.as('json')]);
+}
+
+/** Up to `limit` rows of an export after id `afterId`, by id: one batch of its file. */
+export async function saleExportBatch(
+  trx: Transaction<SalesDb>,
+  empresaId: number,
+  filtros: SalesExportFilters,
+  afterId: number,
+  limit: number,
+) {
+  const page = saleExportRows(trx, empresaId, filtros).where('v.id', '>', afterId).orderBy('v.id').limit(limit);
+  return trx
+    .selectFrom(page.as('b'))
+    .select([
+      sql<number>`count(*)::int`.as('count'),
+      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
+      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
+    ])
+    .executeTakeFirstOrThrow();
 }
 
 type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;

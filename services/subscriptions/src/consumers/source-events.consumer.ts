@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
 import {
+  exportsEvents,
   gatewayEvents,
   inventoryEvents,
   packagesEvents,
@@ -23,6 +24,7 @@ const ALL_EVENTS: EventCatalog = {
   ...returnsEvents,
   ...packagesEvents,
   ...inventoryEvents,
+  ...exportsEvents,
 };
 
 export const EVENT_LOG_CONSUMER: ConsumerName<'subscriptions'> = 'subscriptions-event-log';

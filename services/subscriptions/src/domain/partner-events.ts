@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EventType, PayloadOf, inventoryEvents, packagesEvents, returnsEvents, salesEvents } from '@erp/contracts';
+import type { EventType, PayloadOf, exportsEvents, inventoryEvents, packagesEvents, returnsEvents, salesEvents } from '@erp/contracts';
 
 /** A partner event derived from one event of the stream, before it is written to the log. */
 export interface PartnerEventDraft {
@@ -68,6 +68,12 @@ export function partnerEventsOf(source: SourceEvent): PartnerEventDraft[] {
           items: event.paquetes,
         }),
       ];
+    }
+    case 'events.exports.export.completed':
+    case 'events.exports.export.failed': {
+      const event = source.payload as PayloadOf<typeof exportsEvents, 'events.exports.export.completed'>;
+      const tipo = source.subject === 'events.exports.export.completed' ? 'export.completed' : 'export.failed';
+      return [draft(0, event.empresa_id, tipo, `export:${event.exportacion.id}`, event.exportacion)];
     }
     case 'events.inventory.stock.changed': {
       const event = source.payload as PayloadOf<typeof inventoryEvents, 'events.inventory.stock.changed'>;

@@ -1,5 +1,6 @@
 import type { AnyRoute } from '../route';
 import { eventsRoutes } from './events.routes';
+import { exportsRoutes } from './exports.routes';
 import { inventoryRoutes } from './inventory.routes';
 import { lookupsRoutes } from './lookups.routes';
 import { packagesRoutes } from './packages.routes';
@@ -17,5 +18,6 @@ export function apiRoutes(limits: { standard: number; withDateFilters: number })
     ...systemRoutes(limits),
     ...eventsRoutes,
     ...lookupsRoutes,
+    ...exportsRoutes,
   ];
 }

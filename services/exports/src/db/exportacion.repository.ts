@@ -1,0 +1,222 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { RecursoExportacion, TenantContext } from '@erp/contracts';
+import type { ExportacionRow } from '../domain/exportacion';
+import type { ExportsDb } from './tables';
+
+type Db = Kysely<ExportsDb> | Transaction<ExportsDb>;
+
+const COLUMNS = [
+  'id',
+  'empresa_id',
+  'recurso',
+  'filtros',
+  'estado',
+  'intento',
+  'lease_hasta',
+  'objeto',
+  'objetos',
+  'bytes',
+  'cursor',
+  'error',
+  'created_at',
+  'iniciada',
+  'completada',
+  'expira',
+] as const;
+
+/** A job as the worker needs it: the row and the context its owner is asked under. */
+export type ExportJob = ExportacionRow & { contexto: TenantContext };
+
+/** Serialises the exports created by one company for the rest of the transaction (the running-exports limit). */
+export async function lockEmpresaExportaciones(trx: Transaction<ExportsDb>, empresaId: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`exportaciones:${empresaId}`}, 0))`.execute(trx);
+}
+
+export async function countEnCurso(db: Db, empresaId: number): Promise<number> {
+  const row = await db
+    .selectFrom('exportaciones')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('empresa_id', '=', empresaId)
+    .where('estado', 'in', ['en_cola', 'procesando'])
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+export async function insertExportacion(
+  trx: Transaction<ExportsDb>,
+  job: { empresaId: number; recurso: RecursoExportacion; filtros: Record<string, unknown>; contexto: TenantContext },
+): Promise<ExportacionRow> {
+  return trx
+    .insertInto('exportaciones')
+    .values({
+      empresa_id: job.empresaId,
+      recurso: job.recurso,
+      filtros: JSON.stringify(job.filtros),
+      contexto: JSON.stringify(job.contexto),
+    })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+export async function findExportacion(db: Db, empresaId: number, id: number): Promise<ExportacionRow | undefined> {
+  return db.selectFrom('exportaciones').select(COLUMNS).where('empresa_id', '=', empresaId).where('id', '=', id).executeTakeFirst();
+}
+
+/** One page of the company's exports, newest first, and their total. */
+export async function listExportaciones(db: Db, empresaId: number, page: { page: number; per_page: number }) {
+  const [count, rows] = await Promise.all([
+    db
+      .selectFrom('exportaciones')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('empresa_id', '=', empresaId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('exportaciones')
+      .select(COLUMNS)
+      .where('empresa_id', '=', empresaId)
+      .orderBy('id', 'desc')
+      .limit(page.per_page)
+      .offset((page.page - 1) * page.per_page)
+      .execute(),
+  ]);
+  return { total: count.n, rows };
+}
+
+export async function lockExportacion(trx: Transaction<ExportsDb>, empresaId: number, id: number): Promise<ExportacionRow | undefined> {
+  return trx
+    .selectFrom('exportaciones')
+    .select(COLUMNS)
+    .where('empresa_id', '=', empresaId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/**
+ * DELETE: a running export becomes `cancelada` (its worker's lease is void, so whatever it writes
+ * is never pointed to); a finished one loses its file at once.
+ */
+export async function cancelExportacion(trx: Transaction<ExportsDb>, row: ExportacionRow): Promise<ExportacionRow> {
+  const running = row.estado === 'en_cola' || row.estado === 'procesando';
+  return trx
+    .updateTable('exportaciones')
+    .set(running ? { estado: 'cancelada', lease_hasta: null } : { objeto: null, expira: sql<Date>`least(expira, now())` })
+    .where('id', '=', row.id)
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Takes the oldest queued job, or one whose worker stopped renewing its lease, for a new attempt.
+ * `skip locked`: replicas claiming at once each get another job.
+ */
+export async function claimExportacion(db: Db, leaseMs: number): Promise<ExportJob | undefined> {
+  return db
+    .updateTable('exportaciones')
+    .set({
+      estado: 'procesando',
+      intento: sql<number>`intento + 1`,
+      lease_hasta: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`,
+      iniciada: sql<Date>`coalesce(iniciada, now())`,
+    })
+    .where(
+      'id',
+      '=',
+      db
+        .selectFrom('exportaciones')
+        .select('id')
+        .where((eb) =>
+          eb.or([eb('estado', '=', 'en_cola'), eb.and([eb('estado', '=', 'procesando'), eb('lease_hasta', '<', sql<Date>`now()`)])]),
+        )
+        .orderBy('id')
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returning([...COLUMNS, 'contexto'])
+    .executeTakeFirst();
+}
+
+/** Renews the attempt's lease; false when the attempt no longer holds the job (cancelled, or taken over). */
+export async function renewLease(db: Db, id: number, intento: number, leaseMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable('exportaciones')
+    .set({ lease_hasta: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
+    .where('id', '=', id)
+    .where('intento', '=', intento)
+    .where('estado', '=', 'procesando')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Points the job to the attempt's finished file, if the attempt still holds it; undefined otherwise. */
+export async function completeExportacion(
+  trx: Transaction<ExportsDb>,
+  job: { id: number; intento: number },
+  file: { objeto: string; objetos: number; bytes: number; cursor: string },
+  ttlMs: number,
+): Promise<ExportacionRow | undefined> {
+  return trx
+    .updateTable('exportaciones')
+    .set({
+      estado: 'completada',
+      objeto: file.objeto,
+      objetos: file.objetos,
+      bytes: file.bytes,
+      cursor: file.cursor,
+      error: null,
+      lease_hasta: null,
+      completada: sql<Date>`now()`,
+      expira: sql<Date>`now() + ${ttlMs} * interval '1 millisecond'`,
+    })
+    .where('id', '=', job.id)
+    .where('intento', '=', job.intento)
+    .where('estado', '=', 'procesando')
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
+
+/**
+ * An attempt that failed: queued again while attempts remain, `fallida` with the reason after the
+ * last. Undefined when the attempt no longer held the job.
+ */
+export async function failAttempt(
+  trx: Transaction<ExportsDb>,
+  job: { id: number; intento: number },
+  error: string,
+  maxAttempts: number,
+): Promise<ExportacionRow | undefined> {
+  const last = job.intento >= maxAttempts;
+  return trx
+    .updateTable('exportaciones')
+    .set(last ? { estado: 'fallida', error, lease_hasta: null } : { estado: 'en_cola', error, lease_hasta: null })
+    .where('id', '=', job.id)
+    .where('intento', '=', job.intento)
+    .where('estado', '=', 'procesando')
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
+
+/** Finished exports whose file has outlived `expira`. */
+export async function expiredFiles(db: Db, limit: number): Promise<Array<{ id: number; objeto: string }>> {
+  const rows = await db
+    .selectFrom('exportaciones')
+    .select(['id', 'objeto'])
+    .where('objeto', 'is not', null)
+    .where('expira', '<=', sql<Date>`now()`)
+    .orderBy('expira')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, objeto: r.objeto! }));
+}
+
+/** Where the jobs stand, for the files found in the store. */
+export async function attemptsOf(db: Db, ids: number[]) {
+  if (ids.length === 0) return [];
+  return db.selectFrom('exportaciones').select(['id', 'estado', 'intento', 'objeto']).where('id', 'in', ids).execute();
+}
+
+/** Forgets a file once removed from the store. */
+export async function forgetObjeto(db: Db, id: number, objeto: string): Promise<void> {
+  await db.updateTable('exportaciones').set({ objeto: null }).where('id', '=', id).where('objeto', '=', objeto).execute();
+}

@@ -1,0 +1,9 @@
+import type { Migrations } from '@erp/db';
+import * as m0001 from './0001-outbox';
+import * as m0002 from './0002-exportaciones';
+
+/** Ordered by name; never rename or edit a migration that has shipped. */
+export const migrations: Migrations = {
+  '0001-outbox': m0001,
+  '0002-exportaciones': m0002,
+};

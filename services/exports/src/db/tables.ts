@@ -1,0 +1,33 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { OutboxTables } from '@erp/bus';
+import type { EstadoExportacion, RecursoExportacion, TenantContext } from '@erp/contracts';
+
+export const EXPORTS_SCHEMA = 'exports';
+
+export interface ExportacionesTable {
+  id: Generated<number>;
+  empresa_id: number;
+  recurso: RecursoExportacion;
+  filtros: ColumnType<Record<string, unknown>, string, string>;
+  estado: Generated<EstadoExportacion>;
+  contexto: ColumnType<TenantContext, string, string>;
+  /** Attempts started; the object of attempt n is named after it. */
+  intento: Generated<number>;
+  /** Until when the worker of the current attempt holds the job (it renews it while writing). */
+  lease_hasta: Date | null;
+  /** The finished file, set only in the transaction that makes the export `completada`. */
+  objeto: string | null;
+  objetos: number | null;
+  /** bigint: read as a string by pg. */
+  bytes: ColumnType<string | null, number | null, number | null>;
+  cursor: string | null;
+  error: string | null;
+  created_at: Generated<Date>;
+  iniciada: Date | null;
+  completada: Date | null;
+  expira: Date | null;
+}
+
+export interface ExportsDb extends OutboxTables {
+  exportaciones: ExportacionesTable;
+}

@@ -1,0 +1,44 @@
+import type { ExportacionInput } from '@erp/contracts';
+import type { ExportacionesTable } from '../db/tables';
+
+export type ExportacionRow = Omit<ExportacionesTable, 'id' | 'estado' | 'intento' | 'created_at' | 'filtros' | 'contexto' | 'bytes'> & {
+  id: number;
+  estado: ExportacionInput['estado'];
+  intento: number;
+  created_at: Date;
+  filtros: Record<string, unknown>;
+  bytes: string | null;
+};
+
+/**
+ * The object an attempt writes: one name per attempt, so an attempt left behind by a worker that
+ * died can never overwrite, or be taken for, the file of the attempt that finished.
+ */
+export function objectName(job: { empresa_id: number; id: number; intento: number }): string {
+  return `empresa-${job.empresa_id}.exportacion-${job.id}.intento-${job.intento}.ndjson.gz`;
+}
+
+/** The job and attempt a file's name says, or undefined for a name no attempt gives. */
+export function parseObjectName(name: string): { empresa_id: number; id: number; intento: number } | undefined {
+  const match = /^empresa-(\d+)\.exportacion-(\d+)\.intento-(\d+)\.ndjson\.gz$/.exec(name);
+  return match ? { empresa_id: Number(match[1]), id: Number(match[2]), intento: Number(match[3]) } : undefined;
+}
+
+/** The export as the API answers it. */
+export function toExportacion(row: ExportacionRow): ExportacionInput {
+  return {
+    id: row.id,
+    recurso: row.recurso,
+    filtros: row.filtros,
+    estado: row.estado,
+    objetos: row.objetos,
+    bytes: row.bytes === null ? null : Number(row.bytes),
+    created_at: row.created_at,
+    iniciada: row.iniciada,
+    completada: row.completada,
+    expira: row.expira,
+    error: row.error,
+    descarga: row.estado === 'completada' && row.objeto !== null ? `/exports/${row.id}/download` : null,
+    cursor: row.cursor,
+  };
+}

@@ -1,0 +1,15 @@
+import type { Kysely } from 'kysely';
+import { writeSnapshotExport, type Bus } from '@erp/bus';
+import { changeCursorAfterSnapshot } from '@erp/db';
+import type { ParsedRequestOf, TenantContext, salesExportSubjects } from '@erp/contracts';
+import type { SalesDb } from '../db/tables';
+import { saleExportBatch } from '../db/venta.repository';
+
+/** `sales.export.write`: the file of an export of sales, from one snapshot. */
+export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus) {
+  return async ({ objeto, filtros }: ParsedRequestOf<typeof salesExportSubjects, 'sales.export.write'>, ctx: TenantContext) =>
+    writeSnapshotExport(bus, db, objeto, {
+      cursor: changeCursorAfterSnapshot,
+      batch: (trx, afterId, limit) => saleExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
+    });
+}

@@ -1,0 +1,107 @@
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { createDb } from '@erp/db';
+import { API_BASE } from '@erp/contracts';
+import { saleExportRows } from '../../../services/sales/src/db/venta.repository';
+import type { SalesDb } from '../../../services/sales/src/db/tables';
+import { withRssSampling, type LoadResult } from './load';
+
+export interface ExportMeasure {
+  objetos: number;
+  bytes: number;
+  /** From the POST's answer to the first read that saw `completada`. */
+  seconds: number;
+  /** The same rows' JSON, built by the same SQL, streamed by psql to /dev/null. */
+  baselineSeconds: number;
+  rss: Record<string, number>;
+  /** A read scenario's requests per second alone, then while the export runs (from its POST on). */
+  reads?: { name: string; alone: number; during: number };
+}
+
+/**
+ * The export scenario: every sale of the company exported (`POST /exports`, then `GET
+ * /exports/{id}` every 100 ms until `completada`), the services' RSS sampled meanwhile; then the
+ * physical limit on this machine: the SQL the sales service runs for the file's lines, with no
+ * batches, no gzip and no object store, copied by psql to /dev/null.
+ */
+export async function measureExport(o: {
+  gatewayUrl: string;
+  apiKey: string;
+  databaseUrl: string;
+  empresaId: number;
+  opsPorts: Record<string, number>;
+  /** A read scenario run alone and again during the export. */
+  reads?: { name: string; load: () => Promise<LoadResult> };
+}): Promise<ExportMeasure> {
+  const headers = { authorization: `Bearer ${o.apiKey}`, 'content-type': 'application/json' };
+  const alone = o.reads ? await o.reads.load() : undefined;
+  let during: Promise<LoadResult> | undefined;
+  const { value, rss } = await withRssSampling(o.opsPorts, async () => {
+    const started = performance.now();
+    const created = await fetch(`${o.gatewayUrl}${API_BASE}/exports`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ recurso: 'sales', filtros: {} }),
+    });
+    if (created.status !== 202) throw new Error(`POST /exports answered ${created.status}: ${await created.text()}`);
+    const { id } = ((await created.json()) as { data: { id: number } }).data;
+    during = o.reads?.load();
+    for (;;) {
+      const res = await fetch(`${o.gatewayUrl}${API_BASE}/exports/${id}`, { headers });
+      const { data } = (await res.json()) as { data: { estado: string; objetos: number; bytes: number; error: string | null } };
+      if (data.estado === 'completada') return { objetos: data.objetos, bytes: data.bytes, seconds: (performance.now() - started) / 1000 };
+      if (data.estado !== 'en_cola' && data.estado !== 'procesando') throw new Error(`the export ended ${data.estado}: ${data.error}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+  const reads = o.reads && alone && during ? { name: o.reads.name, alone: alone.rps, during: (await during).rps } : undefined;
+  return { ...value, baselineSeconds: await psqlToDevNull(o.databaseUrl, o.empresaId), rss, ...(reads ? { reads } : {}) };
+}
+
+/** Seconds psql takes to copy every sale's JSON of the company (the export's SQL, by id) to /dev/null. */
+async function psqlToDevNull(databaseUrl: string, empresaId: number): Promise<number> {
+  const db = createDb<SalesDb>({ connectionString: databaseUrl, max: 1, applicationName: 'bench-export-baseline' }).withSchema('sales');
+  const compiled = saleExportRows(db, empresaId, {}).orderBy('v.id').compile();
+  await db.destroy();
+  // COPY takes no parameters: the statement's are inlined (numbers and text only).
+  const text = compiled.sql.replace(/\$(\d+)/g, (_m, n: string) => {
+    const value = compiled.parameters[Number(n) - 1];
+    return typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`;
+  });
+  const devNull = openSync('/dev/null', 'w');
+  try {
+    const started = performance.now();
+    const child = spawn('psql', [databaseUrl, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `copy (select json from (${text}) e) to stdout`], {
+      stdio: ['ignore', devNull, 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
+    if (code !== 0) throw new Error(`psql failed: ${stderr.slice(0, 500)}`);
+    return (performance.now() - started) / 1000;
+  } finally {
+    closeSync(devNull);
+  }
+}
+
+/** The scenario's lines for the console and BENCHMARKS.md. */
+export function exportLines(m: ExportMeasure): string[] {
+  const rate = m.objetos / m.seconds;
+  const limit = m.objetos / m.baselineSeconds;
+  const mb = (n: number) => (n / 2 ** 20).toFixed(0);
+  return [
+    `export of ${m.objetos.toLocaleString('en-US')} sales (POST /exports to completada): ${m.seconds.toFixed(1)} s, ` +
+      `${Math.round(rate).toLocaleString('en-US')} sales/s (target ≥ 20,000: ${rate >= 20_000 ? 'met' : '**missed**'}), file ${mb(m.bytes)} MB gzip`,
+    `the same rows' JSON by psql to /dev/null: ${m.baselineSeconds.toFixed(1)} s, ${Math.round(limit).toLocaleString('en-US')} sales/s; ` +
+      `the export runs at ${((100 * rate) / limit).toFixed(0)} % of it`,
+    ...(m.reads
+      ? [
+          `${m.reads.name}: ${Math.round(m.reads.alone)} req/s alone, ${Math.round(m.reads.during)} during the export ` +
+            `(${((100 * m.reads.during) / m.reads.alone).toFixed(0)} %; target ≥ 70 %: ${m.reads.during >= 0.7 * m.reads.alone ? 'met' : '**missed**'})`,
+        ]
+      : []),
+    `RSS max during the export: ${Object.entries(m.rss)
+      .map(([name, bytes]) => `${name} ${mb(bytes)} MB`)
+      .join(' · ')}`,
+  ];
+}
