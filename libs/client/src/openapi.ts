@@ -71,7 +71,7 @@ export interface paths {
          *     - `id_sucursal` o `sucursal` (nombre de una sucursal activa).
          *     - `id_canal` es obligatorio salvo con `estado` `Cotizacion`; `id_cliente`, con `estado` `Pendiente`.
          *     - Cada línea lleva `id_producto` o `codigo_producto` (código o SKU); `precio` incluye impuestos y por omisión es el del producto.
-         *     - `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia, se devuelve esa venta con 200 y `meta.idempotent: true`.
+         *     - `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia creada con el mismo cuerpo (comparado campo a campo, sin importar el orden de las claves), se devuelve esa venta con 200 y `meta.idempotent: true`; con otro cuerpo, 409 con `details` que nombran la venta (`id_venta`, `correlativo`) y nada cambia. Las ventas guardadas antes de la versión 1.6.0 responden 200 a cualquier reintento.
          *     - `Pagada` se guarda como `Completada` con `monto_pago` igual al total por omisión; `Cotizacion` no mueve stock.
          *
          *     Cuando responde, el stock ya está descontado en `GET /inventory`.
@@ -1776,7 +1776,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description La referencia_externa ya existía: la venta existente, sin crear otra */
+            /** @description La referencia_externa ya existía con el mismo cuerpo: la venta existente, sin crear otra */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1979,6 +1979,39 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description La solicitud choca con una anterior y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), o el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Segundos que conviene esperar antes de reintentar. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido",
+                     *       "code": 409,
+                     *       "details": {
+                     *         "referencia_externa": [
+                     *           "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido"
+                     *         ],
+                     *         "id_venta": [
+                     *           "7"
+                     *         ],
+                     *         "correlativo": [
+                     *           "FAC-5"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             /** @description El cuerpo no se envió como `application/json`. */

@@ -511,11 +511,12 @@ export const salesApiSubjects = defineCatalog({
    * inside the transaction, after the reference's lock, when the sale has a reference); then one
    * transaction that checks the credit, takes the correlative and writes the sale, its lines and
    * the created event. A reference already used by the company answers its sale with
-   * `idempotent: true`.
+   * `idempotent: true` when the request is the one that made it (same fingerprint, or a sale kept
+   * before fingerprints were), and CONFLICT naming the sale when a partner's body differs.
    */
   'sales.create': {
     tenant: true,
-    errors: ['VALIDATION_FAILED', 'BUSINESS_RULE'],
+    errors: ['VALIDATION_FAILED', 'BUSINESS_RULE', 'CONFLICT'],
     request: SaleCreateRequest,
     reply: z.object({ venta: Sale, idempotent: z.boolean() }),
   },

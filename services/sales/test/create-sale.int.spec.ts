@@ -198,6 +198,34 @@ describe('sales.create against Postgres and NATS', () => {
     expect(again.idempotent).toBe(true);
   });
 
+  it('refuses a partner’s retry of a reference with other lines, even when racing the first, and reserves nothing for it', async () => {
+    reserved.length = 0;
+    const [first, other] = await Promise.allSettled([
+      sut(request({ referencia_externa: 'ORD-2' }), ctx),
+      sut(request({ referencia_externa: 'ORD-2', detalles: [{ id_producto: 5, cantidad: 3 }] }), ctx),
+    ]);
+    const outcomes = [first, other].map((o) => (o.status === 'fulfilled' ? 'sale' : isAppError(o.reason) ? o.reason.code : o.reason));
+    expect(outcomes.sort()).toEqual(['CONFLICT', 'sale']);
+    expect(reserved).toHaveLength(1);
+    const venta = await db
+      .selectFrom('ventas')
+      .select(['id', 'correlativo'])
+      .where('referencia_externa', '=', 'ORD-2')
+      .executeTakeFirstOrThrow();
+    const refused = [first, other].find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason.details).toMatchObject({ id_venta: [String(venta.id)], correlativo: [venta.correlativo] });
+  });
+
+  it('answers a platform order’s retry with its sale whatever its body now carries', async () => {
+    const platform = (over: Record<string, unknown>) => request({ referencia_externa: 'woo-77', origen: 'woocommerce', ...over });
+    const made = await sut(platform({}), ctx);
+    const again = await sut(
+      platform({ observaciones: 'Pedido woo-77 (woocommerce). Servicios: Envío', detalles: [{ id_producto: 6, cantidad: 2 }] }),
+      ctx,
+    );
+    expect([again.idempotent, again.venta.id]).toEqual([true, made.venta.id]);
+  });
+
   it('tells the sweeper whether a committed sale holds a reservation key', async () => {
     const row = await db
       .selectFrom('ventas')

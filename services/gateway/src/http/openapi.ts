@@ -109,6 +109,12 @@ const API_ERRORS = {
     description: `La URL (ruta y parámetros) supera ${MAX_URL_BYTES / 1024} KB: «${MESSAGES.uriTooLong}». Se responde antes de autenticar y no cuenta.`,
     rated: false,
   },
+  Conflict: {
+    status: 409,
+    description:
+      'La solicitud choca con una anterior y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), o el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`).',
+    rated: true,
+  },
   UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
   UnprocessableContent: {
     status: 422,
@@ -176,6 +182,7 @@ function apiErrorResponse(name: ApiError) {
   if (rated) required.push(...RATE_HEADERS);
   else if (status >= 500 || status === 429) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
+  if (status === 409) optional.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
   return {
     description,

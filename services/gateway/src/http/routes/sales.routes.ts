@@ -53,7 +53,7 @@ export const salesRoutes = [
       '- `id_sucursal` o `sucursal` (nombre de una sucursal activa).',
       '- `id_canal` es obligatorio salvo con `estado` `Cotizacion`; `id_cliente`, con `estado` `Pendiente`.',
       '- Cada línea lleva `id_producto` o `codigo_producto` (código o SKU); `precio` incluye impuestos y por omisión es el del producto.',
-      '- `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia, se devuelve esa venta con 200 y `meta.idempotent: true`.',
+      '- `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia creada con el mismo cuerpo (comparado campo a campo, sin importar el orden de las claves), se devuelve esa venta con 200 y `meta.idempotent: true`; con otro cuerpo, 409 con `details` que nombran la venta (`id_venta`, `correlativo`) y nada cambia. Las ventas guardadas antes de la versión 1.6.0 responden 200 a cualquier reintento.',
       '- `Pagada` se guarda como `Completada` con `monto_pago` igual al total por omisión; `Cotizacion` no mueve stock.',
       '',
       'Cuando responde, el stock ya está descontado en `GET /inventory`.',
@@ -62,9 +62,10 @@ export const salesRoutes = [
     response: {
       kind: 'single',
       schema: Sale,
-      statuses: { 201: 'Venta creada', 200: 'La referencia_externa ya existía: la venta existente, sin crear otra' },
+      statuses: { 201: 'Venta creada', 200: 'La referencia_externa ya existía con el mismo cuerpo: la venta existente, sin crear otra' },
       idempotent: true,
     },
+    errors: [409],
     handle: async ({ body }, { bus, ctx }) => {
       const { venta, idempotent } = await bus.request(salesApiSubjects, 'sales.create', { ...body, origen: 'api' }, ctx);
       return idempotent

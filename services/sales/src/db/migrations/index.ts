@@ -8,6 +8,7 @@ import * as m0006 from './0006-return-registrations';
 import * as m0007 from './0007-change-xid';
 import * as m0008 from './0008-correlativo-index-only';
 import * as m0009 from './0009-cliente-email-index';
+import * as m0010 from './0010-venta-huella';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -20,4 +21,5 @@ export const migrations: Migrations = {
   '0007-change-xid': m0007,
   '0008-correlativo-index-only': m0008,
   '0009-cliente-email-index': m0009,
+  '0010-venta-huella': m0010,
 };
