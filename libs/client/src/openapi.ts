@@ -127,6 +127,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sales/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Crea hasta 100 ventas en una solicitud: cada una como un POST /sales, con su resultado en el orden enviado
+         * @description `ventas` lleva de 1 a 100 cuerpos de `POST /sales`, cada uno con su `referencia_externa`. Cuenta como una sola solicitud de la cuota.
+         *     - Cada venta se procesa sola y en orden, con las mismas reglas, respuestas e idempotencia que `POST /sales`: el stock y los correlativos quedan como si se hubieran enviado una por una. Una venta rechazada no impide las demás.
+         *     - `resultados[i]` dice lo que `POST /sales` habría respondido a `ventas[i]`: `status` 201 con la venta creada en `data`, 200 si ya existía con ese cuerpo, o el estado y los campos del error (`error`, `code`, `details`) de esa venta sola (422 si no cumple las reglas, 409 si su referencia ya la usa otra venta con otro cuerpo…).
+         *     - Reintentar el lote entero es seguro: las ventas ya hechas responden 200. Si el servicio de ventas deja de responder a mitad del lote, las ventas sin respuesta llevan 503 o 504 (pueden haberse aplicado o no) y el reintento las resuelve.
+         *     - Un cuerpo que no es `{ventas: [...]}`, con 0 o más de 100 ventas, o una venta sin `referencia_externa`, es 400 con `details` que nombran la venta (`ventas.3.referencia_externa`); no se crea nada.
+         */
+        post: operations["postSalesBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/returns": {
         parameters: {
             query?: never;
@@ -2479,6 +2503,249 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postSalesBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ventas": [
+                 *         {
+                 *           "fecha": "2026-03-10",
+                 *           "estado": "Completada",
+                 *           "id_sucursal": 1,
+                 *           "id_bodega": 1,
+                 *           "id_documento": 1,
+                 *           "id_canal": 1,
+                 *           "detalles": [
+                 *             {
+                 *               "codigo_producto": "MOU-01",
+                 *               "cantidad": 2
+                 *             }
+                 *           ],
+                 *           "referencia_externa": "pedido-2001"
+                 *         },
+                 *         {
+                 *           "fecha": "2026-03-10",
+                 *           "estado": "Completada",
+                 *           "id_sucursal": 1,
+                 *           "id_bodega": 1,
+                 *           "id_documento": 1,
+                 *           "id_canal": 1,
+                 *           "detalles": [
+                 *             {
+                 *               "codigo_producto": "NO-EXISTE",
+                 *               "cantidad": 1
+                 *             }
+                 *           ],
+                 *           "referencia_externa": "pedido-2002"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ventas: ({
+                        referencia_externa: string;
+                        referencia?: string | null;
+                        /** Format: date */
+                        fecha: string;
+                        /** @enum {string} */
+                        estado: "Pagada" | "Completada" | "Pendiente" | "Cotizacion";
+                        id_sucursal?: number;
+                        sucursal?: string;
+                        id_bodega: number;
+                        id_documento: number;
+                        id_canal?: number;
+                        id_cliente?: number;
+                        cotizacion?: boolean;
+                        /** Format: date */
+                        fecha_expiracion?: string;
+                        forma_pago?: string | null;
+                        observaciones?: string | null;
+                        monto_pago?: number;
+                        cambio?: number;
+                        detalles: ({
+                            id?: number;
+                            id_producto?: number;
+                            codigo_producto?: string;
+                            /** @description Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar 9999999999999.99. */
+                            cantidad: number;
+                            /** @description Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto. */
+                            precio?: number;
+                            /** @description Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio. */
+                            descuento?: number;
+                            id_presentacion?: number;
+                            porcentaje_impuesto?: number;
+                        } | unknown | unknown)[];
+                    } & ((unknown | unknown) & unknown & unknown & unknown))[];
+                };
+            };
+        };
+        responses: {
+            /** @description Un resultado por venta, en el orden enviado */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "resultados": [
+                     *           {
+                     *             "indice": 0,
+                     *             "referencia_externa": "pedido-2001",
+                     *             "status": 201,
+                     *             "data": {
+                     *               "id": 1,
+                     *               "fecha": "2026-03-10",
+                     *               "correlativo": "FAC-1",
+                     *               "referencia": "pedido-2001",
+                     *               "referencia_externa": "pedido-2001",
+                     *               "cotizacion": false,
+                     *               "estado": "Completada",
+                     *               "forma_pago": "Efectivo",
+                     *               "total": 39.9,
+                     *               "iva": 4.59,
+                     *               "sub_total": 35.31,
+                     *               "descuento": 0,
+                     *               "exenta": 0,
+                     *               "monto_pago": null,
+                     *               "cambio": 0,
+                     *               "saldo": 0,
+                     *               "nombre_cliente": "Consumidor Final",
+                     *               "nombre_usuario": "Admin A",
+                     *               "nombre_vendedor": null,
+                     *               "id_sucursal": 1,
+                     *               "id_bodega": 1,
+                     *               "id_documento": 1,
+                     *               "nombre_documento": "Factura",
+                     *               "id_canal": 1,
+                     *               "id_cliente": null,
+                     *               "fecha_expiracion": null,
+                     *               "observaciones": null,
+                     *               "documento_fiscal_emitido": false,
+                     *               "created_at": "2026-11-25T18:59:30.009Z",
+                     *               "updated_at": "2026-11-25T18:59:30.009Z",
+                     *               "detalles": [
+                     *                 {
+                     *                   "id": 1,
+                     *                   "id_producto": 2,
+                     *                   "codigo": "MOU-01",
+                     *                   "nombre_producto": "Mouse",
+                     *                   "descripcion": null,
+                     *                   "cantidad": 2,
+                     *                   "precio": 19.95,
+                     *                   "descuento": 0,
+                     *                   "porcentaje_impuesto": 13,
+                     *                   "sub_total": 35.31,
+                     *                   "iva": 4.59,
+                     *                   "exenta": 0,
+                     *                   "total": 39.9,
+                     *                   "created_at": "2026-11-25T18:59:30.009Z",
+                     *                   "updated_at": "2026-11-25T18:59:30.009Z"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           },
+                     *           {
+                     *             "indice": 1,
+                     *             "referencia_externa": "pedido-2002",
+                     *             "status": 422,
+                     *             "error": "No existe un producto con código o código de barras \"NO-EXISTE\"",
+                     *             "code": 422,
+                     *             "details": {
+                     *               "detalles.0.codigo_producto": [
+                     *                 "No existe un producto con código o código de barras \"NO-EXISTE\""
+                     *               ]
+                     *             }
+                     *           }
+                     *         ],
+                     *         "creadas": 1,
+                     *         "existentes": 0,
+                     *         "rechazadas": 1
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T18:59:30.215Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            resultados: {
+                                error?: string;
+                                code?: number;
+                                details?: {
+                                    [key: string]: string[];
+                                };
+                                /** @description Posición de la venta en `ventas`, desde 0. */
+                                indice: number;
+                                referencia_externa: string;
+                                /** @description El estado HTTP que `POST /sales` habría respondido a esta venta sola. */
+                                status: number;
+                                data?: components["schemas"]["SaleOutput"];
+                            }[];
+                            /** @description Ventas creadas (status 201). */
+                            creadas: number;
+                            /** @description Ventas que ya existían con el mismo cuerpo (status 200). */
+                            existentes: number;
+                            /** @description Ventas rechazadas (status 4xx o 5xx). */
+                            rechazadas: number;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Parámetros inválidos, o cuerpo que no es JSON o está vacío; `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 400,
+                     *       "details": {
+                     *         "_": [
+                     *           "El cuerpo debe ser un objeto JSON"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

@@ -8,6 +8,7 @@ import { migrations } from '../src/db/migrations';
 import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
+import { createSalesBatchHandler } from '../src/handlers/create-sales-batch.handler';
 import { listSalesHandler } from '../src/handlers/read-sales.handler';
 import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
 import { SALES_SCHEMA } from '../src/service';
@@ -224,6 +225,19 @@ describe('sales.create against Postgres and NATS', () => {
       ctx,
     );
     expect([again.idempotent, again.venta.id]).toEqual([true, made.venta.id]);
+  });
+
+  it('starts no sale of a batch once its time budget has passed, answering the first always', async () => {
+    const batch = createSalesBatchHandler({ db, bus }, createLogger('sales-int', 'silent'));
+    const ventas = [0, 1, 2].map((indice) => ({ indice, venta: request({ referencia_externa: `LOTE-${indice}` }) }));
+    const late = await batch({ ventas, plazo_ms: 0 }, ctx);
+    expect(late.resultados.map((r) => [r.indice, r.idempotent])).toEqual([[0, false]]);
+    const rest = await batch({ ventas, plazo_ms: 5_000 }, ctx);
+    expect(rest.resultados.map((r) => [r.indice, r.idempotent])).toEqual([
+      [0, true],
+      [1, false],
+      [2, false],
+    ]);
   });
 
   it('tells the sweeper whether a committed sale holds a reservation key', async () => {

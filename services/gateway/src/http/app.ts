@@ -11,7 +11,7 @@ import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { FailedAuthLimiter } from '../failed-auth-limiter';
 import type { RateLimiter } from '../rate-limiter';
 import { rejectAmbiguousQuery, requestLimits } from './edges';
-import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, STATUS_BY_CODE, sendError } from './errors';
+import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorEnvelope, sendError } from './errors';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
 import type { AnyRoute, RouteResult } from './route';
@@ -91,21 +91,21 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(admissionControl(deps));
 
   const api = express.Router({ strict: false });
-  const methodsByPath = new Map<string, Set<string>>();
-  // Literal paths before parameterised ones, so /inventory/summary is never taken for /inventory/:id.
-  const ordered = [...deps.routes].sort((a, b) => paramCount(a.path) - paramCount(b.path));
-  for (const route of ordered) {
-    const methods = methodsByPath.get(route.path) ?? new Set<string>();
-    methods.add(route.method.toUpperCase());
-    methodsByPath.set(route.path, methods);
-    const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
-    if (route.method !== 'get' && route.method !== 'delete')
-      chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
-    chain.push(dispatch(route, deps));
-    api[route.method](route.path, ...chain);
-  }
-  for (const [path, methods] of methodsByPath) {
-    const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
+  const routesByPath = new Map<string, AnyRoute[]>();
+  // Literal paths before parameterised ones, so /inventory/summary is never taken for /inventory/:id;
+  // each path's 405 right after its routes, so GET /sales/batch is not taken for GET /sales/:id either.
+  for (const route of [...deps.routes].sort((a, b) => paramCount(a.path) - paramCount(b.path)))
+    routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
+  for (const [path, routes] of routesByPath) {
+    for (const route of routes) {
+      const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
+      if (route.method !== 'get' && route.method !== 'delete')
+        chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
+      chain.push(dispatch(route, deps));
+      api[route.method](route.path, ...chain);
+    }
+    const methods = routes.map((r) => r.method.toUpperCase());
+    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
     api.all(path, (_req, res) => {
       res.setHeader('Allow', allow);
       sendError(res, 405, MESSAGES.methodNotAllowed);
@@ -132,9 +132,9 @@ export function createApp(deps: AppDeps): express.Express {
     // The router could not percent-decode a path segment (`/sales/%zz`): the client's URL is malformed.
     if (err instanceof URIError) return sendError(res, 400, MESSAGES.invalidParams, { _: [MESSAGES.malformedPathDetail] });
     if (isAppError(err)) {
-      const status = STATUS_BY_CODE[err.code];
+      const { status, body } = appErrorEnvelope(err);
       if (status >= 500) deps.logger.warn({ requestId: locals.requestId, code: err.code, err }, err.message);
-      return sendError(res, status, status === 500 ? MESSAGES.internal : err.message, err.details);
+      return sendError(res, status, body.error, body.details);
     }
     const errorId = randomUUID();
     deps.logger.error({ requestId: locals.requestId, errorId, err }, 'unhandled error');

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { ErrorCode, ErrorDetails, ErrorEnvelope } from '@erp/contracts';
+import type { AppError, ErrorCode, ErrorDetails, ErrorEnvelope } from '@erp/contracts';
 
 /** The one table from error codes to HTTP statuses. */
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -49,9 +49,23 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /** Seconds a client should wait before retrying a request refused because the gateway was full. */
 export const OVERLOADED_RETRY_AFTER_SECONDS = 1;
 
-/** Sends the error envelope: `code` always equals the HTTP status. */
+/**
+ * The error envelope: `code` always equals the HTTP status. The one place it is built, for a
+ * request's answer and for each refused item of a batch alike.
+ */
+export function errorEnvelope(status: number, message: string, details?: ErrorDetails): ErrorEnvelope {
+  return { success: false, error: message, code: status, ...(details ? { details } : {}) };
+}
+
+/** The status and envelope of an error from a service; a 500 says nothing of its cause. */
+export function appErrorEnvelope(err: AppError): { status: number; body: ErrorEnvelope } {
+  const status = STATUS_BY_CODE[err.code];
+  return { status, body: errorEnvelope(status, status === 500 ? MESSAGES.internal : err.message, err.details) };
+}
+
+/** Sends the error envelope. */
 export function sendError(res: Response, status: number, message: string, details?: ErrorDetails): void {
-  const body: ErrorEnvelope = { success: false, error: message, code: status, ...(details ? { details } : {}) };
+  const body = errorEnvelope(status, message, details);
   if (status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   res.status(status).json(body);
 }

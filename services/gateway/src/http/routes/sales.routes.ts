@@ -1,5 +1,9 @@
 import {
+  MAX_SALES_PER_BATCH,
   Sale,
+  SaleBatchBody,
+  SaleBatchData,
+  SaleBatchDocumentedBody,
   SaleCreateBody,
   SaleIdParam,
   SaleUpdateBody,
@@ -9,6 +13,7 @@ import {
   salesApiSubjects,
   salesFiltersApplied,
 } from '@erp/contracts';
+import { createSalesBatch } from '../../flows/create-sales-batch.flow';
 import { defineRoute } from '../route';
 
 export const salesRoutes = [
@@ -72,6 +77,23 @@ export const salesRoutes = [
         ? { status: 200, data: venta, idempotent }
         : { status: 201, data: venta, idempotent, location: `/sales/${venta.id}` };
     },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/sales/batch',
+    summary: `Crea hasta ${MAX_SALES_PER_BATCH} ventas en una solicitud: cada una como un POST /sales, con su resultado en el orden enviado`,
+    description: [
+      `\`ventas\` lleva de 1 a ${MAX_SALES_PER_BATCH} cuerpos de \`POST /sales\`, cada uno con su \`referencia_externa\`. Cuenta como una sola solicitud de la cuota.`,
+      '- Cada venta se procesa sola y en orden, con las mismas reglas, respuestas e idempotencia que `POST /sales`: el stock y los correlativos quedan como si se hubieran enviado una por una. Una venta rechazada no impide las demás.',
+      '- `resultados[i]` dice lo que `POST /sales` habría respondido a `ventas[i]`: `status` 201 con la venta creada en `data`, 200 si ya existía con ese cuerpo, o el estado y los campos del error (`error`, `code`, `details`) de esa venta sola (422 si no cumple las reglas, 409 si su referencia ya la usa otra venta con otro cuerpo…).',
+      '- Reintentar el lote entero es seguro: las ventas ya hechas responden 200. Si el servicio de ventas deja de responder a mitad del lote, las ventas sin respuesta llevan 503 o 504 (pueden haberse aplicado o no) y el reintento las resuelve.',
+      '- Un cuerpo que no es `{ventas: [...]}`, con 0 o más de 100 ventas, o una venta sin `referencia_externa`, es 400 con `details` que nombran la venta (`ventas.3.referencia_externa`); no se crea nada.',
+    ].join('\n'),
+    body: SaleBatchBody,
+    documentedBody: SaleBatchDocumentedBody,
+    bodyErrorStatus: 400,
+    response: { kind: 'single', schema: SaleBatchData, statuses: { 200: 'Un resultado por venta, en el orden enviado' } },
+    handle: async ({ body }, { bus, ctx }) => ({ data: await createSalesBatch(bus, body, ctx) }),
   }),
   defineRoute({
     method: 'put',
