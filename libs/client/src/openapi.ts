@@ -889,6 +889,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -931,6 +933,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -951,6 +955,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -981,6 +987,41 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description La solicitud choca con una anterior y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), o el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`). */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
+                /** @description Segundos que conviene esperar antes de reintentar. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido",
+                 *       "code": 409,
+                 *       "details": {
+                 *         "referencia_externa": [
+                 *           "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido"
+                 *         ],
+                 *         "id_venta": [
+                 *           "7"
+                 *         ],
+                 *         "correlativo": [
+                 *           "FAC-5"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description El cuerpo no se envió como `application/json`. */
         UnsupportedMediaType: {
             headers: {
@@ -988,6 +1029,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -1284,6 +1327,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1502,6 +1547,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1528,6 +1575,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1710,6 +1759,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1740,7 +1791,16 @@ export interface operations {
     postSales: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1807,6 +1867,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1896,6 +1958,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Location: components["headers"]["Location"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1984,6 +2048,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2010,6 +2076,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Segundos que conviene esperar antes de reintentar. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2045,6 +2113,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2065,6 +2135,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2089,7 +2161,30 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /** @description El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Servicio no disponible (sales)",
+                     *       "code": 503
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             504: components["responses"]["GatewayTimeout"];
         };
     };
@@ -2175,6 +2270,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2302,6 +2399,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2462,6 +2561,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2485,6 +2586,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2513,7 +2616,16 @@ export interface operations {
     postSalesBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2601,6 +2713,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2724,6 +2838,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2743,6 +2859,35 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description La solicitud choca con una anterior y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), o el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Segundos que conviene esperar antes de reintentar. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El Idempotency-Key ya se usó con otra solicitud",
+                     *       "code": 409,
+                     *       "details": {
+                     *         "Idempotency-Key": [
+                     *           "Se usó en las últimas 24 horas con otro método, ruta o cuerpo; la primera solicitud no se repite: envíe otra clave para otra solicitud"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2821,6 +2966,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2919,6 +3066,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3039,6 +3188,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3065,6 +3216,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3089,7 +3242,16 @@ export interface operations {
     postPackagesImport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3169,6 +3331,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3221,6 +3385,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3256,6 +3422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            409: components["responses"]["Conflict"];
             /** @description El cuerpo supera 1 MB. */
             413: {
                 headers: {
@@ -3263,6 +3430,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3284,6 +3453,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3454,7 +3625,16 @@ export interface operations {
     postEventSubscriptions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3486,6 +3666,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Location: components["headers"]["Location"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3531,6 +3713,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3541,6 +3724,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3638,6 +3823,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3728,6 +3915,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3870,7 +4059,16 @@ export interface operations {
     postEventSubscriptionsByIdReplay: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example 2 */
                 id: number;
@@ -3898,6 +4096,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3927,6 +4127,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3937,6 +4138,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4093,6 +4296,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,13 +4,16 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { API_BASE, WEBHOOK_BASE, detailsFromZod, isAppError, type Pagination, type TenantContext } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import { translatePgError } from '@erp/db';
+import type { Kysely } from 'kysely';
 import type { Authenticator } from '../authenticator';
 import type { Credential } from '../db/credentials.repository';
+import type { GatewayDb } from '../db/tables';
 import { bearerToken } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { FailedAuthLimiter } from '../failed-auth-limiter';
 import type { RateLimiter } from '../rate-limiter';
 import { rejectAmbiguousQuery, requestLimits } from './edges';
+import { idempotency } from './idempotency';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorEnvelope, sendError } from './errors';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
@@ -32,6 +35,8 @@ export interface AppDeps {
   isDraining: () => boolean;
   /** Requests served at once (admission control); unlimited when omitted. */
   maxInflight?: number;
+  /** Where the answers of requests with an `Idempotency-Key` are kept; the header is not honoured without it. */
+  db?: Kysely<GatewayDb>;
 }
 
 interface Locals {
@@ -101,6 +106,7 @@ export function createApp(deps: AppDeps): express.Express {
       const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
       if (route.method !== 'get' && route.method !== 'delete')
         chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
+      if (route.method === 'post' && deps.db) chain.push(idempotency(deps.db, deps.logger));
       chain.push(dispatch(route, deps));
       api[route.method](route.path, ...chain);
     }

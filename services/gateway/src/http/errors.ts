@@ -42,6 +42,11 @@ export const MESSAGES = {
   bodyTooLarge: 'El cuerpo de la solicitud supera el máximo de 1 MB',
   unsupportedMediaType: 'El contenido debe enviarse como application/json',
   overloaded: 'El servidor está atendiendo demasiadas solicitudes; reintente después de Retry-After',
+  invalidIdempotencyKey: 'Encabezado Idempotency-Key inválido',
+  idempotencyKeyReused: 'El Idempotency-Key ya se usó con otra solicitud',
+  idempotencyKeyReusedDetail:
+    'Se usó en las últimas 24 horas con otro método, ruta o cuerpo; la primera solicitud no se repite: envíe otra clave para otra solicitud',
+  idempotencyKeyRunning: 'La primera solicitud con este Idempotency-Key aún está en curso; reintente después de Retry-After',
 } as const;
 
 /** Seconds a client should wait before retrying a 503. */

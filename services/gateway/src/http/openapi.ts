@@ -35,7 +35,9 @@ import {
   type EventType,
 } from '@erp/contracts';
 import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
 import { MESSAGES } from './errors';
+import { IDEMPOTENCY_HEADER } from './idempotency';
 import { withExamples } from './openapi-examples';
 import type { AnyRoute, RouteResponse } from './route';
 import { WEBHOOK_ROUTES } from './webhooks';
@@ -71,6 +73,11 @@ const HEADERS = {
   },
   'Retry-After': { description: 'Segundos que conviene esperar antes de reintentar.', schema: { type: 'integer', minimum: 0 } },
   'X-Error-Id': { description: 'Identificador del error en los registros del servidor.', schema: { type: 'string' } },
+  'Idempotent-Replayed': {
+    description:
+      '`true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez.',
+    schema: { type: 'string', const: 'true' },
+  },
   Location: {
     description: 'Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`.',
     schema: { type: 'string', format: 'uri-reference' },
@@ -180,6 +187,8 @@ function apiErrorResponse(name: ApiError) {
   // and 429 carries them for the quota but not for an address refused after failed authentications.
   const optional: HeaderName[] = [];
   if (rated) required.push(...RATE_HEADERS);
+  // A POST's refusal is kept under its Idempotency-Key and repeated like its success.
+  if (rated) optional.push('Idempotent-Replayed');
   else if (status >= 500 || status === 429) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 409) optional.push('Retry-After');
@@ -204,6 +213,8 @@ function routeErrors(route: AnyRoute): number[] {
       .add(413)
       .add(415)
       .add(route.bodyErrorStatus ?? 422);
+  // Every POST honours Idempotency-Key: a key reused with another request, or still running, is 409.
+  if (route.method === 'post') statuses.add(409);
   for (const status of route.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }
@@ -227,14 +238,34 @@ function operationId(method: string, path: string): string {
   return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
+/** The `Idempotency-Key` request header every POST of the partner API honours (see `idempotency`). */
+const IdempotencyKeyHeader = z.object({
+  [IDEMPOTENCY_HEADER]: z
+    .string()
+    .min(1)
+    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+    .regex(/^[\x20-\x7e]+$/)
+    .optional()
+    .meta({
+      description: [
+        'Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:',
+        '- Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.',
+        '- La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).',
+        '- La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.',
+        `- Vacía, de más de ${MAX_IDEMPOTENCY_KEY_LENGTH} caracteres o con caracteres fuera de ASCII visible: 400 con \`details\` que nombran el encabezado.`,
+      ].join('\n'),
+      example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    }),
+});
+
 function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   const responses: ZodOpenApiResponsesObject = {};
-  const rated = headers(['X-Request-Id', ...RATE_HEADERS]);
   const statuses = route.response?.statuses ?? { 200: 'OK' };
   for (const [status, description] of Object.entries(statuses)) {
+    const replayed: HeaderName[] = route.method === 'post' ? ['Idempotent-Replayed'] : [];
     responses[status as '200'] = {
       description: description ?? 'OK',
-      headers: status === '201' ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location']) : rated,
+      headers: headers(['X-Request-Id', ...RATE_HEADERS, ...(status === '201' ? (['Location'] as const) : [])], replayed),
       ...(route.response ? json(successBody(route.response)) : {}),
     };
   }
@@ -250,8 +281,14 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.path.split('/')[1]!],
-    ...(route.params || route.query
-      ? { requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) } }
+    ...(route.params || route.query || route.method === 'post'
+      ? {
+          requestParams: {
+            ...(route.params ? { path: route.params } : {}),
+            ...(route.query ? { query: route.query } : {}),
+            ...(route.method === 'post' ? { header: IdempotencyKeyHeader } : {}),
+          },
+        }
       : {}),
     ...(body ? { requestBody: { required: true, ...json(body) } } : {}),
     responses,
