@@ -11,7 +11,7 @@ import { buildServices, startBaseline, startStack, type Baseline, type Stack } f
 import { explainScenarios } from './run/explain';
 import { summarizeProfiles, type ProfileSummary, type Window } from './run/profile';
 import { markdown, printScenario, rssVerdict, writeResults, type Measured, type RunInfo } from './run/report';
-import { pendingScenarios, readFacts, scenarios, type Pending, type Scenario } from './run/scenarios';
+import { measuredSoFar, pendingScenarios, readFacts, scenarios, type Pending, type Scenario } from './run/scenarios';
 
 /**
  * `npm run bench`: starts every service against the bench database (see `npm run bench:data`),
@@ -232,6 +232,7 @@ async function main(): Promise<void> {
         if (o.warmup > 0) await load(baselineUrl, s, connections, o.warmup);
         base = await timed(() => load(baselineUrl, s, connections, o.duration));
       }
+      measuredSoFar.set(s.name, { full: full.result, rss, handlers });
       measured.push({
         scenario: s,
         connections,
