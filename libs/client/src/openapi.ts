@@ -1797,7 +1797,7 @@ export interface operations {
                  *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
-                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
                  */
                 "Idempotency-Key"?: string;
             };
@@ -2622,7 +2622,7 @@ export interface operations {
                  *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
-                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
                  */
                 "Idempotency-Key"?: string;
             };
@@ -3248,7 +3248,7 @@ export interface operations {
                  *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
-                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
                  */
                 "Idempotency-Key"?: string;
             };
@@ -3631,7 +3631,7 @@ export interface operations {
                  *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
-                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4065,7 +4065,7 @@ export interface operations {
                  *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
-                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible: 400 con `details` que nombran el encabezado.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
                  */
                 "Idempotency-Key"?: string;
             };

@@ -4,7 +4,7 @@ describe('parseIdempotencyKey', () => {
   it('takes a bare key and the draft’s quoted Structured Field string alike', () => {
     expect(parseIdempotencyKey('8e03978e-40d5-43e8-bc93-6894a57f9324')).toEqual({ clave: '8e03978e-40d5-43e8-bc93-6894a57f9324' });
     expect(parseIdempotencyKey('"8e03978e-40d5-43e8-bc93-6894a57f9324"')).toEqual({ clave: '8e03978e-40d5-43e8-bc93-6894a57f9324' });
-    expect(parseIdempotencyKey('"a \\"b\\""')).toEqual({ clave: 'a "b"' });
+    expect(parseIdempotencyKey('"a\\"b\\""')).toEqual({ clave: 'a"b"' });
   });
 
   it('refuses an empty key, one over 255 characters and one with characters a header string cannot hold', () => {
@@ -12,7 +12,8 @@ describe('parseIdempotencyKey', () => {
     expect(parseIdempotencyKey('""')).toEqual({ problem: 'No puede estar vacío' });
     expect(parseIdempotencyKey('k'.repeat(255))).toEqual({ clave: 'k'.repeat(255) });
     expect(parseIdempotencyKey('k'.repeat(256))).toEqual({ problem: 'Debe tener como máximo 255 caracteres' });
-    expect(parseIdempotencyKey('clave-ñ')).toEqual({ problem: 'Solo puede contener caracteres ASCII visibles y espacios' });
+    expect(parseIdempotencyKey('clave-ñ')).toEqual({ problem: 'Solo puede contener caracteres ASCII visibles, sin espacios' });
+    expect(parseIdempotencyKey('"una clave"')).toEqual({ problem: 'Solo puede contener caracteres ASCII visibles, sin espacios' });
   });
 });
 

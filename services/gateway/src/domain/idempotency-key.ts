@@ -3,11 +3,14 @@ import { canonicalJson } from '@erp/contracts';
 
 /** Longest key accepted (Stripe's limit; the IETF draft leaves it to the server). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** The characters a key may hold (the OpenAPI document says the same). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
 
 /**
  * The key of an `Idempotency-Key` header: the IETF draft sends it as a Structured Field string
  * (`"8e03978e-…"`), Stripe's clients bare; both are taken, the quotes are not part of the key.
- * Printable ASCII only (what a Structured Field string may hold), 1 to 255 characters.
+ * Visible ASCII only, without spaces (HTTP trims them from a header's ends, so a key of spaces
+ * would arrive empty), 1 to 255 characters.
  */
 export function parseIdempotencyKey(header: string): { clave: string } | { problem: string } {
   const trimmed = header.trim();
@@ -15,7 +18,7 @@ export function parseIdempotencyKey(header: string): { clave: string } | { probl
   const clave = quoted ? trimmed.slice(1, -1).replace(/\\(["\\])/g, '$1') : trimmed;
   if (clave.length === 0) return { problem: 'No puede estar vacío' };
   if (clave.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { problem: `Debe tener como máximo ${MAX_IDEMPOTENCY_KEY_LENGTH} caracteres` };
-  if (!/^[\x20-\x7e]+$/.test(clave)) return { problem: 'Solo puede contener caracteres ASCII visibles y espacios' };
+  if (!IDEMPOTENCY_KEY_PATTERN.test(clave)) return { problem: 'Solo puede contener caracteres ASCII visibles, sin espacios' };
   return { clave };
 }
 

@@ -35,7 +35,7 @@ import {
   type EventType,
 } from '@erp/contracts';
 import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
+import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
 import { MESSAGES } from './errors';
 import { IDEMPOTENCY_HEADER } from './idempotency';
 import { withExamples } from './openapi-examples';
@@ -244,7 +244,7 @@ const IdempotencyKeyHeader = z.object({
     .string()
     .min(1)
     .max(MAX_IDEMPOTENCY_KEY_LENGTH)
-    .regex(/^[\x20-\x7e]+$/)
+    .regex(IDEMPOTENCY_KEY_PATTERN)
     .optional()
     .meta({
       description: [
@@ -252,7 +252,7 @@ const IdempotencyKeyHeader = z.object({
         '- Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.',
         '- La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).',
         '- La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.',
-        `- Vacía, de más de ${MAX_IDEMPOTENCY_KEY_LENGTH} caracteres o con caracteres fuera de ASCII visible: 400 con \`details\` que nombran el encabezado.`,
+        `- Vacía, de más de ${MAX_IDEMPOTENCY_KEY_LENGTH} caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con \`details\` que nombran el encabezado.`,
       ].join('\n'),
       example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
     }),
