@@ -235,6 +235,27 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
           );
           continue;
         }
+        if (route.method === 'post' && route.path === '/sales/batch') {
+          // Each sale of a batch is judged as alone: the other company's ids refused, a shared reference its own.
+          const res = await send(label, `${API_BASE}/sales/batch`, {
+            method: 'POST',
+            json: {
+              ventas: [
+                saleBody(viewer, { referencia_externa: `ISO-LOTE-${viewer.ref}`, id_bodega: theirs.bodegas[0] }),
+                saleBody(viewer, { referencia_externa: 'REF-1' }),
+              ],
+            },
+          });
+          const [foreign, shared] = res.body?.data?.resultados ?? [];
+          expect(
+            res.status === 200 &&
+              foreign?.status === 422 &&
+              shared?.status === 409 &&
+              mine.ventas.includes(Number(shared?.details?.id_venta?.[0])),
+            `${label} answered ${res.status} with ${JSON.stringify(res.body?.data?.resultados)?.slice(0, 300)}`,
+          );
+          continue;
+        }
         if (route.method === 'post' && route.path === '/packages/import') {
           const res = await send(label, `${API_BASE}/packages/import`, {
             method: 'POST',
