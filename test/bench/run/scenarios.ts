@@ -309,9 +309,8 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
       name: `POST /sales/batch (${BATCH_SIZE} sales of 3 lines, four document types)`,
       baseline: false,
       // A request is a hundred sales, longer than a timed run on a busy machine: a burst of them is
-      // measured to its last answer instead, a few connections keeping the pipeline busy.
-      connections: 4,
-      amount: 12,
+      // measured to its last answer instead, as many at once as the single sales' connections.
+      amount: 30,
       salesPerRequest: BATCH_SIZE,
       next: batchBody,
       targets: [salesRateAtLeast(3, SINGLE_SALES, BATCH_SIZE)],
