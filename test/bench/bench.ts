@@ -13,7 +13,7 @@ import { explainScenarios } from './run/explain';
 import { exportLines, measureExport, type ExportMeasure } from './run/export';
 import { summarizeProfiles, type ProfileSummary, type Window } from './run/profile';
 import { markdown, printScenario, rssVerdict, writeResults, type Measured, type RunInfo } from './run/report';
-import { pendingScenarios, readFacts, scenarios, type AnswerBytes, type Pending, type Scenario } from './run/scenarios';
+import { measuredSoFar, pendingScenarios, readFacts, scenarios, type AnswerBytes, type Pending, type Scenario } from './run/scenarios';
 
 /**
  * `npm run bench`: starts every service against the bench database (see `npm run bench:data`),
@@ -270,6 +270,7 @@ async function main(): Promise<void> {
         if (o.warmup > 0) await load(baselineUrl, s, connections, o.warmup);
         base = await timed(() => load(baselineUrl, s, connections, o.duration));
       }
+      measuredSoFar.set(s.name, { full: full.result, rss, handlers });
       measured.push({
         scenario: s,
         connections,

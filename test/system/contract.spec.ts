@@ -46,6 +46,11 @@ describe('responses against the OpenAPI document', () => {
     expect((await send('POST', '/sales', saleBody(a, { detalles: [{ cantidad: 0 }] }))).status).toBe(422);
     expect((await send('POST', '/sales', '{"fecha": ', 'application/json')).status).toBe(400);
     expect((await send('POST', '/sales', 'fecha=2026-01-01', 'text/plain')).status).toBe(415);
+    const batch = {
+      ventas: [saleBody(a, { referencia_externa: 'contract-1' }), saleBody(a, { referencia_externa: 'contract-2', detalles: [] })],
+    };
+    expect((await send('POST', '/sales/batch', batch)).status).toBe(200);
+    expect((await send('POST', '/sales/batch', { ventas: [] })).status).toBe(400);
     expect(
       await statuses([
         get('/sales?estado=Completada&per_page=1'),

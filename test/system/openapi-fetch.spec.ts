@@ -88,6 +88,28 @@ describe('openapi-fetch with openapi-typescript types', () => {
     const venta = created.data!.data;
     expect(created.response.headers.get('location')).toBe(`/api/external/v1/sales/${venta.id}`);
 
+    const lote = await api().POST('/sales/batch', {
+      params: { header: { 'Idempotency-Key': 'openapi-fetch-lote-1' } },
+      body: {
+        ventas: [
+          {
+            referencia_externa: 'openapi-fetch-2',
+            fecha: '2026-03-10',
+            estado: 'Cotizacion',
+            id_sucursal: a.sucursales.centro!,
+            id_bodega: a.bodegas.principal!,
+            id_documento: a.documentos.cotizacion!,
+            detalles: [{ codigo_producto: 'MOU-01', cantidad: 1 }],
+          },
+        ],
+      },
+    });
+    expect([
+      lote.data?.data.creadas,
+      lote.data?.data.resultados[0]?.status,
+      lote.data?.data.resultados[0]?.data?.referencia_externa,
+    ]).toEqual([1, 201, 'openapi-fetch-2']);
+
     const updated = await api().PUT('/sales/{id}', {
       params: { path: { id: venta.id } },
       body: { observaciones: 'Entrega el lunes', detalles: [{ id: venta.detalles[0]!.id, cantidad: 3 }] },

@@ -223,15 +223,59 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
       expect((await ledgerOf(stack, mouse, principal)).movimientos).toBe(movimientos + 1);
       expect(await stack.query("select count(*)::int as n from sales.ventas where referencia_externa = 'WEB-1001'")).toEqual([{ n: 1 }]);
 
-      // The alias `referencia` finds the same sale, even with different lines.
+      // The alias `referencia`, with the body's keys in another order, is the same request.
+      const { referencia_externa, ...rest } = body;
       const retry = await postSale(
         stack,
         SALES_KEY_A,
-        saleBody(a, { referencia: 'WEB-1001', detalles: [{ id_producto: mouse, cantidad: 50 }] }),
+        Object.fromEntries(Object.entries({ ...rest, referencia: referencia_externa }).reverse()),
       );
       expect(retry.status).toBe(200);
       expect(retry.body.data.id).toBe(replies[0]!.body.data.id);
       expect(retry.body.meta.idempotent).toBe(true);
+    });
+
+    it('refuses the reference sent again with another body with 409 naming the existing sale, and writes nothing', async () => {
+      const mouse = a.productos.mouse!;
+      const first = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { referencia_externa: 'WEB-2002', detalles: [{ id_producto: mouse, cantidad: 1 }] }),
+      );
+      expect(first.status).toBe(201);
+      const before = await dataSnapshot(stack);
+      const other = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { referencia_externa: 'WEB-2002', detalles: [{ id_producto: mouse, cantidad: 5 }] }),
+      );
+      const message = `La referencia_externa WEB-2002 ya se usó en la venta ${first.body.data.id} (${first.body.data.correlativo}) con otro contenido`;
+      expect(other).toEqual({
+        status: 409,
+        body: {
+          success: false,
+          error: message,
+          code: 409,
+          details: { referencia_externa: [message], id_venta: [String(first.body.data.id)], correlativo: [first.body.data.correlativo] },
+        },
+      });
+      expect(await dataSnapshot(stack)).toEqual(before);
+    });
+
+    it('answers any retry of a sale stored before fingerprints were kept with that sale, as before', async () => {
+      const mouse = a.productos.mouse!;
+      const first = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { referencia_externa: 'WEB-3003', detalles: [{ id_producto: mouse, cantidad: 1 }] }),
+      );
+      await stack.query("update sales.ventas set huella = null where referencia_externa = 'WEB-3003'");
+      const retry = await postSale(
+        stack,
+        SALES_KEY_A,
+        saleBody(a, { referencia_externa: 'WEB-3003', detalles: [{ id_producto: mouse, cantidad: 7 }] }),
+      );
+      expect([retry.status, retry.body.data.id, retry.body.meta.idempotent]).toEqual([200, first.body.data.id, true]);
     });
 
     it('keeps references per company', async () => {

@@ -51,7 +51,9 @@ export type Handlers<C extends Catalog> = {
   ) => Promise<C[S] extends { json: true } ? ReplyInputOf<C, S> | JsonReplyOf<ReplyInputOf<C, S>> : ReplyInputOf<C, S>>;
 };
 
-type WireFailure = { ok: false; error: { code: ErrorCode; reason?: Reason; message: string; details?: ErrorDetails } };
+/** An error between services: its code, its reason for programs, its message for people, its details per field. */
+export type WireError = { code: ErrorCode; reason?: Reason; message: string; details?: ErrorDetails };
+type WireFailure = { ok: false; error: WireError };
 type WireReply = { ok: true; data: unknown } | WireFailure;
 
 export interface BusObserver {
@@ -347,18 +349,7 @@ export class Bus {
         return { body: JSON.stringify({ ok: true, data: checked.data }) };
       });
     } catch (thrown) {
-      const err = translatePgError(thrown);
-      if (isAppError(err) && (ERROR_CODES as readonly string[]).includes(err.code)) {
-        if (err.code === 'INTERNAL' || err.code === 'UNAVAILABLE') log().error({ err: thrown }, err.message);
-        failure = {
-          ok: false,
-          error: { code: err.code, reason: err.reason, message: err.message, ...(err.details ? { details: err.details } : {}) },
-        };
-      } else {
-        const errorId = randomUUID();
-        log().error({ err: thrown, errorId }, 'unhandled error');
-        failure = { ok: false, error: { code: 'INTERNAL', message: `Error interno del servidor (ref. ${errorId})` } };
-      }
+      failure = { ok: false, error: wireErrorOf(thrown, log) };
       span.setStatus({ code: SpanStatusCode.ERROR, message: failure.error.code });
     } finally {
       span.end();
@@ -428,11 +419,28 @@ function checkJsonReply(name: string, spec: Catalog[string], { body, json }: Enc
   }
 }
 
+/** An error as a reply carries it; what it cannot say is logged (with an id the reply names) and answered as INTERNAL. */
+export function wireErrorOf(thrown: unknown, log: () => Logger): WireError {
+  const err = translatePgError(thrown);
+  if (isAppError(err) && (ERROR_CODES as readonly string[]).includes(err.code)) {
+    if (err.code === 'INTERNAL' || err.code === 'UNAVAILABLE') log().error({ err: thrown }, err.message);
+    return { code: err.code, reason: err.reason, message: err.message, ...(err.details ? { details: err.details } : {}) };
+  }
+  const errorId = randomUUID();
+  log().error({ err: thrown, errorId }, 'unhandled error');
+  return { code: 'INTERNAL', message: `Error interno del servidor (ref. ${errorId})` };
+}
+
+/** The error a reply carried, as the caller throws it. */
+export function appErrorOf(error: WireError): AppError {
+  // A reply without a reason (a service of an older version during a rolling update) gets its code's.
+  const reason = isReason(error.reason) ? error.reason : undefined;
+  return new AppError(error.code, error.message, error.details, reason ? { reason } : undefined);
+}
+
 function unwrap(reply: WireReply): unknown {
   if (reply.ok) return reply.data;
-  // A reply without a reason (a service of an older version during a rolling update) gets its code's.
-  const reason = isReason(reply.error.reason) ? reply.error.reason : undefined;
-  throw new AppError(reply.error.code, reply.error.message, reply.error.details, reason ? { reason } : undefined);
+  throw appErrorOf(reply.error);
 }
 
 /** The JSON text a reply carries as sent (its bytes, not copied) and the rest of the reply with `null` in its place. */

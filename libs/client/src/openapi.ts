@@ -71,7 +71,7 @@ export interface paths {
          *     - `id_sucursal` o `sucursal` (nombre de una sucursal activa).
          *     - `id_canal` es obligatorio salvo con `estado` `Cotizacion`; `id_cliente`, con `estado` `Pendiente`.
          *     - Cada línea lleva `id_producto` o `codigo_producto` (código o SKU); `precio` incluye impuestos y por omisión es el del producto.
-         *     - `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia, se devuelve esa venta con 200 y `meta.idempotent: true`.
+         *     - `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia creada con el mismo cuerpo (comparado campo a campo, sin importar el orden de las claves), se devuelve esa venta con 200 y `meta.idempotent: true`; con otro cuerpo, 409 con `details` que nombran la venta (`id_venta`, `correlativo`) y nada cambia. Las ventas guardadas antes de la versión 1.6.0 responden 200 a cualquier reintento.
          *     - `Pagada` se guarda como `Completada` con `monto_pago` igual al total por omisión; `Cotizacion` no mueve stock.
          *
          *     Cuando responde, el stock ya está descontado en `GET /inventory`.
@@ -121,6 +121,30 @@ export interface paths {
          */
         put: operations["putSalesById"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sales/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Crea hasta 100 ventas en una solicitud: cada una como un POST /sales, con su resultado en el orden enviado
+         * @description `ventas` lleva de 1 a 100 cuerpos de `POST /sales`, cada uno con su `referencia_externa`. Cuenta como una sola solicitud de la cuota.
+         *     - Cada venta se procesa sola y en orden, con las mismas reglas, respuestas e idempotencia que `POST /sales`: el stock y los correlativos quedan como si se hubieran enviado una por una. Una venta rechazada no impide las demás.
+         *     - `resultados[i]` dice lo que `POST /sales` habría respondido a `ventas[i]`: `status` 201 con la venta creada en `data`, 200 si ya existía con ese cuerpo, o el estado y los campos del error (`error`, `code`, `details`) de esa venta sola (422 si no cumple las reglas, 409 si su referencia ya la usa otra venta con otro cuerpo…).
+         *     - Reintentar el lote entero es seguro: las ventas ya hechas responden 200. Si el servicio de ventas deja de responder a mitad del lote, las ventas sin respuesta llevan 503 o 504 (pueden haberse aplicado o no) y el reintento las resuelve.
+         *     - Un cuerpo que no es `{ventas: [...]}`, con 0 o más de 100 ventas, o una venta sin `referencia_externa`, es 400 con `details` que nombran la venta (`ventas.3.referencia_externa`); no se crea nada.
+         */
+        post: operations["postSalesBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1549,6 +1573,7 @@ export interface components {
              *     - `importe_invalido`: Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).
              *     - `sin_usuario_activo`: La empresa no tiene un usuario activo que registre la operación (422).
              *     - `limite_suscripciones`: La empresa ya tiene el máximo de suscripciones de eventos (422).
+             *     - `solicitud_en_curso`: La primera solicitud con ese `Idempotency-Key` aún está en curso (409, con `Retry-After`).
              *     - `exportacion_no_encontrada`: La exportación no existe en la empresa del API key, o su archivo ya no existe (404).
              *     - `exportacion_no_descargable`: La exportación aún no está completada (o fue cancelada o falló): no hay archivo que descargar (409).
              *     - `exportaciones_en_curso`: La empresa ya tiene el máximo de exportaciones en curso (409); `details` lo dice.
@@ -1570,7 +1595,7 @@ export interface components {
              *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
              * @enum {string}
              */
-            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "solicitud_en_curso" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
             /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
             details?: {
                 [key: string]: string[];
@@ -1585,6 +1610,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -1629,6 +1656,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -1650,6 +1679,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -1682,6 +1713,42 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
+                /** @description Segundos que conviene esperar antes de reintentar. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido",
+                 *       "code": 409,
+                 *       "reason": "referencia_en_conflicto",
+                 *       "details": {
+                 *         "referencia_externa": [
+                 *           "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido"
+                 *         ],
+                 *         "id_venta": [
+                 *           "7"
+                 *         ],
+                 *         "correlativo": [
+                 *           "FAC-5"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description El cuerpo no se envió como `application/json`. */
         UnsupportedMediaType: {
             headers: {
@@ -1689,6 +1756,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -1710,6 +1779,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
             content: {
@@ -2042,6 +2113,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2171,6 +2244,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2308,6 +2383,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2322,6 +2399,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2523,6 +2602,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2574,7 +2655,16 @@ export interface operations {
     postSales: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2634,13 +2724,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description La referencia_externa ya existía: la venta existente, sin crear otra */
+            /** @description La referencia_externa ya existía con el mismo cuerpo: la venta existente, sin crear otra */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2730,6 +2822,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Location: components["headers"]["Location"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2818,6 +2912,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2838,6 +2934,42 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Segundos que conviene esperar antes de reintentar. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido",
+                     *       "code": 409,
+                     *       "reason": "referencia_en_conflicto",
+                     *       "details": {
+                     *         "referencia_externa": [
+                     *           "La referencia_externa WEB-2002 ya se usó en la venta 7 (FAC-5) con otro contenido"
+                     *         ],
+                     *         "id_venta": [
+                     *           "7"
+                     *         ],
+                     *         "correlativo": [
+                     *           "FAC-5"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             /** @description El cuerpo no se envió como `application/json`. */
@@ -2847,6 +2979,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2868,6 +3002,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2877,7 +3013,31 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /** @description El gateway atiende su máximo de solicitudes simultáneas, o el servicio que atiende la solicitud no está disponible: no se procesó y puede reintentarse tras `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Servicio no disponible (sales)",
+                     *       "code": 503,
+                     *       "reason": "servicio_no_disponible"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             504: components["responses"]["GatewayTimeout"];
         };
     };
@@ -2979,6 +3139,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3110,6 +3272,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3271,6 +3435,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3295,12 +3461,354 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postSalesBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ventas": [
+                 *         {
+                 *           "fecha": "2026-03-10",
+                 *           "estado": "Completada",
+                 *           "id_sucursal": 1,
+                 *           "id_bodega": 1,
+                 *           "id_documento": 1,
+                 *           "id_canal": 1,
+                 *           "detalles": [
+                 *             {
+                 *               "codigo_producto": "MOU-01",
+                 *               "cantidad": 2
+                 *             }
+                 *           ],
+                 *           "referencia_externa": "pedido-2001"
+                 *         },
+                 *         {
+                 *           "fecha": "2026-03-10",
+                 *           "estado": "Completada",
+                 *           "id_sucursal": 1,
+                 *           "id_bodega": 1,
+                 *           "id_documento": 1,
+                 *           "id_canal": 1,
+                 *           "detalles": [
+                 *             {
+                 *               "codigo_producto": "NO-EXISTE",
+                 *               "cantidad": 1
+                 *             }
+                 *           ],
+                 *           "referencia_externa": "pedido-2002"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ventas: ({
+                        referencia_externa: string;
+                        referencia?: string | null;
+                        /** Format: date */
+                        fecha: string;
+                        /** @enum {string} */
+                        estado: "Pagada" | "Completada" | "Pendiente" | "Cotizacion";
+                        id_sucursal?: number;
+                        sucursal?: string;
+                        id_bodega: number;
+                        id_documento: number;
+                        id_canal?: number;
+                        id_cliente?: number;
+                        cotizacion?: boolean;
+                        /** Format: date */
+                        fecha_expiracion?: string;
+                        forma_pago?: string | null;
+                        observaciones?: string | null;
+                        monto_pago?: number;
+                        cambio?: number;
+                        detalles: ({
+                            id?: number;
+                            id_producto?: number;
+                            codigo_producto?: string;
+                            /** @description Hasta 4 decimales. El total de la línea (cantidad × precio − descuento, con impuestos) no puede superar 9999999999999.99. */
+                            cantidad: number;
+                            /** @description Precio unitario con impuestos, hasta 4 decimales; por omisión el del producto. */
+                            precio?: number;
+                            /** @description Descuento de la línea en dinero, hasta 2 decimales; no puede superar cantidad × precio. */
+                            descuento?: number;
+                            id_presentacion?: number;
+                            porcentaje_impuesto?: number;
+                        } | unknown | unknown)[];
+                    } & ((unknown | unknown) & unknown & unknown & unknown))[];
+                };
+            };
+        };
+        responses: {
+            /** @description Un resultado por venta, en el orden enviado */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "resultados": [
+                     *           {
+                     *             "indice": 0,
+                     *             "referencia_externa": "pedido-2001",
+                     *             "status": 201,
+                     *             "data": {
+                     *               "id": 1,
+                     *               "fecha": "2026-03-10",
+                     *               "correlativo": "FAC-1",
+                     *               "referencia": "pedido-2001",
+                     *               "referencia_externa": "pedido-2001",
+                     *               "cotizacion": false,
+                     *               "estado": "Completada",
+                     *               "forma_pago": "Efectivo",
+                     *               "total": 39.9,
+                     *               "iva": 4.59,
+                     *               "sub_total": 35.31,
+                     *               "descuento": 0,
+                     *               "exenta": 0,
+                     *               "monto_pago": null,
+                     *               "cambio": 0,
+                     *               "saldo": 0,
+                     *               "nombre_cliente": "Consumidor Final",
+                     *               "nombre_usuario": "Admin A",
+                     *               "nombre_vendedor": null,
+                     *               "id_sucursal": 1,
+                     *               "id_bodega": 1,
+                     *               "id_documento": 1,
+                     *               "nombre_documento": "Factura",
+                     *               "id_canal": 1,
+                     *               "id_cliente": null,
+                     *               "fecha_expiracion": null,
+                     *               "observaciones": null,
+                     *               "documento_fiscal_emitido": false,
+                     *               "created_at": "2026-11-25T18:59:30.009Z",
+                     *               "updated_at": "2026-11-25T18:59:30.009Z",
+                     *               "detalles": [
+                     *                 {
+                     *                   "id": 1,
+                     *                   "id_producto": 2,
+                     *                   "codigo": "MOU-01",
+                     *                   "nombre_producto": "Mouse",
+                     *                   "descripcion": null,
+                     *                   "cantidad": 2,
+                     *                   "precio": 19.95,
+                     *                   "descuento": 0,
+                     *                   "porcentaje_impuesto": 13,
+                     *                   "sub_total": 35.31,
+                     *                   "iva": 4.59,
+                     *                   "exenta": 0,
+                     *                   "total": 39.9,
+                     *                   "created_at": "2026-11-25T18:59:30.009Z",
+                     *                   "updated_at": "2026-11-25T18:59:30.009Z"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           },
+                     *           {
+                     *             "indice": 1,
+                     *             "referencia_externa": "pedido-2002",
+                     *             "status": 422,
+                     *             "error": "No existe un producto con código o código de barras \"NO-EXISTE\"",
+                     *             "code": 422,
+                     *             "details": {
+                     *               "detalles.0.codigo_producto": [
+                     *                 "No existe un producto con código o código de barras \"NO-EXISTE\""
+                     *               ]
+                     *             }
+                     *           }
+                     *         ],
+                     *         "creadas": 1,
+                     *         "existentes": 0,
+                     *         "rechazadas": 1
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-11-25T18:59:30.215Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            resultados: {
+                                /** @description Qué falló, para personas; puede cambiar de redacción: los programas usan `reason`. */
+                                error?: string;
+                                /** @description El estado HTTP de la respuesta. */
+                                code?: number;
+                                /**
+                                 * @description La causa del rechazo, para programas: un valor estable de esta lista cerrada (no cambia de nombre ni de significado).
+                                 *
+                                 *     - `parametro_desconocido`: Un parámetro de consulta que la operación no admite (400); `details` lo nombra.
+                                 *     - `parametro_invalido`: Un parámetro de ruta o de consulta con un valor inválido, repetido o una combinación no admitida (400).
+                                 *     - `json_invalido`: El cuerpo no es JSON válido, está vacío o anida demasiados niveles (400).
+                                 *     - `campo_desconocido`: El cuerpo lleva un campo que la operación no admite (422; 400 en `POST /packages/import`); `details` lo nombra por su ruta, p. ej. `detalles.0.cantida`.
+                                 *     - `cuerpo_invalido`: Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.
+                                 *     - `clave_ausente`: No se envió el encabezado `Authorization` (401).
+                                 *     - `clave_malformada`: El encabezado `Authorization` no es `Bearer <API key>` (401).
+                                 *     - `clave_invalida`: El API key no se acepta: no existe, fue revocado o su empresa está inactiva (401); no se dice cuál.
+                                 *     - `token_invalido`: El token de la URL de un webhook de plataforma no corresponde a ninguna integración activa (401).
+                                 *     - `firma_invalida`: La firma del webhook de plataforma falta o no corresponde al cuerpo (401).
+                                 *     - `venta_no_encontrada`: La venta no existe en la empresa del API key (404).
+                                 *     - `devolucion_no_encontrada`: La devolución no existe en la empresa del API key (404).
+                                 *     - `producto_no_encontrado`: El producto no existe en la empresa del API key (404), o una línea nombra un producto que no existe o está inactivo (422).
+                                 *     - `suscripcion_no_encontrada`: La suscripción no existe en la empresa del API key (404).
+                                 *     - `recurso_no_encontrado`: Lo que nombra la solicitud no existe en la empresa del API key (404).
+                                 *     - `ruta_desconocida`: Ninguna operación tiene esa ruta (404).
+                                 *     - `metodo_no_admitido`: La ruta existe pero no con ese método (405); `Allow` lista los admitidos.
+                                 *     - `dato_relacionado_invalido`: La sucursal, bodega, tipo de documento, canal o cliente que nombra el cuerpo no existe, está inactivo o no corresponde (422); `details` lo nombra.
+                                 *     - `stock_insuficiente`: La empresa no vende sin stock y la bodega no tiene lo que piden las líneas (422); nada se movió.
+                                 *     - `limite_credito`: La venta Pendiente haría superar al cliente su límite de crédito (422); el mensaje da los montos.
+                                 *     - `estado_no_modificable`: La venta no puede cambiar: su estado no lo permite, ya tiene documento fiscal emitido o devoluciones activas (422).
+                                 *     - `importe_invalido`: Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).
+                                 *     - `sin_usuario_activo`: La empresa no tiene un usuario activo que registre la operación (422).
+                                 *     - `limite_suscripciones`: La empresa ya tiene el máximo de suscripciones de eventos (422).
+                                 *     - `solicitud_en_curso`: La primera solicitud con ese `Idempotency-Key` aún está en curso (409, con `Retry-After`).
+                                 *     - `exportacion_no_encontrada`: La exportación no existe en la empresa del API key, o su archivo ya no existe (404).
+                                 *     - `exportacion_no_descargable`: La exportación aún no está completada (o fue cancelada o falló): no hay archivo que descargar (409).
+                                 *     - `exportaciones_en_curso`: La empresa ya tiene el máximo de exportaciones en curso (409); `details` lo dice.
+                                 *     - `rango_invalido`: El encabezado `Range` no se puede servir: mal formado (400) o fuera del archivo (416).
+                                 *     - `suscripcion_deshabilitada`: La suscripción está deshabilitada: se habilita con PATCH `enable: 1` antes de probarla (422).
+                                 *     - `regla_de_negocio`: Otra regla del negocio impide la operación (422); el mensaje y `details` dicen cuál.
+                                 *     - `referencia_en_conflicto`: La `referencia_externa` o el `Idempotency-Key` ya se usaron con otro cuerpo (409); `details` nombra lo existente.
+                                 *     - `registro_existente`: Ya existe un registro con ese valor único (409).
+                                 *     - `cuerpo_demasiado_grande`: El cuerpo supera el máximo admitido (413).
+                                 *     - `url_demasiado_larga`: La URL supera el máximo admitido (414).
+                                 *     - `tipo_de_contenido_no_admitido`: El cuerpo no se envió como `application/json` (415).
+                                 *     - `solicitud_malformada`: La solicitud HTTP está mal formada (400).
+                                 *     - `encabezados_demasiado_grandes`: Los encabezados superan el máximo admitido (431).
+                                 *     - `cuota_excedida`: Se agotó la cuota horaria del API key (429); `Retry-After` dice cuándo se renueva.
+                                 *     - `demasiados_intentos`: La dirección del cliente acumuló demasiados intentos de autenticación fallidos (429); reintente tras `Retry-After`.
+                                 *     - `error_interno`: Error inesperado del servidor (500); `X-Error-Id` lo identifica en los registros.
+                                 *     - `servicio_no_disponible`: El servicio que atiende la solicitud no está disponible (503): no se procesó; reintente tras `Retry-After`.
+                                 *     - `servidor_saturado`: El gateway atiende su máximo de solicitudes simultáneas (503): no se procesó; reintente tras `Retry-After`.
+                                 *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
+                                 * @enum {string}
+                                 */
+                                reason?: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "solicitud_en_curso" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+                                /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
+                                details?: {
+                                    [key: string]: string[];
+                                };
+                                /** @description Posición de la venta en `ventas`, desde 0. */
+                                indice: number;
+                                referencia_externa: string;
+                                /** @description El estado HTTP que `POST /sales` habría respondido a esta venta sola. */
+                                status: number;
+                                data?: components["schemas"]["SaleOutput"];
+                            }[];
+                            /** @description Ventas creadas (status 201). */
+                            creadas: number;
+                            /** @description Ventas que ya existían con el mismo cuerpo (status 200). */
+                            existentes: number;
+                            /** @description Ventas rechazadas (status 4xx o 5xx). */
+                            rechazadas: number;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Datos inválidos",
+                     *       "code": 400,
+                     *       "reason": "cuerpo_invalido",
+                     *       "details": {
+                     *         "_": [
+                     *           "El cuerpo debe ser un objeto JSON"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Segundos que conviene esperar antes de reintentar. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El Idempotency-Key ya se usó con otra solicitud",
+                     *       "code": 409,
+                     *       "reason": "referencia_en_conflicto",
+                     *       "details": {
+                     *         "Idempotency-Key": [
+                     *           "Se usó en las últimas 24 horas con otro método, ruta o cuerpo; la primera solicitud no se repite: envíe otra clave para otra solicitud"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3392,6 +3900,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3494,6 +4004,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3631,6 +4143,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3658,6 +4172,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3683,7 +4199,16 @@ export interface operations {
     postPackagesImport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3763,6 +4288,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3815,6 +4342,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3839,6 +4368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            409: components["responses"]["Conflict"];
             /** @description El cuerpo supera 1 MB. */
             413: {
                 headers: {
@@ -3846,6 +4376,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3868,6 +4400,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3966,6 +4500,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4106,7 +4642,16 @@ export interface operations {
     postEventSubscriptions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4138,6 +4683,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Location: components["headers"]["Location"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4184,6 +4731,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4194,6 +4742,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4293,6 +4843,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4385,6 +4937,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,6 +5048,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4501,7 +5057,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Suscripción no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "suscripcion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4517,6 +5074,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4525,6 +5084,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Datos inválidos",
                      *       "code": 422,
+                     *       "reason": "campo_desconocido",
                      *       "details": {
                      *         "evnts": [
                      *           "Campo desconocido"
@@ -4545,7 +5105,16 @@ export interface operations {
     postEventSubscriptionsByIdRotateSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example 4 */
                 id: number;
@@ -4566,6 +5135,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4604,6 +5175,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4611,12 +5184,14 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Suscripción no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "suscripcion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4631,7 +5206,16 @@ export interface operations {
     postEventSubscriptionsByIdTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example 4 */
                 id: number;
@@ -4654,6 +5238,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
                     Location?: string;
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4686,6 +5272,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4696,6 +5283,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4704,6 +5293,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Datos inválidos",
                      *       "code": 422,
+                     *       "reason": "campo_desconocido",
                      *       "details": {
                      *         "ahora": [
                      *           "Campo desconocido"
@@ -4816,7 +5406,16 @@ export interface operations {
     postEventSubscriptionsByIdReplay: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example 1 */
                 id: number;
@@ -4846,6 +5445,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
                     Location?: string;
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4875,6 +5476,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4885,6 +5487,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5130,6 +5734,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5495,6 +6101,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5644,7 +6252,16 @@ export interface operations {
     postExports: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5721,6 +6338,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
                     Location?: string;
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5780,13 +6399,17 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description El estado actual lo impide (p. ej. ya hay 5 exportaciones en curso, o la exportación aún no está completada); `error` dice cuál. Nada cambia. */
+            /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Segundos que conviene esperar antes de reintentar. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5794,7 +6417,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "La empresa ya tiene 5 exportaciones en curso; espere a que termine una o cancele una con DELETE /exports/{id}",
-                     *       "code": 409
+                     *       "code": 409,
+                     *       "reason": "exportaciones_en_curso"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5810,6 +6434,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5818,6 +6444,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "Datos inválidos",
                      *       "code": 422,
+                     *       "reason": "cuerpo_invalido",
                      *       "details": {
                      *         "filtros": [
                      *           "Unrecognized key: \"color\""
@@ -5936,6 +6563,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5943,7 +6572,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Exportación no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "exportacion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6042,6 +6672,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6049,7 +6681,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Exportación no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "exportacion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6130,6 +6763,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6137,19 +6772,24 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "Exportación no encontrada",
-                     *       "code": 404
+                     *       "code": 404,
+                     *       "reason": "exportacion_no_encontrada"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description El estado actual lo impide (p. ej. ya hay 5 exportaciones en curso, o la exportación aún no está completada); `error` dice cuál. Nada cambia. */
+            /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Segundos que conviene esperar antes de reintentar. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6157,7 +6797,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": "La exportación está cancelada: solo una exportación completada se puede descargar",
-                     *       "code": 409
+                     *       "code": 409,
+                     *       "reason": "exportacion_no_descargable"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6171,6 +6812,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6179,6 +6822,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": "El rango pedido no está dentro del archivo de 20 bytes",
                      *       "code": 416,
+                     *       "reason": "rango_invalido",
                      *       "details": {
                      *         "Range": [
                      *           "Pida un solo rango bytes=<inicio>-[<fin>] con el inicio antes del final del archivo"

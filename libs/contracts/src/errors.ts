@@ -55,6 +55,7 @@ export const REASONS = {
   importe_invalido: 'Un importe que no puede ser: un descuento mayor que la línea, o un total por encima del máximo (422).',
   sin_usuario_activo: 'La empresa no tiene un usuario activo que registre la operación (422).',
   limite_suscripciones: 'La empresa ya tiene el máximo de suscripciones de eventos (422).',
+  solicitud_en_curso: 'La primera solicitud con ese `Idempotency-Key` aún está en curso (409, con `Retry-After`).',
   exportacion_no_encontrada: 'La exportación no existe en la empresa del API key, o su archivo ya no existe (404).',
   exportacion_no_descargable: 'La exportación aún no está completada (o fue cancelada o falló): no hay archivo que descargar (409).',
   exportaciones_en_curso: 'La empresa ya tiene el máximo de exportaciones en curso (409); `details` lo dice.',

@@ -5,6 +5,7 @@ export * from './catalog';
 export * from './http';
 export * from './fields';
 export * from './money';
+export * from './canonical-json';
 export * from './subjects';
 export * from './identities';
 export * from './gateway';

@@ -4,6 +4,7 @@ import { Amount, BlankAsAbsentText, DateRangeEnd, DateString, Id, MAX_ID, NonEmp
 import {
   DecimalNumber,
   DeltaSyncFields,
+  ErrorEnvelope,
   ListPagination,
   PageRequest,
   PaginationQuery,
@@ -13,6 +14,7 @@ import {
   refuseOutsideCursorMode,
   CURSOR_MODE_REFUSALS,
 } from './http';
+import { ERROR_CODES, REASON_VALUES } from './errors';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -335,6 +337,68 @@ export const Sale = z.object({
 export type Sale = z.output<typeof Sale>;
 export type SaleInput = z.input<typeof Sale>;
 
+/** Sales one `POST /sales/batch` may carry. */
+export const MAX_SALES_PER_BATCH = 100;
+
+/**
+ * Body of `POST /sales/batch` as the gateway checks it before anything is written: a list of 1 to
+ * 100 objects, each with its `referencia_externa` (a retried batch must find what it made). The
+ * rest of each item is checked alone, as the body of `POST /sales`, and answered in its result.
+ */
+export const SaleBatchBody = z.object(
+  {
+    ventas: z
+      .array(
+        z.looseObject(
+          { referencia_externa: NonEmptyText(255).meta({ description: 'Obligatoria en cada venta de un lote.' }) },
+          { error: 'Cada venta debe ser un objeto JSON' },
+        ),
+        { error: missingOr('Debe ser una lista de ventas') },
+      )
+      .min(1, 'Debe incluir al menos 1 venta')
+      .max(MAX_SALES_PER_BATCH, `Debe incluir como máximo ${MAX_SALES_PER_BATCH} ventas`),
+  },
+  { error: 'El cuerpo debe ser un objeto JSON' },
+);
+
+/** The body of `POST /sales/batch` as the reference shows it: each item is a body of `POST /sales` with its reference. */
+export const SaleBatchDocumentedBody = z.object({
+  ventas: z
+    .array(withSaleRules(SaleFields.extend({ referencia_externa: NonEmptyText(255) })))
+    .min(1)
+    .max(MAX_SALES_PER_BATCH),
+});
+
+/**
+ * One item's outcome in `POST /sales/batch`, in the order sent: `status` is what `POST /sales`
+ * would have answered it, with its sale in `data` (201 created, 200 already made with that body)
+ * or the fields of its error envelope.
+ */
+export const SaleBatchResult = ErrorEnvelope.omit({ success: true })
+  .partial()
+  .extend({
+    indice: z.number().int().min(0).meta({ description: 'Posición de la venta en `ventas`, desde 0.' }),
+    referencia_externa: z.string(),
+    status: z.number().int().meta({ description: 'El estado HTTP que `POST /sales` habría respondido a esta venta sola.' }),
+    data: Sale.optional(),
+  });
+export type SaleBatchResult = z.input<typeof SaleBatchResult>;
+
+export const SaleBatchData = z.object({
+  resultados: z.array(SaleBatchResult),
+  creadas: z.number().int().meta({ description: 'Ventas creadas (status 201).' }),
+  existentes: z.number().int().meta({ description: 'Ventas que ya existían con el mismo cuerpo (status 200).' }),
+  rechazadas: z.number().int().meta({ description: 'Ventas rechazadas (status 4xx o 5xx).' }),
+});
+
+/** An item's error as it travels between services (the reply of a failed request carries the same). */
+export const ItemError = z.object({
+  code: z.enum(ERROR_CODES),
+  reason: z.enum(REASON_VALUES).optional(),
+  message: z.string(),
+  details: z.record(z.string(), z.array(z.string())).optional(),
+});
+
 const dateOrder = (v: { fecha_inicio?: string | undefined; fecha_fin?: string | undefined }) =>
   !v.fecha_inicio || !v.fecha_fin || v.fecha_fin >= v.fecha_inicio;
 const DATE_ORDER_ISSUE = { message: 'No puede ser anterior a fecha_inicio', path: ['fecha_fin'] };
@@ -588,11 +652,12 @@ export const salesApiSubjects = defineCatalog({
    * inside the transaction, after the reference's lock, when the sale has a reference); then one
    * transaction that checks the credit, takes the correlative and writes the sale, its lines and
    * the created event. A reference already used by the company answers its sale with
-   * `idempotent: true`.
+   * `idempotent: true` when the request is the one that made it (same fingerprint, or a sale kept
+   * before fingerprints were), and CONFLICT naming the sale when a partner's body differs.
    */
   'sales.create': {
     tenant: true,
-    errors: ['VALIDATION_FAILED', 'BUSINESS_RULE'],
+    errors: ['VALIDATION_FAILED', 'BUSINESS_RULE', 'CONFLICT'],
     request: SaleCreateRequest,
     reply: z.object({ venta: Sale, idempotent: z.boolean() }),
   },
@@ -602,6 +667,28 @@ export const salesApiSubjects = defineCatalog({
    * correlative stays); stock moves by the difference between what the sale held and what it
    * will hold, in one inventory adjustment keyed by the sale and its stock revision.
    */
+  /**
+   * The sales of `POST /sales/batch`, in order, each through `sales.create`'s pipeline as if sent
+   * alone. Items are started only while the batch has run less than `plazo_ms`, so the reply comes
+   * well within the caller's request timeout: the results answer a prefix of `ventas`, and the
+   * caller sends the rest again.
+   */
+  'sales.batch.create': {
+    tenant: true,
+    errors: [],
+    request: z.object({
+      ventas: z
+        .array(z.object({ indice: z.number().int().min(0), venta: SaleCreateRequest }))
+        .min(1)
+        .max(MAX_SALES_PER_BATCH),
+      plazo_ms: z.number().int().min(0).max(60_000).default(5_000),
+    }),
+    reply: z.object({
+      resultados: z.array(
+        z.object({ indice: z.number().int(), venta: Sale.optional(), idempotent: z.boolean().optional(), error: ItemError.optional() }),
+      ),
+    }),
+  },
   'sales.update': {
     tenant: true,
     errors: ['NOT_FOUND', 'VALIDATION_FAILED', 'BUSINESS_RULE'],

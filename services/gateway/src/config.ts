@@ -22,5 +22,7 @@ export const GatewayConfig = BaseConfig.extend({
   RATE_LIMIT_DATE_FILTERED: z.coerce.number().int().min(1).default(2000),
   /** Requests one gateway process serves at once; past it, 503 with Retry-After at once instead of a queue. */
   MAX_INFLIGHT_REQUESTS: z.coerce.number().int().min(1).default(512),
+  /** How often the answers of `Idempotency-Key` requests older than 24 hours are deleted. */
+  IDEMPOTENCY_PURGE_INTERVAL_MS: z.coerce.number().int().min(10).default(600_000),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;

@@ -16,6 +16,7 @@ import { createHttpServer } from './http/edges';
 import { apiRoutes } from './http/routes';
 import { FailedAuthLimiter } from './failed-auth-limiter';
 import { RateLimiter } from './rate-limiter';
+import { startIdempotenciaPurge } from './workers/idempotencia-purge.worker';
 
 export const GATEWAY_SCHEMA = 'gateway';
 
@@ -88,6 +89,9 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         { required: false },
       );
 
+      const purge = startIdempotenciaPurge(db, logger.child({ component: 'idempotency-purge' }), config.IDEMPOTENCY_PURGE_INTERVAL_MS);
+      onShutdown('idempotency-purge', () => purge.stop());
+
       let draining = false;
       const app = createApp({
         bus,
@@ -99,6 +103,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         metrics,
         isDraining: () => draining,
         maxInflight: config.MAX_INFLIGHT_REQUESTS,
+        db,
         routes: apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }),
       });
       const server = createHttpServer(app).listen(config.PORT, config.BIND_ADDRESS);

@@ -15,6 +15,7 @@ import { migrations } from './db/migrations';
 import { SALES_SCHEMA, type SalesDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
 import { createSaleHandler } from './handlers/create-sale.handler';
+import { createSalesBatchHandler } from './handlers/create-sales-batch.handler';
 import { lookupHandlers } from './handlers/lookup.handlers';
 import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
 import { saleExistsHandler } from './handlers/sale-exists.handler';
@@ -41,12 +42,14 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       relay.start();
       if (config.SALES_FAULT_INJECTION !== 'off')
         logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
+      const createDeps = { db, bus, onCommitted: () => relay.nudge(), fault: config.SALES_FAULT_INJECTION };
       bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
       bus.serve(salesForReturnsSubjects, returnRegistrationHandlers(db, bus), { queue: 'sales' });
       bus.serve(
         salesApiSubjects,
         {
-          'sales.create': createSaleHandler({ db, bus, onCommitted: () => relay.nudge(), fault: config.SALES_FAULT_INJECTION }),
+          'sales.create': createSaleHandler(createDeps),
+          'sales.batch.create': createSalesBatchHandler(createDeps, logger.child({ component: 'sales-batch' })),
           'sales.update': updateSaleHandler({
             db,
             bus,

@@ -8,6 +8,7 @@ import { migrations } from '../src/db/migrations';
 import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
+import { createSalesBatchHandler } from '../src/handlers/create-sales-batch.handler';
 import { listSalesHandler } from '../src/handlers/read-sales.handler';
 import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
 import { SALES_SCHEMA } from '../src/service';
@@ -196,6 +197,47 @@ describe('sales.create against Postgres and NATS', () => {
   it('answers a retry by the alias referencia with the same sale', async () => {
     const again = await sut(request({ referencia: 'ORD-1' }), ctx);
     expect(again.idempotent).toBe(true);
+  });
+
+  it('refuses a partner’s retry of a reference with other lines, even when racing the first, and reserves nothing for it', async () => {
+    reserved.length = 0;
+    const [first, other] = await Promise.allSettled([
+      sut(request({ referencia_externa: 'ORD-2' }), ctx),
+      sut(request({ referencia_externa: 'ORD-2', detalles: [{ id_producto: 5, cantidad: 3 }] }), ctx),
+    ]);
+    const outcomes = [first, other].map((o) => (o.status === 'fulfilled' ? 'sale' : isAppError(o.reason) ? o.reason.code : o.reason));
+    expect(outcomes.sort()).toEqual(['CONFLICT', 'sale']);
+    expect(reserved).toHaveLength(1);
+    const venta = await db
+      .selectFrom('ventas')
+      .select(['id', 'correlativo'])
+      .where('referencia_externa', '=', 'ORD-2')
+      .executeTakeFirstOrThrow();
+    const refused = [first, other].find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason.details).toMatchObject({ id_venta: [String(venta.id)], correlativo: [venta.correlativo] });
+  });
+
+  it('answers a platform order’s retry with its sale whatever its body now carries', async () => {
+    const platform = (over: Record<string, unknown>) => request({ referencia_externa: 'woo-77', origen: 'woocommerce', ...over });
+    const made = await sut(platform({}), ctx);
+    const again = await sut(
+      platform({ observaciones: 'Pedido woo-77 (woocommerce). Servicios: Envío', detalles: [{ id_producto: 6, cantidad: 2 }] }),
+      ctx,
+    );
+    expect([again.idempotent, again.venta.id]).toEqual([true, made.venta.id]);
+  });
+
+  it('starts no sale of a batch once its time budget has passed, answering the first always', async () => {
+    const batch = createSalesBatchHandler({ db, bus }, createLogger('sales-int', 'silent'));
+    const ventas = [0, 1, 2].map((indice) => ({ indice, venta: request({ referencia_externa: `LOTE-${indice}` }) }));
+    const late = await batch({ ventas, plazo_ms: 0 }, ctx);
+    expect(late.resultados.map((r) => [r.indice, r.idempotent])).toEqual([[0, false]]);
+    const rest = await batch({ ventas, plazo_ms: 5_000 }, ctx);
+    expect(rest.resultados.map((r) => [r.indice, r.idempotent])).toEqual([
+      [0, true],
+      [1, false],
+      [2, false],
+    ]);
   });
 
   it('tells the sweeper whether a committed sale holds a reservation key', async () => {

@@ -79,6 +79,12 @@ function bytesLine(m: Measured): string | undefined {
 
 const HEAD = ['', 'req/s', 'p50 ms', 'p99 ms', 'errors / non-2xx'];
 
+function salesLine(m: Measured): string | undefined {
+  const per = m.scenario.salesPerRequest;
+  if (!per || !m.result) return undefined;
+  return `sales written: ${fmt(m.result.full.rps * per)}/s (${fmt(per)} per request)`;
+}
+
 function settledLine(m: Measured): string | undefined {
   const st = m.result?.settled;
   if (!st) return undefined;
@@ -103,6 +109,8 @@ export function printScenario(m: Measured, duration: string): void {
   for (const r of table) console.log(`  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`);
   console.log(`  RSS max: ${rssLine(m.result.rss)}`);
   console.log(`  NATS handlers (mean): ${handlersLine(m)}`);
+  const sales = salesLine(m);
+  if (sales) console.log(`  ${sales}`);
   const settled = settledLine(m);
   if (settled) console.log(`  ${settled}`);
   const bytes = bytesLine(m);
@@ -163,6 +171,8 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
       '',
       `Mean handler time per NATS subject during the run: ${handlersLine(m)}.`,
     );
+    const sales = salesLine(m);
+    if (sales) lines.push('', `${sales[0]!.toUpperCase()}${sales.slice(1)}.`);
     const settled = settledLine(m);
     if (settled) lines.push('', `After the run: ${settled}.`);
     const bytes = bytesLine(m);

@@ -70,7 +70,8 @@ interface Endpoint {
   arb: fc.Arbitrary<FuzzCase>;
 }
 
-const ERROR_STATUSES = new Set([400, 401, 404, 405, 413, 414, 415, 422, 429, 431]);
+// 409: a reference (or Idempotency-Key) sent again with another body.
+const ERROR_STATUSES = new Set([400, 401, 404, 405, 409, 413, 414, 415, 422, 429, 431]);
 
 /**
  * Property-based fuzzing of every endpoint of the route table (and the webhooks): query strings,

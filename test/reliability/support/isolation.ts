@@ -241,9 +241,32 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
             method: 'POST',
             json: saleBody(viewer, { referencia_externa: 'REF-1' }),
           });
+          // Another body under the reference is refused with 409 naming the company's own sale.
+          const named = Number(shared.body?.details?.id_venta?.[0]);
           expect(
-            shared.status === 200 && shared.body?.meta?.idempotent === true && mine.ventas.includes(shared.body?.data?.id),
-            `${label} with REF-1 (both have it) answered ${shared.status} with sale ${shared.body?.data?.id}`,
+            shared.status === 409 && mine.ventas.includes(named),
+            `${label} with REF-1 (both have it) answered ${shared.status} naming sale ${named}`,
+          );
+          continue;
+        }
+        if (route.method === 'post' && route.path === '/sales/batch') {
+          // Each sale of a batch is judged as alone: the other company's ids refused, a shared reference its own.
+          const res = await send(label, `${API_BASE}/sales/batch`, {
+            method: 'POST',
+            json: {
+              ventas: [
+                saleBody(viewer, { referencia_externa: `ISO-LOTE-${viewer.ref}`, id_bodega: theirs.bodegas[0] }),
+                saleBody(viewer, { referencia_externa: 'REF-1' }),
+              ],
+            },
+          });
+          const [foreign, shared] = res.body?.data?.resultados ?? [];
+          expect(
+            res.status === 200 &&
+              foreign?.status === 422 &&
+              shared?.status === 409 &&
+              mine.ventas.includes(Number(shared?.details?.id_venta?.[0])),
+            `${label} answered ${res.status} with ${JSON.stringify(res.body?.data?.resultados)?.slice(0, 300)}`,
           );
           continue;
         }

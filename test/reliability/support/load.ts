@@ -22,6 +22,8 @@ export interface SaleRecord {
   estado: string;
   bodega: number;
   lines: LineRecord[];
+  /** The body it was created with: a retry sends it again (another body under its reference is refused). */
+  body: Record<string, unknown>;
   /** Line ids from the answer, by product (for updates). */
   lineIds?: Record<number, number>;
   /** Last update (or annulment) answered 2xx: what the sale must look like; `uncertain` when a later one got no answer. */
@@ -256,7 +258,15 @@ export class Load {
       ...(estado === 'Pendiente' ? { id_cliente: c.clientes.juan } : {}),
       detalles: [...lines, ...(this.random() < 0.1 ? [{ id_producto: c.productos.instalacion!, cantidad: 1 }] : [])],
     };
-    const record: SaleRecord = { empresa, referencia, acked: false, estado: estado === 'Pagada' ? 'Completada' : estado, bodega, lines };
+    const record: SaleRecord = {
+      empresa,
+      referencia,
+      acked: false,
+      estado: estado === 'Pagada' ? 'Completada' : estado,
+      bodega,
+      lines,
+      body,
+    };
     this.ledger.sales.set(`${empresa}:${referencia}`, record);
     const op = empresa === 's' ? 'POST /sales (no oversell)' : 'POST /sales';
     const res = await this.send(op, `${API}/sales`, { method: 'POST', key: c.key, json: body });
@@ -280,20 +290,7 @@ export class Load {
     if (acked.length === 0) return this.createSale('a');
     const record = this.pick(acked);
     const c = this.options.companies[record.empresa];
-    const res = await this.send('POST /sales (repeat)', `${API}/sales`, {
-      method: 'POST',
-      key: c.key,
-      json: {
-        referencia_externa: record.referencia,
-        fecha: '2026-03-10',
-        estado: 'Completada',
-        id_sucursal: c.sucursales.centro,
-        id_bodega: record.bodega,
-        id_documento: c.documentos.factura,
-        id_canal: c.canales.tienda,
-        detalles: [{ id_producto: c.productos.mouse, cantidad: 99 }],
-      },
-    });
+    const res = await this.send('POST /sales (repeat)', `${API}/sales`, { method: 'POST', key: c.key, json: record.body });
     if (res.status !== 200 || res.body?.meta?.idempotent !== true || res.body?.data?.id !== record.id)
       this.tally.fail('POST /sales (repeat)');
   }

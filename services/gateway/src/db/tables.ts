@@ -38,8 +38,23 @@ export interface ApiKeysTable {
   revoked_at: Date | null;
 }
 
+/** The answer of a request sent with an `Idempotency-Key` (see migration 0002). */
+export interface IdempotenciaTable {
+  empresa_id: number;
+  clave: string;
+  /** SHA-256 of the request's canonical form: method, path, query and body. */
+  huella: string;
+  /** Null while the first request runs. */
+  status: number | null;
+  cuerpo: Buffer | null;
+  /** The headers a replay repeats (`Content-Type`, `Location`). */
+  cabeceras: Record<string, string> | null;
+  created_at: Generated<Date>;
+}
+
 export interface GatewayDb extends OutboxTables {
   empresas: EmpresasTable;
   usuarios: UsuariosTable;
   api_keys: ApiKeysTable;
+  idempotencia: IdempotenciaTable;
 }

@@ -16,6 +16,7 @@ import {
 } from '@erp/contracts';
 import type { Bus, Logger } from '@erp/bus';
 import { translatePgError } from '@erp/db';
+import type { Kysely } from 'kysely';
 import type { Authenticator } from '../authenticator';
 import type { Credential } from '../db/credentials.repository';
 import { bearerToken, missingKeyReason } from '../domain/api-key';
@@ -23,7 +24,9 @@ import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { FailedAuthLimiter } from '../failed-auth-limiter';
 import type { RateLimiter } from '../rate-limiter';
 import { ambiguousQuery, rejectAmbiguousQuery, requestLimits } from './edges';
+import { idempotency } from './idempotency';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorAnswer, sendEnvelope, sendError } from './errors';
+import type { GatewayDb } from '../db/tables';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
 import type { AnyRoute, FileResult, RouteResult } from './route';
@@ -44,6 +47,8 @@ export interface AppDeps {
   isDraining: () => boolean;
   /** Requests served at once (admission control); unlimited when omitted. */
   maxInflight?: number;
+  /** Where the answers of requests with an `Idempotency-Key` are kept; the header is not honoured without it. */
+  db?: Kysely<GatewayDb>;
 }
 
 interface Locals {
@@ -109,21 +114,22 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(compression({ threshold: COMPRESSION_THRESHOLD_BYTES }));
 
   const api = express.Router({ strict: false });
-  const methodsByPath = new Map<string, Set<string>>();
-  // Literal paths before parameterised ones, so /inventory/summary is never taken for /inventory/:id.
-  const ordered = [...deps.routes].sort((a, b) => paramCount(a.path) - paramCount(b.path));
-  for (const route of ordered) {
-    const methods = methodsByPath.get(route.path) ?? new Set<string>();
-    methods.add(route.method.toUpperCase());
-    methodsByPath.set(route.path, methods);
-    const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
-    if (route.method !== 'get' && route.method !== 'delete')
-      chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
-    chain.push(dispatch(route, deps));
-    api[route.method](route.path, ...chain);
-  }
-  for (const [path, methods] of methodsByPath) {
-    const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
+  const routesByPath = new Map<string, AnyRoute[]>();
+  // Literal paths before parameterised ones, so /inventory/summary is never taken for /inventory/:id;
+  // each path's 405 right after its routes, so GET /sales/batch is not taken for GET /sales/:id either.
+  for (const route of [...deps.routes].sort((a, b) => paramCount(a.path) - paramCount(b.path)))
+    routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
+  for (const [path, routes] of routesByPath) {
+    for (const route of routes) {
+      const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
+      if (route.method !== 'get' && route.method !== 'delete')
+        chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
+      if (route.method === 'post' && deps.db) chain.push(idempotency(deps.db, deps.logger));
+      chain.push(dispatch(route, deps));
+      api[route.method](route.path, ...chain);
+    }
+    const methods = routes.map((r) => r.method.toUpperCase());
+    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
     api.all(path, (_req, res) => {
       res.setHeader('Allow', allow);
       sendError(res, 405, 'metodo_no_admitido', MESSAGES.methodNotAllowed);

@@ -47,6 +47,11 @@ export const MESSAGES = {
   malformedRange: 'Debe ser bytes=<inicio>-[<fin>], por ejemplo bytes=1048576- para seguir una descarga',
   rangeNotSatisfiable: (size: number) => `El rango pedido no está dentro del archivo de ${size} bytes`,
   rangeNotSatisfiableDetail: 'Pida un solo rango bytes=<inicio>-[<fin>] con el inicio antes del final del archivo',
+  invalidIdempotencyKey: 'Encabezado Idempotency-Key inválido',
+  idempotencyKeyReused: 'El Idempotency-Key ya se usó con otra solicitud',
+  idempotencyKeyReusedDetail:
+    'Se usó en las últimas 24 horas con otro método, ruta o cuerpo; la primera solicitud no se repite: envíe otra clave para otra solicitud',
+  idempotencyKeyRunning: 'La primera solicitud con este Idempotency-Key aún está en curso; reintente después de Retry-After',
 } as const;
 
 /** Seconds a client should wait before retrying a 503. */

@@ -42,7 +42,9 @@ import {
   type Reason,
 } from '@erp/contracts';
 import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
+import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
 import { MESSAGES, errorEnvelope } from './errors';
+import { IDEMPOTENCY_HEADER } from './idempotency';
 import { withExamples } from './openapi-examples';
 import type { AnyRoute, RouteResponse } from './route';
 import { WEBHOOK_ROUTES } from './webhooks';
@@ -78,6 +80,11 @@ const HEADERS = {
   },
   'Retry-After': { description: 'Segundos que conviene esperar antes de reintentar.', schema: { type: 'integer', minimum: 0 } },
   'X-Error-Id': { description: 'Identificador del error en los registros del servidor.', schema: { type: 'string' } },
+  'Idempotent-Replayed': {
+    description:
+      '`true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez.',
+    schema: { type: 'string', const: 'true' },
+  },
   Location: {
     description: 'Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`.',
     schema: { type: 'string', format: 'uri-reference' },
@@ -121,17 +128,18 @@ const API_ERRORS = {
     rated: false,
   },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
-  Conflict: {
-    status: 409,
-    description:
-      'El estado actual lo impide (p. ej. ya hay 5 exportaciones en curso, o la exportación aún no está completada); `error` dice cuál. Nada cambia.',
-    rated: true,
-  },
+
   PayloadTooLarge: { status: 413, description: 'El cuerpo supera 1 MB.', rated: true },
   UriTooLong: {
     status: 414,
     description: `La URL (ruta y parámetros) supera ${MAX_URL_BYTES / 1024} KB: «${MESSAGES.uriTooLong}». Se responde antes de autenticar y no cuenta.`,
     rated: false,
+  },
+  Conflict: {
+    status: 409,
+    description:
+      'La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál.',
+    rated: true,
   },
   UnsupportedMediaType: { status: 415, description: 'El cuerpo no se envió como `application/json`.', rated: true },
   RangeNotSatisfiable: {
@@ -206,8 +214,11 @@ function apiErrorResponse(name: ApiError) {
   // and 429 carries them for the quota but not for an address refused after failed authentications.
   const optional: HeaderName[] = [];
   if (rated) required.push(...RATE_HEADERS);
+  // A POST's refusal is kept under its Idempotency-Key and repeated like its success.
+  if (rated) optional.push('Idempotent-Replayed');
   else if (status >= 500 || status === 429) optional.push(...RATE_HEADERS);
   if (status === 429 || status === 503) required.push('Retry-After');
+  if (status === 409) optional.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
   return {
     description,
@@ -232,6 +243,8 @@ function routeErrors(route: AnyRoute): number[] {
       .add(413)
       .add(415)
       .add(route.bodyErrorStatus ?? 422);
+  // Every POST honours Idempotency-Key: a key reused with another request, or still running, is 409.
+  if (route.method === 'post') statuses.add(409);
   for (const status of route.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }
@@ -264,6 +277,26 @@ const IF_NONE_MATCH = z.object({
     .meta({ description: 'El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota.' }),
 });
 
+/** The `Idempotency-Key` request header every POST of the partner API honours (see `idempotency`). */
+const IdempotencyKeyHeader = z.object({
+  [IDEMPOTENCY_HEADER]: z
+    .string()
+    .min(1)
+    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+    .regex(IDEMPOTENCY_KEY_PATTERN)
+    .optional()
+    .meta({
+      description: [
+        'Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:',
+        '- Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.',
+        '- La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).',
+        '- La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.',
+        `- Vacía, de más de ${MAX_IDEMPOTENCY_KEY_LENGTH} caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con \`details\` que nombran el encabezado.`,
+      ].join('\n'),
+      example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    }),
+});
+
 function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   const responses: ZodOpenApiResponsesObject = {};
   const isGet = route.method === 'get';
@@ -271,16 +304,19 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   const statuses = route.response?.statuses ?? { 200: 'OK' };
   for (const [status, description] of Object.entries(statuses)) {
     const file = route.response?.kind === 'file';
+    const replayed: HeaderName[] = route.method === 'post' ? ['Idempotent-Replayed'] : [];
     responses[status as '200'] = {
       description: description ?? 'OK',
       headers:
         status === '201'
-          ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location'])
+          ? headers(['X-Request-Id', ...RATE_HEADERS, 'Location'], replayed)
           : status === '202'
-            ? headers(['X-Request-Id', ...RATE_HEADERS], ['Location'])
+            ? headers(['X-Request-Id', ...RATE_HEADERS], ['Location', ...replayed])
             : file
               ? headers(['X-Request-Id', ...RATE_HEADERS, 'Accept-Ranges', ...(status === '206' ? (['Content-Range'] as const) : [])])
-              : rated,
+              : isGet
+                ? rated
+                : headers(['X-Request-Id', ...RATE_HEADERS], replayed),
       ...(route.response
         ? file
           ? // Bytes have no JSON example: the example says what they are.
@@ -307,12 +343,12 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.path.split('/')[1]!],
-    ...(route.params || route.query || isGet
+    ...(route.params || route.query || isGet || route.method === 'post'
       ? {
           requestParams: {
             ...(route.params ? { path: route.params } : {}),
             ...(route.query ? { query: route.query } : {}),
-            ...(isGet ? { header: IF_NONE_MATCH } : {}),
+            ...(isGet ? { header: IF_NONE_MATCH } : route.method === 'post' ? { header: IdempotencyKeyHeader } : {}),
           },
         }
       : {}),

@@ -78,6 +78,8 @@ export interface VentasTable {
   documento: unknown;
   documento_fiscal_emitido: Generated<boolean>;
   clave_reserva: string | null;
+  /** Fingerprint of the creating request (`huellaOf`); null for sales written before it was kept. */
+  huella: string | null;
   stock_devuelto_at: Date | null;
   /** Stock changes after creation, each adjusted under `venta-<id>-rev-<n>`. */
   revision_stock: Generated<number>;

@@ -36,14 +36,20 @@ export async function findVentaByReferencia(
   );
 }
 
-export async function findVentaIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
-  const row = await db
+/** The company's sale with this reference as a retry needs it: its id, correlative and request fingerprint. */
+export interface VentaReferenciada {
+  id: number;
+  correlativo: string;
+  huella: string | null;
+}
+
+export async function findVentaReferenciada(db: Db, empresaId: number, referencia: string): Promise<VentaReferenciada | undefined> {
+  return db
     .selectFrom('ventas')
-    .select('id')
+    .select(['id', 'correlativo', 'huella'])
     .where('empresa_id', '=', empresaId)
     .where('referencia_externa', '=', referencia)
     .executeTakeFirst();
-  return row?.id;
 }
 
 /**

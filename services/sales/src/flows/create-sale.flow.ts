@@ -16,7 +16,16 @@ import type { FaultInjection } from '../config';
 import { crash } from '../fault';
 import { findCliente, findDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { REFERENCIA_INDEX, detalleColumns, findSale, findVentaIdByReferencia, issueVenta, lockReferencia } from '../db/venta.repository';
+import {
+  REFERENCIA_INDEX,
+  detalleColumns,
+  findSale,
+  findVentaReferenciada,
+  issueVenta,
+  lockReferencia,
+  type VentaReferenciada,
+} from '../db/venta.repository';
+import { huellaOf, referenciaConflict } from '../domain/huella';
 import { createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { plannedVentaColumns } from '../domain/venta-row';
@@ -61,10 +70,17 @@ export async function createSale(
     return venta;
   };
   const referencia = req.referencia_externa ?? req.referencia ?? null;
-  // A retry of a sale that exists answers it even if its products or stock changed since.
+  const huella = huellaOf(req);
+  // A retry of a sale that exists answers it even if its products or stock changed since; one
+  // with another body is refused, never answered as if it had been booked.
+  const existing = async (venta: VentaReferenciada) => {
+    const conflict = referenciaConflict(req, huella, venta);
+    if (conflict) throw conflict;
+    return { venta: await saleOf(venta.id), idempotent: true };
+  };
   if (referencia) {
-    const id = await findVentaIdByReferencia(db, empresaId, referencia);
-    if (id !== undefined) return { venta: await saleOf(id), idempotent: true };
+    const venta = await findVentaReferenciada(db, empresaId, referencia);
+    if (venta !== undefined) return existing(venta);
   }
 
   const draft = createDraft(req, ctx);
@@ -77,8 +93,8 @@ export async function createSale(
     if (problem) throw AppError.rule('limite_credito', problem, { id_cliente: [problem] });
   }
 
-  const result = await commitSale(deps, inventory, plan, draft, req, ctx);
-  if ('winner' in result) return { venta: await saleOf(result.winner), idempotent: true };
+  const result = await commitSale(deps, inventory, plan, draft, req, huella, ctx);
+  if ('winner' in result) return existing(result.winner);
   deps.onCommitted?.();
   return { venta: result.venta, idempotent: false };
 }
@@ -89,8 +105,9 @@ async function commitSale(
   plan: SalePlan,
   draft: SaleDraft,
   req: CreateRequest,
+  huella: string,
   ctx: TenantContext,
-): Promise<{ venta: SaleInput } | { winner: number }> {
+): Promise<{ venta: SaleInput } | { winner: VentaReferenciada }> {
   const { db } = deps;
   const empresaId = plan.empresaId;
   const clave = plan.stockLines.length > 0 ? randomUUID() : null;
@@ -111,7 +128,7 @@ async function commitSale(
       if (plan.referencia) {
         // Duplicates of the reference wait here for the first to commit, before reserving anything.
         await lockReferencia(trx, empresaId, plan.referencia);
-        const winner = await findVentaIdByReferencia(trx, empresaId, plan.referencia);
+        const winner = await findVentaReferenciada(trx, empresaId, plan.referencia);
         if (winner !== undefined) return { winner };
       }
       await reserve(trx);
@@ -135,6 +152,7 @@ async function commitSale(
           // The number and correlative are filled in by issueVenta from the locked document type.
           documento: saleDocument(plan, draft, ctx, { correlativo: '', numero: 0, emitido_en: emitidoEn.toISOString() }),
           clave_reserva: clave,
+          huella,
           stock_devuelto_at: null,
           created_at: emitidoEn,
           updated_at: emitidoEn,
@@ -162,7 +180,7 @@ async function commitSale(
   } catch (err) {
     if (clave && (state.reserve === 'attempted' || state.reserve === 'taken')) await releaseStock(deps.bus, inventory, clave, ctx);
     if (plan.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
-      const winner = await findVentaIdByReferencia(db, empresaId, plan.referencia);
+      const winner = await findVentaReferenciada(db, empresaId, plan.referencia);
       if (winner !== undefined) return { winner };
     }
     throw err;

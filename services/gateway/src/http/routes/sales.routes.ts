@@ -1,6 +1,10 @@
 import {
   ListPagination,
+  MAX_SALES_PER_BATCH,
   Sale,
+  SaleBatchBody,
+  SaleBatchData,
+  SaleBatchDocumentedBody,
   SaleCreateBody,
   SaleIdParam,
   SaleUpdateBody,
@@ -10,6 +14,7 @@ import {
   salesApiSubjects,
   salesFiltersApplied,
 } from '@erp/contracts';
+import { createSalesBatch } from '../../flows/create-sales-batch.flow';
 import { defineRoute } from '../route';
 
 export const salesRoutes = [
@@ -54,7 +59,7 @@ export const salesRoutes = [
       '- `id_sucursal` o `sucursal` (nombre de una sucursal activa).',
       '- `id_canal` es obligatorio salvo con `estado` `Cotizacion`; `id_cliente`, con `estado` `Pendiente`.',
       '- Cada línea lleva `id_producto` o `codigo_producto` (código o SKU); `precio` incluye impuestos y por omisión es el del producto.',
-      '- `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia, se devuelve esa venta con 200 y `meta.idempotent: true`.',
+      '- `referencia` es un alias de `referencia_externa`. Si la empresa ya tiene una venta con esa referencia creada con el mismo cuerpo (comparado campo a campo, sin importar el orden de las claves), se devuelve esa venta con 200 y `meta.idempotent: true`; con otro cuerpo, 409 con `details` que nombran la venta (`id_venta`, `correlativo`) y nada cambia. Las ventas guardadas antes de la versión 1.6.0 responden 200 a cualquier reintento.',
       '- `Pagada` se guarda como `Completada` con `monto_pago` igual al total por omisión; `Cotizacion` no mueve stock.',
       '',
       'Cuando responde, el stock ya está descontado en `GET /inventory`.',
@@ -63,15 +68,33 @@ export const salesRoutes = [
     response: {
       kind: 'single',
       schema: Sale,
-      statuses: { 201: 'Venta creada', 200: 'La referencia_externa ya existía: la venta existente, sin crear otra' },
+      statuses: { 201: 'Venta creada', 200: 'La referencia_externa ya existía con el mismo cuerpo: la venta existente, sin crear otra' },
       idempotent: true,
     },
+    errors: [409],
     handle: async ({ body }, { bus, ctx }) => {
       const { venta, idempotent } = await bus.request(salesApiSubjects, 'sales.create', { ...body, origen: 'api' }, ctx);
       return idempotent
         ? { status: 200, data: venta, idempotent }
         : { status: 201, data: venta, idempotent, location: `/sales/${venta.id}` };
     },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/sales/batch',
+    summary: `Crea hasta ${MAX_SALES_PER_BATCH} ventas en una solicitud: cada una como un POST /sales, con su resultado en el orden enviado`,
+    description: [
+      `\`ventas\` lleva de 1 a ${MAX_SALES_PER_BATCH} cuerpos de \`POST /sales\`, cada uno con su \`referencia_externa\`. Cuenta como una sola solicitud de la cuota.`,
+      '- Cada venta se procesa sola y en orden, con las mismas reglas, respuestas e idempotencia que `POST /sales`: el stock y los correlativos quedan como si se hubieran enviado una por una. Una venta rechazada no impide las demás.',
+      '- `resultados[i]` dice lo que `POST /sales` habría respondido a `ventas[i]`: `status` 201 con la venta creada en `data`, 200 si ya existía con ese cuerpo, o el estado y los campos del error (`error`, `code`, `details`) de esa venta sola (422 si no cumple las reglas, 409 si su referencia ya la usa otra venta con otro cuerpo…).',
+      '- Reintentar el lote entero es seguro: las ventas ya hechas responden 200. Si el servicio de ventas deja de responder a mitad del lote, las ventas sin respuesta llevan 503 o 504 (pueden haberse aplicado o no) y el reintento las resuelve.',
+      '- Un cuerpo que no es `{ventas: [...]}`, con 0 o más de 100 ventas, o una venta sin `referencia_externa`, es 400 con `details` que nombran la venta (`ventas.3.referencia_externa`); no se crea nada.',
+    ].join('\n'),
+    body: SaleBatchBody,
+    documentedBody: SaleBatchDocumentedBody,
+    bodyErrorStatus: 400,
+    response: { kind: 'single', schema: SaleBatchData, statuses: { 200: 'Un resultado por venta, en el orden enviado' } },
+    handle: async ({ body }, { bus, ctx }) => ({ data: await createSalesBatch(bus, body, ctx) }),
   }),
   defineRoute({
     method: 'put',

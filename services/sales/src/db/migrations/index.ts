@@ -10,6 +10,7 @@ import * as m0008 from './0008-correlativo-index-only';
 import * as m0009 from './0009-cliente-email-index';
 import * as m0010 from './0010-cliente-numero-documento';
 import * as m0011 from './0011-revision-intents';
+import * as m0012 from './0012-venta-huella';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -24,4 +25,5 @@ export const migrations: Migrations = {
   '0009-cliente-email-index': m0009,
   '0010-cliente-numero-documento': m0010,
   '0011-revision-intents': m0011,
+  '0012-venta-huella': m0012,
 };
