@@ -6861,7 +6861,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "API externa de ventas, inventario y devoluciones",
-                     *         "version": "1.5.0"
+                     *         "version": "1.6.0"
                      *       }
                      *     }
                      */
@@ -6894,7 +6894,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Webhooks entrantes de las plataformas",
-                     *         "version": "1.5.0"
+                     *         "version": "1.6.0"
                      *       }
                      *     }
                      */

@@ -345,7 +345,7 @@ export const MAX_SALES_PER_BATCH = 100;
  * 100 objects, each with its `referencia_externa` (a retried batch must find what it made). The
  * rest of each item is checked alone, as the body of `POST /sales`, and answered in its result.
  */
-export const SaleBatchBody = z.object(
+export const SaleBatchBody = z.strictObject(
   {
     ventas: z
       .array(
