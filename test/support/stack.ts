@@ -25,7 +25,7 @@ export interface StackOptions {
   /** Environment of the subscriptions service beyond the stack's (it may always call loopback receivers over http). */
   subscriptions?: Record<string, string>;
   /** Settings of the exports service beyond the stack's (a short file lifetime, lease). */
-  exports?: Partial<Omit<ExportsConfig, keyof BaseConfig>>;
+  exports?: Partial<Omit<ExportsConfig, keyof BaseConfig> & Pick<BaseConfig, 'EXPORT_TTL_MS'>>;
   /**
    * Check every response `api()` receives against the OpenAPI document when the stack stops
    * (default true): a response whose status, headers or body the document does not declare fails

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { API_BASE } from '@erp/contracts';
 import { apiRoutes } from '@erp/gateway';
 import { Stack, json } from '../support/stack';
+import { eventually } from '@erp/testing';
 
 const KEY = 'demo_4f9c2b7e1a6d8305c2e9b1f7a4d6c8e0';
 const HOUR = 3_600_000;
@@ -61,7 +62,7 @@ describe('compressed and conditional reads', () => {
 
   beforeAll(async () => {
     stack = await Stack.start({
-      services: ['gateway', 'inventory', 'sales', 'returns', 'subscriptions'],
+      services: ['gateway', 'inventory', 'sales', 'returns', 'subscriptions', 'exports'],
       gatewayOptions: { clock: () => now },
     });
     const demo = JSON.parse(readFileSync(join(__dirname, '../fixtures/demo.json'), 'utf8')) as { empresas: Array<Record<string, unknown>> };
@@ -75,15 +76,29 @@ describe('compressed and conditional reads', () => {
       body: JSON.stringify({ url: 'http://127.0.0.1:9/erp-events', events: ['sale.created'] }),
     });
     const suscripcion = (await json(created)).data.id as number;
+    const exported = await stack.api(`${API_BASE}/exports`, {
+      key: KEY,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ recurso: 'inventory', filtros: {} }),
+    });
+    const exportacion = (await json(exported)).data.id as number;
+    // Finished first: a running export's answer changes, and so would its ETag.
+    await eventually(async () => {
+      const res = await stack.api(`${API_BASE}/exports/${exportacion}`, { key: KEY });
+      expect((await json(res)).data.estado).toBe('completada');
+    }, 30_000);
     const ids: Record<string, number> = {
       '/inventory/:id': (seeded.empresas.demo!.productos as Record<string, number>).laptop!,
       '/sales/:id': (seeded.empresas.demo!.ventas as Record<string, number>).v1!,
       '/returns/:id': (seeded.empresas.demo!.devoluciones as Record<string, number>).d1!,
       '/event-subscriptions/:id': suscripcion,
       '/event-subscriptions/:id/deliveries': suscripcion,
+      '/exports/:id': exportacion,
     };
     paths = apiRoutes({ standard: 1000, withDateFilters: 2000 })
-      .filter((route) => route.method === 'get')
+      // A download's bytes are not JSON: a file is resumed with Range, not revalidated with an ETag.
+      .filter((route) => route.method === 'get' && route.response?.kind !== 'file')
       .map((route) => {
         if (!route.path.includes(':')) return `${API_BASE}${route.path}`;
         if (ids[route.path] === undefined) throw new Error(`no id for ${route.path}: add one so every GET is covered`);

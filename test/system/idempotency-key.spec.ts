@@ -79,6 +79,7 @@ describe('Idempotency-Key on the POSTs of the partner API', () => {
           success: false,
           error: 'El Idempotency-Key ya se usó con otra solicitud',
           code: 409,
+          reason: 'referencia_en_conflicto',
           details: { 'Idempotency-Key': [expect.stringContaining('otro método, ruta o cuerpo')] },
         },
       ]);
@@ -149,7 +150,13 @@ describe('Idempotency-Key on the POSTs of the partner API', () => {
       const res = await post('/sales', saleBody(a), { 'Idempotency-Key': value });
       expect([res.status, JSON.parse(res.text)]).toEqual([
         400,
-        { success: false, error: 'Encabezado Idempotency-Key inválido', code: 400, details: { 'Idempotency-Key': [problem] } },
+        {
+          success: false,
+          error: 'Encabezado Idempotency-Key inválido',
+          code: 400,
+          reason: 'parametro_invalido',
+          details: { 'Idempotency-Key': [problem] },
+        },
       ]);
       expect(await dataSnapshot(stack)).toEqual(before);
     });

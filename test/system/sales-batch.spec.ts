@@ -76,6 +76,7 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
         status: 422,
         error: expect.any(String),
         code: 422,
+        reason: 'producto_no_encontrado',
         details: { 'detalles.0.codigo_producto': [expect.any(String)] },
       },
     ]);
@@ -150,7 +151,7 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
         // The same envelope as the sale sent alone; only the ids of the other company's sales differ.
         const anonymous = (e: Json) =>
           JSON.parse(
-            JSON.stringify({ error: e.error, code: e.code, details: e.details })
+            JSON.stringify({ error: e.error, code: e.code, reason: e.reason, details: e.details })
               .replace(/venta \d+/g, 'venta N')
               .replace(/"\d+"/g, '"N"'),
           );
@@ -232,7 +233,10 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
     it.each(cases)('%s', async (_label, body, details) => {
       const before = await dataSnapshot(stack);
       const res = await postBatch(SALES_KEY_A, body());
-      expect([res.status, res.body]).toEqual([400, { success: false, error: 'Datos inválidos', code: 400, details }]);
+      expect([res.status, res.body]).toEqual([
+        400,
+        { success: false, error: 'Datos inválidos', code: 400, reason: 'cuerpo_invalido', details },
+      ]);
       expect(await dataSnapshot(stack)).toEqual(before);
     });
   });

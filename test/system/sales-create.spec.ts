@@ -256,6 +256,7 @@ describe('POST /sales: the invoicing pipeline through the gateway, sales and inv
           success: false,
           error: message,
           code: 409,
+          reason: 'referencia_en_conflicto',
           details: { referencia_externa: [message], id_venta: [String(first.body.data.id)], correlativo: [first.body.data.correlativo] },
         },
       });

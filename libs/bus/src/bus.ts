@@ -21,6 +21,7 @@ import {
 import { translatePgError } from '@erp/db';
 import { ERROR_HEADER, JSON_RANGE_HEADER, buildHeaders, extractTraceContext, readRequestContext } from './headers';
 import type { Logger } from './logger';
+import type { ExportStoreSettings } from './objects';
 
 const tracer = trace.getTracer('@erp/bus');
 
@@ -88,6 +89,8 @@ export interface BusOptions {
   observer?: BusObserver;
   /** Limits of the events stream, applied when it is created and reconciled at every start. */
   stream?: StreamSettings;
+  /** Copies and limits of the export files' object store, applied by the operator's step like the stream's. */
+  exportStore?: ExportStoreSettings;
   /**
    * Check replies given as JSON text against their contract before they leave (default true). A
    * reply given as values is always parsed with its contract, which turns it into its wire form.

@@ -27,6 +27,7 @@ import {
 import { translatePgError } from '@erp/db';
 import type { Bus, StreamSettings } from './bus';
 import { buildHeaders, extractTraceContext, readRequestContext } from './headers';
+import { ensureExportStore } from './objects';
 
 const tracer = trace.getTracer('@erp/bus');
 const nanos = (ms: number) => ms * 1_000_000;
@@ -342,6 +343,7 @@ export async function startConsumerPerSubject<E extends EventCatalog, S extends 
  */
 export async function provisionJetStream(bus: Bus, services: readonly string[]): Promise<void> {
   await ensureEventStream(bus);
+  if (services.includes('exports') && bus.options.exportStore) await ensureExportStore(bus, bus.options.exportStore);
   const identities: Readonly<Record<string, BusIdentity>> = BUS_IDENTITIES;
   for (const service of services) {
     for (const [durable, subject] of Object.entries(identities[service]?.consumers ?? {})) await ensureConsumer(bus, durable, [subject]);

@@ -31,7 +31,8 @@ const stores = new WeakMap<Bus, Promise<ObjectStore>>();
 
 /**
  * Creates the export store of this prefix, or brings an existing one to the configured replicas
- * and limits. Called by the service that keeps the export jobs, at start.
+ * and limits. Privileged like the events stream: the operator's step (`provisionJetStream`) does it;
+ * the services, the exports service included, only write, read and remove files.
  */
 export async function ensureExportStore(bus: Bus, settings: ExportStoreSettings): Promise<ObjectStore> {
   const name = exportStoreName(bus.options.prefix);

@@ -59,6 +59,7 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
       allow: unique([
         '$JS.API.INFO',
         ...['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.${stream}`),
+        ...['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.OBJ_${exportStoreName(prefix)}`),
         ...durables.flatMap(([durable, event]) => [
           `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
           // The filter subject is part of the API subject: each durable can only ever read its event.
@@ -80,9 +81,9 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
 /**
  * The JetStream API of the export store's stream that each use needs: reading a file is an
  * ordered consumer over its chunks and a direct get of its metadata; writing publishes chunks and
- * metadata and purges what a failed or replaced file left; managing creates and updates the store.
+ * metadata and purges what a failed or replaced file left. Only the operator creates and updates the store.
  */
-function exportFilePermissions(prefix: string, access: 'manage' | 'write' | 'read'): string[] {
+function exportFilePermissions(prefix: string, access: 'write' | 'read'): string[] {
   const bucket = exportStoreName(prefix);
   const stream = `OBJ_${bucket}`;
   const read = [
@@ -96,9 +97,7 @@ function exportFilePermissions(prefix: string, access: 'manage' | 'write' | 'rea
     `$JS.FC.${stream}.>`,
   ];
   if (access === 'read') return read;
-  const write = [...read, `$O.${bucket}.C.>`, `$O.${bucket}.M.>`, `$JS.API.STREAM.PURGE.${stream}`];
-  if (access === 'write') return write;
-  return [...write, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`];
+  return [...read, `$O.${bucket}.C.>`, `$O.${bucket}.M.>`, `$JS.API.STREAM.PURGE.${stream}`];
 }
 
 function unique(values: string[]): string[] {

@@ -320,9 +320,12 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     expect(received.filter((m) => m !== 'from sales')).toEqual([]);
   });
 
-  it('lets exports keep the export store, an owner write a file, the gateway read it, and no other service reach it', async () => {
+  it('lets the operator keep the export store, an owner write a file, the gateway read it, and no other service reach it', async () => {
+    const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
     const exportsBus = await connectAs('exports');
-    await ensureExportStore(exportsBus, { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 });
+    // Like the events stream, only the operator creates or changes the store (its subjects included).
+    await expect(ensureExportStore(exportsBus, settings)).rejects.toThrow(/permission/i);
+    await ensureExportStore(await connectAs('operator'), settings);
     const sales = await connectAs('sales');
     const lines = async function* () {
       yield { count: 2, text: '{"id":1}\n{"id":2}' };

@@ -26,10 +26,11 @@ export interface BusIdentity {
   consumers: Readonly<Record<string, string>>;
   listens: readonly string[];
   /**
-   * Its use of the export files' object store: `manage` creates it and removes files, `write`
-   * writes files (the owners of exported data), `read` streams them (the gateway's downloads).
+   * Its use of the export files' object store (which only the operator creates and changes):
+   * `write` writes and removes files (the exports service and the owners of exported data), `read`
+   * streams them (the gateway's downloads).
    */
-  exportFiles?: 'manage' | 'write' | 'read';
+  exportFiles?: 'write' | 'read';
 }
 
 /** Subjects of `catalog` a service calls: a name the catalog does not have does not compile. */
@@ -143,7 +144,7 @@ export const BUS_IDENTITIES = {
     publishes: [exportsEvents],
     consumers: {},
     listens: [],
-    exportFiles: 'manage',
+    exportFiles: 'write',
   },
 } as const satisfies Record<ServiceName, BusIdentity>;
 

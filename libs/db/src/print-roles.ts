@@ -8,7 +8,7 @@ import {
 } from './roles';
 
 const USAGE =
-  'usage: npm run db:roles -- [--connection-limit N] SCHEMA...   (e.g. gateway sales inventory returns packages webhook_ingest subscriptions)';
+  'usage: npm run db:roles -- [--connection-limit N] SCHEMA...   (e.g. gateway sales inventory returns packages webhook_ingest subscriptions exports)';
 
 /**
  * Prints the SQL that provisions the owner and runtime roles of each schema named on the command

@@ -17,7 +17,7 @@ export interface ConnectionLimits {
   auditor: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { runtime: 12, owner: 2, auditor: 3 };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { runtime: 11, owner: 2, auditor: 3 };
 
 /** The read-only role of the audit (`npm run admin -- audit`) and of backups (`pg_dump`). */
 export const AUDITOR_ROLE = 'auditor';

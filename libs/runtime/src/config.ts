@@ -46,6 +46,10 @@ export const BaseConfig = z.object({
     .int()
     .min(60_000)
     .default(7 * 24 * 3600_000),
+  /** How long a finished export's file is kept (the interface promises 7 days); the store keeps files a day longer at most. */
+  EXPORT_TTL_MS: z.coerce.number().int().min(1_000).default(7 * 24 * 3600_000),
+  /** Bytes the export files' object store may hold (-1: no limit); set with the stream's by the migration step. */
+  EXPORT_STORE_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
   /** Deduplication of re-published outbox rows; longer than any gap between a publish and its retry. */
   JETSTREAM_DUPLICATE_WINDOW_MS: z.coerce
     .number()
@@ -56,7 +60,7 @@ export const BaseConfig = z.object({
 export type BaseConfig = z.output<typeof BaseConfig>;
 
 /** How this process reaches NATS, from its configuration: servers, its identity, TLS, the events stream's settings. */
-export function natsConnection(config: BaseConfig): Pick<BusOptions, 'servers' | 'credentials' | 'tls' | 'stream'> {
+export function natsConnection(config: BaseConfig): Pick<BusOptions, 'servers' | 'credentials' | 'tls' | 'stream' | 'exportStore'> {
   if (Boolean(config.NATS_TLS_CERT_FILE) !== Boolean(config.NATS_TLS_KEY_FILE))
     throw new Error('Invalid configuration: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together');
   if (config.NATS_TLS_CERT_FILE && !config.NATS_TLS_CA_FILE)
@@ -78,6 +82,8 @@ export function natsConnection(config: BaseConfig): Pick<BusOptions, 'servers' |
       maxAgeMs: config.JETSTREAM_MAX_AGE_MS,
       duplicateWindowMs: config.JETSTREAM_DUPLICATE_WINDOW_MS,
     },
+    // A file no job points to (an attempt that lost its job) goes a day after its expiry at the latest.
+    exportStore: { replicas: config.JETSTREAM_REPLICAS, maxBytes: config.EXPORT_STORE_MAX_BYTES, maxAgeMs: config.EXPORT_TTL_MS + 24 * 3600_000 },
   };
 }
 

@@ -2,8 +2,6 @@ import { z } from 'zod';
 import { BaseConfig } from '@erp/runtime';
 
 export const EXPORTS_DEFAULTS = {
-  /** How long a finished export's file is kept (the interface promises 7 days). */
-  EXPORT_TTL_MS: 7 * 24 * 3600_000,
   /** A job whose worker has not renewed its lease for this long is taken over by another replica. */
   EXPORT_LEASE_MS: 30_000,
   /** Exports one process writes at once (each holds one snapshot open in its owner). */
@@ -16,19 +14,15 @@ export const EXPORTS_DEFAULTS = {
   EXPORT_MAX_ATTEMPTS: 3,
   /** How often the store is checked for files no job points to (see the worker's `removeOrphans`). */
   EXPORT_ORPHAN_SWEEP_MS: 10 * 60_000,
-  /** Bytes the export store may hold (-1: no limit). */
-  EXPORT_STORE_MAX_BYTES: -1,
 };
 
 export const ExportsConfig = BaseConfig.extend({
-  EXPORT_TTL_MS: z.coerce.number().int().min(1_000).default(EXPORTS_DEFAULTS.EXPORT_TTL_MS),
   EXPORT_LEASE_MS: z.coerce.number().int().min(500).default(EXPORTS_DEFAULTS.EXPORT_LEASE_MS),
   EXPORT_CONCURRENCY: z.coerce.number().int().min(1).max(20).default(EXPORTS_DEFAULTS.EXPORT_CONCURRENCY),
   EXPORT_POLL_MS: z.coerce.number().int().min(50).default(EXPORTS_DEFAULTS.EXPORT_POLL_MS),
   EXPORT_WRITE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(EXPORTS_DEFAULTS.EXPORT_WRITE_TIMEOUT_MS),
   EXPORT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(EXPORTS_DEFAULTS.EXPORT_MAX_ATTEMPTS),
   EXPORT_ORPHAN_SWEEP_MS: z.coerce.number().int().min(100).default(EXPORTS_DEFAULTS.EXPORT_ORPHAN_SWEEP_MS),
-  EXPORT_STORE_MAX_BYTES: z.coerce.number().int().min(-1).default(EXPORTS_DEFAULTS.EXPORT_STORE_MAX_BYTES),
 });
 export type ExportsConfig = z.output<typeof ExportsConfig>;
 

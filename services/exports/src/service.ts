@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { OutboxRelay, ensureExportStore } from '@erp/bus';
+import { OutboxRelay, exportStore } from '@erp/bus';
 import { exportsSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
 import { withExportsDefaults, type ExportsConfig, type ExportsConfigInput } from './config';
@@ -10,8 +10,6 @@ import { ExportWorker } from './workers/export.worker';
 
 export { EXPORTS_SCHEMA };
 
-/** A day past `expira`, JetStream removes a file whatever the job records say (see ExportStoreSettings). */
-const STORE_BACKSTOP_MS = 24 * 3600_000;
 
 export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec<ExportsConfig> {
   const config = withExportsDefaults(input);
@@ -22,11 +20,8 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
     config,
     async setup({ db: anyDb, bus, logger, onShutdown }) {
       const db = anyDb as Kysely<ExportsDb>;
-      await ensureExportStore(bus, {
-        replicas: config.JETSTREAM_REPLICAS,
-        maxBytes: config.EXPORT_STORE_MAX_BYTES,
-        maxAgeMs: config.EXPORT_TTL_MS + STORE_BACKSTOP_MS,
-      });
+      // Made by the operator's step (or at start in local runs and tests): refuse to start without it.
+      await exportStore(bus);
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const worker = new ExportWorker({

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect } from 'kysely';
-import { Bus, ensureEventStream, publishEvent } from '@erp/bus';
+import { Bus, ensureEventStream, provisionJetStream, publishEvent } from '@erp/bus';
 import { SaleCreateRequest, inventorySubjects, returnsForSalesSubjects, type TenantContext } from '@erp/contracts';
 import { createPool, migrateSchema } from '@erp/db';
 import { createLogger } from '@erp/runtime';
@@ -91,6 +91,8 @@ describe('return registrations squared before or while their created event is co
     canalId = seeded.canales.t!;
     createSale = createSaleHandler({ db, bus });
     sut = returnRegistrationHandlers(db, bus);
+    // The stream and the durables as the migration step makes them.
+    await provisionJetStream(bus, ['sales']);
     await startReturnsConsumers(db, bus);
   });
 

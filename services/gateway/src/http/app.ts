@@ -224,7 +224,7 @@ function authenticate(deps: AppDeps): RequestHandler {
     const cached = key ? deps.auth.cached(key) : undefined;
     // A conditional GET is only checked against the quota here: its 304 costs nothing.
     const uncounted = mayAnswerNotModified(req);
-    const quota = uncounted ? deps.limiter.check.bind(deps.limiter) : deps.limiter.consume.bind(deps.limiter);
+    const quota: RateLimiter['consume'] = (...args) => (uncounted ? deps.limiter.check(...args) : deps.limiter.consume(...args));
     locals.uncounted = uncounted;
     if (cached) {
       const rate = await quota(cached.apiKeyId, hasDateFilters(req.query), deps.authFailures?.block(address));
