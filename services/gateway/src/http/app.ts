@@ -22,7 +22,7 @@ import type { Credential } from '../db/credentials.repository';
 import { bearerToken, missingKeyReason } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { FailedAuthLimiter } from '../failed-auth-limiter';
-import type { RateLimiter } from '../rate-limiter';
+import type { AddressBlock, RateLimiter } from '../rate-limiter';
 import { ambiguousQuery, rejectAmbiguousQuery, requestLimits } from './edges';
 import { idempotency } from './idempotency';
 import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorAnswer, sendEnvelope, sendError } from './errors';
@@ -224,7 +224,8 @@ function authenticate(deps: AppDeps): RequestHandler {
     const cached = key ? deps.auth.cached(key) : undefined;
     // A conditional GET is only checked against the quota here: its 304 costs nothing.
     const uncounted = mayAnswerNotModified(req);
-    const quota: RateLimiter['consume'] = (...args) => (uncounted ? deps.limiter.check(...args) : deps.limiter.consume(...args));
+    const quota = (apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined) =>
+      uncounted ? deps.limiter.check(apiKeyId, dateFiltered, block) : deps.limiter.consume(apiKeyId, dateFiltered, block);
     locals.uncounted = uncounted;
     if (cached) {
       const rate = await quota(cached.apiKeyId, hasDateFilters(req.query), deps.authFailures?.block(address));
