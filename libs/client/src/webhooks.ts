@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { components } from './openapi';
+import type { components } from './openapi.js';
 
 /** An event as a subscription's URL receives it: a union discriminated by `type`, so `data` narrows by it. */
 export type PartnerEvent = components['schemas']['DeliveredEvent'];

@@ -81,6 +81,7 @@ describe('createSalesBatch against NATS', () => {
             first!.venta.referencia_externa === 'B'
               ? {
                   code: 'BUSINESS_RULE' as const,
+                  reason: 'stock_insuficiente' as const,
                   message: 'Stock insuficiente',
                   details: { 'detalles.0.cantidad': ['Stock insuficiente'] },
                 }
@@ -121,6 +122,7 @@ describe('createSalesBatch against NATS', () => {
       status: 422,
       error: 'Stock insuficiente',
       code: 422,
+      reason: 'stock_insuficiente',
       details: { 'detalles.0.cantidad': ['Stock insuficiente'] },
     });
     expect([outcome.creadas, outcome.existentes, outcome.rechazadas]).toEqual([2, 0, 2]);

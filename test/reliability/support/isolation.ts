@@ -132,9 +132,14 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
           // Every id of the other company: 404, the same answer as an id that does not exist.
           for (const id of kind ? theirs[kind] : [...theirs.ventas, ...theirs.productos]) {
             const path = `${API_BASE}${route.path.replace(':id', String(id))}`;
+            // A body each route accepts, so only the id can be what refuses it.
             const json = route.path.endsWith('/replay')
               ? { desde: '2026-01-01T00:00:00Z' }
-              : { observaciones: 'cambio ajeno', detalles: [{ id_producto: mine.productos[0], cantidad: 1 }] };
+              : route.path.startsWith('/sales/')
+                ? { observaciones: 'cambio ajeno', detalles: [{ id_producto: mine.productos[0], cantidad: 1 }] }
+                : route.method === 'patch'
+                  ? { descripcion: 'cambio ajeno' }
+                  : {};
             const init: CallInit = route.method === 'get' ? {} : { method: route.method.toUpperCase(), json };
             const res = await send(label, path, init);
             expect(res.status === 404, `${label} with ${other.ref}'s id ${id} answered ${res.status}`);
