@@ -47,7 +47,11 @@ export const BaseConfig = z.object({
     .min(60_000)
     .default(7 * 24 * 3600_000),
   /** How long a finished export's file is kept (the interface promises 7 days); the store keeps files a day longer at most. */
-  EXPORT_TTL_MS: z.coerce.number().int().min(1_000).default(7 * 24 * 3600_000),
+  EXPORT_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(7 * 24 * 3600_000),
   /** Bytes the export files' object store may hold (-1: no limit); set with the stream's by the migration step. */
   EXPORT_STORE_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
   /** Deduplication of re-published outbox rows; longer than any gap between a publish and its retry. */
@@ -83,7 +87,11 @@ export function natsConnection(config: BaseConfig): Pick<BusOptions, 'servers' |
       duplicateWindowMs: config.JETSTREAM_DUPLICATE_WINDOW_MS,
     },
     // A file no job points to (an attempt that lost its job) goes a day after its expiry at the latest.
-    exportStore: { replicas: config.JETSTREAM_REPLICAS, maxBytes: config.EXPORT_STORE_MAX_BYTES, maxAgeMs: config.EXPORT_TTL_MS + 24 * 3600_000 },
+    exportStore: {
+      replicas: config.JETSTREAM_REPLICAS,
+      maxBytes: config.EXPORT_STORE_MAX_BYTES,
+      maxAgeMs: config.EXPORT_TTL_MS + 24 * 3600_000,
+    },
   };
 }
 

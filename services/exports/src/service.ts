@@ -10,7 +10,6 @@ import { ExportWorker } from './workers/export.worker';
 
 export { EXPORTS_SCHEMA };
 
-
 export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec<ExportsConfig> {
   const config = withExportsDefaults(input);
   return {
