@@ -639,7 +639,7 @@ describe('the chart refuses', () => {
     [
       'more pooled server connections per database user than Postgres takes',
       { postgres: { pooler: { poolSize: 60 } } },
-      /the pooler could open 420 server connections \(7 database users × postgres.pooler.poolSize 60\), over postgres.serverConnections \(90\)/,
+      /the pooler could open 480 server connections \(8 database users × postgres.pooler.poolSize 60\), over postgres.serverConnections \(90\)/,
     ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);

@@ -16,7 +16,8 @@ function expectedEndpoints(): string[] {
   return [
     ...apiRoutes({ standard: 1000, withDateFilters: 2000 }).map((route) => `${route.method.toUpperCase()} ${openApiPath(route.path)}`),
     ...WEBHOOK_ROUTES.map((route) => `POST ${openApiPath(route.path)}`),
-    ...EVENT_TYPES.map((type) => `POST ${type}`),
+    // Each event type, the `ping` of a subscription's test, and `evento`: the union one receiver handles.
+    ...[...EVENT_TYPES, 'ping', 'evento'].map((type) => `POST ${type}`),
     'GET /openapi.json',
     'GET /openapi-webhooks.json',
     'GET /docs',

@@ -33,18 +33,29 @@ describe('NATS permissions generated from the subject catalogs', () => {
   });
 
   it('lets no service create, change or delete a stream or a consumer; the operator identity manages them', () => {
+    // Reading a file of the export store is an ordered consumer over that store's chunks (the one
+    // consumer a service may create, on that stream only: the events stream's are the operator's),
+    // and removing one purges its chunks, on that stream only.
+    const usesExportFiles = /^\$JS\.API\.(CONSUMER\.(CREATE|DELETE)|DIRECT\.GET|STREAM\.(MSG\.GET|PURGE))\.OBJ_erp_EXPORTS(\.>)?$/;
     for (const service of SERVICES) {
       const jetstream = sut[service]!.publish.allow.filter((s) => s.startsWith('$JS.API.'));
       expect({
         service,
-        managing: jetstream.filter((s) => !/^\$JS\.API\.(INFO|STREAM\.INFO\.|CONSUMER\.(INFO|MSG\.NEXT)\.)/.test(s)),
+        managing: jetstream.filter(
+          (s) => !/^\$JS\.API\.(INFO|STREAM\.INFO\.|CONSUMER\.(INFO|MSG\.NEXT)\.)/.test(s) && !usesExportFiles.test(s),
+        ),
       }).toEqual({
         service,
         managing: [],
       });
     }
     expect(sut.operator!.publish.allow).toEqual(
-      expect.arrayContaining(['$JS.API.STREAM.CREATE.erp_EVENTS', '$JS.API.STREAM.UPDATE.erp_EVENTS']),
+      expect.arrayContaining([
+        '$JS.API.STREAM.CREATE.erp_EVENTS',
+        '$JS.API.STREAM.UPDATE.erp_EVENTS',
+        '$JS.API.STREAM.CREATE.OBJ_erp_EXPORTS',
+        '$JS.API.STREAM.UPDATE.OBJ_erp_EXPORTS',
+      ]),
     );
     expect(sut.operator!.publish.allow.filter((s) => !s.startsWith('$JS.API.'))).toEqual([]);
   });

@@ -6699,10 +6699,7 @@ export interface operations {
     getExportsByIdDownload: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
-                "If-None-Match"?: string;
-            };
+            header?: never;
             path: {
                 /** @example 1 */
                 id: number;
@@ -6741,18 +6738,6 @@ export interface operations {
                     /** @example (bytes del archivo .ndjson.gz: 1f 8b 08 00 …; descomprimido, {"id":1,…}\n{"id":2,…}\n) */
                     "application/gzip": string;
                 };
-            };
-            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
-            304: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -299,7 +299,8 @@ const IdempotencyKeyHeader = z.object({
 
 function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
   const responses: ZodOpenApiResponsesObject = {};
-  const isGet = route.method === 'get';
+  // A download's bytes are resumed with Range, not revalidated with an ETag.
+  const isGet = route.method === 'get' && route.response?.kind !== 'file';
   const rated = headers(['X-Request-Id', ...RATE_HEADERS, ...(isGet ? (['ETag'] as const) : [])]);
   const statuses = route.response?.statuses ?? { 200: 'OK' };
   for (const [status, description] of Object.entries(statuses)) {
