@@ -84,6 +84,8 @@ describe('Bus request/reply over NATS', () => {
         { queue: 'echo' },
       );
     }
+    // The servers' subscriptions reach NATS before the first request (a loaded machine may be slow to send them).
+    await Promise.all([serverA.nc.flush(), serverB.nc.flush()]);
   });
   afterAll(async () => {
     await Promise.all([client.drain(), serverA.drain(), serverB.drain()]);
