@@ -116,6 +116,7 @@ async function main(): Promise<number> {
       'packages',
       'webhook-ingest',
       'subscriptions',
+      'exports',
       'gateway',
       'gateway',
     ] as const) {

@@ -10,7 +10,7 @@ import { packagesMigrations, PACKAGES_SCHEMA } from '@erp/packages';
 import { returnsMigrations, RETURNS_SCHEMA } from '@erp/returns';
 import { salesMigrations, SALES_SCHEMA } from '@erp/sales';
 import { webhookIngestMigrations, WEBHOOK_INGEST_SCHEMA } from '@erp/webhook-ingest';
-import { createLogger } from '@erp/runtime';
+import { BaseConfig, createLogger, loadConfig, natsConnection } from '@erp/runtime';
 import { subscriptionsMigrations, SUBSCRIPTIONS_SCHEMA } from '@erp/subscriptions';
 import { exportsMigrations, EXPORTS_SCHEMA } from '@erp/exports';
 import { freePort } from './private-infra';
@@ -104,8 +104,9 @@ export class Cluster {
         await db.destroy();
       }
     }
+    // As the migration Job does: the stream and the export store with the configured copies and limits.
     const bus = await Bus.connect({
-      servers: this.env.NATS_URL!,
+      ...natsConnection(loadConfig(BaseConfig, this.env)),
       prefix: this.env.SUBJECT_PREFIX!,
       name: 'reliability-migrate',
       logger: createLogger('reliability-migrate', 'warn'),
