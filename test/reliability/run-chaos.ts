@@ -96,7 +96,13 @@ async function main(): Promise<number> {
         REVISION_SQUARE_AFTER_MS: '20000',
       },
       // The isolation sweep subscribes receivers on loopback.
-      subscriptions: { EVENTS_ALLOW_PRIVATE_URLS: 'true', EVENTS_ALLOW_HTTP: 'true' },
+      subscriptions: {
+        EVENTS_ALLOW_PRIVATE_URLS: 'true',
+        EVENTS_ALLOW_HTTP: 'true',
+        // The loopback receivers answer at once. A delivery is leased for its place in its lane times
+        // this (25 × 11 s with the default 10 s): a killed sender's lane comes back within 80 s, not 4.5 min.
+        EVENTS_DELIVERY_TIMEOUT_MS: '2000',
+      },
     },
     logDir,
   );

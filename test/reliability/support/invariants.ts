@@ -57,7 +57,9 @@ async function pendingWork(clients: SchemaClients): Promise<string[]> {
   parts.push(`select 'sales changes that died, not squared' as what, count(*)::int as n from sales.cambios_en_curso`);
   // One statement when every schema shares a database (the settle loop polls it often); one per part otherwise.
   const statements = clients.each.length === 1 ? [parts.join(' union all ')] : parts;
-  const rows = (await Promise.all(statements.map((sql) => (clients.each.length === 1 ? clients.each[0]! : clients.q)(sql)))).flat();
+  const rows: Row[] = [];
+  // One statement at a time: a pg client runs its queries one after another anyway.
+  for (const sql of statements) rows.push(...(await (clients.each.length === 1 ? clients.each[0]! : clients.q)(sql)));
   return rows.filter((r) => r.n > 0).map((r) => `${r.what}: ${r.n}`);
 }
 

@@ -116,7 +116,7 @@ export async function checkPartnerEvents(
   gateway: string,
   ledger: LoadLedger,
   companies: Record<CompanyRef, Company>,
-  timeoutMs = 90_000,
+  timeoutMs = 150_000,
 ): Promise<InvariantResult[]> {
   const refs = [...receiver.arrivals.keys()];
   const logs = new Map<CompanyRef, PartnerEvent[]>();
