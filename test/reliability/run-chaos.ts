@@ -24,7 +24,7 @@ import { Rotation, crashScenario, overloadScenario, rollingRestartScenario, type
  *
  * Environment: CHAOS_PHASES (isolation,fuzz,crash,rolling,overload), CHAOS_FUZZ_RUNS (cases per
  * endpoint, 1000), CHAOS_FUZZ_SEED, CHAOS_SOAK_SECONDS (90), CHAOS_OVERLOAD_CLIENTS (300),
- * CHAOS_PAUSE_MS (between faults, 4000), CHAOS_DEADLINE_MINUTES (30).
+ * CHAOS_PAUSE_MS (between faults, 4000), CHAOS_DEADLINE_MINUTES (30), CHAOS_KEEP (1: keep a failed run's server data).
  */
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const settings = {
@@ -207,7 +207,10 @@ async function main(): Promise<number> {
       cpSync(logDir, kept, { recursive: true });
       console.log(`service logs kept in ${kept}`);
     }
-    await infra.stop();
+    // CHAOS_KEEP=1 keeps the servers' data of a failed run, to read the rows behind a violation.
+    const keep = failures.length > 0 && process.env.CHAOS_KEEP === '1';
+    await infra.stop({ keep });
+    if (keep) console.log(`server data kept in ${infra.dir}`);
   }
   if (failures.length > 0) {
     console.log(`\nFAILED:\n${failures.map((f) => `  - ${f}`).join('\n')}`);

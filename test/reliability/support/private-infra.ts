@@ -141,7 +141,7 @@ export class NatsNode {
 
   /** What the node's monitoring endpoint says of JetStream (`/jsz`), with the streams' details. */
   async jsz(): Promise<{
-    meta_cluster?: { leader?: string };
+    meta_cluster?: { leader?: string; replicas?: Array<{ current?: boolean }> };
     account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string } }> }>;
   }> {
     const res = await fetch(`http://127.0.0.1:${this.monitorPort}/jsz?accounts=true&streams=true`);
@@ -196,6 +196,7 @@ export class PrivateInfra {
       await pg.start();
     }
     await Promise.all(nodes.map((_, i) => infra.startNats(i)));
+    await infra.waitNatsCurrent(60_000);
     await infra.startRedis();
     return infra;
   }
@@ -229,7 +230,18 @@ export class PrivateInfra {
             ),
           ),
         );
-        return healthy.every(Boolean);
+        if (!healthy.every(Boolean)) return false;
+        if (this.nats.length === 1) return true;
+        // And a meta leader that sees every other node current (it lists them): only then can it place three copies.
+        const metas = await Promise.all(
+          this.nats.map((n) =>
+            n.jsz().then(
+              (j) => j.meta_cluster,
+              () => undefined,
+            ),
+          ),
+        );
+        return metas.some((m) => (m?.replicas ?? []).length === this.nats.length - 1 && m!.replicas!.every((p) => p.current));
       },
       timeoutMs,
       'every NATS node current',
@@ -259,14 +271,15 @@ export class PrivateInfra {
     await this.startRedis();
   }
 
-  async stop(): Promise<void> {
+  /** Stops every server; with `keep`, their data stays in `dir` to be looked at (start Postgres again with pg_ctl). */
+  async stop(options: { keep?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     for (const node of this.nats) node.resume();
     await Promise.all([...this.nats.map((n) => n.kill('SIGTERM')), killAndWait(this.redis, 'SIGTERM')]);
     this.postgres.stop();
     this.salesPostgres.stop();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (!options.keep) rmSync(this.dir, { recursive: true, force: true });
   }
 
   private indexOf(name: string): number {
