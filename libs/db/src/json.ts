@@ -1,4 +1,4 @@
-import { sql, type Expression, type RawBuilder } from 'kysely';
+import { sql, type Expression, type QueryExecutorProvider, type RawBuilder } from 'kysely';
 
 /**
  * SQL that builds, in Postgres, the JSON the API answers: compact text in the exact form the
@@ -31,4 +31,19 @@ export function jsonObject(fields: Record<string, Expression<unknown>>): RawBuil
 /** The values of a one-column query (JSON values, in the query's order) as one compact JSON array; `[]` when it has no rows. */
 export function jsonArray(rows: Expression<unknown>): RawBuilder<unknown> {
   return sql`array_to_json(array(${rows}))`;
+}
+
+/**
+ * One batch of an export's file from a page of `{ id, json }` rows (each `json` the text its GET
+ * answers): how many rows, the last id, and their texts joined by newlines in id order, in one
+ * statement, so the file never holds more than a batch in memory.
+ */
+export async function jsonLineBatch(
+  db: QueryExecutorProvider,
+  page: Expression<{ id: number; json: string }>,
+): Promise<{ count: number; lastId: number; text: string }> {
+  const { rows } = await sql<{ count: number; lastId: number; text: string }>`
+    select count(*)::int as "count", coalesce(max(b.id), 0) as "lastId", coalesce(string_agg(b.json, E'\\n' order by b.id), '') as "text"
+    from (${page}) b`.execute(db);
+  return rows[0]!;
 }

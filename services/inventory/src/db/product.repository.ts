@@ -3,6 +3,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { SIN_CATEGORIA, type InventoryExportFilters, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
 import {
   compiledOnce,
+  jsonLineBatch,
   containsPattern,
   jsonArray,
   jsonDecimal,
@@ -242,14 +243,7 @@ export async function productExportBatch(
     .select(['p.id', sql<string>`${productJson(trx, empresaId, true)}::text`.as('json')])
     .orderBy('p.id')
     .limit(limit);
-  return trx
-    .selectFrom(page.as('b'))
-    .select([
-      sql<number>`count(*)::int`.as('count'),
-      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
-      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
-    ])
-    .executeTakeFirstOrThrow();
+  return jsonLineBatch(trx, page);
 }
 
 /**

@@ -2,6 +2,7 @@ import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { ReturnInput, ReturnsExportFilters, ReturnsFilters, ReturnsListRequest, TipoDevolucion } from '@erp/contracts';
 import {
   compiledOnce,
+  jsonLineBatch,
   compiledPerShape,
   jsonArray,
   jsonDecimal,
@@ -292,14 +293,7 @@ export async function returnExportBatch(
     .select(['d.id', sql<string>`${returnJson(trx)}::text`.as('json')])
     .orderBy('d.id')
     .limit(limit);
-  return trx
-    .selectFrom(page.as('b'))
-    .select([
-      sql<number>`count(*)::int`.as('count'),
-      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
-      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
-    ])
-    .executeTakeFirstOrThrow();
+  return jsonLineBatch(trx, page);
 }
 
 /** Which filters a request has, not their values: what decides the SQL of a list or summary. */

@@ -2,6 +2,7 @@ import { sql, type Insertable, type Kysely, type Transaction, type Updateable } 
 import type { SaleInput, SalesExportFilters, SalesFilters, SalesListRequest } from '@erp/contracts';
 import {
   compiledOnce,
+  jsonLineBatch,
   compiledPerShape,
   jsonArray,
   jsonDecimal,
@@ -417,14 +418,7 @@ export async function saleExportBatch(
   limit: number,
 ) {
   const page = saleExportRows(trx, empresaId, filtros).where('v.id', '>', afterId).orderBy('v.id').limit(limit);
-  return trx
-    .selectFrom(page.as('b'))
-    .select([
-      sql<number>`count(*)::int`.as('count'),
-      sql<number>`coalesce(max(b.id), 0)`.as('lastId'),
-      sql<string>`coalesce(string_agg(b.json, E'\\n' order by b.id), '')`.as('text'),
-    ])
-    .executeTakeFirstOrThrow();
+  return jsonLineBatch(trx, page);
 }
 
 type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
