@@ -5,7 +5,7 @@ import { gatewaySubjects, inventorySubjects, webhookSubjects, type RequestContex
 import { seedReturns } from './seed-returns';
 import { seedSales } from './seed-sales';
 
-/** The fixture document (shared/fixtures/README.md). Entities are validated by the service that owns them. */
+/** The fixture document (docs/fixtures.md). Entities are validated by the service that owns them. */
 export const Fixture = z.object({
   empresas: z.array(
     z
