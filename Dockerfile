@@ -4,7 +4,7 @@
 #   docker build --build-arg SERVICE=gateway -t erp-gateway .
 # The default command runs the service (`node dist/main.js`); `node dist/migrate.js` migrates its
 # schema and exits (the chart's hook Job). Both paths are relative to the working directory,
-# /app/services/$SERVICE. Every image also carries the admin CLI, `node /app/libs/admin/dist/cli.js`
+# /app/services/$SERVICE. Every image also carries the admin CLI, `node /app/services/admin/dist/cli.js`
 # (`npm run admin` of a checkout): the chart's audit CronJob runs `audit` with it. No HEALTHCHECK: Kubernetes probes the ops port (/healthz, /readyz).
 
 # Node 24 LTS, pinned by digest so a rebuild gets the same base (24.18.0). The tests run on the same
@@ -30,7 +30,7 @@ ARG SERVICE
 RUN test -n "$SERVICE" && test -f "services/$SERVICE/src/main.ts" \
  || { echo "build arg SERVICE must name a folder under services/ (got '$SERVICE')" >&2; exit 1; }
 # Builds the service, the admin CLI and the libs they reference, nothing else.
-RUN npx tsc -b "services/$SERVICE/tsconfig.json" libs/admin/tsconfig.json
+RUN npx tsc -b "services/$SERVICE/tsconfig.json" services/admin/tsconfig.json
 # Keep only what runs: package.json (for the exports map) and dist/ of each built package.
 RUN for dir in libs/* "services/$SERVICE"; do \
       if [ -d "$dir/dist" ]; then \
@@ -45,7 +45,7 @@ FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY --from=manifests /manifests/ ./
 ARG SERVICE
-RUN npm ci --omit=dev --no-audit --no-fund --workspace "services/$SERVICE" --workspace libs/admin \
+RUN npm ci --omit=dev --no-audit --no-fund --workspace "services/$SERVICE" --workspace services/admin \
  && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime

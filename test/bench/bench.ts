@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { API_BASE } from '@erp/contracts';
-import { missingDependencies } from '@erp/testing';
+import { missingDependencies } from '@erp/runtime';
 import { benchDatabaseUrl } from './data/plan';
 import { handlerTimes, runLoad, scrapeHandlerTotals, withRssSampling, type LoadRequest, type LoadResult } from './run/load';
 import { buildServices, startBaseline, startStack, type Baseline, type Stack } from './run/processes';

@@ -34,10 +34,13 @@ const NAMESPACE = 'erp-test';
 /** The one service that takes traffic from outside the cluster. */
 const PUBLIC_SERVICE = 'gateway';
 
-/** Every service of the repository (a folder of services/ with a package.json): the chart must run them all. */
+/**
+ * Every service of the repository (a folder of services/ with a `src/service.ts`; the admin CLI is
+ * an application every image carries, not a service): the chart must run them all.
+ */
 const SERVICES = fs
   .readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(ROOT, 'services', entry.name, 'package.json')))
+  .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(ROOT, 'services', entry.name, 'src', 'service.ts')))
   .map((entry) => entry.name)
   .sort();
 

@@ -169,7 +169,7 @@ describe('the chart with monitoring on', () => {
     const template = podTemplates([sut]).at(0)!;
     const container = containersOf(template.spec)[0]!;
     expect(container.image).toMatch(/\/?erp-gateway:/);
-    expect(container.command).toEqual(['node', '/app/libs/admin/dist/cli.js', 'audit']);
+    expect(container.command).toEqual(['node', '/app/services/admin/dist/cli.js', 'audit']);
     expect(container.env).toEqual([
       {
         name: 'DATABASE_URL',
@@ -181,7 +181,7 @@ describe('the chart with monitoring on', () => {
     expect(template.spec.automountServiceAccountToken).toBe(false);
     // The CLI is built into every image (Dockerfile), which is where the command above finds it.
     expect(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')).toMatch(
-      /tsc -b "services\/\$SERVICE\/tsconfig.json" libs\/admin\/tsconfig.json/,
+      /tsc -b "services\/\$SERVICE\/tsconfig.json" services\/admin\/tsconfig.json/,
     );
 
     const policy = ofKind<

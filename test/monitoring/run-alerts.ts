@@ -92,7 +92,7 @@ class AuditJobs {
     let output: string;
     try {
       output = (
-        await promisify(execFile)(process.execPath, ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', 'audit'], {
+        await promisify(execFile)(process.execPath, ['--conditions=development', '--import', 'tsx', 'services/admin/src/cli.ts', 'audit'], {
           cwd: ROOT,
           env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
         })

@@ -31,7 +31,7 @@ describe('admin audit', () => {
     try {
       const { stdout } = await promisify(execFile)(
         process.execPath,
-        ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', 'audit', ...args],
+        ['--conditions=development', '--import', 'tsx', 'services/admin/src/cli.ts', 'audit', ...args],
         {
           cwd: ROOT,
           env: { ...process.env, DATABASE_URL: stack.iso.databaseUrl, LOG_LEVEL: 'silent' },

@@ -172,7 +172,7 @@ describe('returns move stock exactly once and credit the sale', () => {
     const cli = async (...args: string[]) => {
       const { stdout } = await promisify(execFile)(
         process.execPath,
-        ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', ...args],
+        ['--conditions=development', '--import', 'tsx', 'services/admin/src/cli.ts', ...args],
         {
           cwd: ROOT,
           env: { ...process.env, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix, LOG_LEVEL: 'silent' },

@@ -25,7 +25,7 @@ describe('sales on a database of its own', () => {
   const audit = async (env: Record<string, string>): Promise<{ code: number; report: { ok: boolean; invariants: InvariantResult[] } }> => {
     const run = promisify(execFile)(
       process.execPath,
-      ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', 'audit', '--json'],
+      ['--conditions=development', '--import', 'tsx', 'services/admin/src/cli.ts', 'audit', '--json'],
       {
         cwd: ROOT,
         env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: stack.iso.databaseUrl, ...env },

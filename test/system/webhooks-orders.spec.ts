@@ -82,7 +82,7 @@ describe('platform orders become sales exactly once', () => {
   const admin = async (...args: string[]) => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--conditions=development', '--import', 'tsx', 'libs/admin/src/cli.ts', ...args],
+      ['--conditions=development', '--import', 'tsx', 'services/admin/src/cli.ts', ...args],
       {
         cwd: ROOT,
         env: { ...process.env, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix, LOG_LEVEL: 'silent' },

@@ -4,3 +4,4 @@ export * from './metrics';
 export * from './periodic';
 export * from './service';
 export * from './migrate';
+export * from './dependencies';

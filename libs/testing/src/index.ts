@@ -1,4 +1,3 @@
-export * from './dependencies';
 export * from './eventually';
 export * from './infra';
 export * from './isolation';

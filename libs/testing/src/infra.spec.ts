@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { configuredUrls, missingDependencies, reachable, resolveInfra } from '.';
+import { missingDependencies, reachable } from '@erp/runtime';
+import { configuredUrls, resolveInfra } from '.';
 
 /** A TCP listener on a free loopback port, and a port nothing listens on. */
 async function listener(): Promise<{ port: number; close: () => Promise<void> }> {

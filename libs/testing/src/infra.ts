@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { missingDependencies, type DependencyUrls } from './dependencies';
+import { missingDependencies, type DependencyUrls } from '@erp/runtime';
 
 export interface Infra {
   databaseUrl: string;

@@ -3,7 +3,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, r
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { reachable } from '@erp/testing';
+import { reachable } from '@erp/runtime';
 import { sleep, waitFor } from './wait';
 
 /** Subject prefix, Redis key prefix and NATS cluster name of the chaos run. */

@@ -5,7 +5,7 @@ import net from 'node:net';
 import readline from 'node:readline';
 import pg from 'pg';
 import { SERVICES, databaseUrlOf, type ServiceName } from '@erp/contracts';
-import { missingDependencies } from '@erp/testing';
+import { missingDependencies } from '@erp/runtime';
 import { connectAdminBus } from './connect';
 import { seedFixture } from './seed';
 
