@@ -62,12 +62,18 @@ export class Tally {
   readonly outcomes = new Map<string, number>();
   /** Logical operations (after retries) that ended without a 2xx or an expected refusal. */
   readonly failedOps = new Map<string, number>();
+  /** Refusals (4xx) by `operation status reason`: why, not only that, a request was refused. */
+  readonly reasons = new Map<string, number>();
   readonly latencies: number[] = [];
 
   record(op: string, attempt: Attempt): void {
     this.sent.set(op, (this.sent.get(op) ?? 0) + 1);
     const key = attempt.status === 0 ? `${op} ${attempt.error}` : `${op} ${attempt.status}`;
     this.outcomes.set(key, (this.outcomes.get(key) ?? 0) + 1);
+    if (attempt.status >= 400 && attempt.status < 500) {
+      const reason = `${key} ${typeof attempt.body?.reason === 'string' ? attempt.body.reason : 'without a reason'}`;
+      this.reasons.set(reason, (this.reasons.get(reason) ?? 0) + 1);
+    }
     if (this.latencies.length < 200_000) this.latencies.push(attempt.ms);
   }
 
@@ -110,15 +116,20 @@ export class Tally {
     for (const [k, n] of other.sent) this.sent.set(k, (this.sent.get(k) ?? 0) + n);
     for (const [k, n] of other.outcomes) this.outcomes.set(k, (this.outcomes.get(k) ?? 0) + n);
     for (const [k, n] of other.failedOps) this.failedOps.set(k, (this.failedOps.get(k) ?? 0) + n);
+    for (const [k, n] of other.reasons) this.reasons.set(k, (this.reasons.get(k) ?? 0) + n);
     for (const ms of other.latencies) if (this.latencies.length < 200_000) this.latencies.push(ms);
   }
   /** Answers that were not 2xx (and network failures), by operation and status. */
   notOk(): Record<string, number> {
     return Object.fromEntries([...this.outcomes.entries()].filter(([key]) => !/ 2\d\d$/.test(key)).sort(([a], [b]) => a.localeCompare(b)));
   }
-  /** One line: sent, answered, by status, failed operations. */
+  /** One line: sent, answered, by status, failed operations, and the reasons of the refusals. */
   summary(): string {
     const failed = [...this.failedOps.entries()].map(([op, n]) => `${op}: ${n}`).join(', ') || 'none';
-    return `sent ${this.total}, answered ${this.answered}, by status ${JSON.stringify(this.byStatus())}, failed operations after retries: ${failed}`;
+    const reasons = [...this.reasons.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([refusal, n]) => `${refusal}: ${n}`)
+      .join(', ');
+    return `sent ${this.total}, answered ${this.answered}, by status ${JSON.stringify(this.byStatus())}, failed operations after retries: ${failed}${reasons ? `; refusals: ${reasons}` : ''}`;
   }
 }
