@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import { missingDependencies, type DependencyUrls } from '@erp/runtime';
+// By its source path, not '@erp/runtime': jest's global setup loads this file with Node's own
+// resolver, which would take the runtime's build (absent before `npm run build`) and all of it.
+import { missingDependencies, type DependencyUrls } from '../../runtime/src/dependencies';
 
 export interface Infra {
   databaseUrl: string;
