@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
-import { API_BASE } from '@erp/contracts';
+import { API_BASE, salesAdminSubjects } from '@erp/contracts';
 import { apiRoutes } from '@erp/gateway';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';
@@ -191,6 +191,73 @@ describe('compressed and conditional reads', () => {
     expect(after.status).toBe(200);
     expect(after.headers.etag).not.toBe(before.headers.etag);
     expect(Number(after.headers['x-ratelimit-remaining'])).toBe(Number(before.headers['x-ratelimit-remaining']) - 2);
+  });
+
+  it('answers a page of sales 304 from its version alone, without the page being built, until a sale of the page or the total changes', async () => {
+    const path = `${API_BASE}/sales?per_page=2&order_by=fecha&order_direction=desc`;
+    /** Pages of sales the sales service has built so far (each 200, never a 304 of a page still current). */
+    const pagesBuilt = async () => {
+      const metrics = await (await fetch(`http://127.0.0.1:${stack.running.get('sales')!.opsPort}/metrics`)).text();
+      const line = metrics
+        .split('\n')
+        .find((l) => /^erp_bus_handler_duration_seconds_count\{[^}]*subject="[^"]*sales\.sale\.list"[^}]*code="OK"/.test(l));
+      return Number(line?.split(' ').at(-1) ?? 0);
+    };
+    const first = await get(stack.baseUrl, path, {});
+    expect(first.status).toBe(200);
+    const etag = first.headers.etag as string;
+    const page = (decoded(first) as { data: Array<{ id: number; fecha: string }> }).data;
+    expect(page).toHaveLength(2);
+    // Read again, the same page has the same ETag: it is the page's, not the moment's.
+    expect((await get(stack.baseUrl, path, {})).headers.etag).toBe(etag);
+    // Another page, filter or order is another ETag.
+    expect((await get(stack.baseUrl, `${API_BASE}/sales?per_page=2&page=2`, {})).headers.etag).not.toBe(etag);
+    expect((await get(stack.baseUrl, `${API_BASE}/sales?per_page=2&order_direction=asc`, {})).headers.etag).not.toBe(etag);
+
+    const built = await pagesBuilt();
+    for (let i = 0; i < 5; i++) expect((await get(stack.baseUrl, path, { 'If-None-Match': etag })).status).toBe(304);
+    expect(await pagesBuilt()).toBe(built);
+
+    // A sale of the page changes (annulled in the back office: the total stays): 200, a new ETag.
+    const empresaId = (await stack.query<{ id: number }>('select empresa_id as id from sales.ventas where id = $1', [page[0]!.id]))[0]!.id;
+    await stack.admin.request(
+      salesAdminSubjects,
+      'sales.admin.annul',
+      { empresa_id: empresaId, id_venta: page[0]!.id },
+      { requestId: 'etag' },
+    );
+    const annulled = await get(stack.baseUrl, path, { 'If-None-Match': etag });
+    expect(annulled.status).toBe(200);
+    expect((decoded(annulled) as { data: Array<{ id: number; estado: string }> }).data[0]).toMatchObject({
+      id: page[0]!.id,
+      estado: 'Anulada',
+    });
+    const afterAnnul = annulled.headers.etag as string;
+    expect(afterAnnul).not.toBe(etag);
+    expect((await get(stack.baseUrl, path, { 'If-None-Match': afterAnnul })).status).toBe(304);
+
+    // A sale off the page changes only the total the page shows: 200 again.
+    const older = await stack.api(`${API_BASE}/sales`, {
+      key: KEY,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        referencia_externa: 'etag-older',
+        fecha: '2020-01-02',
+        estado: 'Cotizacion',
+        sucursal: 'Sucursal Centro',
+        id_bodega: (await stack.query<{ id: number }>("select id from inventory.bodegas where nombre = 'Bodega Principal' limit 1"))[0]!.id,
+        id_documento: (
+          await stack.query<{ id: number }>("select id from sales.documentos where nombre = 'Factura' and prefijo = 'FAC-'")
+        )[0]!.id,
+        detalles: [{ codigo_producto: 'MOU-01', cantidad: 1 }],
+      }),
+    });
+    expect(older.status).toBe(201);
+    const moved = await get(stack.baseUrl, path, { 'If-None-Match': afterAnnul });
+    expect(moved.status).toBe(200);
+    expect((decoded(moved) as { data: Array<{ id: number }> }).data.map((v) => v.id)).toEqual(page.map((v) => v.id));
+    expect(moved.headers.etag).not.toBe(afterAnnul);
   });
 
   it('under concurrency lets no more through than the quota allows, while 304s answered at once cost nothing', async () => {

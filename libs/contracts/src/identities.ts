@@ -47,6 +47,7 @@ export const BUS_IDENTITIES = {
       ...callsOf(
         salesApiSubjects,
         'sales.sale.list',
+        'sales.sale.version',
         'sales.sale.get',
         'sales.summary',
         'sales.create',

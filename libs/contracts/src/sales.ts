@@ -702,12 +702,27 @@ export const salesApiSubjects = defineCatalog({
     request: z.object({ id: z.number().int().positive() }),
     reply: Sale,
   },
+  /**
+   * A page of sales. Outside cursor mode it carries `version`, the validator of what the page was
+   * built from (the rows' change stamps and the total), as `sales.sale.version` reads it.
+   */
   'sales.sale.list': {
     tenant: true,
     json: true,
     errors: [],
     request: SalesListRequest,
-    reply: pageReply(Sale, ListPagination),
+    reply: pageReply(Sale, ListPagination).extend({ version: z.string().optional() }),
+  },
+  /**
+   * The `version` the same page of `sales.sale.list` would carry, without building the page: a
+   * conditional GET that still holds it is answered 304 for the cost of an index read. Not in
+   * cursor mode (`version` absent).
+   */
+  'sales.sale.version': {
+    tenant: true,
+    errors: [],
+    request: SalesListRequest,
+    reply: z.object({ version: z.string().optional() }),
   },
   'sales.summary': {
     tenant: true,

@@ -17,7 +17,7 @@ import { adminHandlers } from './handlers/admin.handlers';
 import { createSaleHandler } from './handlers/create-sale.handler';
 import { createSalesBatchHandler } from './handlers/create-sales-batch.handler';
 import { lookupHandlers } from './handlers/lookup.handlers';
-import { getSaleHandler, listSalesHandler, salesSummaryHandler } from './handlers/read-sales.handler';
+import { getSaleHandler, listSalesHandler, salesPageVersionHandler, salesSummaryHandler } from './handlers/read-sales.handler';
 import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { returnRegistrationHandlers } from './handlers/return-registration.handlers';
 import { updateSaleHandler } from './handlers/update-sale.handler';
@@ -57,6 +57,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
           }),
           'sales.sale.get': getSaleHandler(db),
           'sales.sale.list': listSalesHandler(db),
+          'sales.sale.version': salesPageVersionHandler(db),
           'sales.summary': salesSummaryHandler(db),
           ...lookupHandlers(db),
         },

@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import {
   API_BASE,
+  API_VERSION,
   UNKNOWN_PARAMETER_MESSAGE,
   WEBHOOK_BASE,
   detailsFromZod,
@@ -29,7 +30,7 @@ import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorAnswer, sendEnvelope,
 import type { GatewayDb } from '../db/tables';
 import { openApiDocument, webhooksDocument } from './openapi';
 import { referenceRouter } from './reference';
-import type { AnyRoute, FileResult, RouteResult } from './route';
+import type { AnyRoute, ApiContext, FileResult, RouteResult } from './route';
 import { webhookRouter } from './webhooks';
 
 export interface AppDeps {
@@ -351,12 +352,19 @@ interface RouteInput {
 type Outcome =
   | { kind: 'answer'; result: RouteResult; input: RouteInput }
   | { kind: 'refusal'; status: number; reason: Reason; message: string; details: Record<string, string[]> }
-  | { kind: 'thrown'; err: unknown };
+  | { kind: 'thrown'; err: unknown }
+  /** A conditional GET whose ETag still holds, known from the data's version alone. */
+  | { kind: 'unchanged'; etag: string };
 
 function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const locals = res.locals as Locals;
     const outcome = await run(route, deps, req, locals);
+    if (outcome.kind === 'unchanged') {
+      res.setHeader('ETag', outcome.etag);
+      res.vary('Accept-Encoding');
+      return void res.status(304).end();
+    }
     if (outcome.kind !== 'answer') {
       if (!(await countDeferred(deps, req, res))) return;
       if (outcome.kind === 'thrown') throw outcome.err;
@@ -367,15 +375,13 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
       if (!(await countDeferred(deps, req, res))) return;
       return sendFile(req, res, outcome.result.file);
     }
-    let body = render(outcome.result, locals.credential!, route.method === 'get');
+    const etagged = route.method === 'get' ? { route, input: outcome.input } : undefined;
+    let body = render(outcome.result, locals.credential!, etagged);
     if (body.etag) {
       res.statusCode = body.status;
       res.setHeader('ETag', body.etag);
       if (locals.uncounted) {
-        // `fresh` compares If-None-Match with the ETag as RFC 9110 says (lists, `*`, W/ prefixes). Only
-        // that header is given: a request's `Cache-Control: no-cache` is for the caches on the way, and
-        // fetch adds it to every request with If-None-Match (req.fresh would then never answer 304).
-        if (fresh({ 'if-none-match': req.get('if-none-match') }, { etag: body.etag })) {
+        if (notModified(req, body.etag)) {
           // As the 200 would: the compression middleware adds it only to answers with a body.
           res.vary('Accept-Encoding');
           return void res.status(304).end();
@@ -385,7 +391,7 @@ function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
         if (route.showsQuota) {
           const again = await handle(route, deps, locals, outcome.input);
           if ('file' in again) throw new Error(`${route.path} showed the quota and answered a file`);
-          body = render(again, locals.credential!, true);
+          body = render(again, locals.credential!, etagged);
           res.setHeader('ETag', body.etag!);
         }
       }
@@ -445,6 +451,11 @@ async function run(route: AnyRoute, deps: AppDeps, req: Request, locals: Locals)
     );
   const input = { params: params?.data, query: query?.data, body: body?.data };
   try {
+    if (locals.uncounted && route.version) {
+      const version = await route.version(input as Parameters<AnyRoute['handle']>[0], apiContext(deps, locals));
+      const etag = version === undefined ? undefined : versionEtag(route, input, locals.credential!, version);
+      if (etag !== undefined && notModified(req, etag)) return { kind: 'unchanged', etag };
+    }
     return { kind: 'answer', result: await handle(route, deps, locals, input), input };
   } catch (err) {
     return { kind: 'thrown', err };
@@ -452,9 +463,13 @@ async function run(route: AnyRoute, deps: AppDeps, req: Request, locals: Locals)
 }
 
 function handle(route: AnyRoute, deps: AppDeps, locals: Locals, input: RouteInput): Promise<RouteResult> {
+  return route.handle(input as Parameters<AnyRoute['handle']>[0], apiContext(deps, locals));
+}
+
+function apiContext(deps: AppDeps, locals: Locals): ApiContext {
   const credential = locals.credential!;
   const ctx: TenantContext = { requestId: locals.requestId, empresa: credential.empresa, usuario: credential.usuario };
-  return route.handle(input as Parameters<AnyRoute['handle']>[0], { ctx, bus: deps.bus, credential, rate: locals.rate! });
+  return { ctx, bus: deps.bus, credential, rate: locals.rate! };
 }
 
 interface Rendered {
@@ -472,15 +487,20 @@ interface Rendered {
  * bus) is written into the envelope as it is, without parsing it and serialising it again; the
  * envelope has the same fields in the same order either way.
  *
- * The ETag is the SHA-256 of the body's bytes except `meta.timestamp`, the moment of the answer,
+ * The ETag is the owning service's version of the data when the result carries one (`versionEtag`);
+ * otherwise the SHA-256 of the body's bytes except `meta.timestamp`, the moment of the answer,
  * which would otherwise make every answer differ: two answers with one ETag have the same data,
  * pagination, filters and company, byte for byte.
  */
-function render(result: Exclude<RouteResult, FileResult>, credential: Credential, withEtag: boolean): Rendered {
+function render(
+  result: Exclude<RouteResult, FileResult>,
+  credential: Credential,
+  etagged: { route: AnyRoute; input: RouteInput } | undefined,
+): Rendered {
   const status = result.status ?? 200;
   if ('raw' in result) {
     const text = JSON.stringify(result.raw);
-    const etag = withEtag ? strongEtag([JSON.stringify(withoutTimestamp(result.raw))]) : undefined;
+    const etag = etagged ? strongEtag([JSON.stringify(withoutTimestamp(result.raw))]) : undefined;
     return { status, chunks: [text], length: Buffer.byteLength(text), etag };
   }
   const meta = {
@@ -492,7 +512,11 @@ function render(result: Exclude<RouteResult, FileResult>, credential: Credential
   const data = Buffer.isBuffer(result.data) ? result.data : Buffer.from(JSON.stringify(result.data));
   const pagination = result.pagination ? `,"pagination":${JSON.stringify(result.pagination)}` : '';
   const tail = `${pagination},"meta":${JSON.stringify(meta)}}`;
-  const etag = withEtag ? strongEtag([ENVELOPE_HEAD, data, pagination, JSON.stringify({ ...meta, timestamp: undefined })]) : undefined;
+  const etag = !etagged
+    ? undefined
+    : result.version !== undefined
+      ? versionEtag(etagged.route, etagged.input, credential, result.version)
+      : strongEtag([ENVELOPE_HEAD, data, pagination, JSON.stringify({ ...meta, timestamp: undefined })]);
   return {
     status,
     chunks: [ENVELOPE_HEAD, data, tail],
@@ -505,6 +529,30 @@ function render(result: Exclude<RouteResult, FileResult>, credential: Credential
 function withoutTimestamp(raw: Record<string, unknown>): Record<string, unknown> {
   const meta = raw.meta;
   return meta && typeof meta === 'object' ? { ...raw, meta: { ...meta, timestamp: undefined } } : raw;
+}
+
+/**
+ * The ETag of an answer built from a service's version of its data: the version, the route and
+ * its validated input (so the filters, page and order), the company (its name is in `meta`) and
+ * the interface version (the envelope's shape). Everything else in the body is a function of
+ * these, so one ETag is one body; the owning service makes the version change with every change
+ * of the data and of its serialisation.
+ */
+function versionEtag(route: AnyRoute, input: RouteInput, credential: Credential, version: string): string {
+  return strongEtag([
+    'version\n',
+    `${API_VERSION}\n${route.method} ${route.path}\n${JSON.stringify(input)}\n`,
+    `${credential.empresa.id}\n${credential.empresa.nombre}\n${version}`,
+  ]);
+}
+
+/**
+ * `fresh` compares If-None-Match with the ETag as RFC 9110 says (lists, `*`, W/ prefixes). Only
+ * that header is given: a request's `Cache-Control: no-cache` is for the caches on the way, and
+ * fetch adds it to every request with If-None-Match (req.fresh would then never answer 304).
+ */
+function notModified(req: Request, etag: string): boolean {
+  return fresh({ 'if-none-match': req.get('if-none-match') }, { etag });
 }
 
 function strongEtag(parts: Array<Buffer | string>): string {

@@ -23,6 +23,11 @@ export interface EnvelopeResult {
   idempotent?: boolean;
   /** Path below the API base of what a 201 created, sent as `Location`. */
   location?: string;
+  /**
+   * The owning service's validator of the data it read (as the route's `version` reads it): the
+   * ETag is then derived from it and the request instead of from the body's bytes.
+   */
+  version?: string;
 }
 
 /** A result sent as the whole body, for the endpoints whose spec gives another shape. */
@@ -99,6 +104,12 @@ export interface RouteDef<
    * conditional GET of it that is not answered 304 is built again once the request is counted.
    */
   showsQuota?: boolean;
+  /**
+   * The version of the data the route would answer, read without the data (a GET whose handler
+   * returns `version` the same way): a conditional GET that still holds it is answered 304
+   * without the data being read or sent. `undefined` when the request has no cheap version.
+   */
+  version?(input: { params: Input<P>; query: Input<Q>; body: Input<B> }, api: ApiContext): Promise<string | undefined>;
   /** Statuses the services behind the route add to the ones the gateway derives from its input (e.g. 422 for a business rule). */
   errors?: readonly number[];
   handle(input: { params: Input<P>; query: Input<Q>; body: Input<B> }, api: ApiContext): Promise<RouteResult>;

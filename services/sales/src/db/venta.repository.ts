@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput, SalesExportFilters, SalesFilters, SalesListRequest } from '@erp/contracts';
 import {
@@ -458,36 +459,77 @@ function orderTerms(orderBy: SalesListRequest['order_by']) {
  * also finds the day the page starts on, so the scan skips part of one day instead of every
  * earlier sale. Each statement is compiled once per shape of the request (its filters, order).
  */
-export async function listSales(db: Db, empresaId: number, request: PagedSalesRequest): Promise<{ total: number; json: string }> {
+export async function listSales(
+  db: Db,
+  empresaId: number,
+  request: PagedSalesRequest,
+): Promise<{ total: number; json: string; version: string }> {
+  const at = await locatePage(db, empresaId, request);
+  if (at.skip === undefined) return { total: at.total, json: '[]', version: pageVersion(db, at.total, '') };
+  const [page] = await salesPage(db, ...pageArguments(empresaId, request, at));
+  return { total: at.total, json: page!.json, version: pageVersion(db, at.total, page!.stamps) };
+}
+
+/**
+ * The `version` that `listSales` would answer for the request, read without building the page:
+ * the total and the page's ids with their change stamps. Every change of a sale (its lines, its
+ * state, its returns) stamps its row, and the page is built from those rows alone, so one version
+ * is always the same page: a conditional GET is answered from the index and a few rows.
+ */
+export async function salesPageVersion(db: Db, empresaId: number, request: PagedSalesRequest): Promise<string> {
+  const at = await locatePage(db, empresaId, request);
+  if (at.skip === undefined) return pageVersion(db, at.total, '');
+  const [page] = await salesPageStamps(db, ...pageArguments(empresaId, request, at));
+  return pageVersion(db, at.total, page!.stamps);
+}
+
+interface PageLocation {
+  shape: ListShape;
+  total: number;
+  /** The first day of the page, when found from the summary's count per day. */
+  from?: string;
+  /** Rows to skip from there; none when the page is past the end. */
+  skip?: number;
+}
+
+/**
+ * Where a page starts. Past the first page ordered by date, the summary's count per day finds
+ * the day the page starts on, so the scan skips part of one day instead of every earlier sale.
+ */
+async function locatePage(db: Db, empresaId: number, request: PagedSalesRequest): Promise<PageLocation> {
   const offset = (request.page - 1) * request.per_page;
   const shape = shapeOf(request);
   const { fecha_inicio, fecha_fin, estado } = request;
-  let total: number;
-  let skip = offset;
-  let from: string | undefined;
   // The first page starts at the first sale in any order: its total alone is one sum, without the days.
   if (request.order_by === 'fecha' && offset > 0) {
     const page = pageStart(await salesPerDay(db, shape, empresaId, fecha_inicio, fecha_fin, estado), offset);
-    total = page.total;
-    if (!page.start) return { total, json: '[]' };
-    from = page.start.fecha;
-    skip = page.start.skip;
-  } else {
-    total = (await salesCount(db, shape, empresaId, fecha_inicio, fecha_fin, estado))[0]!.total;
-    if (offset >= total) return { total, json: '[]' };
+    return page.start ? { shape, total: page.total, from: page.start.fecha, skip: page.start.skip } : { shape, total: page.total };
   }
-  const [page] = await salesPage(
-    db,
-    { ...shape, from: from !== undefined },
+  const total = (await salesCount(db, shape, empresaId, fecha_inicio, fecha_fin, estado))[0]!.total;
+  return offset >= total ? { shape, total } : { shape, total, skip: offset };
+}
+
+function pageArguments(empresaId: number, request: PagedSalesRequest, at: PageLocation) {
+  return [
+    { ...at.shape, from: at.from !== undefined },
     empresaId,
-    fecha_inicio,
-    fecha_fin,
-    estado,
-    from,
+    request.fecha_inicio,
+    request.fecha_fin,
+    request.estado,
+    at.from,
     request.per_page,
-    skip,
-  );
-  return { total, json: page!.json };
+    at.skip!,
+  ] as const;
+}
+
+/** The SQL that serialises a sale: part of every version, so a release that changes the JSON changes every ETag. */
+let saleJsonRevision: string | undefined;
+
+function pageVersion(db: Db, total: number, stamps: string): string {
+  saleJsonRevision ??= createHash('sha256')
+    .update(db.selectFrom('ventas as v').select(saleJson(db).as('venta')).compile().sql)
+    .digest('base64url');
+  return `${saleJsonRevision}.${total}.${stamps}`;
 }
 
 /** What decides the SQL of a list request: which filters it has and its order, not their values. */
@@ -550,30 +592,43 @@ const salesPerDay = compiledPerShape(
       .orderBy('r.fecha', shape.order_direction),
 );
 
-const salesPage = compiledPerShape(
-  (
-    db: Db,
-    shape: ListShape & { from: boolean },
-    empresaId: number,
-    fechaInicio: string | undefined,
-    fechaFin: string | undefined,
-    estado: SalesFilters['estado'],
-    from: string | undefined,
-    limit: number,
-    skip: number,
-  ) => {
-    const dir = shape.order_direction;
-    let ids = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select('v.id');
-    if (shape.from) ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', from!);
-    for (const term of orderTerms(shape.order_by)) ids = ids.orderBy(term, dir);
-    let rows = db
-      .selectFrom('ventas as v')
-      .innerJoin(ids.limit(limit).offset(skip).as('p'), 'p.id', 'v.id')
-      .select(saleJson(db).as('venta'))
-      .where('v.empresa_id', '=', empresaId);
-    for (const term of orderTerms(shape.order_by)) rows = rows.orderBy(term, dir);
-    return db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json'));
-  },
+/** The rows of one page, in the list's order: the page's ids from the narrow index, then their sales. */
+function pageRows(
+  db: Db,
+  shape: ListShape & { from: boolean },
+  empresaId: number,
+  fechaInicio: string | undefined,
+  fechaFin: string | undefined,
+  estado: SalesFilters['estado'],
+  from: string | undefined,
+  limit: number,
+  skip: number,
+) {
+  const dir = shape.order_direction;
+  let ids = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select('v.id');
+  if (shape.from) ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', from!);
+  for (const term of orderTerms(shape.order_by)) ids = ids.orderBy(term, dir);
+  let rows = db
+    .selectFrom('ventas as v')
+    .innerJoin(ids.limit(limit).offset(skip).as('p'), 'p.id', 'v.id')
+    .where('v.empresa_id', '=', empresaId);
+  for (const term of orderTerms(shape.order_by)) rows = rows.orderBy(term, dir);
+  return rows;
+}
+
+/** Each row of the page as `id.stamp`, hashed: changes with any row of the page, or the page's rows. */
+function stampsOf(rows: ReturnType<typeof pageRows>) {
+  return sql<string>`md5(array_to_string(array(${rows.select(sql<string>`v.id::text || '.' || v.cambio_xid::text`.as('stamp'))}), ','))`;
+}
+
+/** The page's JSON and its stamps, in one statement: one snapshot for both. */
+const salesPage = compiledPerShape((db: Db, ...args: Parameters<typeof pageRows> extends [Db, ...infer A] ? A : never) => {
+  const rows = pageRows(db, ...args);
+  return db.selectNoFrom([sql<string>`${jsonArray(rows.select(saleJson(db).as('venta')))}::text`.as('json'), stampsOf(rows).as('stamps')]);
+});
+
+const salesPageStamps = compiledPerShape((db: Db, ...args: Parameters<typeof pageRows> extends [Db, ...infer A] ? A : never) =>
+  db.selectNoFrom(stampsOf(pageRows(db, ...args)).as('stamps')),
 );
 
 /** Count and sums per state under the filters, from the daily summary; states without sales are left out. */

@@ -12,7 +12,7 @@ import {
 import { JsonText, type JsonPageOf } from '@erp/bus';
 import { answerChangePage } from '@erp/db';
 import type { SalesDb } from '../db/tables';
-import { findSaleJson, listSaleChanges, listSales, summarizeSales } from '../db/venta.repository';
+import { findSaleJson, listSaleChanges, listSales, salesPageVersion, summarizeSales } from '../db/venta.repository';
 import { summarize } from '../domain/summary';
 
 type Api = typeof salesApiSubjects;
@@ -33,11 +33,23 @@ export function listSalesHandler(db: Kysely<SalesDb>) {
     const { updated_since, cursor: _cursor, ...paged } = request;
     const filters_applied = { ...salesFiltersApplied(request), ...(updated_since !== undefined ? { updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
-      const { total, json } = await listSales(db, ctx.empresa.id, paged);
-      return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
+      const { total, json, version } = await listSales(db, ctx.empresa.id, paged);
+      return { items: new JsonText(json), pagination: paginate(request, total), filters_applied, version };
     }
     const page = await answerChangePage(db, request, (trx, after) => listSaleChanges(trx, ctx.empresa.id, request, after));
     return { ...page, filters_applied };
+  };
+}
+
+/** The version of the page `sales.sale.list` would answer, without building it; none in cursor mode. */
+export function salesPageVersionHandler(db: Kysely<SalesDb>) {
+  return async (
+    request: ParsedRequestOf<Api, 'sales.sale.version'>,
+    ctx: TenantContext,
+  ): Promise<ReplyInputOf<Api, 'sales.sale.version'>> => {
+    if (request.order_by === 'updated_at') return {};
+    const { updated_since: _since, cursor: _cursor, ...paged } = request;
+    return { version: await salesPageVersion(db, ctx.empresa.id, paged) };
   };
 }
 

@@ -26,8 +26,9 @@ export const salesRoutes = [
     response: { kind: 'list', schema: Sale, pagination: ListPagination },
     handle: async ({ query }, { bus, ctx }) => {
       const { page, items } = await bus.requestJsonPage(salesApiSubjects, 'sales.sale.list', query, ctx);
-      return { data: items, pagination: page.pagination, filters_applied: page.filters_applied };
+      return { data: items, pagination: page.pagination, filters_applied: page.filters_applied, version: page.version };
     },
+    version: async ({ query }, { bus, ctx }) => (await bus.request(salesApiSubjects, 'sales.sale.version', query, ctx)).version,
   }),
   defineRoute({
     method: 'get',
