@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,9 +16,10 @@ import { RETURNS_SCHEMA, returnsMigrations } from '@erp/returns';
 import { SALES_SCHEMA, salesMigrations } from '@erp/sales';
 import { SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations } from '@erp/subscriptions';
 import { WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations } from '@erp/webhook-ingest';
-import { PrivatePostgres } from '../reliability/support/private-infra';
+import { PrivatePostgres, freePort, postgresBinDir } from '../reliability/support/private-infra';
 import { eventually } from '@erp/testing';
-import { Stack } from '../support/stack';
+import { API, SALES_KEY_A, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import { Stack, json } from '../support/stack';
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -70,10 +71,15 @@ function runbookEnv(servers: readonly PrivatePostgres[], where: DatabaseUrls, ex
   };
 }
 
-/** Runs the block `name` of docs/operations.md with bash, as an operator would paste it; resolves with its stdout. */
-async function runBlock(name: string, env: NodeJS.ProcessEnv): Promise<string> {
+/**
+ * Runs the block `name` of docs/operations.md with bash, as an operator would paste it; resolves
+ * with its stdout. `asPostgres`: as the user that runs Postgres (what starts a server refuses root).
+ */
+async function runBlock(name: string, env: NodeJS.ProcessEnv, options: { asPostgres?: boolean } = {}): Promise<string> {
+  const bash = ['bash', '-euo', 'pipefail', '-c', runbookBlock(name)];
+  const [file, ...args] = options.asPostgres && process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...bash] : bash;
   try {
-    return (await execFileAsync('bash', ['-euo', 'pipefail', '-c', runbookBlock(name)], { cwd: ROOT, env, timeout: 120_000 })).stdout;
+    return (await execFileAsync(file!, args, { cwd: ROOT, env, timeout: 120_000 })).stdout;
   } catch (err) {
     const failure = err as Error & { stderr?: string; stdout?: string };
     throw new Error(`runbook block ${name} failed:\n${failure.stderr ?? ''}${failure.stdout ?? ''}`, { cause: err });
@@ -256,6 +262,225 @@ describe('the backup and restore runbook, per server', () => {
     expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
     const report = JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: String(empresa!.id) })) as { ok: boolean };
     expect(report.ok).toBe(true);
+  });
+});
+
+/**
+ * "Moving a schema to its own server" of docs/operations.md, its blocks run as written: the sales
+ * schema moves from a server holding every schema to a promoted physical replica of it while the
+ * services run (the services here connect as the superuser, as the chaos run's do). A partner's
+ * change-feed cursor taken before the move reads on after it, missing nothing; the old server's
+ * other schemas carry on; each server ends with its own schemas only, and the audit reads both.
+ */
+describe('moving a schema to its own server: a promoted physical replica', () => {
+  let dir: string;
+  let old: PrivatePostgres;
+  let standby: PrivatePostgres | undefined;
+  let stack: Stack;
+  let env: NodeJS.ProcessEnv;
+  let a: SalesRefs;
+  const sales: number[] = [];
+  let cursor: string;
+  let stampsBefore: bigint;
+  const schemas = Object.values(SCHEMAS).map((s) => s.schema);
+  const newPort = freePort();
+
+  const run = (block: string, options: { asPostgres?: boolean } = {}) => runBlock(block, env, options);
+  const api = async (pathAndQuery: string, init: { method?: string; body?: unknown } = {}) => {
+    const res = await stack.api(`${API}${pathAndQuery}`, {
+      key: SALES_KEY_A,
+      ...(init.method ? { method: init.method } : {}),
+      ...(init.body ? { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(init.body) } : {}),
+    });
+    return {
+      status: res.status,
+      body: (await json(res)) as {
+        data: Array<{ id: number; observaciones: string | null }>;
+        pagination: { resume_cursor: string; next_cursor: string | null };
+      },
+    };
+  };
+  const pendiente = async (observaciones: string) => {
+    const res = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, {
+        estado: 'Pendiente',
+        id_cliente: a.clientes.libre,
+        observaciones,
+        detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }],
+      }),
+    );
+    expect(res.status).toBe(201);
+    return res.body.data.id as number;
+  };
+  const edit = async (id: number, observaciones: string) =>
+    expect(
+      (await api(`/sales/${id}`, { method: 'PUT', body: { observaciones, detalles: [{ id_producto: a.productos.mouse, cantidad: 2 }] } }))
+        .status,
+    ).toBe(200);
+  /** Every page of the feed from `from` (the start when absent): the rows in order and where to resume. */
+  const feed = async (from?: string) => {
+    const rows: Array<{ id: number; observaciones: string | null }> = [];
+    let after = from;
+    for (;;) {
+      const page = await api(`/sales?order_by=updated_at&per_page=2${after ? `&cursor=${after}` : ''}`);
+      expect(page.status).toBe(200);
+      rows.push(...page.body.data.map(({ id, observaciones }) => ({ id, observaciones })));
+      after = page.body.pagination.resume_cursor;
+      if (!page.body.pagination.next_cursor) return { rows, resume: after };
+    }
+  };
+  const maxStamp = async (url: string) =>
+    BigInt(String((await query(url, `select coalesce(max(cambio_xid::text::numeric), 0)::text as x from sales.ventas`))[0]!.x));
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-move-'));
+    // A standby needs max_connections no lower than its primary's: the old server keeps the default.
+    old = await PrivatePostgres.start(path.join(dir, 'pg-old'), ['max_connections=100', 'full_page_writes=on']);
+    await query(old.url(), 'create database erp');
+    // A server in service has handed out many transaction ids; a fresh one starts below a thousand.
+    await query(old.url(), `do $$ begin for i in 1..20000 loop perform pg_current_xact_id(); commit; end loop; end $$`);
+    const newDir = path.join(dir, 'pg-new');
+    fs.mkdirSync(newDir);
+    if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', newDir]);
+    env = runbookEnv(
+      [old],
+      { databaseUrl: `postgres://auditor@127.0.0.1:${old.port}/erp` },
+      {
+        SCHEMAS: schemas.join(' '),
+        SCHEMA: SALES_SCHEMA,
+        OLD_SERVER: `127.0.0.1:${old.port}`,
+        NEW_SERVER: `127.0.0.1:${await newPort}`,
+        NEW_PGDATA: path.join(newDir, 'data'),
+        REPLICATION_USER: 'postgres',
+        PATH: `${postgresBinDir()}:${process.env.PATH ?? ''}`,
+      },
+    );
+    await run('roles');
+    const oldErp = old.url('erp');
+    // Every schema is on the old server; the services the test drives migrate their own at start.
+    for (const [service, { schema, migrations }] of Object.entries(SCHEMAS)) {
+      if (['gateway', 'inventory', 'sales'].includes(service)) continue;
+      const db = createDb<unknown>({ connectionString: oldErp, max: 1 });
+      try {
+        await migrateSchema(db, schema, migrations);
+      } finally {
+        await db.destroy();
+      }
+    }
+    stack = await Stack.start({
+      services: ['gateway', 'inventory', 'sales'],
+      databases: { gateway: oldErp, inventory: oldErp, sales: oldErp },
+    });
+    a = refsOf(await stack.seed(salesFixture()), 'a');
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.stop();
+    standby?.stop();
+    old?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts a standby of the old server from a base backup, which follows it while the service runs', async () => {
+    sales.push(await pendiente('uno'), await pendiente('dos'));
+    const before = await feed();
+    expect(before.rows.map((r) => r.id)).toEqual(sales);
+    cursor = before.resume;
+
+    await run('move-standby', { asPostgres: true });
+    standby = new PrivatePostgres(path.join(dir, 'pg-new'), await newPort, postgresBinDir());
+    await edit(sales[0]!, 'uno editada antes del traslado');
+    await run('move-caught-up');
+    const copy = standby.url('erp');
+    expect(await query(copy, 'select pg_is_in_recovery() as standby')).toEqual([{ standby: true }]);
+    expect(await query(copy, `select observaciones from sales.ventas where id = ${sales[0]}`)).toEqual([
+      { observaciones: 'uno editada antes del traslado' },
+    ]);
+  });
+
+  it('promotes it once the service stopped and it caught up: the service carries on there, every partner’s cursor with it', async () => {
+    await stack.stopService('sales');
+    await run('move-caught-up');
+    stampsBefore = await maxStamp(old.url('erp'));
+    await run('move-promote');
+    stack.moveDatabase('sales', standby!.url('erp'));
+    await stack.startService('sales');
+
+    // Written on the new server: an edit of an older sale and a new one, stamped past everything the old server stamped.
+    await edit(sales[1]!, 'dos editada en el servidor nuevo');
+    const reservations = () => query(old.url('erp'), 'select count(*)::int as n from inventory.reservas');
+    const reservationsBefore = Number((await reservations())[0]!.n);
+    sales.push(await pendiente('tres'));
+    expect(await maxStamp(standby!.url('erp'))).toBeGreaterThan(stampsBefore);
+    expect(await maxStamp(old.url('erp'))).toBe(stampsBefore);
+
+    // The cursor a partner took before the move answers every change since, each once, in order.
+    const after = await feed(cursor);
+    expect(after.rows).toEqual([
+      { id: sales[0], observaciones: 'uno editada antes del traslado' },
+      { id: sales[1], observaciones: 'dos editada en el servidor nuevo' },
+      { id: sales[2], observaciones: 'tres' },
+    ]);
+    // Nothing vanished from the feed read from the start, and its resume cursor stops after the last change.
+    const whole = await feed();
+    expect(whole.rows.map((r) => r.id).sort((x, y) => x - y)).toEqual(sales);
+    expect((await feed(whole.resume)).rows).toEqual([]);
+    // The old server's other schemas carry on: the new sale reserved its stock there.
+    expect(Number((await reservations())[0]!.n)).toBe(reservationsBefore + 1);
+  });
+
+  it('leaves each server with its own schemas and roles, and the audit reads each where it lives', async () => {
+    env = { ...env, DATABASE_URL_SALES: `postgres://auditor@${env.NEW_SERVER}/erp` };
+    await run('move-tidy-new');
+    const ours = async (url: string) => ({
+      schemas: (await query(url, `select nspname from pg_namespace where nspname = any('{${schemas.join(',')}}') order by 1`)).map(
+        (r) => r.nspname,
+      ),
+      roles: (await query(url, `select rolname from pg_roles where rolname like 'erp\\_%' order by 1`)).map((r) => r.rolname),
+    });
+    expect(await ours(standby!.url('erp'))).toEqual({ schemas: [SALES_SCHEMA], roles: ['erp_sales', 'erp_sales_owner'] });
+
+    // The services read their tables as the superuser here: the audit too, from both servers.
+    const audit = await runBlock('audit-all', { ...env, DATABASE_URL: old.url('erp'), DATABASE_URL_SALES: standby!.url('erp') });
+    expect(
+      audit
+        .trim()
+        .split('\n')
+        .filter((line) => !line.startsWith('ok  ')),
+    ).toEqual([]);
+
+    await run('move-tidy-old');
+    const stayed = schemas.filter((s) => s !== SALES_SCHEMA);
+    expect(await ours(old.url('erp'))).toEqual({
+      schemas: [...stayed].sort(),
+      roles: stayed.flatMap((s) => [`erp_${s}`, `erp_${s}_owner`]).sort(),
+    });
+    // And the system still takes sales, each schema on its server.
+    sales.push(await pendiente('cuatro'));
+    expect((await feed(cursor)).rows.map((r) => r.id)).toEqual([sales[0], sales[1], sales[2], sales[3]]);
+  });
+
+  it('would lose changes on a copy of the rows instead (why the docs move a replica): restored on a fresh server, they hide behind its transaction counter', async () => {
+    const fresh = await PrivatePostgres.start(path.join(dir, 'pg-fresh'));
+    try {
+      await query(fresh.url(), 'create database erp');
+      const dump = path.join(dir, 'sales.dump');
+      execFileSync('pg_dump', ['--format=custom', '--schema', SALES_SCHEMA, '--file', dump, standby!.url('erp')]);
+      execFileSync('pg_restore', ['--no-owner', '--no-privileges', '--dbname', fresh.url('erp'), dump]);
+      const visible = `select count(*)::int as n from sales.ventas where cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`;
+      // Every sale is in the copy, but the feed's horizon on the fresh server answers none of them…
+      expect(await query(fresh.url('erp'), 'select count(*)::int as n from sales.ventas')).toEqual([{ n: sales.length }]);
+      expect(await query(fresh.url('erp'), visible)).toEqual([{ n: 0 }]);
+      // …and a change made there is stamped behind the cursors partners hold.
+      const [changed] = await query(
+        fresh.url('erp'),
+        `update sales.ventas set observaciones = 'copia' where id = ${sales[0]} returning cambio_xid::text as x`,
+      );
+      expect(BigInt(String(changed!.x))).toBeLessThan(stampsBefore);
+    } finally {
+      fresh.stop();
+    }
   });
 });
 
