@@ -179,7 +179,8 @@ export class PrivateInfra {
     return `redis://127.0.0.1:${this.redisPort}`;
   }
 
-  static async start(options: { natsNodes?: number } = {}): Promise<PrivateInfra> {
+  /** `postgresSettings` (`name=value`) go to both Postgres servers, over the defaults of PrivatePostgres. */
+  static async start(options: { natsNodes?: number; postgresSettings?: readonly string[] } = {}): Promise<PrivateInfra> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'erp-chaos-'));
     const bin = postgresBinDir();
     const nodes: NatsNode[] = [];
@@ -188,8 +189,8 @@ export class PrivateInfra {
     }
     const infra = new PrivateInfra(
       dir,
-      new PrivatePostgres(path.join(dir, 'pg'), await freePort(), bin),
-      new PrivatePostgres(path.join(dir, 'pg-sales'), await freePort(), bin),
+      new PrivatePostgres(path.join(dir, 'pg'), await freePort(), bin, options.postgresSettings),
+      new PrivatePostgres(path.join(dir, 'pg-sales'), await freePort(), bin, options.postgresSettings),
       nodes,
       await freePort(),
     );
