@@ -192,3 +192,73 @@ describe('generateBenchData', () => {
     }
   });
 });
+
+/**
+ * The same generator with the sales schema in a database of its own (as `DATABASE_URL_SALES` puts
+ * it for the services): a statement cannot cross databases, so what one schema derives from
+ * another's rows (a sale's count of its returns) is read in one and written in the other.
+ */
+describe('generateBenchData with sales in a database of its own', () => {
+  let iso: Isolation;
+  let salesIso: Isolation;
+  let sut: BenchDataResult;
+
+  beforeAll(async () => {
+    iso = await isolate('bench');
+    salesIso = await isolate('benchsales');
+    sut = await generateBenchData({
+      databaseUrl: iso.databaseUrl,
+      databaseUrls: { sales: salesIso.databaseUrl },
+      scale: { sales: 200, products: 50, warehouses: 3, returns: 20, packages: 40 },
+      seed: 7,
+      recreate: false,
+      progress: silentProgress,
+      today: '2026-01-31',
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await iso?.drop();
+    await salesIso?.drop();
+  });
+
+  const tablesOf = async (databaseUrl: string) => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ name: string }>(
+        `select table_schema || '.' || table_name as name from information_schema.tables
+          where table_schema in ('gateway', 'inventory', 'packages', 'sales', 'returns', 'webhook_ingest')`,
+      );
+      return new Set(rows.map((r) => r.name));
+    } finally {
+      await client.end();
+    }
+  };
+
+  it('migrates and loads the sales schema only in its database, the others only in theirs', async () => {
+    const [shared, sales] = await Promise.all([tablesOf(iso.databaseUrl), tablesOf(salesIso.databaseUrl)]);
+    const loaded = Object.keys(sut.counts);
+    expect(loaded.filter((t) => t.startsWith('sales.'))).toContain('sales.ventas');
+    for (const table of loaded) {
+      const home = table.startsWith('sales.') ? 'sales' : 'shared';
+      expect({ table, shared: shared.has(table), sales: sales.has(table) }).toEqual({
+        table,
+        shared: home === 'shared',
+        sales: home === 'sales',
+      });
+    }
+  });
+
+  it('holds the books’ invariants across the two databases: every sale counts its returns', async () => {
+    const results = await auditBooks({
+      databaseUrl: iso.databaseUrl,
+      databaseUrls: { sales: salesIso.databaseUrl },
+      inFlightMs: 0,
+      confirmAfterMs: 0,
+    });
+    expect(results.filter((r) => r.violations.length > 0)).toEqual([]);
+    expect(results.find((r) => r.name === 'each sale counts its active returns and their amount')!.checked).toBeGreaterThan(0);
+    expect(sut.counts['returns.devoluciones']).toBeGreaterThan(0);
+  });
+});

@@ -23,6 +23,7 @@ import {
   parseObjects,
   podTemplates,
   selects,
+  selectsPods,
   validateObject,
   type KubeObject,
 } from './kube-objects';
@@ -50,9 +51,9 @@ const chartValues = parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8
     nats: { name: string };
     databasePerService: { enabled: boolean; prefix: string };
   };
-  postgres: { maxConnections: number };
+  postgres: { maxConnections: number; pooler: { poolSize: number }; serverConnections: number };
   migrations: { order: string[] };
-  networkPolicy: { egress: Record<string, { ports: Array<{ port: number }> }> };
+  networkPolicy: { egress: Record<string, { ports: Array<{ port: number }>; to: object[] }> };
 };
 const chartMeta = parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
 const OPS_PORT = chartValues.opsPort;
@@ -70,6 +71,25 @@ const FIXED_SIZE = {
   ingress: { className: 'nginx', hosts: ['api.example.com'], tls: [{ secretName: 'api-tls', hosts: ['api.example.com'] }] },
 };
 
+/** The development values: one shared database Secret. */
+const DEV_VALUES = 'deploy/values-dev.yaml';
+/** The sales schema on a Postgres server of its own (postgres.endpoints.sales). */
+const SPLIT_VALUES = 'deploy/values-split.yaml';
+
+/** What a values case sets: the part of the values this test reads to know where each schema lives. */
+interface Overrides {
+  postgres?: {
+    maxConnections?: number;
+    endpoints?: Record<string, { maxConnections: number; egress: { ports: Array<{ port: number }>; to: object[] } }>;
+  };
+  services?: Record<string, { database?: string } | null>;
+  monitoring?: { audit?: { enabled?: boolean } };
+}
+const overridesOf = ({ values, valuesFile }: Omit<ValuesCase, 'name'>): Overrides =>
+  (values ?? (valuesFile ? parse(fs.readFileSync(path.join(ROOT, valuesFile), 'utf8')) : {})) as Overrides;
+/** The postgres.endpoints entry a service's schema lives on, or undefined for the default server. */
+const endpointOf = (overrides: Overrides, service: string) => overrides.services?.[service]?.database;
+
 let toolbox: Toolbox;
 beforeAll(() => {
   toolbox = openToolbox();
@@ -82,10 +102,12 @@ interface ValuesCase {
   valuesFile?: string;
 }
 
+/** A values file, then values over it (either may be absent). */
 function valuesArgs({ values, valuesFile }: Omit<ValuesCase, 'name'>): string[] {
-  if (valuesFile) return ['--values', path.join(ROOT, valuesFile)];
-  if (values) return ['--values', toolbox.writeFile(`values-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(values))];
-  return [];
+  return [
+    ...(valuesFile ? ['--values', path.join(ROOT, valuesFile)] : []),
+    ...(values ? ['--values', toolbox.writeFile(`values-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(values))] : []),
+  ];
 }
 
 async function render(options: Omit<ValuesCase, 'name'> = {}): Promise<KubeObject[]> {
@@ -101,8 +123,10 @@ const portNumber = (container: IContainer, port: number | string | undefined) =>
 describe.each<ValuesCase>([
   { name: 'default values' },
   { name: 'values for a fixed-size installation', values: FIXED_SIZE },
-  { name: 'the development values (deploy/values-dev.yaml)', valuesFile: 'deploy/values-dev.yaml' },
+  { name: 'the development values (deploy/values-dev.yaml)', valuesFile: DEV_VALUES },
+  { name: 'the sales schema on a server of its own (deploy/values-split.yaml)', valuesFile: SPLIT_VALUES },
 ])('the chart with $name', (valuesCase) => {
+  const overrides = overridesOf(valuesCase);
   let objects: KubeObject[];
   let configMaps: IConfigMap[];
   beforeAll(async () => {
@@ -129,8 +153,14 @@ describe.each<ValuesCase>([
     expect(names('Deployment')).toEqual(perService);
     expect(names('Service')).toEqual(perService);
     expect(names('ServiceAccount')).toEqual(perService);
+    // A policy for the migration Jobs of each other database server, and the audit's when it runs.
+    const elsewhere = new Set(SERVICES.flatMap((s) => endpointOf(overrides, s) ?? []));
+    const extra = [
+      ...[...elsewhere].map((endpoint) => `${RELEASE}-migrations-db-${endpoint}`),
+      ...(overrides.monitoring?.audit?.enabled ? [`${RELEASE}-audit`] : []),
+    ];
     expect(names('NetworkPolicy')).toEqual(
-      [...perService, `${RELEASE}-migrations`, `${RELEASE}-migrations-streams`, `${RELEASE}-tests`].sort(),
+      [...perService, `${RELEASE}-migrations`, `${RELEASE}-migrations-streams`, `${RELEASE}-tests`, ...extra].sort(),
     );
     expect(names('Job')).toEqual(perService.map((n) => `${n}-migrate`));
     for (const service of SERVICES) {
@@ -247,7 +277,7 @@ describe.each<ValuesCase>([
   it('lets only the gateway take traffic from outside the cluster', () => {
     const policies = ofKind<INetworkPolicy>(objects, 'NetworkPolicy');
     for (const { owner, labels } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
-      const applying = policies.filter((p) => selects(p.spec!.podSelector.matchLabels, labels));
+      const applying = policies.filter((p) => selectsPods(p.spec!.podSelector, labels));
       expect({ owner, policies: applying.length }).toEqual({ owner, policies: expect.any(Number) });
       expect(applying.length).toBeGreaterThan(0);
       for (const policy of applying) expect({ owner, types: policy.spec!.policyTypes }).toEqual({ owner, types: ['Ingress', 'Egress'] });
@@ -278,18 +308,20 @@ describe.each<ValuesCase>([
     const portsOf = (...names: string[]) => new Set(names.flatMap((n) => egress[n]!.ports.map((p) => p.port)));
     const policies = ofKind<INetworkPolicy>(objects, 'NetworkPolicy');
     for (const { owner, labels } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
-      const rules = policies.filter((p) => selects(p.spec!.podSelector.matchLabels, labels)).flatMap((p) => p.spec!.egress ?? []);
+      const rules = policies.filter((p) => selectsPods(p.spec!.podSelector, labels)).flatMap((p) => p.spec!.egress ?? []);
       for (const rule of rules) expect({ owner, ports: (rule.ports ?? []).length > 0 }).toEqual({ owner, ports: true });
       const sut = new Set(rules.flatMap((r) => (r.ports ?? []).map((p) => p.port)));
-      const allowed = owner.startsWith('Job/')
-        ? owner === `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`
-          ? portsOf('dns', 'postgres', 'nats')
-          : portsOf('dns', 'postgres')
-        : owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`
-          ? portsOf('dns', 'nats', 'postgres', 'otel', 'redis')
-          : owner === `Deployment/${RELEASE}-subscriptions`
-            ? portsOf('dns', 'nats', 'postgres', 'otel', 'partners')
-            : portsOf('dns', 'nats', 'postgres', 'otel');
+      const allowed = owner.startsWith('CronJob/')
+        ? portsOf('dns', 'postgres')
+        : owner.startsWith('Job/')
+          ? owner === `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`
+            ? portsOf('dns', 'postgres', 'nats')
+            : portsOf('dns', 'postgres')
+          : owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`
+            ? portsOf('dns', 'nats', 'postgres', 'otel', 'redis')
+            : owner === `Deployment/${RELEASE}-subscriptions`
+              ? portsOf('dns', 'nats', 'postgres', 'otel', 'partners')
+              : portsOf('dns', 'nats', 'postgres', 'otel');
       expect({ owner, ports: [...sut].sort() }).toEqual({ owner, ports: [...allowed].sort() });
       const blocks = rules.flatMap((r) => r.to ?? []).flatMap((t) => (t.ipBlock ? [t.ipBlock] : []));
       for (const block of blocks)
@@ -297,26 +329,34 @@ describe.each<ValuesCase>([
     }
   });
 
-  it('keeps the database connections of every service at its maximum replicas within postgres.maxConnections', () => {
+  it('keeps the database connections of the services at their maximum replicas within the maxConnections of the server their schemas live on', () => {
     const hpas = ofKind<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler');
-    const perService = SERVICES.map((service) => {
+    const sut: Record<string, number> = {};
+    for (const service of SERVICES) {
       const deployment = serverDeployment(objects, service);
       const hpa = hpas.find((h) => h.spec!.scaleTargetRef.name === deployment.metadata.name);
       const pods = hpa ? hpa.spec!.maxReplicas : deployment.spec!.replicas!;
       const pool = Number(effectiveEnv(mainContainer(deployment), configMaps).DB_POOL_MAX);
       expect({ service, pool: Number.isInteger(pool) && pool > 0 }).toEqual({ service, pool: true });
-      return pods * pool;
-    });
-    const sut = perService.reduce((a, b) => a + b, 0);
-    expect(sut).toBeLessThanOrEqual(chartValues.postgres.maxConnections);
+      const endpoint = endpointOf(overrides, service) ?? 'default';
+      sut[endpoint] = (sut[endpoint] ?? 0) + pods * pool;
+    }
+    for (const [endpoint, connections] of Object.entries(sut)) {
+      const limit =
+        endpoint === 'default'
+          ? (overrides.postgres?.maxConnections ?? chartValues.postgres.maxConnections)
+          : overrides.postgres!.endpoints![endpoint]!.maxConnections;
+      expect({ endpoint, connections, within: connections <= limit }).toEqual({ endpoint, connections, within: true });
+    }
   });
 
   it('reads DATABASE_URL and REDIS_URL from existing Secrets, creates no Secret and carries no credentials', () => {
     expect(ofKind(objects, 'Secret')).toEqual([]);
     const { database, redis, databasePerService } = chartValues.existingSecrets;
     // A Secret per service (its own Postgres roles) unless the values ask for the shared one, as the development values do.
-    const perService = valuesCase.valuesFile === undefined;
-    for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
+    const perService = valuesCase.valuesFile !== DEV_VALUES;
+    // The audit (its own Secrets) is checked with the split database below.
+    for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/') && !t.owner.startsWith('CronJob/'))) {
       const env = spec.containers[0]!.env ?? [];
       const secretRef = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
       const service = owner.replace(/^(Deployment|Job)\/erp-/, '').replace(/-migrate$/, '');
@@ -565,6 +605,86 @@ describe('the chart with a Postgres role per service', () => {
   });
 });
 
+describe('the chart with a schema on a server of its own (deploy/values-split.yaml)', () => {
+  const split = overridesOf({ valuesFile: SPLIT_VALUES });
+  const salesEndpoint = split.postgres!.endpoints![endpointOf(split, 'sales')!]!;
+  const postgresPort = chartValues.networkPolicy.egress.postgres!.ports[0]!.port;
+  let objects: KubeObject[];
+  beforeAll(async () => {
+    objects = await render({ valuesFile: SPLIT_VALUES });
+  });
+
+  /** The peers a pod may reach on Postgres' port, by every policy that selects it. */
+  const postgresPeers = (owner: string) => {
+    const { labels } = podTemplates(objects).find((t) => t.owner === owner)!;
+    return ofKind<INetworkPolicy>(objects, 'NetworkPolicy')
+      .filter((p) => selectsPods(p.spec!.podSelector, labels))
+      .flatMap((p) => p.spec!.egress ?? [])
+      .filter((rule) => (rule.ports ?? []).some((port) => port.port === postgresPort))
+      .flatMap((rule) => rule.to ?? []);
+  };
+
+  it('puts the sales schema on its endpoint and leaves the others on the default server', () => {
+    expect(SERVICES.filter((s) => endpointOf(split, s) !== undefined)).toEqual(['sales']);
+    expect(salesEndpoint.egress.to).not.toEqual(chartValues.networkPolicy.egress.postgres!.to);
+  });
+
+  it('lets each service and its migration Job reach only the database server its schema lives on', () => {
+    for (const service of SERVICES) {
+      const expected = service === 'sales' ? salesEndpoint.egress.to : chartValues.networkPolicy.egress.postgres!.to;
+      for (const owner of [`Deployment/${RELEASE}-${service}`, `Job/${RELEASE}-${service}-migrate`])
+        expect({ owner, peers: postgresPeers(owner) }).toEqual({ owner, peers: expected });
+    }
+  });
+
+  it('lets the audit read every server, the sales schema as DATABASE_URL_SALES with that server’s auditor', () => {
+    expect(postgresPeers(`CronJob/${RELEASE}-audit`)).toEqual([
+      ...chartValues.networkPolicy.egress.postgres!.to,
+      ...salesEndpoint.egress.to,
+    ]);
+    const { spec } = podTemplates(objects).find((t) => t.owner === `CronJob/${RELEASE}-audit`)!;
+    const refs = Object.fromEntries((spec.containers[0]!.env ?? []).map((e) => [e.name, e.valueFrom?.secretKeyRef]));
+    expect(refs).toEqual({
+      DATABASE_URL: { name: 'erp-auditor', key: 'DATABASE_URL' },
+      DATABASE_URL_SALES: { name: 'erp-auditor-sales', key: 'DATABASE_URL' },
+    });
+  });
+
+  it('counts each service against its own server only: the default server no longer carries the sales pools', async () => {
+    // 480 connections at the maximum replicas with every schema on one server; 420 without sales' 60.
+    await expect(render({ values: { postgres: { maxConnections: 420 } } })).rejects.toThrow(/could open 480 database connections/);
+    await expect(render({ valuesFile: SPLIT_VALUES, values: { postgres: { maxConnections: 420 } } })).resolves.toEqual(expect.any(Array));
+  });
+
+  it.each<[string, object, RegExp]>([
+    [
+      'more connections on the second server than it takes',
+      { postgres: { endpoints: { sales: { maxConnections: 100 } } } },
+      /the services of postgres.endpoints.sales \(sales\) could open 120 database connections at their maximum replicas .* over postgres.endpoints.sales.maxConnections \(100\)/,
+    ],
+    [
+      'more pooled server connections on the second server than its Postgres takes',
+      { postgres: { endpoints: { sales: { pooler: { poolSize: 100 } } } } },
+      /the pooler of postgres.endpoints.sales could open 100 server connections \(1 database users × postgres.endpoints.sales.pooler.poolSize 100\), over postgres.endpoints.sales.serverConnections \(90\)/,
+    ],
+    [
+      'a service on an endpoint that is not declared',
+      { services: { returns: { database: 'returns' } } },
+      /services.returns.database: "returns" is not an entry of postgres.endpoints/,
+    ],
+    [
+      'an audit without the auditor of the second server',
+      {
+        postgres: { endpoints: { other: { maxConnections: 200, pooler: { enabled: false, poolSize: 1 }, egress: salesEndpoint.egress } } },
+        services: { sales: { database: 'other' } },
+      },
+      /postgres.endpoints.other.auditorSecret is needed by the audit/,
+    ],
+  ])('refuses %s', async (_case, values, message) => {
+    await expect(render({ valuesFile: SPLIT_VALUES, values })).rejects.toThrow(message);
+  });
+});
+
 describe('the chart for a NATS without credentials', () => {
   it('gives no service NATS_USER or NATS_PASSWORD', async () => {
     const objects = await render({ values: { existingSecrets: { nats: { name: '' } } } });
@@ -642,7 +762,7 @@ describe('the chart refuses', () => {
     [
       'more pooled server connections per database user than Postgres takes',
       { postgres: { pooler: { poolSize: 60 } } },
-      /the pooler could open 480 server connections \(8 database users × postgres.pooler.poolSize 60\), over postgres.serverConnections \(90\)/,
+      /the pooler of postgres could open 480 server connections \(8 database users × postgres.pooler.poolSize 60\), over postgres.serverConnections \(90\)/,
     ],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);

@@ -81,6 +81,32 @@ export function selects(matchLabels: Record<string, string> | undefined, labels:
   return Object.entries(matchLabels ?? {}).every(([key, value]) => labels?.[key] === value);
 }
 
+/** A label selector with match expressions too, as a NetworkPolicy's podSelector may carry them. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+}
+
+/** Does a full label selector (matchLabels and matchExpressions: In, NotIn, Exists, DoesNotExist) select these labels? */
+export function selectsPods(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
+  if (!selects(selector?.matchLabels, labels)) return false;
+  return (selector?.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+    const value = labels?.[key];
+    switch (operator) {
+      case 'In':
+        return value !== undefined && values.includes(value);
+      case 'NotIn':
+        return value === undefined || !values.includes(value);
+      case 'Exists':
+        return value !== undefined;
+      case 'DoesNotExist':
+        return value === undefined;
+      default:
+        throw new Error(`unknown selector operator ${operator}`);
+    }
+  });
+}
+
 export interface PodTemplate {
   owner: string;
   labels: Record<string, string>;

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { SERVICES } from '@erp/contracts';
+import type { DatabaseUrls } from '@erp/admin';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
 import { EXPORTS_SCHEMA, exportsMigrations } from '@erp/exports';
 import { GATEWAY_SCHEMA, gatewayMigrations } from '@erp/gateway';
@@ -15,9 +16,10 @@ import { RETURNS_SCHEMA, returnsMigrations } from '@erp/returns';
 import { SALES_SCHEMA, salesMigrations } from '@erp/sales';
 import { SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations } from '@erp/subscriptions';
 import { WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations } from '@erp/webhook-ingest';
-import { PrivatePostgres } from '../reliability/support/private-infra';
+import { PrivatePostgres, freePort, postgresBinDir } from '../reliability/support/private-infra';
 import { eventually } from '@erp/testing';
-import { Stack } from '../support/stack';
+import { API, SALES_KEY_A, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import { Stack, json } from '../support/stack';
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -42,42 +44,72 @@ function runbookBlock(name: string): string {
   return match[1]!;
 }
 
-/** Runs the block `name` of docs/operations.md with bash, as an operator would paste it; resolves with its stdout. */
-async function runBlock(name: string, env: NodeJS.ProcessEnv): Promise<string> {
+/** One statement on a fresh connection; resolves with its rows. */
+async function query(connectionString: string, text: string): Promise<Array<Record<string, unknown>>> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
   try {
-    return (await execFileAsync('bash', ['-euo', 'pipefail', '-c', runbookBlock(name)], { cwd: ROOT, env, timeout: 120_000 })).stdout;
+    return (await client.query(text)).rows as Array<Record<string, unknown>>;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The variables of docs/operations.md's "Back up" for servers of our own: the superuser, every
+ * server as host:port, and where each schema lives as the auditor (DATABASE_URL, DATABASE_URL_<SCHEMA>).
+ */
+function runbookEnv(servers: readonly PrivatePostgres[], where: DatabaseUrls, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DATABASE_URL')));
+  return {
+    ...inherited,
+    PGUSER: 'postgres',
+    SERVERS: servers.map((server) => `127.0.0.1:${server.port}`).join(' '),
+    DATABASE_URL: where.databaseUrl,
+    ...Object.fromEntries(Object.entries(where.databaseUrls ?? {}).map(([schema, url]) => [`DATABASE_URL_${schema.toUpperCase()}`, url])),
+    ...extra,
+  };
+}
+
+/**
+ * Runs the block `name` of docs/operations.md with bash, as an operator would paste it; resolves
+ * with its stdout. `asPostgres`: as the user that runs Postgres (what starts a server refuses root).
+ */
+async function runBlock(name: string, env: NodeJS.ProcessEnv, options: { asPostgres?: boolean } = {}): Promise<string> {
+  const bash = ['bash', '-euo', 'pipefail', '-c', runbookBlock(name)];
+  const [file, ...args] = options.asPostgres && process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...bash] : bash;
+  try {
+    return (await execFileAsync(file!, args, { cwd: ROOT, env, timeout: 120_000 })).stdout;
   } catch (err) {
     const failure = err as Error & { stderr?: string; stdout?: string };
     throw new Error(`runbook block ${name} failed:\n${failure.stderr ?? ''}${failure.stdout ?? ''}`, { cause: err });
   }
 }
 
+/** The schema the runbook's second server holds, as a deployment that moved it there (`DATABASE_URL_SALES`). */
+const MOVED = SALES_SCHEMA;
+
 /**
- * The backup and restore runbook of docs/operations.md, its blocks run as written by bash against a
- * Postgres server of its own (the roles and CONNECT grants it sets are server-wide, so never on
- * the shared one): roles, migrations as the owners, data, a dump as the auditor, a restore into a
- * new database, the switch, the next migrations as the owners, the audit.
+ * The backup and restore runbook of docs/operations.md, its blocks run as written by bash against
+ * two Postgres servers of its own (the roles and CONNECT grants it sets are server-wide, so never
+ * on the shared one), the sales schema on the second: roles per server, migrations as the owners,
+ * data, a dump of each server as its auditor, a restore of each into a new database, the switch,
+ * the next migrations as the owners, the audit across both.
  */
-describe('the backup and restore runbook', () => {
-  let infra: PrivatePostgres;
+describe('the backup and restore runbook, per server', () => {
+  let first: PrivatePostgres;
+  let second: PrivatePostgres;
   let dir: string;
   let env: NodeJS.ProcessEnv;
-  const url = (role: string, database: string) => `postgres://${role}@127.0.0.1:${infra.port}/${database}`;
   const schemas = Object.values(SCHEMAS).map((s) => s.schema);
+  const serverOf = (schema: string) => (schema === MOVED ? second : first);
+  const url = (role: string, database: string, server = first) => `postgres://${role}@127.0.0.1:${server.port}/${database}`;
+  const urlOf = (schema: string, role: string, database = 'erp') => url(role, database, serverOf(schema));
 
   const run = (block: string) => runBlock(block, env);
-  const query = async (connectionString: string, text: string) => {
-    const client = new pg.Client({ connectionString });
-    await client.connect();
-    try {
-      return (await client.query(text)).rows as Array<Record<string, unknown>>;
-    } finally {
-      await client.end();
-    }
-  };
-  const migrateAsOwners = async (database: string, extra: Partial<Record<string, Migrations>> = {}) => {
+  const migrateAsOwners = async (extra: Partial<Record<string, Migrations>> = {}) => {
     for (const { schema, migrations } of Object.values(SCHEMAS)) {
-      const db = createDb<unknown>({ connectionString: url(`erp_${schema}_owner`, database), max: 1 });
+      const db = createDb<unknown>({ connectionString: urlOf(schema, `erp_${schema}_owner`), max: 1 });
       try {
         await migrateSchema(db, schema, { ...migrations, ...extra[schema] });
       } finally {
@@ -88,22 +120,20 @@ describe('the backup and restore runbook', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-runbook-'));
-    infra = await PrivatePostgres.start(path.join(dir, 'pg'));
-    await query(infra.url(), 'create database erp');
-    env = {
-      ...process.env,
-      SERVER_URL: url('postgres', 'postgres'),
-      ADMIN_URL: url('postgres', 'erp'),
-      RESTORE_URL: url('postgres', 'erp_restored'),
-      AUDITOR_URL: url('auditor', 'erp'),
-      SCHEMAS: schemas.join(' '),
-      DUMP: path.join(dir, 'erp.dump'),
-    };
+    first = await PrivatePostgres.start(path.join(dir, 'pg'));
+    second = await PrivatePostgres.start(path.join(dir, 'pg-sales'));
+    for (const server of [first, second]) await query(server.url(), 'create database erp');
+    env = runbookEnv(
+      [first, second],
+      { databaseUrl: url('auditor', 'erp'), databaseUrls: { [MOVED]: url('auditor', 'erp', second) } },
+      { SCHEMAS: schemas.join(' '), BACKUP: path.join(dir, 'backup') },
+    );
     await run('roles');
-    await migrateAsOwners('erp');
+    await migrateAsOwners();
   }, 180_000);
   afterAll(async () => {
-    infra?.stop();
+    first?.stop();
+    second?.stop();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -111,79 +141,346 @@ describe('the backup and restore runbook', () => {
     expect(OPERATIONS).toContain(`export SCHEMAS="${schemas.join(' ')}"`);
   });
 
-  it('keeps every role to the system’s database', async () => {
-    await expect(query(url(`erp_${GATEWAY_SCHEMA}`, 'postgres'), 'select 1')).rejects.toThrow(/permission denied for database "postgres"/);
-    await expect(query(url('auditor', 'postgres'), 'select 1')).rejects.toThrow(/permission denied for database "postgres"/);
-    await expect(query(url(`erp_${GATEWAY_SCHEMA}`, 'erp'), 'select 1 as ok')).resolves.toEqual([{ ok: 1 }]);
+  it('gives each server the roles of the schemas that live on it, and nothing else', async () => {
+    const rolesOn = async (server: PrivatePostgres) =>
+      (await query(server.url(), `select rolname from pg_roles where rolname like 'erp\\_%' order by 1`)).map((r) => r.rolname);
+    expect(await rolesOn(second)).toEqual([`erp_${MOVED}`, `erp_${MOVED}_owner`]);
+    expect(await rolesOn(first)).toEqual(
+      schemas
+        .filter((s) => s !== MOVED)
+        .flatMap((s) => [`erp_${s}`, `erp_${s}_owner`])
+        .sort(),
+    );
+    // Each server's auditor reads the schemas of that server.
+    expect(await query(url('auditor', 'erp', second), `select has_schema_privilege('${MOVED}', 'usage') as usage`)).toEqual([
+      { usage: true },
+    ]);
+    expect(await query(url('auditor', 'erp'), `select has_schema_privilege('${GATEWAY_SCHEMA}', 'usage') as usage`)).toEqual([
+      { usage: true },
+    ]);
   });
 
-  it('backs up as the auditor, restores each schema to its owner, and the next migrations and the audit run on it', async () => {
-    // What the services wrote, as their runtime roles.
+  it('keeps every role to the system’s database', async () => {
+    for (const [server, runtime] of [
+      [first, `erp_${GATEWAY_SCHEMA}`],
+      [second, `erp_${MOVED}`],
+    ] as const) {
+      await expect(query(url(runtime, 'postgres', server), 'select 1')).rejects.toThrow(/permission denied for database "postgres"/);
+      await expect(query(url('auditor', 'postgres', server), 'select 1')).rejects.toThrow(/permission denied for database "postgres"/);
+      await expect(query(url(runtime, 'erp', server), 'select 1 as ok')).resolves.toEqual([{ ok: 1 }]);
+    }
+  });
+
+  it('backs up each server as its auditor, restores each schema to its owner on its server, and the next migrations and the audit run on them', async () => {
+    // What the services wrote, as their runtime roles, on both servers.
     const [empresa] = await query(
-      url('erp_gateway', 'erp'),
+      urlOf(GATEWAY_SCHEMA, 'erp_gateway'),
       `insert into gateway.empresas (nombre) values ('Empresa Respaldada') returning id`,
     );
-    await query(url('erp_gateway', 'erp'), `insert into gateway.empresas (nombre) values ('Empresa Dos')`);
+    await query(urlOf(GATEWAY_SCHEMA, 'erp_gateway'), `insert into gateway.empresas (nombre) values ('Empresa Dos')`);
+    await query(
+      urlOf(MOVED, 'erp_sales'),
+      `insert into sales.canales (empresa_id, nombre) values (${Number(empresa!.id)}, 'Tienda Respaldada')`,
+    );
 
     await run('backup');
-    expect(fs.statSync(env.DUMP!).size).toBeGreaterThan(0);
-    // Damage after the backup: the restore brings the books back to it.
-    await query(url('erp_gateway', 'erp'), `update gateway.empresas set nombre = 'Dañada'`);
+    const dumps = fs.readdirSync(env.BACKUP!).sort();
+    expect(dumps).toEqual(
+      env
+        .SERVERS!.split(' ')
+        .map((server) => `${server}.dump`)
+        .sort(),
+    );
+    // Damage after the backup, on both servers: the restore brings the books back to it.
+    await query(urlOf(GATEWAY_SCHEMA, 'erp_gateway'), `update gateway.empresas set nombre = 'Dañada'`);
+    await query(urlOf(MOVED, 'erp_sales'), `update sales.canales set nombre = 'Dañado'`);
 
     await run('restore');
     await run('switch');
 
-    const restored = url('postgres', 'erp');
-    expect(await query(restored, 'select nombre from gateway.empresas order by id')).toEqual([
+    expect(await query(urlOf(GATEWAY_SCHEMA, 'postgres'), 'select nombre from gateway.empresas order by id')).toEqual([
       { nombre: 'Empresa Respaldada' },
       { nombre: 'Empresa Dos' },
     ]);
-    expect(await query(url('postgres', 'erp_before_restore'), `select distinct nombre from gateway.empresas`)).toEqual([
+    expect(await query(urlOf(MOVED, 'postgres'), 'select nombre from sales.canales')).toEqual([{ nombre: 'Tienda Respaldada' }]);
+    expect(await query(urlOf(GATEWAY_SCHEMA, 'postgres', 'erp_before_restore'), `select distinct nombre from gateway.empresas`)).toEqual([
       { nombre: 'Dañada' },
     ]);
-    // Every table, sequence and function belongs to its schema's owner again.
-    const strangers = await query(
-      restored,
-      `select n.nspname as schema, c.relname as name, pg_get_userbyid(c.relowner) as owner
-         from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where n.nspname = any('{${schemas.join(',')}}') and pg_get_userbyid(c.relowner) <> 'erp_' || n.nspname || '_owner'
-       union all
-       select n.nspname, p.proname, pg_get_userbyid(p.proowner)
-         from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-        where n.nspname = any('{${schemas.join(',')}}') and pg_get_userbyid(p.proowner) <> 'erp_' || n.nspname || '_owner'`,
-    );
-    expect(strangers).toEqual([]);
+    // Each server holds its own schemas only, and every table, sequence and function belongs to its schema's owner again.
+    for (const server of [first, second]) {
+      const restored = url('postgres', 'erp', server);
+      const held = schemas.filter((s) => serverOf(s) === server);
+      const present = await query(restored, `select nspname from pg_namespace where nspname = any('{${schemas.join(',')}}') order by 1`);
+      expect(present.map((r) => r.nspname)).toEqual([...held].sort());
+      const strangers = await query(
+        restored,
+        `select n.nspname as schema, c.relname as name, pg_get_userbyid(c.relowner) as owner
+           from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = any('{${held.join(',')}}') and pg_get_userbyid(c.relowner) <> 'erp_' || n.nspname || '_owner'
+         union all
+         select n.nspname, p.proname, pg_get_userbyid(p.proowner)
+           from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+          where n.nspname = any('{${held.join(',')}}') and pg_get_userbyid(p.proowner) <> 'erp_' || n.nspname || '_owner'`,
+      );
+      expect(strangers).toEqual([]);
+    }
     expect(
       (
         await query(
-          restored,
+          urlOf(MOVED, 'postgres'),
           `select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'sales'`,
         )
       )[0]!.n,
     ).toBeGreaterThan(5);
 
     // The runtime roles write again, with the sequences where the backup left them.
-    const [next] = await query(url('erp_gateway', 'erp'), `insert into gateway.empresas (nombre) values ('Empresa Nueva') returning id`);
+    const [next] = await query(
+      urlOf(GATEWAY_SCHEMA, 'erp_gateway'),
+      `insert into gateway.empresas (nombre) values ('Empresa Nueva') returning id`,
+    );
     expect(Number(next!.id)).toBe(Number(empresa!.id) + 2);
+    await query(
+      urlOf(MOVED, 'erp_sales'),
+      `insert into sales.canales (empresa_id, nombre) values (${Number(empresa!.id)}, 'Tienda Nueva')`,
+    );
 
     // The next release's migrations, as the owners: one changes a restored table, which only its owner may.
-    await migrateAsOwners('erp', {
-      [GATEWAY_SCHEMA]: {
+    await migrateAsOwners({
+      [MOVED]: {
         '9999-runbook-next-release': {
-          up: (db) => sql`alter table gateway.empresas add column notas text`.execute(db).then(() => undefined),
+          up: (db) => sql`alter table sales.canales add column notas text`.execute(db).then(() => undefined),
         },
       },
     });
-    expect(await query(url('erp_gateway', 'erp'), `select notas from gateway.empresas where id = ${Number(empresa!.id)}`)).toEqual([
+    expect(await query(urlOf(MOVED, 'erp_sales'), `select notas from sales.canales where nombre = 'Tienda Nueva'`)).toEqual([
       { notas: null },
     ]);
 
-    // Exit 0 (run() rejects otherwise), every invariant listed as held.
+    // Exit 0 (run() rejects otherwise), every invariant listed as held, read from both servers.
     const audit = (await run('audit')).trim().split('\n');
     expect(audit.length).toBeGreaterThan(5);
     expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
     const report = JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: String(empresa!.id) })) as { ok: boolean };
     expect(report.ok).toBe(true);
+  });
+});
+
+/**
+ * "Moving a schema to its own server" of docs/operations.md, its blocks run as written: the sales
+ * schema moves from a server holding every schema to a promoted physical replica of it while the
+ * services run (the services here connect as the superuser, as the chaos run's do). A partner's
+ * change-feed cursor taken before the move reads on after it, missing nothing; the old server's
+ * other schemas carry on; each server ends with its own schemas only, and the audit reads both.
+ */
+describe('moving a schema to its own server: a promoted physical replica', () => {
+  let dir: string;
+  let old: PrivatePostgres;
+  let standby: PrivatePostgres | undefined;
+  let stack: Stack;
+  let env: NodeJS.ProcessEnv;
+  let a: SalesRefs;
+  const sales: number[] = [];
+  let cursor: string;
+  let stampsBefore: bigint;
+  const schemas = Object.values(SCHEMAS).map((s) => s.schema);
+  const newPort = freePort();
+
+  const run = (block: string, options: { asPostgres?: boolean } = {}) => runBlock(block, env, options);
+  const api = async (pathAndQuery: string, init: { method?: string; body?: unknown } = {}) => {
+    const res = await stack.api(`${API}${pathAndQuery}`, {
+      key: SALES_KEY_A,
+      ...(init.method ? { method: init.method } : {}),
+      ...(init.body ? { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(init.body) } : {}),
+    });
+    return {
+      status: res.status,
+      body: (await json(res)) as {
+        data: Array<{ id: number; observaciones: string | null }>;
+        pagination: { resume_cursor: string; next_cursor: string | null };
+      },
+    };
+  };
+  const pendiente = async (observaciones: string) => {
+    const res = await postSale(
+      stack,
+      SALES_KEY_A,
+      saleBody(a, {
+        estado: 'Pendiente',
+        id_cliente: a.clientes.libre,
+        observaciones,
+        detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }],
+      }),
+    );
+    expect(res.status).toBe(201);
+    return res.body.data.id as number;
+  };
+  const edit = async (id: number, observaciones: string) =>
+    expect(
+      (await api(`/sales/${id}`, { method: 'PUT', body: { observaciones, detalles: [{ id_producto: a.productos.mouse, cantidad: 2 }] } }))
+        .status,
+    ).toBe(200);
+  /** Every page of the feed from `from` (the start when absent): the rows in order and where to resume. */
+  const feed = async (from?: string) => {
+    const rows: Array<{ id: number; observaciones: string | null }> = [];
+    let after = from;
+    for (;;) {
+      const page = await api(`/sales?order_by=updated_at&per_page=2${after ? `&cursor=${after}` : ''}`);
+      expect(page.status).toBe(200);
+      rows.push(...page.body.data.map(({ id, observaciones }) => ({ id, observaciones })));
+      after = page.body.pagination.resume_cursor;
+      if (!page.body.pagination.next_cursor) return { rows, resume: after };
+    }
+  };
+  const maxStamp = async (url: string) =>
+    BigInt(String((await query(url, `select coalesce(max(cambio_xid::text::numeric), 0)::text as x from sales.ventas`))[0]!.x));
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-move-'));
+    // A standby needs max_connections no lower than its primary's: the old server keeps the default.
+    old = await PrivatePostgres.start(path.join(dir, 'pg-old'), ['max_connections=100', 'full_page_writes=on']);
+    await query(old.url(), 'create database erp');
+    // A server in service has handed out many transaction ids; a fresh one starts below a thousand.
+    await query(old.url(), `do $$ begin for i in 1..20000 loop perform pg_current_xact_id(); commit; end loop; end $$`);
+    const newDir = path.join(dir, 'pg-new');
+    fs.mkdirSync(newDir);
+    if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', newDir]);
+    env = runbookEnv(
+      [old],
+      { databaseUrl: `postgres://auditor@127.0.0.1:${old.port}/erp` },
+      {
+        SCHEMAS: schemas.join(' '),
+        SCHEMA: SALES_SCHEMA,
+        OLD_SERVER: `127.0.0.1:${old.port}`,
+        NEW_SERVER: `127.0.0.1:${await newPort}`,
+        NEW_PGDATA: path.join(newDir, 'data'),
+        REPLICATION_USER: 'postgres',
+        PATH: `${postgresBinDir()}:${process.env.PATH ?? ''}`,
+      },
+    );
+    await run('roles');
+    const oldErp = old.url('erp');
+    // Every schema is on the old server; the services the test drives migrate their own at start.
+    for (const [service, { schema, migrations }] of Object.entries(SCHEMAS)) {
+      if (['gateway', 'inventory', 'sales'].includes(service)) continue;
+      const db = createDb<unknown>({ connectionString: oldErp, max: 1 });
+      try {
+        await migrateSchema(db, schema, migrations);
+      } finally {
+        await db.destroy();
+      }
+    }
+    stack = await Stack.start({
+      services: ['gateway', 'inventory', 'sales'],
+      databases: { gateway: oldErp, inventory: oldErp, sales: oldErp },
+    });
+    a = refsOf(await stack.seed(salesFixture()), 'a');
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.stop();
+    standby?.stop();
+    old?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts a standby of the old server from a base backup, which follows it while the service runs', async () => {
+    sales.push(await pendiente('uno'), await pendiente('dos'));
+    const before = await feed();
+    expect(before.rows.map((r) => r.id)).toEqual(sales);
+    cursor = before.resume;
+
+    await run('move-standby', { asPostgres: true });
+    standby = new PrivatePostgres(path.join(dir, 'pg-new'), await newPort, postgresBinDir());
+    await edit(sales[0]!, 'uno editada antes del traslado');
+    await run('move-caught-up');
+    const copy = standby.url('erp');
+    expect(await query(copy, 'select pg_is_in_recovery() as standby')).toEqual([{ standby: true }]);
+    expect(await query(copy, `select observaciones from sales.ventas where id = ${sales[0]}`)).toEqual([
+      { observaciones: 'uno editada antes del traslado' },
+    ]);
+  });
+
+  it('promotes it once the service stopped and it caught up: the service carries on there, every partner’s cursor with it', async () => {
+    await stack.stopService('sales');
+    await run('move-caught-up');
+    stampsBefore = await maxStamp(old.url('erp'));
+    await run('move-promote');
+    stack.moveDatabase('sales', standby!.url('erp'));
+    await stack.startService('sales');
+
+    // Written on the new server: an edit of an older sale and a new one, stamped past everything the old server stamped.
+    await edit(sales[1]!, 'dos editada en el servidor nuevo');
+    const reservations = () => query(old.url('erp'), 'select count(*)::int as n from inventory.reservas');
+    const reservationsBefore = Number((await reservations())[0]!.n);
+    sales.push(await pendiente('tres'));
+    expect(await maxStamp(standby!.url('erp'))).toBeGreaterThan(stampsBefore);
+    expect(await maxStamp(old.url('erp'))).toBe(stampsBefore);
+
+    // The cursor a partner took before the move answers every change since, each once, in order.
+    const after = await feed(cursor);
+    expect(after.rows).toEqual([
+      { id: sales[0], observaciones: 'uno editada antes del traslado' },
+      { id: sales[1], observaciones: 'dos editada en el servidor nuevo' },
+      { id: sales[2], observaciones: 'tres' },
+    ]);
+    // Nothing vanished from the feed read from the start, and its resume cursor stops after the last change.
+    const whole = await feed();
+    expect(whole.rows.map((r) => r.id).sort((x, y) => x - y)).toEqual(sales);
+    expect((await feed(whole.resume)).rows).toEqual([]);
+    // The old server's other schemas carry on: the new sale reserved its stock there.
+    expect(Number((await reservations())[0]!.n)).toBe(reservationsBefore + 1);
+  });
+
+  it('leaves each server with its own schemas and roles, and the audit reads each where it lives', async () => {
+    env = { ...env, DATABASE_URL_SALES: `postgres://auditor@${env.NEW_SERVER}/erp` };
+    await run('move-tidy-new');
+    const ours = async (url: string) => ({
+      schemas: (await query(url, `select nspname from pg_namespace where nspname = any('{${schemas.join(',')}}') order by 1`)).map(
+        (r) => r.nspname,
+      ),
+      roles: (await query(url, `select rolname from pg_roles where rolname like 'erp\\_%' order by 1`)).map((r) => r.rolname),
+    });
+    expect(await ours(standby!.url('erp'))).toEqual({ schemas: [SALES_SCHEMA], roles: ['erp_sales', 'erp_sales_owner'] });
+
+    // The services read their tables as the superuser here: the audit too, from both servers.
+    const audit = await runBlock('audit-all', { ...env, DATABASE_URL: old.url('erp'), DATABASE_URL_SALES: standby!.url('erp') });
+    expect(
+      audit
+        .trim()
+        .split('\n')
+        .filter((line) => !line.startsWith('ok  ')),
+    ).toEqual([]);
+
+    await run('move-tidy-old');
+    const stayed = schemas.filter((s) => s !== SALES_SCHEMA);
+    expect(await ours(old.url('erp'))).toEqual({
+      schemas: [...stayed].sort(),
+      roles: stayed.flatMap((s) => [`erp_${s}`, `erp_${s}_owner`]).sort(),
+    });
+    // And the system still takes sales, each schema on its server.
+    sales.push(await pendiente('cuatro'));
+    expect((await feed(cursor)).rows.map((r) => r.id)).toEqual([sales[0], sales[1], sales[2], sales[3]]);
+  });
+
+  it('would lose changes on a copy of the rows instead (why the docs move a replica): restored on a fresh server, they hide behind its transaction counter', async () => {
+    const fresh = await PrivatePostgres.start(path.join(dir, 'pg-fresh'));
+    try {
+      await query(fresh.url(), 'create database erp');
+      const dump = path.join(dir, 'sales.dump');
+      execFileSync('pg_dump', ['--format=custom', '--schema', SALES_SCHEMA, '--file', dump, standby!.url('erp')]);
+      execFileSync('pg_restore', ['--no-owner', '--no-privileges', '--dbname', fresh.url('erp'), dump]);
+      const visible = `select count(*)::int as n from sales.ventas where cambio_xid < pg_snapshot_xmin(pg_current_snapshot())`;
+      // Every sale is in the copy, but the feed's horizon on the fresh server answers none of them…
+      expect(await query(fresh.url('erp'), 'select count(*)::int as n from sales.ventas')).toEqual([{ n: sales.length }]);
+      expect(await query(fresh.url('erp'), visible)).toEqual([{ n: 0 }]);
+      // …and a change made there is stamped behind the cursors partners hold.
+      const [changed] = await query(
+        fresh.url('erp'),
+        `update sales.ventas set observaciones = 'copia' where id = ${sales[0]} returning cambio_xid::text as x`,
+      );
+      expect(BigInt(String(changed!.x))).toBeLessThan(stampsBefore);
+    } finally {
+      fresh.stop();
+    }
   });
 });
 
@@ -202,7 +499,7 @@ describe('the back-office runbook', () => {
       ...process.env,
       NATS_URL: stack.iso.natsUrl,
       SUBJECT_PREFIX: stack.iso.subjectPrefix,
-      AUDITOR_URL: stack.iso.databaseUrl,
+      DATABASE_URL: stack.iso.databaseUrl,
       FIXTURE: path.join(ROOT, 'test', 'fixtures', 'demo.json'),
       LOG_LEVEL: 'silent',
     };

@@ -66,12 +66,15 @@ export class Stack {
   /** What `api()` received, for the contract check; undefined when the stack was started without it. */
   readonly recorder: ContractRecorder | undefined;
   private readonly removeSink: (() => void) | undefined;
+  /** The database of each service whose schema lives apart from the isolation's. */
+  private readonly databases: Partial<Record<ServiceName, string>>;
   baseUrl = '';
   private constructor(
     readonly iso: Isolation,
     readonly admin: Bus,
     private readonly options: StackOptions,
   ) {
+    this.databases = { ...options.databases };
     const recorder = options.contract === false ? undefined : new ContractRecorder();
     this.recorder = recorder;
     this.removeSink =
@@ -95,7 +98,7 @@ export class Stack {
   }
 
   spec(name: ServiceName): ServiceSpec<BaseConfig> {
-    const database = this.options.databases?.[name];
+    const database = this.databases[name];
     const env = stackEnv(this.iso, {
       ...(name === 'gateway' ? this.options.gateway : {}),
       ...(database !== undefined ? { DATABASE_URL: database } : {}),
@@ -130,6 +133,11 @@ export class Stack {
       case 'exports':
         return exportsService({ ...loadConfig(BaseConfig, env), ...this.options.exports }) as unknown as ServiceSpec<BaseConfig>;
     }
+  }
+
+  /** Gives a service another database from its next start on: its schema moved to another server. */
+  moveDatabase(name: ServiceName, databaseUrl: string): void {
+    this.databases[name] = databaseUrl;
   }
 
   async startService(name: ServiceName): Promise<RunningService<BaseConfig>> {

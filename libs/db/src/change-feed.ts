@@ -11,6 +11,11 @@ import { inTransaction } from './transaction';
  * stamped before every transaction still running (`pg_snapshot_xmin`), in (stamp, id) order: a
  * change that commits later always carries a stamp at or after that horizon, so it lands after
  * every position already read and a reader following the cursor never passes over it.
+ *
+ * The stamps are transaction ids of one Postgres cluster: rows copied to another server (dump and
+ * restore, logical replication) keep stamps its counter knows nothing of. A schema moves to a
+ * server of its own only as a promoted physical replica, whose counter continues the same history
+ * (docs/operations.md, "Moving a schema to its own server").
  */
 
 /** The column every row of a feed carries: the id of the transaction that last wrote it. */

@@ -103,3 +103,27 @@ end $$`,
 end $$`,
   ];
 }
+
+/** Host, port and database a connection URL names, whoever connects: two URLs with the same key reach the same database. */
+export function databaseKey(url: string): string {
+  const parsed = new URL(url);
+  const host = (parsed.searchParams.get('host') ?? parsed.hostname).replace(/^\[|\]$/g, '').toLowerCase();
+  const port = parsed.port || parsed.searchParams.get('port') || '5432';
+  return `${host}:${port}/${decodeURIComponent(parsed.pathname.slice(1))}`;
+}
+
+/**
+ * The schemas among `schemas` that live in the database `server` names (its host, port and
+ * database; the user does not matter): each schema's database is `DATABASE_URL_<SCHEMA>` of `env`,
+ * else its `DATABASE_URL`, as the services and the audit place them. Throws when `env` does not
+ * say where the schemas live.
+ */
+export function schemasOnServer(schemas: readonly string[], server: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  const target = databaseKey(server);
+  return schemas.filter((schema) => {
+    const url = env[`DATABASE_URL_${schema.toUpperCase()}`] ?? env.DATABASE_URL;
+    if (!url)
+      throw new Error(`where ${schema} lives is unknown: set DATABASE_URL (and DATABASE_URL_<SCHEMA> for a schema on another server)`);
+    return databaseKey(url) === target;
+  });
+}

@@ -62,9 +62,16 @@ export interface ReturnableSale {
 }
 
 export interface LoadContext {
+  /** A connection to the database of the loader's schema. */
   client: pg.ClientBase;
-  /** Another connection with the same session settings, for a loader that fills two tables at once; the loader ends it. */
+  /** Another connection to that database with the same session settings, for a loader that fills two tables at once; the loader ends it. */
   connect(): Promise<pg.Client>;
+  /**
+   * The connection to the database another schema lives in (the same as `client` while they share
+   * one): a loader that writes what another schema derives from its rows reads its own database and
+   * writes through this one, never one statement naming both schemas.
+   */
+  clientOf(schema: string): Promise<pg.ClientBase>;
   companies: LoadedCompany[];
   random: Random;
   progress: Progress;

@@ -33,10 +33,17 @@ const SCHEMAS: ReadonlyArray<readonly [schema: string, migrations: Migrations]> 
 export const LOADERS: readonly Loader[] = [gatewayLoader, inventoryLoader, packagesLoader, salesLoader, returnsLoader, webhookIngestLoader];
 
 export interface BenchDataOptions {
+  /** The database of every schema not named in `databaseUrls`. */
   databaseUrl: string;
+  /**
+   * The database of each schema (by name: `sales`, `webhook_ingest`…) that lives apart, as
+   * `DATABASE_URL_<SCHEMA>` places it for the services: each schema is migrated and loaded there,
+   * and no statement names schemas of two databases.
+   */
+  databaseUrls?: Readonly<Partial<Record<string, string>>>;
   scale: Scale;
   seed: number;
-  /** Drop and create the database first (the CLI does; the test hands over an empty isolated one). */
+  /** Drop and create the databases first (the CLI does; the test hands over empty isolated ones). */
   recreate: boolean;
   progress: Progress;
   /** Last day of the history (default: today, UTC). */
@@ -66,30 +73,44 @@ async function recreateDatabase(url: string): Promise<void> {
 }
 
 /**
- * Builds the benchmark database: migrates every schema with its service's migrations, then loads
- * a large company beside two smaller ones with COPY, schema by schema, and analyzes what it loaded.
+ * Builds the benchmark database (or databases, one per place a schema lives): migrates every
+ * schema with its service's migrations, then loads a large company beside two smaller ones with
+ * COPY, schema by schema, and analyzes what it loaded.
  */
 export async function generateBenchData(options: BenchDataOptions): Promise<BenchDataResult> {
   const started = Date.now();
   const { progress } = options;
-  if (options.recreate) await recreateDatabase(options.databaseUrl);
+  const urlOf = (schema: string) => options.databaseUrls?.[schema] ?? options.databaseUrl;
+  if (options.recreate) for (const url of new Set(SCHEMAS.map(([schema]) => urlOf(schema)))) await recreateDatabase(url);
 
-  const db = createDb<unknown>({ connectionString: options.databaseUrl, max: 1, applicationName: 'bench-data' });
-  try {
-    for (const [schema, migrations] of SCHEMAS) await migrateSchema(db, schema, migrations);
-  } finally {
-    await db.destroy();
+  for (const [schema, migrations] of SCHEMAS) {
+    const db = createDb<unknown>({ connectionString: urlOf(schema), max: 1, applicationName: 'bench-data' });
+    try {
+      await migrateSchema(db, schema, migrations);
+    } finally {
+      await db.destroy();
+    }
   }
 
-  const connect = async () => {
-    const c = new pg.Client({ connectionString: options.databaseUrl, application_name: 'bench-data' });
+  const connect = async (url: string) => {
+    const c = new pg.Client({ connectionString: url, application_name: 'bench-data' });
     await c.connect();
     // Bulk load: losing the tail of it in a crash only means running the generator again.
     await c.query(`set synchronous_commit = off`);
     await c.query(`set maintenance_work_mem = '512MB'`);
     return c;
   };
-  const client = await connect();
+  // One connection per database, opened when a schema of it is first loaded.
+  const clients = new Map<string, Promise<pg.Client>>();
+  const clientOf = (schema: string): Promise<pg.Client> => {
+    const url = urlOf(schema);
+    let client = clients.get(url);
+    if (!client) {
+      client = connect(url);
+      clients.set(url, client);
+    }
+    return client;
+  };
   try {
     const companies: LoadedCompany[] = companyPlans(options.scale).map((plan) => ({
       plan,
@@ -99,16 +120,19 @@ export async function generateBenchData(options: BenchDataOptions): Promise<Benc
       sucursales: [],
       bodegas: [],
     }));
-    const ctx = { client, connect, companies, random: new Random(options.seed), progress, today: options.today ?? todayUtc() };
+    const random = new Random(options.seed);
+    const today = options.today ?? todayUtc();
     const counts: Record<string, number> = {};
     const skipped: BenchDataResult['skipped'] = [];
     for (const loader of LOADERS) {
+      const client = await clientOf(loader.schema);
       const reason = await loader.missing(client);
       if (reason) {
         skipped.push({ schema: loader.schema, reason });
         progress.log(`${loader.schema}: not loaded (${reason})`);
         continue;
       }
+      const ctx = { client, connect: () => connect(urlOf(loader.schema)), clientOf, companies, random, progress, today };
       Object.assign(counts, await loader.load(ctx));
     }
 
@@ -116,7 +140,7 @@ export async function generateBenchData(options: BenchDataOptions): Promise<Benc
     const step = progress.step('vacuum analyze', tables.length);
     for (const table of tables) {
       const [schema, name] = table.split('.') as [string, string];
-      await client.query(`vacuum (analyze) ${quoteIdent(schema)}.${quoteIdent(name)}`);
+      await (await clientOf(schema)).query(`vacuum (analyze) ${quoteIdent(schema)}.${quoteIdent(name)}`);
       step.add(1);
     }
     step.done();
@@ -127,6 +151,7 @@ export async function generateBenchData(options: BenchDataOptions): Promise<Benc
       seconds: (Date.now() - started) / 1000,
     };
   } finally {
-    await client.end();
+    const opened = await Promise.allSettled(clients.values());
+    await Promise.all(opened.map((c) => (c.status === 'fulfilled' ? c.value.end() : undefined)));
   }
 }

@@ -5,6 +5,20 @@ export function benchDatabaseUrl(): string {
   return process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/erp_bench';
 }
 
+/**
+ * The database of each schema the benchmark keeps apart: `BENCH_DATABASE_URL_<SCHEMA>` (e.g.
+ * `BENCH_DATABASE_URL_SALES`), as `DATABASE_URL_<SCHEMA>` places a schema for the services. Only
+ * `npm run bench:data` reads them; `npm run bench` runs on one database.
+ */
+export function benchDatabaseUrls(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const schema = /^BENCH_DATABASE_URL_([A-Z][A-Z0-9_]*)$/.exec(name)?.[1];
+    if (schema && value) urls[schema.toLowerCase()] = value;
+  }
+  return urls;
+}
+
 /** What `npm run bench:data` loads, in rows of the large company; the two smaller ones scale from it. */
 export interface Scale {
   /** Sales of the large company (3 lines each). */

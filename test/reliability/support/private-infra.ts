@@ -15,11 +15,13 @@ export class PrivatePostgres {
     readonly dir: string,
     readonly port: number,
     private readonly bin: string,
+    /** Settings (`name=value`) over the defaults of `start`, e.g. `shared_preload_libraries=pg_stat_statements`. */
+    private readonly settings: readonly string[] = [],
   ) {}
 
-  /** A new server in `dir` (created), on a free port, started. */
-  static async start(dir: string): Promise<PrivatePostgres> {
-    const server = new PrivatePostgres(dir, await freePort(), postgresBinDir());
+  /** A new server in `dir` (created), on a free port, started; `settings` (`name=value`) over the defaults. */
+  static async start(dir: string, settings: readonly string[] = []): Promise<PrivatePostgres> {
+    const server = new PrivatePostgres(dir, await freePort(), postgresBinDir(), settings);
     server.init();
     await server.start();
     return server;
@@ -50,6 +52,8 @@ export class PrivatePostgres {
       '-c max_connections=400',
       '-c fsync=off',
       '-c full_page_writes=off',
+      // Given later on the command line, these win over the defaults above.
+      ...this.settings.map((setting) => `-c ${setting}`),
     ];
     this.pgCtl(['-o', options.join(' '), '-l', path.join(this.dir, 'postgres.log'), '-w', '-t', '60', 'start']);
     await waitFor(() => reachable(this.url(), 500), 30_000, `private Postgres :${this.port}`);
@@ -175,7 +179,8 @@ export class PrivateInfra {
     return `redis://127.0.0.1:${this.redisPort}`;
   }
 
-  static async start(options: { natsNodes?: number } = {}): Promise<PrivateInfra> {
+  /** `postgresSettings` (`name=value`) go to both Postgres servers, over the defaults of PrivatePostgres. */
+  static async start(options: { natsNodes?: number; postgresSettings?: readonly string[] } = {}): Promise<PrivateInfra> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'erp-chaos-'));
     const bin = postgresBinDir();
     const nodes: NatsNode[] = [];
@@ -184,8 +189,8 @@ export class PrivateInfra {
     }
     const infra = new PrivateInfra(
       dir,
-      new PrivatePostgres(path.join(dir, 'pg'), await freePort(), bin),
-      new PrivatePostgres(path.join(dir, 'pg-sales'), await freePort(), bin),
+      new PrivatePostgres(path.join(dir, 'pg'), await freePort(), bin, options.postgresSettings),
+      new PrivatePostgres(path.join(dir, 'pg-sales'), await freePort(), bin, options.postgresSettings),
       nodes,
       await freePort(),
     );
@@ -325,7 +330,8 @@ export function privateInfraMissing(): string[] {
   return missing;
 }
 
-function postgresBinDir(): string {
+/** The folder of the Postgres server binaries (initdb, pg_ctl): PG_BIN_DIR, else the newest installed. */
+export function postgresBinDir(): string {
   const fromEnv = process.env.PG_BIN_DIR;
   if (fromEnv && existsSync(path.join(fromEnv, 'initdb'))) return fromEnv;
   const root = '/usr/lib/postgresql';

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { copyRows, deferIndexes, nextId, syncIdentity, type CopyValue } from '../copy';
 import { missingTables, type Loader } from '../context';
 import { cents, netOfTax } from '../money';
@@ -6,6 +7,8 @@ import { addDays } from '../time';
 const SCHEMA = 'returns';
 const TABLES = ['documentos', 'devoluciones', 'devolucion_detalles'] as const;
 const HISTORY_DAYS = 730;
+/** Sales whose return counts are written per statement. */
+const COUNT_BATCH = 5_000;
 
 /**
  * Returns of about a tenth of the completed sales (the sales loader picks them): one unit of the
@@ -19,7 +22,7 @@ export const returnsLoader: Loader = {
     const absent = await missingTables(client, SCHEMA, TABLES);
     return absent.length > 0 ? `tables ${absent.join(', ')} do not exist` : undefined;
   },
-  async load({ client, companies, random, progress, today }) {
+  async load({ client, clientOf, companies, random, progress, today }) {
     const rnd = random.fork(SCHEMA);
     const deferred = await deferIndexes(client, SCHEMA, [...TABLES]);
     let documentoId = await nextId(client, SCHEMA, 'documentos');
@@ -180,11 +183,33 @@ export const returnsLoader: Loader = {
     );
     await deferred.restore();
     for (const table of TABLES) await syncIdentity(client, SCHEMA, table);
-    // Each sale counts its active returns and their amount, as the sales service's consumer of their events keeps them.
-    await client.query(
-      `update sales.ventas v set devoluciones_activas = r.n, monto_devuelto = r.total
-       from (select venta_id, count(*)::int as n, sum(total) as total from returns.devoluciones where enable group by 1) r where v.id = r.venta_id`,
-    );
+    await countReturnsOnSales(client, await clientOf('sales'));
     return counts;
   },
 };
+
+/**
+ * Each sale counts its active returns and their amount, as the sales service's consumer of their
+ * events keeps them: read from the returns' database in pages of sales (by id), each page written
+ * to the sales' database in one statement. The two schemas may live on different servers, so no
+ * statement names both. Returns the sales updated.
+ */
+async function countReturnsOnSales(returns: pg.ClientBase, sales: pg.ClientBase): Promise<number> {
+  let after = 0;
+  let updated = 0;
+  for (;;) {
+    const { rows } = await returns.query<{ venta_id: number; n: number; total: string }>(
+      `select venta_id, count(*)::int as n, sum(total)::text as total from returns.devoluciones
+        where enable and venta_id > $1 group by venta_id order by venta_id limit $2`,
+      [after, COUNT_BATCH],
+    );
+    if (rows.length === 0) return updated;
+    const result = await sales.query(
+      `update sales.ventas v set devoluciones_activas = r.n, monto_devuelto = r.total
+         from unnest($1::int[], $2::int[], $3::numeric[]) as r(venta_id, n, total) where v.id = r.venta_id`,
+      [rows.map((r) => r.venta_id), rows.map((r) => r.n), rows.map((r) => r.total)],
+    );
+    updated += result.rowCount ?? 0;
+    after = rows.at(-1)!.venta_id;
+  }
+}
