@@ -33,6 +33,8 @@ export interface ExportStore {
   files: ObjectStore;
   /** The store's name; its stream is `OBJ_<bucket>`. */
   bucket: string;
+  /** How long JetStream keeps a file (0: for ever), from the stream's configuration. */
+  maxAgeMs: number;
   /**
    * One message of the store's stream, read without a consumer: by JetStream's direct get (any
    * copy answers) when the stream allows it, else by the stream leader's message get.
@@ -91,6 +93,7 @@ async function openExportStore(bus: Bus): Promise<ExportStore> {
   return {
     files: await new Objm(bus.nc).open(bucket, false),
     bucket,
+    maxAgeMs: config.max_age / 1_000_000,
     message: config.allow_direct
       ? (query) => jsm.direct.getMessage(stream, query)
       : // The client's type names only `seq` or `last_by_subj`; the server takes `next_by_subj` too.
@@ -173,12 +176,6 @@ async function* fileBytes(store: ExportStore, info: ObjectInfo, start: number, e
       `export file ${info.name}: ${position} bytes read of ${info.size}, digest ${digest.toString('base64url')} for ${info.digest}`,
     );
   if (held) yield held;
-}
-
-/** The names of the files in the store. */
-export async function listObjects(bus: Bus): Promise<string[]> {
-  const { files } = await exportStore(bus);
-  return (await files.list()).map((info) => info.name);
 }
 
 /** Removes a stored file; false when the name held none (no error). */
