@@ -1,4 +1,5 @@
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
 import pg from 'pg';
 import { Bus, exportStoreName } from '@erp/bus';
 import { streamName, type ServiceName } from '@erp/contracts';
@@ -173,6 +174,16 @@ export class Stack {
     recordResponse(url, init?.method ?? (input instanceof Request ? input.method : 'GET'), res, init?.body);
     return res;
   };
+
+  /**
+   * The names of the files in the export store, as the store itself lists them (with a consumer,
+   * which only the tests' unrestricted connection may create): what the exports service's own
+   * records could have missed.
+   */
+  async exportFiles(): Promise<string[]> {
+    const store = await new Objm(this.admin.nc).open(exportStoreName(this.iso.subjectPrefix));
+    return (await store.list()).map((info) => info.name);
+  }
 
   /** Runs SQL on the stack's database, for assertions on what the services stored. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
+import { EXPORTS_SCHEMA, exportsMigrations } from '@erp/exports';
 import { GATEWAY_SCHEMA, gatewayMigrations } from '@erp/gateway';
 import { INVENTORY_SCHEMA, inventoryMigrations } from '@erp/inventory';
 import { PACKAGES_SCHEMA, packagesMigrations } from '@erp/packages';
@@ -17,6 +18,7 @@ const SERVICES: Array<[string, Migrations]> = [
   [PACKAGES_SCHEMA, packagesMigrations],
   [WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations],
   [SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations],
+  [EXPORTS_SCHEMA, exportsMigrations],
 ];
 
 /** A column as the previous release's code sees it. */

@@ -1,9 +1,9 @@
-import { Readable, Transform } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { StorageType, jetstream } from '@nats-io/jetstream';
-import { Objm, type ObjectStore } from '@nats-io/obj';
+import { StorageType, jetstream, type LastForMsgRequest, type MsgRequest, type NextMsgRequest, type StoredMsg } from '@nats-io/jetstream';
+import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { inTransaction } from '@erp/db';
 import type { Bus } from './bus';
@@ -27,17 +27,32 @@ export interface ExportStoreSettings {
   maxAgeMs: number;
 }
 
-const stores = new WeakMap<Bus, Promise<ObjectStore>>();
+/** The export store as this process uses it, opened once per bus. */
+export interface ExportStore {
+  /** nats.js's store: writes and removes files (publishes and purges; no consumer). */
+  files: ObjectStore;
+  /** The store's name; its stream is `OBJ_<bucket>`. */
+  bucket: string;
+  /** How long JetStream keeps a file (0: for ever), from the stream's configuration. */
+  maxAgeMs: number;
+  /**
+   * One message of the store's stream, read without a consumer: by JetStream's direct get (any
+   * copy answers) when the stream allows it, else by the stream leader's message get.
+   */
+  message(query: LastForMsgRequest | NextMsgRequest): Promise<StoredMsg | null>;
+}
+
+const stores = new WeakMap<Bus, Promise<ExportStore>>();
 
 /**
  * Creates the export store of this prefix, or brings an existing one to the configured replicas
- * and limits. Privileged like the events stream: the operator's step (`provisionJetStream`) does it;
- * the services, the exports service included, only write, read and remove files.
+ * and limits, with direct get allowed (files are read without consumers). Privileged like the
+ * events stream: the operator's step (`provisionJetStream`) does it; the services, the exports
+ * service included, only write, read and remove files.
  */
-export async function ensureExportStore(bus: Bus, settings: ExportStoreSettings): Promise<ObjectStore> {
+export async function ensureExportStore(bus: Bus, settings: ExportStoreSettings): Promise<void> {
   const name = exportStoreName(bus.options.prefix);
-  const objm = new Objm(bus.nc);
-  const store = await objm.create(name, {
+  await new Objm(bus.nc).create(name, {
     storage: StorageType.File,
     replicas: settings.replicas,
     max_bytes: settings.maxBytes,
@@ -46,23 +61,44 @@ export async function ensureExportStore(bus: Bus, settings: ExportStoreSettings)
   // `create` of an existing store keeps its settings: align the stream with the configuration.
   const jsm = await jetstream(bus.nc).jetstreamManager();
   const info = await jsm.streams.info(`OBJ_${name}`);
-  const wanted = { num_replicas: settings.replicas, max_bytes: settings.maxBytes, max_age: nanos(settings.maxAgeMs) };
+  const wanted = {
+    num_replicas: settings.replicas,
+    max_bytes: settings.maxBytes,
+    max_age: nanos(settings.maxAgeMs),
+    allow_direct: true,
+  };
   if (Object.entries(wanted).some(([key, value]) => info.config[key as keyof typeof wanted] !== value)) {
     await jsm.streams.update(info.config.name, { ...info.config, ...wanted });
   }
-  stores.set(bus, Promise.resolve(store));
-  return store;
+  // Opened again on next use, with the stream as it is now.
+  stores.delete(bus);
 }
 
-/** The export store of this bus's prefix, opened once (it must exist: the exports service creates it). */
-export function exportStore(bus: Bus): Promise<ObjectStore> {
+/** The export store of this bus's prefix, opened once (it must exist: the operator's step creates it). */
+export function exportStore(bus: Bus): Promise<ExportStore> {
   let store = stores.get(bus);
   if (!store) {
-    store = new Objm(bus.nc).open(exportStoreName(bus.options.prefix));
+    store = openExportStore(bus);
     store.catch(() => stores.delete(bus));
     stores.set(bus, store);
   }
   return store;
+}
+
+async function openExportStore(bus: Bus): Promise<ExportStore> {
+  const bucket = exportStoreName(bus.options.prefix);
+  const stream = `OBJ_${bucket}`;
+  const jsm = await jetstream(bus.nc).jetstreamManager();
+  const { config } = await jsm.streams.info(stream);
+  return {
+    files: await new Objm(bus.nc).open(bucket, false),
+    bucket,
+    maxAgeMs: config.max_age / 1_000_000,
+    message: config.allow_direct
+      ? (query) => jsm.direct.getMessage(stream, query)
+      : // The client's type names only `seq` or `last_by_subj`; the server takes `next_by_subj` too.
+        (query) => jsm.streams.getMessage(stream, query as MsgRequest),
+  };
 }
 
 /** A run of consecutive lines of an export file: their count and their text, joined by newlines. */
@@ -80,7 +116,7 @@ export async function putNdjsonGzip(
   name: string,
   batches: AsyncIterable<LineBatch>,
 ): Promise<{ objetos: number; bytes: number }> {
-  const store = await exportStore(bus);
+  const { files } = await exportStore(bus);
   let objetos = 0;
   const lines = Readable.from(
     (async function* () {
@@ -93,46 +129,62 @@ export async function putNdjsonGzip(
   );
   const gzip = createGzip();
   // Both settle: a failed read destroys the gzip stream, which fails the put, and the other way round.
-  const [info] = await Promise.all([store.put({ name }, Readable.toWeb(gzip) as ReadableStream<Uint8Array>), pipeline(lines, gzip)]);
+  const [info] = await Promise.all([files.put({ name }, Readable.toWeb(gzip) as ReadableStream<Uint8Array>), pipeline(lines, gzip)]);
   return { objetos, bytes: info.size };
 }
 
 /**
  * The bytes `start` to `end` (both included; the end of the file when omitted) of a stored file,
- * or undefined when there is no such file. The store reads a file from its first chunk: the bytes
- * before `start` are read and dropped.
+ * or undefined when there is no such file. Read chunk by chunk with one request each, no consumer
+ * (a service may create none). The whole file is read, the bytes outside the range dropped, so its
+ * size and digest are checked: the last bytes are held back until they match, and a file that
+ * does not (a chunk missing or changed) fails the stream instead of ending it.
  */
 export async function readObjectFrom(bus: Bus, name: string, start = 0, end = Number.POSITIVE_INFINITY): Promise<Readable | undefined> {
   const store = await exportStore(bus);
-  const result = await store.get(name);
-  if (!result) return undefined;
+  // nats.js keeps a file's metadata under its name in padded base64url (export names are ASCII).
+  const encoded = Buffer.from(name).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+  const meta = await store.message({ last_by_subj: `$O.${store.bucket}.M.${encoded}` });
+  const info = meta?.json<ObjectInfo>();
+  if (!info || info.deleted) return undefined;
+  return Readable.from(fileBytes(store, info, start, end), { objectMode: false });
+}
+
+async function* fileBytes(store: ExportStore, info: ObjectInfo, start: number, end: number): AsyncGenerator<Buffer> {
+  const chunks = `$O.${store.bucket}.C.${info.nuid}`;
+  const hash = createHash('sha256');
   let position = 0;
-  const slice = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      const from = Math.max(start - position, 0);
-      const to = Math.min(end + 1 - position, chunk.length);
-      position += chunk.length;
-      done(null, from < to ? chunk.subarray(from, to) : undefined);
-    },
-  });
-  const source = Readable.fromWeb(result.data as WebReadableStream<Uint8Array>);
-  source.on('error', (err) => slice.destroy(err));
-  void result.error.then((err) => {
-    if (err) slice.destroy(err);
-  });
-  return source.pipe(slice);
+  let seq = 0;
+  let held: Buffer | undefined;
+  for (let n = 1; n <= info.chunks; n++) {
+    const chunk = await store.message({ seq: seq + 1, next_by_subj: chunks });
+    if (!chunk) throw new Error(`export file ${info.name}: chunk ${n} of ${info.chunks} is missing`);
+    seq = chunk.seq;
+    hash.update(chunk.data);
+    const from = Math.max(start - position, 0);
+    const to = Math.min(end + 1 - position, chunk.data.length);
+    position += chunk.data.length;
+    if (from < to) {
+      if (held) yield held;
+      held = Buffer.from(chunk.data.subarray(from, to));
+    }
+  }
+  const digest = hash.digest();
+  const expected = info.digest.startsWith('SHA-256=') ? Buffer.from(info.digest.slice('SHA-256='.length), 'base64url') : undefined;
+  if (position !== info.size || !expected?.equals(digest))
+    throw new Error(
+      `export file ${info.name}: ${position} bytes read of ${info.size}, digest ${digest.toString('base64url')} for ${info.digest}`,
+    );
+  if (held) yield held;
 }
 
-/** The names of the files in the store. */
-export async function listObjects(bus: Bus): Promise<string[]> {
-  const store = await exportStore(bus);
-  return (await store.list()).map((info) => info.name);
-}
-
-/** Removes a stored file; a name that holds none is no error. */
-export async function deleteObject(bus: Bus, name: string): Promise<void> {
-  const store = await exportStore(bus);
-  if (await store.info(name)) await store.delete(name);
+/** Removes a stored file; false when the name held none (no error). */
+export async function deleteObject(bus: Bus, name: string): Promise<boolean> {
+  const { files } = await exportStore(bus);
+  const info = await files.info(name);
+  if (!info || info.deleted) return false;
+  await files.delete(name);
+  return true;
 }
 
 /** How an owning service reads an export from one snapshot. */

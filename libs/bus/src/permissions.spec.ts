@@ -33,10 +33,9 @@ describe('NATS permissions generated from the subject catalogs', () => {
   });
 
   it('lets no service create, change or delete a stream or a consumer; the operator identity manages them', () => {
-    // Reading a file of the export store is an ordered consumer over that store's chunks (the one
-    // consumer a service may create, on that stream only: the events stream's are the operator's),
-    // and removing one purges its chunks, on that stream only.
-    const usesExportFiles = /^\$JS\.API\.(CONSUMER\.(CREATE|DELETE)|DIRECT\.GET|STREAM\.(MSG\.GET|PURGE))\.OBJ_erp_EXPORTS(\.>)?$/;
+    // The export store's files are read by direct (or message) get, and removed by purging their
+    // chunks, on that stream only.
+    const usesExportFiles = /^\$JS\.API\.(DIRECT\.GET|STREAM\.(MSG\.GET|PURGE))\.OBJ_erp_EXPORTS(\.>)?$/;
     for (const service of SERVICES) {
       const jetstream = sut[service]!.publish.allow.filter((s) => s.startsWith('$JS.API.'));
       expect({
@@ -44,10 +43,7 @@ describe('NATS permissions generated from the subject catalogs', () => {
         managing: jetstream.filter(
           (s) => !/^\$JS\.API\.(INFO|STREAM\.INFO\.|CONSUMER\.(INFO|MSG\.NEXT)\.)/.test(s) && !usesExportFiles.test(s),
         ),
-      }).toEqual({
-        service,
-        managing: [],
-      });
+      }).toEqual({ service, managing: [] });
     }
     expect(sut.operator!.publish.allow).toEqual(
       expect.arrayContaining([
@@ -59,7 +55,45 @@ describe('NATS permissions generated from the subject catalogs', () => {
     );
     expect(sut.operator!.publish.allow.filter((s) => !s.startsWith('$JS.API.'))).toEqual([]);
   });
+
+  it('lets no service create or delete any consumer, on any stream, its own durables included', () => {
+    const durables = SERVICES.flatMap((service) => Object.entries(BUS_IDENTITIES[service].consumers as Record<string, string>));
+    const consumerApi = ['erp_EVENTS', 'OBJ_erp_EXPORTS', 'ANY_STREAM'].flatMap((stream) => [
+      `$JS.API.CONSUMER.CREATE.${stream}`,
+      `$JS.API.CONSUMER.CREATE.${stream}.pushed`,
+      `$JS.API.CONSUMER.CREATE.${stream}.pushed.erp.sales.admin.annul`,
+      `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.pushed`,
+      `$JS.API.CONSUMER.DELETE.${stream}.pushed`,
+      ...durables.flatMap(([durable, event]) => [
+        `$JS.API.CONSUMER.CREATE.${stream}.${durable}.erp.${event}`,
+        `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${durable}`,
+        `$JS.API.CONSUMER.DELETE.${stream}.${durable}`,
+      ]),
+    ]);
+    for (const service of SERVICES) {
+      const granted = sut[service]!.publish.allow;
+      expect({ service, reaches: consumerApi.filter((subject) => granted.some((pattern) => subjectMatches(pattern, subject))) }).toEqual({
+        service,
+        reaches: [],
+      });
+    }
+    // The operator reaches exactly the creation of each declared durable, over its one event.
+    expect(consumerApi.filter((subject) => sut.operator!.publish.allow.some((pattern) => subjectMatches(pattern, subject)))).toEqual(
+      durables.map(([durable, event]) => `$JS.API.CONSUMER.CREATE.erp_EVENTS.${durable}.erp.${event}`),
+    );
+  });
 });
+
+/** Whether a NATS subject pattern (`*` one token, `>` the rest) matches a subject, as nats-server's permissions do. */
+function subjectMatches(pattern: string, subject: string): boolean {
+  const want = pattern.split('.');
+  const have = subject.split('.');
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === '>') return have.length > i;
+    if (i >= have.length || (want[i] !== '*' && want[i] !== have[i])) return false;
+  }
+  return want.length === have.length;
+}
 
 const SERVICES_DIR = path.resolve(__dirname, '../../../services');
 // `bus.request(catalog, 'subject', …)` and its JSON variants, however the call is wrapped over lines.

@@ -17,9 +17,9 @@ const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
  * subscribes to the subjects it serves and the events it listens to; publishes the subjects it
  * calls, one by one (never an `*.admin.*` one), and its own events; may read the events stream's
  * info and pull from, and acknowledge on, its own durable consumers, and nothing else of
- * JetStream: no stream or consumer is created, changed, purged or deleted by a service (a consumer
- * it could create could push the stream to any subject, an admin one included); reads only its own
- * inbox. The operator identity (the migration step) creates and updates the stream and the
+ * JetStream but the export files it uses (read without a consumer, see `exportFilePermissions`):
+ * no stream or consumer is created, changed or deleted by a service (a consumer it could create
+ * could push a stream to any subject, an admin one included); reads only its own inbox. The operator identity (the migration step) creates and updates the stream and the
  * declared durables, and nothing else. The admin identity (the CLI) calls every served subject,
  * admin ones included, and nothing else.
  */
@@ -79,9 +79,10 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
 }
 
 /**
- * The JetStream API of the export store's stream that each use needs: reading a file is an
- * ordered consumer over its chunks and a direct get of its metadata; writing publishes chunks and
- * metadata and purges what a failed or replaced file left. Only the operator creates and updates the store.
+ * The JetStream API of the export store's stream that each use needs: reading a file is a direct
+ * get of its metadata and of each chunk (a message get of the stream leader where direct get is
+ * off), never a consumer; writing publishes chunks and metadata, reads a file's metadata, and
+ * purges what a failed, replaced or removed file left. Only the operator creates and updates the store.
  */
 function exportFilePermissions(prefix: string, access: 'write' | 'read'): string[] {
   const bucket = exportStoreName(prefix);
@@ -91,10 +92,6 @@ function exportFilePermissions(prefix: string, access: 'write' | 'read'): string
     `$JS.API.STREAM.MSG.GET.${stream}`,
     `$JS.API.DIRECT.GET.${stream}`,
     `$JS.API.DIRECT.GET.${stream}.>`,
-    `$JS.API.CONSUMER.CREATE.${stream}`,
-    `$JS.API.CONSUMER.CREATE.${stream}.>`,
-    `$JS.API.CONSUMER.DELETE.${stream}.>`,
-    `$JS.FC.${stream}.>`,
   ];
   if (access === 'read') return read;
   return [...read, `$O.${bucket}.C.>`, `$O.${bucket}.M.>`, `$JS.API.STREAM.PURGE.${stream}`];

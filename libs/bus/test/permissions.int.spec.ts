@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { DiscardPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
 import { z } from 'zod';
 import {
   SERVICES,
@@ -24,7 +26,7 @@ import {
   Bus,
   deleteObject,
   ensureExportStore,
-  listObjects,
+  exportStoreName,
   natsAuthorizationConfig,
   provisionJetStream,
   publishEvent,
@@ -38,6 +40,12 @@ const PREFIX = 'perm';
 const logger = createLogger('permissions-spec', 'silent');
 const ctx: RequestContext = { requestId: 'permissions-spec', empresa: { id: 1, nombre: 'Empresa', iva: '13', venderSinStock: true } };
 const password = (identity: string) => `pw-${identity}-0f3a`;
+
+async function bytesOf(file: Readable | undefined): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of file!) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -83,6 +91,8 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     buses.push(bus);
     return bus;
   };
+  const managerOf = async (identity: string) =>
+    jetstreamManager((buses.find((b) => b.options.name === identity) ?? (await connectAs(identity))).nc);
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-nats-perm-'));
@@ -247,8 +257,6 @@ describe('bus identities on a nats-server with the generated permissions', () =>
 
   describe('JetStream, which only the operator identity manages', () => {
     const stream = streamName(PREFIX);
-    const managerOf = async (identity: string) =>
-      jetstreamManager((buses.find((b) => b.options.name === identity) ?? (await connectAs(identity))).nc);
     const streamConfig = async () => (await (await managerOf('operator')).streams.info(stream)).config;
 
     it('refuses a service that sets max_msgs on the stream or adds subjects to it, and the stream stays as it was', async () => {
@@ -320,27 +328,46 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     expect(received.filter((m) => m !== 'from sales')).toEqual([]);
   });
 
-  it('lets the operator keep the export store, an owner write a file, the gateway read it, and no other service reach it', async () => {
+  it('lets the operator keep the export store, an owner write a file, the gateway read it (a range too) without a consumer, no service create one, and no other service reach it', async () => {
     const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
     const exportsBus = await connectAs('exports');
     // Like the events stream, only the operator creates or changes the store (its subjects included).
     await expect(ensureExportStore(exportsBus, settings)).rejects.toThrow(/permission/i);
     await ensureExportStore(await connectAs('operator'), settings);
+    const objectStream = `OBJ_${exportStoreName(PREFIX)}`;
+    // Files are read with direct gets, which the stream must allow.
+    expect((await (await managerOf('operator')).streams.info(objectStream)).config.allow_direct).toBe(true);
     const sales = await connectAs('sales');
     const lines = async function* () {
       yield { count: 2, text: '{"id":1}\n{"id":2}' };
     };
     await expect(putNdjsonGzip(sales, 'permisos.ndjson.gz', lines())).resolves.toMatchObject({ objetos: 2 });
     const gateway = buses.find((b) => b.options.name === 'gateway')!;
-    const file = await readObjectFrom(gateway, 'permisos.ndjson.gz');
-    const chunks: Buffer[] = [];
-    for await (const chunk of file!) chunks.push(chunk as Buffer);
-    expect(gunzipSync(Buffer.concat(chunks)).toString()).toBe('{"id":1}\n{"id":2}\n');
-    await expect(listObjects(exportsBus)).resolves.toEqual(['permisos.ndjson.gz']);
+    const whole = await bytesOf(await readObjectFrom(gateway, 'permisos.ndjson.gz'));
+    expect(gunzipSync(whole).toString()).toBe('{"id":1}\n{"id":2}\n');
+    // A download resumed with Range: the same bytes from the 10th on.
+    expect(await bytesOf(await readObjectFrom(gateway, 'permisos.ndjson.gz', 10))).toEqual(whole.subarray(10));
+    expect(await bytesOf(await readObjectFrom(gateway, 'permisos.ndjson.gz', 3, 7))).toEqual(whole.subarray(3, 8));
     const packages = await connectAs('packages');
     await expect(readObjectFrom(packages, 'permisos.ndjson.gz')).rejects.toThrow();
     await expect(putNdjsonGzip(gateway, 'forjado.ndjson.gz', lines())).rejects.toThrow();
-    await deleteObject(exportsBus, 'permisos.ndjson.gz');
-    await expect(listObjects(exportsBus)).resolves.toEqual([]);
+    // No service may create a consumer on the store's stream: not one pushing it to a back-office
+    // subject, not the ordered consumer nats.js reads a file with.
+    for (const identity of SERVICES) {
+      const jsm = await managerOf(identity);
+      await expect(
+        jsm.consumers.add(objectStream, {
+          deliver_subject: `${PREFIX}.sales.admin.annul`,
+          filter_subject: `$O.${exportStoreName(PREFIX)}.>`,
+        }),
+      ).rejects.toThrow(/permission/i);
+    }
+    await expect(new Objm(gateway.nc).open(exportStoreName(PREFIX)).then((store) => store.getBlob('permisos.ndjson.gz'))).rejects.toThrow(
+      /permission/i,
+    );
+    await expect(deleteObject(exportsBus, 'permisos.ndjson.gz')).resolves.toBe(true);
+    await expect(readObjectFrom(gateway, 'permisos.ndjson.gz')).resolves.toBeUndefined();
+    await expect(deleteObject(exportsBus, 'permisos.ndjson.gz')).resolves.toBe(false);
+    expect((await (await managerOf('operator')).streams.info(objectStream)).state.consumer_count).toBe(0);
   });
 });

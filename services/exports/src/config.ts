@@ -12,7 +12,7 @@ export const EXPORTS_DEFAULTS = {
   EXPORT_WRITE_TIMEOUT_MS: 30 * 60_000,
   /** Attempts of one export (a worker that died, an owner that failed) before it is `fallida`. */
   EXPORT_MAX_ATTEMPTS: 3,
-  /** How often the store is checked for files no job points to (see the worker's `removeOrphans`). */
+  /** How often the recorded files are checked for ones no job points to (see the worker's `removeStrayFiles`). */
   EXPORT_ORPHAN_SWEEP_MS: 10 * 60_000,
 };
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { RecursoExportacion, TenantContext } from '@erp/contracts';
+import { inTransaction } from '@erp/db';
 import type { ExportacionRow } from '../domain/exportacion';
 import type { ExportsDb } from './tables';
 
@@ -210,13 +211,54 @@ export async function expiredFiles(db: Db, limit: number): Promise<Array<{ id: n
   return rows.map((r) => ({ id: r.id, objeto: r.objeto! }));
 }
 
-/** Where the jobs stand, for the files found in the store. */
-export async function attemptsOf(db: Db, ids: number[]) {
-  if (ids.length === 0) return [];
-  return db.selectFrom('exportaciones').select(['id', 'estado', 'intento', 'objeto']).where('id', 'in', ids).execute();
+/**
+ * Records the file an attempt is about to have written, before its owner is asked to write it:
+ * whatever then happens to the worker, the file is found by `strayArchivos`.
+ */
+export async function recordArchivo(db: Db, job: { id: number; intento: number }, objeto: string): Promise<void> {
+  await db
+    .insertInto('archivos')
+    .values({ objeto, exportacion_id: job.id, intento: job.intento })
+    .onConflict((oc) => oc.column('objeto').doNothing())
+    .execute();
 }
 
-/** Forgets a file once removed from the store. */
-export async function forgetObjeto(db: Db, id: number, objeto: string): Promise<void> {
-  await db.updateTable('exportaciones').set({ objeto: null }).where('id', '=', id).where('objeto', '=', objeto).execute();
+/**
+ * The recorded files that no job points to and no running attempt will complete (of one job, or
+ * of all), oldest first; `vencido` when recorded longer ago than `maxAgeMs` (0: never), the
+ * store's own limit for any file.
+ */
+export async function strayArchivos(
+  db: Db,
+  maxAgeMs: number,
+  exportacionId?: number,
+): Promise<Array<{ objeto: string; vencido: boolean }>> {
+  let query = db
+    .selectFrom('archivos as a')
+    .innerJoin('exportaciones as e', 'e.id', 'a.exportacion_id')
+    .select([
+      'a.objeto',
+      (maxAgeMs > 0 ? sql<boolean>`a.created_at < now() - ${maxAgeMs} * interval '1 millisecond'` : sql<boolean>`false`).as('vencido'),
+    ])
+    .where((eb) =>
+      eb.and([
+        eb('e.objeto', 'is distinct from', eb.ref('a.objeto')),
+        eb.not(eb.and([eb('e.estado', '=', 'procesando'), eb('e.intento', '=', eb.ref('a.intento'))])),
+      ]),
+    );
+  if (exportacionId !== undefined) query = query.where('a.exportacion_id', '=', exportacionId);
+  return query.orderBy('a.created_at').orderBy('a.objeto').execute();
+}
+
+/** Forgets a recorded file once it is removed from the store (or can no longer be there). */
+export async function forgetArchivo(db: Db, objeto: string): Promise<void> {
+  await db.deleteFrom('archivos').where('objeto', '=', objeto).execute();
+}
+
+/** Forgets an expired file once removed from the store: the job no longer points to it, and its record goes. */
+export async function forgetObjeto(db: Kysely<ExportsDb>, id: number, objeto: string): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    await trx.updateTable('exportaciones').set({ objeto: null }).where('id', '=', id).where('objeto', '=', objeto).execute();
+    await forgetArchivo(trx, objeto);
+  });
 }

@@ -28,6 +28,18 @@ export interface ExportacionesTable {
   expira: Date | null;
 }
 
+/**
+ * The file each attempt was asked to write, recorded before its owner is asked: what the sweep
+ * looks through for files no job points to. A row goes once its file is removed.
+ */
+export interface ArchivosTable {
+  objeto: string;
+  exportacion_id: number;
+  intento: number;
+  created_at: Generated<Date>;
+}
+
 export interface ExportsDb extends OutboxTables {
   exportaciones: ExportacionesTable;
+  archivos: ArchivosTable;
 }

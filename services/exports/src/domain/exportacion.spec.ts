@@ -1,13 +1,10 @@
-import { objectName, parseObjectName, toExportacion, type ExportacionRow } from './exportacion';
+import { objectName, toExportacion, type ExportacionRow } from './exportacion';
 
 describe('export files and answers', () => {
-  it('names one object per attempt, and reads the job and attempt back from the name', () => {
+  it('names one object per attempt', () => {
     const sut = objectName({ empresa_id: 7, id: 42, intento: 3 });
     expect(sut).toBe('empresa-7.exportacion-42.intento-3.ndjson.gz');
     expect(objectName({ empresa_id: 7, id: 42, intento: 4 })).not.toBe(sut);
-    expect(parseObjectName(sut)).toEqual({ empresa_id: 7, id: 42, intento: 3 });
-    expect(parseObjectName('empresa-7.exportacion-42.ndjson.gz')).toBeUndefined();
-    expect(parseObjectName('otro-archivo')).toBeUndefined();
   });
 
   const row = (over: Partial<ExportacionRow>): ExportacionRow => ({

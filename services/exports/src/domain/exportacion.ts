@@ -18,12 +18,6 @@ export function objectName(job: { empresa_id: number; id: number; intento: numbe
   return `empresa-${job.empresa_id}.exportacion-${job.id}.intento-${job.intento}.ndjson.gz`;
 }
 
-/** The job and attempt a file's name says, or undefined for a name no attempt gives. */
-export function parseObjectName(name: string): { empresa_id: number; id: number; intento: number } | undefined {
-  const match = /^empresa-(\d+)\.exportacion-(\d+)\.intento-(\d+)\.ndjson\.gz$/.exec(name);
-  return match ? { empresa_id: Number(match[1]), id: Number(match[2]), intento: Number(match[3]) } : undefined;
-}
-
 /** The export as the API answers it. */
 export function toExportacion(row: ExportacionRow): ExportacionInput {
   return {

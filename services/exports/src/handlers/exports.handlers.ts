@@ -14,6 +14,7 @@ import {
   cancelExportacion,
   countEnCurso,
   findExportacion,
+  forgetArchivo,
   insertExportacion,
   listExportaciones,
   lockEmpresaExportaciones,
@@ -58,8 +59,12 @@ export function exportsHandlers(db: Kysely<ExportsDb>, bus: Bus, onCreated: () =
         if (!row) throw AppError.notFound('exportacion_no_encontrada', NOT_FOUND);
         return { before: row, after: await cancelExportacion(trx, row) };
       });
-      // Removed after the commit: a failure here leaves a file nothing points to, which expires.
-      if (before.objeto) await deleteObject(bus, before.objeto);
+      // Removed after the commit: a failure here leaves a file nothing points to, which the
+      // worker's sweep finds in its record and removes.
+      if (before.objeto) {
+        await deleteObject(bus, before.objeto);
+        await forgetArchivo(db, before.objeto);
+      }
       return toExportacion(after);
     },
     'exports.download': async ({ id }, ctx) => {

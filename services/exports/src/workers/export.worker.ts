@@ -1,21 +1,23 @@
 import type { Kysely } from 'kysely';
-import { deleteObject, enqueueEvent, listObjects, type Bus } from '@erp/bus';
+import { deleteObject, enqueueEvent, exportStore, type Bus } from '@erp/bus';
 import { Exportacion, exportsEvents, isAppError } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { startPeriodic, type AppLogger, type PeriodicTask } from '@erp/runtime';
 import type { ExportsConfig } from '../config';
 import {
-  attemptsOf,
   claimExportacion,
   completeExportacion,
   expiredFiles,
   failAttempt,
+  forgetArchivo,
   forgetObjeto,
+  recordArchivo,
   renewLease,
+  strayArchivos,
   type ExportJob,
 } from '../db/exportacion.repository';
 import type { ExportsDb } from '../db/tables';
-import { objectName, parseObjectName, toExportacion } from '../domain/exportacion';
+import { objectName, toExportacion } from '../domain/exportacion';
 import { writeExportFile } from '../flows/owners.port';
 
 export interface ExportWorkerDeps {
@@ -32,7 +34,9 @@ export interface ExportWorkerDeps {
  * attempt's file, renews the lease while it waits, and points the job to the file in the same
  * transaction that makes it `completada` (with its event), only if the attempt still holds the
  * job. A worker that dies stops renewing: its job is claimed again, as a new attempt with its own
- * object, by any replica. Also removes the files of exports past `expira`.
+ * object, by any replica. Each attempt's file is recorded before its owner is asked to write it,
+ * so the files no job points to are found in those records. Also removes the files of exports
+ * past `expira`.
  */
 export class ExportWorker {
   private readonly running = new Map<number, { intento: number; work: Promise<void> }>();
@@ -93,24 +97,22 @@ export class ExportWorker {
     }
     if (Date.now() - this.lastOrphanSweep >= config.EXPORT_ORPHAN_SWEEP_MS) {
       this.lastOrphanSweep = Date.now();
-      await this.removeOrphans();
+      await this.removeStrayFiles();
     }
   }
 
   /**
-   * Removes the files no job points to and no running attempt will: written by an attempt whose
-   * worker died (or lost the job) and whose owner finished after the job moved on. A file appears
-   * in the store only once complete, so a file being written is never taken for one.
+   * Removes the recorded files no job points to and no running attempt will complete: written by
+   * an attempt that failed, was cancelled or lost its job (its worker died, and its owner finished
+   * after the job moved on), of one job or of all. A record goes once its file was found and
+   * removed; one whose file is not there stays, as its owner may still be writing it, until it is
+   * older than the store keeps any file.
    */
-  private async removeOrphans(): Promise<void> {
+  private async removeStrayFiles(exportacionId?: number): Promise<void> {
     const { db, bus } = this.deps;
-    const files = (await listObjects(bus)).map((name) => ({ name, attempt: parseObjectName(name) }));
-    const ids = [...new Set(files.flatMap((f) => (f.attempt ? [f.attempt.id] : [])))];
-    const jobs = new Map((await attemptsOf(db, ids)).map((j) => [j.id, j]));
-    for (const { name, attempt } of files) {
-      const job = attempt && jobs.get(attempt.id);
-      const kept = job && (job.objeto === name || (job.estado === 'procesando' && job.intento === attempt.intento));
-      if (!kept) await deleteObject(bus, name);
+    const { maxAgeMs } = await exportStore(bus);
+    for (const { objeto, vencido } of await strayArchivos(db, maxAgeMs, exportacionId)) {
+      if ((await deleteObject(bus, objeto)) || vencido) await forgetArchivo(db, objeto);
     }
   }
 
@@ -129,6 +131,8 @@ export class ExportWorker {
     );
     heartbeat.unref();
     try {
+      // Before the owner is asked: a file it writes is found whatever happens to this worker.
+      await recordArchivo(db, job, objeto);
       const file = await writeExportFile(bus, job, objeto, config.EXPORT_WRITE_TIMEOUT_MS);
       const done = await inTransaction(db, async (trx) => {
         const row = await completeExportacion(trx, job, { objeto, ...file }, config.EXPORT_TTL_MS);
@@ -140,12 +144,12 @@ export class ExportWorker {
       });
       if (!done) {
         // Cancelled, or taken over by another attempt, while this one wrote: its file is nobody's.
-        await deleteObject(bus, objeto);
+        await this.removeStrayFiles(job.id);
         return;
       }
       this.deps.onEvent();
       // Files of earlier attempts whose writers finished after their worker died.
-      for (let intento = 1; intento < job.intento; intento++) await deleteObject(bus, objectName({ ...job, intento }));
+      await this.removeStrayFiles(job.id).catch((err: unknown) => log.warn({ err }, 'files of earlier attempts left to the sweep'));
     } catch (err) {
       if (this.stopped) return;
       log.warn({ err }, 'export attempt failed');
@@ -159,7 +163,7 @@ export class ExportWorker {
         return failed;
       });
       if (row?.estado === 'fallida') this.deps.onEvent();
-      await deleteObject(bus, objeto).catch(() => undefined);
+      await this.removeStrayFiles(job.id).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);
     }

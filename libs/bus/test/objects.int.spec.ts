@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import { createLogger } from '@erp/runtime';
+import { isolate, type Isolation } from '@erp/testing';
+import { Bus, deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom } from '../src';
+
+const logger = createLogger('objects-spec', 'silent');
+const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
+
+async function bytesOf(file: Readable | undefined): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of file!) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Lines of random hex: gzip cannot shrink them below half, so the file spans several 128 KiB chunks. */
+async function* randomLines(count: number) {
+  for (let i = 0; i < count; i++) {
+    const lines = Array.from({ length: 100 }, (_, j) => JSON.stringify({ id: i * 100 + j, x: randomBytes(48).toString('hex') }));
+    yield { count: lines.length, text: lines.join('\n') };
+  }
+}
+
+/**
+ * Export files in a real JetStream object store, read back without any consumer: a direct get
+ * per chunk, or the stream leader's message get where the stream does not allow direct get.
+ */
+describe('export files read chunk by chunk', () => {
+  let iso: Isolation;
+  let bus: Bus;
+  let jsm: JetStreamManager;
+  let stream: string;
+  // A new connection opens the store afresh (the store's settings are read once per connection).
+  const reader = async () => {
+    const b = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'reader', logger });
+    opened.push(b);
+    return b;
+  };
+  const opened: Bus[] = [];
+
+  beforeAll(async () => {
+    iso = await isolate('objects');
+    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'objects-spec', logger });
+    jsm = await jetstreamManager(bus.nc);
+    stream = `OBJ_${exportStoreName(iso.subjectPrefix)}`;
+  });
+  afterAll(async () => {
+    for (const b of opened) await b.drain().catch(() => undefined);
+    await jsm.streams.delete(stream).catch(() => undefined);
+    await bus.drain();
+    await iso.drop();
+  });
+
+  it('gives a store that did not allow direct get the setting, and reads a file through either way', async () => {
+    // A store made by hand, or by a client that left direct get off.
+    await new Objm(bus.nc).create(exportStoreName(iso.subjectPrefix), { ttl: settings.maxAgeMs * 1_000_000 });
+    const made = (await jsm.streams.info(stream)).config;
+    await jsm.streams.update(stream, { ...made, allow_direct: false });
+    await putNdjsonGzip(bus, 'sin-directo.ndjson.gz', randomLines(2));
+    // Direct get would find no one to answer: the leader's message get reads it.
+    const before = await reader();
+    const viaLeader = await bytesOf(await readObjectFrom(before, 'sin-directo.ndjson.gz'));
+    expect(gunzipSync(viaLeader).toString().split('\n')).toHaveLength(201);
+
+    await ensureExportStore(bus, settings);
+    expect((await jsm.streams.info(stream)).config).toMatchObject({ allow_direct: true, max_age: settings.maxAgeMs * 1_000_000 });
+    const after = await reader();
+    expect((await bytesOf(await readObjectFrom(after, 'sin-directo.ndjson.gz'))).equals(viaLeader)).toBe(true);
+    expect(await bytesOf(await readObjectFrom(after, 'sin-directo.ndjson.gz', 5, 9))).toEqual(viaLeader.subarray(5, 10));
+  });
+
+  it('reads a file of several chunks whole, and any range of it, across chunk boundaries', async () => {
+    const { bytes } = await putNdjsonGzip(bus, 'grande.ndjson.gz', randomLines(80));
+    const info = await (await new Objm(bus.nc).open(exportStoreName(iso.subjectPrefix))).info('grande.ndjson.gz');
+    expect(info!.chunks).toBeGreaterThanOrEqual(3);
+    const chunk = info!.options!.max_chunk_size!;
+    const whole = await bytesOf(await readObjectFrom(bus, 'grande.ndjson.gz'));
+    expect(whole.length).toBe(bytes);
+    expect(gunzipSync(whole).toString().split('\n')).toHaveLength(8_001);
+    for (const [start, end] of [
+      [0, 0],
+      [chunk - 1, chunk],
+      [chunk, 2 * chunk - 1],
+      [chunk + 17, 2 * chunk + 17],
+      [bytes - 1, bytes - 1],
+    ] as const) {
+      const range = await bytesOf(await readObjectFrom(bus, 'grande.ndjson.gz', start, end));
+      expect({ start, end, length: range.length, same: range.equals(whole.subarray(start, end + 1)) }).toEqual({
+        start,
+        end,
+        length: end - start + 1,
+        same: true,
+      });
+    }
+    expect((await bytesOf(await readObjectFrom(bus, 'grande.ndjson.gz', chunk + 3))).equals(whole.subarray(chunk + 3))).toBe(true);
+    // Read with messages, never a consumer.
+    expect((await jsm.consumers.list(stream).next()).length).toBe(0);
+  });
+
+  it('answers undefined for a file that is not there or was removed', async () => {
+    await expect(readObjectFrom(bus, 'nunca.ndjson.gz')).resolves.toBeUndefined();
+    await putNdjsonGzip(bus, 'borrado.ndjson.gz', randomLines(1));
+    await expect(deleteObject(bus, 'borrado.ndjson.gz')).resolves.toBe(true);
+    await expect(readObjectFrom(bus, 'borrado.ndjson.gz')).resolves.toBeUndefined();
+    await expect(deleteObject(bus, 'borrado.ndjson.gz')).resolves.toBe(false);
+    await expect(deleteObject(bus, 'nunca.ndjson.gz')).resolves.toBe(false);
+  });
+
+  it('fails the read of a file whose chunk is missing or changed, holding back its last bytes', async () => {
+    const store = await new Objm(bus.nc).open(exportStoreName(iso.subjectPrefix));
+    const chunkSeqs = async (name: string) => {
+      const info = (await store.info(name))!;
+      const seqs: number[] = [];
+      for (let n = 0, seq = 0; n < info.chunks; n++) {
+        seq = (await jsm.direct.getMessage(stream, { seq: seq + 1, next_by_subj: `$O.${info.bucket}.C.${info.nuid}` }))!.seq;
+        seqs.push(seq);
+      }
+      return { info, seqs };
+    };
+
+    await putNdjsonGzip(bus, 'sin-trozo.ndjson.gz', randomLines(80));
+    const missing = await chunkSeqs('sin-trozo.ndjson.gz');
+    await jsm.streams.deleteMessage(stream, missing.seqs[1]!);
+    const received: Buffer[] = [];
+    const failed = await readObjectFrom(bus, 'sin-trozo.ndjson.gz')
+      .then(async (file) => {
+        for await (const chunk of file!) received.push(chunk as Buffer);
+      })
+      .catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(Error);
+    expect(String(failed)).toContain(`chunk ${missing.info.chunks} of ${missing.info.chunks} is missing`);
+    expect(Buffer.concat(received).length).toBeLessThan(missing.info.size);
+
+    // Its last chunk replaced by other bytes of the same length: the size is right, the digest not.
+    await putNdjsonGzip(bus, 'cambiado.ndjson.gz', randomLines(80));
+    const changed = await chunkSeqs('cambiado.ndjson.gz');
+    const last = (await jsm.direct.getMessage(stream, { seq: changed.seqs.at(-1)! }))!;
+    await jsm.streams.deleteMessage(stream, last.seq);
+    await bus.nc.request(last.subject, randomBytes(last.data.length));
+    const read = await readObjectFrom(bus, 'cambiado.ndjson.gz', 0);
+    const got: Buffer[] = [];
+    await expect(
+      (async () => {
+        for await (const chunk of read!) got.push(chunk as Buffer);
+      })(),
+    ).rejects.toThrow(/digest/);
+    // Everything but the last chunk's bytes, which were held back until the digest was checked.
+    expect(Buffer.concat(got).length).toBe(changed.info.size - last.data.length);
+  });
+});

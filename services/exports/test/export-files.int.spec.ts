@@ -1,0 +1,188 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import { sql, type Kysely } from 'kysely';
+import { Bus, exportStoreName, putNdjsonGzip } from '@erp/bus';
+import { exportsSubjects, salesExportSubjects, streamName, type TenantContext } from '@erp/contracts';
+import { createDb, migrateSchema } from '@erp/db';
+import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
+import { eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { EXPORTS_SCHEMA, ExportsConfig, exportsMigrations, exportsService } from '../src';
+import type { ExportsDb } from '../src/db/tables';
+import { objectName } from '../src/domain/exportacion';
+
+const logger = createLogger('export-files-spec', 'silent');
+const ctx: TenantContext = {
+  requestId: 'export-files-spec',
+  empresa: { id: 3, nombre: 'Empresa 3', iva: '13', venderSinStock: true },
+  usuario: null,
+};
+
+/**
+ * The exports service's records of the files its attempts had written, on a real Postgres and
+ * JetStream object store, with the owner of the data played by this test over the bus: a file is
+ * recorded before its owner is asked to put it, so a file put after its job moved on is found in
+ * the records and removed, without listing the store.
+ */
+describe('the files of the exports, found in their records', () => {
+  let iso: Isolation;
+  let owner: Bus;
+  let db: Kysely<ExportsDb>;
+  const replicas: Array<RunningService<ExportsConfig>> = [];
+  const start = async () => {
+    const config = loadConfig(
+      ExportsConfig,
+      serviceEnv(iso, {
+        DB_POOL_MAX: '3',
+        EXPORT_POLL_MS: '100',
+        EXPORT_LEASE_MS: '600',
+        EXPORT_ORPHAN_SWEEP_MS: '200',
+        EXPORT_MAX_ATTEMPTS: '5',
+      }),
+    );
+    const service = await startService(exportsService(config), { migrateOnStart: true });
+    replicas.push(service);
+    return service;
+  };
+  /** The store's own list (a consumer: the test's connection has no restriction). */
+  const storedFiles = async () => (await (await new Objm(owner.nc).open(exportStoreName(iso.subjectPrefix))).list()).map((i) => i.name);
+  const recorded = async (exportacionId: number) =>
+    (await db.selectFrom('archivos').select('objeto').where('exportacion_id', '=', exportacionId).orderBy('objeto').execute()).map(
+      (r) => r.objeto,
+    );
+
+  beforeAll(async () => {
+    iso = await isolate('exportfiles');
+    owner = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'owner', logger });
+    await start();
+    db = createDb<ExportsDb>({ connectionString: iso.databaseUrl }).withSchema(EXPORTS_SCHEMA);
+  });
+  afterAll(async () => {
+    for (const service of replicas.reverse()) await service.stop().catch(() => undefined);
+    const jsm = await jetstreamManager(owner.nc);
+    await jsm.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
+    await jsm.streams.delete(`OBJ_${exportStoreName(iso.subjectPrefix)}`).catch(() => undefined);
+    await owner.drain();
+    await db.destroy();
+    await iso.drop();
+  });
+
+  it('removes the file an owner put after the worker that asked for it died and the job moved on', async () => {
+    const asked: Array<{ objeto: string; recordedBefore: boolean }> = [];
+    let release!: () => void;
+    const firstMayWrite = new Promise<void>((resolve) => (release = resolve));
+    let firstWritten!: () => void;
+    const firstIsWritten = new Promise<void>((resolve) => (firstWritten = resolve));
+    owner.serve(
+      salesExportSubjects,
+      {
+        'sales.export.write': async ({ objeto }) => {
+          const before = await db.selectFrom('archivos').select('objeto').where('objeto', '=', objeto).executeTakeFirst();
+          asked.push({ objeto, recordedBefore: before !== undefined });
+          const first = asked.length === 1;
+          if (first) await firstMayWrite;
+          const lines = async function* () {
+            yield { count: 1, text: JSON.stringify({ objeto }) };
+          };
+          const file = await putNdjsonGzip(owner, objeto, lines());
+          if (first) firstWritten();
+          return { ...file, cursor: 'WyIxIiwwXQ' };
+        },
+      },
+      { queue: 'sales' },
+    );
+    await owner.nc.flush();
+
+    const { id } = await owner.request(exportsSubjects, 'exports.create', { recurso: 'sales', filtros: {} }, ctx);
+    await eventually(async () => expect(asked).toHaveLength(1));
+    // A crash while its owner writes: no stop step runs, the lease is not given back.
+    const dead = replicas[0]!;
+    dead.ctx.bus.nc.close().catch(() => undefined);
+    await (dead.ctx.db as Kysely<unknown>).destroy();
+    await start();
+    const done = await eventually(async () => {
+      const row = await owner.request(exportsSubjects, 'exports.get', { id }, ctx);
+      expect(row.estado).toBe('completada');
+      return row;
+    }, 20_000);
+    expect(done.error).toBeNull();
+    const [first, second] = [objectName({ empresa_id: 3, id, intento: 1 }), objectName({ empresa_id: 3, id, intento: 2 })];
+    expect(asked).toEqual([
+      { objeto: first, recordedBefore: true },
+      { objeto: second, recordedBefore: true },
+    ]);
+    expect(await storedFiles()).toEqual([second]);
+
+    // The first attempt's owner finishes now, long after its job moved on.
+    release();
+    await firstIsWritten;
+    await eventually(async () => {
+      expect(await storedFiles()).toEqual([second]);
+      expect(await recorded(id)).toEqual([second]);
+    }, 10_000);
+  }, 60_000);
+
+  it('keeps a record whose file is not there while its owner may still write it, until the store keeps no file that old', async () => {
+    const { id } = await db
+      .insertInto('exportaciones')
+      .values({ empresa_id: 3, recurso: 'sales', filtros: '{}', contexto: JSON.stringify(ctx), estado: 'fallida', intento: 2 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const [recent, old] = [objectName({ empresa_id: 3, id, intento: 2 }), objectName({ empresa_id: 3, id, intento: 1 })];
+    // The store keeps files a day past the exports' TTL.
+    await db
+      .insertInto('archivos')
+      .values([
+        { objeto: recent, exportacion_id: id, intento: 2 },
+        { objeto: old, exportacion_id: id, intento: 1, created_at: sql<Date>`now() - interval '9 days'` },
+      ])
+      .execute();
+    await eventually(async () => expect(await recorded(id)).toEqual([recent]));
+    // Sweeps go by; the recent record stays, looked for again each time.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await recorded(id)).toEqual([recent]);
+    const lines = async function* () {
+      yield { count: 1, text: '{"tarde":true}' };
+    };
+    await putNdjsonGzip(owner, recent, lines());
+    await eventually(async () => expect(await recorded(id)).toEqual([]), 10_000);
+    expect(await storedFiles()).not.toContain(recent);
+  });
+});
+
+describe('the exports migration that records the files', () => {
+  let iso: Isolation;
+
+  beforeAll(async () => {
+    iso = await isolate('exportmig');
+  });
+  afterAll(() => iso?.drop());
+
+  it('records every attempt of the jobs made before it, named as their files were', async () => {
+    const root = createDb<unknown>({ connectionString: iso.databaseUrl });
+    try {
+      const { '0003-archivos': _records, ...before } = exportsMigrations;
+      void _records;
+      await migrateSchema(root, EXPORTS_SCHEMA, before);
+      const db = root.withSchema(EXPORTS_SCHEMA) as Kysely<ExportsDb>;
+      const jobs = await db
+        .insertInto('exportaciones')
+        .values(
+          [0, 1, 3].map((intento) => ({ empresa_id: 5, recurso: 'sales' as const, filtros: '{}', contexto: JSON.stringify(ctx), intento })),
+        )
+        .returning(['id', 'empresa_id', 'intento'])
+        .execute();
+      await migrateSchema(root, EXPORTS_SCHEMA, exportsMigrations);
+      const rows = await db.selectFrom('archivos').select(['objeto', 'exportacion_id', 'intento']).orderBy('objeto').execute();
+      const expected = jobs.flatMap((job) =>
+        Array.from({ length: job.intento }, (_, i) => ({
+          objeto: objectName({ ...job, intento: i + 1 }),
+          exportacion_id: job.id,
+          intento: i + 1,
+        })),
+      );
+      expect(rows).toEqual(expected.sort((a, b) => a.objeto.localeCompare(b.objeto)));
+    } finally {
+      await root.destroy();
+    }
+  });
+});
