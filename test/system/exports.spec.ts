@@ -323,11 +323,13 @@ describe('POST /exports, GET /exports/{id}/download', () => {
     const { n } = (await stack.query<{ n: number }>('select count(*)::int as n from sales.ventas where empresa_id = $1', [a.id]))[0]!;
     expect(lines).toHaveLength(n);
     expect(done.objetos).toBe(n);
-    // The first attempt's file, put by its owner once the lock went, is found in its record and removed.
+    // The first attempt's file, if its owner put it once the lock went, is found in its record and
+    // removed: only the export's own file stays. (A record whose file never came stays until the
+    // store's age limit, by design; services/exports/test/export-files.int.spec.ts covers both.)
     const { objeto } = (await stack.query<{ objeto: string }>('select objeto from exports.exportaciones where id = $1', [id]))[0]!;
     await eventually(async () => {
       expect(await filesOf(id)).toEqual([objeto]);
-      expect(await recordsOf(id)).toEqual([objeto]);
+      expect(await recordsOf(id)).toContain(objeto);
     }, 15_000);
     // Its ops server still listens: the stop steps of the dead replica close what is left.
     await dead.stop();
