@@ -8,8 +8,6 @@ import { EXPORTS_SCHEMA, type ExportsDb } from './db/tables';
 import { exportsHandlers } from './handlers/exports.handlers';
 import { ExportWorker } from './workers/export.worker';
 
-export { EXPORTS_SCHEMA };
-
 export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec<ExportsConfig> {
   const config = withExportsDefaults(input);
   return {

@@ -7,7 +7,7 @@ import type { ServiceSpec } from '@erp/runtime';
 import { Authenticator } from './authenticator';
 import type { GatewayConfig } from './config';
 import { migrations } from './db/migrations';
-import type { GatewayDb } from './db/tables';
+import { GATEWAY_SCHEMA, type GatewayDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
 import { directoryHandlers } from './handlers/directory.handlers';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
@@ -17,8 +17,6 @@ import { apiRoutes } from './http/routes';
 import { FailedAuthLimiter } from './failed-auth-limiter';
 import { RateLimiter } from './rate-limiter';
 import { startIdempotenciaPurge } from './workers/idempotencia-purge.worker';
-
-export const GATEWAY_SCHEMA = 'gateway';
 
 export interface GatewayOptions {
   /** Clock of the rate limiter (tests move it across the top of the hour). */

@@ -26,8 +26,6 @@ import { writeExportHandler } from './handlers/write-export.handler';
 import { ReservationSweeper } from './flows/reservation-sweeper.flow';
 import { finishPendingCounts } from './flows/set-location-active.flow';
 
-export { INVENTORY_SCHEMA };
-
 export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig> {
   const config = withInventoryDefaults(input);
   return {

@@ -4,10 +4,8 @@ import type { ServiceSpec } from '@erp/runtime';
 import type { Kysely } from 'kysely';
 import type { PackagesConfig } from './config';
 import { migrations } from './db/migrations';
-import type { PackagesDb } from './db/tables';
+import { PACKAGES_SCHEMA, type PackagesDb } from './db/tables';
 import { importPackagesHandler } from './handlers/import-packages.handler';
-
-export const PACKAGES_SCHEMA = 'packages';
 
 export function packagesService(config: Readonly<PackagesConfig>): ServiceSpec<PackagesConfig> {
   return {

@@ -11,14 +11,12 @@ import type { ServiceSpec } from '@erp/runtime';
 import type { ReturnsConfig } from './config';
 import { startReturnStockConsumers } from './consumers/return-stock.consumer';
 import { migrations } from './db/migrations';
-import type { ReturnsDb } from './db/tables';
+import { RETURNS_SCHEMA, type ReturnsDb } from './db/tables';
 import { annulReturnHandler } from './handlers/annul-return.handler';
 import { createReturnHandler } from './handlers/create-return.handler';
 import { saleRegistrationsHandler } from './handlers/sale-registrations.handler';
 import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
-
-export const RETURNS_SCHEMA = 'returns';
 
 export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<ReturnsConfig> {
   return {

@@ -27,8 +27,6 @@ import { platformHandlers } from './handlers/platform.handlers';
 import { startRegistrationSweeper } from './flows/registration-sweeper.flow';
 import { startRevisionSweeper } from './flows/revision-sweeper.flow';
 
-export { SALES_SCHEMA };
-
 export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig> {
   const config = withSalesDefaults(input);
   return {

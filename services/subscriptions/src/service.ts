@@ -10,8 +10,6 @@ import { SUBSCRIPTIONS_SCHEMA, type SubscriptionsDb } from './db/tables';
 import { Dispatcher } from './flows/dispatch.flow';
 import { subscriptionHandlers } from './handlers/subscription.handlers';
 
-export { SUBSCRIPTIONS_SCHEMA };
-
 export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>): ServiceSpec<SubscriptionsConfig> {
   const config = withSubscriptionsDefaults(input);
   return {
