@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects, webhookGatewaySubjects } from '@erp/contracts';
 import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
@@ -25,14 +24,13 @@ export interface GatewayOptions {
   onListening?: (port: number) => void;
 }
 
-export function gatewayService(config: Readonly<GatewayConfig>, options: GatewayOptions = {}): ServiceSpec<GatewayConfig> {
+export function gatewayService(config: Readonly<GatewayConfig>, options: GatewayOptions = {}): ServiceSpec<GatewayConfig, GatewayDb> {
   return {
     name: 'gateway',
     schema: GATEWAY_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, metrics, onShutdown, addReadinessCheck }) {
-      const db = anyDb as Kysely<GatewayDb>;
+    async setup({ db, bus, logger, metrics, onShutdown, addReadinessCheck }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);

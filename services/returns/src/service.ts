@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
 import {
   returnsAdminSubjects,
@@ -18,14 +17,13 @@ import { saleRegistrationsHandler } from './handlers/sale-registrations.handler'
 import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 
-export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<ReturnsConfig> {
+export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<ReturnsConfig, ReturnsDb> {
   return {
     name: 'returns',
     schema: RETURNS_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus }) {
-      const db = anyDb as Kysely<ReturnsDb>;
+    async setup({ db, bus }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const onCommitted = () => relay.nudge();

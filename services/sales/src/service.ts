@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
 import {
   salesAdminSubjects,
@@ -27,15 +26,14 @@ import { platformHandlers } from './handlers/platform.handlers';
 import { startRegistrationSweeper } from './flows/registration-sweeper.flow';
 import { startRevisionSweeper } from './flows/revision-sweeper.flow';
 
-export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig> {
+export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig, SalesDb> {
   const config = withSalesDefaults(input);
   return {
     name: 'sales',
     schema: SALES_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, onShutdown }) {
-      const db = anyDb as Kysely<SalesDb>;
+    async setup({ db, bus, logger, onShutdown }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       if (config.SALES_FAULT_INJECTION !== 'off')

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
 import { webhookSubjects } from '@erp/contracts';
 import { registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
@@ -23,15 +22,14 @@ export interface WebhookIngestOptions {
 export function webhookIngestService(
   input: Readonly<WebhookIngestConfigInput>,
   options: WebhookIngestOptions = {},
-): ServiceSpec<WebhookIngestConfig> {
+): ServiceSpec<WebhookIngestConfig, WebhookDb> {
   const config = withWebhookIngestDefaults(input);
   return {
     name: 'webhook-ingest',
     schema: WEBHOOK_INGEST_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, metrics }) {
-      const db = anyDb as Kysely<WebhookDb>;
+    async setup({ db, bus, metrics }) {
       registerSnapshotGauges(
         metrics,
         {
