@@ -20,7 +20,7 @@ export class Authenticator {
   constructor(
     private readonly db: Kysely<GatewayDb>,
     private readonly ttlMs: number,
-    private readonly negativeTtlMs = 0,
+    private readonly negativeTtlMs: number,
   ) {}
 
   /** The credential of `key` when the cache holds it (no query); undefined when it must be verified. */
