@@ -22,7 +22,7 @@ import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
-import { ReservationSweeper } from './flows/reservation-sweeper.flow';
+import { ReservationSweeper } from './workers/reservation-sweeper.worker';
 import { finishPendingCounts } from './flows/set-location-active.flow';
 
 export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig, InventoryDb> {

@@ -23,8 +23,8 @@ import { updateSaleHandler } from './handlers/update-sale.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
-import { startRegistrationSweeper } from './flows/registration-sweeper.flow';
-import { startRevisionSweeper } from './flows/revision-sweeper.flow';
+import { startRegistrationSweeper } from './workers/registration-sweeper.worker';
+import { startRevisionSweeper } from './workers/revision-sweeper.worker';
 
 export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig, SalesDb> {
   const config = withSalesDefaults(input);

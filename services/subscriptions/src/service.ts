@@ -6,7 +6,7 @@ import { entregaBacklog } from './db/entrega.repository';
 import { migrations } from './db/migrations';
 import { countSuscripcionesByEstado } from './db/suscripcion.repository';
 import { SUBSCRIPTIONS_SCHEMA, type SubscriptionsDb } from './db/tables';
-import { Dispatcher } from './flows/dispatch.flow';
+import { Dispatcher } from './workers/dispatcher.worker';
 import { subscriptionHandlers } from './handlers/subscription.handlers';
 
 export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>): ServiceSpec<SubscriptionsConfig, SubscriptionsDb> {

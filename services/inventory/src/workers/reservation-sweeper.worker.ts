@@ -7,7 +7,7 @@ import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { findDueReservas, postponeReserva, type DueReserva } from '../db/reservation.repository';
 import type { InventoryDb } from '../db/tables';
 import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
-import { confirmReservation, releaseReservation } from './reservations.flow';
+import { confirmReservation, releaseReservation } from '../flows/reservations.flow';
 
 export interface SweeperOptions {
   db: Kysely<InventoryDb>;
