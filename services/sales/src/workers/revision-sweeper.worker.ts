@@ -4,7 +4,7 @@ import type { Bus, Logger } from '@erp/bus';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { salesWithStaleCambios } from '../db/cambio-en-curso.repository';
 import type { SalesDb } from '../db/tables';
-import { busInventory } from '../flows/inventory.port';
+import { busInventory } from '../ports/inventory.port';
 import { squareRevisions } from '../flows/stock-revision.flow';
 
 export interface RevisionSweeperOptions {
