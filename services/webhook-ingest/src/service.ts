@@ -12,7 +12,10 @@ import { IntegracionCache } from './workers/integracion-cache.worker';
 import { adminHandlers } from './handlers/admin.handlers';
 import { receiveHandler } from './handlers/receive.handler';
 import type { ProcessingDeps } from './flows/process-order.flow';
-import { busCatalog, busInventory, busReturns, busSales, gatewayContexts } from './flows/ports';
+import { gatewayContexts } from './ports/gateway.port';
+import { busCatalog, busInventory } from './ports/inventory.port';
+import { busReturns } from './ports/returns.port';
+import { busSales } from './ports/sales.port';
 
 export interface WebhookIngestOptions {
   /** Replaces the services processing talks to (tests). */
