@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects, webhookGatewaySubjects } from '@erp/contracts';
 import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
-import { Authenticator } from './authenticator';
+import { Authenticator } from './auth/authenticator';
 import type { GatewayConfig } from './config';
 import { migrations } from './db/migrations';
 import { GATEWAY_SCHEMA, type GatewayDb } from './db/tables';
@@ -13,8 +13,8 @@ import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
 import { createHttpServer } from './http/edges';
 import { apiRoutes } from './http/routes';
-import { FailedAuthLimiter } from './failed-auth-limiter';
-import { RateLimiter } from './rate-limiter';
+import { FailedAuthLimiter } from './limits/failed-auth-limiter';
+import { RateLimiter } from './limits/rate-limiter';
 import { startIdempotenciaPurge } from './workers/idempotencia-purge.worker';
 
 export interface GatewayOptions {

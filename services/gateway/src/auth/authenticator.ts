@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { findCredential, type Credential } from './db/credentials.repository';
-import type { GatewayDb } from './db/tables';
-import { hashApiKey } from './domain/api-key';
+import { findCredential, type Credential } from '../db/credentials.repository';
+import type { GatewayDb } from '../db/tables';
+import { hashApiKey } from '../domain/api-key';
 
 /** Entries each cache keeps at most; past it the cache starts over rather than grow without bound. */
 const MAX_ENTRIES = 10_000;
