@@ -2,9 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { API_BASE } from '@erp/contracts';
-import { webhooksDocument } from '../../services/gateway/src/http/openapi';
-import type { OpenApiExamples } from '../../services/gateway/src/http/openapi-examples';
-import { partnerApiDocument } from '../../services/gateway/src/write-openapi';
+import { webhooksDocument } from '../../services/gateway/src/openapi/openapi';
+import type { OpenApiExamples } from '../../services/gateway/src/openapi/openapi-examples';
+import { partnerApiDocument } from '../../services/gateway/src/openapi/write-openapi';
 
 /** One response as a test received it. */
 export interface Exchange {

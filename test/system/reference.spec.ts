@@ -4,7 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { API_BASE, API_VERSION, EVENT_TYPES } from '@erp/contracts';
 import { apiRoutes } from '../../services/gateway/src/http/routes';
 import { WEBHOOK_ROUTES } from '../../services/gateway/src/http/webhooks';
-import { openApiPath } from '../../services/gateway/src/http/openapi';
+import { openApiPath } from '../../services/gateway/src/openapi/openapi';
 import { Stack } from '../support/stack';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -96,6 +96,15 @@ export function natsConnection(config: BaseConfig): Pick<BusOptions, 'servers' |
 }
 
 /**
+ * What a service's own config keys default to: their `.default()`s, as an unset environment parses
+ * them. The schema is the one place a default is written; this object serves a service given a
+ * plain BaseConfig (the test stack), which takes the rest from here.
+ */
+export function configDefaults<S extends z.ZodRawShape>(keys: S): z.output<z.ZodObject<S>> {
+  return z.object(keys).parse({});
+}
+
+/**
  * Parses the environment once into a frozen object. Throws one readable error naming every bad
  * key (values are never echoed: some are secrets).
  */

@@ -12,13 +12,18 @@ import { createMetrics, registerOutboxMetrics, registerPoolMetrics } from './met
 /** A readiness check: resolves with a short status, throws when not ready. */
 export type ReadinessCheck = () => Promise<string>;
 
-export interface ServiceContext<C extends BaseConfig> {
+/**
+ * What a service's `setup` is given. `DB` is the service's table interfaces (its `db/tables.ts`),
+ * so `db` is typed as the service's own schema without a cast; code that handles any service
+ * (the test stack, the runtime's own tests) leaves it out.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface ServiceContext<C extends BaseConfig, DB = any> {
   name: ServiceName;
   config: Readonly<C>;
   logger: AppLogger;
   /** Bound to the service's own schema: unqualified table names are that schema's tables. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  db: Kysely<any>;
+  db: Kysely<DB>;
   bus: Bus;
   metrics: Registry;
   /** Registers a stop step. Steps run in reverse order of registration, under the deadline. */
@@ -27,14 +32,16 @@ export interface ServiceContext<C extends BaseConfig> {
   addReadinessCheck(name: string, check: ReadinessCheck, options?: { required?: boolean }): void;
 }
 
-export interface ServiceSpec<C extends BaseConfig> {
+/** A service: its config, the schema it owns (whose tables are `DB`) and how it registers its handlers. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface ServiceSpec<C extends BaseConfig, DB = any> {
   name: ServiceName;
   /** The Postgres schema this service owns; its migrations run at start when `migrateOnStart`. */
   schema: string;
   migrations: Migrations;
   config: Readonly<C>;
   /** Registers handlers, consumers and servers. Runs after db and NATS are up. */
-  setup(ctx: ServiceContext<C>): Promise<void>;
+  setup(ctx: ServiceContext<C, DB>): Promise<void>;
 }
 
 export interface StartOptions {
@@ -45,8 +52,9 @@ export interface StartOptions {
   beforeExit?: () => Promise<void>;
 }
 
-export interface RunningService<C extends BaseConfig> {
-  ctx: ServiceContext<C>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface RunningService<C extends BaseConfig, DB = any> {
+  ctx: ServiceContext<C, DB>;
   /** Port of the ops server (/healthz, /readyz, /metrics). */
   opsPort: number;
   /** Stops in reverse start order under the configured deadline. Resolves false when the deadline hit. */
@@ -57,7 +65,10 @@ export interface RunningService<C extends BaseConfig> {
  * Starts a service in the fixed order: db → NATS → event stream → handlers (setup) → ops server,
  * and prepares the reverse stop order. Telemetry is started earlier, by the entry point's first import.
  */
-export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, options: StartOptions = {}): Promise<RunningService<C>> {
+export async function startService<C extends BaseConfig, DB>(
+  spec: ServiceSpec<C, DB>,
+  options: StartOptions = {},
+): Promise<RunningService<C, DB>> {
   const { config } = spec;
   const logger = options.logger ?? createLogger(spec.name, config.LOG_LEVEL);
   const steps: Array<{ name: string; step: () => Promise<void> }> = [];
@@ -75,7 +86,8 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
     await rootDb.destroy();
     throw err;
   }
-  const db = rootDb.withSchema(spec.schema);
+  // The tables of the schema are the ones its migrations made, which the spec's `DB` describes.
+  const db = rootDb.withSchema(spec.schema) as Kysely<DB>;
 
   const { registry, busObserver } = createMetrics(spec.name);
   // Every service schema has an outbox (createOutboxTables is part of each first migration).
@@ -107,7 +119,7 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
     },
   });
 
-  const ctx: ServiceContext<C> = {
+  const ctx: ServiceContext<C, DB> = {
     name: spec.name,
     config,
     logger,
@@ -184,7 +196,7 @@ export async function startService<C extends BaseConfig>(spec: ServiceSpec<C>, o
  * Entry-point helper: starts the service, stops it on SIGTERM/SIGINT and exits with 128 + signal
  * (or 1 when the deadline was hit or start failed).
  */
-export function runService<C extends BaseConfig>(spec: ServiceSpec<C>, options: StartOptions = {}): void {
+export function runService<C extends BaseConfig, DB>(spec: ServiceSpec<C, DB>, options: StartOptions = {}): void {
   const logger = options.logger ?? createLogger(spec.name, spec.config.LOG_LEVEL);
   startService(spec, { ...options, logger }).then(
     (service) => {

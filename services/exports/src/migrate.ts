@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { EXPORTS_SCHEMA } from './service';
 import { migrations } from './db/migrations';
+import { EXPORTS_SCHEMA } from './db/tables';
 
 runMigrations(EXPORTS_SCHEMA, migrations);

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { OutboxRelay, exportStore } from '@erp/bus';
 import { exportsSubjects } from '@erp/contracts';
 import type { ServiceSpec } from '@erp/runtime';
@@ -8,17 +7,14 @@ import { EXPORTS_SCHEMA, type ExportsDb } from './db/tables';
 import { exportsHandlers } from './handlers/exports.handlers';
 import { ExportWorker } from './workers/export.worker';
 
-export { EXPORTS_SCHEMA };
-
-export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec<ExportsConfig> {
+export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec<ExportsConfig, ExportsDb> {
   const config = withExportsDefaults(input);
   return {
     name: 'exports',
     schema: EXPORTS_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, onShutdown }) {
-      const db = anyDb as Kysely<ExportsDb>;
+    async setup({ db, bus, logger, onShutdown }) {
       // Made by the operator's step (or at start in local runs and tests): refuse to start without it.
       await exportStore(bus);
       const relay = new OutboxRelay({ db, bus });

@@ -1,4 +1,5 @@
-export { gatewayService, GATEWAY_SCHEMA, type GatewayOptions } from './service';
+export { gatewayService, type GatewayOptions } from './service';
+export { GATEWAY_SCHEMA } from './db/tables';
 export { GatewayConfig } from './config';
 export { migrations as gatewayMigrations } from './db/migrations';
 export { apiRoutes } from './http/routes';

@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { GATEWAY_SCHEMA } from './service';
 import { migrations } from './db/migrations';
+import { GATEWAY_SCHEMA } from './db/tables';
 
 runMigrations(GATEWAY_SCHEMA, migrations);

@@ -1,24 +1,21 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects, webhookGatewaySubjects } from '@erp/contracts';
 import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
-import { Authenticator } from './authenticator';
+import { Authenticator } from './auth/authenticator';
 import type { GatewayConfig } from './config';
 import { migrations } from './db/migrations';
-import type { GatewayDb } from './db/tables';
+import { GATEWAY_SCHEMA, type GatewayDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
 import { directoryHandlers } from './handlers/directory.handlers';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
 import { createHttpServer } from './http/edges';
 import { apiRoutes } from './http/routes';
-import { FailedAuthLimiter } from './failed-auth-limiter';
-import { RateLimiter } from './rate-limiter';
+import { FailedAuthLimiter } from './limits/failed-auth-limiter';
+import { RateLimiter } from './limits/rate-limiter';
 import { startIdempotenciaPurge } from './workers/idempotencia-purge.worker';
-
-export const GATEWAY_SCHEMA = 'gateway';
 
 export interface GatewayOptions {
   /** Clock of the rate limiter (tests move it across the top of the hour). */
@@ -27,14 +24,13 @@ export interface GatewayOptions {
   onListening?: (port: number) => void;
 }
 
-export function gatewayService(config: Readonly<GatewayConfig>, options: GatewayOptions = {}): ServiceSpec<GatewayConfig> {
+export function gatewayService(config: Readonly<GatewayConfig>, options: GatewayOptions = {}): ServiceSpec<GatewayConfig, GatewayDb> {
   return {
     name: 'gateway',
     schema: GATEWAY_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, metrics, onShutdown, addReadinessCheck }) {
-      const db = anyDb as Kysely<GatewayDb>;
+    async setup({ db, bus, logger, metrics, onShutdown, addReadinessCheck }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);

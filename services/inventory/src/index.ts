@@ -1,3 +1,4 @@
-export { inventoryService, INVENTORY_SCHEMA } from './service';
+export { inventoryService } from './service';
+export { INVENTORY_SCHEMA } from './db/tables';
 export { InventoryConfig, INVENTORY_DEFAULTS } from './config';
 export { migrations as inventoryMigrations } from './db/migrations';

@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { INVENTORY_SCHEMA } from './service';
 import { migrations } from './db/migrations';
+import { INVENTORY_SCHEMA } from './db/tables';
 
 runMigrations(INVENTORY_SCHEMA, migrations);

@@ -1,7 +1,6 @@
 import { OutboxRelay } from '@erp/bus';
 import { inventoryExportSubjects, inventorySubjects } from '@erp/contracts';
 import { registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
-import type { Kysely } from 'kysely';
 import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
 import { startSaleCreatedConsumer } from './consumers/sale-created.consumer';
 import { migrations } from './db/migrations';
@@ -23,20 +22,17 @@ import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
-import { ReservationSweeper } from './flows/reservation-sweeper.flow';
+import { ReservationSweeper } from './workers/reservation-sweeper.worker';
 import { finishPendingCounts } from './flows/set-location-active.flow';
 
-export { INVENTORY_SCHEMA };
-
-export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig> {
+export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig, InventoryDb> {
   const config = withInventoryDefaults(input);
   return {
     name: 'inventory',
     schema: INVENTORY_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, onShutdown, metrics }) {
-      const db = anyDb as Kysely<InventoryDb>;
+    async setup({ db, bus, logger, onShutdown, metrics }) {
       registerSnapshotGauges(
         metrics,
         {

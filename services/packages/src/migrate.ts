@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { PACKAGES_SCHEMA } from './service';
 import { migrations } from './db/migrations';
+import { PACKAGES_SCHEMA } from './db/tables';
 
 runMigrations(PACKAGES_SCHEMA, migrations);

@@ -1,22 +1,18 @@
 import { packagesSubjects } from '@erp/contracts';
 import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
-import type { Kysely } from 'kysely';
 import type { PackagesConfig } from './config';
 import { migrations } from './db/migrations';
-import type { PackagesDb } from './db/tables';
+import { PACKAGES_SCHEMA, type PackagesDb } from './db/tables';
 import { importPackagesHandler } from './handlers/import-packages.handler';
 
-export const PACKAGES_SCHEMA = 'packages';
-
-export function packagesService(config: Readonly<PackagesConfig>): ServiceSpec<PackagesConfig> {
+export function packagesService(config: Readonly<PackagesConfig>): ServiceSpec<PackagesConfig, PackagesDb> {
   return {
     name: 'packages',
     schema: PACKAGES_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus }) {
-      const db = anyDb as Kysely<PackagesDb>;
+    async setup({ db, bus }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       bus.serve(

@@ -7,7 +7,7 @@ import { isolate, type Isolation } from '@erp/testing';
 import { migrations } from '../src/db/migrations';
 import type { PackagesDb } from '../src/db/tables';
 import { importPackagesHandler } from '../src/handlers/import-packages.handler';
-import { PACKAGES_SCHEMA } from '../src/service';
+import { PACKAGES_SCHEMA } from '../src/db/tables';
 
 /** Stand-ins for the two services an import asks: branches 1 and 2 exist, user code "AS-01" is user 77. */
 const inventoryResolve = { 'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'] };

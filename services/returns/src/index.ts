@@ -1,3 +1,4 @@
-export { returnsService, RETURNS_SCHEMA } from './service';
+export { returnsService } from './service';
+export { RETURNS_SCHEMA } from './db/tables';
 export { ReturnsConfig } from './config';
 export { migrations as returnsMigrations } from './db/migrations';

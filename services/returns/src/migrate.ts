@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { RETURNS_SCHEMA } from './service';
 import { migrations } from './db/migrations';
+import { RETURNS_SCHEMA } from './db/tables';
 
 runMigrations(RETURNS_SCHEMA, migrations);

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
 import {
   returnsAdminSubjects,
@@ -11,23 +10,20 @@ import type { ServiceSpec } from '@erp/runtime';
 import type { ReturnsConfig } from './config';
 import { startReturnStockConsumers } from './consumers/return-stock.consumer';
 import { migrations } from './db/migrations';
-import type { ReturnsDb } from './db/tables';
+import { RETURNS_SCHEMA, type ReturnsDb } from './db/tables';
 import { annulReturnHandler } from './handlers/annul-return.handler';
 import { createReturnHandler } from './handlers/create-return.handler';
 import { saleRegistrationsHandler } from './handlers/sale-registrations.handler';
 import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 
-export const RETURNS_SCHEMA = 'returns';
-
-export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<ReturnsConfig> {
+export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<ReturnsConfig, ReturnsDb> {
   return {
     name: 'returns',
     schema: RETURNS_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus }) {
-      const db = anyDb as Kysely<ReturnsDb>;
+    async setup({ db, bus }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const onCommitted = () => relay.nudge();

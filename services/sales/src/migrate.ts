@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { SALES_SCHEMA } from './service';
 import { migrations } from './db/migrations';
+import { SALES_SCHEMA } from './db/tables';
 
 runMigrations(SALES_SCHEMA, migrations);

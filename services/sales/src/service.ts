@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
 import {
   salesAdminSubjects,
@@ -24,20 +23,17 @@ import { updateSaleHandler } from './handlers/update-sale.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
-import { startRegistrationSweeper } from './flows/registration-sweeper.flow';
-import { startRevisionSweeper } from './flows/revision-sweeper.flow';
+import { startRegistrationSweeper } from './workers/registration-sweeper.worker';
+import { startRevisionSweeper } from './workers/revision-sweeper.worker';
 
-export { SALES_SCHEMA };
-
-export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig> {
+export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<SalesConfig, SalesDb> {
   const config = withSalesDefaults(input);
   return {
     name: 'sales',
     schema: SALES_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, onShutdown }) {
-      const db = anyDb as Kysely<SalesDb>;
+    async setup({ db, bus, logger, onShutdown }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       if (config.SALES_FAULT_INJECTION !== 'off')

@@ -11,7 +11,7 @@ import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { createSalesBatchHandler } from '../src/handlers/create-sales-batch.handler';
 import { listSalesHandler } from '../src/handlers/read-sales.handler';
 import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
-import { SALES_SCHEMA } from '../src/service';
+import { SALES_SCHEMA } from '../src/db/tables';
 import { STUB_BODEGA, stubProducto, stubReserva } from './inventory-stub';
 
 /** Inventory stand-in: branch 1 with warehouse 2, every product id exists at 11.30, and a record of reservations. */

@@ -19,7 +19,7 @@ import { findSale, findSaleJson, listSales, summarizeSales } from '../src/db/ven
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
-import { SALES_SCHEMA } from '../src/service';
+import { SALES_SCHEMA } from '../src/db/tables';
 import { STUB_BODEGA, stubProducto, stubReserva } from './inventory-stub';
 
 const ctx: TenantContext = {

@@ -7,7 +7,7 @@ import { isolate, type Isolation } from '@erp/testing';
 import { migrations } from '../src/db/migrations';
 import type { SalesDb } from '../src/db/tables';
 import { platformHandlers } from '../src/handlers/platform.handlers';
-import { SALES_SCHEMA } from '../src/service';
+import { SALES_SCHEMA } from '../src/db/tables';
 
 const ctxOf = (empresa: number): TenantContext => ({
   requestId: 'platform-int',

@@ -12,7 +12,7 @@ import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { returnRegistrationHandlers } from '../src/handlers/return-registration.handlers';
-import { SALES_SCHEMA } from '../src/service';
+import { SALES_SCHEMA } from '../src/db/tables';
 import { STUB_BODEGA, stubProducto, stubReserva } from './inventory-stub';
 
 const ctx: TenantContext = {

@@ -9,7 +9,7 @@ import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
-import { SALES_SCHEMA } from '../src/service';
+import { SALES_SCHEMA } from '../src/db/tables';
 import { stubProducto, stubReserva } from './inventory-stub';
 
 const ctx: TenantContext = {

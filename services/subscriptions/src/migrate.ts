@@ -1,5 +1,5 @@
 import { runMigrations } from '@erp/runtime';
-import { SUBSCRIPTIONS_SCHEMA } from './service';
 import { migrations } from './db/migrations';
+import { SUBSCRIPTIONS_SCHEMA } from './db/tables';
 
 runMigrations(SUBSCRIPTIONS_SCHEMA, migrations);

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { subscriptionsSubjects } from '@erp/contracts';
 import { registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { withSubscriptionsDefaults, type SubscriptionsConfig, type SubscriptionsConfigInput } from './config';
@@ -7,20 +6,17 @@ import { entregaBacklog } from './db/entrega.repository';
 import { migrations } from './db/migrations';
 import { countSuscripcionesByEstado } from './db/suscripcion.repository';
 import { SUBSCRIPTIONS_SCHEMA, type SubscriptionsDb } from './db/tables';
-import { Dispatcher } from './flows/dispatch.flow';
+import { Dispatcher } from './workers/dispatcher.worker';
 import { subscriptionHandlers } from './handlers/subscription.handlers';
 
-export { SUBSCRIPTIONS_SCHEMA };
-
-export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>): ServiceSpec<SubscriptionsConfig> {
+export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>): ServiceSpec<SubscriptionsConfig, SubscriptionsDb> {
   const config = withSubscriptionsDefaults(input);
   return {
     name: 'subscriptions',
     schema: SUBSCRIPTIONS_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, logger, onShutdown, metrics }) {
-      const db = anyDb as Kysely<SubscriptionsDb>;
+    async setup({ db, bus, logger, onShutdown, metrics }) {
       registerSnapshotGauges(
         metrics,
         {

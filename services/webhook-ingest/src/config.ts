@@ -1,31 +1,33 @@
 import { z } from 'zod';
-import { BaseConfig } from '@erp/runtime';
+import { BaseConfig, configDefaults } from '@erp/runtime';
 
-/** Defaults of webhook-ingest's own keys, also used when the service is given a plain BaseConfig. */
-export const WEBHOOK_INGEST_DEFAULTS = {
+/** Webhook-ingest's own keys; each default is written here only (WEBHOOK_CONCURRENCY's by `withConcurrency`). */
+const webhookIngestKeys = {
+  /** Deliveries processed at once by one replica; unset, `defaultConcurrency` of the pool. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   /** Attempts of a delivery that keeps failing for a transient reason before it is kept as failed. */
-  WEBHOOK_MAX_ATTEMPTS: 30,
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(30),
   /**
    * How long the first delivery of a batch waits for others before it is stored (0: those of the
    * same turn of the event loop). Besides, deliveries arriving while `WEBHOOK_BATCHES_IN_FLIGHT`
    * batches are being stored gather for the next one: a burst is stored a few milliseconds' worth at a time.
    */
-  WEBHOOK_BATCH_WINDOW_MS: 0,
+  WEBHOOK_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(0),
   /** Most deliveries stored in one statement. */
-  WEBHOOK_BATCH_MAX: 200,
+  WEBHOOK_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(200),
   /** Batches stored at once; while that many are, arriving deliveries gather for the next. */
-  WEBHOOK_BATCHES_IN_FLIGHT: 2,
+  WEBHOOK_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(2),
   /**
    * How long a token's integration (or its absence) is trusted without asking Postgres (changes
    * made in this replica, or announced by another, apply at once), and a company's context without
    * asking the gateway (a company deactivated stops processing within it).
    */
-  WEBHOOK_CACHE_TTL_MS: 5_000,
+  WEBHOOK_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   /** Deliveries per second received by this replica above which processing slows to `WEBHOOK_CONCURRENCY_DURING_INTAKE`. */
-  WEBHOOK_INTAKE_BUSY_PER_SECOND: 50,
+  WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(50),
   /** Deliveries processed at once while deliveries arrive faster than `WEBHOOK_INTAKE_BUSY_PER_SECOND`. */
-  WEBHOOK_CONCURRENCY_DURING_INTAKE: 1,
-} as const;
+  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(1),
+};
 
 /**
  * Deliveries processed at once by one replica when WEBHOOK_CONCURRENCY is not set: 8, or fewer
@@ -36,33 +38,25 @@ export function defaultConcurrency(dbPoolMax: number): number {
   return Math.max(1, Math.min(8, dbPoolMax - 2));
 }
 
+/** WEBHOOK_CONCURRENCY as set, or its default for the pool: the one place that default is applied. */
+function withConcurrency<C extends { DB_POOL_MAX: number; WEBHOOK_CONCURRENCY?: number | undefined }>(
+  config: C,
+): C & { WEBHOOK_CONCURRENCY: number } {
+  return { ...config, WEBHOOK_CONCURRENCY: config.WEBHOOK_CONCURRENCY ?? defaultConcurrency(config.DB_POOL_MAX) };
+}
+
 /** Pause before each retry of a delivery, by attempt; the last value repeats (about 10 minutes in all). */
 export const WEBHOOK_RETRY_BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000] as const;
 
-export const WebhookIngestConfig = BaseConfig.extend({
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
-  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_MAX_ATTEMPTS),
-  WEBHOOK_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_WINDOW_MS),
-  WEBHOOK_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCH_MAX),
-  WEBHOOK_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_BATCHES_IN_FLIGHT),
-  WEBHOOK_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CACHE_TTL_MS),
-  WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_INTAKE_BUSY_PER_SECOND),
-  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(64)
-    .default(WEBHOOK_INGEST_DEFAULTS.WEBHOOK_CONCURRENCY_DURING_INTAKE),
-}).transform((c) => ({ ...c, WEBHOOK_CONCURRENCY: c.WEBHOOK_CONCURRENCY ?? defaultConcurrency(c.DB_POOL_MAX) }));
+export const WebhookIngestConfig = BaseConfig.extend(webhookIngestKeys).transform(withConcurrency);
 export type WebhookIngestConfig = z.output<typeof WebhookIngestConfig>;
+
+/** Defaults of webhook-ingest's own keys, also used when the service is given a plain BaseConfig. */
+export const WEBHOOK_INGEST_DEFAULTS = configDefaults(webhookIngestKeys);
 
 /** A BaseConfig (as the test stack builds it) or a full WebhookIngestConfig: missing keys take their defaults. */
 export type WebhookIngestConfigInput = BaseConfig & Partial<Omit<WebhookIngestConfig, keyof BaseConfig>>;
 
 export function withWebhookIngestDefaults(config: Readonly<WebhookIngestConfigInput>): Readonly<WebhookIngestConfig> {
-  return Object.freeze({
-    ...WEBHOOK_INGEST_DEFAULTS,
-    ...config,
-    WEBHOOK_CONCURRENCY: config.WEBHOOK_CONCURRENCY ?? defaultConcurrency(config.DB_POOL_MAX),
-  });
+  return Object.freeze(withConcurrency({ ...WEBHOOK_INGEST_DEFAULTS, ...config }));
 }

@@ -3,5 +3,7 @@ export { WEBHOOK_INGEST_SCHEMA } from './db/tables';
 export { WebhookIngestConfig } from './config';
 export { migrations as webhookIngestMigrations } from './db/migrations';
 export { signBody } from './domain/signature';
-export type { CatalogPort, SalesPort, CreateSaleInput, InventoryPort, ReturnsPort } from './flows/ports';
+export type { CatalogPort, InventoryPort } from './ports/inventory.port';
+export type { CreateSaleInput, SalesPort } from './ports/sales.port';
+export type { ReturnsPort } from './ports/returns.port';
 export type { ProcessingDeps } from './flows/process-order.flow';

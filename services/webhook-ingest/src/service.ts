@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { OutboxRelay } from '@erp/bus';
 import { webhookSubjects } from '@erp/contracts';
 import { registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
@@ -7,13 +6,16 @@ import { startDeliveryConsumer } from './consumers/delivery-received.consumer';
 import { migrations } from './db/migrations';
 import { entregaBacklog } from './db/entrega.repository';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
-import { EntregaBatcher } from './flows/entrega-batcher.flow';
-import { IntakePace } from './flows/intake-pace.flow';
-import { IntegracionCache } from './flows/integracion-cache.flow';
+import { EntregaBatcher } from './workers/entrega-batcher.worker';
+import { IntakePace } from './workers/intake-pace.worker';
+import { IntegracionCache } from './workers/integracion-cache.worker';
 import { adminHandlers } from './handlers/admin.handlers';
 import { receiveHandler } from './handlers/receive.handler';
 import type { ProcessingDeps } from './flows/process-order.flow';
-import { busCatalog, busInventory, busReturns, busSales, gatewayContexts } from './flows/ports';
+import { gatewayContexts } from './ports/gateway.port';
+import { busCatalog, busInventory } from './ports/inventory.port';
+import { busReturns } from './ports/returns.port';
+import { busSales } from './ports/sales.port';
 
 export interface WebhookIngestOptions {
   /** Replaces the services processing talks to (tests). */
@@ -23,15 +25,14 @@ export interface WebhookIngestOptions {
 export function webhookIngestService(
   input: Readonly<WebhookIngestConfigInput>,
   options: WebhookIngestOptions = {},
-): ServiceSpec<WebhookIngestConfig> {
+): ServiceSpec<WebhookIngestConfig, WebhookDb> {
   const config = withWebhookIngestDefaults(input);
   return {
     name: 'webhook-ingest',
     schema: WEBHOOK_INGEST_SCHEMA,
     migrations,
     config,
-    async setup({ db: anyDb, bus, metrics }) {
-      const db = anyDb as Kysely<WebhookDb>;
+    async setup({ db, bus, metrics }) {
       registerSnapshotGauges(
         metrics,
         {

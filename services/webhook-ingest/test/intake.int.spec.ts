@@ -8,7 +8,7 @@ import { published } from '../../../test/support/platform-payloads';
 import { stackEnv } from '../../../test/support/stack';
 import { wooHeaders, wooPing } from '../../../test/support/webhook-fixture';
 import { webhookIngestService } from '../src/service';
-import { Unprocessable } from '../src/flows/ports';
+import { Unprocessable } from '../src/domain/failures';
 
 const SECRET = 'woo-secret-intake-0123';
 /** Far longer than any test here: a replica that sees a change does so by its event, not by expiry. */

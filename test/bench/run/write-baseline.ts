@@ -13,7 +13,7 @@ import { resolveSucursalHandler } from '../../../services/inventory/src/handlers
 import { adjustStock } from '../../../services/inventory/src/flows/adjust-stock.flow';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 import { createSale } from '../../../services/sales/src/flows/create-sale.flow';
-import type { InventoryPort } from '../../../services/sales/src/flows/inventory.port';
+import type { InventoryPort } from '../../../services/sales/src/ports/inventory.port';
 import { updateSale } from '../../../services/sales/src/flows/update-sale.flow';
 import { benchApiKey } from '../data/plan';
 

@@ -18,7 +18,7 @@ import {
 } from '../db/exportacion.repository';
 import type { ExportsDb } from '../db/tables';
 import { objectName, toExportacion } from '../domain/exportacion';
-import { writeExportFile } from '../flows/owners.port';
+import { writeExportFile } from '../flows/write-export-file.flow';
 
 export interface ExportWorkerDeps {
   db: Kysely<ExportsDb>;

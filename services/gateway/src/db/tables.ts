@@ -1,6 +1,9 @@
 import type { Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
 
+/** The Postgres schema this service owns. */
+export const GATEWAY_SCHEMA = 'gateway';
+
 export interface EmpresasTable {
   id: Generated<number>;
   clave: string | null;

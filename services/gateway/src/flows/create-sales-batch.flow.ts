@@ -5,13 +5,14 @@ import {
   detailsFromZod,
   hasUnknownKeys,
   isAppError,
-  salesApiSubjects,
   type ParsedRequestOf,
   type SaleBatchBody,
   type SaleBatchResult,
   type TenantContext,
+  type salesApiSubjects,
 } from '@erp/contracts';
 import { MESSAGES, appErrorAnswer, errorEnvelope } from '../http/errors';
+import { busSales } from '../ports/sales.port';
 
 type BatchItem = ParsedRequestOf<typeof salesApiSubjects, 'sales.batch.create'>['ventas'][number];
 
@@ -52,11 +53,12 @@ export async function createSalesBatch(bus: Bus, body: z.output<typeof SaleBatch
       });
   });
   const referencias = body.ventas.map((v) => v.referencia_externa);
+  const sales = busSales(bus);
 
   while (pending.length > 0) {
     const slice = requestSlice(pending);
     try {
-      const reply = await bus.request(salesApiSubjects, 'sales.batch.create', { ventas: slice }, ctx);
+      const reply = await sales.createBatch(ctx, { ventas: slice });
       // Sales always answers the first item it is sent: an empty reply would send the same items forever.
       if (reply.resultados.length === 0) throw new Error('sales.batch.create answered no item');
       for (const r of reply.resultados) {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import express from 'express';
 import { API_BASE, API_VERSION } from '@erp/contracts';
 import { MESSAGES, sendError } from './errors';
-import { REFERENCE_PATHS, type OpenApiDocument } from './openapi';
+import { REFERENCE_PATHS, type OpenApiDocument } from '../openapi/openapi';
 
 /** Files of the viewer served from its npm package (never from a CDN: partners' networks may block one). */
 const VIEWER_FILES: Record<string, string> = {

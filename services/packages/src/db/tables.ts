@@ -1,6 +1,9 @@
 import type { Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
 
+/** The Postgres schema this service owns. */
+export const PACKAGES_SCHEMA = 'packages';
+
 /** Numeric columns are read as exact decimal strings; they are written as strings too. */
 type Decimal = string;
 

@@ -1,18 +1,12 @@
-import {
-  gatewayDirectorySubjects,
-  inventorySubjects,
-  packagesEvents,
-  type PackageImportError,
-  type ParsedRequestOf,
-  type TenantContext,
-  type packagesSubjects,
-} from '@erp/contracts';
+import { packagesEvents, type PackageImportError, type ParsedRequestOf, type TenantContext, type packagesSubjects } from '@erp/contracts';
 import { enqueueEvent, type Bus } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { findPaqueteIdsByWr, insertNewPaquetes, type NewPaquete } from '../db/paquete.repository';
 import type { PackagesDb } from '../db/tables';
 import { ESTADO_EN_BODEGA, branchQuery, buildReply, splitRepeats, validateItems, type ValidItem } from '../domain/import-batch';
+import { busGateway } from '../ports/gateway.port';
+import { busInventory } from '../ports/inventory.port';
 
 export type ImportRequest = ParsedRequestOf<typeof packagesSubjects, 'packages.import'>;
 
@@ -40,8 +34,8 @@ export async function importPackages(
   if (valid.length > 0) {
     const codigos = [...new Set(valid.map((v) => v.item.codigo_asesor))];
     const [branches, usuarios] = await Promise.all([
-      bus.request(inventorySubjects, 'inventory.sucursal.resolve', { items: valid.map((v) => branchQuery(v.item)) }, ctx),
-      bus.request(gatewayDirectorySubjects, 'gateway.usuario.by-codigo', { codigos }, ctx),
+      busInventory(bus).resolveSucursal(ctx, { items: valid.map((v) => branchQuery(v.item)) }),
+      busGateway(bus).usuariosByCodigo(ctx, { codigos }),
     ]);
     valid.forEach((entry, i) => {
       const branch = branches[i];

@@ -2,6 +2,9 @@ import type { Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
 import type { TipoDevolucion } from '@erp/contracts';
 
+/** The Postgres schema this service owns. */
+export const RETURNS_SCHEMA = 'returns';
+
 /** Numeric columns are read as exact decimal strings; they are written as strings too. */
 type Decimal = string;
 

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { enqueueEvent, type Bus } from '@erp/bus';
+import { enqueueEvent, type Bus, type Logger } from '@erp/bus';
 import {
   AppError,
   DEFAULT_RETURN_DOCUMENT,
   MEDIDA_UNIDAD,
   Return,
-  inventorySubjects,
   returnsEvents,
-  salesForReturnsSubjects,
   type ParsedRequestOf,
   type ReplyInputOf,
   type RequestContext,
@@ -29,6 +27,8 @@ import {
 } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
 import { planReturn, ventaProblem } from '../domain/return-plan';
+import { busInventory, type InventoryPort } from '../ports/inventory.port';
+import { busSales, type SalesPort } from '../ports/sales.port';
 import { settleStock } from './settle-stock.flow';
 
 export type CreateRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.create'>;
@@ -58,6 +58,8 @@ export const BACK_OFFICE_USER = 'Administración';
  */
 export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> {
   const { db, bus } = deps;
+  const sales = busSales(bus);
+  const inventory = busInventory(bus);
   const devolucionOf = async (empresaId: number, id: number) => {
     const devolucion = await findDevolucion(db, empresaId, id);
     if (!devolucion) throw new Error(`Return ${id} vanished after it was written`);
@@ -74,10 +76,10 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
     empresa: reqCtx.empresa?.id === empresaId ? reqCtx.empresa : { id: empresaId, nombre: '', iva: '13', venderSinStock: true },
     usuario: req.usuario ?? null,
   };
-  const venta = await bus.request(salesForReturnsSubjects, 'sales.sale.returnable', { id_venta: req.id_venta }, ctx);
+  const venta = await sales.returnable(ctx, { id_venta: req.id_venta });
   const problem = ventaProblem(venta.estado);
   if (problem) throw AppError.rule('estado_no_modificable', problem, { id_venta: [problem] });
-  let marcas = await brandsOf(bus, venta, ctx);
+  let marcas = await brandsOf(inventory, venta, ctx);
   // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it
   // once and the sale counts its registration once.
   const clave = `devolucion-${randomUUID()}`;
@@ -92,11 +94,11 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
         if (winner !== undefined) return { winner };
       }
       registered = true;
-      const registrada = await bus.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta: venta.id, clave }, ctx);
+      const registrada = await sales.register(ctx, { id_venta: venta.id, clave });
       const problemNow = ventaProblem(registrada.estado);
       if (problemNow) throw AppError.rule('estado_no_modificable', problemNow, { id_venta: [problemNow] });
       if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto)))
-        marcas = await brandsOf(bus, registrada, ctx);
+        marcas = await brandsOf(inventory, registrada, ctx);
       const planned = planReturn({
         tipo: req.tipo,
         detallesVenta: registrada.detalles,
@@ -172,7 +174,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
       return { id };
     });
   } catch (err) {
-    if (registered) await squareRegistrations(bus, venta.id, ctx);
+    if (registered) await squareRegistrations(sales, bus.logger, venta.id, ctx);
     if (req.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
       const winner = await findIdByReferencia(db, empresaId, req.referencia);
       if (winner !== undefined) return { devolucion: await devolucionOf(empresaId, winner), idempotent: true };
@@ -191,24 +193,19 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
 }
 
 /** Asks sales to stop counting a registration whose return did not commit; if sales cannot be reached, its next annulment or update does it. */
-async function squareRegistrations(bus: Bus, ventaId: number, ctx: TenantContext): Promise<void> {
+async function squareRegistrations(sales: SalesPort, logger: Logger, ventaId: number, ctx: TenantContext): Promise<void> {
   try {
-    await bus.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: ventaId }, ctx);
+    await sales.square(ctx, { id_venta: ventaId });
   } catch (err) {
-    bus.logger.warn({ err, idVenta: ventaId }, 'registration of a failed return not squared yet; the sale squares it on its next change');
+    logger.warn({ err, idVenta: ventaId }, 'registration of a failed return not squared yet; the sale squares it on its next change');
   }
 }
 
 /** Brands of the sale's products, from inventory (the sale lines do not keep them). */
-async function brandsOf(bus: Bus, venta: ReturnableSale, ctx: TenantContext): Promise<Map<number, string>> {
+async function brandsOf(inventory: InventoryPort, venta: ReturnableSale, ctx: TenantContext): Promise<Map<number, string>> {
   const ids = [...new Set(venta.detalles.map((d) => d.id_producto))];
   if (ids.length === 0) return new Map();
-  const resolved = await bus.request(
-    inventorySubjects,
-    'inventory.product.resolve',
-    { items: ids.map((id_producto) => ({ id_producto })) },
-    ctx,
-  );
+  const resolved = await inventory.resolve(ctx, { items: ids.map((id_producto) => ({ id_producto })) });
   const marcas = new Map<number, string>();
   for (const item of resolved.items) if (item.ok && item.producto.marca) marcas.set(item.producto.id, item.producto.marca);
   return marcas;

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Bus } from '@erp/bus';
-import { inventorySubjects, type RequestContext, type TenantContext } from '@erp/contracts';
+import type { RequestContext, TenantContext } from '@erp/contracts';
 import { findStockState, markStock, stockLinesOf } from '../db/devolucion.repository';
 import type { ReturnsDb } from '../db/tables';
+import { busInventory } from '../ports/inventory.port';
 
 /** Inventory key of the reversal of a return's stock when it is annulled. */
 export const annulmentKey = (id: number): string => `devolucion-${id}-anulacion`;
@@ -28,33 +29,24 @@ export async function settleStock(db: Kysely<ReturnsDb>, bus: Bus, empresaId: nu
     empresa: reqCtx?.empresa ?? { id: empresaId, nombre: '', iva: '13', venderSinStock: true },
     usuario: reqCtx?.usuario ?? null,
   };
+  const inventory = busInventory(bus);
   if (owesStock) {
-    await bus.request(
-      inventorySubjects,
-      'inventory.stock.adjust',
-      {
-        clave: state.clave_stock,
-        origen: 'devolucion',
-        concepto: `Devolución ${id} de la venta ${state.venta_id}`,
-        lineas: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: state.bodega_id, cantidad: l.cantidad })),
-      },
-      ctx,
-    );
+    await inventory.adjust(ctx, {
+      clave: state.clave_stock,
+      origen: 'devolucion',
+      concepto: `Devolución ${id} de la venta ${state.venta_id}`,
+      lineas: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: state.bodega_id, cantidad: l.cantidad })),
+    });
     await markStock(db, id, 'stock_aplicado_at');
   }
   if (owesReversal) {
-    await bus.request(
-      inventorySubjects,
-      'inventory.stock.adjust',
-      {
-        clave: annulmentKey(id),
-        origen: 'anulacion_devolucion',
-        concepto: `Anulación de la devolución ${id} de la venta ${state.venta_id}`,
-        permitir_sin_stock: true,
-        lineas: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: state.bodega_id, cantidad: `-${l.cantidad}` })),
-      },
-      ctx,
-    );
+    await inventory.adjust(ctx, {
+      clave: annulmentKey(id),
+      origen: 'anulacion_devolucion',
+      concepto: `Anulación de la devolución ${id} de la venta ${state.venta_id}`,
+      permitir_sin_stock: true,
+      lineas: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: state.bodega_id, cantidad: `-${l.cantidad}` })),
+    });
     await markStock(db, id, 'stock_revertido_at');
   }
 }

@@ -7,7 +7,7 @@ import type { SalesDb } from '../db/tables';
 import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
 import { heldStock, stockDiff } from '../domain/stock-lines';
-import { busInventory } from './inventory.port';
+import { busInventory } from '../ports/inventory.port';
 import { squareIfReturned } from './square-registrations.flow';
 import { adjustStockRevision, trackedChange } from './stock-revision.flow';
 

@@ -29,7 +29,7 @@ import { huellaOf, referenciaConflict } from '../domain/huella';
 import { createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { plannedVentaColumns } from '../domain/venta-row';
-import { busInventory, type InventoryPort } from './inventory.port';
+import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
 
 type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;

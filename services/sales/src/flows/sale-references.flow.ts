@@ -3,7 +3,7 @@ import type { TenantContext } from '@erp/contracts';
 import { findSaleCatalog } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import type { SaleDraft, SaleResolutions } from '../domain/sale-plan';
-import type { InventoryPort } from './inventory.port';
+import type { InventoryPort } from '../ports/inventory.port';
 
 /**
  * Looks up everything a draft points to, at once: the branch, the warehouse and the products

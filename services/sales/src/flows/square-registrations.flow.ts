@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import { claimEvent, type Bus } from '@erp/bus';
-import { returnsForSalesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import {
   devolucionesActivasOf,
@@ -13,6 +12,7 @@ import {
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 import { RETURNS_CLAIMER, RETURN_CREATED, returnClaim } from '../domain/return-claims';
+import { busReturns } from '../ports/returns.port';
 
 /**
  * Squares the pending registrations of a sale, in a transaction of its own that holds the sale's
@@ -36,12 +36,7 @@ export async function squareRegistrations(
     if (!venta) return undefined;
     const claves = await pendingRegistrations(trx, empresaId, ventaId);
     if (claves.length === 0) return venta.devoluciones_activas;
-    const answer = await bus.request(
-      returnsForSalesSubjects,
-      'returns.sale.registrations',
-      { empresa_id: empresaId, id_venta: ventaId, claves },
-      { requestId },
-    );
+    const answer = await busReturns(bus).saleRegistrations({ requestId }, { empresa_id: empresaId, id_venta: ventaId, claves });
     if (answer.ocupada) return venta.devoluciones_activas;
     const committed = new Map(answer.devoluciones.map((d) => [d.clave, d]));
     let discarded = 0;

@@ -6,7 +6,7 @@ import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 import { remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { remainingMoves, type StockMove } from '../domain/stock-lines';
-import type { InventoryPort } from './inventory.port';
+import type { InventoryPort } from '../ports/inventory.port';
 
 /** Inventory key of stock revision `n` of a sale. */
 export const revisionKey = (ventaId: number, revision: number) => `venta-${ventaId}-rev-${revision}`;

@@ -18,7 +18,7 @@ import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules'
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
 import { heldStock, stockDiff } from '../domain/stock-lines';
 import { plannedVentaColumns } from '../domain/venta-row';
-import { busInventory, type InventoryPort } from './inventory.port';
+import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
 import { squareIfReturned } from './square-registrations.flow';
 import { adjustStockRevision, trackedChange } from './stock-revision.flow';

@@ -3,7 +3,7 @@ import { startConsumer, type Bus } from '@erp/bus';
 import { webhookEvents, type ConsumerName } from '@erp/contracts';
 import type { WebhookDb } from '../db/tables';
 import { processDelivery, type ProcessResult } from '../flows/process-delivery.flow';
-import type { IntakePace } from '../flows/intake-pace.flow';
+import type { IntakePace } from '../workers/intake-pace.worker';
 import type { ProcessingDeps } from '../flows/process-order.flow';
 
 export const DELIVERY_CONSUMER: ConsumerName<'webhook-ingest'> = 'webhook-ingest-deliveries';

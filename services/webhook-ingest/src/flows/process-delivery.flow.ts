@@ -3,9 +3,9 @@ import { inTransaction } from '@erp/db';
 import type { Logger } from '@erp/bus';
 import { finishEntrega, lockEntrega } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
+import { isPermanent, reasonOf } from '../domain/failures';
 import { processOrder, type ProcessingDeps } from './process-order.flow';
 import { processProduct } from './process-product.flow';
-import { isPermanent, reasonOf } from './ports';
 
 export type ProcessResult = 'procesada' | 'ignorada' | 'fallida' | 'omitida';
 

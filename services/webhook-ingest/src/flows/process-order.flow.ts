@@ -16,7 +16,10 @@ import {
   type ProductLine,
   type RefundIntent,
 } from '../domain/orders';
-import { Unprocessable, type CatalogPort, type InventoryPort, type ReturnsPort, type SalesPort } from './ports';
+import { Unprocessable } from '../domain/failures';
+import type { CatalogPort, InventoryPort } from '../ports/inventory.port';
+import type { ReturnsPort } from '../ports/returns.port';
+import type { SalesPort } from '../ports/sales.port';
 
 export interface ProcessingDeps {
   sales: SalesPort;

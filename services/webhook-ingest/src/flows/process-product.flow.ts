@@ -3,9 +3,9 @@ import type { ResolvedProduct } from '@erp/contracts';
 import type { LockedEntrega } from '../db/entrega.repository';
 import { lockMapeo, upsertMapeo } from '../db/mapeo.repository';
 import type { WebhookDb } from '../db/tables';
+import { Unprocessable } from '../domain/failures';
 import { wooProductIntent } from '../domain/products';
 import { parseBody, type Outcome, type ProcessingDeps } from './process-order.flow';
-import { Unprocessable } from './ports';
 
 /**
  * Applies a WooCommerce product delivery: finds our product (mapping, then SKU; an unknown SKU

@@ -4,8 +4,8 @@ import { AppError, type ParsedRequestOf, type RequestContext, type webhookSubjec
 import { classify, isRelevantHeader, isWooPing } from '../domain/classify';
 import { SIGNATURE_HEADER, verifySignature } from '../domain/signature';
 import { tokenMatches } from '../domain/token';
-import type { EntregaBatcher } from '../flows/entrega-batcher.flow';
-import type { IntegracionCache } from '../flows/integracion-cache.flow';
+import type { EntregaBatcher } from '../workers/entrega-batcher.worker';
+import type { IntegracionCache } from '../workers/integracion-cache.worker';
 
 type ReceiveRequest = ParsedRequestOf<typeof webhookSubjects, 'webhooks.receive'>;
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { findCredential, type Credential } from './db/credentials.repository';
-import type { GatewayDb } from './db/tables';
-import { hashApiKey } from './domain/api-key';
+import { findCredential, type Credential } from '../db/credentials.repository';
+import type { GatewayDb } from '../db/tables';
+import { hashApiKey } from '../domain/api-key';
 
 /** Entries each cache keeps at most; past it the cache starts over rather than grow without bound. */
 const MAX_ENTRIES = 10_000;
@@ -20,7 +20,7 @@ export class Authenticator {
   constructor(
     private readonly db: Kysely<GatewayDb>,
     private readonly ttlMs: number,
-    private readonly negativeTtlMs = 0,
+    private readonly negativeTtlMs: number,
   ) {}
 
   /** The credential of `key` when the cache holds it (no query); undefined when it must be verified. */

@@ -3,10 +3,10 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { API_VERSION, SaleCreateBody, SaleUpdateBody } from '@erp/contracts';
-import { documentText, partnerApiDocument } from '../write-openapi';
+import { documentText, partnerApiDocument } from './write-openapi';
 import { openApiPath, webhooksDocument } from './openapi';
-import { apiRoutes } from './routes';
-import { WEBHOOK_ROUTES } from './webhooks';
+import { apiRoutes } from '../http/routes';
+import { WEBHOOK_ROUTES } from '../http/webhooks';
 
 const COMMITTED = path.resolve(__dirname, '../../../../libs/contracts/openapi.json');
 const COMMITTED_WEBHOOKS = path.resolve(__dirname, '../../../../libs/contracts/openapi-webhooks.json');

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { GatewayConfig } from './config';
-import { openApiDocument, webhooksDocument, type OpenApiDocument } from './http/openapi';
-import { apiRoutes } from './http/routes';
+import { GatewayConfig } from '../config';
+import { openApiDocument, webhooksDocument, type OpenApiDocument } from './openapi';
+import { apiRoutes } from '../http/routes';
 
 /** The partner API's OpenAPI document as the gateway serves it, for review diffs and the typed client. */
 export function partnerApiDocument(): OpenApiDocument {

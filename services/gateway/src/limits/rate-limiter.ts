@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '@erp/bus';
-import { decision, limitFor, windowAt, type RateDecision, type RateLimitRule } from './domain/rate-limit';
+import { decision, limitFor, windowAt, type RateDecision, type RateLimitRule } from '../domain/rate-limit';
 
 /**
  * Count-and-check in one round trip: a request is counted only when it is under its limit, so

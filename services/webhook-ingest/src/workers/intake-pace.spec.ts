@@ -1,4 +1,4 @@
-import { IntakePace } from './intake-pace.flow';
+import { IntakePace } from './intake-pace.worker';
 
 describe('IntakePace', () => {
   let now = 1_000_000;

@@ -1,6 +1,9 @@
 import type { Bus } from '@erp/bus';
-import { inventoryExportSubjects, returnsExportSubjects, salesExportSubjects, type TenantContext } from '@erp/contracts';
+import type { TenantContext } from '@erp/contracts';
 import type { ExportJob } from '../db/exportacion.repository';
+import { busInventory } from '../ports/inventory.port';
+import { busReturns } from '../ports/returns.port';
+import { busSales } from '../ports/sales.port';
 
 export interface WrittenFile {
   objetos: number;
@@ -15,10 +18,10 @@ export async function writeExportFile(bus: Bus, job: ExportJob, objeto: string, 
   const options = { timeoutMs };
   switch (job.recurso) {
     case 'sales':
-      return bus.request(salesExportSubjects, 'sales.export.write', { ...request, filtros: job.filtros }, ctx, options);
+      return busSales(bus).writeExport(ctx, { ...request, filtros: job.filtros }, options);
     case 'returns':
-      return bus.request(returnsExportSubjects, 'returns.export.write', { ...request, filtros: job.filtros }, ctx, options);
+      return busReturns(bus).writeExport(ctx, { ...request, filtros: job.filtros }, options);
     case 'inventory':
-      return bus.request(inventoryExportSubjects, 'inventory.export.write', { ...request, filtros: job.filtros }, ctx, options);
+      return busInventory(bus).writeExport(ctx, { ...request, filtros: job.filtros }, options);
   }
 }

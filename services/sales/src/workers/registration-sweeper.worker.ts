@@ -4,7 +4,7 @@ import type { Bus, Logger } from '@erp/bus';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { salesWithStaleRegistrations } from '../db/return-registration.repository';
 import type { SalesDb } from '../db/tables';
-import { squareRegistrations } from './square-registrations.flow';
+import { squareRegistrations } from '../flows/square-registrations.flow';
 
 export interface RegistrationSweeperOptions {
   db: Kysely<SalesDb>;

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Bus, Logger } from '@erp/bus';
-import { isAppError, salesSubjects } from '@erp/contracts';
+import { isAppError } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { findDueReservas, postponeReserva, type DueReserva } from '../db/reservation.repository';
 import type { InventoryDb } from '../db/tables';
 import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
-import { confirmReservation, releaseReservation } from './reservations.flow';
+import { confirmReservation, releaseReservation } from '../flows/reservations.flow';
+import { busSales, type SalesPort } from '../ports/sales.port';
 
 export interface SweeperOptions {
   db: Kysely<InventoryDb>;
@@ -34,8 +35,11 @@ export interface SweepResult {
 export class ReservationSweeper {
   private task: PeriodicTask | undefined;
   private stopped = false;
+  private readonly sales: SalesPort;
 
-  constructor(private readonly options: SweeperOptions) {}
+  constructor(private readonly options: SweeperOptions) {
+    this.sales = busSales(options.bus);
+  }
 
   start(): void {
     this.task = startPeriodic('reservation sweep', this.options.intervalMs, this.options.logger, () => this.sweepOnce());
@@ -85,11 +89,9 @@ export class ReservationSweeper {
   private async askOrigin(reserva: DueReserva): Promise<{ exists: boolean } | 'unknown'> {
     if (reserva.origen !== 'venta') return 'unknown';
     try {
-      return await this.options.bus.request(
-        salesSubjects,
-        'sales.sale.exists',
-        { empresa_id: reserva.empresa_id, clave: reserva.clave },
+      return await this.sales.saleExists(
         { requestId: `sweep-${randomUUID()}` },
+        { empresa_id: reserva.empresa_id, clave: reserva.clave },
         { timeoutMs: this.options.checkTimeoutMs },
       );
     } catch (err) {

@@ -41,13 +41,13 @@ import {
   type EventType,
   type Reason,
 } from '@erp/contracts';
-import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from './edges';
+import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from '../http/edges';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
-import { MESSAGES, errorEnvelope } from './errors';
-import { IDEMPOTENCY_HEADER } from './idempotency';
+import { MESSAGES, errorEnvelope } from '../http/errors';
+import { IDEMPOTENCY_HEADER } from '../http/idempotency';
 import { withExamples } from './openapi-examples';
-import type { AnyRoute, RouteResponse } from './route';
-import { WEBHOOK_ROUTES } from './webhooks';
+import type { AnyRoute, RouteResponse } from '../http/route';
+import { WEBHOOK_ROUTES } from '../http/webhooks';
 
 /** The generated OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = ReturnType<typeof createDocument>;

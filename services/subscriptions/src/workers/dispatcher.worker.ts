@@ -15,7 +15,7 @@ import type { SubscriptionsDb } from '../db/tables';
 import { retryDelayMs, retryWindowSpent } from '../domain/retry';
 import { signDelivery } from '../domain/signature';
 import type { SubscriptionsConfig } from '../config';
-import { postEvent } from './post-event.flow';
+import { postEvent } from '../flows/post-event.flow';
 
 export interface DispatcherOptions {
   db: Kysely<SubscriptionsDb>;

@@ -4,8 +4,8 @@ import type { Bus, Logger } from '@erp/bus';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { salesWithStaleCambios } from '../db/cambio-en-curso.repository';
 import type { SalesDb } from '../db/tables';
-import { busInventory } from './inventory.port';
-import { squareRevisions } from './stock-revision.flow';
+import { busInventory } from '../ports/inventory.port';
+import { squareRevisions } from '../flows/stock-revision.flow';
 
 export interface RevisionSweeperOptions {
   db: Kysely<SalesDb>;

@@ -1,0 +1,86 @@
+import type { Bus } from '@erp/bus';
+import { salesApiSubjects, salesPlatformSubjects, type TenantContext } from '@erp/contracts';
+
+export interface SaleLine {
+  id_producto: number;
+  cantidad: string;
+  /** Unit price including tax. */
+  precio: string;
+  descuento: string;
+}
+
+export interface CreateSaleInput {
+  referencia_externa: string;
+  fecha: string;
+  estado: 'Completada' | 'Pendiente';
+  id_sucursal: number;
+  id_bodega: number;
+  id_documento: number;
+  id_canal?: number;
+  id_cliente?: number;
+  forma_pago?: string;
+  observaciones?: string;
+  /** Platform orders are already taken: their stock may go below zero. */
+  permitir_sin_stock: true;
+  origen: 'woocommerce' | 'shopify';
+  detalles: SaleLine[];
+}
+
+/** What order processing needs of the sales service. */
+export interface SalesPort {
+  /** Creates the sale through the invoicing pipeline; the same `referencia_externa` gives the same sale. */
+  createSale(ctx: TenantContext, input: CreateSaleInput): Promise<{ id: number; idempotent: boolean }>;
+  /** Annuls the sale (stock returned once; annulling again moves nothing). */
+  annulSale(ctx: TenantContext, idVenta: number): Promise<void>;
+  /** The company's customer with this email (case-insensitive), created with this name when missing. */
+  findOrCreateCustomer(ctx: TenantContext, cliente: { email: string; nombre: string | null }): Promise<number>;
+  /** Turns the sale into Completada when it is still Pendiente; answers whether it changed it, and the ids of the sale's lines as `saleLineIds` does. */
+  completeIfPending(ctx: TenantContext, idVenta: number): Promise<{ completed: boolean; lineIds: number[] }>;
+  /** The sale made for this reference, if one was (it may exist without our record of it after a crash). */
+  saleByReference(ctx: TenantContext, referencia: string): Promise<number | null>;
+  /** The ids of the sale's lines, in the order they were created. */
+  saleLineIds(ctx: TenantContext, idVenta: number): Promise<number[]>;
+}
+
+/** Sales over the bus: `sales.create` with the platform as origin, and the platform subjects. */
+export function busSales(bus: Bus): SalesPort {
+  return {
+    createSale: async (ctx, input) => {
+      const { detalles, ...rest } = input;
+      const reply = await bus.request(
+        salesApiSubjects,
+        'sales.create',
+        {
+          ...rest,
+          origen: input.origen,
+          // The pipeline takes JSON numbers; these have at most 4 decimals (prices 2), so they are exact.
+          detalles: detalles.map((l) => ({
+            id_producto: l.id_producto,
+            cantidad: Number(l.cantidad),
+            precio: Number(l.precio),
+            descuento: Number(l.descuento),
+          })),
+        },
+        ctx,
+      );
+      return { id: reply.venta.id, idempotent: reply.idempotent };
+    },
+    annulSale: async (ctx, idVenta) => {
+      await bus.request(salesPlatformSubjects, 'sales.sale.annul', { id_venta: idVenta }, ctx);
+    },
+    completeIfPending: async (ctx, idVenta) => {
+      const venta = await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx);
+      const lineIds = venta.detalles.map((d) => d.id);
+      if (venta.estado !== 'Pendiente') return { completed: false, lineIds };
+      // Completing changes the state only: the lines read here stay the sale's.
+      await bus.request(salesApiSubjects, 'sales.update', { id: idVenta, cambios: { estado: 'Completada' } }, ctx);
+      return { completed: true, lineIds };
+    },
+    findOrCreateCustomer: async (ctx, cliente) =>
+      (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
+    saleByReference: async (ctx, referencia) =>
+      (await bus.request(salesPlatformSubjects, 'sales.sale.by-reference', { referencia_externa: referencia }, ctx))?.id ?? null,
+    saleLineIds: async (ctx, idVenta) =>
+      (await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx)).detalles.map((d) => d.id),
+  };
+}
