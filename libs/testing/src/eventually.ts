@@ -10,3 +10,12 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000,
     }
   }
 }
+
+/** Polls until `check` answers true; throws after `timeoutMs`. A check that throws fails at once. */
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, everyMs = 50): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
