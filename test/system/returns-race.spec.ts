@@ -3,7 +3,8 @@ import { isAppError, returnsAdminSubjects, salesAdminSubjects, salesForReturnsSu
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';
-import { API, SALES_KEY_A, ledgerOf, postSale, refsOf, saleBody, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
+import { API, SALES_KEY_A, ledgerOf, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 /** Rounds of the race; each is one sale, a return of all of it and an annulment or a PUT of it at the same moment. */
 const ROUNDS = Number(process.env.RETURNS_RACE_ROUNDS ?? 240);
