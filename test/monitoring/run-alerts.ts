@@ -15,7 +15,8 @@ import { openToolbox } from '../chart/toolbox';
 import { ofKind, parseObjects } from '../chart/kube-objects';
 import { freePort } from '../reliability/support/private-infra';
 import { Stack } from '../support/stack';
-import { deliver, webhookStore, wooHeaders, wooOrder } from '../support/webhook-fixture';
+import { deliver, webhookStore } from '../support/webhook-fixture';
+import { wooHeaders, wooOrder } from '../../services/webhook-ingest/test/platform.factories';
 import { PROMETHEUS, alertRules, ruleGroups } from './monitoring';
 
 /**

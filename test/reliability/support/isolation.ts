@@ -1,7 +1,7 @@
 import { SchemaClients, type DatabaseUrls, type Query, type Row } from '@erp/admin';
 import { API_BASE } from '@erp/contracts';
 import { apiRoutes } from '../../../services/gateway/src/http/routes';
-import { wooHeaders, wooOrder } from '../../support/webhook-fixture';
+import { wooHeaders, wooOrder } from '../../../services/webhook-ingest/test/platform.factories';
 import { WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { call, type Attempt, type CallInit } from './http';
 import { settle } from './invariants';

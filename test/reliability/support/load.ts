@@ -1,6 +1,12 @@
 import type { Bus } from '@erp/bus';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
-import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder, wooProduct } from '../../support/webhook-fixture';
+import {
+  shopifyHeaders,
+  shopifyOrderBody,
+  wooHeaders,
+  wooOrder,
+  wooProduct,
+} from '../../../services/webhook-ingest/test/platform.factories';
 import { PRODUCT_REFS, SOLD_PRODUCTS, WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { RETRYABLE, Tally, call, type Attempt, type CallInit } from './http';
 import { sleep } from './wait';
