@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -19,9 +18,9 @@ import {
   streamName,
   webhookEvents,
   webhookGatewaySubjects,
-  type RequestContext,
 } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
+import { freePort, tenant, waitForPort } from '@erp/testing';
 import {
   Bus,
   deleteObject,
@@ -38,36 +37,13 @@ import {
 const NATS_SERVER = '/usr/sbin/nats-server';
 const PREFIX = 'perm';
 const logger = createLogger('permissions-spec', 'silent');
-const ctx: RequestContext = { requestId: 'permissions-spec', empresa: { id: 1, nombre: 'Empresa', iva: '13', venderSinStock: true } };
+const ctx = tenant(1, { requestId: 'permissions-spec' });
 const password = (identity: string) => `pw-${identity}-0f3a`;
 
 async function bytesOf(file: Readable | undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of file!) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function waitForPort(port: number, deadlineMs: number): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => resolve(socket.end() !== undefined));
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > until) throw new Error(`nats-server did not listen on ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /**

@@ -113,7 +113,7 @@ export async function harness<DB = unknown>(label: string, options: HarnessOptio
       };
       for (const service of [...services].reverse()) await attempt(() => service.stop());
       for (const step of [...closeSteps].reverse()) await attempt(step);
-      const [client] = buses;
+      const client = buses.find((bus) => !bus.nc.isClosed());
       if (client) {
         await attempt(async () => {
           const jsm = await jetstreamManager(client.nc);
@@ -121,7 +121,8 @@ export async function harness<DB = unknown>(label: string, options: HarnessOptio
             await jsm.streams.delete(stream).catch(() => undefined);
         });
       }
-      for (const bus of [...buses].reverse()) await attempt(() => bus.drain());
+      // A test may have drained a bus of its own already (to watch in-flight requests finish).
+      for (const bus of [...buses].reverse()) if (!bus.nc.isClosed()) await attempt(() => bus.drain());
       for (const db of [...pools].reverse()) await attempt(() => db.destroy());
       await attempt(() => iso.drop());
       if (failures.length > 0) throw failures[0];
