@@ -20,7 +20,7 @@ import {
   webhookGatewaySubjects,
 } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
-import { freePort, tenant, waitForPort } from '@erp/testing';
+import { freePort, tenant, until, waitForPort } from '@erp/testing';
 import {
   Bus,
   deleteObject,
@@ -174,11 +174,7 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       handler: async (_subject, payload) => void seen.push(payload.id_entrega),
     });
     await publishEvent(webhooks, 'events.webhooks.delivery.received', { id_entrega: 41, empresa_id: 1 }, { msgId: 'delivery-41' });
-    const until = Date.now() + 5_000;
-    while (!seen.includes(41)) {
-      if (Date.now() > until) throw new Error('the delivery event was not consumed');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => seen.includes(41), 5_000);
   });
 
   it('lets a return register with its sale, and sales ask returns which registrations became returns, and nobody else', async () => {
@@ -295,11 +291,7 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     gateway.nc.publish(`${PREFIX}.inventory.stock.adjust`, 'from the gateway');
     sales.nc.publish(`${PREFIX}.inventory.stock.adjust`, 'from sales');
     await Promise.all([gateway.nc.flush(), sales.nc.flush()]);
-    const until = Date.now() + 5_000;
-    while (!received.includes('from sales')) {
-      if (Date.now() > until) throw new Error('the request of sales did not arrive');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(() => received.includes('from sales'), 5_000, 25);
     sub.unsubscribe();
     expect(received.filter((m) => m !== 'from sales')).toEqual([]);
   });

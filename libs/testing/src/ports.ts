@@ -20,7 +20,5 @@ export function freePort(): Promise<number> {
 
 /** Resolves once something accepts connections on the loopback port (a server the test spawned). */
 export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  await until(() => reachable(`tcp://127.0.0.1:${port}`), timeoutMs).catch(() => {
-    throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
-  });
+  await until(() => reachable(`tcp://127.0.0.1:${port}`), timeoutMs, 50, `a listener on port ${port}`);
 }
