@@ -24,14 +24,14 @@ export interface HarnessOptions {
   requestTimeoutMs?: number;
 }
 
-export interface DbOptions {
+export interface OpenDbOptions {
   /** Connections of its pool (default 2). */
   max?: number;
   /** Called with the SQL of every statement it runs. */
   onQuery?: (sql: string) => void;
 }
 
-export interface StartOptions {
+export interface HarnessStartOptions {
   /** Environment beyond the isolation's (`serviceEnv`): the service's own settings. */
   env?: Record<string, string>;
   /** Migrate the schema and provision JetStream at start, as tests and `npm start` do (default true). */
@@ -57,13 +57,16 @@ export interface Harness<DB> {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query<R extends pg.QueryResultRow = Record<string, any>>(text: string, params?: unknown[]): Promise<R[]>;
   /** Another Kysely over the isolation's database, bound to the same schema, with a pool of its own. */
-  openDb(options?: DbOptions): Kysely<DB>;
+  openDb(options?: OpenDbOptions): Kysely<DB>;
   /** Another client on the isolation's prefix (a second party on the bus). */
   connect(name: string, options?: ClientBusOptions): Promise<Bus>;
   /** The environment of a service started on the isolation, `extra` added or overriding. */
   env(extra?: Record<string, string>): Record<string, string>;
   /** Starts a service in this process on the isolation; `build` makes its spec from the environment. */
-  start<C extends BaseConfig>(build: (env: Record<string, string>) => ServiceSpec<C>, options?: StartOptions): Promise<RunningService<C>>;
+  start<C extends BaseConfig>(
+    build: (env: Record<string, string>) => ServiceSpec<C>,
+    options?: HarnessStartOptions,
+  ): Promise<RunningService<C>>;
   /** Resolves once each durable consumer of the events stream has had everything published to it acknowledged. */
   untilConsumed(...durables: string[]): Promise<void>;
   /** A step of `close()`, run after the services stopped and before the bus and the database go (last registered first). */
