@@ -25,6 +25,24 @@ export default tseslint.config(
     },
   },
   {
+    // A service or lib is tested with its own test/ folder and libs/testing, never with the system tests' root
+    // test/ folder. Every file here lies three folders deep or more, so reaching the root takes three '../' or more.
+    files: ['services/**/*.ts', 'libs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./){3,}test(/|$)',
+              message: "The root test/ folder is for system tests: take the helper from @erp/testing or this service's test/ folder.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -9,13 +9,14 @@ import pg from 'pg';
 import { stringify } from 'yaml';
 import type { WebhookToken } from '@erp/admin';
 import { streamName } from '@erp/contracts';
+import { freePort } from '@erp/testing';
 import type { IPrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { openToolbox } from '../chart/toolbox';
 import { ofKind, parseObjects } from '../chart/kube-objects';
-import { freePort } from '../reliability/support/private-infra';
 import { Stack } from '../support/stack';
-import { deliver, webhookStore, wooHeaders, wooOrder } from '../support/webhook-fixture';
+import { deliver, webhookStore } from '../support/webhook-fixture';
+import { wooHeaders, wooOrder } from '../../services/webhook-ingest/test/platform.factories';
 import { PROMETHEUS, alertRules, ruleGroups } from './monitoring';
 
 /**

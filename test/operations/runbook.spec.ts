@@ -16,8 +16,8 @@ import { RETURNS_SCHEMA, returnsMigrations } from '@erp/returns';
 import { SALES_SCHEMA, salesMigrations } from '@erp/sales';
 import { SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations } from '@erp/subscriptions';
 import { WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations } from '@erp/webhook-ingest';
-import { PrivatePostgres, freePort, postgresBinDir } from '../reliability/support/private-infra';
-import { eventually } from '@erp/testing';
+import { PrivatePostgres, postgresBinDir } from '../reliability/support/private-infra';
+import { eventually, freePort } from '@erp/testing';
 import { API, SALES_KEY_A, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
 import { Stack, json } from '../support/stack';
 

@@ -192,15 +192,6 @@ export async function postSale(stack: Stack, key: string, body: unknown): Promis
   return { status: res.status, body: await json(res) };
 }
 
-/** Stock of a product in a warehouse, as inventory stores it (exact decimal text). */
-export async function stockOf(stack: Stack, productoId: number, bodegaId: number): Promise<string> {
-  const rows = await stack.query<{ stock: string }>(
-    'select stock::text as stock from inventory.inventarios where producto_id = $1 and bodega_id = $2',
-    [productoId, bodegaId],
-  );
-  return rows[0]?.stock ?? '0.000';
-}
-
 /** Σ movements of the ledger for a product in a warehouse: must equal its stock. */
 export async function ledgerOf(stack: Stack, productoId: number, bodegaId: number): Promise<{ stock: string; movimientos: number }> {
   const [row] = await stack.query<{ stock: string; movimientos: number }>(

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { Bus, exportStoreName } from '@erp/bus';
 import { streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
+import { isolate, serviceEnv, type Isolation } from '@erp/testing';
 import { seedFixture, type SeedOutput } from '@erp/admin';
 import { GatewayConfig, gatewayService, type GatewayOptions } from '@erp/gateway';
 import { inventoryService } from '@erp/inventory';
@@ -35,27 +35,19 @@ export interface StackOptions {
   contract?: boolean;
 }
 
-/** Environment every in-process service of a stack shares: the isolated database, prefix and keys. */
+/** Environment every in-process service of a stack shares: the isolation's (`serviceEnv`), the gateway on a free port. */
 export function stackEnv(iso: Isolation, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    DATABASE_URL: iso.databaseUrl,
-    NATS_URL: iso.natsUrl,
-    REDIS_URL: iso.redisUrl,
-    SUBJECT_PREFIX: iso.subjectPrefix,
-    REDIS_KEY_PREFIX: iso.redisKeyPrefix,
-    OPS_PORT: '0',
+  return serviceEnv(iso, {
     PORT: '0',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     DB_POOL_MAX: '5',
     REQUEST_TIMEOUT_MS: '15000', // generous: test files run in parallel on two cores
-    SHUTDOWN_TIMEOUT_MS: '10000',
     // Replies Postgres serialised are held to their contract in every test, whatever NODE_ENV says.
     VALIDATE_REPLIES: 'true',
     // Return registrations left pending by a failure are squared within seconds, not a minute.
     REGISTRATION_SWEEP_INTERVAL_MS: '500',
     REGISTRATION_SQUARE_AFTER_MS: '2000',
     ...extra,
-  };
+  });
 }
 
 /**

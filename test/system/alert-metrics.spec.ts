@@ -3,7 +3,8 @@ import { API_VERSION, type ServiceName } from '@erp/contracts';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { eventually } from '@erp/testing';
 import { Stack } from '../support/stack';
-import { deliver, webhookStore, wooHeaders, wooOrder } from '../support/webhook-fixture';
+import { deliver, webhookStore } from '../support/webhook-fixture';
+import { wooHeaders, wooOrder } from '../../services/webhook-ingest/test/platform.factories';
 
 const KEY = 'test_key_alert_metrics_0123456789ab';
 const WOO_SECRET = 'wc_secret_alert_metrics';

@@ -1,6 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { JSONSchemaFaker } from 'json-schema-faker';
+import { mulberry32 } from '@erp/testing';
 import { Contract, type Exchange } from '../support/contract';
 import { SALES_KEY_A, salesFixture } from '../support/sales-fixture';
 import { Stack } from '../support/stack';
@@ -377,16 +378,4 @@ function roundNumbers(value: Json): Json {
   if (Array.isArray(value)) return value.map(roundNumbers);
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, roundNumbers(v)]));
   return value;
-}
-
-/** A small seeded generator, so a failing run can be replayed with CONFORMANCE_SEED. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -3,7 +3,7 @@ import type { SeedOutput } from '@erp/admin';
 import { PartnerApiClient } from '@erp/client';
 import { returnsAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
-import { eventually } from '@erp/testing';
+import { eventually, tenant } from '@erp/testing';
 import { API, SALES_KEY_A, SALES_KEY_B, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -94,7 +94,7 @@ describe('POST /exports, GET /exports/{id}/download', () => {
       'select id from sales.ventas where empresa_id = $1 and estado = $2 order by id limit 1',
       [a.id, 'Completada'],
     );
-    const ctx = { requestId: 'exports-seed', empresa: { id: a.id, nombre: 'A', iva: '13', venderSinStock: true } };
+    const ctx = tenant(a.id, { requestId: 'exports-seed' });
     for (let k = 0; k < 2; k++)
       await stack.admin.request(
         returnsAdminSubjects,

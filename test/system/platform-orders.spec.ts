@@ -1,14 +1,14 @@
 import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { inventorySubjects, webhookSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
-import { published } from '../support/platform-payloads';
-import { deliver, shopifyHeaders, webhookStore, wooHeaders } from '../support/webhook-fixture';
+import { deliver, webhookStore } from '../support/webhook-fixture';
+import { published, shopifyHeaders, wooHeaders } from '../../services/webhook-ingest/test/platform.factories';
 
 /**
- * The payloads WooCommerce and Shopify publish (test/fixtures/platforms, sources in its README),
- * delivered signed and unchanged but for ids and SKUs (and, where a test says so, the status it
- * is about), must become the sale the shop sold: total to the cent, the product its SKU names on
- * every line, stock moved for goods only and once.
+ * The payloads WooCommerce and Shopify publish (services/webhook-ingest/test/fixtures/platforms,
+ * sources in its README), delivered signed and unchanged but for ids and SKUs (and, where a test
+ * says so, the status it is about), must become the sale the shop sold: total to the cent, the
+ * product its SKU names on every line, stock moved for goods only and once.
  */
 const KEY = 'test_key_platform_orders_0123456789';
 const WOO_SECRET = 'wc_secret_platform_orders';

@@ -2,8 +2,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects, salesForReturnsSubjects, streamName } from '@erp/contracts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Stack, json } from '../support/stack';
-import { eventually } from '@erp/testing';
-import { API, SALES_KEY_A, ledgerOf, postSale, refsOf, saleBody, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
+import { eventually, tenant } from '@erp/testing';
+import { API, SALES_KEY_A, ledgerOf, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 /** Rounds of the race; each is one sale, a return of all of it and an annulment or a PUT of it at the same moment. */
 const ROUNDS = Number(process.env.RETURNS_RACE_ROUNDS ?? 240);
@@ -238,13 +239,9 @@ describe('a return racing an annulment or an update of the same sale', () => {
   });
 
   it('counts a registration once under the same key, never on a sale that cannot be returned, and squares it away when no return came of it', async () => {
-    const tenant = {
-      requestId: 'returns-race-register',
-      empresa: { id: a.id, nombre: '', iva: '13', venderSinStock: true },
-      usuario: null,
-    };
+    const asA = tenant(a.id, { requestId: 'returns-race-register' });
     const register = (id_venta: number, clave: string) =>
-      stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta, clave }, tenant);
+      stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.register', { id_venta, clave }, asA);
     const activas = async (id: number) =>
       (await stack.query<{ n: number }>('select devoluciones_activas as n from sales.ventas where id = $1', [id]))[0]!.n;
     const created = await postSale(
@@ -263,7 +260,7 @@ describe('a return racing an annulment or an update of the same sale', () => {
     await register(venta.id, 'devolucion-repetida');
     expect(await activas(venta.id)).toBe(1);
     // No return was made under that key: squaring discards it, and the sale can be annulled.
-    expect(await stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: venta.id }, tenant)).toEqual({
+    expect(await stack.admin.request(salesForReturnsSubjects, 'sales.sale.return.square', { id_venta: venta.id }, asA)).toEqual({
       devoluciones_activas: 0,
     });
     expect(await stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: venta.id }, ctx)).toMatchObject(

@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { SeedOutput } from '@erp/admin';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';
-import { API, SALES_KEY_A, SALES_KEY_B, refsOf, salesFixture, stockOf } from '../support/sales-fixture';
+import { API, SALES_KEY_A, SALES_KEY_B, refsOf, salesFixture } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Devolucion = any;

@@ -8,7 +8,8 @@ import { publishEvent } from '@erp/bus';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects, streamName } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';
-import { API, SALES_KEY_A, ledgerOf, refsOf, salesFixture, stockOf, type SalesRefs } from '../support/sales-fixture';
+import { API, SALES_KEY_A, ledgerOf, refsOf, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 const ROOT = path.resolve(__dirname, '../..');
 const ctx = { requestId: 'returns-stock' };

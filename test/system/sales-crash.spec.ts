@@ -10,9 +10,9 @@ import {
   saleBody,
   salesFixture,
   startFastSweepingInventory,
-  stockOf,
   type SalesRefs,
 } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 /**
  * The sales service dies (SIGKILL, injected through its chaos-testing setting) between

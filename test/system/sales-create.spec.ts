@@ -13,9 +13,9 @@ import {
   refsOf,
   saleBody,
   salesFixture,
-  stockOf,
   type SalesRefs,
 } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 describe('POST /sales: the invoicing pipeline through the gateway, sales and inventory', () => {
   let stack: Stack;

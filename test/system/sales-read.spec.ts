@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SeedOutput } from '@erp/admin';
 import { Stack, json } from '../support/stack';
-import { API, SALES_KEY_A, SALES_KEY_B, salesFixture, stockOf, refsOf } from '../support/sales-fixture';
+import { API, SALES_KEY_A, SALES_KEY_B, salesFixture, refsOf } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Sale = any;

@@ -14,9 +14,9 @@ import {
   refsOf,
   saleBody,
   salesFixture,
-  stockOf,
   type SalesRefs,
 } from '../support/sales-fixture';
+import { stockOf } from '../../services/inventory/test/inventory.factories';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

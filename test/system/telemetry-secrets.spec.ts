@@ -3,7 +3,8 @@ import { gatewaySubjects, webhookSubjects, type ServiceName } from '@erp/contrac
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { Stack, stackEnv } from '../support/stack';
-import { deliver, webhookStore, wooHeaders, wooOrder } from '../support/webhook-fixture';
+import { deliver, webhookStore } from '../support/webhook-fixture';
+import { wooHeaders, wooOrder } from '../../services/webhook-ingest/test/platform.factories';
 
 const KEY = 'test_key_telemetry_5b0e8d2c4a6f1e3d';
 const UNKNOWN_KEY = 'test_key_nobody_has_this_9f8e7d6c5b4a';

@@ -4,7 +4,8 @@ import { promisify } from 'node:util';
 import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { inventorySubjects, webhookSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
-import { deliver, shopifyHeaders, shopifyOrderBody, webhookStore, wooHeaders, wooOrder } from '../support/webhook-fixture';
+import { deliver, webhookStore } from '../support/webhook-fixture';
+import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder } from '../../services/webhook-ingest/test/platform.factories';
 
 const WOO_SECRET = 'wc_secret_0d9e8f7a6b5c';
 const KEY = 'test_key_webhook_orders_0123456789ab';

@@ -1,6 +1,7 @@
 import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { Stack, json } from '../support/stack';
-import { deliver, shopifyHeaders, shopifyOrderBody, wooHeaders, wooPing, wooProduct } from '../support/webhook-fixture';
+import { deliver } from '../support/webhook-fixture';
+import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooPing, wooProduct } from '../../services/webhook-ingest/test/platform.factories';
 
 const WOO_SECRET = 'wc_secret_5f1b9c3e7a2d';
 const SHOP_SECRET = 'shpss_8a2c4e6f0b1d3e5f';

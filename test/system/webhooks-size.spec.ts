@@ -1,6 +1,7 @@
 import type { SeedOutput, WebhookToken } from '@erp/admin';
 import { Stack, json } from '../support/stack';
-import { deliver, wooHeaders } from '../support/webhook-fixture';
+import { deliver } from '../support/webhook-fixture';
+import { wooHeaders } from '../../services/webhook-ingest/test/platform.factories';
 
 describe('webhook bodies the internal bus cannot carry', () => {
   let stack: Stack;

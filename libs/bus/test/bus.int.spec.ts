@@ -4,20 +4,10 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@nats-io/jetstream';
 import { z } from 'zod';
-import {
-  AppError,
-  DecimalNumber,
-  defineCatalog,
-  defineEvents,
-  isAppError,
-  pageReply,
-  paginate,
-  streamName,
-  type RequestContext,
-} from '@erp/contracts';
-import { createDb, inTransaction, migrateSchema, sql, type Kysely } from '@erp/db';
+import { AppError, DecimalNumber, defineCatalog, defineEvents, isAppError, pageReply, paginate, streamName } from '@erp/contracts';
+import { inTransaction, sql } from '@erp/db';
 import { createLogger } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
+import { harness, tenant, until, type Harness } from '@erp/testing';
 import {
   Bus,
   JsonText,
@@ -49,21 +39,22 @@ const events = defineEvents({
   'events.test.thing.undone': { payload: z.object({ n: z.number().int() }) },
 });
 
-const ctx: RequestContext = { requestId: 'bus-spec', empresa: { id: 7, nombre: 'Empresa Ñandú', iva: '13', venderSinStock: true } };
+const ctx = tenant(7, { nombre: 'Empresa Ñandú', requestId: 'bus-spec' });
 const logger = createLogger('bus-spec', 'silent');
 
 describe('Bus request/reply over NATS', () => {
-  let iso: Isolation;
+  let h: Harness<unknown>;
   let client: Bus;
   let serverA: Bus;
   let serverB: Bus;
-  const connect = (name: string) => Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name, logger, requestTimeoutMs: 2_000 });
+  const connect = (name: string) => h.connect(name, { requestTimeoutMs: 2_000 });
 
   beforeAll(async () => {
     otelContext.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    iso = await isolate('bus');
-    [client, serverA, serverB] = await Promise.all([connect('client'), connect('a'), connect('b')]);
+    h = await harness('bus', { requestTimeoutMs: 2_000 });
+    client = h.bus;
+    [serverA, serverB] = await Promise.all([connect('a'), connect('b')]);
     for (const [server, name] of [
       [serverA, 'a'],
       [serverB, 'b'],
@@ -87,10 +78,7 @@ describe('Bus request/reply over NATS', () => {
     // The servers' subscriptions reach NATS before the first request (a loaded machine may be slow to send them).
     await Promise.all([serverA.nc.flush(), serverB.nc.flush()]);
   });
-  afterAll(async () => {
-    await Promise.all([client.drain(), serverA.drain(), serverB.drain()]);
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('delivers the payload and the request context, and returns the typed reply', async () => {
     const reply = await client.request(catalog, 'echo.sum', { a: 2, b: 3 }, ctx);
@@ -187,11 +175,11 @@ const jsonCatalog = defineCatalog({
 });
 
 describe('Bus replies given as JSON text', () => {
-  let iso: Isolation;
+  let h: Harness<unknown>;
   let checking: { client: Bus; server: Bus };
   let trusting: { client: Bus; server: Bus };
   const pair = async (prefix: string, validateReplies: boolean) => {
-    const connect = (name: string) => Bus.connect({ servers: iso.natsUrl, prefix, name, logger, requestTimeoutMs: 2_000, validateReplies });
+    const connect = (name: string) => h.connect(name, { prefix, requestTimeoutMs: 2_000, validateReplies });
     const [client, server] = await Promise.all([connect(`${prefix}-client`), connect(`${prefix}-server`)]);
     server.serve(
       jsonCatalog,
@@ -211,13 +199,11 @@ describe('Bus replies given as JSON text', () => {
   };
 
   beforeAll(async () => {
-    iso = await isolate('bus-json');
-    [checking, trusting] = await Promise.all([pair(`${iso.subjectPrefix}-checking`, true), pair(`${iso.subjectPrefix}-trusting`, false)]);
+    h = await harness('bus-json');
+    const prefix = h.iso.subjectPrefix;
+    [checking, trusting] = await Promise.all([pair(`${prefix}-checking`, true), pair(`${prefix}-trusting`, false)]);
   });
-  afterAll(async () => {
-    await Promise.all([checking, trusting].flatMap((p) => (p ? [p.client.drain(), p.server.drain()] : [])));
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('passes the text through as the very bytes the handler gave, and a caller that parses reads the same values', async () => {
     const text = '{"id":1,"precio":12.5,"nombre":"Café ñandú"}';
@@ -265,20 +251,16 @@ describe('Bus replies given as JSON text', () => {
 });
 
 describe('outbox, JetStream publishing and durable consumers', () => {
-  let iso: Isolation;
+  let h: Harness<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   let bus: Bus;
-  let db: Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   let relay: OutboxRelay;
   const seen: Array<{ n: number; meta: EventMeta }> = [];
   const failOnce = new Set<number>([2]);
 
   beforeAll(async () => {
-    iso = await isolate('outbox');
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'outbox-spec', logger });
-    const root = createDb<unknown>({ connectionString: iso.databaseUrl, max: 4 });
-    await migrateSchema(root, 'svc', { '0001': { up: (m) => createOutboxTables(m) } });
-    db = root.withSchema('svc');
-    relay = new OutboxRelay({ db, bus, pollMs: 50 });
+    h = await harness('outbox', { schema: 'svc', migrations: { '0001': { up: (m) => createOutboxTables(m) } }, poolMax: 4 });
+    bus = h.bus;
+    relay = new OutboxRelay({ db: h.db, bus, pollMs: 50 });
     relay.start();
     await ensureEventStream(bus);
     await ensureConsumer(bus, 'spec-consumer', ['events.test.thing.happened']);
@@ -294,26 +276,12 @@ describe('outbox, JetStream publishing and durable consumers', () => {
       },
     });
   });
-  afterAll(async () => {
-    await bus.drain();
-    // The drained connection is closed: the stream of this prefix goes through a connection of its own.
-    const cleanup = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'outbox-cleanup', logger });
-    await (await jetstreamManager(cleanup.nc)).streams.delete(streamName(iso.subjectPrefix));
-    await cleanup.drain();
-    await db.destroy();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
-  const waitFor = async (predicate: () => boolean | Promise<boolean>, ms = 5_000) => {
-    const deadline = Date.now() + ms;
-    while (!(await predicate())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  };
+  const waitFor = (predicate: () => boolean | Promise<boolean>, ms = 5_000) => until(predicate, ms, 25);
 
   it('publishes committed events once, with the outbox id as event id and the request context', async () => {
-    const ids = await inTransaction(db, async (trx) => [
+    const ids = await inTransaction(h.db, async (trx) => [
       await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 1 }, ctx),
       await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 3 }, ctx),
     ]);
@@ -323,26 +291,26 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     expect(first.meta.eventId).toBe(ids[0]);
     expect(first.meta.ctx).toEqual(ctx);
     // The relay marks rows published when its transaction commits, which may come after delivery.
-    const pending = () => db.selectFrom('outbox').select('id').where('published_at', 'is', null).execute();
+    const pending = () => h.db.selectFrom('outbox').select('id').where('published_at', 'is', null).execute();
     await waitFor(async () => (await pending()).length === 0);
     expect(await pending()).toEqual([]);
   });
 
   it('publishes nothing for a rolled-back transaction', async () => {
     await expect(
-      inTransaction(db, async (trx) => {
+      inTransaction(h.db, async (trx) => {
         await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 50 }, ctx);
         throw new Error('rollback');
       }),
     ).rejects.toThrow('rollback');
-    await inTransaction(db, (trx) => enqueueEvent(trx, events, 'events.test.thing.happened', { n: 51 }, ctx));
+    await inTransaction(h.db, (trx) => enqueueEvent(trx, events, 'events.test.thing.happened', { n: 51 }, ctx));
     relay.nudge();
     await waitFor(() => seen.some((s) => s.n === 51));
     expect(seen.some((s) => s.n === 50)).toBe(false);
   });
 
   it('redelivers after a retryable failure and terminates a poison event without calling the handler again', async () => {
-    await inTransaction(db, async (trx) => {
+    await inTransaction(h.db, async (trx) => {
       await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 99 }, ctx);
       await enqueueEvent(trx, events, 'events.test.thing.happened', { n: 2 }, ctx);
     });
@@ -363,11 +331,11 @@ describe('outbox, JetStream publishing and durable consumers', () => {
   });
 
   it('claims an event id once per consumer inside the effect’s transaction', async () => {
-    const claim = () => inTransaction(db, (trx) => claimEvent(trx, 'c1', 'evt-1'));
+    const claim = () => inTransaction(h.db, (trx) => claimEvent(trx, 'c1', 'evt-1'));
     expect(await claim()).toBe(true);
     expect(await claim()).toBe(false);
-    expect(await inTransaction(db, (trx) => claimEvent(trx, 'c2', 'evt-1'))).toBe(true);
-    const rows = await sql<{ n: number }>`select count(*)::int as n from svc.processed_events`.execute(db);
+    expect(await inTransaction(h.db, (trx) => claimEvent(trx, 'c2', 'evt-1'))).toBe(true);
+    const rows = await sql<{ n: number }>`select count(*)::int as n from svc.processed_events`.execute(h.db);
     expect(rows.rows[0]!.n).toBe(2);
   });
 
@@ -399,7 +367,7 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     const jsm = await jetstreamManager(bus.nc);
     const filters = await Promise.all(
       ['spec-each-happened', 'spec-each-undone'].map(
-        async (durable) => (await jsm.consumers.info(streamName(iso.subjectPrefix), durable)).config.filter_subject,
+        async (durable) => (await jsm.consumers.info(streamName(h.iso.subjectPrefix), durable)).config.filter_subject,
       ),
     );
     expect(filters).toEqual([bus.subject('events.test.thing.happened'), bus.subject('events.test.thing.undone')]);
@@ -407,25 +375,20 @@ describe('outbox, JetStream publishing and durable consumers', () => {
 });
 
 describe('the events stream', () => {
-  let iso: Isolation;
+  let h: Harness<unknown>;
   let bus: Bus;
   const nanos = (ms: number) => ms * 1_000_000;
   const settings = { replicas: 1, maxBytes: 64 * 1024 * 1024, maxAgeMs: 2 * 24 * 3600_000, duplicateWindowMs: 5 * 60_000 };
 
   beforeAll(async () => {
-    iso = await isolate('stream');
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'stream-spec', logger, stream: settings });
+    h = await harness('stream');
+    bus = await h.connect('stream-spec', { stream: settings });
   });
-  afterAll(async () => {
-    const jsm = await jetstreamManager(bus.nc);
-    await jsm.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
-    await bus.drain();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('brings a stream created with other settings to the configured limits at start, keeping its events', async () => {
     const jsm = await jetstreamManager(bus.nc);
-    const name = streamName(iso.subjectPrefix);
+    const name = streamName(h.iso.subjectPrefix);
     // As an older release left it: no size limit, an hour of events, two minutes of deduplication.
     await jsm.streams.add({
       name,
@@ -454,20 +417,25 @@ describe('the events stream', () => {
   });
 
   it('lets a service start only once the stream exists, without creating it', async () => {
-    const elsewhere = await Bus.connect({ servers: iso.natsUrl, prefix: `${iso.subjectPrefix}_none`, name: 'stream-spec-none', logger });
+    const elsewhere = await Bus.connect({
+      servers: h.iso.natsUrl,
+      prefix: `${h.iso.subjectPrefix}_none`,
+      name: 'stream-spec-none',
+      logger,
+    });
     try {
       await expect(checkEventStream(elsewhere)).rejects.toThrow(/does not exist: the migration step creates it/);
-      await expect((await jetstreamManager(elsewhere.nc)).streams.info(streamName(`${iso.subjectPrefix}_none`))).rejects.toThrow();
+      await expect((await jetstreamManager(elsewhere.nc)).streams.info(streamName(`${h.iso.subjectPrefix}_none`))).rejects.toThrow();
     } finally {
       await elsewhere.drain();
     }
-    await expect(checkEventStream(bus)).resolves.toBe(streamName(iso.subjectPrefix));
+    await expect(checkEventStream(bus)).resolves.toBe(streamName(h.iso.subjectPrefix));
   });
 
   it('refuses to start with more replicas than the JetStream servers can hold, instead of running unreplicated', async () => {
     const replicated = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
+      servers: h.iso.natsUrl,
+      prefix: h.iso.subjectPrefix,
       name: 'stream-spec-r3',
       logger,
       stream: { replicas: 3, maxBytes: -1, maxAgeMs: 3600_000, duplicateWindowMs: 60_000 },

@@ -3,11 +3,9 @@ import type { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
-import { createLogger } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
-import { Bus, deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom } from '../src';
+import { harness, type Harness } from '@erp/testing';
+import { deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom, type Bus } from '../src';
 
-const logger = createLogger('objects-spec', 'silent');
 const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
 
 async function bytesOf(file: Readable | undefined): Promise<Buffer> {
@@ -29,34 +27,24 @@ async function* randomLines(count: number) {
  * per chunk, or the stream leader's message get where the stream does not allow direct get.
  */
 describe('export files read chunk by chunk', () => {
-  let iso: Isolation;
+  let h: Harness<unknown>;
   let bus: Bus;
   let jsm: JetStreamManager;
   let stream: string;
   // A new connection opens the store afresh (the store's settings are read once per connection).
-  const reader = async () => {
-    const b = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'reader', logger });
-    opened.push(b);
-    return b;
-  };
-  const opened: Bus[] = [];
+  const reader = () => h.connect('reader');
 
   beforeAll(async () => {
-    iso = await isolate('objects');
-    bus = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'objects-spec', logger });
+    h = await harness('objects');
+    bus = h.bus;
     jsm = await jetstreamManager(bus.nc);
-    stream = `OBJ_${exportStoreName(iso.subjectPrefix)}`;
+    stream = `OBJ_${exportStoreName(h.iso.subjectPrefix)}`;
   });
-  afterAll(async () => {
-    for (const b of opened) await b.drain().catch(() => undefined);
-    await jsm.streams.delete(stream).catch(() => undefined);
-    await bus.drain();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('gives a store that did not allow direct get the setting, and reads a file through either way', async () => {
     // A store made by hand, or by a client that left direct get off.
-    await new Objm(bus.nc).create(exportStoreName(iso.subjectPrefix), { ttl: settings.maxAgeMs * 1_000_000 });
+    await new Objm(bus.nc).create(exportStoreName(h.iso.subjectPrefix), { ttl: settings.maxAgeMs * 1_000_000 });
     const made = (await jsm.streams.info(stream)).config;
     await jsm.streams.update(stream, { ...made, allow_direct: false });
     await putNdjsonGzip(bus, 'sin-directo.ndjson.gz', randomLines(2));
@@ -74,7 +62,7 @@ describe('export files read chunk by chunk', () => {
 
   it('reads a file of several chunks whole, and any range of it, across chunk boundaries', async () => {
     const { bytes } = await putNdjsonGzip(bus, 'grande.ndjson.gz', randomLines(80));
-    const info = await (await new Objm(bus.nc).open(exportStoreName(iso.subjectPrefix))).info('grande.ndjson.gz');
+    const info = await (await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix))).info('grande.ndjson.gz');
     expect(info!.chunks).toBeGreaterThanOrEqual(3);
     const chunk = info!.options!.max_chunk_size!;
     const whole = await bytesOf(await readObjectFrom(bus, 'grande.ndjson.gz'));
@@ -110,7 +98,7 @@ describe('export files read chunk by chunk', () => {
   });
 
   it('fails the read of a file whose chunk is missing or changed, holding back its last bytes', async () => {
-    const store = await new Objm(bus.nc).open(exportStoreName(iso.subjectPrefix));
+    const store = await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix));
     const chunkSeqs = async (name: string) => {
       const info = (await store.info(name))!;
       const seqs: number[] = [];

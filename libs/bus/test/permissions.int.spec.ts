@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -19,9 +18,9 @@ import {
   streamName,
   webhookEvents,
   webhookGatewaySubjects,
-  type RequestContext,
 } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
+import { freePort, tenant, until, waitForPort } from '@erp/testing';
 import {
   Bus,
   deleteObject,
@@ -38,36 +37,13 @@ import {
 const NATS_SERVER = '/usr/sbin/nats-server';
 const PREFIX = 'perm';
 const logger = createLogger('permissions-spec', 'silent');
-const ctx: RequestContext = { requestId: 'permissions-spec', empresa: { id: 1, nombre: 'Empresa', iva: '13', venderSinStock: true } };
+const ctx = tenant(1, { requestId: 'permissions-spec' });
 const password = (identity: string) => `pw-${identity}-0f3a`;
 
 async function bytesOf(file: Readable | undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of file!) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function waitForPort(port: number, deadlineMs: number): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => resolve(socket.end() !== undefined));
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > until) throw new Error(`nats-server did not listen on ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /**
@@ -198,11 +174,7 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       handler: async (_subject, payload) => void seen.push(payload.id_entrega),
     });
     await publishEvent(webhooks, 'events.webhooks.delivery.received', { id_entrega: 41, empresa_id: 1 }, { msgId: 'delivery-41' });
-    const until = Date.now() + 5_000;
-    while (!seen.includes(41)) {
-      if (Date.now() > until) throw new Error('the delivery event was not consumed');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => seen.includes(41), 5_000);
   });
 
   it('lets a return register with its sale, and sales ask returns which registrations became returns, and nobody else', async () => {
@@ -319,11 +291,7 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     gateway.nc.publish(`${PREFIX}.inventory.stock.adjust`, 'from the gateway');
     sales.nc.publish(`${PREFIX}.inventory.stock.adjust`, 'from sales');
     await Promise.all([gateway.nc.flush(), sales.nc.flush()]);
-    const until = Date.now() + 5_000;
-    while (!received.includes('from sales')) {
-      if (Date.now() > until) throw new Error('the request of sales did not arrive');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(() => received.includes('from sales'), 5_000, 25);
     sub.unsubscribe();
     expect(received.filter((m) => m !== 'from sales')).toEqual([]);
   });

@@ -1,37 +1,14 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { createLogger } from '@erp/runtime';
+import { freePort, waitForPort } from '@erp/testing';
 import { Bus, type BusOptions } from '../src';
 
 const NATS_SERVER = '/usr/sbin/nats-server';
 const logger = createLogger('tls-spec', 'silent');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function waitForPort(port: number, deadlineMs: number): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => resolve(socket.end() !== undefined));
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > until) throw new Error(`nats-server did not listen on ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A CA and, signed by it, a certificate for `name` (server: 127.0.0.1; client: any). */
 function issue(dir: string, ca: string, name: string): { cert: string; key: string } {

@@ -1,15 +1,13 @@
 import pg from 'pg';
 import { isAppError } from '@erp/contracts';
-import { isolate, type Isolation } from '@erp/testing';
+import { harness, type Harness } from '@erp/testing';
 import {
   answerChangePage,
   changeCursorAfterSnapshot,
-  createDb,
   decodeChangeCursor,
   encodeChangeCursor,
   inTransaction,
   installChangeStamp,
-  migrateSchema,
   readChangePage,
   requestedChangeCursor,
   sql,
@@ -24,13 +22,13 @@ interface FeedDb {
 }
 
 describe('the change feed of libs/db against Postgres', () => {
-  let iso: Isolation;
+  let h: Harness<FeedDb>;
   let db: Kysely<FeedDb>;
   const held: pg.Client[] = [];
 
   /** A connection of its own, to hold a transaction open while the test reads and writes around it. */
   const connect = async () => {
-    const client = new pg.Client({ connectionString: iso.databaseUrl, options: '-c search_path=feed' });
+    const client = new pg.Client({ connectionString: h.iso.databaseUrl, options: '-c search_path=feed' });
     await client.connect();
     held.push(client);
     return client;
@@ -74,33 +72,31 @@ describe('the change feed of libs/db against Postgres', () => {
     );
 
   beforeAll(async () => {
-    iso = await isolate('feed');
-    const admin = createDb({ connectionString: iso.databaseUrl, max: 2 });
-    await migrateSchema(admin, 'feed', {
-      '0001-cosas': {
-        up: async (m: Kysely<unknown>) => {
-          await sql`
-            create table cosas (
-              id integer generated always as identity primary key,
-              empresa_id integer not null,
-              nombre text not null,
-              updated_at timestamptz not null default now()
-            )`.execute(m);
-          await installChangeStamp(m, 'cosas', { when: 'old.updated_at is distinct from new.updated_at' });
+    h = await harness<FeedDb>('feed', {
+      schema: 'feed',
+      poolMax: 6,
+      migrations: {
+        '0001-cosas': {
+          up: async (m: Kysely<unknown>) => {
+            await sql`
+              create table cosas (
+                id integer generated always as identity primary key,
+                empresa_id integer not null,
+                nombre text not null,
+                updated_at timestamptz not null default now()
+              )`.execute(m);
+            await installChangeStamp(m, 'cosas', { when: 'old.updated_at is distinct from new.updated_at' });
+          },
         },
       },
     });
-    await admin.destroy();
-    db = createDb({ connectionString: iso.databaseUrl, max: 6 }).withSchema('feed') as unknown as Kysely<FeedDb>;
+    db = h.db;
   });
   afterEach(async () => {
     await Promise.all(held.splice(0).map((c) => c.end()));
     await db.deleteFrom('cosas').execute();
   });
-  afterAll(async () => {
-    await db?.destroy();
-    await iso?.drop();
-  });
+  afterAll(() => h?.close());
 
   it('stamps a row with the transaction of each write that the trigger’s condition lets through', async () => {
     const id = await insert(1, 'a');

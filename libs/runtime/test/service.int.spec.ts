@@ -1,30 +1,19 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { Bus, createOutboxTables } from '@erp/bus';
+import { createOutboxTables } from '@erp/bus';
 import { streamName } from '@erp/contracts';
 import { sql, type Migrations } from '@erp/db';
-import { isolate, type Isolation } from '@erp/testing';
-import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceContext } from '../src';
+import { harness, type Harness } from '@erp/testing';
+import { BaseConfig, loadConfig, type RunningService, type ServiceContext } from '../src';
 
 const migrations: Migrations = { '0001': { up: (db) => createOutboxTables(db) } };
 
 describe('service lifecycle', () => {
-  let iso: Isolation;
-  const started: Array<RunningService<BaseConfig>> = [];
+  let h: Harness<unknown>;
 
-  const start = async (setup: (ctx: ServiceContext<BaseConfig>) => Promise<void> = async () => undefined, env: NodeJS.ProcessEnv = {}) => {
-    const config = loadConfig(BaseConfig, {
-      DATABASE_URL: iso.databaseUrl,
-      NATS_URL: iso.natsUrl,
-      SUBJECT_PREFIX: iso.subjectPrefix,
-      OPS_PORT: '0',
-      LOG_LEVEL: 'silent',
-      DB_POOL_MAX: '2',
-      ...env,
+  const start = (setup: (ctx: ServiceContext<BaseConfig>) => Promise<void> = async () => undefined, env: Record<string, string> = {}) =>
+    h.start((serviceEnv) => ({ name: 'packages', schema: 'lifecycle', migrations, config: loadConfig(BaseConfig, serviceEnv), setup }), {
+      env: { DB_POOL_MAX: '2', ...env },
     });
-    const service = await startService({ name: 'packages', schema: 'lifecycle', migrations, config, setup }, { migrateOnStart: true });
-    started.push(service);
-    return service;
-  };
   const ops = async (service: RunningService<BaseConfig>, path: string) => {
     const res = await fetch(`http://127.0.0.1:${service.opsPort}${path}`);
     return { status: res.status, text: await res.text() };
@@ -40,29 +29,18 @@ describe('service lifecycle', () => {
     );
 
   beforeAll(async () => {
-    iso = await isolate('lifecycle');
+    h = await harness('lifecycle');
   });
-  afterAll(async () => {
-    await Promise.all(started.map((s) => s.stop()));
-    const cleanup = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'lifecycle-cleanup',
-      logger: createLogger('lifecycle', 'silent'),
-    });
-    await (await jetstreamManager(cleanup.nc)).streams.delete(streamName(iso.subjectPrefix));
-    await cleanup.drain();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('runs the setup with the schema migrated, NATS connected and the events stream in place', async () => {
     const seen: Record<string, unknown> = {};
     const service = await start(async (ctx) => {
       seen.outbox = (await sql<{ n: number }>`select count(*)::int as n from lifecycle.outbox`.execute(ctx.db)).rows[0]!.n;
       seen.connected = ctx.bus.isConnected();
-      seen.stream = (await (await jetstreamManager(ctx.bus.nc)).streams.info(streamName(iso.subjectPrefix))).config.name;
+      seen.stream = (await (await jetstreamManager(ctx.bus.nc)).streams.info(streamName(h.iso.subjectPrefix))).config.name;
     });
-    expect(seen).toEqual({ outbox: 0, connected: true, stream: streamName(iso.subjectPrefix) });
+    expect(seen).toEqual({ outbox: 0, connected: true, stream: streamName(h.iso.subjectPrefix) });
     await service.stop();
   });
 

@@ -1,3 +1,7 @@
 export * from './eventually';
+export * from './harness';
 export * from './infra';
 export * from './isolation';
+export * from './ports';
+export * from './random';
+export * from './tenant';

@@ -1,17 +1,12 @@
 import net from 'node:net';
 import { missingDependencies, reachable } from '@erp/runtime';
-import { configuredUrls, resolveInfra } from '.';
+import { configuredUrls, freePort, resolveInfra } from '.';
 
-/** A TCP listener on a free loopback port, and a port nothing listens on. */
+/** A TCP listener on a free loopback port. */
 async function listener(): Promise<{ port: number; close: () => Promise<void> }> {
   const server = net.createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as net.AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-async function closedPort(): Promise<number> {
-  const { port, close } = await listener();
-  await close();
-  return port;
 }
 
 describe('finding Postgres, NATS and Redis for a test run', () => {
@@ -19,7 +14,7 @@ describe('finding Postgres, NATS and Redis for a test run', () => {
   let closed: number;
   beforeAll(async () => {
     open = await listener();
-    closed = await closedPort();
+    closed = await freePort();
   });
   afterAll(() => open.close());
 

@@ -54,14 +54,17 @@ export async function isolate(label = 't'): Promise<Isolation> {
 }
 
 /**
- * The environment of one service started in-process on an isolation: its database and subject
- * prefix, ops on a free port, quiet logs unless LOG_LEVEL says otherwise; `extra` adds or overrides.
+ * The environment of one service started in-process on an isolation: its database, subject and
+ * Redis key prefixes, ops on a free port, quiet logs unless LOG_LEVEL says otherwise; `extra`
+ * adds or overrides.
  */
 export function serviceEnv(iso: Isolation, extra: Record<string, string> = {}): Record<string, string> {
   return {
     DATABASE_URL: iso.databaseUrl,
     NATS_URL: iso.natsUrl,
+    REDIS_URL: iso.redisUrl,
     SUBJECT_PREFIX: iso.subjectPrefix,
+    REDIS_KEY_PREFIX: iso.redisKeyPrefix,
     OPS_PORT: '0',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     SHUTDOWN_TIMEOUT_MS: '10000',

@@ -1,21 +1,15 @@
-import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { sql, type Kysely } from 'kysely';
-import { Bus, exportStoreName, putNdjsonGzip } from '@erp/bus';
-import { exportsSubjects, salesExportSubjects, streamName, type TenantContext } from '@erp/contracts';
-import { createDb, migrateSchema } from '@erp/db';
-import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { exportStoreName, putNdjsonGzip, type Bus } from '@erp/bus';
+import { exportsSubjects, salesExportSubjects } from '@erp/contracts';
+import { migrateSchema } from '@erp/db';
+import { loadConfig, type RunningService } from '@erp/runtime';
+import { eventually, harness, tenant, type Harness } from '@erp/testing';
 import { EXPORTS_SCHEMA, ExportsConfig, exportsMigrations, exportsService } from '../src';
 import type { ExportsDb } from '../src/db/tables';
 import { objectName } from '../src/domain/exportacion';
 
-const logger = createLogger('export-files-spec', 'silent');
-const ctx: TenantContext = {
-  requestId: 'export-files-spec',
-  empresa: { id: 3, nombre: 'Empresa 3', iva: '13', venderSinStock: true },
-  usuario: null,
-};
+const ctx = tenant(3, { requestId: 'export-files-spec' });
 
 /**
  * The exports service's records of the files its attempts had written, on a real Postgres and
@@ -24,47 +18,31 @@ const ctx: TenantContext = {
  * the records and removed, without listing the store.
  */
 describe('the files of the exports, found in their records', () => {
-  let iso: Isolation;
+  let h: Harness<ExportsDb>;
   let owner: Bus;
   let db: Kysely<ExportsDb>;
   const replicas: Array<RunningService<ExportsConfig>> = [];
   const start = async () => {
-    const config = loadConfig(
-      ExportsConfig,
-      serviceEnv(iso, {
-        DB_POOL_MAX: '3',
-        EXPORT_POLL_MS: '100',
-        EXPORT_LEASE_MS: '600',
-        EXPORT_ORPHAN_SWEEP_MS: '200',
-        EXPORT_MAX_ATTEMPTS: '5',
-      }),
-    );
-    const service = await startService(exportsService(config), { migrateOnStart: true });
+    const service = await h.start((env) => exportsService(loadConfig(ExportsConfig, env)), {
+      env: { DB_POOL_MAX: '3', EXPORT_POLL_MS: '100', EXPORT_LEASE_MS: '600', EXPORT_ORPHAN_SWEEP_MS: '200', EXPORT_MAX_ATTEMPTS: '5' },
+    });
     replicas.push(service);
     return service;
   };
   /** The store's own list (a consumer: the test's connection has no restriction). */
-  const storedFiles = async () => (await (await new Objm(owner.nc).open(exportStoreName(iso.subjectPrefix))).list()).map((i) => i.name);
+  const storedFiles = async () => (await (await new Objm(owner.nc).open(exportStoreName(h.iso.subjectPrefix))).list()).map((i) => i.name);
   const recorded = async (exportacionId: number) =>
     (await db.selectFrom('archivos').select('objeto').where('exportacion_id', '=', exportacionId).orderBy('objeto').execute()).map(
       (r) => r.objeto,
     );
 
   beforeAll(async () => {
-    iso = await isolate('exportfiles');
-    owner = await Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name: 'owner', logger });
+    h = await harness<ExportsDb>('exportfiles', { schema: EXPORTS_SCHEMA });
+    owner = h.bus;
+    db = h.db;
     await start();
-    db = createDb<ExportsDb>({ connectionString: iso.databaseUrl }).withSchema(EXPORTS_SCHEMA);
   });
-  afterAll(async () => {
-    for (const service of replicas.reverse()) await service.stop().catch(() => undefined);
-    const jsm = await jetstreamManager(owner.nc);
-    await jsm.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
-    await jsm.streams.delete(`OBJ_${exportStoreName(iso.subjectPrefix)}`).catch(() => undefined);
-    await owner.drain();
-    await db.destroy();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('removes the file an owner put after the worker that asked for it died and the job moved on', async () => {
     const asked: Array<{ objeto: string; recordedBefore: boolean }> = [];
@@ -150,39 +128,35 @@ describe('the files of the exports, found in their records', () => {
 });
 
 describe('the exports migration that records the files', () => {
-  let iso: Isolation;
+  let h: Harness<unknown>;
 
   beforeAll(async () => {
-    iso = await isolate('exportmig');
+    h = await harness('exportmig');
   });
-  afterAll(() => iso?.drop());
+  afterAll(() => h?.close());
 
   it('records every attempt of the jobs made before it, named as their files were', async () => {
-    const root = createDb<unknown>({ connectionString: iso.databaseUrl });
-    try {
-      const { '0003-archivos': _records, ...before } = exportsMigrations;
-      void _records;
-      await migrateSchema(root, EXPORTS_SCHEMA, before);
-      const db = root.withSchema(EXPORTS_SCHEMA) as Kysely<ExportsDb>;
-      const jobs = await db
-        .insertInto('exportaciones')
-        .values(
-          [0, 1, 3].map((intento) => ({ empresa_id: 5, recurso: 'sales' as const, filtros: '{}', contexto: JSON.stringify(ctx), intento })),
-        )
-        .returning(['id', 'empresa_id', 'intento'])
-        .execute();
-      await migrateSchema(root, EXPORTS_SCHEMA, exportsMigrations);
-      const rows = await db.selectFrom('archivos').select(['objeto', 'exportacion_id', 'intento']).orderBy('objeto').execute();
-      const expected = jobs.flatMap((job) =>
-        Array.from({ length: job.intento }, (_, i) => ({
-          objeto: objectName({ ...job, intento: i + 1 }),
-          exportacion_id: job.id,
-          intento: i + 1,
-        })),
-      );
-      expect(rows).toEqual(expected.sort((a, b) => a.objeto.localeCompare(b.objeto)));
-    } finally {
-      await root.destroy();
-    }
+    const root = h.db;
+    const { '0003-archivos': _records, ...before } = exportsMigrations;
+    void _records;
+    await migrateSchema(root, EXPORTS_SCHEMA, before);
+    const db = root.withSchema(EXPORTS_SCHEMA) as Kysely<ExportsDb>;
+    const jobs = await db
+      .insertInto('exportaciones')
+      .values(
+        [0, 1, 3].map((intento) => ({ empresa_id: 5, recurso: 'sales' as const, filtros: '{}', contexto: JSON.stringify(ctx), intento })),
+      )
+      .returning(['id', 'empresa_id', 'intento'])
+      .execute();
+    await migrateSchema(root, EXPORTS_SCHEMA, exportsMigrations);
+    const rows = await db.selectFrom('archivos').select(['objeto', 'exportacion_id', 'intento']).orderBy('objeto').execute();
+    const expected = jobs.flatMap((job) =>
+      Array.from({ length: job.intento }, (_, i) => ({
+        objeto: objectName({ ...job, intento: i + 1 }),
+        exportacion_id: job.id,
+        intento: i + 1,
+      })),
+    );
+    expect(rows).toEqual(expected.sort((a, b) => a.objeto.localeCompare(b.objeto)));
   });
 });

@@ -1,14 +1,9 @@
-import { Bus } from '@erp/bus';
-import { AppError, SaleBatchBody, salesApiSubjects, type TenantContext } from '@erp/contracts';
-import { createLogger } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
+import type { Bus } from '@erp/bus';
+import { AppError, SaleBatchBody, salesApiSubjects } from '@erp/contracts';
+import { harness, tenant, type Harness } from '@erp/testing';
 import { createSalesBatch } from '../src/flows/create-sales-batch.flow';
 
-const ctx: TenantContext = {
-  requestId: 'int',
-  empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true },
-  usuario: { id: 9, nombre: 'Ana' },
-};
+const ctx = tenant(1, { usuario: { id: 9, nombre: 'Ana' } });
 
 const venta = (referencia_externa: string) => ({
   referencia_externa,
@@ -59,17 +54,16 @@ const sale = (id: number, referencia: string) => ({
  * per request (as when its time budget runs out after each), and then stops answering.
  */
 describe('createSalesBatch against NATS', () => {
-  let iso: Isolation;
+  let h: Harness<unknown>;
   let gateway: Bus;
   let sales: Bus;
   const requests: number[][] = [];
   let answerUpTo = Number.POSITIVE_INFINITY;
 
   beforeAll(async () => {
-    iso = await isolate('gateway-batch');
-    const connect = (name: string) =>
-      Bus.connect({ servers: iso.natsUrl, prefix: iso.subjectPrefix, name, logger: createLogger(name, 'silent'), requestTimeoutMs: 2_000 });
-    [gateway, sales] = await Promise.all([connect('gateway-int'), connect('sales-int')]);
+    h = await harness('gateway-batch', { requestTimeoutMs: 2_000 });
+    gateway = h.bus;
+    sales = await h.connect('sales-int', { requestTimeoutMs: 2_000 });
     sales.serve(
       { 'sales.batch.create': salesApiSubjects['sales.batch.create'] },
       {
@@ -99,10 +93,7 @@ describe('createSalesBatch against NATS', () => {
     );
   });
 
-  afterAll(async () => {
-    await Promise.all([gateway.drain(), sales.drain()]);
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('sends the sales not answered yet again until each has its result, in the order sent', async () => {
     requests.length = 0;

@@ -1,35 +1,22 @@
 import { inventorySubjects, isAppError } from '@erp/contracts';
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
+import { Random, tenant, type Harness } from '@erp/testing';
 import { summarizeInventory } from '../src/db/product.repository';
-import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
+import type { InventoryDb } from '../src/db/tables';
+import { seedCompany, startInventory } from './inventory.factories';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from './summary-oracle';
-
-/** A small deterministic generator (mulberry32), so a failing sequence can be replayed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
-  const pick = <T>(items: readonly T[]): T => items[int(0, items.length - 1)]!;
-  return { next, int, pick, chance: (p: number) => next() < p };
-}
 
 const CATEGORIAS = ['Herramientas', 'Electricidad', 'Pintura', undefined];
 /** Refusals the operations may meet on random input; anything else (a deadlock, a 500) fails the test. */
 const EXPECTED_REFUSALS = new Set(['VALIDATION_FAILED', 'BUSINESS_RULE', 'NOT_FOUND', 'CONFLICT']);
 
 describe('the inventory summary counters', () => {
-  let h: InventoryHarness;
+  let h: Harness<InventoryDb>;
   let a: Awaited<ReturnType<typeof seedCompany>>;
   const productIds: Record<number, number[]> = { 1: [], 2: [] };
 
-  const product = (empresa: number, i: number, rnd: ReturnType<typeof random>) => ({
+  const product = (empresa: number, i: number, rnd: Random) => ({
     ref: `e${empresa}-p${i}`,
     nombre: `Producto ${empresa}-${i}`,
     codigo: `E${empresa}-P${i}`,
@@ -47,7 +34,7 @@ describe('the inventory summary counters', () => {
 
   beforeAll(async () => {
     h = await startInventory('summary');
-    const rnd = random(11);
+    const rnd = new Random(11);
     a = await seedCompany(
       h.bus,
       1,
@@ -61,7 +48,7 @@ describe('the inventory summary counters', () => {
     productIds[1] = Object.values(a.productos);
     productIds[2] = Object.values(b.productos);
   });
-  afterAll(() => h?.stop());
+  afterAll(() => h?.close());
 
   // Exact decimals compared by value: "0" and "0.000" are the same stock.
   const byValue = ({ totals, categorias }: Awaited<ReturnType<typeof summarizeInventory>>) => ({
@@ -89,7 +76,7 @@ describe('the inventory summary counters', () => {
 
   it('stay equal to the direct aggregate through a random sequence of concurrent writes of every kind, without a deadlock', async () => {
     const deadlocksBefore = await deadlocks();
-    const rnd = random(2024);
+    const rnd = new Random(2024);
     const claves: string[] = [];
     let serial = 0;
     const bodegas = () => [a.bodegas.principal!, a.bodegas.reserva!, a.bodegas.vieja!];
@@ -105,23 +92,13 @@ describe('the inventory summary counters', () => {
           inventorySubjects,
           'inventory.stock.reserve',
           { clave, id_bodega: rnd.chance(0.9) ? rnd.pick(bodegas().slice(0, 2)) : a.bodegas.vieja!, lineas },
-          tenant(1, rnd.chance(0.5)),
+          tenant(1, { venderSinStock: rnd.chance(0.5) }),
         );
       },
       () =>
-        h.bus.request(
-          inventorySubjects,
-          'inventory.stock.confirm',
-          { clave: rnd.pick(claves.length > 0 ? claves : ['none']) },
-          tenant(1, true),
-        ),
+        h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: rnd.pick(claves.length > 0 ? claves : ['none']) }, tenant(1)),
       () =>
-        h.bus.request(
-          inventorySubjects,
-          'inventory.stock.release',
-          { clave: rnd.pick(claves.length > 0 ? claves : ['none']) },
-          tenant(1, true),
-        ),
+        h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: rnd.pick(claves.length > 0 ? claves : ['none']) }, tenant(1)),
       () => {
         const lineas = someProducts().flatMap((id) =>
           [...new Set([rnd.pick(bodegas()), rnd.pick(bodegas())])].map((bodega) =>
@@ -134,7 +111,7 @@ describe('the inventory summary counters', () => {
           inventorySubjects,
           'inventory.stock.adjust',
           { clave: `ajuste:${++serial}`, origen: 'inventario', lineas },
-          tenant(1, rnd.chance(0.5)),
+          tenant(1, { venderSinStock: rnd.chance(0.5) }),
         );
       },
       async () => {
@@ -149,7 +126,7 @@ describe('the inventory summary counters', () => {
             costo_promedio: `${rnd.int(0, 900) / 100}`,
             categoria: rnd.pick([...CATEGORIAS, `Nueva ${n % 3}`]) ?? null,
           },
-          tenant(1, true),
+          tenant(1),
         );
         productIds[1]!.push(reply.id);
       },
@@ -160,7 +137,7 @@ describe('the inventory summary counters', () => {
           { enable: rnd.pick([0, 1] as const) },
           { nombre: `Renombrado ${++serial}` },
         ]);
-        return h.bus.request(inventorySubjects, 'inventory.product.update', { id: rnd.pick(productIds[1]!), cambios }, tenant(1, true));
+        return h.bus.request(inventorySubjects, 'inventory.product.update', { id: rnd.pick(productIds[1]!), cambios }, tenant(1));
       },
       () =>
         h.bus.request(
@@ -207,7 +184,7 @@ describe('the inventory summary counters', () => {
 
   it('stay exact when many sales and adjustments over the same products meet warehouse and branch changes, without a deadlock', async () => {
     const deadlocksBefore = await deadlocks();
-    const rnd = random(99);
+    const rnd = new Random(99);
     const ids = productIds[1]!.slice(0, 6);
     const shuffled = () => [...ids].sort(() => rnd.next() - 0.5).slice(0, rnd.int(2, 5));
     const work: Array<Promise<unknown>> = [];
@@ -219,7 +196,7 @@ describe('the inventory summary counters', () => {
               inventorySubjects,
               'inventory.stock.reserve',
               { clave: `carrera:${i}`, id_bodega: a.bodegas.principal!, lineas: lineas.map((id) => ({ id_producto: id, cantidad: 1 })) },
-              tenant(1, true),
+              tenant(1),
             )
           : h.bus.request(
               inventorySubjects,
@@ -233,7 +210,7 @@ describe('the inventory summary counters', () => {
                   { id_producto: id, id_bodega: a.bodegas.principal!, cantidad: -1 },
                 ]),
               },
-              tenant(1, true),
+              tenant(1),
             ),
       );
       if (i % 8 === 0) {
@@ -273,12 +250,7 @@ describe('the inventory summary counters', () => {
 
   it('keep each company to its own products', async () => {
     const before = await summarizeInventory(h.db, 2);
-    await h.bus.request(
-      inventorySubjects,
-      'inventory.product.create',
-      { nombre: 'Solo uno', codigo: 'SOLO-1', precio: '1' },
-      tenant(1, true),
-    );
+    await h.bus.request(inventorySubjects, 'inventory.product.create', { nombre: 'Solo uno', codigo: 'SOLO-1', precio: '1' }, tenant(1));
     expect(await summarizeInventory(h.db, 2)).toEqual(before);
     await expectCountersExact('after another company wrote');
   });

@@ -4,15 +4,16 @@ import { sql } from 'kysely';
 import { setActive } from '../src/db/location.repository';
 import { summarizeInventory } from '../src/db/product.repository';
 import { finishPendingCounts } from '../src/flows/set-location-active.flow';
-import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
-import { eventually } from '@erp/testing';
+import { eventually, tenant, type Harness } from '@erp/testing';
+import type { InventoryDb } from '../src/db/tables';
+import { seedCompany, startInventory } from './inventory.factories';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from './summary-oracle';
 
 const PRODUCTS = 120;
 const BATCH = 10;
 
 describe('(de)activating a warehouse', () => {
-  let h: InventoryHarness;
+  let h: Harness<InventoryDb>;
   let a: Awaited<ReturnType<typeof seedCompany>>;
 
   beforeAll(async () => {
@@ -33,7 +34,7 @@ describe('(de)activating a warehouse', () => {
       })),
     );
   });
-  afterAll(() => h?.stop());
+  afterAll(() => h?.close());
 
   // Exact decimals compared by value: "0" and "0.000" are the same stock.
   const byValue = ({ totals, categorias }: Awaited<ReturnType<typeof summarizeInventory>>) => ({
@@ -91,7 +92,7 @@ describe('(de)activating a warehouse', () => {
       inventorySubjects,
       'inventory.stock.adjust',
       { clave: 'durante', origen: 'inventario', lineas: [{ id_producto: first, id_bodega: a.bodegas.reserva!, cantidad: 4 }] },
-      tenant(1, true),
+      tenant(1),
     );
     expect(answered).toBe(false);
     expect(await stockActivo(last)).toBe('4.000');

@@ -1,13 +1,12 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import type { Kysely } from 'kysely';
 import { InventoryListRequest, Product, inventorySubjects, isAppError } from '@erp/contracts';
-import { createPool } from '@erp/db';
-import { INVENTORY_SCHEMA } from '../src';
+import { tenant, type Harness } from '@erp/testing';
 import { findProductJson, findProductWithStock, listProducts } from '../src/db/product.repository';
 import type { InventoryDb } from '../src/db/tables';
-import { seedCompany, startInventory, tenant, type InventoryHarness } from './harness';
+import { seedCompany, startInventory } from './inventory.factories';
 
 describe('the catalog over the bus: product list, products, branches and warehouses', () => {
-  let h: InventoryHarness;
+  let h: Harness<InventoryDb>;
   let statements: string[];
   let counted: Kysely<InventoryDb>;
 
@@ -26,15 +25,9 @@ describe('the catalog over the bus: product list, products, branches and warehou
     }));
     await seedCompany(h.bus, 1, productos);
     statements = [];
-    counted = new Kysely<InventoryDb>({
-      dialect: new PostgresDialect({ pool: createPool({ connectionString: h.iso.databaseUrl, max: 2 }) }),
-      log: (event) => void statements.push(event.query.sql),
-    }).withSchema(INVENTORY_SCHEMA);
+    counted = h.openDb({ onQuery: (sql) => statements.push(sql) });
   });
-  afterAll(async () => {
-    await counted?.destroy();
-    await h?.stop();
-  });
+  afterAll(() => h?.close());
 
   it('fetches a page and the stock of all its products in at most two statements, whatever the page size', async () => {
     for (const perPage of [1, 30]) {
@@ -74,17 +67,17 @@ describe('the catalog over the bus: product list, products, branches and warehou
       inventorySubjects,
       'inventory.product.list',
       { per_page: 5, page: 2, order_by: 'codigo', enable: 1 },
-      tenant(1, true),
+      tenant(1),
     );
     expect(page.items.map((p) => p.codigo)).toEqual(['P-13', 'P-14', 'P-15', 'P-16', 'P-17']);
     expect(page.pagination).toMatchObject({ current_page: 2, total: 30, total_pages: 6, from: 6, to: 10 });
     expect(page.filters_applied).toEqual({ enable: 1 });
-    const other = await h.bus.request(inventorySubjects, 'inventory.product.list', {}, tenant(2, true));
+    const other = await h.bus.request(inventorySubjects, 'inventory.product.list', {}, tenant(2));
     expect(other.pagination).toMatchObject({ total: 0 });
   });
 
   it('creates a product once per code, with its category, and answers the existing one to a retry', async () => {
-    const ctx = tenant(1, true);
+    const ctx = tenant(1);
     const request = { codigo: 'WEB-1', nombre: 'Gorra', precio: '12.5', categoria: 'Ropa', marca: 'Sol', porcentaje_impuesto: 0 };
     const [first, second] = await Promise.all([1, 2].map(() => h.bus.request(inventorySubjects, 'inventory.product.create', request, ctx)));
     expect([first!.creado, second!.creado].sort()).toEqual([false, true]);
@@ -102,11 +95,11 @@ describe('the catalog over the bus: product list, products, branches and warehou
       inventarios: [],
     });
     // Another company may use the same code.
-    expect(await h.bus.request(inventorySubjects, 'inventory.product.create', request, tenant(2, true))).toMatchObject({ creado: true });
+    expect(await h.bus.request(inventorySubjects, 'inventory.product.create', request, tenant(2))).toMatchObject({ creado: true });
   });
 
   it('updates some fields, disables and enables, and refuses another company’s product or a code in use', async () => {
-    const ctx = tenant(1, true);
+    const ctx = tenant(1);
     const { id } = await h.bus.request(
       inventorySubjects,
       'inventory.product.create',
@@ -129,9 +122,9 @@ describe('the catalog over the bus: product list, products, branches and warehou
         () => undefined,
         (e: unknown) => (isAppError(e) ? e.code : String(e)),
       );
-    expect(
-      await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { nombre: 'X' } }, tenant(2, true))),
-    ).toBe('NOT_FOUND');
+    expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { nombre: 'X' } }, tenant(2)))).toBe(
+      'NOT_FOUND',
+    );
     expect(await refused(h.bus.request(inventorySubjects, 'inventory.product.update', { id, cambios: { codigo: 'WEB-1' } }, ctx))).toBe(
       'CONFLICT',
     );
@@ -187,7 +180,7 @@ describe('the catalog over the bus: product list, products, branches and warehou
       );
     expect(notTheirs).toBe('NOT_FOUND');
 
-    const ctx = tenant(1, true);
+    const ctx = tenant(1);
     const { id } = await h.bus.request(
       inventorySubjects,
       'inventory.product.create',

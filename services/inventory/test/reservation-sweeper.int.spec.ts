@@ -1,9 +1,10 @@
 import { inventorySubjects, salesSubjects } from '@erp/contracts';
-import { eventually } from '@erp/testing';
-import { movementsOf, seedCompany, startInventory, stockOf, tenant, type InventoryHarness } from './harness';
+import { eventually, tenant, type Harness } from '@erp/testing';
+import type { InventoryDb } from '../src/db/tables';
+import { movementsOf, seedCompany, startInventory, stockOf } from './inventory.factories';
 
 describe('the reservation sweeper', () => {
-  let h: InventoryHarness;
+  let h: Harness<InventoryDb>;
   let refs: Awaited<ReturnType<typeof seedCompany>>;
 
   beforeAll(async () => {
@@ -16,7 +17,7 @@ describe('the reservation sweeper', () => {
       { ref: 'p', nombre: 'Producto', codigo: 'P-1', precio: '1', inventarios: [{ bodega: 'principal', stock: 10 }] },
     ]);
   });
-  afterAll(() => h?.stop());
+  afterAll(() => h?.close());
 
   const estadoOf = async (clave: string) =>
     await h.db.selectFrom('reservas').select(['estado', 'revisiones']).where('clave', '=', clave).executeTakeFirstOrThrow();
@@ -29,10 +30,10 @@ describe('the reservation sweeper', () => {
         inventorySubjects,
         'inventory.stock.reserve',
         { clave, id_bodega: bodega, lineas: [{ id_producto: id, cantidad: 2 }] },
-        tenant(1, false),
+        tenant(1, { venderSinStock: false }),
       );
     }
-    expect(await stockOf(h.db, id, bodega)).toBe('6.000');
+    expect(await stockOf(h, id, bodega)).toBe('6.000');
 
     // Nobody serves sales.sale.exists yet: the overdue reservations are checked, and kept.
     await eventually(async () => expect((await estadoOf('orphan')).revisiones).toBeGreaterThan(0));
@@ -56,7 +57,7 @@ describe('the reservation sweeper', () => {
       expect((await estadoOf('sold')).estado).toBe('confirmada');
     }, 10_000);
     expect(asked).toEqual(expect.arrayContaining(['1:orphan', '1:sold']));
-    expect(await stockOf(h.db, id, bodega)).toBe('8.000');
+    expect(await stockOf(h, id, bodega)).toBe('8.000');
     expect((await movementsOf(h.db, id)).map((m) => [m.tipo, m.clave])).toEqual([
       ['inventario_inicial', null],
       ['reserva', 'orphan'],

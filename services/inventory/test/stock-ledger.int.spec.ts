@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { publishEvent } from '@erp/bus';
 import { inventorySubjects, isAppError, type AppError } from '@erp/contracts';
 import { sql } from 'kysely';
-import { eventually } from '@erp/testing';
-import { movementsOf, seedCompany, startInventory, stockOf, tenant, type InventoryHarness } from './harness';
+import { eventually, tenant, type Harness } from '@erp/testing';
+import type { InventoryDb } from '../src/db/tables';
+import { movementsOf, seedCompany, startInventory, stockOf } from './inventory.factories';
 
 const product = (ref: string, stock: number | null, over: Record<string, unknown> = {}) => ({
   ref,
@@ -25,7 +26,7 @@ async function rejection(work: Promise<unknown>): Promise<AppError> {
 }
 
 describe('the stock ledger over the bus (reserve, confirm, release, adjust)', () => {
-  let h: InventoryHarness;
+  let h: Harness<InventoryDb>;
   let a: Awaited<ReturnType<typeof seedCompany>>;
   let b: Awaited<ReturnType<typeof seedCompany>>;
 
@@ -46,9 +47,9 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     ]);
     b = await seedCompany(h.bus, 2, [product('forbid', 9)]);
   });
-  afterAll(() => h?.stop());
+  afterAll(() => h?.close());
 
-  const A = (venderSinStock = false) => tenant(1, venderSinStock);
+  const A = (venderSinStock = false) => tenant(1, { venderSinStock });
   const principal = () => a.bodegas.principal!;
   const reserve = (
     clave: string,
@@ -71,7 +72,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
         details: { 'lineas.0.cantidad': ['Stock insuficiente para el producto FORBID: disponible 0, solicitado 1'] },
       });
     }
-    expect(await stockOf(h.db, id, principal())).toBe('0.000');
+    expect(await stockOf(h, id, principal())).toBe('0.000');
     expect((await movementsOf(h.db, id)).map((m) => m.tipo)).toEqual(['inventario_inicial', ...Array(5).fill('reserva')]);
   });
 
@@ -81,7 +82,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
       Array.from({ length: 20 }, (_, i) => reserve(`allow-${i}`, [{ id_producto: id, cantidad: 1 }], true)),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
-    expect(await stockOf(h.db, id, principal())).toBe('-15.000');
+    expect(await stockOf(h, id, principal())).toBe('-15.000');
   });
 
   it('moves stock once for a reservation, its confirmation and a release, each delivered several times', async () => {
@@ -104,14 +105,14 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     expect(confirms.filter((c) => c.aplicado)).toHaveLength(1);
 
     await reserve('redeliver-2', [{ id_producto: id, cantidad: 3 }]);
-    expect(await stockOf(h.db, id, principal())).toBe('4.500');
+    expect(await stockOf(h, id, principal())).toBe('4.500');
     const releases = await Promise.all(
       [1, 2, 3, 4].map(() => h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'redeliver-2' }, A())),
     );
     expect(releases.filter((r) => r.aplicado)).toHaveLength(1);
     expect(await reserve('redeliver-2', [{ id_producto: id, cantidad: 3 }])).toMatchObject({ estado: 'liberada', aplicado: false });
 
-    expect(await stockOf(h.db, id, principal())).toBe('7.500');
+    expect(await stockOf(h, id, principal())).toBe('7.500');
     expect((await movementsOf(h.db, id)).map((m) => [m.tipo, m.cantidad, m.stock_resultante, m.clave])).toEqual([
       ['inventario_inicial', '10.000', '10.000', null],
       ['reserva', '-2.500', '7.500', 'redeliver-1'],
@@ -134,7 +135,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     expect(err.code).toBe('BUSINESS_RULE');
     expect(Object.keys(err.details ?? {})).toEqual(['lineas.1.cantidad', 'lineas.2.cantidad']);
     expect(err.details!['lineas.1.cantidad']).toEqual(['Stock insuficiente para el producto MULTI-B: disponible 1, solicitado 1.5']);
-    expect([await stockOf(h.db, ma, principal()), await stockOf(h.db, mb, principal())]).toEqual(['3.000', '1.000']);
+    expect([await stockOf(h, ma, principal()), await stockOf(h, mb, principal())]).toEqual(['3.000', '1.000']);
     // Nothing was recorded under the key: once it fits, the same key reserves.
     expect(
       await reserve('multi-1', [
@@ -187,7 +188,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
       code: 'BUSINESS_RULE',
       details: { 'lineas.0.cantidad': ['Stock insuficiente para el producto ADJUST: disponible 5.5, solicitado 6'] },
     });
-    expect(await stockOf(h.db, id, principal())).toBe('5.500');
+    expect(await stockOf(h, id, principal())).toBe('5.500');
     const allowed = await h.bus.request(
       inventorySubjects,
       'inventory.stock.adjust',
@@ -205,7 +206,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
       aplicado: true,
     });
     expect(await reserve('late-1', [{ id_producto: id, cantidad: 5 }])).toMatchObject({ estado: 'liberada', aplicado: false });
-    expect(await stockOf(h.db, id, principal())).toBe('8.000');
+    expect(await stockOf(h, id, principal())).toBe('8.000');
     expect(await movementsOf(h.db, id)).toHaveLength(1);
   });
 
@@ -215,7 +216,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     await h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'retake-1' }, A());
     const confirmed = await h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'retake-1' }, A());
     expect(confirmed).toMatchObject({ estado: 'confirmada', aplicado: true });
-    expect(await stockOf(h.db, id, principal())).toBe('0.000');
+    expect(await stockOf(h, id, principal())).toBe('0.000');
     const missing = await rejection(h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'never-reserved' }, A()));
     expect(missing.code).toBe('NOT_FOUND');
   });
@@ -240,7 +241,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
         .executeTakeFirstOrThrow();
       expect(processed.n).toBe(1);
     });
-    expect(await stockOf(h.db, id, principal())).toBe('5.000');
+    expect(await stockOf(h, id, principal())).toBe('5.000');
     expect(await movementsOf(h.db, id)).toHaveLength(2);
   });
 
@@ -302,7 +303,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
       ok: false,
       message: 'La sucursal "Sucursal Sur" no existe o está inactiva',
     });
-    expect((await resolve({ id_sucursal: a.sucursales.centro! }, tenant(2, true))).sucursal).toEqual({
+    expect((await resolve({ id_sucursal: a.sucursales.centro! }, tenant(2))).sucursal).toEqual({
       ok: false,
       message: `La sucursal ${a.sucursales.centro} no existe o está inactiva`,
     });
@@ -316,7 +317,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
   });
 
   it('never lets one company resolve, reserve, confirm, release or adjust another company’s stock', async () => {
-    const B = tenant(2, true);
+    const B = tenant(2);
     const theirs = b.productos.forbid!;
     const resolved = await h.bus.request(
       inventorySubjects,
@@ -368,9 +369,9 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     );
     await h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'sale-uuid-1' }, B);
 
-    expect(await stockOf(h.db, a.productos.scan!, principal())).toBe('7.000');
-    expect(await stockOf(h.db, a.productos.event!, principal())).toBe('5.000');
-    expect(await stockOf(h.db, theirs, b.bodegas.principal!)).toBe('9.000');
+    expect(await stockOf(h, a.productos.scan!, principal())).toBe('7.000');
+    expect(await stockOf(h, a.productos.event!, principal())).toBe('5.000');
+    expect(await stockOf(h, theirs, b.bodegas.principal!)).toBe('9.000');
     const aReservation = await h.db
       .selectFrom('reservas')
       .select('estado')

@@ -1,9 +1,6 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import { Bus } from '@erp/bus';
-import { gatewayDirectorySubjects, inventorySubjects, type TenantContext } from '@erp/contracts';
-import { createPool, migrateSchema } from '@erp/db';
-import { createLogger } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
+import { sql } from 'kysely';
+import { gatewayDirectorySubjects, inventorySubjects } from '@erp/contracts';
+import { harness, tenant, type Harness } from '@erp/testing';
 import { migrations } from '../src/db/migrations';
 import type { PackagesDb } from '../src/db/tables';
 import { importPackagesHandler } from '../src/handlers/import-packages.handler';
@@ -12,11 +9,7 @@ import { PACKAGES_SCHEMA } from '../src/db/tables';
 /** Stand-ins for the two services an import asks: branches 1 and 2 exist, user code "AS-01" is user 77. */
 const inventoryResolve = { 'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'] };
 
-const ctx = (empresaId: number): TenantContext => ({
-  requestId: `test-${empresaId}`,
-  empresa: { id: empresaId, nombre: `Empresa ${empresaId}`, iva: '13', venderSinStock: true },
-  usuario: null,
-});
+const ctx = (empresaId: number) => tenant(empresaId);
 
 const item = (wr: string, over: Record<string, unknown> = {}) => ({
   cliente: 'Cliente',
@@ -35,31 +28,17 @@ const item = (wr: string, over: Record<string, unknown> = {}) => ({
 });
 
 describe('packages.import handler against Postgres and NATS', () => {
-  let iso: Isolation;
-  let rootDb: Kysely<unknown>;
-  let db: Kysely<PackagesDb>;
-  let bus: Bus;
-  let statements: string[];
+  let h: Harness<PackagesDb>;
+  const statements: string[] = [];
   let sut: ReturnType<typeof importPackagesHandler>;
 
   beforeAll(async () => {
-    iso = await isolate('packages');
-    statements = [];
-    rootDb = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 10 }) }),
-      log: (event) => {
-        if (event.level === 'query') statements.push(event.query.sql.slice(0, 40));
-      },
+    h = await harness<PackagesDb>('packages', {
+      schema: PACKAGES_SCHEMA,
+      migrations,
+      onQuery: (text) => statements.push(text.slice(0, 40)),
     });
-    await migrateSchema(rootDb, PACKAGES_SCHEMA, migrations);
-    db = rootDb.withSchema(PACKAGES_SCHEMA) as unknown as Kysely<PackagesDb>;
-    bus = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'packages-int',
-      logger: createLogger('packages-int', 'silent'),
-    });
-    bus.serve(
+    h.bus.serve(
       inventoryResolve,
       {
         'inventory.sucursal.resolve': async ({ items }) =>
@@ -71,24 +50,19 @@ describe('packages.import handler against Postgres and NATS', () => {
       },
       { queue: 'inventory' },
     );
-    bus.serve(
+    h.bus.serve(
       gatewayDirectorySubjects,
       { 'gateway.usuario.by-codigo': async ({ codigos }) => Object.fromEntries(codigos.filter((c) => c === 'AS-01').map((c) => [c, 77])) },
       { queue: 'gateway' },
     );
-    sut = importPackagesHandler(db, bus);
+    sut = importPackagesHandler(h.db, h.bus);
   });
 
-  afterAll(async () => {
-    await bus.drain();
-    await rootDb.destroy();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   const countPaquetes = async (empresaId: number) =>
     Number(
-      (await sql<{ n: number }>`select count(*)::int as n from packages.paquetes where empresa_id = ${empresaId}`.execute(rootDb)).rows[0]!
-        .n,
+      (await sql<{ n: number }>`select count(*)::int as n from packages.paquetes where empresa_id = ${empresaId}`.execute(h.db)).rows[0]!.n,
     );
 
   it('imports 500 new packages in a handful of SQL statements, with one outbox event', async () => {
@@ -105,7 +79,7 @@ describe('packages.import handler against Postgres and NATS', () => {
     ]);
     const events = await sql<{
       n: number;
-    }>`select count(*)::int as n from packages.outbox where subject = 'events.packages.package.imported'`.execute(rootDb);
+    }>`select count(*)::int as n from packages.outbox where subject = 'events.packages.package.imported'`.execute(h.db);
     expect(events.rows[0]!.n).toBe(1);
   });
 
@@ -128,7 +102,7 @@ describe('packages.import handler against Postgres and NATS', () => {
     await sut({ packages: [item('EXACT-1', { codigo_asesor: 'AS-01' }), item('EXACT-2', { codigo_asesor: 'ZZ', volumen: 0.5 })] }, ctx(2));
     const rows = await sql<Record<string, unknown>>`
       select wr, estado, usuario_id, codigo_asesor, peso::text, precio::text, cuenta_a_terceros::text, total::text, volumen::text
-      from packages.paquetes where empresa_id = 2 order by wr`.execute(rootDb);
+      from packages.paquetes where empresa_id = 2 order by wr`.execute(h.db);
     expect(rows.rows).toEqual([
       {
         wr: 'EXACT-1',

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { sql } from 'kysely';
 import {
   AppError,
   Return,
@@ -10,13 +9,11 @@ import {
   returnsAdminSubjects,
   returnsApiSubjects,
   salesForReturnsSubjects,
-  streamName,
   type ReturnableSale,
 } from '@erp/contracts';
-import { Bus, publishEvent, type JsonText } from '@erp/bus';
-import { createPool } from '@erp/db';
-import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { publishEvent, type JsonText } from '@erp/bus';
+import { loadConfig } from '@erp/runtime';
+import { harness, tenant, until, type Harness } from '@erp/testing';
 import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
 import { findDevolucion, findReturnJson, listReturns } from '../src/db/devolucion.repository';
 import { listReturnsHandler } from '../src/handlers/read-returns.handler';
@@ -93,10 +90,7 @@ const EMPRESA = 1;
 const OTRA = 2;
 
 describe('returns service against Postgres and NATS', () => {
-  let iso: Isolation;
-  let service: RunningService<ReturnsConfig>;
-  let db: Kysely<ReturnsDb>;
-  let client: Bus;
+  let h: Harness<ReturnsDb>;
   /** Stock per `producto:bodega` as the stand-in inventory holds it, and the keys it applied. */
   const stock = new Map<string, number>();
   const applied = new Map<string, Array<{ id_producto: number; id_bodega: number; cantidad: string }>>();
@@ -108,7 +102,7 @@ describe('returns service against Postgres and NATS', () => {
 
   const ctx = { requestId: 'returns-int' };
   const create = (over: Record<string, unknown> = {}) =>
-    client.request(
+    h.bus.request(
       returnsAdminSubjects,
       'returns.admin.create',
       {
@@ -136,47 +130,28 @@ describe('returns service against Postgres and NATS', () => {
         (select count(*)::int from returns.devoluciones) as devoluciones,
         (select count(*)::int from returns.devolucion_detalles) as detalles,
         (select count(*)::int from returns.outbox) as eventos,
-        (select coalesce(string_agg(nombre || prefijo || correlativo, ',' order by id), '') from returns.documentos) as series`.execute(db)
+        (select coalesce(string_agg(nombre || prefijo || correlativo, ',' order by id), '') from returns.documentos) as series`.execute(
+        h.db,
+      )
     ).rows;
     return { ...row, adjustCalls, stock: [...stock.entries()].sort() };
   };
-  const waitFor = async (check: () => Promise<boolean> | boolean, ms = 10_000) => {
-    const deadline = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
   /** Every event written so far is published, and the service's consumer has had time to settle it. */
   const eventsSettled = async () => {
-    await waitFor(
+    await until(
       async () =>
-        (await sql<{ n: number }>`select count(*)::int as n from returns.outbox where published_at is null`.execute(db)).rows[0]!.n === 0,
+        (await sql<{ n: number }>`select count(*)::int as n from returns.outbox where published_at is null`.execute(h.db)).rows[0]!.n === 0,
     );
-    const jsm = await jetstreamManager(client.nc);
-    for (const durable of ['returns-stock-created', 'returns-stock-annulled']) {
-      await waitFor(async () => {
-        const info = await jsm.consumers.info(streamName(iso.subjectPrefix), durable);
-        return info.num_pending === 0 && info.num_ack_pending === 0;
-      });
-    }
+    await h.untilConsumed('returns-stock-created', 'returns-stock-annulled');
   };
 
   beforeAll(async () => {
-    iso = await isolate('returns');
-    const config = loadConfig(ReturnsConfig, serviceEnv(iso, { DB_POOL_MAX: '10', REQUEST_TIMEOUT_MS: '3000' }));
-    client = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'returns-int',
-      logger: createLogger('returns-int', 'silent'),
-      requestTimeoutMs: 5_000,
-    });
+    h = await harness<ReturnsDb>('returns', { schema: RETURNS_SCHEMA, requestTimeoutMs: 5_000 });
     ventas.set(`${EMPRESA}:1`, ventaDe(1));
     ventas.set(`${EMPRESA}:2`, ventaDe(2));
     ventas.set(`${EMPRESA}:3`, ventaDe(3, 'Cotizacion'));
     ventas.set(`${OTRA}:9`, ventaDe(9));
-    client.serve(
+    h.bus.serve(
       salesForReturnsSubjects,
       {
         'sales.sale.returnable': async ({ id_venta }, c) => {
@@ -194,7 +169,7 @@ describe('returns service against Postgres and NATS', () => {
       },
       { queue: 'sales' },
     );
-    client.serve(
+    h.bus.serve(
       {
         'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
         'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'],
@@ -240,17 +215,10 @@ describe('returns service against Postgres and NATS', () => {
       },
       { queue: 'inventory' },
     );
-    service = await startService(returnsService(config), { migrateOnStart: true });
-    db = service.ctx.db as Kysely<ReturnsDb>;
+    await h.start((env) => returnsService(loadConfig(ReturnsConfig, env)), { env: { DB_POOL_MAX: '10', REQUEST_TIMEOUT_MS: '3000' } });
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    const jsm = await jetstreamManager(client.nc);
-    await jsm.streams.delete(streamName(iso.subjectPrefix)).catch(() => undefined);
-    await client.drain();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   it('creates a return from the sale’s lines, numbered from the default series, and puts the stock back once', async () => {
     const { devolucion, idempotent } = await create({
@@ -295,7 +263,7 @@ describe('returns service against Postgres and NATS', () => {
     expect([...applied.values()]).toEqual([[{ id_producto: 2, id_bodega: 7, cantidad: '1.000' }]]);
     expect([...applied.keys()][0]).toMatch(/^devolucion-[0-9a-f-]{36}$/);
     // It registered with its sale, before committing, under the key it keeps.
-    const [stored] = await db.selectFrom('devoluciones').select('clave_registro').where('id', '=', devolucion.id).execute();
+    const [stored] = await h.db.selectFrom('devoluciones').select('clave_registro').where('id', '=', devolucion.id).execute();
     expect(registrations).toEqual([stored!.clave_registro]);
     expect(stockOf(2)).toBe(1);
     await eventsSettled();
@@ -336,7 +304,7 @@ describe('returns service against Postgres and NATS', () => {
     for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as AppError).code).toBe('BUSINESS_RULE');
     expect(stockOf(3)).toBe(4);
     // Numbers of the series stay consecutive: refusals take none.
-    const numeros = (await db.selectFrom('devoluciones').select('numero').orderBy('numero').execute()).map((r) => r.numero);
+    const numeros = (await h.db.selectFrom('devoluciones').select('numero').orderBy('numero').execute()).map((r) => r.numero);
     expect(numeros).toEqual([1, 2, 3, 4, 5]);
   });
 
@@ -354,7 +322,7 @@ describe('returns service against Postgres and NATS', () => {
     let row;
     try {
       const { devolucion } = await create({ detalles: [{ id_detalle: 12, cantidad: 0.5 }] });
-      row = await db
+      row = await h.db
         .selectFrom('devoluciones')
         .select(['id', 'stock_aplicado_at', 'clave_stock'])
         .where('id', '=', devolucion.id)
@@ -365,10 +333,10 @@ describe('returns service against Postgres and NATS', () => {
       inventoryDown = false;
     }
     const id = row.id;
-    await waitFor(() => stockOf(3) === before + 0.5);
-    await waitFor(
+    await until(() => stockOf(3) === before + 0.5);
+    await until(
       async () =>
-        (await db.selectFrom('devoluciones').select('stock_aplicado_at').where('id', '=', id).executeTakeFirstOrThrow())
+        (await h.db.selectFrom('devoluciones').select('stock_aplicado_at').where('id', '=', id).executeTakeFirstOrThrow())
           .stock_aplicado_at !== null,
     );
     expect(applied.get(row.clave_stock!)).toEqual([{ id_producto: 3, id_bodega: 7, cantidad: '0.500' }]);
@@ -377,7 +345,7 @@ describe('returns service against Postgres and NATS', () => {
   it('annuls once: the stock movement reversed under its own key, a repeated annulment and redelivered events move nothing', async () => {
     const { devolucion } = await create({ detalles: [{ id_detalle: 11, cantidad: 1 }] });
     const mice = stockOf(2);
-    const annulled = await client.request(
+    const annulled = await h.bus.request(
       returnsAdminSubjects,
       'returns.admin.annul',
       { empresa_id: EMPRESA, id_devolucion: devolucion.id },
@@ -386,13 +354,13 @@ describe('returns service against Postgres and NATS', () => {
     expect(annulled).toMatchObject({ enable: 0, estado: 'Anulada' });
     expect(stockOf(2)).toBe(mice - 1);
     expect(applied.get(`devolucion-${devolucion.id}-anulacion`)).toEqual([{ id_producto: 2, id_bodega: 7, cantidad: '-1.000' }]);
-    await client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx);
+    await h.bus.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx);
     await eventsSettled();
     const calls = adjustCalls;
     // The same events again, as a duplicate outbox row or a redelivery past the dedup window would bring them.
     const payload = { empresa_id: EMPRESA, id_devolucion: devolucion.id, id_venta: 1, total: String(devolucion.total) };
-    await publishEvent(client, 'events.returns.return.created', payload, { msgId: randomUUID() });
-    await publishEvent(client, 'events.returns.return.annulled', payload, { msgId: randomUUID() });
+    await publishEvent(h.bus, 'events.returns.return.created', payload, { msgId: randomUUID() });
+    await publishEvent(h.bus, 'events.returns.return.annulled', payload, { msgId: randomUUID() });
     await eventsSettled();
     expect(stockOf(2)).toBe(mice - 1);
     expect(adjustCalls).toBe(calls);
@@ -404,19 +372,18 @@ describe('returns service against Postgres and NATS', () => {
   it('annuls only the company’s own returns', async () => {
     const { devolucion } = await create({ empresa_id: OTRA, id_venta: 9, detalles: [{ id_producto: 2, cantidad: 1 }] });
     const err = await refused(
-      client.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx),
+      h.bus.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: EMPRESA, id_devolucion: devolucion.id }, ctx),
     );
     expect([err.code, err.message]).toEqual(['NOT_FOUND', 'Devolución no encontrada']);
-    const tenant = { requestId: 'r', empresa: { id: EMPRESA, nombre: 'E1', iva: '13', venderSinStock: true } };
-    const notFound = await refused(client.request(returnsApiSubjects, 'returns.return.get', { id: devolucion.id }, tenant));
+    const notFound = await refused(h.bus.request(returnsApiSubjects, 'returns.return.get', { id: devolucion.id }, tenant(EMPRESA)));
     expect(notFound.code).toBe('NOT_FOUND');
-    const mine = await client.request(returnsApiSubjects, 'returns.return.list', { id_venta: 9 }, tenant);
+    const mine = await h.bus.request(returnsApiSubjects, 'returns.return.list', { id_venta: 9 }, tenant(EMPRESA));
     expect(mine.items).toEqual([]);
   });
 
   it('answers each return, alone and in pages, as the very JSON the write paths answer it', async () => {
     const ids = (
-      await db
+      await h.db
         .selectFrom('devoluciones')
         .select('id')
         .where('empresa_id', '=', EMPRESA)
@@ -427,33 +394,24 @@ describe('returns service against Postgres and NATS', () => {
     expect(ids.length).toBeGreaterThan(5);
     const written: string[] = [];
     for (const id of ids) {
-      const json = JSON.stringify(Return.parse(await findDevolucion(db, EMPRESA, id)));
-      expect(await findReturnJson(db, EMPRESA, id)).toBe(json);
+      const json = JSON.stringify(Return.parse(await findDevolucion(h.db, EMPRESA, id)));
+      expect(await findReturnJson(h.db, EMPRESA, id)).toBe(json);
       written.push(json);
     }
     expect(written.some((json) => json.includes('"estado":"Anulada"'))).toBe(true);
-    const { json } = await listReturns(db, EMPRESA, ReturnsListRequest.parse({ per_page: 200 }));
+    const { json } = await listReturns(h.db, EMPRESA, ReturnsListRequest.parse({ per_page: 200 }));
     expect(json).toBe(`[${written.join(',')}]`);
   });
 
   it('lists a page of returns with their lines in two statements, newest first', async () => {
     const statements: string[] = [];
-    const logged = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }),
-      log: (event) => void (event.level === 'query' && statements.push(event.query.sql)),
-    });
-    try {
-      const sut = listReturnsHandler(logged.withSchema(RETURNS_SCHEMA) as unknown as Kysely<ReturnsDb>);
-      const tenant = { requestId: 'r', empresa: { id: EMPRESA, nombre: 'E1', iva: '13', venderSinStock: true }, usuario: null };
-      const page = await sut({ page: 1, per_page: 50 }, tenant);
-      const items = Return.array().parse(JSON.parse((page.items as JsonText).text));
-      expect(items.length).toBeGreaterThan(5);
-      expect(items.every((d) => d.detalles.length > 0)).toBe(true);
-      expect(items.map((d) => d.id)).toEqual([...items.map((d) => d.id)].sort((a, b) => b - a));
-      expect(page.pagination).toMatchObject({ total: items.length });
-      expect(statements).toHaveLength(2);
-    } finally {
-      await logged.destroy();
-    }
+    const sut = listReturnsHandler(h.openDb({ onQuery: (text) => statements.push(text) }));
+    const page = await sut({ page: 1, per_page: 50 }, tenant(EMPRESA));
+    const items = Return.array().parse(JSON.parse((page.items as JsonText).text));
+    expect(items.length).toBeGreaterThan(5);
+    expect(items.every((d) => d.detalles.length > 0)).toBe(true);
+    expect(items.map((d) => d.id)).toEqual([...items.map((d) => d.id)].sort((a, b) => b - a));
+    expect(page.pagination).toMatchObject({ total: items.length });
+    expect(statements).toHaveLength(2);
   });
 });

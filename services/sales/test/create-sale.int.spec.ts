@@ -1,114 +1,59 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import { Bus, type JsonText } from '@erp/bus';
-import { Sale, SaleCreateRequest, inventorySubjects, isAppError, type TenantContext } from '@erp/contracts';
-import { createPool, migrateSchema } from '@erp/db';
+import { sql } from 'kysely';
+import type { JsonText } from '@erp/bus';
+import { Sale, isAppError } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
-import { migrations } from '../src/db/migrations';
+import { tenant, type Harness } from '@erp/testing';
 import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { createSalesBatchHandler } from '../src/handlers/create-sales-batch.handler';
 import { listSalesHandler } from '../src/handlers/read-sales.handler';
 import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
-import { SALES_SCHEMA } from '../src/db/tables';
-import { STUB_BODEGA, stubProducto, stubReserva } from './inventory-stub';
+import { STUB_BODEGA, serveInventory, stubProducto, stubReserva } from './inventory-stub';
+import { ANA, saleRequest, salesHarness, seedSales } from './sales.factories';
 
-/** Inventory stand-in: branch 1 with warehouse 2, every product id exists at 11.30, and a record of reservations. */
-const inventoryStub = {
-  'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'],
-  'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
-  'inventory.stock.reserve': inventorySubjects['inventory.stock.reserve'],
-  'inventory.stock.release': inventorySubjects['inventory.stock.release'],
-};
-
-const ctx: TenantContext = {
-  requestId: 'int',
-  empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true },
-  usuario: { id: 9, nombre: 'Ana' },
-};
+const ctx = tenant(1, { usuario: ANA });
 
 describe('sales.create against Postgres and NATS', () => {
-  let iso: Isolation;
-  let rootDb: Kysely<unknown>;
-  let db: Kysely<SalesDb>;
-  let bus: Bus;
+  let h: Harness<SalesDb>;
   let sut: ReturnType<typeof createSaleHandler>;
   let documentoId: number;
+  let canalId: number;
   const reserved: string[] = [];
   const released: string[] = [];
 
-  const request = (over: Record<string, unknown> = {}) =>
-    SaleCreateRequest.parse({
-      fecha: '2026-02-01',
-      estado: 'Completada',
-      id_sucursal: 1,
-      id_bodega: 2,
-      id_documento: documentoId,
-      id_canal: canalId,
-      detalles: [{ id_producto: 5, cantidad: 1 }],
-      ...over,
-    });
-  let canalId: number;
+  const request = (over: Record<string, unknown> = {}) => saleRequest({ documentoId, canalId }, over);
 
   beforeAll(async () => {
-    iso = await isolate('sales');
-    rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 10 }) }) });
-    await migrateSchema(rootDb, SALES_SCHEMA, migrations);
-    db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
-    bus = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'sales-int',
-      logger: createLogger('sales-int', 'silent'),
-    });
+    h = await salesHarness('sales');
     const now = new Date().toISOString();
-    bus.serve(
-      inventoryStub,
-      {
-        'inventory.sucursal.resolve': async ({ items }) => items.map(() => ({ ok: true as const, id_sucursal: 1, nombre: 'Centro' })),
-        'inventory.product.resolve': async ({ items }) => ({
-          bodega: STUB_BODEGA,
-          items: items.map((item) => stubProducto('id_producto' in item ? item.id_producto : 5, { codigo: 'P', nombre: 'Producto' })),
-        }),
-        'inventory.stock.reserve': async (req) => {
-          reserved.push(req.clave);
-          return stubReserva(req.clave, 'reservada', req.id_bodega, now);
-        },
-        'inventory.stock.release': async ({ clave }) => {
-          released.push(clave);
-          return stubReserva(clave, 'liberada', 2, now);
-        },
+    // Inventory stand-in: every product at 11.30, and a record of reservations.
+    serveInventory(h.bus, {
+      'inventory.product.resolve': async ({ items }) => ({
+        bodega: STUB_BODEGA,
+        items: items.map((item) => stubProducto('id_producto' in item ? item.id_producto : 5, { codigo: 'P', nombre: 'Producto' })),
+      }),
+      'inventory.stock.reserve': async (req) => {
+        reserved.push(req.clave);
+        return stubReserva(req.clave, 'reservada', req.id_bodega, now);
       },
-      { queue: 'inventory' },
-    );
-    const admin = adminHandlers(db, bus);
-    const seeded = await admin['sales.admin.seed'](
-      {
-        empresa_id: 1,
-        documentos: [{ ref: 'f', nombre: 'Factura', id_sucursal: 1, prefijo: 'F-', correlativo: 1, activo: true, solo_cotizacion: false }],
-        canales: [{ ref: 't', nombre: 'Tienda', activo: true }],
-        clientes: [],
+      'inventory.stock.release': async ({ clave }) => {
+        released.push(clave);
+        return stubReserva(clave, 'liberada', 2, now);
       },
-      ctx,
-    );
-    documentoId = seeded.documentos.f!;
-    canalId = seeded.canales.t!;
-    sut = createSaleHandler({ db, bus });
+    });
+    ({ documentoId, canalId } = await seedSales(h.db, h.bus, ctx));
+    sut = createSaleHandler({ db: h.db, bus: h.bus });
   });
 
-  afterAll(async () => {
-    await bus.drain();
-    await rootDb.destroy();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   const numbers = async () =>
-    (await db.selectFrom('ventas').select('numero').where('documento_id', '=', documentoId).orderBy('numero').execute()).map(
+    (await h.db.selectFrom('ventas').select('numero').where('documento_id', '=', documentoId).orderBy('numero').execute()).map(
       (r) => r.numero,
     );
   const nextNumber = async () =>
-    (await db.selectFrom('documentos').select('correlativo').where('id', '=', documentoId).executeTakeFirstOrThrow()).correlativo;
+    (await h.db.selectFrom('documentos').select('correlativo').where('id', '=', documentoId).executeTakeFirstOrThrow()).correlativo;
 
   it('gives 30 concurrent sales of one document type 30 distinct consecutive correlatives', async () => {
     const before = await nextNumber();
@@ -122,9 +67,9 @@ describe('sales.create against Postgres and NATS', () => {
   it('leaves no gap when sales fail inside their transaction in the middle of the burst, and releases their stock', async () => {
     // A failure after the number was taken: the insert of a line with cantidad 13 raises.
     await sql`create function sales.fail_on_13() returns trigger language plpgsql as $$
-      begin if new.cantidad = 13 then raise exception 'injected failure'; end if; return new; end $$`.execute(rootDb);
+      begin if new.cantidad = 13 then raise exception 'injected failure'; end if; return new; end $$`.execute(h.db);
     await sql`create trigger fail_on_13 before insert on sales.venta_detalles for each row execute function sales.fail_on_13()`.execute(
-      rootDb,
+      h.db,
     );
     try {
       const before = await nextNumber();
@@ -143,7 +88,7 @@ describe('sales.create against Postgres and NATS', () => {
       expect(released).toHaveLength(10);
       expect(reserved).toHaveLength(30);
     } finally {
-      await sql`drop trigger fail_on_13 on sales.venta_detalles`.execute(rootDb);
+      await sql`drop trigger fail_on_13 on sales.venta_detalles`.execute(h.db);
     }
   });
 
@@ -151,14 +96,14 @@ describe('sales.create against Postgres and NATS', () => {
     const before = await nextNumber();
     released.length = 0;
     let sale: Promise<unknown> = Promise.resolve();
-    await db.transaction().execute(async (trx) => {
+    await h.db.transaction().execute(async (trx) => {
       await trx.updateTable('documentos').set({ activo: false }).where('id', '=', documentoId).execute();
       sale = sut(request(), ctx).catch((err: unknown) => err);
       // The sale read the document type as active and now waits for its row to take the number.
       for (let i = 0; ; i++) {
         const { rows } = await sql<{
           n: number;
-        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(rootDb);
+        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(h.db);
         if (rows[0]!.n > 0) break;
         if (i > 300) throw new Error('the sale never waited for the document type');
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -174,7 +119,7 @@ describe('sales.create against Postgres and NATS', () => {
       expect(await nextNumber()).toBe(before);
       expect(released).toHaveLength(1);
     } finally {
-      await db.updateTable('documentos').set({ activo: true }).where('id', '=', documentoId).execute();
+      await h.db.updateTable('documentos').set({ activo: true }).where('id', '=', documentoId).execute();
     }
   });
 
@@ -186,7 +131,7 @@ describe('sales.create against Postgres and NATS', () => {
     expect(new Set(replies.map((r) => r.venta.id)).size).toBe(1);
     expect(reserved).toHaveLength(1);
     expect(released).toHaveLength(0);
-    const count = await db
+    const count = await h.db
       .selectFrom('ventas')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('referencia_externa', '=', 'ORD-1')
@@ -208,7 +153,7 @@ describe('sales.create against Postgres and NATS', () => {
     const outcomes = [first, other].map((o) => (o.status === 'fulfilled' ? 'sale' : isAppError(o.reason) ? o.reason.code : o.reason));
     expect(outcomes.sort()).toEqual(['CONFLICT', 'sale']);
     expect(reserved).toHaveLength(1);
-    const venta = await db
+    const venta = await h.db
       .selectFrom('ventas')
       .select(['id', 'correlativo'])
       .where('referencia_externa', '=', 'ORD-2')
@@ -228,7 +173,7 @@ describe('sales.create against Postgres and NATS', () => {
   });
 
   it('starts no sale of a batch once its time budget has passed, answering the first always', async () => {
-    const batch = createSalesBatchHandler({ db, bus }, createLogger('sales-int', 'silent'));
+    const batch = createSalesBatchHandler({ db: h.db, bus: h.bus }, createLogger('sales-int', 'silent'));
     const ventas = [0, 1, 2].map((indice) => ({ indice, venta: request({ referencia_externa: `LOTE-${indice}` }) }));
     const late = await batch({ ventas, plazo_ms: 0 }, ctx);
     expect(late.resultados.map((r) => [r.indice, r.idempotent])).toEqual([[0, false]]);
@@ -241,19 +186,19 @@ describe('sales.create against Postgres and NATS', () => {
   });
 
   it('tells the sweeper whether a committed sale holds a reservation key', async () => {
-    const row = await db
+    const row = await h.db
       .selectFrom('ventas')
       .select(['clave_reserva', 'empresa_id'])
       .where('referencia_externa', '=', 'ORD-1')
       .executeTakeFirstOrThrow();
-    const exists = saleExistsHandler(db);
+    const exists = saleExistsHandler(h.db);
     expect(await exists({ empresa_id: 1, clave: row.clave_reserva! })).toEqual({ exists: true });
     expect(await exists({ empresa_id: 2, clave: row.clave_reserva! })).toEqual({ exists: false });
     expect(await exists({ empresa_id: 1, clave: 'nunca' })).toEqual({ exists: false });
   });
 
   it('refuses a customer over its credit limit before reserving anything', async () => {
-    const admin = adminHandlers(db, bus);
+    const admin = adminHandlers(h.db, h.bus);
     const { clientes } = await admin['sales.admin.seed'](
       { empresa_id: 1, documentos: [], canales: [], clientes: [{ ref: 'c', nombre: 'Juan', limite_credito: '30', activo: true }] },
       ctx,
@@ -275,19 +220,11 @@ describe('sales.create against Postgres and NATS', () => {
 
   it('lists a page of sales with their lines in two statements, whatever the page size', async () => {
     const statements: string[] = [];
-    const logged = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }),
-      log: (event) => void (event.level === 'query' && statements.push(event.query.sql)),
-    });
-    try {
-      const list = listSalesHandler(logged.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>);
-      const page = await list({ page: 1, per_page: 50, order_by: 'fecha', order_direction: 'desc' }, ctx);
-      const items = Sale.array().parse(JSON.parse((page.items as JsonText).text));
-      expect(items).toHaveLength(50);
-      expect(items.every((v) => v.detalles.length === 1)).toBe(true);
-      expect(statements).toHaveLength(2);
-    } finally {
-      await logged.destroy();
-    }
+    const list = listSalesHandler(h.openDb({ onQuery: (text) => statements.push(text) }));
+    const page = await list({ page: 1, per_page: 50, order_by: 'fecha', order_direction: 'desc' }, ctx);
+    const items = Sale.array().parse(JSON.parse((page.items as JsonText).text));
+    expect(items).toHaveLength(50);
+    expect(items.every((v) => v.detalles.length === 1)).toBe(true);
+    expect(statements).toHaveLength(2);
   });
 });

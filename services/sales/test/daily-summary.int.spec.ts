@@ -1,33 +1,15 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import type pg from 'pg';
-import { Bus } from '@erp/bus';
-import {
-  Sale,
-  SaleCreateRequest,
-  SaleUpdateRequest,
-  SalesFilters,
-  SalesListRequest,
-  inventorySubjects,
-  type TenantContext,
-} from '@erp/contracts';
-import { createPool, migrateSchema } from '@erp/db';
-import { createLogger } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
-import { migrations } from '../src/db/migrations';
+import { sql } from 'kysely';
+import { Sale, SaleUpdateRequest, SalesFilters, SalesListRequest } from '@erp/contracts';
+import { tenant, type Harness } from '@erp/testing';
 import type { SalesDb } from '../src/db/tables';
 import { findSale, findSaleJson, listSales, summarizeSales } from '../src/db/venta.repository';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
-import { SALES_SCHEMA } from '../src/db/tables';
-import { STUB_BODEGA, stubProducto, stubReserva } from './inventory-stub';
+import { STUB_BODEGA, serveInventory, stubProducto } from './inventory-stub';
+import { ANA, saleRequest, salesHarness, seedSales } from './sales.factories';
 
-const ctx: TenantContext = {
-  requestId: 'int',
-  empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true },
-  usuario: { id: 9, nombre: 'Ana' },
-};
-const now = new Date().toISOString();
+const ctx = tenant(1, { usuario: ANA });
 
 /** Rows of the summary that hold sales, and the same aggregate computed from the sales themselves. */
 const SUMMARY = sql`
@@ -38,11 +20,7 @@ const AGGREGATE = sql`
     from sales.ventas group by empresa_id, fecha, estado, documento_id order by empresa_id, fecha, estado, documento_id`;
 
 describe('ventas_resumen_diario against Postgres', () => {
-  let iso: Isolation;
-  let pool: pg.Pool;
-  let rootDb: Kysely<unknown>;
-  let db: Kysely<SalesDb>;
-  let bus: Bus;
+  let h: Harness<SalesDb>;
   let factura: number;
   let ticket: number;
   let canalId: number;
@@ -51,101 +29,46 @@ describe('ventas_resumen_diario against Postgres', () => {
   let annul: ReturnType<typeof adminHandlers>['sales.admin.annul'];
 
   beforeAll(async () => {
-    iso = await isolate('sales-summary');
-    pool = createPool({ connectionString: iso.databaseUrl, max: 12 });
-    rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
-    await migrateSchema(rootDb, SALES_SCHEMA, migrations);
-    db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
-    bus = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'sales-summary-int',
-      logger: createLogger('sales-summary-int', 'silent'),
+    h = await salesHarness('sales-summary', { poolMax: 12 });
+    serveInventory(h.bus, {
+      'inventory.product.resolve': async ({ items }) => ({
+        bodega: STUB_BODEGA,
+        items: items.map((item) => {
+          const id = 'id_producto' in item ? item.id_producto : 5;
+          // Prices differ per product so totals differ per sale: 11.30, 22.60, …
+          return stubProducto(id, { precio: (((id % 7) + 1) * 11.3).toFixed(2) });
+        }),
+      }),
     });
-    bus.serve(
-      {
-        'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'],
-        'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
-        'inventory.stock.reserve': inventorySubjects['inventory.stock.reserve'],
-        'inventory.stock.release': inventorySubjects['inventory.stock.release'],
-        'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'],
-      },
-      {
-        'inventory.sucursal.resolve': async ({ items }) => items.map(() => ({ ok: true as const, id_sucursal: 1, nombre: 'Centro' })),
-        'inventory.product.resolve': async ({ items }) => ({
-          bodega: STUB_BODEGA,
-          items: items.map((item) => {
-            const id = 'id_producto' in item ? item.id_producto : 5;
-            // Prices differ per product so totals differ per sale: 11.30, 22.60, …
-            return stubProducto(id, { precio: (((id % 7) + 1) * 11.3).toFixed(2) });
-          }),
-        }),
-        'inventory.stock.reserve': async (req) => stubReserva(req.clave, 'reservada', req.id_bodega, now),
-        'inventory.stock.release': async ({ clave }) => stubReserva(clave, 'liberada', 2, now),
-        'inventory.stock.adjust': async ({ clave, lineas }) => ({
-          clave,
-          aplicado: true,
-          movimientos: lineas.map((l) => ({
-            id_producto: l.id_producto,
-            id_bodega: l.id_bodega,
-            cantidad: l.cantidad!,
-            stock_resultante: '0.000',
-          })),
-        }),
-      },
-      { queue: 'inventory' },
-    );
-    const admin = adminHandlers(db, bus);
-    const seeded = await admin['sales.admin.seed'](
-      {
-        empresa_id: 1,
-        documentos: [
-          { ref: 'f', nombre: 'Factura', id_sucursal: 1, prefijo: 'F-', correlativo: 1, activo: true, solo_cotizacion: false },
-          { ref: 't', nombre: 'Ticket', id_sucursal: 1, prefijo: 'T-', correlativo: 1, activo: true, solo_cotizacion: false },
-        ],
-        canales: [{ ref: 't', nombre: 'Tienda', activo: true }],
-        clientes: [{ ref: 'c', nombre: 'Cliente', limite_credito: '0', activo: true }],
-      },
-      ctx,
-    );
-    factura = seeded.documentos.f!;
+    const seeded = await seedSales(h.db, h.bus, ctx, {
+      documentos: [{ ref: 't', nombre: 'Ticket', id_sucursal: 1, prefijo: 'T-', correlativo: 1, activo: true, solo_cotizacion: false }],
+      clientes: [{ ref: 'c', nombre: 'Cliente', limite_credito: '0', activo: true }],
+    });
+    factura = seeded.documentoId;
     ticket = seeded.documentos.t!;
-    canalId = seeded.canales.t!;
-    create = createSaleHandler({ db, bus });
-    update = updateSaleHandler({ db, bus });
-    annul = admin['sales.admin.annul'];
+    canalId = seeded.canalId;
+    create = createSaleHandler({ db: h.db, bus: h.bus });
+    update = updateSaleHandler({ db: h.db, bus: h.bus });
+    annul = adminHandlers(h.db, h.bus)['sales.admin.annul'];
   });
 
-  afterAll(async () => {
-    await bus?.drain();
-    await rootDb?.destroy();
-    await iso?.drop();
-  });
+  afterAll(() => h?.close());
 
   const sale = async (over: Record<string, unknown> = {}) =>
     (
       await create(
-        SaleCreateRequest.parse({
-          fecha: '2026-02-01',
-          estado: 'Completada',
-          id_sucursal: 1,
-          id_bodega: 2,
-          id_documento: factura,
-          id_canal: canalId,
-          detalles: [{ id_producto: 5, cantidad: 1, descuento: 1 }],
-          ...over,
-        }),
+        saleRequest({ documentoId: factura, canalId }, { detalles: [{ id_producto: 5, cantidad: 1, descuento: 1 }], ...over }),
         ctx,
       )
     ).venta;
   const put = (id: number, cambios: unknown) => update(SaleUpdateRequest.parse({ id, cambios }), ctx);
   const expectSummaryEqualToSales = async () => {
-    expect((await SUMMARY.execute(rootDb)).rows).toEqual((await AGGREGATE.execute(rootDb)).rows);
+    expect((await SUMMARY.execute(h.db)).rows).toEqual((await AGGREGATE.execute(h.db)).rows);
     // A row left at zero sales holds zero sums.
     const { rows } = await sql<{
       n: number;
     }>`select count(*)::int as n from sales.ventas_resumen_diario where cantidad = 0 and (total, iva, descuento) <> (0, 0, 0)`.execute(
-      rootDb,
+      h.db,
     );
     expect(rows[0]!.n).toBe(0);
   };
@@ -174,7 +97,7 @@ describe('ventas_resumen_diario against Postgres', () => {
     const venta = await sale({ estado: 'Pendiente', id_cliente: 1, fecha: '2026-03-01', id_documento: ticket });
     await annul({ empresa_id: 1, id_venta: venta.id }, ctx);
     await expectSummaryEqualToSales();
-    const emptied = await db
+    const emptied = await h.db
       .selectFrom('ventas_resumen_diario')
       .select(['cantidad', 'total'])
       .where('empresa_id', '=', 1)
@@ -183,7 +106,7 @@ describe('ventas_resumen_diario against Postgres', () => {
       .executeTakeFirstOrThrow();
     expect(emptied).toEqual({ cantidad: 0, total: '0.00' });
     expect(
-      (await summarizeSales(db, 1, SalesFilters.parse({ fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' }))).map((r) => r.estado),
+      (await summarizeSales(h.db, 1, SalesFilters.parse({ fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' }))).map((r) => r.estado),
     ).toEqual(['Anulada']);
   });
 
@@ -203,8 +126,8 @@ describe('ventas_resumen_diario against Postgres', () => {
 
   it('follows a sale deleted by hand', async () => {
     const venta = await sale({ fecha: '2026-04-01' });
-    await sql`delete from sales.venta_detalles where venta_id = ${venta.id}`.execute(rootDb);
-    await sql`delete from sales.ventas where id = ${venta.id}`.execute(rootDb);
+    await sql`delete from sales.venta_detalles where venta_id = ${venta.id}`.execute(h.db);
+    await sql`delete from sales.ventas where id = ${venta.id}`.execute(h.db);
     await expectSummaryEqualToSales();
   });
 
@@ -215,12 +138,12 @@ describe('ventas_resumen_diario against Postgres', () => {
     // A hold K1 while waiting for K2; in key order both wait for K1 first.
     const a = await sale({ fecha: '2026-05-01', estado: 'Completada' });
     const b = await sale({ fecha: '2026-05-01', estado: 'Pendiente', id_cliente: 1 });
-    const holder = await pool.connect();
-    const first = await pool.connect();
-    const second = await pool.connect();
+    const holder = await h.pool.connect();
+    const first = await h.pool.connect();
+    const second = await h.pool.connect();
     const waiting = async (n: number) => {
       for (let i = 0; i < 200; i++) {
-        const { rows } = await pool.query(
+        const { rows } = await h.pool.query(
           `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
         );
         if (rows[0].n >= n) return;
@@ -257,7 +180,7 @@ describe('ventas_resumen_diario against Postgres', () => {
     ];
     for (const f of filters) {
       const parsed = SalesFilters.parse(f);
-      let scan = db.selectFrom('ventas').where('empresa_id', '=', 1);
+      let scan = h.db.selectFrom('ventas').where('empresa_id', '=', 1);
       if (parsed.fecha_inicio) scan = scan.where('fecha', '>=', parsed.fecha_inicio);
       if (parsed.fecha_fin) scan = scan.where('fecha', '<=', parsed.fecha_fin);
       if (parsed.estado) scan = scan.where('estado', '=', parsed.estado);
@@ -272,11 +195,11 @@ describe('ventas_resumen_diario against Postgres', () => {
         .groupBy('estado')
         .orderBy('estado')
         .execute();
-      const summary = await summarizeSales(db, 1, parsed);
+      const summary = await summarizeSales(h.db, 1, parsed);
       expect([...summary].sort((x, y) => x.estado.localeCompare(y.estado))).toEqual(expected);
       const count = expected.reduce((n, r) => n + r.cantidad, 0);
       for (const order_by of ['fecha', 'total'] as const) {
-        const page = await listSales(db, 1, SalesListRequest.parse({ ...f, order_by, per_page: 200 }));
+        const page = await listSales(h.db, 1, SalesListRequest.parse({ ...f, order_by, per_page: 200 }));
         expect({ order_by, f, total: page.total, items: (JSON.parse(page.json) as unknown[]).length }).toEqual({
           order_by,
           f,
@@ -289,7 +212,7 @@ describe('ventas_resumen_diario against Postgres', () => {
 
   it('walks every page of the list ordered by date in both directions, each sale once, as an OFFSET scan orders them', async () => {
     for (const order_direction of ['desc', 'asc'] as const) {
-      const expected = await db
+      const expected = await h.db
         .selectFrom('ventas')
         .select('id')
         .where('empresa_id', '=', 1)
@@ -298,7 +221,7 @@ describe('ventas_resumen_diario against Postgres', () => {
         .execute();
       const seen: number[] = [];
       for (let page = 1; page <= Math.ceil(expected.length / 7) + 1; page++) {
-        const { total, json } = await listSales(db, 1, SalesListRequest.parse({ page, per_page: 7, order_direction }));
+        const { total, json } = await listSales(h.db, 1, SalesListRequest.parse({ page, per_page: 7, order_direction }));
         expect(total).toBe(expected.length);
         seen.push(...(JSON.parse(json) as Array<{ id: number }>).map((s) => s.id));
       }
@@ -308,24 +231,24 @@ describe('ventas_resumen_diario against Postgres', () => {
 
   it('answers each sale, alone and in pages, as the very JSON the write paths answer it', async () => {
     const ids = (
-      await db.selectFrom('ventas').select('id').where('empresa_id', '=', 1).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()
+      await h.db.selectFrom('ventas').select('id').where('empresa_id', '=', 1).orderBy('fecha', 'desc').orderBy('id', 'desc').execute()
     ).map((r) => r.id);
-    const states = await db.selectFrom('ventas').select('estado').distinct().execute();
+    const states = await h.db.selectFrom('ventas').select('estado').distinct().execute();
     expect(states.length).toBeGreaterThanOrEqual(3);
     const written: string[] = [];
     for (const id of ids) {
-      const json = JSON.stringify(Sale.parse(await findSale(db, 1, id)));
-      expect(await findSaleJson(db, 1, id)).toBe(json);
+      const json = JSON.stringify(Sale.parse(await findSale(h.db, 1, id)));
+      expect(await findSaleJson(h.db, 1, id)).toBe(json);
       written.push(json);
     }
-    const { json } = await listSales(db, 1, SalesListRequest.parse({ per_page: 200 }));
+    const { json } = await listSales(h.db, 1, SalesListRequest.parse({ per_page: 200 }));
     expect(json).toBe(`[${written.slice(0, 200).join(',')}]`);
-    expect(await findSaleJson(db, 2, ids[0]!)).toBeUndefined();
+    expect(await findSaleJson(h.db, 2, ids[0]!)).toBeUndefined();
   });
 
   it('empties when the sales are truncated', async () => {
-    await sql`truncate sales.ventas cascade`.execute(rootDb);
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from sales.ventas_resumen_diario`.execute(rootDb);
+    await sql`truncate sales.ventas cascade`.execute(h.db);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from sales.ventas_resumen_diario`.execute(h.db);
     expect(rows[0]!.n).toBe(0);
   });
 });

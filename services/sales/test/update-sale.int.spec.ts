@@ -1,22 +1,13 @@
-import { Kysely, PostgresDialect } from 'kysely';
-import { Bus } from '@erp/bus';
-import { AppError, SaleCreateRequest, SaleUpdateRequest, inventorySubjects, isAppError, type TenantContext } from '@erp/contracts';
-import { createPool, migrateSchema } from '@erp/db';
-import { createLogger } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
-import { migrations } from '../src/db/migrations';
+import { AppError, SaleUpdateRequest, isAppError } from '@erp/contracts';
+import { tenant, type Harness } from '@erp/testing';
 import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
-import { SALES_SCHEMA } from '../src/db/tables';
-import { stubProducto, stubReserva } from './inventory-stub';
+import { serveInventory, stubProducto, stubReserva } from './inventory-stub';
+import { ANA, saleRequest, salesHarness, seedSales } from './sales.factories';
 
-const ctx: TenantContext = {
-  requestId: 'int',
-  empresa: { id: 1, nombre: 'Empresa 1', iva: '13', venderSinStock: true },
-  usuario: { id: 9, nombre: 'Ana' },
-};
+const ctx = tenant(1, { usuario: ANA });
 
 /**
  * Inventory as the ledger behaves, in memory: reservations take stock, and an adjustment applies
@@ -40,10 +31,7 @@ class LedgerStub {
 }
 
 describe('sales.update against Postgres and NATS', () => {
-  let iso: Isolation;
-  let rootDb: Kysely<unknown>;
-  let db: Kysely<SalesDb>;
-  let bus: Bus;
+  let h: Harness<SalesDb>;
   let documentoId: number;
   let canalId: number;
   const ledger = new LedgerStub();
@@ -54,80 +42,50 @@ describe('sales.update against Postgres and NATS', () => {
   let annul: ReturnType<typeof adminHandlers>['sales.admin.annul'];
 
   beforeAll(async () => {
-    iso = await isolate('sales-update');
-    rootDb = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 10 }) }) });
-    await migrateSchema(rootDb, SALES_SCHEMA, migrations);
-    db = rootDb.withSchema(SALES_SCHEMA) as unknown as Kysely<SalesDb>;
-    bus = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'sales-update-int',
-      logger: createLogger('sales-update-int', 'silent'),
-    });
+    h = await salesHarness('sales-update');
     const now = new Date().toISOString();
-    bus.serve(
-      {
-        'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'],
-        'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
-        'inventory.stock.reserve': inventorySubjects['inventory.stock.reserve'],
-        'inventory.stock.release': inventorySubjects['inventory.stock.release'],
-        'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'],
-      },
-      {
-        'inventory.sucursal.resolve': async ({ items }) => items.map(() => ({ ok: true as const, id_sucursal: 1, nombre: 'Centro' })),
-        'inventory.product.resolve': async ({ id_bodega, items }) => ({
-          bodega: {
-            ok: true as const,
-            id_bodega: id_bodega ?? 2,
-            nombre: `Bodega ${id_bodega}`,
-            id_sucursal: 1,
-            nombre_sucursal: 'Centro',
-          },
-          items: items.map((item) => stubProducto('id_producto' in item ? item.id_producto : 5)),
-        }),
-        'inventory.stock.reserve': async (req) => {
-          for (const l of req.lineas) ledger.move(l.id_producto, req.id_bodega, -Number(l.cantidad));
-          return stubReserva(req.clave, 'reservada', req.id_bodega, now);
+    serveInventory(h.bus, {
+      'inventory.product.resolve': async ({ id_bodega, items }) => ({
+        bodega: {
+          ok: true as const,
+          id_bodega: id_bodega ?? 2,
+          nombre: `Bodega ${id_bodega}`,
+          id_sucursal: 1,
+          nombre_sucursal: 'Centro',
         },
-        'inventory.stock.release': async ({ clave }) => stubReserva(clave, 'liberada', 2, now),
-        'inventory.stock.adjust': async ({ clave, lineas }) => {
-          const seen = ledger.recorded.get(clave);
-          if (seen) return { clave, aplicado: false, movimientos: seen };
-          if (ledger.refuseNext) {
-            ledger.refuseNext = false;
-            throw AppError.rule('stock_insuficiente', 'Stock insuficiente y la empresa no permite vender sin stock', {
-              'lineas.0.cantidad': ['Stock insuficiente para el producto P-5: disponible 0, solicitado 1'],
-            });
-          }
-          const movimientos = lineas.map((l) => ({
-            id_producto: l.id_producto,
-            id_bodega: l.id_bodega,
-            cantidad: l.cantidad!,
-            stock_resultante: ledger.move(l.id_producto, l.id_bodega, Number(l.cantidad)),
-          }));
-          ledger.recorded.set(clave, movimientos);
-          ledger.adjusted.push(clave);
-          return { clave, aplicado: true, movimientos };
-        },
+        items: items.map((item) => stubProducto('id_producto' in item ? item.id_producto : 5)),
+      }),
+      'inventory.stock.reserve': async (req) => {
+        for (const l of req.lineas) ledger.move(l.id_producto, req.id_bodega, -Number(l.cantidad));
+        return stubReserva(req.clave, 'reservada', req.id_bodega, now);
       },
-      { queue: 'inventory' },
-    );
-    const admin = adminHandlers(db, bus);
-    const seeded = await admin['sales.admin.seed'](
-      {
-        empresa_id: 1,
-        documentos: [{ ref: 'f', nombre: 'Factura', id_sucursal: 1, prefijo: 'F-', correlativo: 1, activo: true, solo_cotizacion: false }],
-        canales: [{ ref: 't', nombre: 'Tienda', activo: true }],
-        clientes: [{ ref: 'c', nombre: 'Cliente', limite_credito: '0', activo: true }],
+      'inventory.stock.adjust': async ({ clave, lineas }) => {
+        const seen = ledger.recorded.get(clave);
+        if (seen) return { clave, aplicado: false, movimientos: seen };
+        if (ledger.refuseNext) {
+          ledger.refuseNext = false;
+          throw AppError.rule('stock_insuficiente', 'Stock insuficiente y la empresa no permite vender sin stock', {
+            'lineas.0.cantidad': ['Stock insuficiente para el producto P-5: disponible 0, solicitado 1'],
+          });
+        }
+        const movimientos = lineas.map((l) => ({
+          id_producto: l.id_producto,
+          id_bodega: l.id_bodega,
+          cantidad: l.cantidad!,
+          stock_resultante: ledger.move(l.id_producto, l.id_bodega, Number(l.cantidad)),
+        }));
+        ledger.recorded.set(clave, movimientos);
+        ledger.adjusted.push(clave);
+        return { clave, aplicado: true, movimientos };
       },
-      ctx,
-    );
-    documentoId = seeded.documentos.f!;
-    canalId = seeded.canales.t!;
-    create = createSaleHandler({ db, bus });
+    });
+    ({ documentoId, canalId } = await seedSales(h.db, h.bus, ctx, {
+      clientes: [{ ref: 'c', nombre: 'Cliente', limite_credito: '0', activo: true }],
+    }));
+    create = createSaleHandler({ db: h.db, bus: h.bus });
     update = updateSaleHandler({
-      db,
-      bus,
+      db: h.db,
+      bus: h.bus,
       afterAdjust: () => {
         if (failAfterAdjust > 0) {
           failAfterAdjust -= 1;
@@ -135,28 +93,15 @@ describe('sales.update against Postgres and NATS', () => {
         }
       },
     });
-    annul = admin['sales.admin.annul'];
+    annul = adminHandlers(h.db, h.bus)['sales.admin.annul'];
   });
 
-  afterAll(async () => {
-    await bus.drain();
-    await rootDb.destroy();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   const pendingSale = async (cantidad: number, producto = 5) =>
     (
       await create(
-        SaleCreateRequest.parse({
-          fecha: '2026-02-01',
-          estado: 'Pendiente',
-          id_sucursal: 1,
-          id_bodega: 2,
-          id_documento: documentoId,
-          id_canal: canalId,
-          id_cliente: 1,
-          detalles: [{ id_producto: producto, cantidad }],
-        }),
+        saleRequest({ documentoId, canalId }, { estado: 'Pendiente', id_cliente: 1, detalles: [{ id_producto: producto, cantidad }] }),
         ctx,
       )
     ).venta;
@@ -164,7 +109,7 @@ describe('sales.update against Postgres and NATS', () => {
   const setQuantity = (venta: { id: number; detalles: Array<{ id: number }> }, cantidad: number) =>
     put(venta.id, { detalles: [{ id: venta.detalles[0]!.id, cantidad }] });
   const revisionOf = async (id: number) =>
-    (await db.selectFrom('ventas').select('revision_stock').where('id', '=', id).executeTakeFirstOrThrow()).revision_stock;
+    (await h.db.selectFrom('ventas').select('revision_stock').where('id', '=', id).executeTakeFirstOrThrow()).revision_stock;
   const keysOf = (id: number) => ledger.adjusted.filter((k) => k.startsWith(`venta-${id}-rev-`));
 
   it('moves each change by its difference under the next revision of the sale, and nothing for a change that moves no stock', async () => {
@@ -257,12 +202,12 @@ describe('sales.update against Postgres and NATS', () => {
       if (o.status === 'rejected') expect(isAppError(o.reason) && o.reason.message).toBe('La venta está anulada y no se puede modificar');
     }
     expect(ledger.of(17, 2)).toBe(0);
-    expect((await db.selectFrom('ventas').select('estado').where('id', '=', venta.id).executeTakeFirstOrThrow()).estado).toBe('Anulada');
+    expect((await h.db.selectFrom('ventas').select('estado').where('id', '=', venta.id).executeTakeFirstOrThrow()).estado).toBe('Anulada');
   });
 
   it('refuses a sale with active returns and moves nothing', async () => {
     const venta = await pendingSale(3, 19);
-    await db.updateTable('ventas').set({ devoluciones_activas: 1, monto_devuelto: '11.30' }).where('id', '=', venta.id).execute();
+    await h.db.updateTable('ventas').set({ devoluciones_activas: 1, monto_devuelto: '11.30' }).where('id', '=', venta.id).execute();
     const refused = await setQuantity(venta, 1).catch((e: unknown) => e);
     expect(isAppError(refused) && [refused.code, refused.message]).toEqual([
       'BUSINESS_RULE',

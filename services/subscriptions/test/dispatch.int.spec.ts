@@ -1,15 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import { Bus, publishEvent } from '@erp/bus';
-import { subscriptionsSubjects, type TenantContext } from '@erp/contracts';
-import { createPool } from '@erp/db';
-import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, serviceEnv, type Isolation } from '@erp/testing';
-import { SubscriptionsConfig, subscriptionsService } from '../src';
+import { sql } from 'kysely';
+import { publishEvent } from '@erp/bus';
+import { freePort, until, type Harness } from '@erp/testing';
 import { partnerEventId } from '../src/domain/partner-events';
-import { TestReceiver } from './receiver';
+import type { TestReceiver } from './receiver';
+import { startReceiver, startSubscriptions, subscribe as subscribeOn } from './subscriptions.factories';
 
 /**
  * The dispatcher under backlogs, against Postgres and NATS: a backlog is written straight into
@@ -18,31 +13,10 @@ import { TestReceiver } from './receiver';
  * dead, hanging, failing and backlogged ones.
  */
 describe('subscriptions dispatcher under backlogs', () => {
-  let iso: Isolation;
-  let service: RunningService<SubscriptionsConfig> | undefined;
-  let client: Bus;
-  let db: Kysely<unknown>;
-  const receivers: TestReceiver[] = [];
+  let h: Harness<unknown>;
 
-  const ctxOf = (empresa: number): TenantContext => ({
-    requestId: `dispatch-${empresa}`,
-    empresa: { id: empresa, nombre: `E${empresa}`, iva: '13', venderSinStock: true },
-    usuario: null,
-  });
-  const subscribe = (empresa: number, url: string) =>
-    client.request(subscriptionsSubjects, 'subscriptions.subscription.create', { url, events: ['*'] } as never, ctxOf(empresa));
-  const receiver = async () => {
-    const r = await TestReceiver.start();
-    receivers.push(r);
-    return r;
-  };
-  const waitFor = async (check: () => Promise<boolean> | boolean, ms: number) => {
-    const deadline = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
+  const subscribe = (empresa: number, url: string) => subscribeOn(h.bus, empresa, url);
+  const receiver = () => startReceiver(h);
   /** Writes `n` events of `recursos` sales (interleaved, versions increasing) owed to each subscription. */
   const backlog = async (empresa: number, n: number, recursos: number, suscripciones: readonly number[]) => {
     const tag = randomUUID().slice(0, 8);
@@ -50,23 +24,23 @@ describe('subscriptions dispatcher under backlogs', () => {
       insert into subscriptions.eventos (id, empresa_id, tipo, recurso, orden, ocurrido_at, data)
       select ${`evt_bk${tag}`} || g, ${empresa}, 'sale.updated', 'sale:' || (g % ${recursos}), g, now(),
         jsonb_build_object('id', g % ${recursos}, 'version', g)
-      from generate_series(1, ${n}::int) g`.execute(db);
+      from generate_series(1, ${n}::int) g`.execute(h.db);
     await sql`
       insert into subscriptions.entregas (suscripcion_id, evento_id, recurso, orden)
       select s, e.id, e.recurso, e.orden
       from subscriptions.eventos e cross join unnest(${suscripciones}::int[]) s
-      where e.id like ${`evt_bk${tag}%`}`.execute(db);
+      where e.id like ${`evt_bk${tag}%`}`.execute(h.db);
   };
   const pendientes = async (suscripcion: number) => {
     const { rows } = await sql<{
       n: number;
-    }>`select count(*)::int as n from subscriptions.entregas where suscripcion_id = ${suscripcion} and estado = 'pendiente'`.execute(db);
+    }>`select count(*)::int as n from subscriptions.entregas where suscripcion_id = ${suscripcion} and estado = 'pendiente'`.execute(h.db);
     return rows[0]!.n;
   };
   const intentos = async (suscripcion: number) => {
     const { rows } = await sql<{
       n: number;
-    }>`select count(*)::int as n from subscriptions.intentos where suscripcion_id = ${suscripcion}`.execute(db);
+    }>`select count(*)::int as n from subscriptions.intentos where suscripcion_id = ${suscripcion}`.execute(h.db);
     return rows[0]!.n;
   };
   /** Asserts each resource's versions arrived in increasing order, and answers the deliveries per second. */
@@ -80,33 +54,14 @@ describe('subscriptions dispatcher under backlogs', () => {
   };
 
   beforeAll(async () => {
-    iso = await isolate('dispatch');
-    const env = serviceEnv(iso, {
-      DB_POOL_MAX: '10',
-      EVENTS_ALLOW_PRIVATE_URLS: 'true',
-      EVENTS_ALLOW_HTTP: 'true',
+    ({ h } = await startSubscriptions('dispatch', {
       EVENTS_RETRY_SCHEDULE_MS: '500,1000,2000',
       EVENTS_RETRY_WINDOW_MS: '3600000',
       EVENTS_DELIVERY_TIMEOUT_MS: '2000',
-    });
-    service = await startService(subscriptionsService(loadConfig(SubscriptionsConfig, env)), { migrateOnStart: true });
-    client = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'dispatch-int',
-      logger: createLogger('dispatch-int', 'silent'),
-      requestTimeoutMs: 5_000,
-    });
-    db = new Kysely({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }) });
+    }));
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    await client?.drain();
-    await db?.destroy();
-    for (const r of receivers) await r.stop();
-    await iso?.drop();
-  });
+  afterAll(() => h?.close());
 
   it('drains a backlog in order per resource within the per-subscription bound, alone and over several subscriptions', async () => {
     const one = await receiver();
@@ -114,7 +69,7 @@ describe('subscriptions dispatcher under backlogs', () => {
     const sub = await subscribe(901, one.url);
     const before = await scans();
     await backlog(901, 3_000, 150, [sub.id]);
-    await waitFor(async () => (await pendientes(sub.id)) === 0, 60_000);
+    await until(async () => (await pendientes(sub.id)) === 0, 60_000);
     const after = await scans();
     const times = drained(one);
     expect(one.delivered()).toHaveLength(3_000);
@@ -129,7 +84,7 @@ describe('subscriptions dispatcher under backlogs', () => {
       150,
       subs.map((s) => s.id),
     );
-    await waitFor(async () => (await Promise.all(subs.map((s) => pendientes(s.id)))).every((n) => n === 0), 90_000);
+    await until(async () => (await Promise.all(subs.map((s) => pendientes(s.id)))).every((n) => n === 0), 90_000);
     const all = many.flatMap((r) => drained(r)).sort((a, b) => a - b);
     for (const r of many) expect(r.delivered()).toHaveLength(3_000);
     const rateMany = 9_000 / ((all.at(-1)! - all[0]!) / 1000);
@@ -145,7 +100,7 @@ describe('subscriptions dispatcher under backlogs', () => {
   }, 180_000);
 
   it('keeps a healthy subscription within seconds beside dead, hanging, failing and backlogged ones, and backs off the broken ones', async () => {
-    const dead = await closedPort();
+    const dead = await freePort();
     const hanging = await receiver();
     hanging.behave = () => 'hang';
     const failing = await receiver();
@@ -168,7 +123,7 @@ describe('subscriptions dispatcher under backlogs', () => {
     await subscribe(801, sameCompany.url);
     await subscribe(802, otherCompany.url);
     // Let the broken endpoints fail and the backlog start draining before the live events.
-    await waitFor(async () => (await intentos(broken[2]!.id)) > 0 && busy.delivered().length > 0, 10_000);
+    await until(async () => (await intentos(broken[2]!.id)) > 0 && busy.delivered().length > 0, 10_000);
 
     const sentAt = new Map<string, number>();
     for (let i = 0; i < 20; i++) {
@@ -176,7 +131,7 @@ describe('subscriptions dispatcher under backlogs', () => {
         const msgId = randomUUID();
         sentAt.set(partnerEventId(msgId, 0), Date.now());
         await publishEvent(
-          client,
+          h.bus,
           'events.sales.sale.created',
           { empresa_id: empresa, id_venta: 10_000 + i, clave_reserva: null, venta: { id: 10_000 + i, version: 1 } },
           { msgId },
@@ -184,7 +139,7 @@ describe('subscriptions dispatcher under backlogs', () => {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    await waitFor(() => sameCompany.delivered().length >= 20 && otherCompany.delivered().length >= 20, 30_000);
+    await until(() => sameCompany.delivered().length >= 20 && otherCompany.delivered().length >= 20, 30_000);
     const lags = [sameCompany, otherCompany].flatMap((r) =>
       r.received.map((x, i) => r.arrivedAt[i]! - sentAt.get((JSON.parse(x.body) as { id: string }).id)!),
     );
@@ -206,17 +161,8 @@ describe('subscriptions dispatcher under backlogs', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     const { rows } = await sql<{ seq: string; idx: string; read: string }>`
       select seq_scan as seq, idx_scan as idx, idx_tup_fetch as read from pg_stat_user_tables where schemaname = 'subscriptions' and relname = 'entregas'`.execute(
-      db,
+      h.db,
     );
     return { seq: Number(rows[0]!.seq), idx: Number(rows[0]!.idx), read: Number(rows[0]!.read) };
   }
 });
-
-/** A loopback port nothing listens on: connections to it are refused. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -2,15 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import { Bus, publishEvent } from '@erp/bus';
-import { isAppError, subscriptionsSubjects, type TenantContext } from '@erp/contracts';
-import { createPool } from '@erp/db';
-import { createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, serviceEnv, type Isolation } from '@erp/testing';
-import { SubscriptionsConfig, subscriptionsService } from '../src';
+import { sql } from 'kysely';
+import { publishEvent } from '@erp/bus';
+import { isAppError, subscriptionsSubjects } from '@erp/contracts';
+import type { RunningService } from '@erp/runtime';
+import { tenant, until, type Harness } from '@erp/testing';
+import type { SubscriptionsConfig } from '../src';
 import { partnerEventId } from '../src/domain/partner-events';
-import { TestReceiver } from './receiver';
+import type { TestReceiver } from './receiver';
+import { startReceiver, startSubscriptions, subscribe as subscribeOn, subscriptionsSpec } from './subscriptions.factories';
 
 /**
  * The subscriptions service against Postgres and NATS: source events published on the real
@@ -20,41 +20,22 @@ import { TestReceiver } from './receiver';
 const ROOT = path.resolve(__dirname, '../../..');
 
 describe('subscriptions service against Postgres and NATS', () => {
-  let iso: Isolation;
-  let env: Record<string, string>;
+  let h: Harness<unknown>;
+  let settings: Record<string, string>;
   let service: RunningService<SubscriptionsConfig> | undefined;
-  let client: Bus;
-  let db: Kysely<unknown>;
-  const receivers: TestReceiver[] = [];
 
-  const ctxOf = (empresa: number): TenantContext => ({
-    requestId: `subs-${empresa}`,
-    empresa: { id: empresa, nombre: `E${empresa}`, iva: '13', venderSinStock: true },
-    usuario: null,
-  });
   const request = <S extends keyof typeof subscriptionsSubjects & string>(
     empresa: number,
     subject: S,
-    body: Parameters<typeof client.request<typeof subscriptionsSubjects, S>>[2],
-  ) => client.request(subscriptionsSubjects, subject, body, ctxOf(empresa));
-  const subscribe = (empresa: number, url: string, events: string[] = ['*']) =>
-    request(empresa, 'subscriptions.subscription.create', { url, events } as never);
-  const receiver = async () => {
-    const r = await TestReceiver.start();
-    receivers.push(r);
-    return r;
-  };
-  const waitFor = async (check: () => Promise<boolean> | boolean, ms = 20_000) => {
-    const deadline = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+    body: Parameters<typeof h.bus.request<typeof subscriptionsSubjects, S>>[2],
+  ) => h.bus.request(subscriptionsSubjects, subject, body, tenant(empresa));
+  const subscribe = (empresa: number, url: string, events?: string[]) => subscribeOn(h.bus, empresa, url, events);
+  const receiver = () => startReceiver(h);
+  const waitFor = (check: () => Promise<boolean> | boolean, ms = 20_000) => until(check, ms);
   /** Publishes a source event on the stream as a service's outbox relay would; answers the partner event id. */
   const publish = async (subject: string, payload: unknown) => {
     const msgId = randomUUID();
-    await publishEvent(client, subject, payload, { msgId });
+    await publishEvent(h.bus, subject, payload, { msgId });
     return partnerEventId(msgId, 0);
   };
   const saleEvent = (what: 'created' | 'updated' | 'annulled', empresa: number, id: number, version: number) =>
@@ -72,34 +53,19 @@ describe('subscriptions service against Postgres and NATS', () => {
   };
 
   beforeAll(async () => {
-    iso = await isolate('subscriptions');
-    env = serviceEnv(iso, {
-      DB_POOL_MAX: '10',
-      EVENTS_ALLOW_PRIVATE_URLS: 'true',
-      EVENTS_ALLOW_HTTP: 'true',
+    ({
+      h,
+      settings,
+      sut: service,
+    } = await startSubscriptions('subscriptions', {
       EVENTS_RETRY_SCHEDULE_MS: '200,400,800',
       EVENTS_RETRY_WINDOW_MS: '4000',
       EVENTS_DELIVERY_TIMEOUT_MS: '1000',
       EVENTS_POLL_MS: '50',
-    });
-    service = await startService(subscriptionsService(loadConfig(SubscriptionsConfig, env)), { migrateOnStart: true });
-    client = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'subs-int',
-      logger: createLogger('subs-int', 'silent'),
-      requestTimeoutMs: 5_000,
-    });
-    db = new Kysely({ dialect: new PostgresDialect({ pool: createPool({ connectionString: iso.databaseUrl, max: 2 }) }) });
+    }));
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    await client?.drain();
-    await db?.destroy();
-    for (const r of receivers) await r.stop();
-    await iso?.drop();
-  });
+  afterAll(() => h?.close());
 
   it('creates a subscription with a whsec_ secret shown once, and refuses bad URLs, unknown types and a 21st subscription', async () => {
     const r = await receiver();
@@ -135,7 +101,7 @@ describe('subscriptions service against Postgres and NATS', () => {
     await saleEvent('updated', 202, 20, 2); // B did not ask for updates
     const stockMsg = randomUUID();
     await publishEvent(
-      client,
+      h.bus,
       'events.inventory.stock.changed',
       {
         empresa_id: 201,
@@ -306,7 +272,7 @@ describe('subscriptions service against Postgres and NATS', () => {
     const spawnService = () =>
       spawn(process.execPath, ['--conditions=development', '--import', 'tsx', 'services/subscriptions/src/main.ts'], {
         cwd: ROOT,
-        env: { ...process.env, ...env },
+        env: { ...process.env, ...h.env(settings) },
         stdio: 'ignore',
       });
     child = spawnService();
@@ -323,11 +289,11 @@ describe('subscriptions service against Postgres and NATS', () => {
     const id = await saleEvent('created', 701, 70, 1);
     await exited;
     expect(r.delivered()).toHaveLength(0);
-    service = await startService(subscriptionsService(loadConfig(SubscriptionsConfig, env)));
+    service = await h.start(subscriptionsSpec, { env: settings, migrate: false });
     await waitFor(() => r.delivered().length >= 1, 30_000);
     expect(verified(r, sub.secret).map((e) => e.id)).toEqual([id]);
     expect(r.received.map((x) => (JSON.parse(x.body) as { id: string }).id)).toEqual([id, id]);
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from subscriptions.eventos where id = ${id}`.execute(db);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from subscriptions.eventos where id = ${id}`.execute(h.db);
     expect(rows[0]!.n).toBe(1);
   });
 });

@@ -1,62 +1,34 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Bus } from '@erp/bus';
-import { streamName, webhookSubjects } from '@erp/contracts';
-import { BaseConfig, createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
-import pg from 'pg';
-import { published } from '../../../test/support/platform-payloads';
-import { stackEnv } from '../../../test/support/stack';
-import { wooHeaders, wooPing } from '../../../test/support/webhook-fixture';
-import { webhookIngestService } from '../src/service';
+import { webhookSubjects } from '@erp/contracts';
+import { harness, type Harness } from '@erp/testing';
 import { Unprocessable } from '../src/domain/failures';
+import { published, wooHeaders, wooPing } from './platform.factories';
+import { receive as receiveOn, startWebhookIngest } from './webhook-ingest.factories';
 
 const SECRET = 'woo-secret-intake-0123';
 /** Far longer than any test here: a replica that sees a change does so by its event, not by expiry. */
 const TOKEN_CACHE_TTL_MS = 60_000;
 
 describe('webhook intake with two replicas', () => {
-  let iso: Isolation;
-  const replicas: Array<RunningService<BaseConfig>> = [];
-  let bus: Bus;
-  let db: pg.Client;
+  let h: Harness<unknown>;
   let woo: { id: number; token: string };
 
   beforeAll(async () => {
-    iso = await isolate('intake');
-    bus = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'intake-int',
-      logger: createLogger('intake-int', 'silent'),
-    });
-    const config = { ...loadConfig(BaseConfig, stackEnv(iso)), WEBHOOK_CACHE_TTL_MS: TOKEN_CACHE_TTL_MS };
+    h = await harness('intake');
     // Processing is not under test: every delivery fails at once, which leaves the inbox as it was stored.
     const deps = {
       context: async () => {
         throw new Unprocessable('sin contexto en esta prueba');
       },
     };
-    for (let i = 0; i < 2; i++) {
-      replicas.push(
-        (await startService(webhookIngestService(config, { deps }), { migrateOnStart: true })) as unknown as RunningService<BaseConfig>,
-      );
-    }
-    db = new pg.Client({ connectionString: iso.databaseUrl });
-    await db.connect();
+    for (let i = 0; i < 2; i++) await startWebhookIngest(h, { WEBHOOK_CACHE_TTL_MS: TOKEN_CACHE_TTL_MS }, { deps });
     woo = (await seed('woo')).woo!;
   });
 
-  afterAll(async () => {
-    await db.end();
-    for (const replica of replicas) await replica.stop();
-    await (await jetstreamManager(bus.nc)).streams.delete(streamName(iso.subjectPrefix));
-    await bus.drain();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   const seed = async (ref: string, token?: string) =>
     (
-      await bus.request(
+      await h.bus.request(
         webhookSubjects,
         'webhooks.admin.seed',
         {
@@ -79,20 +51,8 @@ describe('webhook intake with two replicas', () => {
       )
     ).integraciones;
 
-  const receive = (token: string, body: string, headers: Record<string, string>) =>
-    bus.request(
-      webhookSubjects,
-      'webhooks.receive',
-      {
-        plataforma: 'woocommerce',
-        recurso: 'pedido',
-        token,
-        headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
-        cuerpo_base64: Buffer.from(body).toString('base64'),
-      },
-      { requestId: 'intake-test' },
-    );
-  /** WooCommerce's published order 727 (test/fixtures/platforms), under another order id. */
+  const receive = (token: string, body: string, headers: Record<string, string>) => receiveOn(h.bus, 'woocommerce', token, body, headers);
+  /** WooCommerce's published order 727 (fixtures/platforms), under another order id. */
   const order = (id: number) => {
     const body = published('woocommerce/order-727.json', [['"id": 727,', `"id": ${id},`]]);
     return { body, headers: wooHeaders(body, 'order.created', SECRET) };
@@ -133,14 +93,14 @@ describe('webhook intake with two replicas', () => {
       ids.add(mine[0]!.id_entrega!);
     });
     expect(ids.size).toBe(150);
-    const stored = await db.query<{ id: number; referencia: string }>(
+    const stored = await h.pool.query<{ id: number; referencia: string }>(
       'select id, referencia from webhook_ingest.entregas where id = any($1)',
       [[...ids]],
     );
     expect(stored.rows).toHaveLength(150);
     expect(new Set(stored.rows.map((r) => r.referencia)).size).toBe(150);
-    expect((await db.query('select count(*)::int as n from webhook_ingest.entregas')).rows[0].n).toBe(150);
-    const events = await db.query<{ id_entrega: number; n: number }>(
+    expect((await h.pool.query('select count(*)::int as n from webhook_ingest.entregas')).rows[0].n).toBe(150);
+    const events = await h.pool.query<{ id_entrega: number; n: number }>(
       `select (payload->>'id_entrega')::int as id_entrega, count(*)::int as n from webhook_ingest.outbox
         where subject = 'events.webhooks.delivery.received' group by 1`,
     );
@@ -160,7 +120,7 @@ describe('webhook intake with two replicas', () => {
       Array.from({ length: 20 }, () => 'recibida'),
     );
     expect(answers[20]).toMatchObject({ status: 'rejected' });
-    const stored = await db.query(`select count(*)::int as n from webhook_ingest.entregas where referencia like 'woo-70%'`);
+    const stored = await h.pool.query(`select count(*)::int as n from webhook_ingest.entregas where referencia like 'woo-70%'`);
     expect(stored.rows[0].n).toBe(20);
   });
 
@@ -175,7 +135,7 @@ describe('webhook intake with two replicas', () => {
   it('a rotated token stops working in both replicas though both had it cached, long before the cache expires', async () => {
     const { woo2 } = await seed('woo2');
     expect(await until(woo2!.token, 'ok')).toBeLessThan(2_000);
-    await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: woo2!.id }, { requestId: 'rotate' });
+    await h.bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: woo2!.id }, { requestId: 'rotate' });
     expect(await until(woo2!.token, 'UNAUTHORIZED')).toBeLessThan(2_000);
   });
 

@@ -1,26 +1,21 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Bus } from '@erp/bus';
+import type { Bus } from '@erp/bus';
 import {
   AppError,
   inventorySubjects,
   salesApiSubjects,
   salesPlatformSubjects,
-  streamName,
   webhookGatewaySubjects,
   webhookSubjects,
   type ResolvedProduct,
   type SaleInput,
 } from '@erp/contracts';
-import { BaseConfig, createLogger, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { isolate, type Isolation } from '@erp/testing';
-import pg from 'pg';
-import { stackEnv } from '../../../test/support/stack';
-import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder, wooPing, wooProduct } from '../../../test/support/webhook-fixture';
+import { eventually, harness, tenant, type Harness } from '@erp/testing';
 import type { CatalogPort } from '../src';
-import { webhookIngestService } from '../src/service';
+import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder, wooPing, wooProduct } from './platform.factories';
+import { receive as receiveOn, startWebhookIngest } from './webhook-ingest.factories';
 
 const SECRET = 'woo-secret-0123456789';
-const EMPRESA = { id: 7, nombre: 'Empresa Siete', iva: '13', venderSinStock: false };
+const EMPRESA = tenant(7, { nombre: 'Empresa Siete', venderSinStock: false }).empresa;
 
 /** Stand-ins for the services processing asks: the gateway (context), inventory and sales. */
 class Fakes {
@@ -161,10 +156,7 @@ class Fakes {
 }
 
 describe('webhook-ingest against Postgres and NATS', () => {
-  let iso: Isolation;
-  let service: RunningService<BaseConfig>;
-  let bus: Bus;
-  let db: pg.Client;
+  let h: Harness<unknown>;
   const fakes = new Fakes();
   const catalog: CatalogPort = {
     updateProduct: async (_ctx, id, changes) => void fakes.catalogUpdates.push({ id, changes }),
@@ -177,22 +169,11 @@ describe('webhook-ingest against Postgres and NATS', () => {
   let shop: { id: number; token: string };
 
   beforeAll(async () => {
-    iso = await isolate('webhooks');
-    bus = await Bus.connect({
-      servers: iso.natsUrl,
-      prefix: iso.subjectPrefix,
-      name: 'webhooks-int',
-      logger: createLogger('webhooks-int', 'silent'),
-    });
-    fakes.serve(bus);
+    h = await harness('webhooks');
+    fakes.serve(h.bus);
     // Four attempts (0.5 s, 1 s, 2 s apart) so that giving up on a delivery fits in a test.
-    const config = { ...loadConfig(BaseConfig, stackEnv(iso)), WEBHOOK_MAX_ATTEMPTS: 4 };
-    service = (await startService(webhookIngestService(config, { deps: { catalog } }), {
-      migrateOnStart: true,
-    })) as unknown as RunningService<BaseConfig>;
-    db = new pg.Client({ connectionString: iso.databaseUrl });
-    await db.connect();
-    const seeded = await bus.request(
+    await startWebhookIngest(h, { WEBHOOK_MAX_ATTEMPTS: 4 }, { deps: { catalog } });
+    const seeded = await h.bus.request(
       webhookSubjects,
       'webhooks.admin.seed',
       {
@@ -224,13 +205,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
     shop = seeded.integraciones.shop!;
   });
 
-  afterAll(async () => {
-    await db.end();
-    await service.stop();
-    await (await jetstreamManager(bus.nc)).streams.delete(streamName(iso.subjectPrefix));
-    await bus.drain();
-    await iso.drop();
-  });
+  afterAll(() => h?.close());
 
   const receive = (
     plataforma: 'woocommerce' | 'shopify',
@@ -238,37 +213,23 @@ describe('webhook-ingest against Postgres and NATS', () => {
     body: string,
     headers: Record<string, string>,
     recurso: 'pedido' | 'producto' = 'pedido',
-  ) =>
-    bus.request(
-      webhookSubjects,
-      'webhooks.receive',
-      {
-        plataforma,
-        recurso,
-        token,
-        headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
-        cuerpo_base64: Buffer.from(body).toString('base64'),
-      },
-      { requestId: 'test' },
-    );
+  ) => receiveOn(h.bus, plataforma, token, body, headers, recurso);
 
-  const entrega = async (id: number) => (await db.query('select * from webhook_ingest.entregas where id = $1', [id])).rows[0];
-  const settled = async (id: number, timeoutMs = 15_000) => {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
+  const entrega = async (id: number) => (await h.pool.query('select * from webhook_ingest.entregas where id = $1', [id])).rows[0];
+  /** The delivery once processing has settled it (any state but recibida). */
+  const settled = (id: number, timeoutMs = 15_000) =>
+    eventually(async () => {
       const row = await entrega(id);
-      if (row.estado !== 'recibida') return row;
-      if (Date.now() > until) throw new Error(`delivery ${id} still waiting`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+      if (row.estado === 'recibida') throw new Error(`delivery ${id} still waiting`);
+      return row;
+    }, timeoutMs);
   const wooDelivery = (payload: unknown, topic = 'order.updated', secret: string | undefined = SECRET) => {
     const body = JSON.stringify(payload);
     return { body, headers: wooHeaders(body, topic, secret) };
   };
 
   it('stores tokens hashed only', async () => {
-    const rows = (await db.query('select token_hash, token_prefix from webhook_ingest.integraciones order by id')).rows;
+    const rows = (await h.pool.query('select token_hash, token_prefix from webhook_ingest.integraciones order by id')).rows;
     expect(rows).toHaveLength(2);
     expect(JSON.stringify(rows)).not.toContain(woo.token);
     expect(rows[0].token_hash).toHaveLength(32);
@@ -286,7 +247,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
     });
     const ping = wooPing(12);
     await expect(receive('woocommerce', woo.token, ping.body, ping.headers)).resolves.toEqual({ estado: 'ping', id_entrega: null });
-    expect((await db.query('select count(*)::int as n from webhook_ingest.entregas')).rows[0].n).toBe(0);
+    expect((await h.pool.query('select count(*)::int as n from webhook_ingest.entregas')).rows[0].n).toBe(0);
   });
 
   it('stores the same order delivered 5 times at once, and again later, once: one sale', async () => {
@@ -324,7 +285,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
       detalles: [{ id_producto: 1, cantidad: 2, precio: 3.23, descuento: 0.01 }],
     });
     // The SKU match is remembered as a mapping of the platform's product id.
-    expect((await db.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '93'")).rows).toEqual([
+    expect((await h.pool.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '93'")).rows).toEqual([
       { producto_id: 1 },
     ]);
   });
@@ -352,7 +313,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
     const saleId = fakes.sales.get('woo-800')!.id;
     expect(fakes.annuls.filter((id) => id === saleId)).toHaveLength(1);
     expect(fakes.creates.filter((c) => c.referencia_externa === 'woo-800')).toHaveLength(1);
-    expect((await db.query("select cancelado from webhook_ingest.pedidos where referencia = 'woo-800'")).rows).toEqual([
+    expect((await h.pool.query("select cancelado from webhook_ingest.pedidos where referencia = 'woo-800'")).rows).toEqual([
       { cancelado: true },
     ]);
   });
@@ -404,15 +365,15 @@ describe('webhook-ingest against Postgres and NATS', () => {
     const r = await receive('woocommerce', woo.token, d.body, d.headers);
     const failed = await settled(r.id_entrega!);
     expect(failed).toMatchObject({ estado: 'fallida', motivo: expect.stringContaining('NUEVO-1') });
-    const listed = await bus.request(webhookSubjects, 'webhooks.admin.delivery.list', { empresa_id: EMPRESA.id }, { requestId: 't' });
+    const listed = await h.bus.request(webhookSubjects, 'webhooks.admin.delivery.list', { empresa_id: EMPRESA.id }, { requestId: 't' });
     expect(listed.map((e) => e.id)).toContain(r.id_entrega);
 
     fakes.product(3, 'NUEVO-1');
-    const replay = await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' });
+    const replay = await h.bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' });
     expect(replay).toEqual({ reencoladas: [r.id_entrega] });
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada', motivo: null });
     // Replaying again does nothing: the delivery is no longer failed.
-    expect(await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' })).toEqual({
+    expect(await h.bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' })).toEqual({
       reencoladas: [],
     });
     expect(fakes.creates.filter((c) => c.referencia_externa === 'woo-900')).toHaveLength(1);
@@ -446,7 +407,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
     } finally {
       fakes.inventoryDown = false;
     }
-    await bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' });
+    await h.bus.request(webhookSubjects, 'webhooks.admin.delivery.replay', { ids: [r.id_entrega!] }, { requestId: 't' });
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada', intentos: 5 });
   });
 
@@ -495,7 +456,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
     const r = await receive('woocommerce', woo.token, d.body, d.headers, 'producto');
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada' });
     const id = fakes.products.get('BUF-01')!.id;
-    expect((await db.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '3002'")).rows).toEqual([
+    expect((await h.pool.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '3002'")).rows).toEqual([
       { producto_id: id },
     ]);
     expect(fakes.adjusts).toContainEqual(expect.objectContaining({ lineas: [{ id_producto: id, id_bodega: 2, stock: '4' }] }));
@@ -506,7 +467,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
     await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).resolves.toMatchObject({
       estado: 'ignorada',
     });
-    const rotated = await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: shop.id }, { requestId: 't' });
+    const rotated = await h.bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: shop.id }, { requestId: 't' });
     expect(rotated.path).toBe(`/api/webhook/shopify/${rotated.token}`);
     await expect(receive('shopify', shop.token, body, shopifyHeaders(body, 'products/update'))).rejects.toMatchObject({
       code: 'UNAUTHORIZED',

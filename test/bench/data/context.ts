@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { CompanyPlan } from './plan';
 import type { Progress } from './progress';
-import type { Random } from './random';
+import type { Random } from '@erp/testing';
 
 /** What the gateway loader wrote for a company, read by the loaders of the other schemas. */
 export interface LoadedUser {

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
+import { Random } from '@erp/testing';
 import { gatewayMigrations } from '@erp/gateway';
 import { inventoryMigrations } from '@erp/inventory';
 import { packagesMigrations } from '@erp/packages';
@@ -16,7 +17,6 @@ import { salesLoader } from './loaders/sales.loader';
 import { webhookIngestLoader } from './loaders/webhook-ingest.loader';
 import { companyPlans, type Scale } from './plan';
 import type { Progress } from './progress';
-import { Random } from './random';
 import { todayUtc } from './time';
 
 /** Every schema, migrated by its owner's migrations, in the order the services start. */

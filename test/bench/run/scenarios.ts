@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { API_BASE, WEBHOOK_BASE } from '@erp/contracts';
-import { wooHeaders, wooOrder } from '../../support/webhook-fixture';
+import { wooHeaders, wooOrder } from '../../../services/webhook-ingest/test/platform.factories';
 import { benchWebhookIntegration } from '../data/loaders/webhook-ingest.loader';
 import { benchApiKey } from '../data/plan';
 import type { HandlerTime, LoadRequest, LoadResult } from './load';

@@ -11,9 +11,9 @@ import { returnsMigrations, RETURNS_SCHEMA } from '@erp/returns';
 import { salesMigrations, SALES_SCHEMA } from '@erp/sales';
 import { webhookIngestMigrations, WEBHOOK_INGEST_SCHEMA } from '@erp/webhook-ingest';
 import { BaseConfig, createLogger, loadConfig, natsConnection } from '@erp/runtime';
+import { freePort } from '@erp/testing';
 import { subscriptionsMigrations, SUBSCRIPTIONS_SCHEMA } from '@erp/subscriptions';
 import { exportsMigrations, EXPORTS_SCHEMA } from '@erp/exports';
-import { freePort } from './private-infra';
 import { sleep } from './wait';
 
 const ROOT = path.resolve(__dirname, '../../..');

@@ -12,7 +12,7 @@ import {
 } from '@erp/contracts';
 import { apiRoutes } from '../../../services/gateway/src/http/routes';
 import { WEBHOOK_ROUTES } from '../../../services/gateway/src/http/webhooks';
-import { shopifyHeaders, shopifyOrderBody, sign, wooHeaders, wooOrder } from '../../support/webhook-fixture';
+import { shopifyHeaders, shopifyOrderBody, sign, wooHeaders, wooOrder } from '../../../services/webhook-ingest/test/platform.factories';
 import { WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { call, type Attempt } from './http';
 import { settle } from './invariants';

@@ -1,7 +1,8 @@
 import { SchemaClients, type DatabaseUrls, type Query, type Row } from '@erp/admin';
 import { API_BASE } from '@erp/contracts';
 import { apiRoutes } from '../../../services/gateway/src/http/routes';
-import { wooHeaders, wooOrder } from '../../support/webhook-fixture';
+import { wooHeaders, wooOrder } from '../../../services/webhook-ingest/test/platform.factories';
+import { saleBody as fixtureSale } from '../../support/sales-fixture';
 import { WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { call, type Attempt, type CallInit } from './http';
 import { settle } from './invariants';
@@ -377,19 +378,9 @@ async function tenantSnapshot(databases: Query[], empresaId: number): Promise<Ma
   return snapshot;
 }
 
+/** The sales fixture's sale, of one mouse (a field set undefined is left out of the JSON sent). */
 function saleBody(c: Company, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    fecha: '2026-03-10',
-    estado: 'Completada',
-    id_sucursal: c.sucursales.centro,
-    id_bodega: c.bodegas.principal,
-    id_documento: c.documentos.factura,
-    id_canal: c.canales.tienda,
-    detalles: [{ id_producto: c.productos.mouse, cantidad: 1 }],
-    ...overrides,
-  };
-  for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key];
-  return body;
+  return fixtureSale(c, { detalles: [{ id_producto: c.productos.mouse, cantidad: 1 }], ...overrides });
 }
 
 function packageItem(wr: string, branch: Record<string, unknown>): Record<string, unknown> {

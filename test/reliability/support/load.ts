@@ -1,6 +1,13 @@
 import type { Bus } from '@erp/bus';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
-import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder, wooProduct } from '../../support/webhook-fixture';
+import { mulberry32 } from '@erp/testing';
+import {
+  shopifyHeaders,
+  shopifyOrderBody,
+  wooHeaders,
+  wooOrder,
+  wooProduct,
+} from '../../../services/webhook-ingest/test/platform.factories';
 import { PRODUCT_REFS, SOLD_PRODUCTS, WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { RETRYABLE, Tally, call, type Attempt, type CallInit } from './http';
 import { sleep } from './wait';
@@ -704,16 +711,4 @@ function hash(text: string): number {
   let h = 0;
   for (const ch of text) h = (h * 31 + ch.charCodeAt(0)) % 1_000_000;
   return h;
-}
-
-/** A small seeded generator, so a run's sequence of operations can be replayed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

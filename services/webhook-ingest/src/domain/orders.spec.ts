@@ -3,7 +3,7 @@ import { Decimal } from '@erp/contracts';
 import { parseAmount, unitPriceAndDiscount } from './money';
 import { decideOrder, planOrderSale, shopifyOrderIntent, spread, wooOrderIntent, type OrderIntent } from './orders';
 import { wooProductIntent } from './products';
-import { shopifyOrderBody, wooOrder, wooProduct } from '../../../../test/support/webhook-fixture';
+import { shopifyOrderBody, wooOrder, wooProduct } from '../../test/platform.factories';
 
 describe('unitPriceAndDiscount', () => {
   it('splits a line charge so that quantity × price − discount is exactly the charge', () => {

@@ -1,12 +1,4 @@
-import {
-  shopifyHeaders,
-  shopifyOrderBody,
-  sign,
-  wooHeaders,
-  wooOrder,
-  wooPing,
-  wooProduct,
-} from '../../../../test/support/webhook-fixture';
+import { shopifyHeaders, shopifyOrderBody, sign, wooHeaders, wooOrder, wooPing, wooProduct } from '../../test/platform.factories';
 import { classify, isRelevantHeader, type IncomingDelivery } from './classify';
 import { idText, parseJsonExact } from './json';
 import { verifySignature } from './signature';

@@ -1,8 +1,8 @@
 import { addToDailySummarySql, DAILY_SUMMARY_TRIGGERS } from '@erp/sales';
+import type { Random } from '@erp/testing';
 import { copyRows, deferIndexes, nextId, quoteIdent, RowQueue, syncIdentity, type CopyValue } from '../copy';
 import { missingTables, type LoadedCompany, type Loader, type ReturnableSale } from '../context';
 import { cents, netOfTax } from '../money';
-import type { Random } from '../random';
 import { addDays, timestampAt } from '../time';
 import { FIRST_NAMES, LAST_NAMES } from '../words';
 

@@ -1,6 +1,6 @@
 /**
- * A seeded generator (mulberry32): the same options always load the same data, so two runs of
- * the benchmark measure the same rows and a failing check can be reproduced.
+ * A seeded generator (mulberry32): the same seed always draws the same sequence, so a failing
+ * run of a randomized test, a load scenario or a benchmark's data can be replayed exactly.
  */
 export class Random {
   private state: number;
@@ -39,10 +39,16 @@ export class Random {
     return Math.min(n - 1, Math.floor(u * u * n));
   }
 
-  /** A fresh generator derived from this one's seed and a label, so loaders do not shift each other's data. */
+  /** A fresh generator derived from this one's state and a label, so users of one seed do not shift each other's draws. */
   fork(label: string): Random {
     let h = this.state ^ 0x9e3779b9;
     for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193);
     return new Random(h >>> 0);
   }
+}
+
+/** The generator as a bare function of uniform draws in [0, 1), for code that only needs `next`. */
+export function mulberry32(seed: number): () => number {
+  const random = new Random(seed);
+  return () => random.next();
 }

@@ -1,0 +1,110 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import pg from 'pg';
+import { z } from 'zod';
+import { createOutboxTables } from '@erp/bus';
+import { defineCatalog, streamName } from '@erp/contracts';
+import { sql, type Generated, type Migrations } from '@erp/db';
+import { BaseConfig, loadConfig } from '@erp/runtime';
+import { configuredUrls, harness, tenant, type Harness } from '../src';
+
+interface NotasDb {
+  notas: { id: Generated<number>; texto: string };
+}
+const migrations: Migrations = {
+  '0001': {
+    up: async (db) => {
+      await createOutboxTables(db);
+      await db.schema
+        .createTable('notas')
+        .addColumn('id', 'serial', (c) => c.primaryKey())
+        .addColumn('texto', 'text')
+        .execute();
+    },
+  },
+};
+const catalog = defineCatalog({
+  'notas.count': { tenant: true, errors: [], request: z.object({}), reply: z.object({ n: z.number(), empresa: z.number() }) },
+});
+
+const databaseExists = async (h: Harness<unknown>) => {
+  const name = new URL(h.iso.databaseUrl).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: configuredUrls().databaseUrl });
+  await admin.connect();
+  try {
+    return (await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
+  } finally {
+    await admin.end();
+  }
+};
+
+describe('the integration harness', () => {
+  let sut: Harness<NotasDb>;
+  const statements: string[] = [];
+
+  beforeAll(async () => {
+    sut = await harness<NotasDb>('harness', { schema: 'notas', migrations, onQuery: (text) => statements.push(text) });
+  });
+  afterAll(() => sut.close());
+
+  it('migrates the schema and binds the typed db to it, logging what it runs', async () => {
+    await sut.db.insertInto('notas').values({ texto: 'hola' }).execute();
+    expect(await sut.db.selectFrom('notas').select('texto').execute()).toEqual([{ texto: 'hola' }]);
+    expect(await sut.query('select texto from notas.notas')).toEqual([{ texto: 'hola' }]);
+    expect(statements).toContainEqual(expect.stringMatching(/^insert into "notas"."notas"/));
+    const counted: string[] = [];
+    const other = sut.openDb({ onQuery: (text) => counted.push(text) });
+    await other.selectFrom('notas').selectAll().execute();
+    expect(counted).toEqual(['select * from "notas"."notas"']);
+  });
+
+  it('starts a service on the isolation that the client bus reaches, and a tenant of the company asked for', async () => {
+    await sut.start((env) => ({
+      name: 'packages',
+      schema: 'notas',
+      migrations,
+      config: loadConfig(BaseConfig, env),
+      setup: async (ctx) => {
+        ctx.bus.serve(
+          catalog,
+          {
+            'notas.count': async (_req, c) => ({
+              n: (
+                await ctx.db
+                  .selectFrom('notas')
+                  .select(sql<number>`count(*)::int`.as('n'))
+                  .executeTakeFirstOrThrow()
+              ).n,
+              empresa: c.empresa.id,
+            }),
+          },
+          { queue: 'notas' },
+        );
+        // Another connection's request finds the subscription once the server has it.
+        await ctx.bus.nc.flush();
+      },
+    }));
+    expect(await sut.bus.request(catalog, 'notas.count', {}, tenant(4))).toEqual({ n: 1, empresa: 4 });
+    const jsm = await jetstreamManager(sut.bus.nc);
+    expect((await jsm.streams.info(streamName(sut.iso.subjectPrefix))).config.name).toBe(streamName(sut.iso.subjectPrefix));
+  });
+
+  it('takes down on close the services, then its own steps, the stream of its prefix, the bus and the database', async () => {
+    const other = await harness('closing');
+    const service = await other.start((env) => ({
+      name: 'packages',
+      schema: 'notas',
+      migrations,
+      config: loadConfig(BaseConfig, env),
+      setup: async () => undefined,
+    }));
+    const stepsRun: string[] = [];
+    other.onClose(() => stepsRun.push(`after the service: ${service.ctx.bus.isConnected()}`));
+    expect(await databaseExists(other)).toBe(true);
+    await other.close();
+    expect(stepsRun).toEqual(['after the service: false']);
+    expect(await databaseExists(other)).toBe(false);
+    const jsm = await jetstreamManager(sut.bus.nc);
+    await expect(jsm.streams.info(streamName(other.iso.subjectPrefix))).rejects.toThrow();
+    expect(other.bus.isConnected()).toBe(false);
+  });
+});
