@@ -130,6 +130,9 @@ export async function startService<C extends BaseConfig, DB>(
     addReadinessCheck: (name, check, opts) => void checks.push({ name, check, required: opts?.required ?? true }),
   };
   await spec.setup(ctx);
+  // The subscriptions setup made are known to the server once this round trip returns: a request
+  // sent the moment the service says it started (or ready) finds a responder, never "no responders".
+  await bus.nc.flush();
 
   const ops = http.createServer((req, res) => {
     void handleOps(req, res).catch(() => {

@@ -44,6 +44,18 @@ describe('service lifecycle', () => {
     await service.stop();
   });
 
+  it('has its subscriptions known to the server when it has started: a request from another connection finds it at once', async () => {
+    const subject = `${h.iso.subjectPrefix}.lifecycle.ping`;
+    for (let i = 0; i < 10; i++) {
+      const service = await start(async (ctx) => {
+        ctx.bus.nc.subscribe(subject, { callback: (_err, msg) => void msg.respond('pong') });
+      });
+      const answer = await h.bus.nc.request(subject, '', { timeout: 2_000 });
+      expect(answer.string()).toBe('pong');
+      await service.stop();
+    }
+  });
+
   it('answers /healthz, /metrics with the outbox backlog of its schema, and 404 elsewhere', async () => {
     const service = await start();
     expect(await ops(service, '/healthz')).toEqual({ status: 200, text: '{"status":"ok"}' });
