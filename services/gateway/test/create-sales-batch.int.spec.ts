@@ -91,6 +91,8 @@ describe('createSalesBatch against NATS', () => {
       },
       { queue: 'sales' },
     );
+    // The stand-in's subscription reaches the server before the first request is sent.
+    await sales.nc.flush();
   });
 
   afterAll(() => h?.close());
