@@ -108,9 +108,9 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
       ['reserva', 'venta'],
       ['ajuste', 'actualizacion_venta'],
     ]);
-    expect(stock.map((d) => [d.id_producto, d.id_bodega, d.cambio])).toEqual([
-      [a.productos.mouse, a.bodegas.principal, -2],
-      [a.productos.mouse, a.bodegas.principal, -1],
+    expect(stock.map((d) => [d.id_producto, d.id_bodega, d.cambio, d.id_venta])).toEqual([
+      [a.productos.mouse, a.bodegas.principal, -2, ventaId],
+      [a.productos.mouse, a.bodegas.principal, -1, ventaId],
     ]);
     const inventory = await call('GET', `/inventory/${a.productos.mouse}`, SALES_KEY_A);
     expect(inventory.status).toBe(200);

@@ -885,15 +885,24 @@ export interface components {
                 stock: number;
                 cambio: number;
                 /**
-                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @description Tipo de movimiento: `reserva` (sale para una venta al crearla, o al confirmarse una venta cuya reserva se había liberado), `liberacion` (vuelve la reserva de una venta que no llegó a registrarse: su `id_venta` no existe), `ajuste` (cambio relativo o absoluto: edición o anulación de una venta, devolución y su anulación, stock enviado por una plataforma), `inventario_inicial` (carga inicial).
                  * @enum {string}
                  */
                 motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
                 /**
-                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma; `id_venta`), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia; `id_venta`), `anulacion_venta` (`id_venta`), `devolucion` (`id_devolucion`), `anulacion_devolucion` (`id_devolucion`), `webhook` (stock de un producto enviado por una plataforma; `plataforma`), `inventario` (carga inicial; ninguna causa).
                  * @enum {string}
                  */
                 origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                /** @description La venta cuya creación, edición o anulación movió el stock (`GET /sales/{id}`); null si no fue una venta. En una `liberacion` es el id que habría tenido una venta que no llegó a registrarse. */
+                id_venta: number | null;
+                /** @description La devolución que repuso el stock, o cuya anulación lo volvió a sacar (`GET /returns/{id}`); null si no fue una devolución. */
+                id_devolucion: number | null;
+                /** @description La plataforma de comercio electrónico detrás del movimiento: la de un pedido cuya venta movió el stock (con `id_pedido_plataforma`), o la que envió el stock de un producto (`origen` `webhook`); null si no intervino ninguna. */
+                plataforma: ("woocommerce" | "shopify") | null;
+                /** @description El id del pedido en la plataforma (`727`) cuando la venta de `id_venta` se hizo a partir de un pedido de `plataforma` (su `referencia_externa` es `woo-727` o `shop-727`); null en otro caso. */
+                id_pedido_plataforma: string | null;
+                /** @description Clave interna de la operación que movió el stock: la comparten todos sus movimientos (la reserva de una venta y su liberación, por ejemplo). No es el id de ningún recurso: la causa está en `id_venta`, `id_devolucion`, `plataforma` e `id_pedido_plataforma`. */
                 referencia: string | null;
             };
         };
@@ -1325,15 +1334,24 @@ export interface components {
                 stock: number;
                 cambio: number;
                 /**
-                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @description Tipo de movimiento: `reserva` (sale para una venta al crearla, o al confirmarse una venta cuya reserva se había liberado), `liberacion` (vuelve la reserva de una venta que no llegó a registrarse: su `id_venta` no existe), `ajuste` (cambio relativo o absoluto: edición o anulación de una venta, devolución y su anulación, stock enviado por una plataforma), `inventario_inicial` (carga inicial).
                  * @enum {string}
                  */
                 motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
                 /**
-                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma; `id_venta`), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia; `id_venta`), `anulacion_venta` (`id_venta`), `devolucion` (`id_devolucion`), `anulacion_devolucion` (`id_devolucion`), `webhook` (stock de un producto enviado por una plataforma; `plataforma`), `inventario` (carga inicial; ninguna causa).
                  * @enum {string}
                  */
                 origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                /** @description La venta cuya creación, edición o anulación movió el stock (`GET /sales/{id}`); null si no fue una venta. En una `liberacion` es el id que habría tenido una venta que no llegó a registrarse. */
+                id_venta: number | null;
+                /** @description La devolución que repuso el stock, o cuya anulación lo volvió a sacar (`GET /returns/{id}`); null si no fue una devolución. */
+                id_devolucion: number | null;
+                /** @description La plataforma de comercio electrónico detrás del movimiento: la de un pedido cuya venta movió el stock (con `id_pedido_plataforma`), o la que envió el stock de un producto (`origen` `webhook`); null si no intervino ninguna. */
+                plataforma: ("woocommerce" | "shopify") | null;
+                /** @description El id del pedido en la plataforma (`727`) cuando la venta de `id_venta` se hizo a partir de un pedido de `plataforma` (su `referencia_externa` es `woo-727` o `shop-727`); null en otro caso. */
+                id_pedido_plataforma: string | null;
+                /** @description Clave interna de la operación que movió el stock: la comparten todos sus movimientos (la reserva de una venta y su liberación, por ejemplo). No es el id de ningún recurso: la causa está en `id_venta`, `id_devolucion`, `plataforma` e `id_pedido_plataforma`. */
                 referencia: string | null;
             };
         };
@@ -5548,24 +5566,9 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "evt_d0e7d453988d915e7812a15f327c8cdc",
-                     *           "type": "stock.changed",
-                     *           "timestamp": "2026-11-25T18:55:18.240Z",
-                     *           "data": {
-                     *             "stock": 11,
-                     *             "cambio": -1,
-                     *             "codigo": "LAP-14",
-                     *             "motivo": "reserva",
-                     *             "origen": "venta",
-                     *             "id_bodega": 1,
-                     *             "referencia": "c654fab3-6e6e-4b4d-a73e-0c1adbb7bce8",
-                     *             "id_producto": 1
-                     *           }
-                     *         },
-                     *         {
-                     *           "id": "evt_833489047bb48969a0bb410b5707147a",
+                     *           "id": "evt_e218eb6e13fdcb35fbea87cb3ba7bb4b",
                      *           "type": "sale.created",
-                     *           "timestamp": "2026-11-25T18:55:18.259Z",
+                     *           "timestamp": "2026-11-26T01:02:57.875Z",
                      *           "data": {
                      *             "id": 1,
                      *             "iva": 74.78,
@@ -5586,8 +5589,8 @@ export interface operations {
                      *                 "cantidad": 1,
                      *                 "descuento": 0,
                      *                 "sub_total": 575.21,
-                     *                 "created_at": "2026-11-25T18:55:18.204Z",
-                     *                 "updated_at": "2026-11-25T18:55:18.204Z",
+                     *                 "created_at": "2026-11-26T01:02:57.826Z",
+                     *                 "updated_at": "2026-11-26T01:02:57.826Z",
                      *                 "descripcion": null,
                      *                 "id_producto": 1,
                      *                 "nombre_producto": "Laptop 14",
@@ -5599,12 +5602,12 @@ export interface operations {
                      *             "id_bodega": 1,
                      *             "sub_total": 575.21,
                      *             "cotizacion": false,
-                     *             "created_at": "2026-11-25T18:55:18.204Z",
+                     *             "created_at": "2026-11-26T01:02:57.826Z",
                      *             "forma_pago": "Efectivo",
                      *             "id_cliente": null,
                      *             "monto_pago": null,
                      *             "referencia": "contract-1",
-                     *             "updated_at": "2026-11-25T18:55:18.204Z",
+                     *             "updated_at": "2026-11-26T01:02:57.826Z",
                      *             "correlativo": "FAC-1",
                      *             "id_sucursal": 1,
                      *             "id_documento": 1,
@@ -5619,9 +5622,9 @@ export interface operations {
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_bdc7123eedb8b30157179d3e05addb38",
+                     *           "id": "evt_fd31330459b68d40c953873f7449cd34",
                      *           "type": "sale.created",
-                     *           "timestamp": "2026-11-25T18:55:18.375Z",
+                     *           "timestamp": "2026-11-26T01:02:58.086Z",
                      *           "data": {
                      *             "id": 2,
                      *             "iva": 74.78,
@@ -5642,8 +5645,8 @@ export interface operations {
                      *                 "cantidad": 1,
                      *                 "descuento": 0,
                      *                 "sub_total": 575.21,
-                     *                 "created_at": "2026-11-25T18:55:18.354Z",
-                     *                 "updated_at": "2026-11-25T18:55:18.354Z",
+                     *                 "created_at": "2026-11-26T01:02:58.054Z",
+                     *                 "updated_at": "2026-11-26T01:02:58.054Z",
                      *                 "descripcion": null,
                      *                 "id_producto": 1,
                      *                 "nombre_producto": "Laptop 14",
@@ -5655,12 +5658,12 @@ export interface operations {
                      *             "id_bodega": 1,
                      *             "sub_total": 575.21,
                      *             "cotizacion": true,
-                     *             "created_at": "2026-11-25T18:55:18.354Z",
+                     *             "created_at": "2026-11-26T01:02:58.054Z",
                      *             "forma_pago": "Efectivo",
                      *             "id_cliente": null,
                      *             "monto_pago": null,
                      *             "referencia": null,
-                     *             "updated_at": "2026-11-25T18:55:18.354Z",
+                     *             "updated_at": "2026-11-26T01:02:58.054Z",
                      *             "correlativo": "COT-1",
                      *             "id_sucursal": 1,
                      *             "id_documento": 3,
@@ -5675,9 +5678,28 @@ export interface operations {
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_f00867b3b5892b91add3c343e33c173d",
+                     *           "id": "evt_78a404d7212c2e25d025809ff95b0cd6",
+                     *           "type": "stock.changed",
+                     *           "timestamp": "2026-11-26T01:02:58.207Z",
+                     *           "data": {
+                     *             "stock": 11,
+                     *             "cambio": -1,
+                     *             "codigo": "LAP-14",
+                     *             "motivo": "reserva",
+                     *             "origen": "venta",
+                     *             "id_venta": 1,
+                     *             "id_bodega": 1,
+                     *             "plataforma": null,
+                     *             "referencia": "7dd38ede-d172-4560-86b1-c0b5d88d97b5",
+                     *             "id_producto": 1,
+                     *             "id_devolucion": null,
+                     *             "id_pedido_plataforma": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_4db56b08f97997a7a316949fffb6277e",
                      *           "type": "package.imported",
-                     *           "timestamp": "2026-11-25T18:55:18.515Z",
+                     *           "timestamp": "2026-11-26T01:02:58.432Z",
                      *           "data": {
                      *             "items": [
                      *               {
@@ -5692,12 +5714,12 @@ export interface operations {
                      *       ],
                      *       "pagination": {
                      *         "per_page": 5,
-                     *         "next_after": "evt_f00867b3b5892b91add3c343e33c173d",
+                     *         "next_after": "evt_4db56b08f97997a7a316949fffb6277e",
                      *         "has_more": false
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.571Z",
+                     *         "timestamp": "2026-11-26T01:02:58.569Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
