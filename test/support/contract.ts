@@ -3,7 +3,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { API_BASE } from '@erp/contracts';
 import { webhooksDocument } from '../../services/gateway/src/openapi/openapi';
-import type { OpenApiExamples } from '../../services/gateway/src/openapi/openapi-examples';
+import { OUTSIDE_OPERATIONS, stableAnswers, type OpenApiExamples } from '../../services/gateway/src/openapi/openapi-examples';
 import { partnerApiDocument } from '../../services/gateway/src/openapi/write-openapi';
 
 /** One response as a test received it. */
@@ -244,20 +244,26 @@ export class ContractRecorder {
   /**
    * Adds the conforming exchanges to the examples file of the document (see `OpenApiExamples`):
    * per operation the first successful request, the first answer of each status and of each
-   * refusal's reason. What the
-   * file already holds stays, so the files of one run add to it in the order they ran.
+   * refusal's reason; the refusals no operation gives (an unknown route, a method the path does
+   * not have, a request the HTTP parser refused) under `OUTSIDE_OPERATIONS`. Answers are kept as
+   * `stableAnswers` makes them, and one longer than `MAX_EXAMPLE_CHARS` by the members that fit
+   * when they still conform. What the file already holds stays, so the files of one run add to it
+   * in the order they ran; operations and refusals are written in name order.
    */
   async saveExamples(file: string): Promise<void> {
     const examples: OpenApiExamples = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-    for (const { exchange, operation, params, problems } of await this.verdicts()) {
-      // An example is meant to be read: the documents themselves and long lists are left out.
-      // A 405 is the answer of a method the document does not have.
-      if (!operation || exchange.status === 405 || problems.length > 0 || !exchange.body || exchange.body.length > MAX_EXAMPLE_CHARS)
-        continue;
-      const entry = (examples[operation] ??= { responses: {} });
+    for (const verdict of await this.verdicts()) {
+      const { exchange, operation, params, problems } = verdict;
+      if (problems.length > 0 || !exchange.body) continue;
       const isJson = (exchange.headers['content-type'] ?? '').startsWith('application/json');
-      if (isJson) {
-        const answer = JSON.parse(exchange.body);
+      const answer = isJson ? exampleOf(verdict) : undefined;
+      if (!operation || exchange.status === 405) {
+        if (typeof answer?.reason === 'string')
+          ((examples[OUTSIDE_OPERATIONS] ??= { responses: {} }).refusals ??= {})[answer.reason] ??= answer;
+        continue;
+      }
+      const entry = (examples[operation] ??= { responses: {} });
+      if (answer !== undefined) {
         entry.responses[String(exchange.status)] ??= answer;
         // One refusal per reason: a status has several (422 is an unknown field, missing stock, …).
         if (exchange.status >= 400 && typeof answer?.reason === 'string') (entry.refusals ??= {})[answer.reason] ??= answer;
@@ -278,10 +284,20 @@ export class ContractRecorder {
         ...(body !== undefined ? { body } : {}),
       };
     }
-    const sorted = Object.fromEntries(
-      Object.keys(examples)
-        .sort()
-        .map((key) => [key, examples[key]]),
+    // Operations, and the refusals of each, in name order: the order the answers came in varies from run to run.
+    const byName = <T>(record: Record<string, T>) =>
+      Object.fromEntries(
+        Object.keys(record)
+          .sort()
+          .map((key) => [key, record[key]!]),
+      );
+    const sorted = byName(
+      Object.fromEntries(
+        Object.entries(examples).map(([operation, entry]) => [
+          operation,
+          entry.refusals ? { ...entry, refusals: byName(entry.refusals) } : entry,
+        ]),
+      ),
     );
     writeFileSync(file, `${JSON.stringify(sorted, null, 2)}\n`);
   }
@@ -298,6 +314,25 @@ export class ContractRecorder {
 }
 
 const MAX_EXAMPLE_CHARS = 8_000;
+
+/**
+ * The JSON answer of an exchange as an example: made stable, and when it is too long to be read
+ * (a whole document, a long list), the leading members of the object that fit, if the document
+ * still accepts that; otherwise none.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function exampleOf({ exchange }: Verdict): any {
+  const answer = stableAnswers(JSON.parse(exchange.body));
+  if (exchange.body.length <= MAX_EXAMPLE_CHARS) return answer;
+  if (!answer || typeof answer !== 'object' || Array.isArray(answer)) return undefined;
+  const fitting: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(answer)) {
+    if (JSON.stringify({ ...fitting, [name]: value }).length > MAX_EXAMPLE_CHARS) continue;
+    fitting[name] = value;
+  }
+  const body = JSON.stringify(fitting);
+  return contract().check({ ...exchange, body }).problems.length === 0 ? fitting : undefined;
+}
 
 function parseJson(text: string): unknown {
   try {

@@ -1,5 +1,27 @@
-import { KEY_A, Stack, json, twoCompanies } from '../support/stack';
+import { connect } from 'node:net';
+import pg from 'pg';
 import type { SeedOutput } from '@erp/admin';
+import { eventually } from '@erp/testing';
+import { recordResponse } from '../support/recording';
+import { KEY_A, Stack, json, twoCompanies } from '../support/stack';
+
+/** Sends `request` as raw bytes (what fetch refuses to send) and answers the gateway's reply as a Response, recorded for the contract check. */
+async function rawExchange(baseUrl: string, path: string, request: string): Promise<Response> {
+  const { hostname, port } = new URL(baseUrl);
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+  const [head, body] = [raw.slice(0, raw.indexOf('\r\n\r\n')), raw.slice(raw.indexOf('\r\n\r\n') + 4)];
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers = new Headers(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
+  const res = new Response(body, { status: Number(statusLine!.split(' ')[1]), headers });
+  recordResponse(`${baseUrl}${path}`, 'GET', res);
+  return res;
+}
 
 describe('gateway error envelope and service availability', () => {
   let stack: Stack;
@@ -174,6 +196,19 @@ describe('gateway error envelope and service availability', () => {
     });
   });
 
+  it('answers a request the HTTP parser refuses (a header name with a space) with 400 in the envelope', async () => {
+    const path = '/api/external/v1';
+    const res = await rawExchange(stack.baseUrl, path, `GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-Bad Header: 1\r\n\r\n`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(await json(res)).toEqual({
+      success: false,
+      error: 'La solicitud HTTP está mal formada',
+      code: 400,
+      reason: 'solicitud_malformada',
+    });
+  });
+
   it('echoes a well-formed X-Request-Id and replaces a malformed one', async () => {
     const echoed = await stack.api(product(), { key: KEY_A, headers: { 'X-Request-Id': 'partner-req-42' } });
     expect(echoed.headers.get('x-request-id')).toBe('partner-req-42');
@@ -198,5 +233,64 @@ describe('gateway error envelope and service availability', () => {
     await stack.startService('inventory');
     const up = await stack.api(product(), { key: KEY_A });
     expect(up.status).toBe(200);
+  });
+});
+
+describe('a gateway serving its maximum of requests at once', () => {
+  let stack: Stack;
+  let seeded: SeedOutput;
+
+  beforeAll(async () => {
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'packages'], gateway: { MAX_INFLIGHT_REQUESTS: '1' } });
+    seeded = await stack.seed(twoCompanies());
+  });
+  afterAll(() => stack.stop());
+
+  it('answers any other request 503 servidor_saturado with Retry-After at once, and serves again when the one in flight ends', async () => {
+    const a = seeded.empresas.a!;
+    const product = `/api/external/v1/inventory/${(a.productos as Record<string, number>).laptop}`;
+    // The import waits on a lock this test holds: it stays in flight until the lock is released.
+    const locker = new pg.Client({ connectionString: stack.iso.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table packages.paquetes in access exclusive mode');
+      const item = {
+        cliente: 'Juan Pérez',
+        codigo_asesor: 'AS-01',
+        wr: 'WR-SATURADO',
+        guia: 'GU-SATURADO',
+        embalaje: 'Caja',
+        piezas: 1,
+        peso: 1,
+        precio: 10,
+        cuenta_a_terceros: 0,
+        otros: 0,
+        total: 10,
+        id_sucursal: (a.sucursales as Record<string, number>).centro,
+      };
+      const inFlight = stack.api('/api/external/v1/packages/import', {
+        key: KEY_A,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ packages: [item] }),
+      });
+      await eventually(async () => {
+        const waiting = await stack.query<{ n: number }>(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        );
+        expect(waiting[0]!.n).toBeGreaterThan(0);
+      });
+      const refused = await stack.api(product, { key: KEY_A });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBeTruthy();
+      expect(await json(refused)).toMatchObject({ success: false, code: 503, reason: 'servidor_saturado' });
+
+      await locker.query('rollback');
+      expect((await inFlight).status).toBe(200);
+      expect((await stack.api(product, { key: KEY_A })).status).toBe(200);
+    } finally {
+      await locker.end();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import type { components } from '@erp/client';
+import { MAX_SUBSCRIPTIONS } from '@erp/contracts';
 import type { SeedOutput } from '@erp/admin';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { Stack, json } from '../support/stack';
@@ -108,9 +109,9 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
       ['reserva', 'venta'],
       ['ajuste', 'actualizacion_venta'],
     ]);
-    expect(stock.map((d) => [d.id_producto, d.id_bodega, d.cambio])).toEqual([
-      [a.productos.mouse, a.bodegas.principal, -2],
-      [a.productos.mouse, a.bodegas.principal, -1],
+    expect(stock.map((d) => [d.id_producto, d.id_bodega, d.cambio, d.id_venta])).toEqual([
+      [a.productos.mouse, a.bodegas.principal, -2, ventaId],
+      [a.productos.mouse, a.bodegas.principal, -1, ventaId],
     ]);
     const inventory = await call('GET', `/inventory/${a.productos.mouse}`, SALES_KEY_A);
     expect(inventory.status).toBe(200);
@@ -217,5 +218,20 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
     expect((await call('POST', `${path}/test`, SALES_KEY_A, {})).status).toBe(422);
     const enabled = await call('PATCH', path, SALES_KEY_A, { enable: 1 });
     expect(enabled.body.data).toMatchObject({ enable: 1, motivo_deshabilitada: null });
+  });
+
+  it('refuses a subscription past the maximum of its company with 422 limite_suscripciones, and none of another company counts', async () => {
+    const count = async (key: string) => (await call('GET', '/event-subscriptions', key)).body.data.length as number;
+    const held = await count(SALES_KEY_B);
+    for (let i = held; i < MAX_SUBSCRIPTIONS; i++) {
+      expect(
+        (await call('POST', '/event-subscriptions', SALES_KEY_B, { url: `http://127.0.0.1:9/limite-${i}`, events: ['*'] })).status,
+      ).toBe(201);
+    }
+    const refused = await call('POST', '/event-subscriptions', SALES_KEY_B, { url: 'http://127.0.0.1:9/una-mas', events: ['*'] });
+    expect([refused.status, refused.body.reason]).toEqual([422, 'limite_suscripciones']);
+    expect(await count(SALES_KEY_B)).toBe(MAX_SUBSCRIPTIONS);
+    expect(await count(SALES_KEY_A)).toBeLessThan(MAX_SUBSCRIPTIONS);
+    expect((await call('POST', '/event-subscriptions', SALES_KEY_A, { url: 'http://127.0.0.1:9/de-a', events: ['*'] })).status).toBe(201);
   });
 });

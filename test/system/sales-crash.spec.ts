@@ -35,6 +35,14 @@ describe('a sales crash in the middle of the invoicing saga', () => {
 
   const crashingSales = (fault: string) => spawnService('sales', stackEnv(stack.iso, { SALES_FAULT_INJECTION: fault }));
   const reservasOf = (clave: string) => stack.query('select estado from inventory.reservas where clave = $1', [clave]);
+  /** What each stock change of a reservation was told to partners it was made for, in order. */
+  const causesOf = (clave: string) =>
+    stack.query<{ motivo: string; id_venta: number | null }>(
+      `select payload->'movimientos'->0->>'motivo' as motivo, (payload->'causa'->>'id_venta')::int as id_venta
+         from inventory.outbox where subject like '%events.inventory.stock.changed' and payload->'movimientos'->0->>'referencia' = $1
+        order by created_at, id`,
+      [clave],
+    );
 
   it('after reserve, before commit: no sale, and the orphaned reservation is released once sales is back', async () => {
     const mouse = a.productos.mouse!;
@@ -62,6 +70,13 @@ describe('a sales crash in the middle of the invoicing saga', () => {
     await eventually(async () => expect(await reservasOf(orphan!.clave)).toEqual([{ estado: 'liberada' }]), 15_000);
     expect(await stockOf(stack, mouse, principal)).toBe(before);
     expect(await ledgerOf(stack, mouse, principal)).toMatchObject({ stock: before });
+    // Both changes name the id the sale had taken; no sale has it.
+    const causes = await causesOf(orphan!.clave);
+    expect(causes).toEqual([
+      { motivo: 'reserva', id_venta: expect.any(Number) },
+      { motivo: 'liberacion', id_venta: causes[0]!.id_venta },
+    ]);
+    expect(await stack.query('select id from sales.ventas where id = $1', [causes[0]!.id_venta])).toEqual([]);
 
     // The client's retry now creates the sale, once.
     const retry = await postSale(
@@ -71,6 +86,7 @@ describe('a sales crash in the middle of the invoicing saga', () => {
     );
     expect(retry.status).toBe(201);
     expect(Number(await stockOf(stack, mouse, principal))).toBe(Number(before) - 3);
+    expect(retry.body.data.id).not.toBe(causes[0]!.id_venta);
     await stack.stopService('sales');
   });
 
@@ -123,6 +139,8 @@ describe('a sales crash in the middle of the invoicing saga', () => {
 
     await stack.startService('sales');
     await eventually(async () => expect(await reservasOf(venta!.clave_reserva)).toEqual([{ estado: 'confirmada' }]), 15_000);
+    // Its stock was reserved before the sale was written, under the id it was written with.
+    expect(await causesOf(venta!.clave_reserva)).toEqual([{ motivo: 'reserva', id_venta: venta!.id }]);
     await eventually(async () =>
       expect(await stack.query('select count(*)::int as n from sales.outbox where published_at is null')).toEqual([{ n: 0 }]),
     );

@@ -219,6 +219,25 @@ describe('inbound webhooks through the gateway', () => {
     expect(other.status).toBe(404);
   });
 
+  it('answers 503 with Retry-After while the webhook service is down: nothing is stored, and the platform’s retry is', async () => {
+    const body = JSON.stringify(wooProduct({ id: 4200, name: 'Producto B', sku: 'SKU-B', regular_price: '11.00', stock_quantity: 7 }));
+    const send = () => deliver(stack.baseUrl, `${integ.woo!.path}/producto`, body, wooHeaders(body, 'product.updated', WOO_SECRET));
+    const before = (await entregas()).length;
+    await stack.stopService('webhook-ingest');
+    try {
+      const down = await send();
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBeTruthy();
+      expect(await json(down)).toMatchObject({ success: false, code: 503, reason: 'servicio_no_disponible' });
+      expect(await entregas()).toHaveLength(before);
+    } finally {
+      await stack.startService('webhook-ingest');
+    }
+    expect((await send()).status).toBe(200);
+    await waitFor(async () => (await entregas()).length === before + 1 && (await entregas()).every((e) => e.estado !== 'recibida'));
+    expect((await entregas()).at(-1)).toMatchObject({ estado: 'procesada' });
+  });
+
   it('keeps answering 200 while inventory is down, and applies every delivery once it is back', async () => {
     await stack.stopService('inventory');
     const sent = await Promise.all(

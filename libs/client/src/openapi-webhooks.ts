@@ -68,6 +68,26 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "success": false,
+         *       "error": "Método no permitido",
+         *       "code": 405,
+         *       "reason": "metodo_no_admitido"
+         *     }
+         * @example {
+         *       "success": false,
+         *       "error": "Ruta no encontrada",
+         *       "code": 404,
+         *       "reason": "ruta_desconocida"
+         *     }
+         * @example {
+         *       "success": false,
+         *       "error": "La solicitud HTTP está mal formada",
+         *       "code": 400,
+         *       "reason": "solicitud_malformada"
+         *     }
+         */
         Error: {
             /** @constant */
             success: false;
@@ -188,7 +208,7 @@ export interface operations {
             path: {
                 /**
                  * @description Token de la integración del usuario (secreto).
-                 * @example wh_La-PhnVdP1JhEXZLQfCiKuoSDr1C3X8H
+                 * @example wh_AfBY8-N00U9E1oj9pIw73r6-clqJ0SWs
                  */
                 token: string;
             };
@@ -214,7 +234,7 @@ export interface operations {
                  *       "total": "1299.98",
                  *       "total_tax": "149.55",
                  *       "customer_id": 0,
-                 *       "order_key": "wc_order_b01c6aa2ea2e",
+                 *       "order_key": "wc_order_fd4d1eee5b21",
                  *       "billing": {
                  *         "first_name": "Ana",
                  *         "last_name": "López",
@@ -440,7 +460,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "El cuerpo de la solicitud supera el máximo de 1 MB",
+                     *       "error": "El cuerpo de la solicitud es demasiado grande para procesarlo",
                      *       "code": 413,
                      *       "reason": "cuerpo_demasiado_grande"
                      *     }
@@ -504,7 +524,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "Servicio no disponible (webhooks)",
+                     *       "error": "Servicio no disponible (inventory)",
                      *       "code": 503,
                      *       "reason": "servicio_no_disponible"
                      *     }
@@ -522,7 +542,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "El servicio no respondió a tiempo (webhooks)",
+                     *       "error": "El servicio no respondió a tiempo (sales)",
                      *       "code": 504,
                      *       "reason": "tiempo_agotado"
                      *     }
@@ -539,7 +559,7 @@ export interface operations {
             path: {
                 /**
                  * @description Token de la integración del usuario (secreto).
-                 * @example wh_8Id8HdrRWiyhdVSt2PwDvxkDQIyT0S6c
+                 * @example wh_imBnMFbW_mAb0ZI8d0tCYWcnnVNf-Ukk
                  */
                 token: string;
             };
@@ -788,7 +808,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "El servicio no respondió a tiempo (webhooks)",
+                     *       "error": "El servicio no respondió a tiempo (sales)",
                      *       "code": 504,
                      *       "reason": "tiempo_agotado"
                      *     }
@@ -805,7 +825,7 @@ export interface operations {
             path: {
                 /**
                  * @description Token de la integración del usuario (secreto).
-                 * @example wh_R8bC5XulxfQbQL78_J-a1u3OcNUKWUgw
+                 * @example wh_v5FB2MonUXIlFYo1DyKOmF0rbnb1BCF-
                  */
                 token: string;
             };
@@ -861,7 +881,7 @@ export interface operations {
                  *       "tax_lines": [],
                  *       "taxes_included": true,
                  *       "test": false,
-                 *       "token": "f9cbce0eb2e200460b5c70c6b6918097",
+                 *       "token": "13427b2f055faa909c54ca36df9c4f15",
                  *       "total_discounts": "0.00",
                  *       "total_line_items_price": "59.85",
                  *       "total_outstanding": "0.00",
@@ -1017,7 +1037,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "estado": "recibida",
-                     *       "id_entrega": 3
+                     *       "id_entrega": 6
                      *     }
                      */
                     "application/json": {
@@ -1113,7 +1133,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "Servicio no disponible (webhooks)",
+                     *       "error": "Servicio no disponible (inventory)",
                      *       "code": 503,
                      *       "reason": "servicio_no_disponible"
                      *     }
@@ -1131,7 +1151,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "El servicio no respondió a tiempo (webhooks)",
+                     *       "error": "El servicio no respondió a tiempo (sales)",
                      *       "code": 504,
                      *       "reason": "tiempo_agotado"
                      *     }

@@ -885,15 +885,24 @@ export interface components {
                 stock: number;
                 cambio: number;
                 /**
-                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @description Tipo de movimiento: `reserva` (sale para una venta al crearla, o al confirmarse una venta cuya reserva se había liberado), `liberacion` (vuelve la reserva de una venta que no llegó a registrarse: su `id_venta` no existe), `ajuste` (cambio relativo o absoluto: edición o anulación de una venta, devolución y su anulación, stock enviado por una plataforma), `inventario_inicial` (carga inicial).
                  * @enum {string}
                  */
                 motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
                 /**
-                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma; `id_venta`), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia; `id_venta`), `anulacion_venta` (`id_venta`), `devolucion` (`id_devolucion`), `anulacion_devolucion` (`id_devolucion`), `webhook` (stock de un producto enviado por una plataforma; `plataforma`), `inventario` (carga inicial; ninguna causa).
                  * @enum {string}
                  */
                 origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                /** @description La venta cuya creación, edición o anulación movió el stock (`GET /sales/{id}`); null si no fue una venta. En una `liberacion` es el id que habría tenido una venta que no llegó a registrarse. */
+                id_venta: number | null;
+                /** @description La devolución que repuso el stock, o cuya anulación lo volvió a sacar (`GET /returns/{id}`); null si no fue una devolución. */
+                id_devolucion: number | null;
+                /** @description La plataforma de comercio electrónico detrás del movimiento: la de un pedido cuya venta movió el stock (con `id_pedido_plataforma`), o la que envió el stock de un producto (`origen` `webhook`); null si no intervino ninguna. */
+                plataforma: ("woocommerce" | "shopify") | null;
+                /** @description El id del pedido en la plataforma (`727`) cuando la venta de `id_venta` se hizo a partir de un pedido de `plataforma` (su `referencia_externa` es `woo-727` o `shop-727`); null en otro caso. */
+                id_pedido_plataforma: string | null;
+                /** @description Clave interna de la operación que movió el stock: la comparten todos sus movimientos (la reserva de una venta y su liberación, por ejemplo). No es el id de ningún recurso: la causa está en `id_venta`, `id_devolucion`, `plataforma` e `id_pedido_plataforma`. */
                 referencia: string | null;
             };
         };
@@ -1325,15 +1334,24 @@ export interface components {
                 stock: number;
                 cambio: number;
                 /**
-                 * @description Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.
+                 * @description Tipo de movimiento: `reserva` (sale para una venta al crearla, o al confirmarse una venta cuya reserva se había liberado), `liberacion` (vuelve la reserva de una venta que no llegó a registrarse: su `id_venta` no existe), `ajuste` (cambio relativo o absoluto: edición o anulación de una venta, devolución y su anulación, stock enviado por una plataforma), `inventario_inicial` (carga inicial).
                  * @enum {string}
                  */
                 motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
                 /**
-                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).
+                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma; `id_venta`), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia; `id_venta`), `anulacion_venta` (`id_venta`), `devolucion` (`id_devolucion`), `anulacion_devolucion` (`id_devolucion`), `webhook` (stock de un producto enviado por una plataforma; `plataforma`), `inventario` (carga inicial; ninguna causa).
                  * @enum {string}
                  */
                 origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
+                /** @description La venta cuya creación, edición o anulación movió el stock (`GET /sales/{id}`); null si no fue una venta. En una `liberacion` es el id que habría tenido una venta que no llegó a registrarse. */
+                id_venta: number | null;
+                /** @description La devolución que repuso el stock, o cuya anulación lo volvió a sacar (`GET /returns/{id}`); null si no fue una devolución. */
+                id_devolucion: number | null;
+                /** @description La plataforma de comercio electrónico detrás del movimiento: la de un pedido cuya venta movió el stock (con `id_pedido_plataforma`), o la que envió el stock de un producto (`origen` `webhook`); null si no intervino ninguna. */
+                plataforma: ("woocommerce" | "shopify") | null;
+                /** @description El id del pedido en la plataforma (`727`) cuando la venta de `id_venta` se hizo a partir de un pedido de `plataforma` (su `referencia_externa` es `woo-727` o `shop-727`); null en otro caso. */
+                id_pedido_plataforma: string | null;
+                /** @description Clave interna de la operación que movió el stock: la comparten todos sus movimientos (la reserva de una venta y su liberación, por ejemplo). No es el id de ningún recurso: la causa está en `id_venta`, `id_devolucion`, `plataforma` e `id_pedido_plataforma`. */
                 referencia: string | null;
             };
         };
@@ -1539,6 +1557,26 @@ export interface components {
                 medida: string;
             }[];
         };
+        /**
+         * @example {
+         *       "success": false,
+         *       "error": "Método no permitido",
+         *       "code": 405,
+         *       "reason": "metodo_no_admitido"
+         *     }
+         * @example {
+         *       "success": false,
+         *       "error": "Ruta no encontrada",
+         *       "code": 404,
+         *       "reason": "ruta_desconocida"
+         *     }
+         * @example {
+         *       "success": false,
+         *       "error": "La solicitud HTTP está mal formada",
+         *       "code": 400,
+         *       "reason": "solicitud_malformada"
+         *     }
+         */
         Error: {
             /** @constant */
             success: false;
@@ -1641,9 +1679,9 @@ export interface components {
                 /**
                  * @example {
                  *       "success": false,
-                 *       "error": "API key inválido o empresa inactiva",
+                 *       "error": "Falta el encabezado Authorization: envíe Authorization: Bearer <API key>",
                  *       "code": 401,
-                 *       "reason": "clave_invalida"
+                 *       "reason": "clave_ausente"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -2007,8 +2045,8 @@ export interface operations {
                      *           "tipo": "Producto",
                      *           "enable": 1,
                      *           "img": null,
-                     *           "created_at": "2026-11-25T18:55:17.528Z",
-                     *           "updated_at": "2026-11-25T18:55:17.528Z",
+                     *           "created_at": "2026-03-10T15:00:00.000Z",
+                     *           "updated_at": "2026-03-10T15:00:00.000Z",
                      *           "inventarios": [
                      *             {
                      *               "id_producto": 4,
@@ -2038,8 +2076,8 @@ export interface operations {
                      *           "tipo": "Producto",
                      *           "enable": 1,
                      *           "img": null,
-                     *           "created_at": "2026-11-25T18:55:17.528Z",
-                     *           "updated_at": "2026-11-25T18:55:17.528Z",
+                     *           "created_at": "2026-03-10T15:00:00.000Z",
+                     *           "updated_at": "2026-03-10T15:00:00.000Z",
                      *           "inventarios": [
                      *             {
                      *               "id_producto": 1,
@@ -2078,7 +2116,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:17.983Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {
                      *           "tipo": "Producto"
                      *         }
@@ -2212,7 +2250,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.008Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -2318,8 +2356,8 @@ export interface operations {
                      *         "tipo": "Producto",
                      *         "enable": 1,
                      *         "img": null,
-                     *         "created_at": "2026-11-25T18:55:17.528Z",
-                     *         "updated_at": "2026-11-25T18:55:17.528Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "updated_at": "2026-03-10T15:00:00.000Z",
                      *         "inventarios": [
                      *           {
                      *             "id_producto": 1,
@@ -2331,8 +2369,8 @@ export interface operations {
                      *             "nota": null,
                      *             "nombre_bodega": "Bodega Principal",
                      *             "nombre_sucursal": "Sucursal Centro",
-                     *             "created_at": "2026-11-25T18:55:17.528Z",
-                     *             "updated_at": "2026-11-25T18:55:17.528Z"
+                     *             "created_at": "2026-03-10T15:00:00.000Z",
+                     *             "updated_at": "2026-03-10T15:00:00.000Z"
                      *           },
                      *           {
                      *             "id_producto": 1,
@@ -2344,14 +2382,14 @@ export interface operations {
                      *             "nota": null,
                      *             "nombre_bodega": "Bodega Norte",
                      *             "nombre_sucursal": "Sucursal Norte",
-                     *             "created_at": "2026-11-25T18:55:17.528Z",
-                     *             "updated_at": "2026-11-25T18:55:17.528Z"
+                     *             "created_at": "2026-03-10T15:00:00.000Z",
+                     *             "updated_at": "2026-03-10T15:00:00.000Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:17.996Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -2450,14 +2488,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Servicio no disponible (inventory)",
-                     *       "code": 503,
-                     *       "reason": "servicio_no_disponible"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2532,8 +2562,8 @@ export interface operations {
                      *           "fecha_expiracion": null,
                      *           "observaciones": null,
                      *           "documento_fiscal_emitido": false,
-                     *           "created_at": "2026-11-25T18:55:18.204Z",
-                     *           "updated_at": "2026-11-25T18:55:18.204Z",
+                     *           "created_at": "2026-03-10T15:00:00.000Z",
+                     *           "updated_at": "2026-03-10T15:00:00.000Z",
                      *           "detalles": [
                      *             {
                      *               "id": 1,
@@ -2549,8 +2579,8 @@ export interface operations {
                      *               "iva": 74.78,
                      *               "exenta": 0,
                      *               "total": 649.99,
-                     *               "created_at": "2026-11-25T18:55:18.204Z",
-                     *               "updated_at": "2026-11-25T18:55:18.204Z"
+                     *               "created_at": "2026-03-10T15:00:00.000Z",
+                     *               "updated_at": "2026-03-10T15:00:00.000Z"
                      *             }
                      *           ]
                      *         }
@@ -2567,7 +2597,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.329Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {
                      *           "estado": "Completada"
                      *         }
@@ -2768,8 +2798,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": null,
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T18:55:18.204Z",
-                     *         "updated_at": "2026-11-25T18:55:18.204Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "updated_at": "2026-03-10T15:00:00.000Z",
                      *         "detalles": [
                      *           {
                      *             "id": 1,
@@ -2785,14 +2815,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T18:55:18.204Z",
-                     *             "updated_at": "2026-11-25T18:55:18.204Z"
+                     *             "created_at": "2026-03-10T15:00:00.000Z",
+                     *             "updated_at": "2026-03-10T15:00:00.000Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.246Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {},
                      *         "idempotent": true
                      *       }
@@ -2859,8 +2889,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": null,
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T18:55:18.204Z",
-                     *         "updated_at": "2026-11-25T18:55:18.204Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "updated_at": "2026-03-10T15:00:00.000Z",
                      *         "detalles": [
                      *           {
                      *             "id": 1,
@@ -2876,14 +2906,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T18:55:18.204Z",
-                     *             "updated_at": "2026-11-25T18:55:18.204Z"
+                     *             "created_at": "2026-03-10T15:00:00.000Z",
+                     *             "updated_at": "2026-03-10T15:00:00.000Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.228Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {},
                      *         "idempotent": false
                      *       }
@@ -2917,19 +2947,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "El cuerpo de la solicitud no es JSON válido",
-                     *       "code": 400,
-                     *       "reason": "json_invalido",
-                     *       "details": {
-                     *         "_": [
-                     *           "No se pudo interpretar el cuerpo como JSON: revise su sintaxis"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3104,7 +3121,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.308Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {
                      *           "fecha_inicio": "2026-01-01",
                      *           "fecha_fin": "2026-12-31"
@@ -3214,8 +3231,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": null,
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T18:55:18.204Z",
-                     *         "updated_at": "2026-11-25T18:55:18.204Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "updated_at": "2026-03-10T15:00:00.000Z",
                      *         "detalles": [
                      *           {
                      *             "id": 1,
@@ -3231,14 +3248,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T18:55:18.204Z",
-                     *             "updated_at": "2026-11-25T18:55:18.204Z"
+                     *             "created_at": "2026-03-10T15:00:00.000Z",
+                     *             "updated_at": "2026-03-10T15:00:00.000Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.300Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3389,8 +3406,8 @@ export interface operations {
                      *         "fecha_expiracion": null,
                      *         "observaciones": "Entrega el lunes",
                      *         "documento_fiscal_emitido": false,
-                     *         "created_at": "2026-11-25T18:55:18.354Z",
-                     *         "updated_at": "2026-11-25T18:55:18.396Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "updated_at": "2026-03-10T15:00:01.000Z",
                      *         "detalles": [
                      *           {
                      *             "id": 2,
@@ -3406,14 +3423,14 @@ export interface operations {
                      *             "iva": 74.78,
                      *             "exenta": 0,
                      *             "total": 649.99,
-                     *             "created_at": "2026-11-25T18:55:18.354Z",
-                     *             "updated_at": "2026-11-25T18:55:18.354Z"
+                     *             "created_at": "2026-03-10T15:00:00.000Z",
+                     *             "updated_at": "2026-03-10T15:00:00.000Z"
                      *           }
                      *         ]
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.423Z",
+                     *         "timestamp": "2026-03-10T15:00:02.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3426,7 +3443,21 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Parámetros inválidos (`parametro_invalido`) o desconocidos (`parametro_desconocido`, cada uno en `details` con «Parámetro desconocido»), o cuerpo que no es JSON o está vacío (`json_invalido`); `details` lista los problemas por campo. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
@@ -3453,7 +3484,29 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo no se envió como `application/json`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El contenido debe enviarse como application/json",
+                     *       "code": 415,
+                     *       "reason": "tipo_de_contenido_no_admitido"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
             422: {
                 headers: {
@@ -3471,9 +3524,57 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            500: components["responses"]["InternalError"];
+            /** @description «Error interno del servidor»; `X-Error-Id` lo identifica en los registros. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Identificador del error en los registros del servidor. */
+                    "X-Error-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Error interno del servidor",
+                     *       "code": 500,
+                     *       "reason": "error_interno"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             503: components["responses"]["ServiceUnavailable"];
-            504: components["responses"]["GatewayTimeout"];
+            /** @description El servicio no respondió a tiempo; la operación puede haberse aplicado o no. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El servicio no respondió a tiempo (sales)",
+                     *       "code": 504,
+                     *       "reason": "tiempo_agotado"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     postSalesBatch: {
@@ -3588,20 +3689,20 @@ export interface operations {
                      *         "resultados": [
                      *           {
                      *             "indice": 0,
-                     *             "referencia_externa": "pedido-2001",
-                     *             "status": 201,
+                     *             "referencia_externa": "contract-1",
+                     *             "status": 200,
                      *             "data": {
                      *               "id": 1,
                      *               "fecha": "2026-03-10",
                      *               "correlativo": "FAC-1",
-                     *               "referencia": "pedido-2001",
-                     *               "referencia_externa": "pedido-2001",
+                     *               "referencia": "contract-1",
+                     *               "referencia_externa": "contract-1",
                      *               "cotizacion": false,
                      *               "estado": "Completada",
                      *               "forma_pago": "Efectivo",
-                     *               "total": 39.9,
-                     *               "iva": 4.59,
-                     *               "sub_total": 35.31,
+                     *               "total": 649.99,
+                     *               "iva": 74.78,
+                     *               "sub_total": 575.21,
                      *               "descuento": 0,
                      *               "exenta": 0,
                      *               "monto_pago": null,
@@ -3619,49 +3720,50 @@ export interface operations {
                      *               "fecha_expiracion": null,
                      *               "observaciones": null,
                      *               "documento_fiscal_emitido": false,
-                     *               "created_at": "2026-11-25T18:59:30.009Z",
-                     *               "updated_at": "2026-11-25T18:59:30.009Z",
+                     *               "created_at": "2026-03-10T15:00:00.000Z",
+                     *               "updated_at": "2026-03-10T15:00:00.000Z",
                      *               "detalles": [
                      *                 {
                      *                   "id": 1,
-                     *                   "id_producto": 2,
-                     *                   "codigo": "MOU-01",
-                     *                   "nombre_producto": "Mouse",
+                     *                   "id_producto": 1,
+                     *                   "codigo": "LAP-14",
+                     *                   "nombre_producto": "Laptop 14",
                      *                   "descripcion": null,
-                     *                   "cantidad": 2,
-                     *                   "precio": 19.95,
+                     *                   "cantidad": 1,
+                     *                   "precio": 649.99,
                      *                   "descuento": 0,
                      *                   "porcentaje_impuesto": 13,
-                     *                   "sub_total": 35.31,
-                     *                   "iva": 4.59,
+                     *                   "sub_total": 575.21,
+                     *                   "iva": 74.78,
                      *                   "exenta": 0,
-                     *                   "total": 39.9,
-                     *                   "created_at": "2026-11-25T18:59:30.009Z",
-                     *                   "updated_at": "2026-11-25T18:59:30.009Z"
+                     *                   "total": 649.99,
+                     *                   "created_at": "2026-03-10T15:00:00.000Z",
+                     *                   "updated_at": "2026-03-10T15:00:00.000Z"
                      *                 }
                      *               ]
                      *             }
                      *           },
                      *           {
                      *             "indice": 1,
-                     *             "referencia_externa": "pedido-2002",
+                     *             "referencia_externa": "contract-2",
                      *             "status": 422,
-                     *             "error": "No existe un producto con código o código de barras \"NO-EXISTE\"",
+                     *             "error": "Datos inválidos",
                      *             "code": 422,
+                     *             "reason": "cuerpo_invalido",
                      *             "details": {
-                     *               "detalles.0.codigo_producto": [
-                     *                 "No existe un producto con código o código de barras \"NO-EXISTE\""
+                     *               "detalles": [
+                     *                 "Debe incluir al menos 1 línea"
                      *               ]
                      *             }
                      *           }
                      *         ],
-                     *         "creadas": 1,
-                     *         "existentes": 0,
+                     *         "creadas": 0,
+                     *         "existentes": 1,
                      *         "rechazadas": 1
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:59:30.215Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -3766,8 +3868,8 @@ export interface operations {
                      *       "code": 400,
                      *       "reason": "cuerpo_invalido",
                      *       "details": {
-                     *         "_": [
-                     *           "El cuerpo debe ser un objeto JSON"
+                     *         "ventas": [
+                     *           "Debe incluir al menos 1 venta"
                      *         ]
                      *       }
                      *     }
@@ -3790,19 +3892,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "El Idempotency-Key ya se usó con otra solicitud",
-                     *       "code": 409,
-                     *       "reason": "referencia_en_conflicto",
-                     *       "details": {
-                     *         "Idempotency-Key": [
-                     *           "Se usó en las últimas 24 horas con otro método, ruta o cuerpo; la primera solicitud no se repite: envíe otra clave para otra solicitud"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3865,7 +3954,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.476Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {
                      *           "id_venta": 1
                      *         }
@@ -3972,7 +4061,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.477Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4083,8 +4172,8 @@ export interface operations {
                      *         "nombre_cliente": "Consumidor Final",
                      *         "nombre_usuario": "Admin A",
                      *         "nombre_documento": "Nota de crédito",
-                     *         "created_at": "2026-11-25T18:55:26.867Z",
-                     *         "updated_at": "2026-11-25T18:55:26.867Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "updated_at": "2026-03-10T15:00:00.000Z",
                      *         "detalles": [
                      *           {
                      *             "id": 6,
@@ -4111,7 +4200,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:27.742Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4220,33 +4309,16 @@ export interface operations {
                  *         {
                  *           "cliente": "Juan Pérez",
                  *           "codigo_asesor": "AS-01",
-                 *           "wr": "WR-OK-1",
-                 *           "guia": "GU-WR-OK-1",
+                 *           "wr": "WR-SATURADO",
+                 *           "guia": "GU-SATURADO",
                  *           "embalaje": "Caja",
-                 *           "piezas": 3,
-                 *           "peso": 12.5,
-                 *           "precio": 40,
-                 *           "cuenta_a_terceros": 5.25,
-                 *           "otros": 1.1,
-                 *           "total": 46.35,
-                 *           "id_sucursal": 1,
-                 *           "transportista": "DHL",
-                 *           "volumen": 0.75,
-                 *           "nota": "Frágil"
-                 *         },
-                 *         {
-                 *           "cliente": "Juan Pérez",
-                 *           "codigo_asesor": "AS-01",
-                 *           "wr": "WR-OK-2",
-                 *           "guia": "GU-WR-OK-2",
-                 *           "embalaje": "Caja",
-                 *           "piezas": 3,
-                 *           "peso": 12.5,
-                 *           "precio": 40,
-                 *           "cuenta_a_terceros": 5.25,
-                 *           "otros": 1.1,
-                 *           "total": 46.35,
-                 *           "sucursal": "Sucursal Norte"
+                 *           "piezas": 1,
+                 *           "peso": 1,
+                 *           "precio": 10,
+                 *           "cuenta_a_terceros": 0,
+                 *           "otros": 0,
+                 *           "total": 10,
+                 *           "id_sucursal": 1
                  *         }
                  *       ]
                  *     }
@@ -4453,10 +4525,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "requests_used": 40,
+                     *         "requests_used": 61,
                      *         "max_requests": 1000,
-                     *         "remaining_requests": 960,
-                     *         "reset_time": "2026-11-25T19:00:00.000Z",
+                     *         "remaining_requests": 939,
+                     *         "reset_time": "2026-03-10T15:00:01.000Z",
                      *         "window_minutes": 60,
                      *         "limits": {
                      *           "standard": 1000,
@@ -4468,7 +4540,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.603Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4532,7 +4604,31 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Cuota horaria agotada: «Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).». No cuenta. También, sin cabeceras de cuota, cuando la dirección del cliente acumuló demasiados intentos de autenticación fallidos: «Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After». */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Límite de la ventana horaria actual: 1000, o 2000 cuando la solicitud envía `fecha_inicio` y `fecha_fin`. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Solicitudes que quedan en la ventana actual. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Fin de la ventana actual (inicio de la próxima hora UTC), en segundos Unix. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After",
+                     *       "code": 429,
+                     *       "reason": "demasiados_intentos"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4579,7 +4675,7 @@ export interface operations {
                      *           "descripcion": null,
                      *           "enable": 1,
                      *           "motivo_deshabilitada": null,
-                     *           "created_at": "2026-11-25T18:55:18.528Z"
+                     *           "created_at": "2026-03-10T15:00:00.000Z"
                      *         }
                      *       ],
                      *       "pagination": {
@@ -4594,7 +4690,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.570Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4701,12 +4797,12 @@ export interface operations {
                      *         "descripcion": null,
                      *         "enable": 1,
                      *         "motivo_deshabilitada": null,
-                     *         "created_at": "2026-11-25T18:55:18.528Z",
-                     *         "secret": "whsec_MqARI4v4dPRXVoKkFS+bwmm2MdNh/i9l"
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "secret": "whsec_c2VjcmV0by1kZS1lamVtcGxvLTE="
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.535Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4796,11 +4892,11 @@ export interface operations {
                      *         "descripcion": null,
                      *         "enable": 1,
                      *         "motivo_deshabilitada": null,
-                     *         "created_at": "2026-11-25T18:55:18.528Z"
+                     *         "created_at": "2026-03-10T15:00:00.000Z"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.570Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4899,14 +4995,14 @@ export interface operations {
                      *           "sale.created",
                      *           "stock.changed"
                      *         ],
-                     *         "descripcion": null,
+                     *         "descripcion": "Contrato",
                      *         "enable": 1,
                      *         "motivo_deshabilitada": null,
-                     *         "created_at": "2026-11-25T18:55:18.528Z"
+                     *         "created_at": "2026-03-10T15:00:00.000Z"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.591Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4966,7 +5062,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 4 */
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -4975,10 +5071,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "events": [
-                 *         "*"
-                 *       ],
-                 *       "descripcion": "Todo"
+                 *       "descripcion": "Contrato",
+                 *       "enable": 1
                  *     }
                  */
                 "application/json": {
@@ -5005,19 +5099,20 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": 4,
-                     *         "url": "http://127.0.0.1:39249/hook",
+                     *         "id": 1,
+                     *         "url": "http://127.0.0.1:9/hook",
                      *         "events": [
-                     *           "*"
+                     *           "sale.created",
+                     *           "stock.changed"
                      *         ],
-                     *         "descripcion": "Todo",
+                     *         "descripcion": "Contrato",
                      *         "enable": 1,
                      *         "motivo_deshabilitada": null,
-                     *         "created_at": "2026-11-25T19:01:41.562Z"
+                     *         "created_at": "2026-03-10T15:00:00.000Z"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T19:01:41.601Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5079,19 +5174,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Datos inválidos",
-                     *       "code": 422,
-                     *       "reason": "campo_desconocido",
-                     *       "details": {
-                     *         "evnts": [
-                     *           "Campo desconocido"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5116,7 +5198,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @example 4 */
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -5144,12 +5226,12 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "secret": "whsec_iLjt0JTlm5yazXq4MZJS0iRsMR5YeMvj",
-                     *         "secreto_anterior_hasta": "2026-11-26T19:01:42.137Z"
+                     *         "secret": "whsec_c2VjcmV0by1kZS1lamVtcGxvLTE=",
+                     *         "secreto_anterior_hasta": "2026-03-10T15:00:01.000Z"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T19:01:42.152Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5217,7 +5299,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @example 4 */
+                /** @example 1 */
                 id: number;
             };
             cookie?: never;
@@ -5247,12 +5329,12 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "event_id": "evt_b8e559c6795a4b01cbe51ddda6bda0d1",
+                     *         "event_id": "evt_00000000000000000000000000000001",
                      *         "type": "ping"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T19:01:41.669Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5288,19 +5370,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Datos inválidos",
-                     *       "code": 422,
-                     *       "reason": "campo_desconocido",
-                     *       "details": {
-                     *         "ahora": [
-                     *           "Campo desconocido"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5356,7 +5425,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.575Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5458,7 +5527,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.584Z",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5548,24 +5617,9 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "evt_d0e7d453988d915e7812a15f327c8cdc",
-                     *           "type": "stock.changed",
-                     *           "timestamp": "2026-11-25T18:55:18.240Z",
-                     *           "data": {
-                     *             "stock": 11,
-                     *             "cambio": -1,
-                     *             "codigo": "LAP-14",
-                     *             "motivo": "reserva",
-                     *             "origen": "venta",
-                     *             "id_bodega": 1,
-                     *             "referencia": "c654fab3-6e6e-4b4d-a73e-0c1adbb7bce8",
-                     *             "id_producto": 1
-                     *           }
-                     *         },
-                     *         {
-                     *           "id": "evt_833489047bb48969a0bb410b5707147a",
+                     *           "id": "evt_00000000000000000000000000000001",
                      *           "type": "sale.created",
-                     *           "timestamp": "2026-11-25T18:55:18.259Z",
+                     *           "timestamp": "2026-03-10T15:00:01.000Z",
                      *           "data": {
                      *             "id": 1,
                      *             "iva": 74.78,
@@ -5586,8 +5640,8 @@ export interface operations {
                      *                 "cantidad": 1,
                      *                 "descuento": 0,
                      *                 "sub_total": 575.21,
-                     *                 "created_at": "2026-11-25T18:55:18.204Z",
-                     *                 "updated_at": "2026-11-25T18:55:18.204Z",
+                     *                 "created_at": "2026-03-10T15:00:00.000Z",
+                     *                 "updated_at": "2026-03-10T15:00:00.000Z",
                      *                 "descripcion": null,
                      *                 "id_producto": 1,
                      *                 "nombre_producto": "Laptop 14",
@@ -5599,12 +5653,12 @@ export interface operations {
                      *             "id_bodega": 1,
                      *             "sub_total": 575.21,
                      *             "cotizacion": false,
-                     *             "created_at": "2026-11-25T18:55:18.204Z",
+                     *             "created_at": "2026-03-10T15:00:00.000Z",
                      *             "forma_pago": "Efectivo",
                      *             "id_cliente": null,
                      *             "monto_pago": null,
                      *             "referencia": "contract-1",
-                     *             "updated_at": "2026-11-25T18:55:18.204Z",
+                     *             "updated_at": "2026-03-10T15:00:00.000Z",
                      *             "correlativo": "FAC-1",
                      *             "id_sucursal": 1,
                      *             "id_documento": 1,
@@ -5619,9 +5673,28 @@ export interface operations {
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_bdc7123eedb8b30157179d3e05addb38",
+                     *           "id": "evt_00000000000000000000000000000002",
+                     *           "type": "stock.changed",
+                     *           "timestamp": "2026-03-10T15:00:02.000Z",
+                     *           "data": {
+                     *             "stock": 11,
+                     *             "cambio": -1,
+                     *             "codigo": "LAP-14",
+                     *             "motivo": "reserva",
+                     *             "origen": "venta",
+                     *             "id_venta": 1,
+                     *             "id_bodega": 1,
+                     *             "plataforma": null,
+                     *             "referencia": "00000000-0000-4000-8000-000000000001",
+                     *             "id_producto": 1,
+                     *             "id_devolucion": null,
+                     *             "id_pedido_plataforma": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_00000000000000000000000000000003",
                      *           "type": "sale.created",
-                     *           "timestamp": "2026-11-25T18:55:18.375Z",
+                     *           "timestamp": "2026-03-10T15:00:04.000Z",
                      *           "data": {
                      *             "id": 2,
                      *             "iva": 74.78,
@@ -5642,8 +5715,8 @@ export interface operations {
                      *                 "cantidad": 1,
                      *                 "descuento": 0,
                      *                 "sub_total": 575.21,
-                     *                 "created_at": "2026-11-25T18:55:18.354Z",
-                     *                 "updated_at": "2026-11-25T18:55:18.354Z",
+                     *                 "created_at": "2026-03-10T15:00:03.000Z",
+                     *                 "updated_at": "2026-03-10T15:00:03.000Z",
                      *                 "descripcion": null,
                      *                 "id_producto": 1,
                      *                 "nombre_producto": "Laptop 14",
@@ -5655,12 +5728,12 @@ export interface operations {
                      *             "id_bodega": 1,
                      *             "sub_total": 575.21,
                      *             "cotizacion": true,
-                     *             "created_at": "2026-11-25T18:55:18.354Z",
+                     *             "created_at": "2026-03-10T15:00:03.000Z",
                      *             "forma_pago": "Efectivo",
                      *             "id_cliente": null,
                      *             "monto_pago": null,
                      *             "referencia": null,
-                     *             "updated_at": "2026-11-25T18:55:18.354Z",
+                     *             "updated_at": "2026-03-10T15:00:03.000Z",
                      *             "correlativo": "COT-1",
                      *             "id_sucursal": 1,
                      *             "id_documento": 3,
@@ -5675,9 +5748,9 @@ export interface operations {
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_f00867b3b5892b91add3c343e33c173d",
+                     *           "id": "evt_00000000000000000000000000000004",
                      *           "type": "package.imported",
-                     *           "timestamp": "2026-11-25T18:55:18.515Z",
+                     *           "timestamp": "2026-03-10T15:00:06.000Z",
                      *           "data": {
                      *             "items": [
                      *               {
@@ -5688,16 +5761,72 @@ export interface operations {
                      *             ],
                      *             "created": 1
                      *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_00000000000000000000000000000005",
+                     *           "type": "sale.updated",
+                     *           "timestamp": "2026-03-10T15:00:07.000Z",
+                     *           "data": {
+                     *             "id": 2,
+                     *             "iva": 74.78,
+                     *             "fecha": "2026-03-10",
+                     *             "saldo": 0,
+                     *             "total": 649.99,
+                     *             "cambio": 0,
+                     *             "estado": "Cotizacion",
+                     *             "exenta": 0,
+                     *             "detalles": [
+                     *               {
+                     *                 "id": 2,
+                     *                 "iva": 74.78,
+                     *                 "total": 649.99,
+                     *                 "codigo": "LAP-14",
+                     *                 "exenta": 0,
+                     *                 "precio": 649.99,
+                     *                 "cantidad": 1,
+                     *                 "descuento": 0,
+                     *                 "sub_total": 575.21,
+                     *                 "created_at": "2026-03-10T15:00:03.000Z",
+                     *                 "updated_at": "2026-03-10T15:00:03.000Z",
+                     *                 "descripcion": null,
+                     *                 "id_producto": 1,
+                     *                 "nombre_producto": "Laptop 14",
+                     *                 "porcentaje_impuesto": 13
+                     *               }
+                     *             ],
+                     *             "id_canal": 1,
+                     *             "descuento": 0,
+                     *             "id_bodega": 1,
+                     *             "sub_total": 575.21,
+                     *             "cotizacion": true,
+                     *             "created_at": "2026-03-10T15:00:03.000Z",
+                     *             "forma_pago": "Efectivo",
+                     *             "id_cliente": null,
+                     *             "monto_pago": null,
+                     *             "referencia": null,
+                     *             "updated_at": "2026-03-10T15:00:05.000Z",
+                     *             "correlativo": "COT-1",
+                     *             "id_sucursal": 1,
+                     *             "id_documento": 3,
+                     *             "observaciones": "Entrega el lunes",
+                     *             "nombre_cliente": "Consumidor Final",
+                     *             "nombre_usuario": "Admin A",
+                     *             "nombre_vendedor": null,
+                     *             "fecha_expiracion": null,
+                     *             "nombre_documento": "Cotización",
+                     *             "referencia_externa": null,
+                     *             "documento_fiscal_emitido": false
+                     *           }
                      *         }
                      *       ],
                      *       "pagination": {
                      *         "per_page": 5,
-                     *         "next_after": "evt_f00867b3b5892b91add3c343e33c173d",
+                     *         "next_after": "evt_00000000000000000000000000000005",
                      *         "has_more": false
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T18:55:18.571Z",
+                     *         "timestamp": "2026-03-10T15:00:08.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5804,8 +5933,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "meta": {
-                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
-                     *         "timestamp": "2026-11-25T19:06:22.274Z",
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5889,16 +6018,16 @@ export interface operations {
                      *           "solo_cotizacion": false
                      *         },
                      *         {
-                     *           "id": 4,
-                     *           "nombre": "Factura",
+                     *           "id": 5,
+                     *           "nombre": "Factura Norte",
                      *           "prefijo": "FN-",
                      *           "id_sucursal": 2,
                      *           "solo_cotizacion": false
                      *         }
                      *       ],
                      *       "meta": {
-                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
-                     *         "timestamp": "2026-11-25T19:06:22.451Z",
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -5970,8 +6099,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "meta": {
-                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
-                     *         "timestamp": "2026-11-25T19:06:22.634Z",
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -6010,11 +6139,13 @@ export interface operations {
         parameters: {
             query?: {
                 page?: number;
-                /** @example 2 */
                 per_page?: number;
                 /** @description El email exacto, sin distinguir mayúsculas. */
                 email?: string;
-                /** @description Parte del nombre o del número de documento, sin distinguir mayúsculas. */
+                /**
+                 * @description Parte del nombre o del número de documento, sin distinguir mayúsculas.
+                 * @example a
+                 */
                 q?: string;
             };
             header?: {
@@ -6042,34 +6173,36 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": 4,
-                     *           "nombre": "Descuentos 100% Reales",
-                     *           "email": "ventas@descuentos.example",
+                     *           "id": 2,
+                     *           "nombre": "Ferretería Libre",
+                     *           "email": null,
                      *           "numero_documento": null,
                      *           "limite_credito": 0
                      *         },
                      *         {
-                     *           "id": 2,
-                     *           "nombre": "Ferretería El Clavo",
-                     *           "email": "compras@elclavo.example",
-                     *           "numero_documento": "0614-250190-101-3",
-                     *           "limite_credito": 0
+                     *           "id": 1,
+                     *           "nombre": "Juan Pérez",
+                     *           "email": "juan@example.com",
+                     *           "numero_documento": null,
+                     *           "limite_credito": 1000
                      *         }
                      *       ],
                      *       "pagination": {
                      *         "current_page": 1,
-                     *         "per_page": 2,
-                     *         "total": 3,
-                     *         "total_pages": 2,
-                     *         "has_next": true,
+                     *         "per_page": 100,
+                     *         "total": 2,
+                     *         "total_pages": 1,
+                     *         "has_next": false,
                      *         "has_prev": false,
                      *         "from": 1,
                      *         "to": 2
                      *       },
                      *       "meta": {
-                     *         "empresa": "Comercial La Esperanza S.A. de C.V.",
-                     *         "timestamp": "2026-11-25T19:06:22.798Z",
-                     *         "filters_applied": {}
+                     *         "empresa": "Ventas A",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
+                     *         "filters_applied": {
+                     *           "q": "a"
+                     *         }
                      *       }
                      *     }
                      */
@@ -6115,9 +6248,6 @@ export interface operations {
                      *       "details": {
                      *         "per_page": [
                      *           "Debe ser mayor o igual a 1"
-                     *         ],
-                     *         "q": [
-                     *           "Debe tener como máximo 100 caracteres"
                      *         ]
                      *       }
                      *     }
@@ -6173,13 +6303,13 @@ export interface operations {
                      *           "estado": "completada",
                      *           "objetos": 0,
                      *           "bytes": 20,
-                     *           "created_at": "2026-11-25T19:23:30.536Z",
-                     *           "iniciada": "2026-11-25T19:23:30.581Z",
-                     *           "completada": "2026-11-25T19:23:30.784Z",
-                     *           "expira": "2026-12-02T19:23:30.784Z",
+                     *           "created_at": "2026-03-10T15:00:00.000Z",
+                     *           "iniciada": "2026-03-10T15:00:01.000Z",
+                     *           "completada": "2026-03-10T15:00:02.000Z",
+                     *           "expira": "2026-03-10T15:00:04.000Z",
                      *           "error": null,
                      *           "descarga": "/exports/1/download",
-                     *           "cursor": "WyIyOTI5NiIsMF0"
+                     *           "cursor": "WyI2MTkyNyIsMF0"
                      *         }
                      *       ],
                      *       "pagination": {
@@ -6194,7 +6324,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T19:23:30.970Z",
+                     *         "timestamp": "2026-03-10T15:00:03.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -6355,7 +6485,7 @@ export interface operations {
                      *         "estado": "en_cola",
                      *         "objetos": null,
                      *         "bytes": null,
-                     *         "created_at": "2026-11-25T19:23:30.536Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
                      *         "iniciada": null,
                      *         "completada": null,
                      *         "expira": null,
@@ -6365,7 +6495,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T19:23:30.615Z",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -6439,19 +6569,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Datos inválidos",
-                     *       "code": 422,
-                     *       "reason": "cuerpo_invalido",
-                     *       "details": {
-                     *         "filtros": [
-                     *           "Unrecognized key: \"color\""
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6500,8 +6617,8 @@ export interface operations {
                      *         "estado": "procesando",
                      *         "objetos": null,
                      *         "bytes": null,
-                     *         "created_at": "2026-11-25T19:23:30.536Z",
-                     *         "iniciada": "2026-11-25T19:23:30.581Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "iniciada": "2026-03-10T15:00:01.000Z",
                      *         "completada": null,
                      *         "expira": null,
                      *         "error": null,
@@ -6510,7 +6627,7 @@ export interface operations {
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T19:23:30.765Z",
+                     *         "timestamp": "2026-03-10T15:00:02.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -6621,17 +6738,17 @@ export interface operations {
                      *         "estado": "completada",
                      *         "objetos": 0,
                      *         "bytes": 20,
-                     *         "created_at": "2026-11-25T19:23:30.536Z",
-                     *         "iniciada": "2026-11-25T19:23:30.581Z",
-                     *         "completada": "2026-11-25T19:23:30.784Z",
-                     *         "expira": "2026-11-25T19:23:31.073Z",
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "iniciada": "2026-03-10T15:00:01.000Z",
+                     *         "completada": "2026-03-10T15:00:02.000Z",
+                     *         "expira": "2026-03-10T15:00:03.000Z",
                      *         "error": null,
                      *         "descarga": null,
-                     *         "cursor": "WyIyOTI5NiIsMF0"
+                     *         "cursor": "WyI2MTkyNyIsMF0"
                      *       },
                      *       "meta": {
                      *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-11-25T19:23:31.103Z",
+                     *         "timestamp": "2026-03-10T15:00:04.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -6846,8 +6963,70 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "API externa de ventas, inventario y devoluciones",
-                     *         "version": "1.6.0"
-                     *       }
+                     *         "version": "1.6.0",
+                     *         "description": "Acceso de sistemas externos a las ventas, el inventario y las devoluciones de una empresa, creación de ventas y cotizaciones con el mismo proceso de facturación que la aplicación, importación de paquetes y webhooks de pedidos de las plataformas de comercio electrónico.\n\n**Autenticación.** Cada solicitud a `/api/external/v1` lleva `Authorization: Bearer <API_KEY>`. La clave determina la empresa; `meta.empresa` es su nombre. Sin encabezado `Authorization`: 401 con `reason` `clave_ausente`; con uno que no es `Bearer <API_KEY>`: `clave_malformada`; clave desconocida o revocada, o empresa inactiva: `clave_invalida`, «API key inválido o empresa inactiva» (sin decir cuál).\n\n**Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían `fecha_inicio` y `fecha_fin`. Toda respuesta autenticada lleva `X-RateLimit-Limit`, `X-RateLimit-Remaining` y `X-RateLimit-Reset`; al agotarla, 429 con `Retry-After`. Un 304 no cuenta.\n\n**Lecturas condicionales y comprimidas.** Cada `GET` responde un `ETag` fuerte (el SHA-256 del cuerpo sin `meta.timestamp`); repetido en `If-None-Match`, la respuesta es 304 sin cuerpo, con el `ETag` y los encabezados de la cuota, mientras nada haya cambiado, y no cuenta en la cuota. Las respuestas JSON de 1 KB o más se comprimen con gzip o br cuando `Accept-Encoding` lo admite (`Vary: Accept-Encoding`).\n\n**Respuestas.** Éxito: `{success: true, data, meta}`, y `pagination` en las listas (`page` ≥ 1, `per_page` de 1 a 200, 100 por omisión). Ventas, devoluciones e inventario también se leen por cambio (modo cursor, `order_by=updated_at`): entonces `pagination` es `{per_page, next_cursor, resume_cursor, has_more}` (`CursorPagination`). Error: `{success: false, error, code, reason, details?}` con `code` igual al estado HTTP, `reason` la causa para programas (un valor estable de la lista cerrada del esquema `Error`; `error` es para personas y puede cambiar de redacción) y `details` que asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con `Allow`. Una URL de más de 8 KB: 414; encabezados de más de 16 KB: 431.\n\n**Nada se ignora.** Un parámetro de consulta que la operación no admite es 400 y un campo del cuerpo que no admite es 422 (`reason` `parametro_desconocido` o `campo_desconocido`), cada uno nombrado en `details` (los de objetos anidados por su ruta: `detalles.0.cantida`); los esquemas de los cuerpos declaran `additionalProperties: false`.\n\n**Parámetros.** Cada parámetro de consulta se envía una sola vez y sin corchetes (`nombre=a&nombre=b`, `nombre[]=a` y `nombre[a]=b` responden 400 nombrando el parámetro). Los enteros se escriben en decimal (`page=2`; no `2.0` ni `2e0`) y los booleanos como `true` o `false` (también `1` y `0`). Los valores de las enumeraciones se comparan exactamente, distinguiendo mayúsculas (`order_direction=DESC` es 400). El texto debe ser Unicode válido: el carácter nulo o un sustituto UTF-16 sin pareja es 400 en un parámetro y 422 en el cuerpo, con el campo en `details`.\n\n**Formatos.** Fechas `AAAA-MM-DD`, marcas de tiempo ISO 8601 en UTC, importes como números JSON (dinero con 2 decimales, cantidades y stock con hasta 4). En las solicitudes los decimales admitidos se declaran con `multipleOf` (0.01 o 0.0001): un validador en coma flotante binaria debe comparar con tolerancia (en ajv, `multipleOfPrecision`), porque 1.2345 / 0.0001 no da un entero exacto.\n\n**Webhooks.** Los pedidos y productos que envían las plataformas llegan bajo `/api/webhook`, fuera de esta base: se describen en su propio documento, `/api/external/v1/openapi-webhooks.json`, que la referencia muestra junto a este.\n\n**Versión.** La versión forma parte de la ruta (`/api/external/v1`); esta descripción corresponde a la interfaz 1.6.0."
+                     *       },
+                     *       "servers": [
+                     *         {
+                     *           "url": "/api/external/v1",
+                     *           "description": "Este servidor"
+                     *         }
+                     *       ],
+                     *       "security": [
+                     *         {
+                     *           "bearerAuth": []
+                     *         }
+                     *       ],
+                     *       "tags": [
+                     *         {
+                     *           "name": "sales",
+                     *           "description": "Ventas y cotizaciones"
+                     *         },
+                     *         {
+                     *           "name": "returns",
+                     *           "description": "Devoluciones de ventas"
+                     *         },
+                     *         {
+                     *           "name": "inventory",
+                     *           "description": "Productos y stock por bodega"
+                     *         },
+                     *         {
+                     *           "name": "packages",
+                     *           "description": "Importación de paquetes"
+                     *         },
+                     *         {
+                     *           "name": "system",
+                     *           "description": "Estado de la cuota"
+                     *         },
+                     *         {
+                     *           "name": "event-subscriptions",
+                     *           "description": "Suscripciones a los eventos de la empresa (webhooks salientes firmados según Standard Webhooks)"
+                     *         },
+                     *         {
+                     *           "name": "events",
+                     *           "description": "Los eventos de la empresa para consultarlos sin webhooks"
+                     *         },
+                     *         {
+                     *           "name": "branches",
+                     *           "description": "Sucursales y bodegas donde se registran las ventas"
+                     *         },
+                     *         {
+                     *           "name": "document-types",
+                     *           "description": "Tipos de documento con los que se emiten las ventas"
+                     *         },
+                     *         {
+                     *           "name": "channels",
+                     *           "description": "Canales de venta"
+                     *         },
+                     *         {
+                     *           "name": "customers",
+                     *           "description": "Clientes de la empresa"
+                     *         },
+                     *         {
+                     *           "name": "referencia",
+                     *           "description": "Esta documentación"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": Record<string, never>;
@@ -6879,8 +7058,21 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Webhooks entrantes de las plataformas",
-                     *         "version": "1.6.0"
-                     *       }
+                     *         "version": "1.6.0",
+                     *         "description": "Lo que las plataformas de comercio electrónico envían al ERP: pedidos de WooCommerce y Shopify, que se convierten en ventas, y productos de WooCommerce, que actualizan el catálogo y el stock.\n\nCada integración tiene una URL con su token (`/api/webhook/woocommerce/{token}`); no se usa API key ni cuenta en la cuota. Las respuestas de error llevan el mismo sobre que la API externa: `{success: false, error, code, reason, details?}`. A diferencia de la API externa, los campos que el esquema no nombra se aceptan: las plataformas agregan campos a sus pedidos. La API externa se describe en `/api/external/v1/openapi.json`."
+                     *       },
+                     *       "servers": [
+                     *         {
+                     *           "url": "/api/webhook",
+                     *           "description": "Este servidor"
+                     *         }
+                     *       ],
+                     *       "tags": [
+                     *         {
+                     *           "name": "webhooks",
+                     *           "description": "Pedidos y productos enviados por las plataformas"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": Record<string, never>;

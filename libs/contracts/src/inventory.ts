@@ -13,6 +13,7 @@ import {
   refuseOutsideCursorMode,
   CURSOR_MODE_REFUSALS,
 } from './http';
+import { PLATAFORMAS } from './webhooks';
 
 export const TIPOS_PRODUCTO = ['Producto', 'Servicio'] as const;
 export type TipoProducto = (typeof TIPOS_PRODUCTO)[number];
@@ -144,6 +145,21 @@ export const SIN_CATEGORIA = 'Sin categoría';
 
 /** Idempotency key of a stock operation: the same key never moves stock twice. */
 const OperationKey = z.string().trim().min(1).max(200);
+
+/**
+ * What a stock operation was made for, as partners see it in `stock.changed`: the sale (also one
+ * made from a platform order, which names that order too), the return, or the platform whose stock
+ * update it applies. Recorded with the operation's key, so releasing or reverting it later names
+ * the same cause.
+ */
+export const CausaStock = z.strictObject({
+  id_venta: Id.optional(),
+  id_devolucion: Id.optional(),
+  plataforma: z.enum(PLATAFORMAS).optional(),
+  /** The platform's own id of the order (`727`), when a sale was made from one. */
+  id_pedido_plataforma: z.string().min(1).max(255).optional(),
+});
+export type CausaStock = z.output<typeof CausaStock>;
 
 /** Who owns a reservation's key, and so who is asked whether the operation exists. */
 export const ORIGENES_RESERVA = ['venta'] as const;
@@ -346,6 +362,7 @@ export const inventorySubjects = defineCatalog({
     request: z.object({
       clave: OperationKey,
       origen: z.enum(ORIGENES_RESERVA).default('venta'),
+      causa: CausaStock.default({}),
       id_bodega: Id,
       permitir_sin_stock: z.boolean().optional(),
       lineas: z
@@ -382,6 +399,7 @@ export const inventorySubjects = defineCatalog({
     request: z.object({
       clave: OperationKey,
       origen: z.string().regex(/^[a-z_]{1,40}$/, 'Debe ser un identificador en minúsculas'),
+      causa: CausaStock.default({}),
       concepto: z.string().trim().max(200).optional(),
       permitir_sin_stock: z.boolean().optional(),
       lineas: z.array(AdjustLine).max(500),
@@ -474,6 +492,8 @@ export const inventoryEvents = defineEvents({
   'events.inventory.stock.changed': {
     payload: z.object({
       empresa_id: z.number().int().positive(),
+      /** What the operation was made for; absent in events written before the cause was recorded. */
+      causa: CausaStock.optional(),
       movimientos: z.array(
         z.object({
           id_producto: z.number().int(),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineCatalog } from './catalog';
 import { IdParam, PageRequest, Timestamp, documentAs, pageReply, queryInt } from './http';
 import { Exportacion } from './exports';
+import { PLATAFORMAS } from './webhooks';
 import { Return } from './returns';
 import { Sale } from './sales';
 
@@ -142,15 +143,34 @@ export const StockChangedData = z.object({
   cambio: z.number(),
   motivo: z.enum(MOTIVOS_STOCK).meta({
     description:
-      'Tipo de movimiento: `reserva` (sale para una venta o una devolución), `liberacion` (vuelve una reserva que no llegó a venta o se anuló), `ajuste` (cambio relativo o absoluto: edición de una venta, devolución, stock de una plataforma), `inventario_inicial`.',
+      'Tipo de movimiento: `reserva` (sale para una venta al crearla, o al confirmarse una venta cuya reserva se había liberado), `liberacion` (vuelve la reserva de una venta que no llegó a registrarse: su `id_venta` no existe), `ajuste` (cambio relativo o absoluto: edición o anulación de una venta, devolución y su anulación, stock enviado por una plataforma), `inventario_inicial` (carga inicial).',
   }),
   origen: z.enum(ORIGENES_STOCK).meta({
     description:
-      'Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia), `anulacion_venta`, `devolucion`, `anulacion_devolucion`, `webhook` (stock enviado por una plataforma), `inventario` (carga inicial).',
+      'Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma; `id_venta`), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia; `id_venta`), `anulacion_venta` (`id_venta`), `devolucion` (`id_devolucion`), `anulacion_devolucion` (`id_devolucion`), `webhook` (stock de un producto enviado por una plataforma; `plataforma`), `inventario` (carga inicial; ninguna causa).',
   }),
-  /** The key of the operation that moved it: every movement of one operation shares it. */
-  referencia: z.string().nullable(),
+  id_venta: z.number().int().nullable().meta({
+    description:
+      'La venta cuya creación, edición o anulación movió el stock (`GET /sales/{id}`); null si no fue una venta. En una `liberacion` es el id que habría tenido una venta que no llegó a registrarse.',
+  }),
+  id_devolucion: z.number().int().nullable().meta({
+    description:
+      'La devolución que repuso el stock, o cuya anulación lo volvió a sacar (`GET /returns/{id}`); null si no fue una devolución.',
+  }),
+  plataforma: z.enum(PLATAFORMAS).nullable().meta({
+    description:
+      'La plataforma de comercio electrónico detrás del movimiento: la de un pedido cuya venta movió el stock (con `id_pedido_plataforma`), o la que envió el stock de un producto (`origen` `webhook`); null si no intervino ninguna.',
+  }),
+  id_pedido_plataforma: z.string().nullable().meta({
+    description:
+      'El id del pedido en la plataforma (`727`) cuando la venta de `id_venta` se hizo a partir de un pedido de `plataforma` (su `referencia_externa` es `woo-727` o `shop-727`); null en otro caso.',
+  }),
+  referencia: z.string().nullable().meta({
+    description:
+      'Clave interna de la operación que movió el stock: la comparten todos sus movimientos (la reserva de una venta y su liberación, por ejemplo). No es el id de ningún recurso: la causa está en `id_venta`, `id_devolucion`, `plataforma` e `id_pedido_plataforma`.',
+  }),
 });
+export type StockChangedData = z.output<typeof StockChangedData>;
 
 /** `data` of `package.imported`: the packages one import created. */
 export const PackageImportedData = z.object({

@@ -9,6 +9,19 @@ export const WEBHOOK_BASE = '/api/webhook';
 export const PLATAFORMAS = ['woocommerce', 'shopify'] as const;
 export type Plataforma = (typeof PLATAFORMAS)[number];
 
+/** How a platform order is named as its sale's `referencia_externa`: the platform's prefix, then the order's id. */
+const PREFIJO_PEDIDO: Record<Plataforma, string> = { woocommerce: 'woo-', shopify: 'shop-' };
+
+export function platformOrderReference(plataforma: Plataforma, idPedido: string): string {
+  return `${PREFIJO_PEDIDO[plataforma]}${idPedido}`;
+}
+
+/** The platform's id of the order a sale's `referencia_externa` names (`woo-727` → `727`); undefined when it names none. */
+export function platformOrderId(plataforma: Plataforma, referencia: string): string | undefined {
+  const prefijo = PREFIJO_PEDIDO[plataforma];
+  return referencia.startsWith(prefijo) && referencia.length > prefijo.length ? referencia.slice(prefijo.length) : undefined;
+}
+
 /** What a webhook path receives: orders (`/{token}`) or, for WooCommerce, products (`/{token}/producto`). */
 export const RECURSOS_WEBHOOK = ['pedido', 'producto'] as const;
 export type RecursoWebhook = (typeof RECURSOS_WEBHOOK)[number];

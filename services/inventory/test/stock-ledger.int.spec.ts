@@ -43,6 +43,7 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
       product('late', 8),
       product('retake', 2),
       product('event', 6),
+      product('cause', 6),
       product('scan', 7, { barcode: '7501234567890', porcentaje_impuesto: '0' }),
     ]);
     b = await seedCompany(h.bus, 2, [product('forbid', 9)]);
@@ -219,6 +220,42 @@ describe('the stock ledger over the bus (reserve, confirm, release, adjust)', ()
     expect(await stockOf(h, id, principal())).toBe('0.000');
     const missing = await rejection(h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'never-reserved' }, A()));
     expect(missing.code).toBe('NOT_FOUND');
+  });
+
+  it('names the cause of an operation in the stock change of each of its movements: reserve, release, confirm after release, adjust, revert', async () => {
+    const id = a.productos.cause!;
+    const causa = { id_venta: 77, plataforma: 'shopify', id_pedido_plataforma: '450789469' } as const;
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.stock.reserve',
+      { clave: 'cause-1', causa, id_bodega: principal(), lineas: [{ id_producto: id, cantidad: 2 }] },
+      A(),
+    );
+    await h.bus.request(inventorySubjects, 'inventory.stock.release', { clave: 'cause-1' }, A());
+    await h.bus.request(inventorySubjects, 'inventory.stock.confirm', { clave: 'cause-1' }, A());
+    const lineas = [{ id_producto: id, id_bodega: principal(), cantidad: '1' }];
+    await h.bus.request(
+      inventorySubjects,
+      'inventory.stock.adjust',
+      { clave: 'cause-2', origen: 'devolucion', causa: { id_devolucion: 5 }, lineas },
+      A(),
+    );
+    await h.bus.request(inventorySubjects, 'inventory.stock.revert', { clave: 'cause-2' }, A());
+    const changes = await h.db
+      .selectFrom('outbox')
+      .select(sql<{ motivo: string; referencia: string }>`payload->'movimientos'->0`.as('movimiento'))
+      .select(sql<unknown>`payload->'causa'`.as('causa'))
+      .where(sql<boolean>`payload->'movimientos' @> ${JSON.stringify([{ id_producto: id }])}::jsonb`)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    expect(changes.map((c) => [c.movimiento.motivo, c.movimiento.referencia, c.causa])).toEqual([
+      ['reserva', 'cause-1', causa],
+      ['liberacion', 'cause-1', causa],
+      ['reserva', 'cause-1', causa],
+      ['ajuste', 'cause-2', { id_devolucion: 5 }],
+      ['ajuste', 'cause-2:revertido', { id_devolucion: 5 }],
+    ]);
   });
 
   it('confirms a reservation from events.sales.sale.created, once however often the event arrives', async () => {

@@ -105,6 +105,7 @@ describe('subscriptions service against Postgres and NATS', () => {
       'events.inventory.stock.changed',
       {
         empresa_id: 201,
+        causa: { id_venta: 10 },
         movimientos: [
           {
             id_producto: 5,
@@ -141,7 +142,7 @@ describe('subscriptions service against Postgres and NATS', () => {
     expect(versionsOf(11)).toEqual([1, 2]);
     expect(got.find((e) => e.id === partnerEventId(stockMsg, 1))).toMatchObject({
       type: 'stock.changed',
-      data: { id_producto: 6, codigo: 'LIB-01', id_bodega: 7, stock: 1.5, cambio: -0.5 },
+      data: { id_producto: 6, codigo: 'LIB-01', id_bodega: 7, stock: 1.5, cambio: -0.5, id_venta: 10, id_devolucion: null },
     });
     expect(verified(b, subB.secret).map((e) => e.id)).toEqual([otherCompany]);
     // A delivery signed with another subscription's secret does not verify.

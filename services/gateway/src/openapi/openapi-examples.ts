@@ -17,8 +17,61 @@ export type OpenApiExamples = Record<
   }
 >;
 
+/**
+ * The entry of the answers no operation gives: to an unknown route, a method the path does not
+ * have, a request the HTTP parser refused. Their refusals are the examples of the `Error` schema.
+ */
+export const OUTSIDE_OPERATIONS = '*';
+
 /** The examples committed beside the generator. */
 export const RECORDED_EXAMPLES: OpenApiExamples = recorded;
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EVENT_ID = /^evt_[0-9a-f]{32}$/;
+const SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
+/** Where the timestamps of a recorded entry start (the fixtures' dates are in March 2026). */
+const FIRST_TIMESTAMP = Date.parse('2026-03-10T15:00:00.000Z');
+
+/**
+ * A recorded answer with what changes on every run made stable, so that recording again shows
+ * only what the API now answers differently: timestamps become one second apart from
+ * `FIRST_TIMESTAMP` in the order they had, and UUIDs, event ids and secrets are numbered in the
+ * order they first appear. The same value gets the same replacement wherever it appears in
+ * `answers` (one operation's), so an event id and the cursor that names it still agree.
+ */
+export function stableAnswers<T>(answers: T): T {
+  const found = {
+    timestamps: new Set<string>(),
+    uuids: new Map<string, string>(),
+    events: new Map<string, string>(),
+    secrets: new Map<string, string>(),
+  };
+  const visit = (value: unknown, leaf: (text: string) => string): unknown => {
+    if (typeof value === 'string') return leaf(value);
+    if (Array.isArray(value)) return value.map((item) => visit(item, leaf));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, visit(v, leaf)]));
+    return value;
+  };
+  const numbered = (seen: Map<string, string>, text: string, make: (n: number) => string) => {
+    if (!seen.has(text)) seen.set(text, make(seen.size + 1));
+    return seen.get(text)!;
+  };
+  visit(answers, (text) => {
+    if (TIMESTAMP.test(text)) found.timestamps.add(text);
+    return text;
+  });
+  const order = [...found.timestamps].sort((a, b) => Date.parse(a) - Date.parse(b) || a.localeCompare(b));
+  const timestamps = new Map(order.map((t, i) => [t, new Date(FIRST_TIMESTAMP + i * 1000).toISOString()]));
+  return visit(answers, (text) => {
+    if (TIMESTAMP.test(text)) return timestamps.get(text)!;
+    if (UUID.test(text)) return numbered(found.uuids, text, (n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`);
+    if (EVENT_ID.test(text)) return numbered(found.events, text, (n) => `evt_${String(n).padStart(32, '0')}`);
+    if (SECRET.test(text))
+      return numbered(found.secrets, text, (n) => `whsec_${Buffer.from(`secreto-de-ejemplo-${n}`).toString('base64')}`);
+    return text;
+  }) as T;
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -28,16 +81,21 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 /**
  * The document with the recorded examples: each parameter's value, the request body, and per
  * status the answer's body. A shared error response (`components.responses`) is copied into the
- * operation with its own example, and keeps the first example recorded for it in the component.
+ * operation with its own example. A refusal's status the operation never answered in a recorded
+ * run shows the first answer of that status recorded anywhere (every refusal has the same
+ * envelope); a shared response keeps the first answer recorded for it. The answers outside every
+ * operation are the examples of the `Error` schema.
  */
 export function withExamples(document: OpenApiDocument, examples: OpenApiExamples = RECORDED_EXAMPLES): OpenApiDocument {
   const doc: Json = structuredClone(document);
-  const shared = new Map<string, unknown>();
+  const firstOfStatus = firstRefusals(examples);
+  /** Shared responses by name: the status they answer and the first answer recorded for them. */
+  const shared = new Map<string, { status: string; answer?: unknown }>();
   for (const [template, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method];
-      const example = examples[`${method.toUpperCase()} ${template}`];
-      if (!op || !example) continue;
+      if (!op) continue;
+      const example = examples[`${method.toUpperCase()} ${template}`] ?? { responses: {} };
       for (const param of op.parameters ?? []) {
         const raw = example.request?.[param.in === 'path' ? 'path' : 'query']?.[param.name];
         if (raw !== undefined) param.example = typedParam(raw, param.schema);
@@ -46,22 +104,39 @@ export function withExamples(document: OpenApiDocument, examples: OpenApiExample
       if (body && example.request?.body !== undefined) body.example = example.request.body;
       for (const [status, response] of Object.entries<Json>(op.responses)) {
         const answers = answersOf(example, status);
-        if (answers.length === 0) continue;
         if (response.$ref) {
           const name = String(response.$ref).split('/').pop()!;
-          if (!shared.has(name)) shared.set(name, answers[0]!.body);
-          op.responses[status] = withJsonExamples(doc.components.responses[name], answers);
+          const entry = shared.get(name) ?? { status };
+          entry.answer ??= answers[0]?.body;
+          shared.set(name, entry);
+          if (answers.length > 0) op.responses[status] = withJsonExamples(doc.components.responses[name], answers);
         } else if (response.content?.['application/json']) {
-          op.responses[status] = withJsonExamples(response, answers);
+          const first = firstOfStatus.get(status);
+          if (answers.length === 0 && first) answers.push(first);
+          if (answers.length > 0) op.responses[status] = withJsonExamples(response, answers);
         }
       }
     }
   }
-  for (const [name, answer] of shared) {
-    const response = doc.components.responses[name];
-    doc.components.responses[name] = withJsonExample(response, response.content['application/json'].example ?? answer);
+  for (const [name, { status, answer }] of shared) {
+    const example = answer ?? firstOfStatus.get(status)?.body;
+    if (example !== undefined) doc.components.responses[name] = withJsonExample(doc.components.responses[name], example);
   }
+  const outside = Object.values(examples[OUTSIDE_OPERATIONS]?.refusals ?? {});
+  if (outside.length > 0 && doc.components?.schemas?.Error) doc.components.schemas.Error.examples = outside;
   return withoutUnusedComponents(doc);
+}
+
+/** The first refusal recorded of each status, in the order of the operations (the file's). */
+function firstRefusals(examples: OpenApiExamples): Map<string, Answer> {
+  const first = new Map<string, Answer>();
+  for (const [operation, example] of Object.entries(examples)) {
+    if (operation === OUTSIDE_OPERATIONS) continue;
+    for (const [status, body] of Object.entries(example.responses)) {
+      if (Number(status) >= 400 && !first.has(status)) first.set(status, { name: reasonOf(body) ?? 'respuesta', body });
+    }
+  }
+  return first;
 }
 
 /** Drops the shared responses and headers no operation refers to any more (every operation got its own copy). */

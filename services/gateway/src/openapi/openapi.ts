@@ -39,11 +39,10 @@ import {
   envelope,
   listEnvelope,
   type EventType,
-  type Reason,
 } from '@erp/contracts';
 import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from '../http/edges';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
-import { MESSAGES, errorEnvelope } from '../http/errors';
+import { MESSAGES } from '../http/errors';
 import { IDEMPOTENCY_HEADER } from '../http/idempotency';
 import { withExamples } from './openapi-examples';
 import type { AnyRoute, RouteResponse } from '../http/route';
@@ -179,34 +178,6 @@ const API_ERRORS = {
 
 type ApiError = keyof typeof API_ERRORS;
 
-/**
- * The answer of a status whose message never varies, as its example; the others take theirs from
- * the recorded runs (`withExamples`).
- */
-const FIXED_ERRORS: Partial<Record<number, { reason: Reason; message: string }>> = {
-  401: { reason: 'clave_invalida', message: MESSAGES.unauthorized },
-  413: { reason: 'cuerpo_demasiado_grande', message: MESSAGES.bodyTooLarge },
-  414: { reason: 'url_demasiado_larga', message: MESSAGES.uriTooLong },
-  415: { reason: 'tipo_de_contenido_no_admitido', message: MESSAGES.unsupportedMediaType },
-  429: { reason: 'cuota_excedida', message: MESSAGES.rateLimited },
-  431: { reason: 'encabezados_demasiado_grandes', message: MESSAGES.headersTooLarge },
-  500: { reason: 'error_interno', message: MESSAGES.internal },
-};
-
-/** The error body, with `example` (by default the status's fixed one; `null`: none here, a recorded one later). */
-function errorBodyFor(status: number, example: { reason: Reason; message: string } | null = FIXED_ERRORS[status] ?? null) {
-  return example === null
-    ? errorBody
-    : {
-        content: {
-          'application/json': {
-            ...errorBody.content['application/json'],
-            example: errorEnvelope(status, example.reason, example.message),
-          },
-        },
-      };
-}
-
 function apiErrorResponse(name: ApiError) {
   const { status, description, rated } = API_ERRORS[name];
   const required: HeaderName[] = ['X-Request-Id'];
@@ -220,14 +191,8 @@ function apiErrorResponse(name: ApiError) {
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 409) optional.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
-  return {
-    description,
-    headers: headers(required, optional),
-    ...errorBodyFor(
-      status,
-      status === 504 ? { reason: 'tiempo_agotado', message: 'El servicio no respondió a tiempo (sales)' } : undefined,
-    ),
-  };
+  // Its example is a recorded answer (`withExamples`).
+  return { description, headers: headers(required, optional), ...errorBody };
 }
 
 const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([name, { status }]) => [status, name as ApiError]));
@@ -361,14 +326,10 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
 function webhookOperations(): ZodOpenApiPathsObject {
   const paths: ZodOpenApiPathsObject = {};
   const onlyRequestId = headers(['X-Request-Id']);
-  const failure = (
-    status: number,
-    description: string,
-    options: { required?: HeaderName[]; optional?: HeaderName[]; example?: { reason: Reason; message: string } | null } = {},
-  ) => ({
+  const failure = (description: string, options: { required?: HeaderName[]; optional?: HeaderName[] } = {}) => ({
     description,
     headers: headers(['X-Request-Id', ...(options.required ?? [])], options.optional ?? []),
-    ...errorBodyFor(status, options.example),
+    ...errorBody,
   });
   for (const route of WEBHOOK_ROUTES) {
     const payload = route.plataforma === 'shopify' ? ShopifyOrder : route.recurso === 'producto' ? WooCommerceProduct : WooCommerceOrder;
@@ -396,23 +357,19 @@ function webhookOperations(): ZodOpenApiPathsObject {
             headers: onlyRequestId,
             ...json(WebhookReceipt),
           },
-          401: failure(401, 'Token desconocido o desactivado (`token_invalido`), o firma inválida (`firma_invalida`).', { example: null }),
+          401: failure('Token desconocido o desactivado (`token_invalido`), o firma inválida (`firma_invalida`).'),
           413: failure(
-            413,
             'El cuerpo supera 1 MB, o en base64 no cabe en un mensaje del bus interno (`max_payload` de NATS): con el máximo por omisión de 1 MB, cuerpos de más de unos 750 KB.',
           ),
           414: { $ref: '#/components/responses/UriTooLong' },
-          422: failure(422, 'La entrega no se pudo aceptar; `details` dice por qué.', { example: null }),
+          422: failure('La entrega no se pudo aceptar; `details` dice por qué.'),
           431: { $ref: '#/components/responses/RequestHeaderFieldsTooLarge' },
-          500: failure(500, MESSAGES.internal, { optional: ['X-Error-Id'] }),
+          500: failure(MESSAGES.internal, { optional: ['X-Error-Id'] }),
           503: failure(
-            503,
             'El gateway está al máximo de solicitudes simultáneas o el servicio de webhooks no está disponible: la entrega no se guardó y la plataforma debe reintentarla.',
-            { required: ['Retry-After'], example: { reason: 'servicio_no_disponible', message: 'Servicio no disponible (webhooks)' } },
+            { required: ['Retry-After'] },
           ),
-          504: failure(504, 'El servicio de webhooks no respondió a tiempo.', {
-            example: { reason: 'tiempo_agotado', message: 'El servicio no respondió a tiempo (webhooks)' },
-          }),
+          504: failure('El servicio de webhooks no respondió a tiempo.'),
         },
       },
     };
@@ -439,12 +396,7 @@ function referenceOperations(): ZodOpenApiPathsObject {
           200: {
             description: 'El documento OpenAPI 3.1.',
             headers: onlyRequestId,
-            content: {
-              'application/json': {
-                schema: { type: 'object' },
-                example: { openapi: '3.1.0', info: { title: 'API externa de ventas, inventario y devoluciones', version: API_VERSION } },
-              },
-            },
+            content: { 'application/json': { schema: { type: 'object' } } },
           },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },
@@ -461,12 +413,7 @@ function referenceOperations(): ZodOpenApiPathsObject {
           200: {
             description: `El documento OpenAPI 3.1 de los webhooks, bajo \`${WEBHOOK_BASE}\`.`,
             headers: onlyRequestId,
-            content: {
-              'application/json': {
-                schema: { type: 'object' },
-                example: { openapi: '3.1.0', info: { title: 'Webhooks entrantes de las plataformas', version: API_VERSION } },
-              },
-            },
+            content: { 'application/json': { schema: { type: 'object' } } },
           },
           ...BEFORE_ANY_ROUTE,
           503: { $ref: '#/components/responses/ServiceUnavailable' },

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely';
+import type { CausaStock } from '@erp/contracts';
 import type { AjusteMovimiento, InventoryDb } from './tables';
 
 export async function findAjuste(trx: Transaction<InventoryDb>, empresaId: number, clave: string) {
@@ -13,11 +14,18 @@ export async function findAjuste(trx: Transaction<InventoryDb>, empresaId: numbe
 /** Records an adjustment's key unless it exists; undefined when it does (a concurrent duplicate waits for the first). */
 export async function insertAjuste(
   trx: Transaction<InventoryDb>,
-  row: { empresaId: number; clave: string; origen: string; concepto: string | null },
+  row: { empresaId: number; clave: string; origen: string; causa: CausaStock; concepto: string | null },
 ) {
   return trx
     .insertInto('ajustes')
-    .values({ empresa_id: row.empresaId, clave: row.clave, origen: row.origen, concepto: row.concepto, movimientos: '[]' })
+    .values({
+      empresa_id: row.empresaId,
+      clave: row.clave,
+      origen: row.origen,
+      causa: JSON.stringify(row.causa),
+      concepto: row.concepto,
+      movimientos: '[]',
+    })
     .onConflict((oc) => oc.columns(['empresa_id', 'clave']).doNothing())
     .returning('id')
     .executeTakeFirst();
@@ -27,7 +35,7 @@ export async function insertAjuste(
 export async function lockAjuste(trx: Transaction<InventoryDb>, empresaId: number, clave: string) {
   return trx
     .selectFrom('ajustes')
-    .select(['id', 'origen', 'movimientos', 'revertido_at'])
+    .select(['id', 'origen', 'causa', 'movimientos', 'revertido_at'])
     .where('empresa_id', '=', empresaId)
     .where('clave', '=', clave)
     .forUpdate()

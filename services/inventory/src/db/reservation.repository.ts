@@ -1,13 +1,14 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { EstadoReserva } from '@erp/contracts';
+import type { CausaStock, EstadoReserva } from '@erp/contracts';
 import type { InventoryDb, ReservaLinea } from './tables';
 
-const COLUMNS = ['id', 'clave', 'origen', 'bodega_id', 'estado', 'lineas', 'revisiones', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['id', 'clave', 'origen', 'causa', 'bodega_id', 'estado', 'lineas', 'revisiones', 'created_at', 'updated_at'] as const;
 
 export interface ReservaRow {
   id: string;
   clave: string;
   origen: string;
+  causa: CausaStock;
   bodega_id: number | null;
   estado: EstadoReserva;
   lineas: ReservaLinea[];
@@ -36,6 +37,7 @@ export async function insertReserva(
     empresaId: number;
     clave: string;
     origen: string;
+    causa: CausaStock;
     bodegaId: number | null;
     estado: EstadoReserva;
     lineas: ReservaLinea[];
@@ -48,6 +50,7 @@ export async function insertReserva(
       empresa_id: row.empresaId,
       clave: row.clave,
       origen: row.origen,
+      causa: JSON.stringify(row.causa),
       bodega_id: row.bodegaId,
       estado: row.estado,
       lineas: JSON.stringify(row.lineas),

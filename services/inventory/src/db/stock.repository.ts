@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { enqueueEvent } from '@erp/bus';
-import { inventoryEvents, type TipoProducto } from '@erp/contracts';
+import { inventoryEvents, type CausaStock, type TipoProducto } from '@erp/contracts';
 import type { PlannedMove, StockKey } from '../domain/stock-plan';
 import type { BodegaRow } from '../domain/resolve-product';
 import { INVENTORY_SCHEMA, type InventoryDb, type TipoMovimiento } from './tables';
@@ -139,6 +139,8 @@ export function lockedStockOf(locked: Map<string, LockedStock>) {
 export interface MovementMeta {
   tipo: TipoMovimiento;
   origen: string;
+  /** What the operation was made for: partners read it in `stock.changed`. */
+  causa: CausaStock;
   clave: string | null;
   concepto: string | null;
 }
@@ -180,6 +182,7 @@ export async function applyMoves(
   // Partners follow stock through this event (interface 1.5.0); it commits with the movements.
   await enqueueEvent(trx, inventoryEvents, 'events.inventory.stock.changed', {
     empresa_id: empresaId,
+    causa: meta.causa,
     movimientos: rows.map((r) => ({
       id_producto: Number(r.producto_id),
       codigo: r.codigo,

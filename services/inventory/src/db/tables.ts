@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
-import type { EstadoReserva } from '@erp/contracts';
+import type { CausaStock, EstadoReserva } from '@erp/contracts';
 
 /** The Postgres schema the inventory service owns. */
 export const INVENTORY_SCHEMA = 'inventory';
@@ -115,6 +115,8 @@ export interface ReservasTable {
   bodega_id: number | null;
   estado: EstadoReserva;
   lineas: Json<ReservaLinea[]>;
+  /** What the reservation was made for (migration 0009). */
+  causa: Json<CausaStock>;
   revisar_en: ColumnType<Date, Date | string, Date | string>;
   revisiones: Generated<number>;
   created_at: Generated<Date>;
@@ -136,6 +138,8 @@ export interface AjustesTable {
   clave: string;
   origen: string;
   concepto: string | null;
+  /** What the adjustment was made for (migration 0009). */
+  causa: Json<CausaStock>;
   movimientos: Json<AjusteMovimiento[]>;
   /** When the adjustment was reverted (its movements reversed, `movimientos` emptied): the key is spent. */
   revertido_at: Date | null;

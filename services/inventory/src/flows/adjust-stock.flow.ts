@@ -48,7 +48,13 @@ export async function adjustStock(
       Object.keys(details).some((field) => field.endsWith('.id_producto')) ? 'producto_no_encontrado' : 'dato_relacionado_invalido',
     );
 
-  const inserted = await insertAjuste(trx, { empresaId, clave: req.clave, origen: req.origen, concepto: req.concepto ?? null });
+  const inserted = await insertAjuste(trx, {
+    empresaId,
+    clave: req.clave,
+    origen: req.origen,
+    causa: req.causa,
+    concepto: req.concepto ?? null,
+  });
   if (!inserted) {
     const winner = (await findAjuste(trx, empresaId, req.clave))!;
     return { clave: req.clave, aplicado: false, movimientos: winner.movimientos };
@@ -72,6 +78,7 @@ export async function adjustStock(
   const applied = await applyMoves(trx, empresaId, locked, plan.moves, {
     tipo: 'ajuste',
     origen: req.origen,
+    causa: req.causa,
     clave: req.clave,
     concepto: req.concepto ?? null,
   });

@@ -77,6 +77,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
       empresaId,
       clave: req.clave,
       origen: req.origen,
+      causa: req.causa,
       bodegaId: req.id_bodega,
       estado: 'reservada',
       lineas,
@@ -115,6 +116,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   await applyMoves(trx, empresaId, locked, plan.moves, {
     tipo: 'reserva',
     origen: req.origen,
+    causa: req.causa,
     clave: req.clave,
     concepto: 'Reserva de stock',
   });
@@ -141,6 +143,7 @@ export async function confirmReservation(trx: Transaction<InventoryDb>, empresaI
     await applyMoves(trx, empresaId, locked, plan.moves, {
       tipo: 'reserva',
       origen: row.origen,
+      causa: row.causa,
       clave,
       concepto: 'Reserva confirmada después de liberada',
     });
@@ -159,6 +162,7 @@ export async function releaseReservation(trx: Transaction<InventoryDb>, empresaI
       empresaId,
       clave,
       origen: 'venta',
+      causa: {},
       bodegaId: null,
       estado: 'liberada',
       lineas: [],
@@ -177,7 +181,13 @@ export async function releaseReservation(trx: Transaction<InventoryDb>, empresaI
     const locked = await lockStock(trx, empresaId, keys, { create: true });
     const stockOf = lockedStockOf(locked);
     const moves = planReturn(lines, bodegaId, (productoId) => stockOf({ productoId, bodegaId }));
-    await applyMoves(trx, empresaId, locked, moves, { tipo: 'liberacion', origen: row.origen, clave, concepto: 'Reserva liberada' });
+    await applyMoves(trx, empresaId, locked, moves, {
+      tipo: 'liberacion',
+      origen: row.origen,
+      causa: row.causa,
+      clave,
+      concepto: 'Reserva liberada',
+    });
   }
   return toReply(await setReservaEstado(trx, row.id, transition.to), true);
 }

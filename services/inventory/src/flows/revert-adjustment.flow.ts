@@ -16,7 +16,7 @@ type RevertReply = ReplyInputOf<typeof inventorySubjects, 'inventory.stock.rever
  * it takes back what the adjustment gave.
  */
 export async function revertAdjustment(trx: Transaction<InventoryDb>, req: RevertRequest, empresaId: number): Promise<RevertReply> {
-  const spent = await insertAjuste(trx, { empresaId, clave: req.clave, origen: 'revertido', concepto: null });
+  const spent = await insertAjuste(trx, { empresaId, clave: req.clave, origen: 'revertido', causa: {}, concepto: null });
   const ajuste = await lockAjuste(trx, empresaId, req.clave);
   if (!ajuste) throw new Error(`Adjustment ${req.clave} vanished while it was locked`);
   if (spent) {
@@ -35,6 +35,7 @@ export async function revertAdjustment(trx: Transaction<InventoryDb>, req: Rever
   const applied = await applyMoves(trx, empresaId, locked, plan.moves, {
     tipo: 'ajuste',
     origen: ajuste.origen,
+    causa: ajuste.causa,
     clave: `${req.clave}:revertido`,
     concepto: `Reversión de ${req.clave}`,
   });

@@ -34,6 +34,7 @@ export async function settleStock(db: Kysely<ReturnsDb>, bus: Bus, empresaId: nu
     await inventory.adjust(ctx, {
       clave: state.clave_stock,
       origen: 'devolucion',
+      causa: { id_devolucion: id },
       concepto: `Devolución ${id} de la venta ${state.venta_id}`,
       lineas: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: state.bodega_id, cantidad: l.cantidad })),
     });
@@ -43,6 +44,7 @@ export async function settleStock(db: Kysely<ReturnsDb>, bus: Bus, empresaId: nu
     await inventory.adjust(ctx, {
       clave: annulmentKey(id),
       origen: 'anulacion_devolucion',
+      causa: { id_devolucion: id },
       concepto: `Anulación de la devolución ${id} de la venta ${state.venta_id}`,
       permitir_sin_stock: true,
       lineas: lineas.map((l) => ({ id_producto: l.id_producto, id_bodega: state.bodega_id, cantidad: `-${l.cantidad}` })),

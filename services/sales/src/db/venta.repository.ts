@@ -63,7 +63,19 @@ export async function lockReferencia(trx: Transaction<SalesDb>, empresaId: numbe
   await sql`select pg_advisory_xact_lock(hashtextextended(${`venta:${empresaId}:${referencia}`}, 0))`.execute(trx);
 }
 
-/** A sale to issue: every column but those its document type's number decides. */
+/**
+ * An id for a sale about to be issued, taken before it is written so that the stock it reserves
+ * first can name it. A sale that is not written after all leaves its id unused, as a rolled-back
+ * insert does.
+ */
+export async function nextVentaId(db: Db): Promise<number> {
+  const { rows } = await sql<{ id: number }>`select nextval(pg_get_serial_sequence(${`${SALES_SCHEMA}.ventas`}, 'id'))::int as id`.execute(
+    db,
+  );
+  return rows[0]!.id;
+}
+
+/** A sale to issue: every column but those its document type's number decides (its `id` when it was taken before). */
 export type VentaToIssue = Omit<Insertable<VentasTable>, 'numero' | 'correlativo' | 'nombre_documento' | 'documento'> & {
   /** The sale document; its `documento.numero` and `documento.correlativo` are filled in with the number taken. */
   documento: { documento: object };
@@ -99,6 +111,7 @@ export async function issueVenta(
     ),
     v as (
       insert into ${salesTable('ventas')} (${sql.join(columns.map((c) => sql.id(c)))}, documento, numero, correlativo, nombre_documento)
+      overriding system value
       select ${sql.join(columns.map((c) => sql.ref(`r.${c}`)))},
              jsonb_set(jsonb_set(r.documento, '{documento,numero}', to_jsonb(doc.numero)), '{documento,correlativo}', to_jsonb(doc.prefijo || doc.numero)),
              doc.numero, doc.prefijo || doc.numero, doc.nombre
@@ -667,7 +680,17 @@ const salesSummaryRows = compiledPerShape(
 export async function lockVenta(trx: Transaction<SalesDb>, empresaId: number, id: number) {
   return trx
     .selectFrom('ventas')
-    .select(['id', 'estado', 'bodega_id', 'stock_devuelto_at', 'clave_reserva', 'revision_stock', 'devoluciones_activas'])
+    .select([
+      'id',
+      'estado',
+      'origen',
+      'referencia_externa',
+      'bodega_id',
+      'stock_devuelto_at',
+      'clave_reserva',
+      'revision_stock',
+      'devoluciones_activas',
+    ])
     .where('empresa_id', '=', empresaId)
     .where('id', '=', id)
     .forUpdate()
@@ -700,7 +723,7 @@ export async function updateVenta(
     .execute();
 }
 
-export type EditableVenta = StoredSale & { numero: number; correlativo: string; created_at: Date };
+export type EditableVenta = StoredSale & { origen: string; numero: number; correlativo: string; created_at: Date };
 
 /**
  * The sale an update starts from, with its lines, its row locked until the transaction ends:
@@ -714,6 +737,7 @@ export async function lockVentaForEdit(trx: Transaction<SalesDb>, empresaId: num
     .select([
       'id',
       'estado',
+      'origen',
       'documento_fiscal_emitido',
       'referencia_externa',
       'fecha',

@@ -1,4 +1,19 @@
-import { Decimal, STOCK_SCALE, toStock } from '@erp/contracts';
+import { Decimal, PLATAFORMAS, STOCK_SCALE, platformOrderId, toStock, type CausaStock } from '@erp/contracts';
+
+/**
+ * The cause every stock movement of a sale names (`stock.changed`): the sale, and for one made
+ * from a platform order (its `origen` is the platform, its `referencia_externa` the order's) that
+ * order too.
+ */
+export function saleStockCause(venta: { id: number; origen: string; referencia_externa: string | null }): CausaStock {
+  const plataforma = PLATAFORMAS.find((p) => p === venta.origen);
+  const idPedido = plataforma && venta.referencia_externa !== null ? platformOrderId(plataforma, venta.referencia_externa) : undefined;
+  return {
+    id_venta: venta.id,
+    ...(plataforma ? { plataforma } : {}),
+    ...(idPedido !== undefined ? { id_pedido_plataforma: idPedido } : {}),
+  };
+}
 
 /** Stock per product and warehouse, keyed `producto:bodega`, at the stock scale. */
 export type StockHolding = Map<string, { id_producto: number; id_bodega: number; cantidad: Decimal }>;

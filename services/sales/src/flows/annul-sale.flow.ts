@@ -6,7 +6,7 @@ import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
 import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
-import { heldStock, stockDiff } from '../domain/stock-lines';
+import { heldStock, saleStockCause, stockDiff } from '../domain/stock-lines';
 import { busInventory } from '../ports/inventory.port';
 import { squareIfReturned } from './square-registrations.flow';
 import { adjustStockRevision, trackedChange } from './stock-revision.flow';
@@ -48,6 +48,7 @@ export async function annulSale(
         revision: venta.revision_stock,
         moves,
         origen: 'anulacion_venta',
+        causa: saleStockCause(venta),
         concepto: `Anulación de la venta ${id_venta}`,
         final: true,
       });

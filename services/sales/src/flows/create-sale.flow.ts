@@ -6,6 +6,7 @@ import {
   isAppError,
   Sale,
   salesEvents,
+  type CausaStock,
   type ParsedRequestOf,
   type SaleInput,
   type TenantContext,
@@ -23,11 +24,13 @@ import {
   findVentaReferenciada,
   issueVenta,
   lockReferencia,
+  nextVentaId,
   type VentaReferenciada,
 } from '../db/venta.repository';
 import { huellaOf, referenciaConflict } from '../domain/huella';
 import { createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
+import { saleStockCause } from '../domain/stock-lines';
 import { plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
@@ -49,8 +52,8 @@ type ReserveState = 'none' | 'attempted' | 'refused' | 'taken';
 
 /**
  * The invoicing pipeline of `POST /sales`, of platform orders and of the fixture loader:
- * resolve and check → tax → reserve the stock (inventory; inside the transaction, after the
- * reference's lock, when the sale has a reference) → one transaction that checks the customer's
+ * resolve and check → tax → take the sale's id and reserve the stock under it (inventory; inside
+ * the transaction, after the reference's lock, when the sale has a reference) → one transaction that checks the customer's
  * credit, then takes the next correlative and writes the sale, its lines and the created event
  * → reply. The document type's row is locked last, so sales of one type wait on
  * each other for two statements and the commit only. A failure after the reservation releases
@@ -111,12 +114,16 @@ async function commitSale(
   const { db } = deps;
   const empresaId = plan.empresaId;
   const clave = plan.stockLines.length > 0 ? randomUUID() : null;
+  // A sale that reserves stock takes its id first: the reservation's movements name it.
+  let id: number | undefined;
   const state: { reserve: ReserveState } = { reserve: 'none' };
   const reserve = async (trx?: Transaction<SalesDb>) => {
-    // Reserved once even if the transaction is retried: the key stays the same.
+    // Reserved once even if the transaction is retried: the key and the id stay the same.
     if (!clave || state.reserve === 'taken') return;
+    id ??= await nextVentaId(trx ?? db);
     state.reserve = 'attempted';
-    await reserveStock(inventory, trx, plan, clave, req.permitir_sin_stock, ctx, state);
+    const causa = saleStockCause({ id, origen: req.origen, referencia_externa: plan.referencia });
+    await reserveStock(inventory, trx, plan, clave, causa, req.permitir_sin_stock, ctx, state);
     state.reserve = 'taken';
     if (deps.fault === 'exit-after-reserve') crash();
   };
@@ -142,6 +149,7 @@ async function commitSale(
       const venta = await issueVenta(
         trx,
         {
+          ...(id !== undefined ? { id } : {}),
           ...plannedVentaColumns(plan, draft),
           empresa_id: empresaId,
           usuario_id: plan.usuario.id,
@@ -193,6 +201,7 @@ async function reserveStock(
   trx: Transaction<SalesDb> | undefined,
   plan: SalePlan,
   clave: string,
+  causa: CausaStock,
   permitirSinStock: boolean | undefined,
   ctx: TenantContext,
   state: { reserve: ReserveState },
@@ -203,6 +212,7 @@ async function reserveStock(
       {
         clave,
         origen: 'venta',
+        causa,
         id_bodega: plan.bodega.id,
         ...(permitirSinStock !== undefined ? { permitir_sin_stock: permitirSinStock } : {}),
         lineas: plan.stockLines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad })),

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { AppError, isAppError, type TenantContext } from '@erp/contracts';
+import { AppError, isAppError, type CausaStock, type TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { deleteCambioEnCurso, deleteStaleCambios, insertCambioEnCurso } from '../db/cambio-en-curso.repository';
 import type { SalesDb } from '../db/tables';
@@ -21,6 +21,8 @@ export interface StockRevisionRequest {
   /** What inventory must change to go from what the sale held to what it will hold. */
   moves: StockMove[];
   origen: 'actualizacion_venta' | 'anulacion_venta';
+  /** The sale as every movement of it names it (`saleStockCause`). */
+  causa: CausaStock;
   concepto: string;
   /** For a refusal: the `detalles` positions behind a move, to name them in the answer. */
   linesOf?: (move: StockMove) => number[];
@@ -129,6 +131,7 @@ async function adjust(
       {
         clave,
         origen: request.origen,
+        causa: request.causa,
         concepto: request.concepto,
         lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })),
       },

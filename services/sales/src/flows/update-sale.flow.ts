@@ -16,7 +16,7 @@ import { detalleColumns, findSale, lockVentaForEdit, replaceDetalles, saveEdited
 import { planDraft, saleDocument } from '../domain/sale-plan';
 import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
-import { heldStock, stockDiff } from '../domain/stock-lines';
+import { heldStock, saleStockCause, stockDiff } from '../domain/stock-lines';
 import { plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
@@ -87,6 +87,7 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
           revision: venta.revision_stock,
           moves: stockDiff(before, after),
           origen: 'actualizacion_venta',
+          causa: saleStockCause(venta),
           concepto: `Actualización de la venta ${venta.correlativo}`,
           linesOf: (move) =>
             move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : [],

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { EventType, PartnerEvent } from '@erp/contracts';
-import type { PartnerEventDraft } from '../domain/partner-events';
+import { currentData, type PartnerEventDraft } from '../domain/partner-events';
 import type { EventosTable, SubscriptionsDb } from './tables';
 
 type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
@@ -128,5 +128,5 @@ export async function deleteEventosBefore(db: Db, cutoff: Date): Promise<void> {
 }
 
 export function toPartnerEvent(row: Selectable<EventosTable>): PartnerEvent {
-  return { id: row.id, type: row.tipo, timestamp: row.ocurrido_at.toISOString(), data: row.data };
+  return { id: row.id, type: row.tipo, timestamp: row.ocurrido_at.toISOString(), data: currentData(row.tipo, row.data) };
 }

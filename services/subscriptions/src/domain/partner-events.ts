@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { EventType, PayloadOf, exportsEvents, inventoryEvents, packagesEvents, returnsEvents, salesEvents } from '@erp/contracts';
+import type {
+  EventType,
+  PayloadOf,
+  StockChangedData,
+  exportsEvents,
+  inventoryEvents,
+  packagesEvents,
+  returnsEvents,
+  salesEvents,
+} from '@erp/contracts';
 
 /** A partner event derived from one event of the stream, before it is written to the log. */
 export interface PartnerEventDraft {
@@ -77,6 +86,7 @@ export function partnerEventsOf(source: SourceEvent): PartnerEventDraft[] {
     }
     case 'events.inventory.stock.changed': {
       const event = source.payload as PayloadOf<typeof inventoryEvents, 'events.inventory.stock.changed'>;
+      const causa = event.causa ?? {};
       return event.movimientos.slice(0, PER_SOURCE).map((m, i) =>
         draft(i, event.empresa_id, 'stock.changed', `stock:${m.id_producto}:${m.id_bodega}`, {
           id_producto: m.id_producto,
@@ -87,6 +97,10 @@ export function partnerEventsOf(source: SourceEvent): PartnerEventDraft[] {
           cambio: Number(m.cambio),
           motivo: m.motivo,
           origen: m.origen,
+          id_venta: causa.id_venta ?? null,
+          id_devolucion: causa.id_devolucion ?? null,
+          plataforma: causa.plataforma ?? null,
+          id_pedido_plataforma: causa.id_pedido_plataforma ?? null,
           referencia: m.referencia,
         }),
       );
@@ -95,6 +109,17 @@ export function partnerEventsOf(source: SourceEvent): PartnerEventDraft[] {
       return [];
   }
 }
+
+/**
+ * `data` of a logged event as it goes out now: a `stock.changed` logged before it named its cause
+ * (interface 1.6.0) carries the cause's fields as null, as every event logged since does. Events
+ * leave the log after `EVENTS_RETENTION_DAYS`.
+ */
+export function currentData(tipo: string, data: Record<string, unknown>): Record<string, unknown> {
+  return tipo === 'stock.changed' && !('id_venta' in data) ? { ...data, ...NO_CAUSE } : data;
+}
+
+const NO_CAUSE = { id_venta: null, id_devolucion: null, plataforma: null, id_pedido_plataforma: null } satisfies Partial<StockChangedData>;
 
 const SALE_TYPES: Record<string, EventType> = {
   'events.sales.sale.created': 'sale.created',

@@ -12,6 +12,7 @@ import {
 import { deleteEventosBefore } from '../db/evento.repository';
 import { disableSuscripcion } from '../db/suscripcion.repository';
 import type { SubscriptionsDb } from '../db/tables';
+import { currentData } from '../domain/partner-events';
 import { retryDelayMs, retryWindowSpent } from '../domain/retry';
 import { signDelivery } from '../domain/signature';
 import type { SubscriptionsConfig } from '../config';
@@ -190,7 +191,7 @@ export class Dispatcher {
       id: entrega.evento_id,
       type: entrega.tipo,
       timestamp: entrega.ocurrido_at.toISOString(),
-      data: entrega.data,
+      data: currentData(entrega.tipo, entrega.data),
     });
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = entrega.secreto_anterior ? [entrega.secreto, entrega.secreto_anterior] : [entrega.secreto];

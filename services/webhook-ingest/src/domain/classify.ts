@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Plataforma, RecursoWebhook } from '@erp/contracts';
+import { platformOrderReference, type Plataforma, type RecursoWebhook } from '@erp/contracts';
 import { idText, parseJsonExact } from './json';
 
 /** Headers kept with a delivery (and forwarded by the gateway): the platforms' own, and the content type. */
@@ -69,7 +69,7 @@ export function classify(d: IncomingDelivery): Classification {
     const clave = eventId ? `evento:${eventId}` : webhookId ? `webhook:${webhookId}` : bodyHash;
     // A refund names its order in `order_id`; every other topic is the order itself.
     const orderId = topic === 'refunds/create' ? idText(json?.order_id) : id;
-    return { kind: 'entrega', tema: topic, clave, referencia: orderId ? `shop-${orderId}` : null };
+    return { kind: 'entrega', tema: topic, clave, referencia: orderId ? platformOrderReference('shopify', orderId) : null };
   }
 
   const topic = d.headers['x-wc-webhook-topic']?.trim() || null;
@@ -78,7 +78,12 @@ export function classify(d: IncomingDelivery): Classification {
   if (d.recurso === 'pedido') {
     // Only the same content is the same delivery: `date_modified_gmt` has one-second resolution, and
     // a cancellation or a payment saved within the second of the order's creation carries the same.
-    return { kind: 'entrega', tema: topic, clave: id ? `pedido:${id}:${bodyHash}` : bodyHash, referencia: id ? `woo-${id}` : null };
+    return {
+      kind: 'entrega',
+      tema: topic,
+      clave: id ? `pedido:${id}:${bodyHash}` : bodyHash,
+      referencia: id ? platformOrderReference('woocommerce', id) : null,
+    };
   }
   const deleted = topic === 'product.deleted' || (json !== undefined && Object.keys(json).length === 1 && id !== null);
   // A deletion carries only the id; the same product can be deleted again after a restore, and a

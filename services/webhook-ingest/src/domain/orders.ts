@@ -1,4 +1,4 @@
-import { Decimal, cents, sum, toCents, type Plataforma } from '@erp/contracts';
+import { Decimal, cents, platformOrderReference, sum, toCents, type Plataforma } from '@erp/contracts';
 import { idText, text } from './json';
 import { parseAmount, quantityText, unitPriceAndDiscount } from './money';
 
@@ -120,7 +120,7 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
   const status = text(o.status) ?? '';
   const billing = obj(o.billing);
   return {
-    referencia: `woo-${id}`,
+    referencia: platformOrderReference('woocommerce', id),
     accion: WOO_ACTIONS[status] ?? 'ninguna',
     estado_plataforma: status,
     version: timestamp(o.date_modified_gmt, true) ?? timestamp(o.date_modified, false),
@@ -215,7 +215,7 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
     .minus(sum(lineItems.map(lineDiscount)))
     .minus(sum(shippingLines.map(allocated)));
   return {
-    referencia: `shop-${id}`,
+    referencia: platformOrderReference('shopify', id),
     // A cancelled order stays `paid` until it is refunded: `cancelled_at` decides first.
     accion: text(o.cancelled_at) ? 'anular' : (SHOPIFY_ACTIONS[financial] ?? 'ninguna'),
     estado_plataforma: text(o.cancelled_at) ? 'cancelled' : financial,

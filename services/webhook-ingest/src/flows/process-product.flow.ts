@@ -68,6 +68,7 @@ export async function processProduct(trx: Transaction<WebhookDb>, entrega: Locke
     await deps.inventory.adjust(ctx, {
       clave: `webhook-entrega-${entrega.id}`,
       origen: 'webhook',
+      causa: { plataforma: entrega.plataforma },
       concepto: `Stock de WooCommerce (producto ${intent!.id_externo})`,
       permitir_sin_stock: true,
       lineas: [{ id_producto: productoId, id_bodega: entrega.bodega_id, stock: intent!.stock }],

@@ -89,7 +89,8 @@ export const exportsRoutes = [
           filename: `exportacion-${params.id}.ndjson.gz`,
           open: async (start, end) => {
             const body = await readObjectFrom(bus, objeto, start, end);
-            if (!body) throw new AppError('NOT_FOUND', 'El archivo de la exportación ya no existe (expiró o se eliminó)');
+            if (!body)
+              throw AppError.notFound('exportacion_no_encontrada', 'El archivo de la exportación ya no existe (expiró o se eliminó)');
             return body;
           },
         },

@@ -7,6 +7,7 @@ import * as m0005 from './0005-change-xid';
 import * as m0006 from './0006-counted-entries';
 import * as m0007 from './0007-product-change-stamp';
 import * as m0008 from './0008-reverted-adjustments';
+import * as m0009 from './0009-stock-cause';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -18,4 +19,5 @@ export const migrations: Migrations = {
   '0006-counted-entries': m0006,
   '0007-product-change-stamp': m0007,
   '0008-reverted-adjustments': m0008,
+  '0009-stock-cause': m0009,
 };
