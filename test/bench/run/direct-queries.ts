@@ -16,7 +16,8 @@ import { findProductJson, listProducts, summarizeInventory } from '../../../serv
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
 import { findReturnJson, listReturns, summarizeReturns } from '../../../services/returns/src/db/devolucion.repository';
 import type { ReturnsDb } from '../../../services/returns/src/db/tables';
-import { findSaleJson, listSales, summarizeSales } from '../../../services/sales/src/db/venta.repository';
+import { findSaleJson } from '../../../services/sales/src/db/venta-json.repository';
+import { listSales, summarizeSales } from '../../../services/sales/src/db/venta-list.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 
 /** Values, JSON text as its service passes it on, or a page whose items are JSON text; undefined when not found. */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createDb } from '@erp/db';
 import { API_BASE } from '@erp/contracts';
-import { saleExportRows } from '../../../services/sales/src/db/venta.repository';
+import { saleExportRows } from '../../../services/sales/src/db/venta-list.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 import { withRssSampling, type LoadResult } from './load';
 

@@ -4,7 +4,8 @@ import { AppError, type salesAdminSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { insertCanal, insertCliente, insertDocumento } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { findSale, lockVenta, updateVenta } from '../db/venta.repository';
+import { lockVenta, updateVenta } from '../db/venta.repository';
+import { findSale } from '../db/venta-read.repository';
 import { annulSale } from '../flows/annul-sale.flow';
 
 /** Back office: fixture loading, annulment and the fiscal document mark. */

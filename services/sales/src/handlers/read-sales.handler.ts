@@ -12,7 +12,9 @@ import {
 import { JsonText, type JsonPageOf } from '@erp/bus';
 import { answerChangePage } from '@erp/db';
 import type { SalesDb } from '../db/tables';
-import { findSaleJson, listSaleChanges, listSales, salesPageVersion, summarizeSales } from '../db/venta.repository';
+import { listSaleChanges } from '../db/venta-feed.repository';
+import { findSaleJson } from '../db/venta-json.repository';
+import { listSales, salesPageVersion, summarizeSales } from '../db/venta-list.repository';
 import { summarize } from '../domain/summary';
 
 type Api = typeof salesApiSubjects;

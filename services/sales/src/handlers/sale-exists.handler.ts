@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { SalesDb } from '../db/tables';
-import { saleExistsWithClave } from '../db/venta.repository';
+import { saleExistsWithClave } from '../db/venta-read.repository';
 
 /**
  * Whether a committed sale holds this reservation key: inventory's sweeper confirms the

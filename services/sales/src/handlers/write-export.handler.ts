@@ -3,7 +3,7 @@ import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, salesExportSubjects } from '@erp/contracts';
 import type { SalesDb } from '../db/tables';
-import { saleExportBatch } from '../db/venta.repository';
+import { saleExportBatch } from '../db/venta-list.repository';
 
 /** `sales.export.write`: the file of an export of sales, from one snapshot. */
 export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus) {
