@@ -16,8 +16,8 @@ import { findProductJson, listProducts, summarizeInventory } from '../../../serv
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
 import { findReturnJson, listReturns, summarizeReturns } from '../../../services/returns/src/db/devolucion.repository';
 import type { ReturnsDb } from '../../../services/returns/src/db/tables';
-import { findSaleJson } from '../../../services/sales/src/db/venta-json.repository';
-import { listSales, summarizeSales } from '../../../services/sales/src/db/venta-list.repository';
+import { findVentaJson } from '../../../services/sales/src/db/venta-json.repository';
+import { listVentas, summarizeVentas } from '../../../services/sales/src/db/venta-list.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 
 /** Values, JSON text as its service passes it on, or a page whose items are JSON text; undefined when not found. */
@@ -45,9 +45,9 @@ export function directQueries({ inventory, sales, returns }: DirectDbs, empresaI
       /^\/inventory$/,
       async (_id, query) => page(await listProducts(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query)))),
     ],
-    [/^\/sales\/summary$/, (_id, query) => summarizeSales(sales, empresaId, SalesFilters.parse(SalesSummaryQuery.parse(query)))],
-    [/^\/sales\/(\d+)$/, async (id) => json(await findSaleJson(sales, empresaId, id!))],
-    [/^\/sales$/, async (_id, query) => page(await listSales(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query))))],
+    [/^\/sales\/summary$/, (_id, query) => summarizeVentas(sales, empresaId, SalesFilters.parse(SalesSummaryQuery.parse(query)))],
+    [/^\/sales\/(\d+)$/, async (id) => json(await findVentaJson(sales, empresaId, id!))],
+    [/^\/sales$/, async (_id, query) => page(await listVentas(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query))))],
     [
       /^\/returns\/summary$/,
       (_id, query) => summarizeReturns(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query))),

@@ -17,7 +17,7 @@ export async function deleteCambioEnCurso(db: Db, empresaId: number, clave: stri
 }
 
 /** Sales with a change recorded more than `olderThanMs` ago and never committed, oldest first. */
-export async function salesWithStaleCambios(
+export async function ventasWithStaleCambios(
   db: Db,
   olderThanMs: number,
   limit: number,

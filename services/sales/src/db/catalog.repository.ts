@@ -17,7 +17,7 @@ type Cliente = { id: number; nombre: string; limite_credito: string; activo: boo
  * The document type, channel and customer a sale names (a null id looks nothing up), in one
  * statement; each undefined when the company has no such row.
  */
-export async function findSaleCatalog(
+export async function findVentaCatalog(
   db: Db,
   empresaId: number,
   ids: { documentoId: number; canalId: number | null; clienteId: number | null },

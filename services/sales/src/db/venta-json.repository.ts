@@ -12,7 +12,7 @@ const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
  * A sale of `ventas as v` with its lines as the JSON the API answers (the contract's `Sale`, field
  * for field and in its order), built by Postgres: reads pass it on as text.
  */
-export function saleJson(db: Db) {
+export function ventaJson(db: Db) {
   const detalles = db
     .selectFrom('venta_detalles as d')
     .select(
@@ -73,15 +73,15 @@ export function saleJson(db: Db) {
 }
 
 /** The sale as the JSON `GET /sales/{id}` answers, in one statement; undefined when the company has no such sale. */
-export async function findSaleJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
-  const [row] = await saleJsonStatement(db, empresaId, id);
+export async function findVentaJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
+  const [row] = await ventaJsonStatement(db, empresaId, id);
   return row?.json;
 }
 
-const saleJsonStatement = compiledOnce((db: Db, empresaId: number, id: number) =>
+const ventaJsonStatement = compiledOnce((db: Db, empresaId: number, id: number) =>
   db
     .selectFrom('ventas as v')
-    .select(sql<string>`${saleJson(db)}::text`.as('json'))
+    .select(sql<string>`${ventaJson(db)}::text`.as('json'))
     .where('v.empresa_id', '=', empresaId)
     .where('v.id', '=', id),
 );

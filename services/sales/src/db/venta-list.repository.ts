@@ -3,13 +3,13 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SalesExportFilters, SalesFilters, SalesListRequest } from '@erp/contracts';
 import { compiledPerShape, jsonArray, jsonLineBatch } from '@erp/db';
 import { pageStart } from '../domain/summary';
-import { saleJson } from './venta-json.repository';
+import { ventaJson } from './venta-json.repository';
 import type { SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
 /** The company's sales under the filters of the list (no columns selected yet). */
-export function filtered(db: Db, empresaId: number, f: SalesFilters) {
+export function filteredVentas(db: Db, empresaId: number, f: SalesFilters) {
   let q = db.selectFrom('ventas as v').where('v.empresa_id', '=', empresaId);
   if (f.fecha_inicio !== undefined) q = q.where('v.fecha', '>=', f.fecha_inicio);
   if (f.fecha_fin !== undefined) q = q.where('v.fecha', '<=', f.fecha_fin);
@@ -18,27 +18,27 @@ export function filtered(db: Db, empresaId: number, f: SalesFilters) {
 }
 
 /** The company's sales under the filters of the list, each with the JSON `GET /sales/{id}` answers (the same SQL): an export's rows. */
-export function saleExportRows(db: Db, empresaId: number, filtros: SalesExportFilters) {
-  let rows = filtered(db, empresaId, filtros);
+export function ventaExportRows(db: Db, empresaId: number, filtros: SalesExportFilters) {
+  let rows = filteredVentas(db, empresaId, filtros);
   if (filtros.updated_since !== undefined) rows = rows.where('v.updated_at', '>=', new Date(filtros.updated_since));
-  return rows.select(['v.id', sql<string>`${saleJson(db)}::text`.as('json')]);
+  return rows.select(['v.id', sql<string>`${ventaJson(db)}::text`.as('json')]);
 }
 
 /** Up to `limit` rows of an export after id `afterId`, by id: one batch of its file. */
-export async function saleExportBatch(
+export async function ventaExportBatch(
   trx: Transaction<SalesDb>,
   empresaId: number,
   filtros: SalesExportFilters,
   afterId: number,
   limit: number,
 ) {
-  const page = saleExportRows(trx, empresaId, filtros).where('v.id', '>', afterId).orderBy('v.id').limit(limit);
+  const page = ventaExportRows(trx, empresaId, filtros).where('v.id', '>', afterId).orderBy('v.id').limit(limit);
   return jsonLineBatch(trx, page);
 }
 
 type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
-/** A list request paged by number (delta sync, by change, is `listSaleChanges`). */
-export type PagedSalesRequest = Omit<SalesListRequest, 'updated_since' | 'cursor'>;
+/** A list request paged by number (delta sync, by change, is `listVentaChanges`). */
+export type PagedVentasRequest = Omit<SalesListRequest, 'updated_since' | 'cursor'>;
 /**
  * `T` when each of its filters is one the daily summary answers, never otherwise: a filter added
  * to the list or summary request makes the calls below fail to compile, since its count would
@@ -49,7 +49,7 @@ type AnsweredBySummary<T> = [Exclude<keyof T, keyof SummaryFilters | 'page' | 'p
   : never;
 
 /** The daily summary rows under the filters. */
-function summaryRows(db: Db, empresaId: number, f: AnsweredBySummary<PagedSalesRequest> | AnsweredBySummary<SalesFilters>) {
+function summaryRows(db: Db, empresaId: number, f: AnsweredBySummary<PagedVentasRequest> | AnsweredBySummary<SalesFilters>) {
   let q = db.selectFrom('ventas_resumen_diario as r').where('r.empresa_id', '=', empresaId);
   if (f.fecha_inicio !== undefined) q = q.where('r.fecha', '>=', f.fecha_inicio);
   if (f.fecha_fin !== undefined) q = q.where('r.fecha', '<=', f.fecha_fin);
@@ -73,27 +73,27 @@ function orderTerms(orderBy: SalesListRequest['order_by']) {
  * also finds the day the page starts on, so the scan skips part of one day instead of every
  * earlier sale. Each statement is compiled once per shape of the request (its filters, order).
  */
-export async function listSales(
+export async function listVentas(
   db: Db,
   empresaId: number,
-  request: PagedSalesRequest,
+  request: PagedVentasRequest,
 ): Promise<{ total: number; json: string; version: string }> {
   const at = await locatePage(db, empresaId, request);
   if (at.skip === undefined) return { total: at.total, json: '[]', version: pageVersion(db, at.total, '') };
-  const [page] = await salesPage(db, ...pageArguments(empresaId, request, at));
+  const [page] = await ventasPage(db, ...pageArguments(empresaId, request, at));
   return { total: at.total, json: page!.json, version: pageVersion(db, at.total, page!.stamps) };
 }
 
 /**
- * The `version` that `listSales` would answer for the request, read without building the page:
+ * The `version` that `listVentas` would answer for the request, read without building the page:
  * the total and the page's ids with their change stamps. Every change of a sale (its lines, its
  * state, its returns) stamps its row, and the page is built from those rows alone, so one version
  * is always the same page: a conditional GET is answered from the index and a few rows.
  */
-export async function salesPageVersion(db: Db, empresaId: number, request: PagedSalesRequest): Promise<string> {
+export async function ventasPageVersion(db: Db, empresaId: number, request: PagedVentasRequest): Promise<string> {
   const at = await locatePage(db, empresaId, request);
   if (at.skip === undefined) return pageVersion(db, at.total, '');
-  const [page] = await salesPageStamps(db, ...pageArguments(empresaId, request, at));
+  const [page] = await ventasPageStamps(db, ...pageArguments(empresaId, request, at));
   return pageVersion(db, at.total, page!.stamps);
 }
 
@@ -110,20 +110,20 @@ interface PageLocation {
  * Where a page starts. Past the first page ordered by date, the summary's count per day finds
  * the day the page starts on, so the scan skips part of one day instead of every earlier sale.
  */
-async function locatePage(db: Db, empresaId: number, request: PagedSalesRequest): Promise<PageLocation> {
+async function locatePage(db: Db, empresaId: number, request: PagedVentasRequest): Promise<PageLocation> {
   const offset = (request.page - 1) * request.per_page;
   const shape = shapeOf(request);
   const { fecha_inicio, fecha_fin, estado } = request;
   // The first page starts at the first sale in any order: its total alone is one sum, without the days.
   if (request.order_by === 'fecha' && offset > 0) {
-    const page = pageStart(await salesPerDay(db, shape, empresaId, fecha_inicio, fecha_fin, estado), offset);
+    const page = pageStart(await ventasPerDay(db, shape, empresaId, fecha_inicio, fecha_fin, estado), offset);
     return page.start ? { shape, total: page.total, from: page.start.fecha, skip: page.start.skip } : { shape, total: page.total };
   }
-  const total = (await salesCount(db, shape, empresaId, fecha_inicio, fecha_fin, estado))[0]!.total;
+  const total = (await ventasCount(db, shape, empresaId, fecha_inicio, fecha_fin, estado))[0]!.total;
   return offset >= total ? { shape, total } : { shape, total, skip: offset };
 }
 
-function pageArguments(empresaId: number, request: PagedSalesRequest, at: PageLocation) {
+function pageArguments(empresaId: number, request: PagedVentasRequest, at: PageLocation) {
   return [
     { ...at.shape, from: at.from !== undefined },
     empresaId,
@@ -137,13 +137,13 @@ function pageArguments(empresaId: number, request: PagedSalesRequest, at: PageLo
 }
 
 /** The SQL that serialises a sale: part of every version, so a release that changes the JSON changes every ETag. */
-let saleJsonRevision: string | undefined;
+let ventaJsonRevision: string | undefined;
 
 function pageVersion(db: Db, total: number, stamps: string): string {
-  saleJsonRevision ??= createHash('sha256')
-    .update(db.selectFrom('ventas as v').select(saleJson(db).as('venta')).compile().sql)
+  ventaJsonRevision ??= createHash('sha256')
+    .update(db.selectFrom('ventas as v').select(ventaJson(db).as('venta')).compile().sql)
     .digest('base64url');
-  return `${saleJsonRevision}.${total}.${stamps}`;
+  return `${ventaJsonRevision}.${total}.${stamps}`;
 }
 
 /** What decides the SQL of a list request: which filters it has and its order, not their values. */
@@ -155,7 +155,7 @@ interface ListShape {
   order_direction: SalesListRequest['order_direction'];
 }
 
-function shapeOf(request: AnsweredBySummary<PagedSalesRequest>): ListShape {
+function shapeOf(request: AnsweredBySummary<PagedVentasRequest>): ListShape {
   return {
     fecha_inicio: request.fecha_inicio !== undefined,
     fecha_fin: request.fecha_fin !== undefined,
@@ -176,7 +176,7 @@ function filtersOf(shape: FilterShape, fechaInicio: string | undefined, fechaFin
   };
 }
 
-const salesCount = compiledPerShape(
+const ventasCount = compiledPerShape(
   (
     db: Db,
     shape: ListShape,
@@ -190,7 +190,7 @@ const salesCount = compiledPerShape(
     ),
 );
 
-const salesPerDay = compiledPerShape(
+const ventasPerDay = compiledPerShape(
   (
     db: Db,
     shape: ListShape,
@@ -219,7 +219,7 @@ function pageRows(
   skip: number,
 ) {
   const dir = shape.order_direction;
-  let ids = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select('v.id');
+  let ids = filteredVentas(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select('v.id');
   if (shape.from) ids = ids.where('v.fecha', dir === 'desc' ? '<=' : '>=', from!);
   for (const term of orderTerms(shape.order_by)) ids = ids.orderBy(term, dir);
   let rows = db
@@ -236,27 +236,27 @@ function stampsOf(rows: ReturnType<typeof pageRows>) {
 }
 
 /** The page's JSON and its stamps, in one statement: one snapshot for both. */
-const salesPage = compiledPerShape((db: Db, ...args: Parameters<typeof pageRows> extends [Db, ...infer A] ? A : never) => {
+const ventasPage = compiledPerShape((db: Db, ...args: Parameters<typeof pageRows> extends [Db, ...infer A] ? A : never) => {
   const rows = pageRows(db, ...args);
-  return db.selectNoFrom([sql<string>`${jsonArray(rows.select(saleJson(db).as('venta')))}::text`.as('json'), stampsOf(rows).as('stamps')]);
+  return db.selectNoFrom([sql<string>`${jsonArray(rows.select(ventaJson(db).as('venta')))}::text`.as('json'), stampsOf(rows).as('stamps')]);
 });
 
-const salesPageStamps = compiledPerShape((db: Db, ...args: Parameters<typeof pageRows> extends [Db, ...infer A] ? A : never) =>
+const ventasPageStamps = compiledPerShape((db: Db, ...args: Parameters<typeof pageRows> extends [Db, ...infer A] ? A : never) =>
   db.selectNoFrom(stampsOf(pageRows(db, ...args)).as('stamps')),
 );
 
 /** Count and sums per state under the filters, from the daily summary; states without sales are left out. */
-export async function summarizeSales(db: Db, empresaId: number, filters: SalesFilters) {
+export async function summarizeVentas(db: Db, empresaId: number, filters: SalesFilters) {
   const answered: AnsweredBySummary<SalesFilters> = filters;
   const shape = {
     fecha_inicio: answered.fecha_inicio !== undefined,
     fecha_fin: answered.fecha_fin !== undefined,
     estado: answered.estado !== undefined,
   };
-  return salesSummaryRows(db, shape, empresaId, filters.fecha_inicio, filters.fecha_fin, filters.estado);
+  return ventasSummaryRows(db, shape, empresaId, filters.fecha_inicio, filters.fecha_fin, filters.estado);
 }
 
-const salesSummaryRows = compiledPerShape(
+const ventasSummaryRows = compiledPerShape(
   (
     db: Db,
     shape: FilterShape,

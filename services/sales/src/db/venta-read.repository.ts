@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SaleInput } from '@erp/contracts';
-import { toSale } from '../domain/venta-row';
+import { toVenta } from '../domain/venta-row';
 import type { SalesDb, VentasTable } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
@@ -37,7 +37,7 @@ export async function findVentaReferenciada(db: Db, empresaId: number, referenci
     .executeTakeFirst();
 }
 
-export async function saleExistsWithClave(db: Db, empresaId: number, clave: string): Promise<boolean> {
+export async function ventaExistsWithClave(db: Db, empresaId: number, clave: string): Promise<boolean> {
   const row = await db
     .selectFrom('ventas')
     .select('id')
@@ -47,18 +47,18 @@ export async function saleExistsWithClave(db: Db, empresaId: number, clave: stri
   return row !== undefined;
 }
 
-export async function findSale(db: Db, empresaId: number, id: number): Promise<SaleInput | undefined> {
+export async function findVenta(db: Db, empresaId: number, id: number): Promise<SaleInput | undefined> {
   const row = await db
     .selectFrom('ventas as v')
-    .select(SALE_COLUMNS)
+    .select(VENTA_COLUMNS)
     .where('v.empresa_id', '=', empresaId)
     .where('v.id', '=', id)
     .executeTakeFirst();
   if (!row) return undefined;
-  return toSale(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
+  return toVenta(row, (await detallesOf(db, empresaId, [row.id])).get(row.id) ?? []);
 }
 
-export async function stockLinesOf(db: Db, empresaId: number, ventaId: number) {
+export async function stockDetallesOf(db: Db, empresaId: number, ventaId: number) {
   return db
     .selectFrom('venta_detalles')
     .select(['id_producto', 'cantidad', 'mueve_stock'])
@@ -69,8 +69,8 @@ export async function stockLinesOf(db: Db, empresaId: number, ventaId: number) {
     .execute();
 }
 
-/** A sale's columns as reads answer it (`SaleRow`, without its lines), from `ventas as v`: issuing, `findSale` and the feed share them. */
-export const SALE_COLUMNS = [
+/** A sale's columns as reads answer it (`VentaRow`, without its lines), from `ventas as v`: issuing, `findVenta` and the feed share them. */
+export const VENTA_COLUMNS = [
   'v.id',
   'v.fecha',
   'v.correlativo',
@@ -104,7 +104,7 @@ export const SALE_COLUMNS = [
 ] as const;
 
 /** A line's columns as reads answer it, with its sale's id to group by. */
-export const LINE_COLUMNS = [
+export const DETALLE_COLUMNS = [
   'id',
   'venta_id',
   'id_producto',
@@ -124,17 +124,17 @@ export const LINE_COLUMNS = [
 ] as const;
 
 /** The lines of several sales in one query, grouped by sale, in the order they were sent. */
-export async function linesOf(db: Db, empresaId: number, ventaIds: readonly number[]): Promise<Map<number, SaleInput['detalles']>> {
+export async function detallesOf(db: Db, empresaId: number, ventaIds: readonly number[]): Promise<Map<number, SaleInput['detalles']>> {
   const byVenta = new Map<number, SaleInput['detalles']>(ventaIds.map((id) => [id, []]));
   if (ventaIds.length === 0) return byVenta;
   const rows = await db
     .selectFrom('venta_detalles')
-    .select(LINE_COLUMNS)
+    .select(DETALLE_COLUMNS)
     .where('empresa_id', '=', empresaId)
     .where('venta_id', 'in', [...ventaIds])
     .orderBy('venta_id')
     .orderBy('linea')
     .execute();
-  for (const { venta_id, ...line } of rows) byVenta.get(venta_id)?.push(line);
+  for (const { venta_id, ...detalle } of rows) byVenta.get(venta_id)?.push(detalle);
   return byVenta;
 }

@@ -1,8 +1,8 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput } from '@erp/contracts';
 import type { StoredSale } from '../domain/sale-update';
-import { toSale, type SaleRow } from '../domain/venta-row';
-import { LINE_COLUMNS, SALE_COLUMNS } from './venta-read.repository';
+import { toVenta, type VentaRow } from '../domain/venta-row';
+import { DETALLE_COLUMNS, VENTA_COLUMNS } from './venta-read.repository';
 import { SALES_SCHEMA, salesTable, type SalesDb, type VentaDetallesTable, type VentasTable } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
@@ -54,8 +54,8 @@ export async function issueVenta(
   detalles: readonly DetalleToIssue[],
 ): Promise<SaleInput | undefined> {
   const columns = Object.keys(venta).filter((c) => c !== 'documento');
-  const lineColumns = detalles.length > 0 ? Object.keys(detalles[0]!) : [];
-  const { rows } = await sql<SaleRow & Record<`l_${(typeof LINE_COLUMNS)[number]}`, unknown>>`
+  const detalleColumnNames = detalles.length > 0 ? Object.keys(detalles[0]!) : [];
+  const { rows } = await sql<VentaRow & Record<`l_${(typeof DETALLE_COLUMNS)[number]}`, unknown>>`
     with doc as (
       update ${salesTable('documentos')} set correlativo = correlativo + 1, updated_at = now()
        where empresa_id = ${venta.empresa_id} and id = ${venta.documento_id} and activo and sucursal_id = ${venta.sucursal_id}
@@ -73,28 +73,28 @@ export async function issueVenta(
     ),
     d as (
       insert into ${salesTable('venta_detalles')} (venta_id${sql.join(
-        lineColumns.map((c) => sql`, ${sql.id(c)}`),
+        detalleColumnNames.map((c) => sql`, ${sql.id(c)}`),
         sql``,
       )})
       select v.id${sql.join(
-        lineColumns.map((c) => sql`, ${sql.ref(`l.${c}`)}`),
+        detalleColumnNames.map((c) => sql`, ${sql.ref(`l.${c}`)}`),
         sql``,
       )}
         from v, jsonb_populate_recordset(null::${salesTable('venta_detalles')}, ${JSON.stringify(detalles)}::jsonb) l
-      returning linea, ${sql.join(LINE_COLUMNS.map((c) => sql.id(c)))}
+      returning linea, ${sql.join(DETALLE_COLUMNS.map((c) => sql.id(c)))}
     )
-    select ${sql.join(SALE_COLUMNS.map((c) => (typeof c === 'string' ? sql.ref(c) : c)))},
-           ${sql.join(LINE_COLUMNS.map((c) => sql`${sql.ref(`d.${c}`)} as ${sql.id(`l_${c}`)}`))}
+    select ${sql.join(VENTA_COLUMNS.map((c) => (typeof c === 'string' ? sql.ref(c) : c)))},
+           ${sql.join(DETALLE_COLUMNS.map((c) => sql`${sql.ref(`d.${c}`)} as ${sql.id(`l_${c}`)}`))}
       from v left join d on true
      order by d.linea`.execute(trx);
   const first = rows[0];
   if (!first) return undefined;
   const detallesStored = rows.flatMap((row) => {
     if (row.l_id === null) return [];
-    const line = Object.fromEntries(LINE_COLUMNS.filter((c) => c !== 'venta_id').map((c) => [c, row[`l_${c}`]]));
-    return [line as SaleInput['detalles'][number]];
+    const detalle = Object.fromEntries(DETALLE_COLUMNS.filter((c) => c !== 'venta_id').map((c) => [c, row[`l_${c}`]]));
+    return [detalle as SaleInput['detalles'][number]];
   });
-  return toSale(first, detallesStored);
+  return toVenta(first, detallesStored);
 }
 
 /** The sale row locked for a back-office change, with what annulling needs. */

@@ -27,8 +27,8 @@ export function plannedVentaColumns(plan: SalePlan, draft: SaleDraft) {
   };
 }
 
-/** A sale as reads select it (`SALE_COLUMNS`), before its lines are added. */
-export type SaleRow = Pick<
+/** A sale as reads select it (`VENTA_COLUMNS`), before its lines are added. */
+export type VentaRow = Pick<
   VentasTable,
   | 'fecha'
   | 'correlativo'
@@ -85,7 +85,7 @@ export function detalleColumns(line: PlannedLine, empresaId: number) {
   };
 }
 
-export function toSale(row: SaleRow, detalles: SaleInput['detalles']): SaleInput {
+export function toVenta(row: VentaRow, detalles: SaleInput['detalles']): SaleInput {
   return {
     id: row.id,
     fecha: row.fecha,

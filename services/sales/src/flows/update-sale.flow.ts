@@ -13,7 +13,7 @@ import { inTransaction } from '@erp/db';
 import { findCliente, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVentaForEdit, replaceDetalles, saveEditedVenta } from '../db/venta.repository';
-import { findSale } from '../db/venta-read.repository';
+import { findVenta } from '../db/venta-read.repository';
 import { planDraft, saleDocument } from '../domain/sale-plan';
 import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
@@ -119,7 +119,7 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
         venta.id,
         plan.lines.map((l) => ({ id: l.lineId, venta_id: venta.id, ...detalleColumns(l, empresaId), updated_at: now })),
       );
-      const saved = await findSale(trx, empresaId, venta.id);
+      const saved = await findVenta(trx, empresaId, venta.id);
       if (!saved) throw new Error(`Sale ${venta.id} vanished while it was locked`);
       await enqueueEvent(
         trx,
