@@ -15,7 +15,9 @@ import { publishEvent, type JsonText } from '@erp/bus';
 import { loadConfig } from '@erp/runtime';
 import { harness, tenant, until, type Harness } from '@erp/testing';
 import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
-import { findDevolucion, findReturnJson, listReturns } from '../src/db/devolucion.repository';
+import { findReturnJson } from '../src/db/devolucion-json.repository';
+import { listReturns } from '../src/db/devolucion-list.repository';
+import { findDevolucion } from '../src/db/devolucion-read.repository';
 import { listReturnsHandler } from '../src/handlers/read-returns.handler';
 import type { ReturnsDb } from '../src/db/tables';
 

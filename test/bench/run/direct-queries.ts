@@ -14,7 +14,8 @@ import {
 } from '@erp/contracts';
 import { findProductJson, listProducts, summarizeInventory } from '../../../services/inventory/src/db/product.repository';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
-import { findReturnJson, listReturns, summarizeReturns } from '../../../services/returns/src/db/devolucion.repository';
+import { findReturnJson } from '../../../services/returns/src/db/devolucion-json.repository';
+import { listReturns, summarizeReturns } from '../../../services/returns/src/db/devolucion-list.repository';
 import type { ReturnsDb } from '../../../services/returns/src/db/tables';
 import { findVentaJson } from '../../../services/sales/src/db/venta-json.repository';
 import { listVentas, summarizeVentas } from '../../../services/sales/src/db/venta-list.repository';

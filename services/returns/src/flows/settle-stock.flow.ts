@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Bus } from '@erp/bus';
 import type { RequestContext, TenantContext } from '@erp/contracts';
-import { findStockState, markStock, stockLinesOf } from '../db/devolucion.repository';
+import { markStock } from '../db/devolucion.repository';
+import { findStockState, stockLinesOf } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
 import { busInventory } from '../ports/inventory.port';
 

@@ -10,7 +10,9 @@ import {
 } from '@erp/contracts';
 import { JsonText, type JsonPageOf } from '@erp/bus';
 import { answerChangePage } from '@erp/db';
-import { findReturnJson, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
+import { listReturnChanges } from '../db/devolucion-feed.repository';
+import { findReturnJson } from '../db/devolucion-json.repository';
+import { listReturns, summarizeReturns } from '../db/devolucion-list.repository';
 import type { ReturnsDb } from '../db/tables';
 import { summarize } from '../domain/summary';
 

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { ParsedRequestOf, ReplyInputOf, returnsForSalesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { returnsByRegistration, tryLockVentaDevoluciones } from '../db/devolucion.repository';
+import { tryLockVentaDevoluciones } from '../db/devolucion.repository';
+import { returnsByRegistration } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
 
 type RegistrationsRequest = ParsedRequestOf<typeof returnsForSalesSubjects, 'returns.sale.registrations'>;

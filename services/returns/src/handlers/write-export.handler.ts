@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, returnsExportSubjects } from '@erp/contracts';
-import { returnExportBatch } from '../db/devolucion.repository';
+import { returnExportBatch } from '../db/devolucion-list.repository';
 import type { ReturnsDb } from '../db/tables';
 
 /** `returns.export.write`: the file of an export of returns, from one snapshot. */

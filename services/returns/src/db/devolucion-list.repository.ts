@@ -1,0 +1,127 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { ReturnsExportFilters, ReturnsFilters, ReturnsListRequest } from '@erp/contracts';
+import { compiledPerShape, jsonArray, jsonLineBatch } from '@erp/db';
+import { returnJson } from './devolucion-json.repository';
+import type { ReturnsDb } from './tables';
+
+type Db = Kysely<ReturnsDb> | Transaction<ReturnsDb>;
+
+/** The company's returns under the filters of the list (no columns selected yet). */
+export function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
+  let q = db.selectFrom('devoluciones as d').where('d.empresa_id', '=', empresaId);
+  if (f.fecha_inicio !== undefined) q = q.where('d.fecha', '>=', f.fecha_inicio);
+  if (f.fecha_fin !== undefined) q = q.where('d.fecha', '<=', f.fecha_fin);
+  if (f.id_venta !== undefined) q = q.where('d.venta_id', '=', f.id_venta);
+  return q;
+}
+
+/**
+ * Up to `limit` returns after id `afterId`, by id, as the JSON lines `GET /returns/{id}` answers
+ * (the same SQL), with the filters of the list: one batch of an export's file.
+ */
+export async function returnExportBatch(
+  trx: Transaction<ReturnsDb>,
+  empresaId: number,
+  filtros: ReturnsExportFilters,
+  afterId: number,
+  limit: number,
+) {
+  let rows = filtered(trx, empresaId, filtros).where('d.id', '>', afterId);
+  if (filtros.updated_since !== undefined) rows = rows.where('d.updated_at', '>=', new Date(filtros.updated_since));
+  const page = rows
+    .select(['d.id', sql<string>`${returnJson(trx)}::text`.as('json')])
+    .orderBy('d.id')
+    .limit(limit);
+  return jsonLineBatch(trx, page);
+}
+
+/** Which filters a request has, not their values: what decides the SQL of a list or summary. */
+interface FilterShape {
+  fecha_inicio: boolean;
+  fecha_fin: boolean;
+  id_venta: boolean;
+}
+
+function shapeOf(f: ReturnsFilters): FilterShape {
+  return { fecha_inicio: f.fecha_inicio !== undefined, fecha_fin: f.fecha_fin !== undefined, id_venta: f.id_venta !== undefined };
+}
+
+/** The filters of `shape`, with the values given (stand-ins while compiling). */
+function filtersOf(
+  shape: FilterShape,
+  fechaInicio: string | undefined,
+  fechaFin: string | undefined,
+  idVenta: number | undefined,
+): ReturnsFilters {
+  return {
+    ...(shape.fecha_inicio ? { fecha_inicio: fechaInicio } : {}),
+    ...(shape.fecha_fin ? { fecha_fin: fechaFin } : {}),
+    ...(shape.id_venta ? { id_venta: idVenta } : {}),
+  };
+}
+
+/**
+ * One page of returns, newest `fecha` first then `id` descending, with their lines, as the JSON
+ * array the API answers: the count and the page (serialised by Postgres) in two statements at
+ * once, each compiled once per set of filters present.
+ */
+export async function listReturns(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; json: string }> {
+  const shape = shapeOf(request);
+  const { fecha_inicio, fecha_fin, id_venta } = request;
+  const [[count], [page]] = await Promise.all([
+    returnsCount(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta),
+    returnsPage(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta, request.per_page, (request.page - 1) * request.per_page),
+  ]);
+  return { total: Number(count!.total), json: page!.json };
+}
+
+const returnsCount = compiledPerShape(
+  (
+    db: Db,
+    shape: FilterShape,
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    idVenta: number | undefined,
+  ) => filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta)).select((eb) => eb.fn.countAll<number>().as('total')),
+);
+
+const returnsPage = compiledPerShape(
+  (
+    db: Db,
+    shape: FilterShape,
+    empresaId: number,
+    fechaInicio: string | undefined,
+    fechaFin: string | undefined,
+    idVenta: number | undefined,
+    limit: number,
+    offset: number,
+  ) => {
+    const rows = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta))
+      .select(returnJson(db).as('devolucion'))
+      .orderBy('d.fecha', 'desc')
+      .orderBy('d.id', 'desc')
+      .limit(limit)
+      .offset(offset);
+    return db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json'));
+  },
+);
+
+/** Count and sums per type of the active returns under the date filters, in one statement. */
+export async function summarizeReturns(db: Db, empresaId: number, filters: Pick<ReturnsFilters, 'fecha_inicio' | 'fecha_fin'>) {
+  return returnsSummaryRows(db, { ...shapeOf(filters), id_venta: false }, empresaId, filters.fecha_inicio, filters.fecha_fin);
+}
+
+const returnsSummaryRows = compiledPerShape(
+  (db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined) =>
+    filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, undefined))
+      .where('d.enable', '=', true)
+      .select([
+        'd.tipo',
+        sql<number>`count(*)::int`.as('cantidad'),
+        sql<string>`sum(d.total)`.as('total'),
+        sql<string>`sum(d.iva)`.as('iva'),
+        sql<string>`sum(d.descuento)`.as('descuento'),
+      ])
+      .groupBy('d.tipo'),
+);
