@@ -14,8 +14,8 @@ import {
 } from '@erp/contracts';
 import { findProductJson, listProducts, summarizeInventory } from '../../../services/inventory/src/db/product.repository';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
-import { findReturnJson } from '../../../services/returns/src/db/devolucion-json.repository';
-import { listReturns, summarizeReturns } from '../../../services/returns/src/db/devolucion-list.repository';
+import { findDevolucionJson } from '../../../services/returns/src/db/devolucion-json.repository';
+import { listDevoluciones, summarizeDevoluciones } from '../../../services/returns/src/db/devolucion-list.repository';
 import type { ReturnsDb } from '../../../services/returns/src/db/tables';
 import { findVentaJson } from '../../../services/sales/src/db/venta-json.repository';
 import { listVentas, summarizeVentas } from '../../../services/sales/src/db/venta-list.repository';
@@ -51,12 +51,12 @@ export function directQueries({ inventory, sales, returns }: DirectDbs, empresaI
     [/^\/sales$/, async (_id, query) => page(await listVentas(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query))))],
     [
       /^\/returns\/summary$/,
-      (_id, query) => summarizeReturns(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query))),
+      (_id, query) => summarizeDevoluciones(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query))),
     ],
-    [/^\/returns\/(\d+)$/, async (id) => json(await findReturnJson(returns, empresaId, id!))],
+    [/^\/returns\/(\d+)$/, async (id) => json(await findDevolucionJson(returns, empresaId, id!))],
     [
       /^\/returns$/,
-      async (_id, query) => page(await listReturns(returns, empresaId, ReturnsListRequest.parse(ReturnsListQuery.parse(query)))),
+      async (_id, query) => page(await listDevoluciones(returns, empresaId, ReturnsListRequest.parse(ReturnsListQuery.parse(query)))),
     ],
   ];
 }

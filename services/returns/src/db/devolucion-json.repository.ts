@@ -12,7 +12,7 @@ const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
  * A return of `devoluciones as d` with its lines as the JSON the API answers (the contract's
  * `Return`, field for field and in its order), built by Postgres: reads pass it on as text.
  */
-export function returnJson(db: Db) {
+export function devolucionJson(db: Db) {
   const detalles = db
     .selectFrom('devolucion_detalles as l')
     .select(
@@ -67,15 +67,15 @@ export function returnJson(db: Db) {
 }
 
 /** The return as the JSON `GET /returns/{id}` answers, in one statement; undefined when the company has no such return. */
-export async function findReturnJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
-  const [row] = await returnJsonStatement(db, empresaId, id);
+export async function findDevolucionJson(db: Db, empresaId: number, id: number): Promise<string | undefined> {
+  const [row] = await devolucionJsonStatement(db, empresaId, id);
   return row?.json;
 }
 
-const returnJsonStatement = compiledOnce((db: Db, empresaId: number, id: number) =>
+const devolucionJsonStatement = compiledOnce((db: Db, empresaId: number, id: number) =>
   db
     .selectFrom('devoluciones as d')
-    .select(sql<string>`${returnJson(db)}::text`.as('json'))
+    .select(sql<string>`${devolucionJson(db)}::text`.as('json'))
     .where('d.empresa_id', '=', empresaId)
     .where('d.id', '=', id),
 );

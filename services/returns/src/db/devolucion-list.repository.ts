@@ -1,13 +1,13 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ReturnsExportFilters, ReturnsFilters, ReturnsListRequest } from '@erp/contracts';
 import { compiledPerShape, jsonArray, jsonLineBatch } from '@erp/db';
-import { returnJson } from './devolucion-json.repository';
+import { devolucionJson } from './devolucion-json.repository';
 import type { ReturnsDb } from './tables';
 
 type Db = Kysely<ReturnsDb> | Transaction<ReturnsDb>;
 
 /** The company's returns under the filters of the list (no columns selected yet). */
-export function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
+export function filteredDevoluciones(db: Db, empresaId: number, f: ReturnsFilters) {
   let q = db.selectFrom('devoluciones as d').where('d.empresa_id', '=', empresaId);
   if (f.fecha_inicio !== undefined) q = q.where('d.fecha', '>=', f.fecha_inicio);
   if (f.fecha_fin !== undefined) q = q.where('d.fecha', '<=', f.fecha_fin);
@@ -19,17 +19,17 @@ export function filtered(db: Db, empresaId: number, f: ReturnsFilters) {
  * Up to `limit` returns after id `afterId`, by id, as the JSON lines `GET /returns/{id}` answers
  * (the same SQL), with the filters of the list: one batch of an export's file.
  */
-export async function returnExportBatch(
+export async function devolucionExportBatch(
   trx: Transaction<ReturnsDb>,
   empresaId: number,
   filtros: ReturnsExportFilters,
   afterId: number,
   limit: number,
 ) {
-  let rows = filtered(trx, empresaId, filtros).where('d.id', '>', afterId);
+  let rows = filteredDevoluciones(trx, empresaId, filtros).where('d.id', '>', afterId);
   if (filtros.updated_since !== undefined) rows = rows.where('d.updated_at', '>=', new Date(filtros.updated_since));
   const page = rows
-    .select(['d.id', sql<string>`${returnJson(trx)}::text`.as('json')])
+    .select(['d.id', sql<string>`${devolucionJson(trx)}::text`.as('json')])
     .orderBy('d.id')
     .limit(limit);
   return jsonLineBatch(trx, page);
@@ -65,17 +65,17 @@ function filtersOf(
  * array the API answers: the count and the page (serialised by Postgres) in two statements at
  * once, each compiled once per set of filters present.
  */
-export async function listReturns(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; json: string }> {
+export async function listDevoluciones(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; json: string }> {
   const shape = shapeOf(request);
   const { fecha_inicio, fecha_fin, id_venta } = request;
   const [[count], [page]] = await Promise.all([
-    returnsCount(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta),
-    returnsPage(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta, request.per_page, (request.page - 1) * request.per_page),
+    devolucionesCount(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta),
+    devolucionesPage(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta, request.per_page, (request.page - 1) * request.per_page),
   ]);
   return { total: Number(count!.total), json: page!.json };
 }
 
-const returnsCount = compiledPerShape(
+const devolucionesCount = compiledPerShape(
   (
     db: Db,
     shape: FilterShape,
@@ -83,10 +83,13 @@ const returnsCount = compiledPerShape(
     fechaInicio: string | undefined,
     fechaFin: string | undefined,
     idVenta: number | undefined,
-  ) => filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta)).select((eb) => eb.fn.countAll<number>().as('total')),
+  ) =>
+    filteredDevoluciones(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta)).select((eb) =>
+      eb.fn.countAll<number>().as('total'),
+    ),
 );
 
-const returnsPage = compiledPerShape(
+const devolucionesPage = compiledPerShape(
   (
     db: Db,
     shape: FilterShape,
@@ -97,8 +100,8 @@ const returnsPage = compiledPerShape(
     limit: number,
     offset: number,
   ) => {
-    const rows = filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta))
-      .select(returnJson(db).as('devolucion'))
+    const rows = filteredDevoluciones(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta))
+      .select(devolucionJson(db).as('devolucion'))
       .orderBy('d.fecha', 'desc')
       .orderBy('d.id', 'desc')
       .limit(limit)
@@ -108,13 +111,13 @@ const returnsPage = compiledPerShape(
 );
 
 /** Count and sums per type of the active returns under the date filters, in one statement. */
-export async function summarizeReturns(db: Db, empresaId: number, filters: Pick<ReturnsFilters, 'fecha_inicio' | 'fecha_fin'>) {
-  return returnsSummaryRows(db, { ...shapeOf(filters), id_venta: false }, empresaId, filters.fecha_inicio, filters.fecha_fin);
+export async function summarizeDevoluciones(db: Db, empresaId: number, filters: Pick<ReturnsFilters, 'fecha_inicio' | 'fecha_fin'>) {
+  return devolucionesSummaryRows(db, { ...shapeOf(filters), id_venta: false }, empresaId, filters.fecha_inicio, filters.fecha_fin);
 }
 
-const returnsSummaryRows = compiledPerShape(
+const devolucionesSummaryRows = compiledPerShape(
   (db: Db, shape: FilterShape, empresaId: number, fechaInicio: string | undefined, fechaFin: string | undefined) =>
-    filtered(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, undefined))
+    filteredDevoluciones(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, undefined))
       .where('d.enable', '=', true)
       .select([
         'd.tipo',

@@ -6,7 +6,7 @@ import type { ReturnsDb } from './tables';
 type Db = Kysely<ReturnsDb> | Transaction<ReturnsDb>;
 
 /** The sale's returns made under any of the registration keys. */
-export async function returnsByRegistration(
+export async function devolucionesByRegistro(
   db: Db,
   empresaId: number,
   ventaId: number,
@@ -22,7 +22,7 @@ export async function returnsByRegistration(
   return rows.map((r) => ({ clave: r.clave_registro!, id_devolucion: r.id, total: r.total }));
 }
 
-export async function findIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
+export async function findDevolucionIdByReferencia(db: Db, empresaId: number, referencia: string): Promise<number | undefined> {
   const row = await db
     .selectFrom('devoluciones')
     .select('id')
@@ -33,7 +33,7 @@ export async function findIdByReferencia(db: Db, empresaId: number, referencia: 
 }
 
 /** Sale line id → quantity the sale's active returns took back. */
-export async function returnedByLine(db: Db, empresaId: number, ventaId: number): Promise<Map<number, string>> {
+export async function returnedByDetalle(db: Db, empresaId: number, ventaId: number): Promise<Map<number, string>> {
   const rows = await db
     .selectFrom('devolucion_detalles as dd')
     .innerJoin('devoluciones as d', 'd.id', 'dd.devolucion_id')
@@ -49,12 +49,12 @@ export async function returnedByLine(db: Db, empresaId: number, ventaId: number)
 export async function findDevolucion(db: Db, empresaId: number, id: number): Promise<ReturnInput | undefined> {
   const row = await db
     .selectFrom('devoluciones as d')
-    .select(RETURN_COLUMNS)
+    .select(DEVOLUCION_COLUMNS)
     .where('d.empresa_id', '=', empresaId)
     .where('d.id', '=', id)
     .executeTakeFirst();
   if (!row) return undefined;
-  return toDevolucion(row, (await linesOf(db, empresaId, [row.id])).get(row.id) ?? []);
+  return toDevolucion(row, (await detallesOf(db, empresaId, [row.id])).get(row.id) ?? []);
 }
 
 /** Where the stock of a return stands: what it owes inventory, if anything. */
@@ -68,7 +68,7 @@ export async function findStockState(db: Db, empresaId: number, id: number) {
 }
 
 /** The stock the return put back, per product, in order of first appearance. */
-export async function stockLinesOf(db: Db, empresaId: number, id: number) {
+export async function stockDetallesOf(db: Db, empresaId: number, id: number) {
   return db
     .selectFrom('devolucion_detalles')
     .select(['id_producto', sql<string>`sum(cantidad)`.as('cantidad')])
@@ -81,7 +81,7 @@ export async function stockLinesOf(db: Db, empresaId: number, id: number) {
 }
 
 /** A return's columns as reads answer it (`DevolucionRow`, without its lines), from `devoluciones as d`: `findDevolucion` and the feed share them. */
-export const RETURN_COLUMNS = [
+export const DEVOLUCION_COLUMNS = [
   'd.id',
   'd.fecha',
   'd.correlativo',
@@ -105,7 +105,7 @@ export const RETURN_COLUMNS = [
 ] as const;
 
 /** A line's columns as reads answer it, with its return's id to group by. */
-export const LINE_COLUMNS = [
+export const DETALLE_COLUMNS = [
   'id',
   'devolucion_id',
   'venta_detalle_id',
@@ -129,18 +129,18 @@ export const LINE_COLUMNS = [
 ] as const;
 
 /** The lines of several returns in one query, grouped by return, in their order. */
-export async function linesOf(db: Db, empresaId: number, ids: readonly number[]): Promise<Map<number, ReturnInput['detalles']>> {
+export async function detallesOf(db: Db, empresaId: number, ids: readonly number[]): Promise<Map<number, ReturnInput['detalles']>> {
   const byDevolucion = new Map<number, ReturnInput['detalles']>(ids.map((id) => [id, []]));
   if (ids.length === 0) return byDevolucion;
   const rows = await db
     .selectFrom('devolucion_detalles')
-    .select(LINE_COLUMNS)
+    .select(DETALLE_COLUMNS)
     .where('empresa_id', '=', empresaId)
     .where('devolucion_id', 'in', [...ids])
     .orderBy('devolucion_id')
     .orderBy('linea')
     .execute();
-  for (const { devolucion_id, venta_detalle_id, ...line } of rows)
-    byDevolucion.get(devolucion_id)?.push({ ...line, id_detalle_venta: venta_detalle_id });
+  for (const { devolucion_id, venta_detalle_id, ...detalle } of rows)
+    byDevolucion.get(devolucion_id)?.push({ ...detalle, id_detalle_venta: venta_detalle_id });
   return byDevolucion;
 }

@@ -87,7 +87,7 @@ export function detalleColumns(
   };
 }
 
-/** A return as reads select it (`RETURN_COLUMNS`), before its lines are added. */
+/** A return as reads select it (`DEVOLUCION_COLUMNS`), before its lines are added. */
 export interface DevolucionRow {
   id: number;
   fecha: string;

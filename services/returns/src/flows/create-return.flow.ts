@@ -14,9 +14,9 @@ import {
   type returnsAdminSubjects,
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
-import { advanceSeries, lockSeries } from '../db/documento.repository';
+import { advanceCorrelativo, lockDocumento } from '../db/documento.repository';
 import { REFERENCIA_INDEX, insertDetalles, insertDevolucion, lockVentaDevoluciones } from '../db/devolucion.repository';
-import { findDevolucion, findIdByReferencia, returnedByLine } from '../db/devolucion-read.repository';
+import { findDevolucion, findDevolucionIdByReferencia, returnedByDetalle } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
 import { detalleColumns, devolucionColumns } from '../domain/devolucion-row';
 import { planReturn, ventaProblem } from '../domain/return-plan';
@@ -58,7 +58,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
 
   const empresaId = req.empresa_id;
   if (req.referencia) {
-    const id = await findIdByReferencia(db, empresaId, req.referencia);
+    const id = await findDevolucionIdByReferencia(db, empresaId, req.referencia);
     if (id !== undefined) return { devolucion: await devolucionOf(empresaId, id), idempotent: true };
   }
   const ctx: TenantContext = {
@@ -80,7 +80,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
     outcome = await inTransaction(db, async (trx) => {
       await lockVentaDevoluciones(trx, empresaId, venta.id);
       if (req.referencia) {
-        const winner = await findIdByReferencia(trx, empresaId, req.referencia);
+        const winner = await findDevolucionIdByReferencia(trx, empresaId, req.referencia);
         if (winner !== undefined) return { winner };
       }
       registered = true;
@@ -92,18 +92,17 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
       const planned = planReturn({
         tipo: req.tipo,
         detallesVenta: registrada.detalles,
-        returned: await returnedByLine(trx, empresaId, venta.id),
+        returned: await returnedByDetalle(trx, empresaId, venta.id),
         requested: req.detalles,
       });
       if (!planned.ok) throw AppError.rule('regla_de_negocio', planned.message, planned.details);
       const plan = planned.plan;
 
-      const documento = req.documento ?? DEFAULT_RETURN_DOCUMENT;
-      const series = await lockSeries(trx, empresaId, documento);
-      await advanceSeries(trx, series.id, series.correlativo);
+      const documento = await lockDocumento(trx, empresaId, req.documento ?? DEFAULT_RETURN_DOCUMENT);
+      await advanceCorrelativo(trx, documento.id, documento.correlativo);
       const now = new Date();
       const id = await insertDevolucion(trx, {
-        ...devolucionColumns({ empresaId, venta: registrada, documento: series, request: req, plan, clave }),
+        ...devolucionColumns({ empresaId, venta: registrada, documento, request: req, plan, clave }),
         created_at: now,
         updated_at: now,
       });
@@ -129,7 +128,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   } catch (err) {
     if (registered) await squareRegistrations(sales, bus.logger, venta.id, ctx);
     if (req.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
-      const winner = await findIdByReferencia(db, empresaId, req.referencia);
+      const winner = await findDevolucionIdByReferencia(db, empresaId, req.referencia);
       if (winner !== undefined) return { devolucion: await devolucionOf(empresaId, winner), idempotent: true };
     }
     throw err;
