@@ -2,7 +2,7 @@ import { inventorySubjects, isAppError } from '@erp/contracts';
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
 import { Random, tenant, type Harness } from '@erp/testing';
-import { summarizeInventory } from '../src/db/product.repository';
+import { summarizeInventory } from '../src/db/producto-list.repository';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory } from './inventory.factories';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from './summary-oracle';

@@ -2,7 +2,7 @@ import { inventorySubjects } from '@erp/contracts';
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
 import { setActive } from '../src/db/location.repository';
-import { summarizeInventory } from '../src/db/product.repository';
+import { summarizeInventory } from '../src/db/producto-list.repository';
 import { finishPendingCounts } from '../src/flows/set-location-active.flow';
 import { eventually, tenant, type Harness } from '@erp/testing';
 import type { InventoryDb } from '../src/db/tables';

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import { InventoryListRequest, Product, inventorySubjects, isAppError } from '@erp/contracts';
 import { tenant, type Harness } from '@erp/testing';
-import { findProductJson, findProductWithStock, listProducts } from '../src/db/product.repository';
+import { findProductJson } from '../src/db/producto-json.repository';
+import { listProducts } from '../src/db/producto-list.repository';
+import { findProductWithStock } from '../src/db/producto-read.repository';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory } from './inventory.factories';
 

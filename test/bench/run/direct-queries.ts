@@ -12,7 +12,8 @@ import {
   SalesListRequest,
   SalesSummaryQuery,
 } from '@erp/contracts';
-import { findProductJson, listProducts, summarizeInventory } from '../../../services/inventory/src/db/product.repository';
+import { findProductJson } from '../../../services/inventory/src/db/producto-json.repository';
+import { listProducts, summarizeInventory } from '../../../services/inventory/src/db/producto-list.repository';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
 import { findDevolucionJson } from '../../../services/returns/src/db/devolucion-json.repository';
 import { listDevoluciones, summarizeDevoluciones } from '../../../services/returns/src/db/devolucion-list.repository';

@@ -1,7 +1,7 @@
 import { JsonText } from '@erp/bus';
 import { AppError, type TenantContext } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { findProductJson } from '../db/product.repository';
+import { findProductJson } from '../db/producto-json.repository';
 import type { InventoryDb } from '../db/tables';
 
 export function getProductHandler(db: Kysely<InventoryDb>) {

@@ -1,6 +1,6 @@
 import type { InventorySummary, TenantContext } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { summarizeInventory } from '../db/product.repository';
+import { summarizeInventory } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 
 export function inventorySummaryHandler(db: Kysely<InventoryDb>) {

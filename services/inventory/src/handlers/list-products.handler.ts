@@ -2,7 +2,8 @@ import { JsonText } from '@erp/bus';
 import { paginate, type InventoryListRequest, type TenantContext } from '@erp/contracts';
 import { answerChangePage } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { listProductChanges, listProducts } from '../db/product.repository';
+import { listProductChanges } from '../db/producto-feed.repository';
+import { listProducts } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 import { filtersApplied } from '../domain/list-filters';
 

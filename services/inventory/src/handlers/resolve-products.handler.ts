@@ -1,6 +1,6 @@
 import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { findProductsForSale } from '../db/product.repository';
+import { findProductsForSale } from '../db/producto-read.repository';
 import { findBodega } from '../db/stock.repository';
 import { listActiveSucursales } from '../db/sucursal.repository';
 import type { InventoryDb } from '../db/tables';

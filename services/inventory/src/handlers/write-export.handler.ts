@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, inventoryExportSubjects } from '@erp/contracts';
-import { productExportBatch } from '../db/product.repository';
+import { productExportBatch } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 
 /** `inventory.export.write`: the file of an export of products, from one snapshot. */
