@@ -12,8 +12,8 @@ import {
   SalesListRequest,
   SalesSummaryQuery,
 } from '@erp/contracts';
-import { findProductJson } from '../../../services/inventory/src/db/producto-json.repository';
-import { listProducts, summarizeInventory } from '../../../services/inventory/src/db/producto-list.repository';
+import { findProductoJson } from '../../../services/inventory/src/db/producto-json.repository';
+import { listProductos, summarizeInventario } from '../../../services/inventory/src/db/producto-list.repository';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
 import { findDevolucionJson } from '../../../services/returns/src/db/devolucion-json.repository';
 import { listDevoluciones, summarizeDevoluciones } from '../../../services/returns/src/db/devolucion-list.repository';
@@ -41,11 +41,11 @@ const page = ({ total, json: items }: { total: number; json: string }) => ({ tot
  */
 export function directQueries({ inventory, sales, returns }: DirectDbs, empresaId: number): Array<[RegExp, DirectQuery]> {
   return [
-    [/^\/inventory\/summary$/, () => summarizeInventory(inventory, empresaId)],
-    [/^\/inventory\/(\d+)$/, async (id) => json(await findProductJson(inventory, empresaId, id!))],
+    [/^\/inventory\/summary$/, () => summarizeInventario(inventory, empresaId)],
+    [/^\/inventory\/(\d+)$/, async (id) => json(await findProductoJson(inventory, empresaId, id!))],
     [
       /^\/inventory$/,
-      async (_id, query) => page(await listProducts(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query)))),
+      async (_id, query) => page(await listProductos(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query)))),
     ],
     [/^\/sales\/summary$/, (_id, query) => summarizeVentas(sales, empresaId, SalesFilters.parse(SalesSummaryQuery.parse(query)))],
     [/^\/sales\/(\d+)$/, async (id) => json(await findVentaJson(sales, empresaId, id!))],

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { InventoryListRequest } from '@erp/contracts';
 import { readChangePage, type ChangeCursor, type ChangePage } from '@erp/db';
-import { changedProducts } from './producto-list.repository';
-import { PRODUCT_COLUMNS, stockEntries, type ProductWithStock } from './producto-read.repository';
+import { changedProductos } from './producto-list.repository';
+import { PRODUCTO_COLUMNS, inventariosOf, type ProductoWithStock } from './producto-read.repository';
 import type { InventoryDb } from './tables';
 
 /**
@@ -11,13 +11,13 @@ import type { InventoryDb } from './tables';
  * are picked first, then only they are read with their stock. Run it in a repeatable-read
  * transaction: rows, stock and horizon then come from one snapshot.
  */
-export async function listProductChanges(
+export async function listProductoChanges(
   trx: Kysely<InventoryDb>,
   empresaId: number,
   request: InventoryListRequest,
   after: ChangeCursor | undefined,
-): Promise<ChangePage<ProductWithStock>> {
-  const page = await readChangePage(changedProducts(trx, empresaId, request).select('p.id'), {
+): Promise<ChangePage<ProductoWithStock>> {
+  const page = await readChangePage(changedProductos(trx, empresaId, request).select('p.id'), {
     table: 'p',
     after,
     perPage: request.per_page,
@@ -28,8 +28,8 @@ export async function listProductChanges(
       : await trx
           .selectFrom('productos as p')
           .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
-          .select(PRODUCT_COLUMNS)
-          .select((eb) => stockEntries(eb, empresaId, false))
+          .select(PRODUCTO_COLUMNS)
+          .select((eb) => inventariosOf(eb, empresaId, false))
           .where('p.empresa_id', '=', empresaId)
           .where(
             'p.id',
@@ -37,6 +37,6 @@ export async function listProductChanges(
             page.rows.map((r) => r.id),
           )
           .execute();
-  const byId = new Map<number, ProductWithStock>(rows.map((r) => [r.id, r]));
+  const byId = new Map<number, ProductoWithStock>(rows.map((r) => [r.id, r]));
   return { ...page, rows: page.rows.map((r) => byId.get(r.id)!) };
 }

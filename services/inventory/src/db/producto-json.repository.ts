@@ -11,7 +11,7 @@ const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
  * warehouses of active branches, as the JSON the API answers (the contract's `Product`, field for
  * field and in its order), built by Postgres: reads pass it on as text.
  */
-export function productJson(db: Kysely<InventoryDb>, empresaId: number, withTimestamps: boolean) {
+export function productoJson(db: Kysely<InventoryDb>, empresaId: number, withTimestamps: boolean) {
   const inventarios = db
     .selectFrom('inventarios as i')
     .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
@@ -57,17 +57,17 @@ export function productJson(db: Kysely<InventoryDb>, empresaId: number, withTime
 }
 
 /** One product of the company as the JSON `GET /inventory/{id}` answers, its stock entries with their timestamps, in one statement. Soft-deleted products are never found. */
-export async function findProductJson(db: Kysely<InventoryDb>, empresaId: number, id: number): Promise<string | undefined> {
-  const [row] = await productJsonStatement(db, empresaId, id);
+export async function findProductoJson(db: Kysely<InventoryDb>, empresaId: number, id: number): Promise<string | undefined> {
+  const [row] = await productoJsonStatement(db, empresaId, id);
   return row?.json;
 }
 
-const productJsonStatement = compiledOnce((db: Kysely<InventoryDb>, empresaId: number, id: number) =>
+const productoJsonStatement = compiledOnce((db: Kysely<InventoryDb>, empresaId: number, id: number) =>
   db
     .selectFrom('productos as p')
     .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
     .where('p.empresa_id', '=', empresaId)
     .where('p.id', '=', id)
     .where('p.deleted_at', 'is', null)
-    .select(sql<string>`${productJson(db, empresaId, true)}::text`.as('json')),
+    .select(sql<string>`${productoJson(db, empresaId, true)}::text`.as('json')),
 );

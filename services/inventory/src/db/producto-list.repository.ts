@@ -1,11 +1,11 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { SIN_CATEGORIA, type InventoryExportFilters, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
 import { compiledOnce, containsPattern, jsonArray, jsonLineBatch } from '@erp/db';
-import { productJson } from './producto-json.repository';
+import { productoJson } from './producto-json.repository';
 import type { InventoryDb } from './tables';
 
 /** The company's live products matching the filters (no columns selected yet). */
-function filteredProducts(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters) {
+function filteredProductos(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters) {
   let q = db
     .selectFrom('productos as p')
     .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
@@ -40,7 +40,7 @@ const selectsByTrigram = (f: InventoryFilters) => [f.nombre, f.codigo, f.marca].
  * matches are spread along it: every "Martillo …" sorts after 61,117 other names. Other filters
  * match a large share of the products, so walking the ordering index finds a page quickly.
  */
-export async function listProducts(
+export async function listProductos(
   db: Kysely<InventoryDb>,
   empresaId: number,
   request: InventoryListRequest,
@@ -52,7 +52,7 @@ export async function listProducts(
     const row = await db
       .with(
         (cte) => cte('matches').materialized(),
-        () => filteredProducts(db, empresaId, request).select(['p.id', sql.ref(`p.${request.order_by}`).as('sort_key')]),
+        () => filteredProductos(db, empresaId, request).select(['p.id', sql.ref(`p.${request.order_by}`).as('sort_key')]),
       )
       .selectNoFrom((eb) => {
         const page = eb
@@ -68,7 +68,7 @@ export async function listProducts(
           )
           .innerJoin('productos as p', 'p.id', 'page.id')
           .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
-          .select(productJson(db, empresaId, false).as('producto'))
+          .select(productoJson(db, empresaId, false).as('producto'))
           .orderBy(`p.${request.order_by}`, direction)
           .orderBy('p.id', direction);
         return [
@@ -85,7 +85,7 @@ export async function listProducts(
 
   const rows = db
     .selectFrom(
-      filteredProducts(db, empresaId, request)
+      filteredProductos(db, empresaId, request)
         .select('p.id')
         .orderBy(`p.${request.order_by}`, direction)
         .orderBy('p.id', direction)
@@ -95,11 +95,11 @@ export async function listProducts(
     )
     .innerJoin('productos as p', 'p.id', 'page.id')
     .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
-    .select(productJson(db, empresaId, false).as('producto'))
+    .select(productoJson(db, empresaId, false).as('producto'))
     .orderBy(`p.${request.order_by}`, direction)
     .orderBy('p.id', direction);
   const [count, page] = await Promise.all([
-    filteredProducts(db, empresaId, request)
+    filteredProductos(db, empresaId, request)
       .select((eb) => eb.fn.countAll<number>().as('total'))
       .executeTakeFirstOrThrow(),
     db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow(),
@@ -108,9 +108,9 @@ export async function listProducts(
 }
 
 /** The filtered products; with `updated_since`, those changed since then (their stock too: migration 0007 moves `updated_at` with it). */
-export function changedProducts(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters & { updated_since?: string | undefined }) {
-  const products = filteredProducts(db, empresaId, f);
-  return f.updated_since === undefined ? products : products.where('p.updated_at', '>=', new Date(f.updated_since));
+export function changedProductos(db: Kysely<InventoryDb>, empresaId: number, f: InventoryFilters & { updated_since?: string | undefined }) {
+  const productos = filteredProductos(db, empresaId, f);
+  return f.updated_since === undefined ? productos : productos.where('p.updated_at', '>=', new Date(f.updated_since));
 }
 
 /**
@@ -118,16 +118,16 @@ export function changedProducts(db: Kysely<InventoryDb>, empresaId: number, f: I
  * answers (the same SQL, stock entries with their timestamps), with the filters of the list: one
  * batch of an export's file.
  */
-export async function productExportBatch(
+export async function productoExportBatch(
   trx: Transaction<InventoryDb>,
   empresaId: number,
   filtros: InventoryExportFilters,
   afterId: number,
   limit: number,
 ) {
-  const page = changedProducts(trx, empresaId, filtros)
+  const page = changedProductos(trx, empresaId, filtros)
     .where('p.id', '>', afterId)
-    .select(['p.id', sql<string>`${productJson(trx, empresaId, true)}::text`.as('json')])
+    .select(['p.id', sql<string>`${productoJson(trx, empresaId, true)}::text`.as('json')])
     .orderBy('p.id')
     .limit(limit);
   return jsonLineBatch(trx, page);
@@ -138,12 +138,12 @@ export async function productExportBatch(
  * few counter rows, summed. Every count is over live products, so activos + inactivos = total,
  * con + sin = total and the categories sum to total.
  */
-export async function summarizeInventory(db: Kysely<InventoryDb>, empresaId: number) {
-  const [[totals], categorias] = await Promise.all([inventoryTotals(db, empresaId), categoryCounts(db, empresaId)]);
+export async function summarizeInventario(db: Kysely<InventoryDb>, empresaId: number) {
+  const [[totals], categorias] = await Promise.all([inventarioTotals(db, empresaId), categoriaCounts(db, empresaId)]);
   return { totals: totals!, categorias };
 }
 
-const inventoryTotals = compiledOnce((db: Kysely<InventoryDb>, empresaId: number) =>
+const inventarioTotals = compiledOnce((db: Kysely<InventoryDb>, empresaId: number) =>
   db
     .selectFrom('resumen_inventario')
     .where('empresa_id', '=', empresaId)
@@ -158,7 +158,7 @@ const inventoryTotals = compiledOnce((db: Kysely<InventoryDb>, empresaId: number
     ]),
 );
 
-const categoryCounts = compiledOnce((db: Kysely<InventoryDb>, empresaId: number) =>
+const categoriaCounts = compiledOnce((db: Kysely<InventoryDb>, empresaId: number) =>
   db
     .selectFrom('resumen_categorias as r')
     .leftJoin('categorias as c', 'c.id', 'r.categoria_id')

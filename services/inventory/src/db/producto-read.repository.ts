@@ -2,10 +2,10 @@ import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { InventoryDb } from './tables';
 
-type ProductScope = ExpressionBuilder<InventoryDb & { p: InventoryDb['productos'] }, 'p'>;
+type ProductoScope = ExpressionBuilder<InventoryDb & { p: InventoryDb['productos'] }, 'p'>;
 
 /** Columns of the Product contract, read from `productos as p` left-joined to `categorias as c`. */
-export const PRODUCT_COLUMNS = [
+export const PRODUCTO_COLUMNS = [
   'p.id',
   'p.nombre',
   'p.descripcion',
@@ -25,7 +25,7 @@ export const PRODUCT_COLUMNS = [
 ] as const;
 
 /** A product's entries in active warehouses of active branches, as one correlated sub-select. */
-export function stockEntries(eb: ProductScope, empresaId: number, withTimestamps: boolean) {
+export function inventariosOf(eb: ProductoScope, empresaId: number, withTimestamps: boolean) {
   const base = eb
     .selectFrom('inventarios as i')
     .innerJoin('bodegas as b', 'b.id', 'i.bodega_id')
@@ -51,18 +51,18 @@ export function stockEntries(eb: ProductScope, empresaId: number, withTimestamps
 }
 
 /** A product read with its stock entries, as the Product contract's input. */
-export type ProductWithStock = NonNullable<Awaited<ReturnType<typeof findProductWithStock>>>;
+export type ProductoWithStock = NonNullable<Awaited<ReturnType<typeof findProductoWithStock>>>;
 
 /** One product of the company with its stock entries and their timestamps. Soft-deleted products are never found. */
-export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: number, id: number) {
+export async function findProductoWithStock(db: Kysely<InventoryDb>, empresaId: number, id: number) {
   return db
     .selectFrom('productos as p')
     .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
     .where('p.empresa_id', '=', empresaId)
     .where('p.id', '=', id)
     .where('p.deleted_at', 'is', null)
-    .select(PRODUCT_COLUMNS)
-    .select((eb) => stockEntries(eb, empresaId, true))
+    .select(PRODUCTO_COLUMNS)
+    .select((eb) => inventariosOf(eb, empresaId, true))
     .executeTakeFirst();
 }
 
@@ -70,7 +70,7 @@ export async function findProductWithStock(db: Kysely<InventoryDb>, empresaId: n
  * The company's live products with any of the ids, codes or barcodes asked for, with their
  * stock in one warehouse when `bodegaId` is given. Decimals stay exact strings.
  */
-export async function findProductsForSale(
+export async function findProductosForVenta(
   db: Kysely<InventoryDb>,
   empresaId: number,
   wanted: { ids: readonly number[]; codes: readonly string[] },

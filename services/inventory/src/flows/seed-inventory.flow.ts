@@ -1,6 +1,6 @@
 import { AppError, type ParsedRequestOf, type inventorySubjects } from '@erp/contracts';
 import type { Insertable, Transaction } from 'kysely';
-import { insertBodega, insertSucursal } from '../db/location.repository';
+import { insertBodega, insertSucursal } from '../db/lugar.repository';
 import { categoriaIdFor } from '../db/producto.repository';
 import { insertInventario, insertMovimientos, insertSeedProducto } from '../db/seed.repository';
 import type { InventoryDb } from '../db/tables';

@@ -1,7 +1,7 @@
 import { AppError, type ParsedRequestOf, type TenantContext, type inventorySubjects } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { findProductWithStock } from '../db/producto-read.repository';
+import { findProductoWithStock } from '../db/producto-read.repository';
 import { categoriaIdFor, updateProducto, type ProductoChanges } from '../db/producto.repository';
 import type { InventoryDb } from '../db/tables';
 
@@ -27,6 +27,6 @@ export function updateProductHandler(db: Kysely<InventoryDb>) {
       }
       throw err;
     }
-    return (await findProductWithStock(db, empresaId, id))!;
+    return (await findProductoWithStock(db, empresaId, id))!;
   };
 }

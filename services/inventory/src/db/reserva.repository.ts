@@ -2,7 +2,18 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CausaStock, EstadoReserva } from '@erp/contracts';
 import type { InventoryDb, ReservaLinea } from './tables';
 
-const COLUMNS = ['id', 'clave', 'origen', 'causa', 'bodega_id', 'estado', 'lineas', 'revisiones', 'created_at', 'updated_at'] as const;
+const RESERVA_COLUMNS = [
+  'id',
+  'clave',
+  'origen',
+  'causa',
+  'bodega_id',
+  'estado',
+  'lineas',
+  'revisiones',
+  'created_at',
+  'updated_at',
+] as const;
 
 export interface ReservaRow {
   id: string;
@@ -23,7 +34,7 @@ export async function findReserva(
   clave: string,
   options: { lock?: boolean } = {},
 ): Promise<ReservaRow | undefined> {
-  const q = trx.selectFrom('reservas').select(COLUMNS).where('empresa_id', '=', empresaId).where('clave', '=', clave);
+  const q = trx.selectFrom('reservas').select(RESERVA_COLUMNS).where('empresa_id', '=', empresaId).where('clave', '=', clave);
   return (options.lock ? q.forUpdate() : q).executeTakeFirst();
 }
 
@@ -59,7 +70,7 @@ export async function insertReserva(
       released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
     })
     .onConflict((oc) => oc.columns(['empresa_id', 'clave']).doNothing())
-    .returning(COLUMNS)
+    .returning(RESERVA_COLUMNS)
     .executeTakeFirst();
 }
 
@@ -73,7 +84,7 @@ export async function setReservaEstado(trx: Transaction<InventoryDb>, id: string
       ...(estado === 'liberada' ? { released_at: sql<Date>`now()` } : {}),
     })
     .where('id', '=', id)
-    .returning(COLUMNS)
+    .returning(RESERVA_COLUMNS)
     .executeTakeFirstOrThrow();
 }
 
