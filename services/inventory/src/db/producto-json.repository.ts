@@ -2,10 +2,6 @@ import { sql, type Kysely } from 'kysely';
 import { compiledOnce, jsonArray, jsonDecimal, jsonObject, jsonTimestamp } from '@erp/db';
 import type { InventoryDb } from './tables';
 
-const ref = (column: string) => sql.ref(column);
-const decimal = (column: string) => jsonDecimal(sql.ref(column));
-const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
-
 /**
  * A product of `productos as p` left-joined to `categorias as c`, with its entries in active
  * warehouses of active branches, as the JSON the API answers (the contract's `Product`, field for
@@ -18,16 +14,16 @@ export function productoJson(db: Kysely<InventoryDb>, empresaId: number, withTim
     .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
     .select(
       jsonObject({
-        id_producto: ref('i.producto_id'),
-        id_bodega: ref('i.bodega_id'),
-        id_sucursal: ref('s.id'),
-        stock: decimal('i.stock'),
-        stock_minimo: decimal('i.stock_minimo'),
-        stock_maximo: decimal('i.stock_maximo'),
-        nota: ref('i.nota'),
-        nombre_bodega: ref('b.nombre'),
-        nombre_sucursal: ref('s.nombre'),
-        ...(withTimestamps ? { created_at: timestamp('i.created_at'), updated_at: timestamp('i.updated_at') } : {}),
+        id_producto: 'i.producto_id',
+        id_bodega: 'i.bodega_id',
+        id_sucursal: 's.id',
+        stock: jsonDecimal('i.stock'),
+        stock_minimo: jsonDecimal('i.stock_minimo'),
+        stock_maximo: jsonDecimal('i.stock_maximo'),
+        nota: 'i.nota',
+        nombre_bodega: 'b.nombre',
+        nombre_sucursal: 's.nombre',
+        ...(withTimestamps ? { created_at: jsonTimestamp('i.created_at'), updated_at: jsonTimestamp('i.updated_at') } : {}),
       }).as('entrada'),
     )
     .where(sql<boolean>`i.producto_id = p.id`)
@@ -36,22 +32,22 @@ export function productoJson(db: Kysely<InventoryDb>, empresaId: number, withTim
     .where('s.activo', '=', true)
     .orderBy('i.bodega_id');
   return jsonObject({
-    id: ref('p.id'),
-    nombre: ref('p.nombre'),
-    descripcion: ref('p.descripcion'),
-    codigo: ref('p.codigo'),
-    barcode: ref('p.barcode'),
-    nombre_categoria: ref('c.nombre'),
-    precio: decimal('p.precio'),
-    costo: decimal('p.costo'),
-    costo_anterior: decimal('p.costo_anterior'),
-    costo_promedio: decimal('p.costo_promedio'),
-    marca: ref('p.marca'),
-    tipo: ref('p.tipo'),
+    id: 'p.id',
+    nombre: 'p.nombre',
+    descripcion: 'p.descripcion',
+    codigo: 'p.codigo',
+    barcode: 'p.barcode',
+    nombre_categoria: 'c.nombre',
+    precio: jsonDecimal('p.precio'),
+    costo: jsonDecimal('p.costo'),
+    costo_anterior: jsonDecimal('p.costo_anterior'),
+    costo_promedio: jsonDecimal('p.costo_promedio'),
+    marca: 'p.marca',
+    tipo: 'p.tipo',
     enable: sql`p.enable::int`,
-    img: ref('p.img'),
-    created_at: timestamp('p.created_at'),
-    updated_at: timestamp('p.updated_at'),
+    img: 'p.img',
+    created_at: jsonTimestamp('p.created_at'),
+    updated_at: jsonTimestamp('p.updated_at'),
     inventarios: jsonArray(inventarios),
   });
 }

@@ -4,10 +4,6 @@ import type { SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
-const ref = (column: string) => sql.ref(column);
-const decimal = (column: string) => jsonDecimal(sql.ref(column));
-const timestamp = (column: string) => jsonTimestamp(sql.ref(column));
-
 /**
  * A sale of `ventas as v` with its lines as the JSON the API answers (the contract's `Sale`, field
  * for field and in its order), built by Postgres: reads pass it on as text.
@@ -17,57 +13,57 @@ export function ventaJson(db: Db) {
     .selectFrom('venta_detalles as d')
     .select(
       jsonObject({
-        id: ref('d.id'),
-        id_producto: ref('d.id_producto'),
-        codigo: ref('d.codigo'),
-        nombre_producto: ref('d.nombre_producto'),
-        descripcion: ref('d.descripcion'),
-        cantidad: decimal('d.cantidad'),
-        precio: decimal('d.precio'),
-        descuento: decimal('d.descuento'),
-        porcentaje_impuesto: decimal('d.porcentaje_impuesto'),
-        sub_total: decimal('d.sub_total'),
-        iva: decimal('d.iva'),
-        exenta: decimal('d.exenta'),
-        total: decimal('d.total'),
-        created_at: timestamp('d.created_at'),
-        updated_at: timestamp('d.updated_at'),
+        id: 'd.id',
+        id_producto: 'd.id_producto',
+        codigo: 'd.codigo',
+        nombre_producto: 'd.nombre_producto',
+        descripcion: 'd.descripcion',
+        cantidad: jsonDecimal('d.cantidad'),
+        precio: jsonDecimal('d.precio'),
+        descuento: jsonDecimal('d.descuento'),
+        porcentaje_impuesto: jsonDecimal('d.porcentaje_impuesto'),
+        sub_total: jsonDecimal('d.sub_total'),
+        iva: jsonDecimal('d.iva'),
+        exenta: jsonDecimal('d.exenta'),
+        total: jsonDecimal('d.total'),
+        created_at: jsonTimestamp('d.created_at'),
+        updated_at: jsonTimestamp('d.updated_at'),
       }).as('linea'),
     )
     .where(sql<boolean>`d.empresa_id = v.empresa_id and d.venta_id = v.id`)
     .orderBy('d.linea');
   return jsonObject({
-    id: ref('v.id'),
-    fecha: ref('v.fecha'),
-    correlativo: ref('v.correlativo'),
-    referencia: ref('v.referencia_externa'),
-    referencia_externa: ref('v.referencia_externa'),
-    cotizacion: ref('v.cotizacion'),
-    estado: ref('v.estado'),
-    forma_pago: ref('v.forma_pago'),
-    total: decimal('v.total'),
-    iva: decimal('v.iva'),
-    sub_total: decimal('v.sub_total'),
-    descuento: decimal('v.descuento'),
-    exenta: decimal('v.exenta'),
-    monto_pago: decimal('v.monto_pago'),
-    cambio: decimal('v.cambio'),
+    id: 'v.id',
+    fecha: 'v.fecha',
+    correlativo: 'v.correlativo',
+    referencia: 'v.referencia_externa',
+    referencia_externa: 'v.referencia_externa',
+    cotizacion: 'v.cotizacion',
+    estado: 'v.estado',
+    forma_pago: 'v.forma_pago',
+    total: jsonDecimal('v.total'),
+    iva: jsonDecimal('v.iva'),
+    sub_total: jsonDecimal('v.sub_total'),
+    descuento: jsonDecimal('v.descuento'),
+    exenta: jsonDecimal('v.exenta'),
+    monto_pago: jsonDecimal('v.monto_pago'),
+    cambio: jsonDecimal('v.cambio'),
     // What the customer still owes once active returns are credited.
     saldo: jsonDecimal(sql`greatest(v.saldo - v.monto_devuelto, 0)`),
-    nombre_cliente: ref('v.nombre_cliente'),
-    nombre_usuario: ref('v.nombre_usuario'),
-    nombre_vendedor: ref('v.nombre_vendedor'),
-    id_sucursal: ref('v.sucursal_id'),
-    id_bodega: ref('v.bodega_id'),
-    id_documento: ref('v.documento_id'),
-    nombre_documento: ref('v.nombre_documento'),
-    id_canal: ref('v.canal_id'),
-    id_cliente: ref('v.cliente_id'),
-    fecha_expiracion: ref('v.fecha_expiracion'),
-    observaciones: ref('v.observaciones'),
-    documento_fiscal_emitido: ref('v.documento_fiscal_emitido'),
-    created_at: timestamp('v.created_at'),
-    updated_at: timestamp('v.updated_at'),
+    nombre_cliente: 'v.nombre_cliente',
+    nombre_usuario: 'v.nombre_usuario',
+    nombre_vendedor: 'v.nombre_vendedor',
+    id_sucursal: 'v.sucursal_id',
+    id_bodega: 'v.bodega_id',
+    id_documento: 'v.documento_id',
+    nombre_documento: 'v.nombre_documento',
+    id_canal: 'v.canal_id',
+    id_cliente: 'v.cliente_id',
+    fecha_expiracion: 'v.fecha_expiracion',
+    observaciones: 'v.observaciones',
+    documento_fiscal_emitido: 'v.documento_fiscal_emitido',
+    created_at: jsonTimestamp('v.created_at'),
+    updated_at: jsonTimestamp('v.updated_at'),
     detalles: jsonArray(detalles),
   });
 }
