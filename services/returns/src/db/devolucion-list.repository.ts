@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ReturnsExportFilters, ReturnsFilters, ReturnsListRequest } from '@erp/contracts';
-import { compiledPerShape, jsonArray, jsonLineBatch } from '@erp/db';
+import { compiledPerShape, filterShape, jsonArray, jsonLineBatch, shapedFilters } from '@erp/db';
 import { devolucionJson } from './devolucion-json.repository';
 import type { ReturnsDb } from './tables';
 
@@ -35,30 +35,17 @@ export async function devolucionExportBatch(
   return jsonLineBatch(trx, page);
 }
 
-/** Which filters a request has, not their values: what decides the SQL of a list or summary. */
-interface FilterShape {
-  fecha_inicio: boolean;
-  fecha_fin: boolean;
-  id_venta: boolean;
-}
+const FILTERS = ['fecha_inicio', 'fecha_fin', 'id_venta'] as const;
 
-function shapeOf(f: ReturnsFilters): FilterShape {
-  return { fecha_inicio: f.fecha_inicio !== undefined, fecha_fin: f.fecha_fin !== undefined, id_venta: f.id_venta !== undefined };
-}
+/** Which filters a request has, not their values: what decides the SQL of a list or summary. */
+type FilterShape = Record<(typeof FILTERS)[number], boolean>;
+
+/** The filters' values, as the statements below take them after the company. */
+type FilterValues = [fechaInicio: string | undefined, fechaFin: string | undefined, idVenta: number | undefined];
 
 /** The filters of `shape`, with the values given (stand-ins while compiling). */
-function filtersOf(
-  shape: FilterShape,
-  fechaInicio: string | undefined,
-  fechaFin: string | undefined,
-  idVenta: number | undefined,
-): ReturnsFilters {
-  return {
-    ...(shape.fecha_inicio ? { fecha_inicio: fechaInicio } : {}),
-    ...(shape.fecha_fin ? { fecha_fin: fechaFin } : {}),
-    ...(shape.id_venta ? { id_venta: idVenta } : {}),
-  };
-}
+const filtersOf = (shape: FilterShape, ...[fecha_inicio, fecha_fin, id_venta]: FilterValues): ReturnsFilters =>
+  shapedFilters(shape, { fecha_inicio, fecha_fin, id_venta });
 
 /**
  * One page of returns, newest `fecha` first then `id` descending, with their lines, as the JSON
@@ -66,41 +53,22 @@ function filtersOf(
  * once, each compiled once per set of filters present.
  */
 export async function listDevoluciones(db: Db, empresaId: number, request: ReturnsListRequest): Promise<{ total: number; json: string }> {
-  const shape = shapeOf(request);
-  const { fecha_inicio, fecha_fin, id_venta } = request;
+  const shape = filterShape(request, FILTERS);
+  const filters: FilterValues = [request.fecha_inicio, request.fecha_fin, request.id_venta];
   const [[count], [page]] = await Promise.all([
-    devolucionesCount(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta),
-    devolucionesPage(db, shape, empresaId, fecha_inicio, fecha_fin, id_venta, request.per_page, (request.page - 1) * request.per_page),
+    devolucionesCount(db, shape, empresaId, ...filters),
+    devolucionesPage(db, shape, empresaId, request.per_page, (request.page - 1) * request.per_page, ...filters),
   ]);
   return { total: Number(count!.total), json: page!.json };
 }
 
-const devolucionesCount = compiledPerShape(
-  (
-    db: Db,
-    shape: FilterShape,
-    empresaId: number,
-    fechaInicio: string | undefined,
-    fechaFin: string | undefined,
-    idVenta: number | undefined,
-  ) =>
-    filteredDevoluciones(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta)).select((eb) =>
-      eb.fn.countAll<number>().as('total'),
-    ),
+const devolucionesCount = compiledPerShape((db: Db, shape: FilterShape, empresaId: number, ...filters: FilterValues) =>
+  filteredDevoluciones(db, empresaId, filtersOf(shape, ...filters)).select((eb) => eb.fn.countAll<number>().as('total')),
 );
 
 const devolucionesPage = compiledPerShape(
-  (
-    db: Db,
-    shape: FilterShape,
-    empresaId: number,
-    fechaInicio: string | undefined,
-    fechaFin: string | undefined,
-    idVenta: number | undefined,
-    limit: number,
-    offset: number,
-  ) => {
-    const rows = filteredDevoluciones(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, idVenta))
+  (db: Db, shape: FilterShape, empresaId: number, limit: number, offset: number, ...filters: FilterValues) => {
+    const rows = filteredDevoluciones(db, empresaId, filtersOf(shape, ...filters))
       .select(devolucionJson(db).as('devolucion'))
       .orderBy('d.fecha', 'desc')
       .orderBy('d.id', 'desc')
@@ -112,7 +80,13 @@ const devolucionesPage = compiledPerShape(
 
 /** Count and sums per type of the active returns under the date filters, in one statement. */
 export async function summarizeDevoluciones(db: Db, empresaId: number, filters: Pick<ReturnsFilters, 'fecha_inicio' | 'fecha_fin'>) {
-  return devolucionesSummaryRows(db, { ...shapeOf(filters), id_venta: false }, empresaId, filters.fecha_inicio, filters.fecha_fin);
+  return devolucionesSummaryRows(
+    db,
+    { ...filterShape(filters, FILTERS), id_venta: false },
+    empresaId,
+    filters.fecha_inicio,
+    filters.fecha_fin,
+  );
 }
 
 const devolucionesSummaryRows = compiledPerShape(

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SalesExportFilters, SalesFilters, SalesListRequest } from '@erp/contracts';
-import { compiledPerShape, jsonArray, jsonLineBatch } from '@erp/db';
+import { compiledPerShape, filterShape, jsonArray, jsonLineBatch, shapedFilters } from '@erp/db';
 import { pageStart } from '../domain/summary';
 import { ventaJson } from './venta-json.repository';
 import type { SalesDb } from './tables';
@@ -36,7 +36,8 @@ export async function ventaExportBatch(
   return jsonLineBatch(trx, page);
 }
 
-type SummaryFilters = Pick<SalesFilters, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
+const FILTERS = ['fecha_inicio', 'fecha_fin', 'estado'] as const;
+type SummaryFilters = Pick<SalesFilters, (typeof FILTERS)[number]>;
 /** A list request paged by number (delta sync, by change, is `listVentaChanges`). */
 export type PagedVentasRequest = Omit<SalesListRequest, 'updated_since' | 'cursor'>;
 /**
@@ -146,64 +147,36 @@ function pageVersion(db: Db, total: number, stamps: string): string {
   return `${ventaJsonRevision}.${total}.${stamps}`;
 }
 
+/** Which filters a request has, not their values. */
+type FilterShape = Record<keyof SummaryFilters, boolean>;
+
 /** What decides the SQL of a list request: which filters it has and its order, not their values. */
-interface ListShape {
-  fecha_inicio: boolean;
-  fecha_fin: boolean;
-  estado: boolean;
+interface ListShape extends FilterShape {
   order_by: SalesListRequest['order_by'];
   order_direction: SalesListRequest['order_direction'];
 }
 
 function shapeOf(request: AnsweredBySummary<PagedVentasRequest>): ListShape {
-  return {
-    fecha_inicio: request.fecha_inicio !== undefined,
-    fecha_fin: request.fecha_fin !== undefined,
-    estado: request.estado !== undefined,
-    order_by: request.order_by,
-    order_direction: request.order_direction,
-  };
+  return { ...filterShape(request, FILTERS), order_by: request.order_by, order_direction: request.order_direction };
 }
 
-type FilterShape = Pick<ListShape, 'fecha_inicio' | 'fecha_fin' | 'estado'>;
+/** The filters' values, as the statements below take them after the company. */
+type FilterValues = [fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']];
 
 /** The filters of `shape`, with the values given (stand-ins while compiling). */
-function filtersOf(shape: FilterShape, fechaInicio: string | undefined, fechaFin: string | undefined, estado: SalesFilters['estado']) {
-  return {
-    ...(shape.fecha_inicio ? { fecha_inicio: fechaInicio } : {}),
-    ...(shape.fecha_fin ? { fecha_fin: fechaFin } : {}),
-    ...(shape.estado ? { estado } : {}),
-  };
-}
+const filtersOf = (shape: FilterShape, ...[fecha_inicio, fecha_fin, estado]: FilterValues) =>
+  shapedFilters(shape, { fecha_inicio, fecha_fin, estado });
 
-const ventasCount = compiledPerShape(
-  (
-    db: Db,
-    shape: ListShape,
-    empresaId: number,
-    fechaInicio: string | undefined,
-    fechaFin: string | undefined,
-    estado: SalesFilters['estado'],
-  ) =>
-    summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado)).select(
-      sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total'),
-    ),
+const ventasCount = compiledPerShape((db: Db, shape: ListShape, empresaId: number, ...filters: FilterValues) =>
+  summaryRows(db, empresaId, filtersOf(shape, ...filters)).select(sql<number>`coalesce(sum(r.cantidad), 0)::int8`.as('total')),
 );
 
-const ventasPerDay = compiledPerShape(
-  (
-    db: Db,
-    shape: ListShape,
-    empresaId: number,
-    fechaInicio: string | undefined,
-    fechaFin: string | undefined,
-    estado: SalesFilters['estado'],
-  ) =>
-    summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado))
-      .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
-      .groupBy('r.fecha')
-      .having(sql`sum(r.cantidad)`, '>', 0)
-      .orderBy('r.fecha', shape.order_direction),
+const ventasPerDay = compiledPerShape((db: Db, shape: ListShape, empresaId: number, ...filters: FilterValues) =>
+  summaryRows(db, empresaId, filtersOf(shape, ...filters))
+    .select(['r.fecha', sql<number>`sum(r.cantidad)::int8`.as('cantidad')])
+    .groupBy('r.fecha')
+    .having(sql`sum(r.cantidad)`, '>', 0)
+    .orderBy('r.fecha', shape.order_direction),
 );
 
 /** The rows of one page, in the list's order: the page's ids from the narrow index, then their sales. */
@@ -248,31 +221,19 @@ const ventasPageStamps = compiledPerShape((db: Db, ...args: Parameters<typeof pa
 /** Count and sums per state under the filters, from the daily summary; states without sales are left out. */
 export async function summarizeVentas(db: Db, empresaId: number, filters: SalesFilters) {
   const answered: AnsweredBySummary<SalesFilters> = filters;
-  const shape = {
-    fecha_inicio: answered.fecha_inicio !== undefined,
-    fecha_fin: answered.fecha_fin !== undefined,
-    estado: answered.estado !== undefined,
-  };
+  const shape = filterShape(answered, FILTERS);
   return ventasSummaryRows(db, shape, empresaId, filters.fecha_inicio, filters.fecha_fin, filters.estado);
 }
 
-const ventasSummaryRows = compiledPerShape(
-  (
-    db: Db,
-    shape: FilterShape,
-    empresaId: number,
-    fechaInicio: string | undefined,
-    fechaFin: string | undefined,
-    estado: SalesFilters['estado'],
-  ) =>
-    summaryRows(db, empresaId, filtersOf(shape, fechaInicio, fechaFin, estado))
-      .select([
-        'r.estado',
-        sql<number>`sum(r.cantidad)::int`.as('cantidad'),
-        sql<string>`sum(r.total)`.as('total'),
-        sql<string>`sum(r.iva)`.as('iva'),
-        sql<string>`sum(r.descuento)`.as('descuento'),
-      ])
-      .groupBy('r.estado')
-      .having(sql`sum(r.cantidad)`, '>', 0),
+const ventasSummaryRows = compiledPerShape((db: Db, shape: FilterShape, empresaId: number, ...filters: FilterValues) =>
+  summaryRows(db, empresaId, filtersOf(shape, ...filters))
+    .select([
+      'r.estado',
+      sql<number>`sum(r.cantidad)::int`.as('cantidad'),
+      sql<string>`sum(r.total)`.as('total'),
+      sql<string>`sum(r.iva)`.as('iva'),
+      sql<string>`sum(r.descuento)`.as('descuento'),
+    ])
+    .groupBy('r.estado')
+    .having(sql`sum(r.cantidad)`, '>', 0),
 );
