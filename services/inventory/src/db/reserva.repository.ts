@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CausaStock, EstadoReserva } from '@erp/contracts';
+import { millisecondsFromNow } from '@erp/db';
 import type { InventoryDb, ReservaLinea } from './tables';
 
 const RESERVA_COLUMNS = [
@@ -65,7 +66,7 @@ export async function insertReserva(
       bodega_id: row.bodegaId,
       estado: row.estado,
       lineas: JSON.stringify(row.lineas),
-      revisar_en: sql<Date>`now() + ${row.revisarEnMs} * interval '1 millisecond'`,
+      revisar_en: millisecondsFromNow(row.revisarEnMs),
       confirmed_at: null,
       released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
     })
@@ -128,7 +129,7 @@ export async function findDueReservas(db: Kysely<InventoryDb> | Transaction<Inve
 export async function postponeReserva(db: Kysely<InventoryDb>, id: string, delayMs: number): Promise<void> {
   await db
     .updateTable('reservas')
-    .set({ revisar_en: sql<Date>`now() + ${delayMs} * interval '1 millisecond'`, revisiones: sql<number>`revisiones + 1` })
+    .set({ revisar_en: millisecondsFromNow(delayMs), revisiones: sql<number>`revisiones + 1` })
     .where('id', '=', id)
     .where('estado', '=', 'reservada')
     .execute();

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { millisecondsAgo } from '@erp/db';
 import type { DevolucionesRegistradasTable, SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
@@ -128,7 +129,7 @@ export async function ventasWithStaleRegistros(
     .selectFrom('devoluciones_registradas')
     .select(['empresa_id', 'venta_id'])
     .where('estado', '=', 'registrada')
-    .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .where('updated_at', '<', millisecondsAgo(olderThanMs))
     .groupBy(['empresa_id', 'venta_id'])
     .orderBy(sql`min(updated_at)`)
     .limit(limit)
