@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import { SIN_CATEGORIA, type InventoryExportFilters, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
 import { compiledOnce, containsPattern, jsonArray, jsonLineBatch } from '@erp/db';
 import { productoJson } from './producto-json.repository';
@@ -55,22 +55,14 @@ export async function listProductos(
         () => filteredProductos(db, empresaId, request).select(['p.id', sql.ref(`p.${request.order_by}`).as('sort_key')]),
       )
       .selectNoFrom((eb) => {
-        const page = eb
-          .selectFrom((sub) =>
-            sub
-              .selectFrom('matches')
-              .select('matches.id')
-              .orderBy('matches.sort_key', direction)
-              .orderBy('matches.id', direction)
-              .limit(request.per_page)
-              .offset(offset)
-              .as('page'),
-          )
-          .innerJoin('productos as p', 'p.id', 'page.id')
-          .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
-          .select(productoJson(db, empresaId, false).as('producto'))
-          .orderBy(`p.${request.order_by}`, direction)
-          .orderBy('p.id', direction);
+        const ids = eb
+          .selectFrom('matches')
+          .select('matches.id')
+          .orderBy('matches.sort_key', direction)
+          .orderBy('matches.id', direction)
+          .limit(request.per_page)
+          .offset(offset);
+        const page = pageOf(db, empresaId, eb.selectFrom(ids.as('page')), request);
         return [
           eb
             .selectFrom('matches')
@@ -83,21 +75,13 @@ export async function listProductos(
     return { total: Number(row.total), json: row.json };
   }
 
-  const rows = db
-    .selectFrom(
-      filteredProductos(db, empresaId, request)
-        .select('p.id')
-        .orderBy(`p.${request.order_by}`, direction)
-        .orderBy('p.id', direction)
-        .limit(request.per_page)
-        .offset(offset)
-        .as('page'),
-    )
-    .innerJoin('productos as p', 'p.id', 'page.id')
-    .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
-    .select(productoJson(db, empresaId, false).as('producto'))
+  const ids = filteredProductos(db, empresaId, request)
+    .select('p.id')
     .orderBy(`p.${request.order_by}`, direction)
-    .orderBy('p.id', direction);
+    .orderBy('p.id', direction)
+    .limit(request.per_page)
+    .offset(offset);
+  const rows = pageOf(db, empresaId, db.selectFrom(ids.as('page')), request);
   const [count, page] = await Promise.all([
     filteredProductos(db, empresaId, request)
       .select((eb) => eb.fn.countAll<number>().as('total'))
@@ -105,6 +89,25 @@ export async function listProductos(
     db.selectNoFrom(sql<string>`${jsonArray(rows)}::text`.as('json')).executeTakeFirstOrThrow(),
   ]);
   return { total: Number(count.total), json: page.json };
+}
+
+/**
+ * The products of a page of ids, each as the JSON the list answers, in the list's order. `page`
+ * selects from the ids (`page.id`), started by the builder that knows the tables they come from
+ * (the CTE of matches is not a table of the schema).
+ */
+function pageOf(
+  db: Kysely<InventoryDb>,
+  empresaId: number,
+  page: SelectQueryBuilder<InventoryDb & { page: { id: number } }, 'page', object>,
+  request: Pick<InventoryListRequest, 'order_by' | 'order_direction'>,
+) {
+  return page
+    .innerJoin('productos as p', 'p.id', 'page.id')
+    .leftJoin('categorias as c', 'c.id', 'p.categoria_id')
+    .select(productoJson(db, empresaId, false).as('producto'))
+    .orderBy(`p.${request.order_by}`, request.order_direction)
+    .orderBy('p.id', request.order_direction);
 }
 
 /** The filtered products; with `updated_since`, those changed since then (their stock too: migration 0007 moves `updated_at` with it). */
