@@ -4,7 +4,7 @@ import { DAILY_SUMMARY_TRIGGERS } from '@erp/sales';
 import { auditBooks } from '@erp/admin';
 import { createDb } from '@erp/db';
 import { isolate, type Isolation } from '@erp/testing';
-import { summarizeInventory } from '../../services/inventory/src/db/product.repository';
+import { summarizeInventario } from '../../services/inventory/src/db/producto-list.repository';
 import type { InventoryDb } from '../../services/inventory/src/db/tables';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from '../../services/inventory/test/summary-oracle';
 import { generateBenchData, type BenchDataResult } from './data/generate';
@@ -89,7 +89,7 @@ describe('generateBenchData', () => {
     try {
       const inventory = db.withSchema('inventory');
       for (const company of sut.companies) {
-        const summary = await summarizeInventory(inventory, company.empresaId);
+        const summary = await summarizeInventario(inventory, company.empresaId);
         expect(summary.totals.total).toBeGreaterThan(0);
         expect(summary).toEqual(await summarizeByDirectAggregate(inventory, company.empresaId));
       }

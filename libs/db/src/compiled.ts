@@ -51,3 +51,19 @@ export function compiledPerShape<DB, S, A extends readonly unknown[], R>(
     return (await db.executeQuery<R>({ ...query, parameters })).rows;
   };
 }
+
+/**
+ * Which of `keys` a request has, not their values: with what else picks the SQL (the order), the
+ * `shape` of a `compiledPerShape` statement that filters on them.
+ */
+export function filterShape<K extends string>(request: { readonly [P in K]?: unknown }, keys: readonly K[]): Record<K, boolean> {
+  return Object.fromEntries(keys.map((key) => [key, request[key] !== undefined])) as Record<K, boolean>;
+}
+
+/**
+ * The filters that `shape` says a request has, with the values given: in a `compiledPerShape`
+ * builder, the stand-ins of its arguments, so the statement of a shape filters on exactly its filters.
+ */
+export function shapedFilters<F extends Record<string, unknown>>(shape: { readonly [K in keyof F]: boolean }, values: F): Partial<F> {
+  return Object.fromEntries(Object.entries(values).filter(([key]) => shape[key])) as Partial<F>;
+}

@@ -6,5 +6,6 @@ export * from './json';
 export * from './compiled';
 export * from './change-feed';
 export * from './like';
+export * from './interval';
 export { sql, type Kysely, type Transaction, type Generated, type ColumnType, type Selectable, type Insertable } from 'kysely';
 export * from './roles';

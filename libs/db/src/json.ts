@@ -6,25 +6,31 @@ import { sql, type Expression, type QueryExecutorProvider, type RawBuilder } fro
  * `JsonText`). Numbers, timestamps and field order follow the contracts' transforms.
  */
 
+/** A value of the JSON: a column by name (`'v.total'`, as `sql.ref` reads it) or any expression. */
+export type JsonValue = Expression<unknown> | string;
+
+const expression = (value: JsonValue): Expression<unknown> => (typeof value === 'string' ? sql.ref(value) : value);
+
 /** A `numeric` as a JSON number written as the contracts write it: without trailing zeros (12.50 → 12.5). */
-export function jsonDecimal(value: Expression<unknown>): RawBuilder<unknown> {
-  return sql`trim_scale(${value})`;
+export function jsonDecimal(value: JsonValue): RawBuilder<unknown> {
+  return sql`trim_scale(${expression(value)})`;
 }
 
 /**
  * A `timestamptz` as the contracts write it (`Date#toISOString`): UTC, milliseconds truncated as
  * a JS Date truncates the microseconds Postgres keeps.
  */
-export function jsonTimestamp(value: Expression<unknown>): RawBuilder<unknown> {
-  return sql`to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export function jsonTimestamp(value: JsonValue): RawBuilder<unknown> {
+  return sql`to_char(${expression(value)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 /**
  * One JSON object with these fields in this order (`row_to_json` of a one-row select: compact,
- * unlike `json_build_object`). Expressions may refer to the tables of the enclosing query.
+ * unlike `json_build_object`). Values may refer to the tables of the enclosing query; a string is
+ * a column's name, never a text value.
  */
-export function jsonObject(fields: Record<string, Expression<unknown>>): RawBuilder<unknown> {
-  const columns = Object.entries(fields).map(([name, value]) => sql`${value} as ${sql.id(name)}`);
+export function jsonObject(fields: Record<string, JsonValue>): RawBuilder<unknown> {
+  const columns = Object.entries(fields).map(([name, value]) => sql`${expression(value)} as ${sql.id(name)}`);
   return sql`(select row_to_json(o) from (select ${sql.join(columns)}) o)`;
 }
 

@@ -4,7 +4,7 @@ import { registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
 import { startSaleCreatedConsumer } from './consumers/sale-created.consumer';
 import { migrations } from './db/migrations';
-import { openReservas } from './db/reservation.repository';
+import { openReservas } from './db/reserva.repository';
 import { INVENTORY_SCHEMA, type InventoryDb } from './db/tables';
 import { adjustStockHandler } from './handlers/adjust-stock.handler';
 import { revertAdjustmentHandler } from './handlers/revert-adjustment.handler';

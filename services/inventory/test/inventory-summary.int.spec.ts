@@ -2,7 +2,7 @@ import { inventorySubjects, isAppError } from '@erp/contracts';
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
 import { Random, tenant, type Harness } from '@erp/testing';
-import { summarizeInventory } from '../src/db/product.repository';
+import { summarizeInventario } from '../src/db/producto-list.repository';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory } from './inventory.factories';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from './summary-oracle';
@@ -51,7 +51,7 @@ describe('the inventory summary counters', () => {
   afterAll(() => h?.close());
 
   // Exact decimals compared by value: "0" and "0.000" are the same stock.
-  const byValue = ({ totals, categorias }: Awaited<ReturnType<typeof summarizeInventory>>) => ({
+  const byValue = ({ totals, categorias }: Awaited<ReturnType<typeof summarizeInventario>>) => ({
     totals: { ...totals, stock_total: new Decimal(totals.stock_total).toString(), valor_total: new Decimal(totals.valor_total).toString() },
     categorias,
   });
@@ -59,7 +59,7 @@ describe('the inventory summary counters', () => {
   async function expectCountersExact(when: string) {
     for (const empresa of [1, 2]) {
       const expected = byValue(await summarizeByDirectAggregate(h.db, empresa));
-      expect({ when, empresa, summary: byValue(await summarizeInventory(h.db, empresa)) }).toEqual({ when, empresa, summary: expected });
+      expect({ when, empresa, summary: byValue(await summarizeInventario(h.db, empresa)) }).toEqual({ when, empresa, summary: expected });
     }
     expect({ when, stale: await productsWithStaleDerivedValues(h.db) }).toEqual({ when, stale: [] });
   }
@@ -249,9 +249,9 @@ describe('the inventory summary counters', () => {
   });
 
   it('keep each company to its own products', async () => {
-    const before = await summarizeInventory(h.db, 2);
+    const before = await summarizeInventario(h.db, 2);
     await h.bus.request(inventorySubjects, 'inventory.product.create', { nombre: 'Solo uno', codigo: 'SOLO-1', precio: '1' }, tenant(1));
-    expect(await summarizeInventory(h.db, 2)).toEqual(before);
+    expect(await summarizeInventario(h.db, 2)).toEqual(before);
     await expectCountersExact('after another company wrote');
   });
 });

@@ -1,8 +1,8 @@
 import { inventorySubjects } from '@erp/contracts';
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
-import { setActive } from '../src/db/location.repository';
-import { summarizeInventory } from '../src/db/product.repository';
+import { setLugarActive } from '../src/db/lugar.repository';
+import { summarizeInventario } from '../src/db/producto-list.repository';
 import { finishPendingCounts } from '../src/flows/set-location-active.flow';
 import { eventually, tenant, type Harness } from '@erp/testing';
 import type { InventoryDb } from '../src/db/tables';
@@ -37,13 +37,13 @@ describe('(de)activating a warehouse', () => {
   afterAll(() => h?.close());
 
   // Exact decimals compared by value: "0" and "0.000" are the same stock.
-  const byValue = ({ totals, categorias }: Awaited<ReturnType<typeof summarizeInventory>>) => ({
+  const byValue = ({ totals, categorias }: Awaited<ReturnType<typeof summarizeInventario>>) => ({
     totals: { ...totals, stock_total: new Decimal(totals.stock_total).toString(), valor_total: new Decimal(totals.valor_total).toString() },
     categorias,
   });
   const expectSummaryExact = async () => {
     expect(await productsWithStaleDerivedValues(h.db)).toEqual([]);
-    expect(byValue(await summarizeInventory(h.db, 1))).toEqual(byValue(await summarizeByDirectAggregate(h.db, 1)));
+    expect(byValue(await summarizeInventario(h.db, 1))).toEqual(byValue(await summarizeByDirectAggregate(h.db, 1)));
   };
 
   const stockActivo = async (productoId: number) =>
@@ -104,7 +104,7 @@ describe('(de)activating a warehouse', () => {
     expect(await stockActivo(first)).toBe('3.000');
     expect(await stockActivo(last)).toBe('3.000');
     await expectSummaryExact();
-    const summary = await summarizeInventory(h.db, 1);
+    const summary = await summarizeInventario(h.db, 1);
     expect(Number(summary.totals.stock_total)).toBe(3 * PRODUCTS);
   });
 
@@ -116,13 +116,13 @@ describe('(de)activating a warehouse', () => {
       { requestId: 'activate-reserva' },
     );
     await expectSummaryExact();
-    const summary = await summarizeInventory(h.db, 1);
+    const summary = await summarizeInventario(h.db, 1);
     expect(Number(summary.totals.stock_total)).toBe(4 * PRODUCTS + 4);
   });
 
   it('finishes a change whose count was cut short, as the next start does', async () => {
     // The process stopped right after the change of the place committed: no entry was moved yet.
-    await setActive(h.db, 'bodegas', 1, a.bodegas.reserva!, false);
+    await setLugarActive(h.db, 'bodegas', 1, a.bodegas.reserva!, false);
     expect((await productsWithStaleDerivedValues(h.db)).length).toBe(PRODUCTS);
 
     expect(await finishPendingCounts(h.db, BATCH)).toBe(1);
@@ -145,7 +145,7 @@ describe('(de)activating a warehouse', () => {
       { requestId: 'close-centro' },
     );
     await expectSummaryExact();
-    expect(Number((await summarizeInventory(h.db, 1)).totals.stock_total)).toBe(0);
+    expect(Number((await summarizeInventario(h.db, 1)).totals.stock_total)).toBe(0);
     await h.bus.request(
       inventorySubjects,
       'inventory.admin.sucursal.set-active',

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import { InventoryListRequest, Product, inventorySubjects, isAppError } from '@erp/contracts';
 import { tenant, type Harness } from '@erp/testing';
-import { findProductJson, findProductWithStock, listProducts } from '../src/db/product.repository';
+import { findProductoJson } from '../src/db/producto-json.repository';
+import { listProductos } from '../src/db/producto-list.repository';
+import { findProductoWithStock } from '../src/db/producto-read.repository';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory } from './inventory.factories';
 
@@ -32,7 +34,7 @@ describe('the catalog over the bus: product list, products, branches and warehou
   it('fetches a page and the stock of all its products in at most two statements, whatever the page size', async () => {
     for (const perPage of [1, 30]) {
       statements.length = 0;
-      const { json, total } = await listProducts(
+      const { json, total } = await listProductos(
         counted,
         1,
         InventoryListRequest.parse({ per_page: perPage, con_stock: true, nombre: 'producto' }),
@@ -51,14 +53,14 @@ describe('the catalog over the bus: product list, products, branches and warehou
       for (const order_direction of ['asc', 'desc'] as const) {
         for (const page of [1, 2, 4]) {
           const ask = (nombre: string) =>
-            listProducts(counted, 1, InventoryListRequest.parse({ nombre, order_by, order_direction, per_page: 9, page }));
+            listProductos(counted, 1, InventoryListRequest.parse({ nombre, order_by, order_direction, per_page: 9, page }));
           const [byTrigram, byWalk] = await Promise.all([ask('DUCTO'), ask('du')]);
           expect(byTrigram.total).toBe(30);
           expect(byTrigram).toEqual(byWalk);
         }
       }
     }
-    const past = await listProducts(counted, 1, InventoryListRequest.parse({ nombre: 'producto 1', per_page: 20, page: 3 }));
+    const past = await listProductos(counted, 1, InventoryListRequest.parse({ nombre: 'producto 1', per_page: 20, page: 3 }));
     expect(past).toEqual({ total: 10, json: '[]' });
   });
 
@@ -147,15 +149,15 @@ describe('the catalog over the bus: product list, products, branches and warehou
     ).map((r) => r.id);
     const written: string[] = [];
     for (const id of ids) {
-      const product = Product.parse(await findProductWithStock(counted, 1, id));
-      expect(await findProductJson(counted, 1, id)).toBe(JSON.stringify(product));
+      const product = Product.parse(await findProductoWithStock(counted, 1, id));
+      expect(await findProductoJson(counted, 1, id)).toBe(JSON.stringify(product));
       written.push(
         JSON.stringify({ ...product, inventarios: product.inventarios.map(({ created_at: _c, updated_at: _u, ...entry }) => entry) }),
       );
     }
-    const { json } = await listProducts(counted, 1, InventoryListRequest.parse({ per_page: 200 }));
+    const { json } = await listProductos(counted, 1, InventoryListRequest.parse({ per_page: 200 }));
     expect(json).toBe(`[${written.join(',')}]`);
-    expect(await findProductJson(counted, 2, ids[0]!)).toBeUndefined();
+    expect(await findProductoJson(counted, 2, ids[0]!)).toBeUndefined();
   });
 
   it('creates branches and warehouses, and a deactivated warehouse hides its stock and refuses reservations', async () => {

@@ -15,7 +15,9 @@ import { publishEvent, type JsonText } from '@erp/bus';
 import { loadConfig } from '@erp/runtime';
 import { harness, tenant, until, type Harness } from '@erp/testing';
 import { RETURNS_SCHEMA, ReturnsConfig, returnsService } from '../src';
-import { findDevolucion, findReturnJson, listReturns } from '../src/db/devolucion.repository';
+import { findDevolucionJson } from '../src/db/devolucion-json.repository';
+import { listDevoluciones } from '../src/db/devolucion-list.repository';
+import { findDevolucion } from '../src/db/devolucion-read.repository';
 import { listReturnsHandler } from '../src/handlers/read-returns.handler';
 import type { ReturnsDb } from '../src/db/tables';
 
@@ -395,11 +397,11 @@ describe('returns service against Postgres and NATS', () => {
     const written: string[] = [];
     for (const id of ids) {
       const json = JSON.stringify(Return.parse(await findDevolucion(h.db, EMPRESA, id)));
-      expect(await findReturnJson(h.db, EMPRESA, id)).toBe(json);
+      expect(await findDevolucionJson(h.db, EMPRESA, id)).toBe(json);
       written.push(json);
     }
     expect(written.some((json) => json.includes('"estado":"Anulada"'))).toBe(true);
-    const { json } = await listReturns(h.db, EMPRESA, ReturnsListRequest.parse({ per_page: 200 }));
+    const { json } = await listDevoluciones(h.db, EMPRESA, ReturnsListRequest.parse({ per_page: 200 }));
     expect(json).toBe(`[${written.join(',')}]`);
   });
 

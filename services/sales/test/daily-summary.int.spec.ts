@@ -2,7 +2,9 @@ import { sql } from 'kysely';
 import { Sale, SaleUpdateRequest, SalesFilters, SalesListRequest } from '@erp/contracts';
 import { tenant, type Harness } from '@erp/testing';
 import type { SalesDb } from '../src/db/tables';
-import { findSale, findSaleJson, listSales, summarizeSales } from '../src/db/venta.repository';
+import { findVentaJson } from '../src/db/venta-json.repository';
+import { listVentas, summarizeVentas } from '../src/db/venta-list.repository';
+import { findVenta } from '../src/db/venta-read.repository';
 import { adminHandlers } from '../src/handlers/admin.handlers';
 import { createSaleHandler } from '../src/handlers/create-sale.handler';
 import { updateSaleHandler } from '../src/handlers/update-sale.handler';
@@ -106,7 +108,7 @@ describe('ventas_resumen_diario against Postgres', () => {
       .executeTakeFirstOrThrow();
     expect(emptied).toEqual({ cantidad: 0, total: '0.00' });
     expect(
-      (await summarizeSales(h.db, 1, SalesFilters.parse({ fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' }))).map((r) => r.estado),
+      (await summarizeVentas(h.db, 1, SalesFilters.parse({ fecha_inicio: '2026-03-01', fecha_fin: '2026-03-01' }))).map((r) => r.estado),
     ).toEqual(['Anulada']);
   });
 
@@ -195,11 +197,11 @@ describe('ventas_resumen_diario against Postgres', () => {
         .groupBy('estado')
         .orderBy('estado')
         .execute();
-      const summary = await summarizeSales(h.db, 1, parsed);
+      const summary = await summarizeVentas(h.db, 1, parsed);
       expect([...summary].sort((x, y) => x.estado.localeCompare(y.estado))).toEqual(expected);
       const count = expected.reduce((n, r) => n + r.cantidad, 0);
       for (const order_by of ['fecha', 'total'] as const) {
-        const page = await listSales(h.db, 1, SalesListRequest.parse({ ...f, order_by, per_page: 200 }));
+        const page = await listVentas(h.db, 1, SalesListRequest.parse({ ...f, order_by, per_page: 200 }));
         expect({ order_by, f, total: page.total, items: (JSON.parse(page.json) as unknown[]).length }).toEqual({
           order_by,
           f,
@@ -221,7 +223,7 @@ describe('ventas_resumen_diario against Postgres', () => {
         .execute();
       const seen: number[] = [];
       for (let page = 1; page <= Math.ceil(expected.length / 7) + 1; page++) {
-        const { total, json } = await listSales(h.db, 1, SalesListRequest.parse({ page, per_page: 7, order_direction }));
+        const { total, json } = await listVentas(h.db, 1, SalesListRequest.parse({ page, per_page: 7, order_direction }));
         expect(total).toBe(expected.length);
         seen.push(...(JSON.parse(json) as Array<{ id: number }>).map((s) => s.id));
       }
@@ -237,13 +239,13 @@ describe('ventas_resumen_diario against Postgres', () => {
     expect(states.length).toBeGreaterThanOrEqual(3);
     const written: string[] = [];
     for (const id of ids) {
-      const json = JSON.stringify(Sale.parse(await findSale(h.db, 1, id)));
-      expect(await findSaleJson(h.db, 1, id)).toBe(json);
+      const json = JSON.stringify(Sale.parse(await findVenta(h.db, 1, id)));
+      expect(await findVentaJson(h.db, 1, id)).toBe(json);
       written.push(json);
     }
-    const { json } = await listSales(h.db, 1, SalesListRequest.parse({ per_page: 200 }));
+    const { json } = await listVentas(h.db, 1, SalesListRequest.parse({ per_page: 200 }));
     expect(json).toBe(`[${written.slice(0, 200).join(',')}]`);
-    expect(await findSaleJson(h.db, 2, ids[0]!)).toBeUndefined();
+    expect(await findVentaJson(h.db, 2, ids[0]!)).toBeUndefined();
   });
 
   it('empties when the sales are truncated', async () => {

@@ -12,11 +12,14 @@ import {
   SalesListRequest,
   SalesSummaryQuery,
 } from '@erp/contracts';
-import { findProductJson, listProducts, summarizeInventory } from '../../../services/inventory/src/db/product.repository';
+import { findProductoJson } from '../../../services/inventory/src/db/producto-json.repository';
+import { listProductos, summarizeInventario } from '../../../services/inventory/src/db/producto-list.repository';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
-import { findReturnJson, listReturns, summarizeReturns } from '../../../services/returns/src/db/devolucion.repository';
+import { findDevolucionJson } from '../../../services/returns/src/db/devolucion-json.repository';
+import { listDevoluciones, summarizeDevoluciones } from '../../../services/returns/src/db/devolucion-list.repository';
 import type { ReturnsDb } from '../../../services/returns/src/db/tables';
-import { findSaleJson, listSales, summarizeSales } from '../../../services/sales/src/db/venta.repository';
+import { findVentaJson } from '../../../services/sales/src/db/venta-json.repository';
+import { listVentas, summarizeVentas } from '../../../services/sales/src/db/venta-list.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 
 /** Values, JSON text as its service passes it on, or a page whose items are JSON text; undefined when not found. */
@@ -38,23 +41,23 @@ const page = ({ total, json: items }: { total: number; json: string }) => ({ tot
  */
 export function directQueries({ inventory, sales, returns }: DirectDbs, empresaId: number): Array<[RegExp, DirectQuery]> {
   return [
-    [/^\/inventory\/summary$/, () => summarizeInventory(inventory, empresaId)],
-    [/^\/inventory\/(\d+)$/, async (id) => json(await findProductJson(inventory, empresaId, id!))],
+    [/^\/inventory\/summary$/, () => summarizeInventario(inventory, empresaId)],
+    [/^\/inventory\/(\d+)$/, async (id) => json(await findProductoJson(inventory, empresaId, id!))],
     [
       /^\/inventory$/,
-      async (_id, query) => page(await listProducts(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query)))),
+      async (_id, query) => page(await listProductos(inventory, empresaId, InventoryListRequest.parse(InventoryListQuery.parse(query)))),
     ],
-    [/^\/sales\/summary$/, (_id, query) => summarizeSales(sales, empresaId, SalesFilters.parse(SalesSummaryQuery.parse(query)))],
-    [/^\/sales\/(\d+)$/, async (id) => json(await findSaleJson(sales, empresaId, id!))],
-    [/^\/sales$/, async (_id, query) => page(await listSales(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query))))],
+    [/^\/sales\/summary$/, (_id, query) => summarizeVentas(sales, empresaId, SalesFilters.parse(SalesSummaryQuery.parse(query)))],
+    [/^\/sales\/(\d+)$/, async (id) => json(await findVentaJson(sales, empresaId, id!))],
+    [/^\/sales$/, async (_id, query) => page(await listVentas(sales, empresaId, SalesListRequest.parse(SalesListQuery.parse(query))))],
     [
       /^\/returns\/summary$/,
-      (_id, query) => summarizeReturns(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query))),
+      (_id, query) => summarizeDevoluciones(returns, empresaId, ReturnsSummaryRequest.parse(ReturnsSummaryQuery.parse(query))),
     ],
-    [/^\/returns\/(\d+)$/, async (id) => json(await findReturnJson(returns, empresaId, id!))],
+    [/^\/returns\/(\d+)$/, async (id) => json(await findDevolucionJson(returns, empresaId, id!))],
     [
       /^\/returns$/,
-      async (_id, query) => page(await listReturns(returns, empresaId, ReturnsListRequest.parse(ReturnsListQuery.parse(query)))),
+      async (_id, query) => page(await listDevoluciones(returns, empresaId, ReturnsListRequest.parse(ReturnsListQuery.parse(query)))),
     ],
   ];
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createDb } from '@erp/db';
 import { API_BASE } from '@erp/contracts';
-import { saleExportRows } from '../../../services/sales/src/db/venta.repository';
+import { ventaExportRows } from '../../../services/sales/src/db/venta-list.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 import { withRssSampling, type LoadResult } from './load';
 
@@ -61,7 +61,7 @@ export async function measureExport(o: {
 /** Seconds psql takes to copy every sale's JSON of the company (the export's SQL, by id) to /dev/null. */
 async function psqlToDevNull(databaseUrl: string, empresaId: number): Promise<number> {
   const db = createDb<SalesDb>({ connectionString: databaseUrl, max: 1, applicationName: 'bench-export-baseline' }).withSchema('sales');
-  const compiled = saleExportRows(db, empresaId, {}).orderBy('v.id').compile();
+  const compiled = ventaExportRows(db, empresaId, {}).orderBy('v.id').compile();
   await db.destroy();
   // COPY takes no parameters: the statement's are inlined (numbers and text only).
   const text = compiled.sql.replace(/\$(\d+)/g, (_m, n: string) => {

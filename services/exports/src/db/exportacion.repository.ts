@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { RecursoExportacion, TenantContext } from '@erp/contracts';
-import { inTransaction } from '@erp/db';
+import { inTransaction, millisecondsFromNow } from '@erp/db';
 import type { ExportacionRow } from '../domain/exportacion';
 import type { ExportsDb } from './tables';
 
@@ -117,7 +117,7 @@ export async function claimExportacion(db: Db, leaseMs: number): Promise<ExportJ
     .set({
       estado: 'procesando',
       intento: sql<number>`intento + 1`,
-      lease_hasta: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`,
+      lease_hasta: millisecondsFromNow(leaseMs),
       iniciada: sql<Date>`coalesce(iniciada, now())`,
     })
     .where(
@@ -142,7 +142,7 @@ export async function claimExportacion(db: Db, leaseMs: number): Promise<ExportJ
 export async function renewLease(db: Db, id: number, intento: number, leaseMs: number): Promise<boolean> {
   const result = await db
     .updateTable('exportaciones')
-    .set({ lease_hasta: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
+    .set({ lease_hasta: millisecondsFromNow(leaseMs) })
     .where('id', '=', id)
     .where('intento', '=', intento)
     .where('estado', '=', 'procesando')
@@ -168,7 +168,7 @@ export async function completeExportacion(
       error: null,
       lease_hasta: null,
       completada: sql<Date>`now()`,
-      expira: sql<Date>`now() + ${ttlMs} * interval '1 millisecond'`,
+      expira: millisecondsFromNow(ttlMs),
     })
     .where('id', '=', job.id)
     .where('intento', '=', job.intento)

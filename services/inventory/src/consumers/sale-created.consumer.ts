@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { claimEvent, startConsumer, type Bus } from '@erp/bus';
 import { isAppError, salesEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { confirmIfReservada } from '../db/reservation.repository';
+import { confirmIfReservada } from '../db/reserva.repository';
 import type { InventoryDb } from '../db/tables';
 import { confirmReservation } from '../flows/reservations.flow';
 

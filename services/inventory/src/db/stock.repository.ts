@@ -36,7 +36,7 @@ export async function companyBodegaIds(db: Db, empresaId: number, ids: readonly 
   return new Set(rows.map((r) => r.id));
 }
 
-export interface StockProduct {
+export interface StockProducto {
   id: number;
   codigo: string;
   tipo: TipoProducto;
@@ -46,12 +46,12 @@ export interface StockProduct {
  * The company's live products among `ids`, by id. With `lock`, their rows are locked in id order:
  * the second step of the writers' lock order (see lockStock).
  */
-export async function findStockProducts(
+export async function findStockProductos(
   db: Db,
   empresaId: number,
   ids: readonly number[],
   options: { lock?: boolean } = {},
-): Promise<Map<number, StockProduct>> {
+): Promise<Map<number, StockProducto>> {
   if (ids.length === 0) return new Map();
   const q = db
     .selectFrom('productos')
@@ -76,18 +76,18 @@ export interface LockedStock {
  * the summary triggers and warehouse activation follow too: the warehouses and their branches
  * (shared), the products by id, then the entries by (product, warehouse). Concurrent reservations
  * therefore see each other's result: they can never together take more than there is.
- * `heldPlacesAndProducts`: the caller already took the first two steps (findBodega and
- * findStockProducts with `lock`, in that order) for every key.
+ * `heldLugaresAndProductos`: the caller already took the first two steps (findBodega and
+ * findStockProductos with `lock`, in that order) for every key.
  */
 export async function lockStock(
   trx: Transaction<InventoryDb>,
   empresaId: number,
   keys: readonly StockKey[],
-  options: { create: boolean; heldPlacesAndProducts?: boolean },
+  options: { create: boolean; heldLugaresAndProductos?: boolean },
 ): Promise<Map<string, LockedStock>> {
   if (keys.length === 0) return new Map();
-  if (!options.heldPlacesAndProducts) await lockPlacesAndProducts(trx, empresaId, keys);
-  const lockEntries = () =>
+  if (!options.heldLugaresAndProductos) await lockLugaresAndProductos(trx, empresaId, keys);
+  const lockInventarios = () =>
     trx
       .selectFrom('inventarios')
       .select(['id', 'producto_id', 'bodega_id', sql<string>`stock::text`.as('stock')])
@@ -100,20 +100,20 @@ export async function lockStock(
   // Usually every entry exists: one statement. Missing ones are created (a concurrent creator
   // waits on the unique key), then all are locked again; holding the products' locks, no writer
   // that follows the order can hold an entry this waits for.
-  let rows = await lockEntries();
+  let rows = await lockInventarios();
   if (options.create && rows.length < new Set(keys.map(keyOf)).size) {
     await trx
       .insertInto('inventarios')
       .values([...keys].sort(byKey).map((k) => ({ empresa_id: empresaId, producto_id: k.productoId, bodega_id: k.bodegaId, stock: '0' })))
       .onConflict((oc) => oc.columns(['producto_id', 'bodega_id']).doNothing())
       .execute();
-    rows = await lockEntries();
+    rows = await lockInventarios();
   }
   return new Map(rows.map((r) => [keyOf({ productoId: r.producto_id, bodegaId: r.bodega_id }), { id: r.id, stock: r.stock }]));
 }
 
 /** The first two steps of the writers' lock order for `keys`: their warehouses and branches (shared), then their products by id. */
-async function lockPlacesAndProducts(trx: Transaction<InventoryDb>, empresaId: number, keys: readonly StockKey[]): Promise<void> {
+async function lockLugaresAndProductos(trx: Transaction<InventoryDb>, empresaId: number, keys: readonly StockKey[]): Promise<void> {
   await trx
     .selectFrom('bodegas as b')
     .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
@@ -136,7 +136,7 @@ export function lockedStockOf(locked: Map<string, LockedStock>) {
   return (key: StockKey) => locked.get(keyOf(key))?.stock;
 }
 
-export interface MovementMeta {
+export interface MovimientoMeta {
   tipo: TipoMovimiento;
   origen: string;
   /** What the operation was made for: partners read it in `stock.changed`. */
@@ -155,7 +155,7 @@ export async function applyMoves(
   empresaId: number,
   locked: Map<string, LockedStock>,
   moves: readonly PlannedMove[],
-  meta: MovementMeta,
+  meta: MovimientoMeta,
 ): Promise<PlannedMove[]> {
   if (moves.length === 0) return [];
   const entries = moves.map((move) => {

@@ -1,7 +1,7 @@
 import { AppError, type ParsedRequestOf, type ReplyInputOf, type inventorySubjects } from '@erp/contracts';
 import type { Transaction } from 'kysely';
-import { findAjuste, insertAjuste, recordAjusteMovimientos } from '../db/adjustment.repository';
-import { applyMoves, companyBodegaIds, findStockProducts, lockStock, lockedStockOf } from '../db/stock.repository';
+import { findAjuste, insertAjuste, recordAjusteMovimientos } from '../db/ajuste.repository';
+import { applyMoves, companyBodegaIds, findStockProductos, lockStock, lockedStockOf } from '../db/stock.repository';
 import type { AjusteMovimiento, InventoryDb } from '../db/tables';
 import { planAdjustment, shortfallDetails, type AdjustmentLine } from '../domain/stock-plan';
 
@@ -22,7 +22,7 @@ export async function adjustStock(
   const replayed = await findAjuste(trx, empresaId, req.clave);
   if (replayed) return { clave: req.clave, aplicado: false, movimientos: replayed.movimientos };
 
-  const products = await findStockProducts(
+  const products = await findStockProductos(
     trx,
     empresaId,
     req.lineas.map((l) => l.id_producto),

@@ -1,7 +1,7 @@
 import { AppError, type ParsedRequestOf, type Reservation, type inventorySubjects } from '@erp/contracts';
 import type { Transaction } from 'kysely';
-import { findReserva, insertReserva, setReservaEstado, type ReservaRow } from '../db/reservation.repository';
-import { applyMoves, findBodega, findStockProducts, lockStock, lockedStockOf } from '../db/stock.repository';
+import { findReserva, insertReserva, setReservaEstado, type ReservaRow } from '../db/reserva.repository';
+import { applyMoves, findBodega, findStockProductos, lockStock, lockedStockOf } from '../db/stock.repository';
 import type { InventoryDb, ReservaLinea } from '../db/tables';
 import { checkBodega } from '../domain/resolve-product';
 import { confirmTransition, releaseTransition } from '../domain/reservation';
@@ -57,7 +57,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   // below needs only its entries.
   const bodegaRow = await findBodega(trx, empresaId, req.id_bodega, { lock: true });
   const bodega = checkBodega(req.id_bodega, bodegaRow);
-  const products = await findStockProducts(
+  const products = await findStockProductos(
     trx,
     empresaId,
     aggregated.map((l) => l.productoId),
@@ -103,7 +103,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   const moving = aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
   const keys = moving.map((l) => ({ productoId: l.productoId, bodegaId: req.id_bodega }));
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
-  const locked = await lockStock(trx, empresaId, keys, { create: allowNegative, heldPlacesAndProducts: true });
+  const locked = await lockStock(trx, empresaId, keys, { create: allowNegative, heldLugaresAndProductos: true });
   const stockOf = lockedStockOf(locked);
   const plan = planTake(moving, req.id_bodega, (productoId) => stockOf({ productoId, bodegaId: req.id_bodega }), allowNegative);
   if (plan.shortfalls.length > 0) {

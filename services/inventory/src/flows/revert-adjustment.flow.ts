@@ -1,6 +1,6 @@
 import type { ParsedRequestOf, ReplyInputOf, inventorySubjects } from '@erp/contracts';
 import type { Transaction } from 'kysely';
-import { insertAjuste, lockAjuste, markAjusteRevertido } from '../db/adjustment.repository';
+import { insertAjuste, lockAjuste, markAjusteRevertido } from '../db/ajuste.repository';
 import { applyMoves, lockStock, lockedStockOf } from '../db/stock.repository';
 import type { InventoryDb } from '../db/tables';
 import { planAdjustment, type AdjustmentLine } from '../domain/stock-plan';

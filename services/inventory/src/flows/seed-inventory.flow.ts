@@ -1,7 +1,7 @@
 import { AppError, type ParsedRequestOf, type inventorySubjects } from '@erp/contracts';
 import type { Insertable, Transaction } from 'kysely';
-import { insertBodega, insertSucursal } from '../db/location.repository';
-import { categoriaIdFor } from '../db/product-write.repository';
+import { insertBodega, insertSucursal } from '../db/lugar.repository';
+import { categoriaIdFor } from '../db/producto.repository';
 import { insertInventario, insertMovimientos, insertSeedProducto } from '../db/seed.repository';
 import type { InventoryDb } from '../db/tables';
 

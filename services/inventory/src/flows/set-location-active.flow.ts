@@ -4,9 +4,9 @@ import {
   clearConteoPendiente,
   countInventarios,
   findConteosPendientes,
-  setActive,
+  setLugarActive,
   type Lugar,
-} from '../db/location.repository';
+} from '../db/lugar.repository';
 import type { InventoryDb } from '../db/tables';
 
 /**
@@ -22,7 +22,7 @@ export async function setLocationActive(
   place: { table: Lugar; empresaId: number; id: number; activo: boolean },
   batchSize: number,
 ): Promise<boolean> {
-  const mark = await setActive(db, place.table, place.empresaId, place.id, place.activo);
+  const mark = await setLugarActive(db, place.table, place.empresaId, place.id, place.activo);
   if (mark === undefined) return false;
   await countPlace(db, { ...place, mark }, batchSize);
   return true;

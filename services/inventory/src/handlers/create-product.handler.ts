@@ -1,7 +1,7 @@
 import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { categoriaIdFor, findLiveProductoId, insertProducto } from '../db/product-write.repository';
+import { categoriaIdFor, findLiveProductoId, insertProducto } from '../db/producto.repository';
 import type { InventoryDb } from '../db/tables';
 
 type CreateRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.product.create'>;

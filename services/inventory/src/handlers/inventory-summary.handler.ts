@@ -1,11 +1,11 @@
 import type { InventorySummary, TenantContext } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { summarizeInventory } from '../db/product.repository';
+import { summarizeInventario } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 
 export function inventorySummaryHandler(db: Kysely<InventoryDb>) {
   return async (_request: Record<string, never>, ctx: TenantContext): Promise<InventorySummary> => {
-    const { totals, categorias } = await summarizeInventory(db, ctx.empresa.id);
+    const { totals, categorias } = await summarizeInventario(db, ctx.empresa.id);
     return {
       productos: { total: totals.total, activos: totals.activos, inactivos: totals.inactivos },
       inventario: {

@@ -2,7 +2,8 @@ import { JsonText } from '@erp/bus';
 import { paginate, type InventoryListRequest, type TenantContext } from '@erp/contracts';
 import { answerChangePage } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { listProductChanges, listProducts } from '../db/product.repository';
+import { listProductoChanges } from '../db/producto-feed.repository';
+import { listProductos } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 import { filtersApplied } from '../domain/list-filters';
 
@@ -13,10 +14,10 @@ export function listProductsHandler(db: Kysely<InventoryDb>) {
       ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}),
     };
     if (request.order_by !== 'updated_at') {
-      const { total, json } = await listProducts(db, ctx.empresa.id, request);
+      const { total, json } = await listProductos(db, ctx.empresa.id, request);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const page = await answerChangePage(db, request, (trx, after) => listProductChanges(trx, ctx.empresa.id, request, after));
+    const page = await answerChangePage(db, request, (trx, after) => listProductoChanges(trx, ctx.empresa.id, request, after));
     return { ...page, filters_applied };
   };
 }

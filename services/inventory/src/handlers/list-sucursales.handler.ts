@@ -1,6 +1,6 @@
 import type { Branch, TenantContext } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { listSucursalesConBodegas } from '../db/sucursal.repository';
+import { listSucursalesConBodegas } from '../db/lugar-list.repository';
 import type { InventoryDb } from '../db/tables';
 
 /** `GET /branches`: the active branches with their active warehouses, the places a sale can name. */

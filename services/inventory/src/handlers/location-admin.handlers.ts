@@ -1,6 +1,6 @@
 import { AppError } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { insertBodega, insertSucursal } from '../db/location.repository';
+import { insertBodega, insertSucursal } from '../db/lugar.repository';
 import type { InventoryDb } from '../db/tables';
 import { setLocationActive } from '../flows/set-location-active.flow';
 

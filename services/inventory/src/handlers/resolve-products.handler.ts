@@ -1,8 +1,8 @@
 import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { findProductsForSale } from '../db/product.repository';
+import { findProductosForVenta } from '../db/producto-read.repository';
 import { findBodega } from '../db/stock.repository';
-import { listActiveSucursales } from '../db/sucursal.repository';
+import { listActiveSucursales } from '../db/lugar-list.repository';
 import type { InventoryDb } from '../db/tables';
 import { checkBodega, resolveProducts } from '../domain/resolve-product';
 import { resolveBranch } from '../domain/resolve-sucursal';
@@ -15,7 +15,7 @@ export function resolveProductsHandler(db: Kysely<InventoryDb>) {
     const ids = req.items.flatMap((item) => ('id_producto' in item ? [item.id_producto] : []));
     const codes = req.items.flatMap((item) => ('codigo' in item ? [item.codigo] : []));
     const [products, bodegaRow, branches] = await Promise.all([
-      findProductsForSale(db, empresaId, { ids, codes }, req.id_bodega),
+      findProductosForVenta(db, empresaId, { ids, codes }, req.id_bodega),
       req.id_bodega !== undefined ? findBodega(db, empresaId, req.id_bodega) : Promise.resolve(undefined),
       req.sucursal !== undefined ? listActiveSucursales(db, empresaId) : Promise.resolve([]),
     ]);

@@ -1,6 +1,6 @@
 import type { TenantContext } from '@erp/contracts';
 import type { Kysely } from 'kysely';
-import { listActiveSucursales } from '../db/sucursal.repository';
+import { listActiveSucursales } from '../db/lugar-list.repository';
 import type { InventoryDb } from '../db/tables';
 import { resolveBranch, type BranchQuery } from '../domain/resolve-sucursal';
 

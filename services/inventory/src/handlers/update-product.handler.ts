@@ -1,8 +1,8 @@
 import { AppError, type ParsedRequestOf, type TenantContext, type inventorySubjects } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { findProductWithStock } from '../db/product.repository';
-import { categoriaIdFor, updateProducto, type ProductoChanges } from '../db/product-write.repository';
+import { findProductoWithStock } from '../db/producto-read.repository';
+import { categoriaIdFor, updateProducto, type ProductoChanges } from '../db/producto.repository';
 import type { InventoryDb } from '../db/tables';
 
 type UpdateRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.product.update'>;
@@ -27,6 +27,6 @@ export function updateProductHandler(db: Kysely<InventoryDb>) {
       }
       throw err;
     }
-    return (await findProductWithStock(db, empresaId, id))!;
+    return (await findProductoWithStock(db, empresaId, id))!;
   };
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, inventoryExportSubjects } from '@erp/contracts';
-import { productExportBatch } from '../db/product.repository';
+import { productoExportBatch } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 
 /** `inventory.export.write`: the file of an export of products, from one snapshot. */
@@ -10,6 +10,6 @@ export function writeExportHandler(db: Kysely<InventoryDb>, bus: Bus) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof inventoryExportSubjects, 'inventory.export.write'>, ctx: TenantContext) =>
     writeSnapshotExport(bus, db, objeto, {
       cursor: changeCursorAfterSnapshot,
-      batch: (trx, afterId, limit) => productExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
+      batch: (trx, afterId, limit) => productoExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
     });
 }

@@ -4,7 +4,7 @@ import type { Bus, Logger } from '@erp/bus';
 import { isAppError } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
-import { findDueReservas, postponeReserva, type DueReserva } from '../db/reservation.repository';
+import { findDueReservas, postponeReserva, type DueReserva } from '../db/reserva.repository';
 import type { InventoryDb } from '../db/tables';
 import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
 import { confirmReservation, releaseReservation } from '../flows/reservations.flow';

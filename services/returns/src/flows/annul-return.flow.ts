@@ -10,7 +10,8 @@ import {
   type returnsAdminSubjects,
 } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { annulDevolucion, findDevolucion, lockDevolucion } from '../db/devolucion.repository';
+import { annulDevolucion, lockDevolucion } from '../db/devolucion.repository';
+import { findDevolucion } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
 import { settleStock } from './settle-stock.flow';
 

@@ -4,7 +4,6 @@ import { enqueueEvent, type Bus, type Logger } from '@erp/bus';
 import {
   AppError,
   DEFAULT_RETURN_DOCUMENT,
-  MEDIDA_UNIDAD,
   Return,
   returnsEvents,
   type ParsedRequestOf,
@@ -15,17 +14,11 @@ import {
   type returnsAdminSubjects,
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
-import { advanceSeries, lockSeries } from '../db/documento.repository';
-import {
-  REFERENCIA_INDEX,
-  findIdByReferencia,
-  findDevolucion,
-  insertDetalles,
-  insertDevolucion,
-  lockVentaDevoluciones,
-  returnedByLine,
-} from '../db/devolucion.repository';
+import { advanceCorrelativo, lockDocumento } from '../db/documento.repository';
+import { REFERENCIA_INDEX, insertDetalles, insertDevolucion, lockVentaDevoluciones } from '../db/devolucion.repository';
+import { findDevolucion, findDevolucionIdByReferencia, returnedByDetalle } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
+import { detalleColumns, devolucionColumns } from '../domain/devolucion-row';
 import { planReturn, ventaProblem } from '../domain/return-plan';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { busSales, type SalesPort } from '../ports/sales.port';
@@ -40,9 +33,6 @@ export interface CreateReturnDeps {
   /** Called after a return commits (nudges the outbox relay). */
   onCommitted?: () => void;
 }
-
-/** Who made a back-office return when the request names nobody. */
-export const BACK_OFFICE_USER = 'Administración';
 
 /**
  * Creates a return: the sale (asked of sales) and its products' brands (of inventory) first;
@@ -68,7 +58,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
 
   const empresaId = req.empresa_id;
   if (req.referencia) {
-    const id = await findIdByReferencia(db, empresaId, req.referencia);
+    const id = await findDevolucionIdByReferencia(db, empresaId, req.referencia);
     if (id !== undefined) return { devolucion: await devolucionOf(empresaId, id), idempotent: true };
   }
   const ctx: TenantContext = {
@@ -90,7 +80,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
     outcome = await inTransaction(db, async (trx) => {
       await lockVentaDevoluciones(trx, empresaId, venta.id);
       if (req.referencia) {
-        const winner = await findIdByReferencia(trx, empresaId, req.referencia);
+        const winner = await findDevolucionIdByReferencia(trx, empresaId, req.referencia);
         if (winner !== undefined) return { winner };
       }
       registered = true;
@@ -102,37 +92,17 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
       const planned = planReturn({
         tipo: req.tipo,
         detallesVenta: registrada.detalles,
-        returned: await returnedByLine(trx, empresaId, venta.id),
+        returned: await returnedByDetalle(trx, empresaId, venta.id),
         requested: req.detalles,
       });
       if (!planned.ok) throw AppError.rule('regla_de_negocio', planned.message, planned.details);
       const plan = planned.plan;
 
-      const documento = req.documento ?? DEFAULT_RETURN_DOCUMENT;
-      const series = await lockSeries(trx, empresaId, documento);
-      await advanceSeries(trx, series.id, series.correlativo);
+      const documento = await lockDocumento(trx, empresaId, req.documento ?? DEFAULT_RETURN_DOCUMENT);
+      await advanceCorrelativo(trx, documento.id, documento.correlativo);
       const now = new Date();
       const id = await insertDevolucion(trx, {
-        empresa_id: empresaId,
-        venta_id: venta.id,
-        bodega_id: registrada.id_bodega,
-        documento_id: series.id,
-        numero: series.correlativo,
-        correlativo: `${series.prefijo}${series.correlativo}`,
-        fecha: req.fecha,
-        tipo: req.tipo,
-        referencia: req.referencia ?? null,
-        observaciones: req.observaciones ?? null,
-        ...plan.totals,
-        anulada_at: null,
-        usuario_id: req.usuario?.id ?? null,
-        nombre_usuario: req.usuario?.nombre ?? BACK_OFFICE_USER,
-        nombre_cliente: registrada.nombre_cliente ?? 'Consumidor Final',
-        nombre_documento: series.nombre,
-        clave_stock: plan.stock.length > 0 ? clave : null,
-        clave_registro: clave,
-        stock_aplicado_at: null,
-        stock_revertido_at: null,
+        ...devolucionColumns({ empresaId, venta: registrada, documento, request: req, plan, clave }),
         created_at: now,
         updated_at: now,
       });
@@ -140,25 +110,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
         trx,
         plan.lines.map((l, linea) => ({
           devolucion_id: id,
-          empresa_id: empresaId,
-          linea,
-          venta_detalle_id: l.detalleVenta.id,
-          id_producto: l.detalleVenta.id_producto,
-          codigo_producto: l.detalleVenta.codigo ?? '',
-          nombre_producto: l.detalleVenta.nombre_producto ?? '',
-          marca_producto: marcas.get(l.detalleVenta.id_producto) ?? '',
-          descripcion: l.detalleVenta.descripcion ?? '',
-          medida: MEDIDA_UNIDAD,
-          mueve_stock: l.mueve_stock,
-          cantidad: l.cantidad,
-          precio: l.precio,
-          costo: l.costo,
-          descuento: l.descuento,
-          porcentaje_impuesto: l.porcentaje_impuesto,
-          sub_total: l.sub_total,
-          iva: l.iva,
-          total: l.total,
-          exenta: l.exenta,
+          ...detalleColumns(l, linea, empresaId, marcas.get(l.detalleVenta.id_producto)),
           created_at: now,
           updated_at: now,
         })),
@@ -176,7 +128,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   } catch (err) {
     if (registered) await squareRegistrations(sales, bus.logger, venta.id, ctx);
     if (req.referencia && isUniqueViolation(err, REFERENCIA_INDEX)) {
-      const winner = await findIdByReferencia(db, empresaId, req.referencia);
+      const winner = await findDevolucionIdByReferencia(db, empresaId, req.referencia);
       if (winner !== undefined) return { devolucion: await devolucionOf(empresaId, winner), idempotent: true };
     }
     throw err;

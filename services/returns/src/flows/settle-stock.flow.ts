@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Bus } from '@erp/bus';
 import type { RequestContext, TenantContext } from '@erp/contracts';
-import { findStockState, markStock, stockLinesOf } from '../db/devolucion.repository';
+import { markStock } from '../db/devolucion.repository';
+import { findStockState, stockDetallesOf } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
 import { busInventory } from '../ports/inventory.port';
 
@@ -23,7 +24,7 @@ export async function settleStock(db: Kysely<ReturnsDb>, bus: Bus, empresaId: nu
   const owesReversal = !state.enable && state.stock_revertido_at === null;
   if (!owesStock && !owesReversal) return;
 
-  const lineas = await stockLinesOf(db, empresaId, id);
+  const lineas = await stockDetallesOf(db, empresaId, id);
   const ctx: TenantContext = {
     requestId: reqCtx?.requestId ?? `devolucion-${id}`,
     empresa: reqCtx?.empresa ?? { id: empresaId, nombre: '', iva: '13', venderSinStock: true },

@@ -10,7 +10,9 @@ import {
 } from '@erp/contracts';
 import { JsonText, type JsonPageOf } from '@erp/bus';
 import { answerChangePage } from '@erp/db';
-import { findReturnJson, listReturnChanges, listReturns, summarizeReturns } from '../db/devolucion.repository';
+import { listDevolucionChanges } from '../db/devolucion-feed.repository';
+import { findDevolucionJson } from '../db/devolucion-json.repository';
+import { listDevoluciones, summarizeDevoluciones } from '../db/devolucion-list.repository';
 import type { ReturnsDb } from '../db/tables';
 import { summarize } from '../domain/summary';
 
@@ -18,7 +20,7 @@ type Api = typeof returnsApiSubjects;
 
 export function getReturnHandler(db: Kysely<ReturnsDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'returns.return.get'>, ctx: TenantContext) => {
-    const devolucion = await findReturnJson(db, ctx.empresa.id, id);
+    const devolucion = await findDevolucionJson(db, ctx.empresa.id, id);
     if (devolucion === undefined) throw AppError.notFound('devolucion_no_encontrada', 'Devolución no encontrada');
     return new JsonText(devolucion);
   };
@@ -34,15 +36,15 @@ export function listReturnsHandler(db: Kysely<ReturnsDb>) {
       ...(request.updated_since !== undefined ? { updated_since: request.updated_since } : {}),
     };
     if (request.order_by !== 'updated_at') {
-      const { total, json } = await listReturns(db, ctx.empresa.id, request);
+      const { total, json } = await listDevoluciones(db, ctx.empresa.id, request);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied };
     }
-    const page = await answerChangePage(db, request, (trx, after) => listReturnChanges(trx, ctx.empresa.id, request, after));
+    const page = await answerChangePage(db, request, (trx, after) => listDevolucionChanges(trx, ctx.empresa.id, request, after));
     return { ...page, filters_applied };
   };
 }
 
 export function returnsSummaryHandler(db: Kysely<ReturnsDb>) {
   return async (filters: ParsedRequestOf<Api, 'returns.summary'>, ctx: TenantContext): Promise<ReplyInputOf<Api, 'returns.summary'>> =>
-    summarize(await summarizeReturns(db, ctx.empresa.id, filters));
+    summarize(await summarizeDevoluciones(db, ctx.empresa.id, filters));
 }

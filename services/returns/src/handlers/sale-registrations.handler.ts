@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { ParsedRequestOf, ReplyInputOf, returnsForSalesSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { returnsByRegistration, tryLockVentaDevoluciones } from '../db/devolucion.repository';
+import { tryLockVentaDevoluciones } from '../db/devolucion.repository';
+import { devolucionesByRegistro } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
 
 type RegistrationsRequest = ParsedRequestOf<typeof returnsForSalesSubjects, 'returns.sale.registrations'>;
@@ -19,6 +20,6 @@ export function saleRegistrationsHandler(db: Kysely<ReturnsDb>) {
   return async ({ empresa_id, id_venta, claves }: RegistrationsRequest): Promise<RegistrationsReply> =>
     inTransaction(db, async (trx) => {
       if (!(await tryLockVentaDevoluciones(trx, empresa_id, id_venta))) return { ocupada: true, devoluciones: [] };
-      return { ocupada: false, devoluciones: await returnsByRegistration(trx, empresa_id, id_venta, claves) };
+      return { ocupada: false, devoluciones: await devolucionesByRegistro(trx, empresa_id, id_venta, claves) };
     });
 }

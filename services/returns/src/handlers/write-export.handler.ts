@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, returnsExportSubjects } from '@erp/contracts';
-import { returnExportBatch } from '../db/devolucion.repository';
+import { devolucionExportBatch } from '../db/devolucion-list.repository';
 import type { ReturnsDb } from '../db/tables';
 
 /** `returns.export.write`: the file of an export of returns, from one snapshot. */
@@ -10,6 +10,6 @@ export function writeExportHandler(db: Kysely<ReturnsDb>, bus: Bus) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof returnsExportSubjects, 'returns.export.write'>, ctx: TenantContext) =>
     writeSnapshotExport(bus, db, objeto, {
       cursor: changeCursorAfterSnapshot,
-      batch: (trx, afterId, limit) => returnExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
+      batch: (trx, afterId, limit) => devolucionExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
     });
 }

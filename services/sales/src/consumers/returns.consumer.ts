@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { PoisonEventError, claimEvent, startConsumerPerSubject, type Bus } from '@erp/bus';
 import { returnsEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { addMontoDevuelto, confirmRegistration } from '../db/return-registration.repository';
+import { addMontoDevuelto, confirmRegistro } from '../db/registro-devolucion.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 import { RETURNS_CLAIMER, RETURN_CREATED, returnClaim } from '../domain/return-claims';
@@ -40,7 +40,7 @@ export async function startReturnsConsumers(db: Kysely<SalesDb>, bus: Bus): Prom
         const registered =
           sign > 0 &&
           event.clave_registro !== undefined &&
-          (await confirmRegistration(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
+          (await confirmRegistro(trx, event.empresa_id, event.clave_registro, event.id_devolucion));
         const counted = registered === 'registrada' || registered === 'confirmada';
         await addMontoDevuelto(trx, event.empresa_id, event.id_venta, sign, event.total, counted ? 0 : sign);
       });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { millisecondsAgo } from '@erp/db';
 import type { SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
@@ -17,7 +18,7 @@ export async function deleteCambioEnCurso(db: Db, empresaId: number, clave: stri
 }
 
 /** Sales with a change recorded more than `olderThanMs` ago and never committed, oldest first. */
-export async function salesWithStaleCambios(
+export async function ventasWithStaleCambios(
   db: Db,
   olderThanMs: number,
   limit: number,
@@ -25,7 +26,7 @@ export async function salesWithStaleCambios(
   return db
     .selectFrom('cambios_en_curso')
     .select(['empresa_id', 'venta_id'])
-    .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .where('created_at', '<', millisecondsAgo(olderThanMs))
     .groupBy(['empresa_id', 'venta_id'])
     .orderBy(sql`min(created_at)`)
     .limit(limit)
@@ -38,6 +39,6 @@ export async function deleteStaleCambios(db: Db, empresaId: number, ventaId: num
     .deleteFrom('cambios_en_curso')
     .where('empresa_id', '=', empresaId)
     .where('venta_id', '=', ventaId)
-    .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .where('created_at', '<', millisecondsAgo(olderThanMs))
     .execute();
 }

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { DocumentoRow } from '../domain/sale-rules';
-import { SALES_SCHEMA, type CanalesTable, type ClientesTable, type DocumentosTable, type SalesDb } from './tables';
+import { salesTable, type CanalesTable, type ClientesTable, type DocumentosTable, type SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 
@@ -17,12 +17,11 @@ type Cliente = { id: number; nombre: string; limite_credito: string; activo: boo
  * The document type, channel and customer a sale names (a null id looks nothing up), in one
  * statement; each undefined when the company has no such row.
  */
-export async function findSaleCatalog(
+export async function findVentaCatalog(
   db: Db,
   empresaId: number,
   ids: { documentoId: number; canalId: number | null; clienteId: number | null },
 ): Promise<{ documento: DocumentoRow | undefined; canal: Canal | undefined; cliente: Cliente | undefined }> {
-  const table = (name: keyof SalesDb) => sql.table(`${SALES_SCHEMA}.${name}`);
   const { rows } = await sql<{
     d_id: number | null;
     d_sucursal_id: number;
@@ -43,9 +42,9 @@ export async function findSaleCatalog(
            c.id as c_id, c.nombre as c_nombre, c.activo as c_activo,
            k.id as k_id, k.nombre as k_nombre, k.limite_credito as k_limite_credito, k.activo as k_activo
       from (select 1) as one
-      left join ${table('documentos')} d on d.empresa_id = ${empresaId} and d.id = ${ids.documentoId}
-      left join ${table('canales')} c on c.empresa_id = ${empresaId} and c.id = ${ids.canalId}
-      left join ${table('clientes')} k on k.empresa_id = ${empresaId} and k.id = ${ids.clienteId}`.execute(db);
+      left join ${salesTable('documentos')} d on d.empresa_id = ${empresaId} and d.id = ${ids.documentoId}
+      left join ${salesTable('canales')} c on c.empresa_id = ${empresaId} and c.id = ${ids.canalId}
+      left join ${salesTable('clientes')} k on k.empresa_id = ${empresaId} and k.id = ${ids.clienteId}`.execute(db);
   const r = rows[0]!;
   return {
     documento:

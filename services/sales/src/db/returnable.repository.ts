@@ -3,7 +3,7 @@ import type { ReturnableSale } from '@erp/contracts';
 import type { SalesDb } from './tables';
 
 /** A sale of the company with every line's price, cost and tax, for the returns service; undefined when not the company's. */
-export async function findReturnableSale(db: Kysely<SalesDb>, empresaId: number, id: number): Promise<ReturnableSale | undefined> {
+export async function findReturnableVenta(db: Kysely<SalesDb>, empresaId: number, id: number): Promise<ReturnableSale | undefined> {
   const venta = await db
     .selectFrom('ventas')
     .select(['id', 'estado', 'fecha', 'correlativo', 'bodega_id', 'nombre_cliente'])

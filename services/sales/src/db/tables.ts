@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import { sql, type Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
 import type { EstadoVenta } from '@erp/contracts';
 
@@ -162,3 +162,6 @@ export interface SalesDb extends OutboxTables {
   venta_detalles: VentaDetallesTable;
   ventas_resumen_diario: VentasResumenDiarioTable;
 }
+
+/** A table named for raw `sql`, which is not bound to the service's schema as the query builder is: qualified. */
+export const salesTable = (name: keyof SalesDb) => sql.table(`${SALES_SCHEMA}.${name}`);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError, canonicalJson, type SaleCreateRequest } from '@erp/contracts';
-import type { VentaReferenciada } from '../db/venta.repository';
+import type { VentaReferenciada } from '../db/venta-read.repository';
 
 /**
  * The fingerprint of a request to create a sale: SHA-256 of the canonical JSON of the request as

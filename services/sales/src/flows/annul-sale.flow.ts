@@ -4,7 +4,8 @@ import { enqueueEvent, type Bus } from '@erp/bus';
 import { AppError, Sale, salesEvents, type RequestContext, type SaleInput, type TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
-import { findSale, lockVenta, stockLinesOf, updateVenta } from '../db/venta.repository';
+import { lockVenta, updateVenta } from '../db/venta.repository';
+import { findVenta, stockDetallesOf } from '../db/venta-read.repository';
 import { takesStock } from '../domain/sale-rules';
 import { heldStock, saleStockCause, stockDiff } from '../domain/stock-lines';
 import { busInventory } from '../ports/inventory.port';
@@ -39,7 +40,7 @@ export async function annulSale(
           id_venta: ['La venta tiene devoluciones activas'],
         });
       const moves = stockDiff(
-        heldStock(takesStock(venta.estado), venta.bodega_id, await stockLinesOf(trx, empresa_id, id_venta)),
+        heldStock(takesStock(venta.estado), venta.bodega_id, await stockDetallesOf(trx, empresa_id, id_venta)),
         new Map(),
       );
       const ctx: TenantContext = { requestId, empresa: { id: empresa_id, nombre: '', iva: '13', venderSinStock: true }, usuario: null };
@@ -58,11 +59,11 @@ export async function annulSale(
         revision_stock: revision,
         ...(moves.length > 0 ? { stock_devuelto_at: new Date() } : {}),
       });
-      const annulled = await findSale(trx, empresa_id, id_venta);
+      const annulled = await findVenta(trx, empresa_id, id_venta);
       await enqueueEvent(trx, salesEvents, 'events.sales.sale.annulled', { empresa_id, id_venta, venta: Sale.parse(annulled) }, reqCtx);
     }),
   );
-  const venta = await findSale(db, empresa_id, id_venta);
+  const venta = await findVenta(db, empresa_id, id_venta);
   if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
   return venta;
 }

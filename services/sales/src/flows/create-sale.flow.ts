@@ -17,21 +17,13 @@ import type { FaultInjection } from '../config';
 import { crash } from '../fault';
 import { findCliente, findDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import {
-  REFERENCIA_INDEX,
-  detalleColumns,
-  findSale,
-  findVentaReferenciada,
-  issueVenta,
-  lockReferencia,
-  nextVentaId,
-  type VentaReferenciada,
-} from '../db/venta.repository';
+import { REFERENCIA_INDEX, issueVenta, lockReferencia, nextVentaId } from '../db/venta.repository';
+import { findVenta, findVentaReferenciada, type VentaReferenciada } from '../db/venta-read.repository';
 import { huellaOf, referenciaConflict } from '../domain/huella';
 import { createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { saleStockCause } from '../domain/stock-lines';
-import { plannedVentaColumns } from '../domain/venta-row';
+import { detalleColumns, plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
 
@@ -68,7 +60,7 @@ export async function createSale(
   const inventory = deps.inventory ?? busInventory(deps.bus);
   const empresaId = ctx.empresa.id;
   const saleOf = async (id: number) => {
-    const venta = await findSale(db, empresaId, id);
+    const venta = await findVenta(db, empresaId, id);
     if (!venta) throw new Error(`Sale ${id} vanished after it was written`);
     return venta;
   };

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { TenantContext } from '@erp/contracts';
-import { findSaleCatalog } from '../db/catalog.repository';
+import { findVentaCatalog } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import type { SaleDraft, SaleResolutions } from '../domain/sale-plan';
 import type { InventoryPort } from '../ports/inventory.port';
@@ -21,7 +21,7 @@ export async function resolveReferences(
   const empresaId = ctx.empresa.id;
   const [products, { documento, canal, cliente }] = await Promise.all([
     inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }, trx),
-    findSaleCatalog(trx ?? db, empresaId, { documentoId: draft.id_documento, canalId: draft.id_canal, clienteId: draft.id_cliente }),
+    findVentaCatalog(trx ?? db, empresaId, { documentoId: draft.id_documento, canalId: draft.id_canal, clienteId: draft.id_cliente }),
   ]);
   // An inventory that predates branch resolution in this request answers without it: ask apart.
   const branch = products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }, trx))[0];

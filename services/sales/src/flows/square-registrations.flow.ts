@@ -5,10 +5,10 @@ import {
   devolucionesActivasOf,
   addDevolucionesActivas,
   addMontoDevuelto,
-  confirmRegistration,
-  discardRegistration,
-  pendingRegistrations,
-} from '../db/return-registration.repository';
+  confirmRegistro,
+  discardRegistro,
+  pendingRegistros,
+} from '../db/registro-devolucion.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 import { RETURNS_CLAIMER, RETURN_CREATED, returnClaim } from '../domain/return-claims';
@@ -34,7 +34,7 @@ export async function squareRegistrations(
   return inTransaction(db, async (trx) => {
     const venta = await lockVenta(trx, empresaId, ventaId);
     if (!venta) return undefined;
-    const claves = await pendingRegistrations(trx, empresaId, ventaId);
+    const claves = await pendingRegistros(trx, empresaId, ventaId);
     if (claves.length === 0) return venta.devoluciones_activas;
     const answer = await busReturns(bus).saleRegistrations({ requestId }, { empresa_id: empresaId, id_venta: ventaId, claves });
     if (answer.ocupada) return venta.devoluciones_activas;
@@ -43,14 +43,14 @@ export async function squareRegistrations(
     for (const clave of claves) {
       const devolucion = committed.get(clave);
       if (devolucion === undefined) {
-        if (await discardRegistration(trx, empresaId, clave)) discarded++;
+        if (await discardRegistro(trx, empresaId, clave)) discarded++;
         continue;
       }
       // The registration already counts the return; its amount is booked with the confirmation, in
       // this transaction, and its created event claimed so the consumer does not book it again.
       // Otherwise a sale would count the return without its amount until that event arrived
       // (redelivered only after its ack wait when sales died mid-delivery).
-      await confirmRegistration(trx, empresaId, clave, devolucion.id_devolucion);
+      await confirmRegistro(trx, empresaId, clave, devolucion.id_devolucion);
       if (await claimEvent(trx, RETURNS_CLAIMER, returnClaim(RETURN_CREATED, devolucion.id_devolucion))) {
         await addMontoDevuelto(trx, empresaId, ventaId, 1, devolucion.total, 0);
       }

@@ -12,12 +12,13 @@ import {
 import { inTransaction } from '@erp/db';
 import { findCliente, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { detalleColumns, findSale, lockVentaForEdit, replaceDetalles, saveEditedVenta } from '../db/venta.repository';
+import { lockVentaForEdit, replaceDetalles, saveEditedVenta } from '../db/venta.repository';
+import { findVenta } from '../db/venta-read.repository';
 import { planDraft, saleDocument } from '../domain/sale-plan';
 import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
 import { heldStock, saleStockCause, stockDiff } from '../domain/stock-lines';
-import { plannedVentaColumns } from '../domain/venta-row';
+import { detalleColumns, plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
 import { squareIfReturned } from './square-registrations.flow';
@@ -118,7 +119,7 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
         venta.id,
         plan.lines.map((l) => ({ id: l.lineId, venta_id: venta.id, ...detalleColumns(l, empresaId), updated_at: now })),
       );
-      const saved = await findSale(trx, empresaId, venta.id);
+      const saved = await findVenta(trx, empresaId, venta.id);
       if (!saved) throw new Error(`Sale ${venta.id} vanished while it was locked`);
       await enqueueEvent(
         trx,

@@ -4,7 +4,8 @@ import { AppError, type salesAdminSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { insertCanal, insertCliente, insertDocumento } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { findSale, lockVenta, updateVenta } from '../db/venta.repository';
+import { lockVenta, updateVenta } from '../db/venta.repository';
+import { findVenta } from '../db/venta-read.repository';
 import { annulSale } from '../flows/annul-sale.flow';
 
 /** Back office: fixture loading, annulment and the fiscal document mark. */
@@ -53,7 +54,7 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
         if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
         await updateVenta(trx, id_venta, { documento_fiscal_emitido: true });
       });
-      const venta = await findSale(db, empresa_id, id_venta);
+      const venta = await findVenta(db, empresa_id, id_venta);
       if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
       return venta;
     },

@@ -4,7 +4,7 @@ import type { salesPlatformSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { findClienteIdByEmail, findOrCreateClienteByEmail } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { findVentaByReferencia } from '../db/venta.repository';
+import { findVentaByReferencia } from '../db/venta-read.repository';
 import { annulSale } from '../flows/annul-sale.flow';
 
 /** Subjects of e-commerce integrations: customers by email, sales by reference, annulment. */

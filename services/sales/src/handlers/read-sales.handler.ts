@@ -12,14 +12,16 @@ import {
 import { JsonText, type JsonPageOf } from '@erp/bus';
 import { answerChangePage } from '@erp/db';
 import type { SalesDb } from '../db/tables';
-import { findSaleJson, listSaleChanges, listSales, salesPageVersion, summarizeSales } from '../db/venta.repository';
+import { listVentaChanges } from '../db/venta-feed.repository';
+import { findVentaJson } from '../db/venta-json.repository';
+import { listVentas, summarizeVentas, ventasPageVersion } from '../db/venta-list.repository';
 import { summarize } from '../domain/summary';
 
 type Api = typeof salesApiSubjects;
 
 export function getSaleHandler(db: Kysely<SalesDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'sales.sale.get'>, ctx: TenantContext) => {
-    const venta = await findSaleJson(db, ctx.empresa.id, id);
+    const venta = await findVentaJson(db, ctx.empresa.id, id);
     if (venta === undefined) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
     return new JsonText(venta);
   };
@@ -33,10 +35,10 @@ export function listSalesHandler(db: Kysely<SalesDb>) {
     const { updated_since, cursor: _cursor, ...paged } = request;
     const filters_applied = { ...salesFiltersApplied(request), ...(updated_since !== undefined ? { updated_since } : {}) };
     if (request.order_by !== 'updated_at') {
-      const { total, json, version } = await listSales(db, ctx.empresa.id, paged);
+      const { total, json, version } = await listVentas(db, ctx.empresa.id, paged);
       return { items: new JsonText(json), pagination: paginate(request, total), filters_applied, version };
     }
-    const page = await answerChangePage(db, request, (trx, after) => listSaleChanges(trx, ctx.empresa.id, request, after));
+    const page = await answerChangePage(db, request, (trx, after) => listVentaChanges(trx, ctx.empresa.id, request, after));
     return { ...page, filters_applied };
   };
 }
@@ -49,13 +51,13 @@ export function salesPageVersionHandler(db: Kysely<SalesDb>) {
   ): Promise<ReplyInputOf<Api, 'sales.sale.version'>> => {
     if (request.order_by === 'updated_at') return {};
     const { updated_since: _since, cursor: _cursor, ...paged } = request;
-    return { version: await salesPageVersion(db, ctx.empresa.id, paged) };
+    return { version: await ventasPageVersion(db, ctx.empresa.id, paged) };
   };
 }
 
 export function salesSummaryHandler(db: Kysely<SalesDb>) {
   return async (filters: ParsedRequestOf<Api, 'sales.summary'>, ctx: TenantContext): Promise<ReplyInputOf<Api, 'sales.summary'>> => {
-    const rows = await summarizeSales(db, ctx.empresa.id, filters);
+    const rows = await summarizeVentas(db, ctx.empresa.id, filters);
     return summarize(rows, filters.estado ? [filters.estado] : ESTADOS_VENTA);
   };
 }

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Bus, Handlers } from '@erp/bus';
 import { AppError, type salesForReturnsSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { findReturnableSale } from '../db/returnable.repository';
-import { registerDevolucion } from '../db/return-registration.repository';
+import { findReturnableVenta } from '../db/returnable.repository';
+import { registerDevolucion } from '../db/registro-devolucion.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
@@ -20,7 +20,7 @@ export function returnRegistrationHandlers(db: Kysely<SalesDb>, bus: Bus): Handl
         if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
         // Only a sale that holds its lines can be returned; the returns service refuses the others.
         if (takesStock(venta.estado)) await registerDevolucion(trx, ctx.empresa.id, id_venta, clave);
-        const returnable = await findReturnableSale(trx, ctx.empresa.id, id_venta);
+        const returnable = await findReturnableVenta(trx, ctx.empresa.id, id_venta);
         if (!returnable) throw new Error(`Sale ${id_venta} vanished while it was locked`);
         return returnable;
       }),

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { SalesDb } from '../db/tables';
-import { saleExistsWithClave } from '../db/venta.repository';
+import { ventaExistsWithClave } from '../db/venta-read.repository';
 
 /**
  * Whether a committed sale holds this reservation key: inventory's sweeper confirms the
@@ -8,6 +8,6 @@ import { saleExistsWithClave } from '../db/venta.repository';
  */
 export function saleExistsHandler(db: Kysely<SalesDb>) {
   return async ({ empresa_id, clave }: { empresa_id: number; clave: string }) => ({
-    exists: await saleExistsWithClave(db, empresa_id, clave),
+    exists: await ventaExistsWithClave(db, empresa_id, clave),
   });
 }

@@ -3,13 +3,13 @@ import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, salesExportSubjects } from '@erp/contracts';
 import type { SalesDb } from '../db/tables';
-import { saleExportBatch } from '../db/venta.repository';
+import { ventaExportBatch } from '../db/venta-list.repository';
 
 /** `sales.export.write`: the file of an export of sales, from one snapshot. */
 export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof salesExportSubjects, 'sales.export.write'>, ctx: TenantContext) =>
     writeSnapshotExport(bus, db, objeto, {
       cursor: changeCursorAfterSnapshot,
-      batch: (trx, afterId, limit) => saleExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
+      batch: (trx, afterId, limit) => ventaExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
     });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Bus, Logger } from '@erp/bus';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
-import { salesWithStaleRegistrations } from '../db/return-registration.repository';
+import { ventasWithStaleRegistros } from '../db/registro-devolucion.repository';
 import type { SalesDb } from '../db/tables';
 import { squareRegistrations } from '../flows/square-registrations.flow';
 
@@ -26,7 +26,7 @@ export interface RegistrationSweeperOptions {
 export function startRegistrationSweeper(options: RegistrationSweeperOptions): PeriodicTask {
   const { db, bus, logger } = options;
   return startPeriodic('registration sweep', options.intervalMs, logger, async (stopped) => {
-    const stale = await salesWithStaleRegistrations(db, options.afterMs, options.batchSize ?? 100);
+    const stale = await ventasWithStaleRegistros(db, options.afterMs, options.batchSize ?? 100);
     for (const { empresa_id, venta_id } of stale) {
       if (stopped()) break;
       const activas = await squareRegistrations(db, bus, empresa_id, venta_id, `sweep-${randomUUID()}`);

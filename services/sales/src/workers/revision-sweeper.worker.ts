@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Bus, Logger } from '@erp/bus';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
-import { salesWithStaleCambios } from '../db/cambio-en-curso.repository';
+import { ventasWithStaleCambios } from '../db/cambio-en-curso.repository';
 import type { SalesDb } from '../db/tables';
 import { busInventory } from '../ports/inventory.port';
 import { squareRevisions } from '../flows/stock-revision.flow';
@@ -27,7 +27,7 @@ export function startRevisionSweeper(options: RevisionSweeperOptions): PeriodicT
   const { db, bus, logger } = options;
   const inventory = busInventory(bus);
   return startPeriodic('revision sweep', options.intervalMs, logger, async (stopped) => {
-    const stale = await salesWithStaleCambios(db, options.afterMs, options.batchSize ?? 100);
+    const stale = await ventasWithStaleCambios(db, options.afterMs, options.batchSize ?? 100);
     for (const { empresa_id, venta_id } of stale) {
       if (stopped()) break;
       const target = { empresaId: empresa_id, ventaId: venta_id, requestId: `sweep-${randomUUID()}` };

@@ -1,7 +1,8 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { EventType, PartnerEvent } from '@erp/contracts';
-import { currentData, type PartnerEventDraft } from '../domain/partner-events';
-import type { EventosTable, SubscriptionsDb } from './tables';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { EventType } from '@erp/contracts';
+import type { EventoRow } from '../domain/evento-row';
+import type { PartnerEventDraft } from '../domain/partner-events';
+import type { SubscriptionsDb } from './tables';
 
 type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
 
@@ -88,7 +89,7 @@ export async function listEventos(
   db: Db,
   empresaId: number,
   options: { after: number; types?: readonly EventType[]; limit: number },
-): Promise<Selectable<EventosTable>[]> {
+): Promise<EventoRow[]> {
   let query = db
     .selectFrom('eventos')
     .selectAll()
@@ -125,8 +126,4 @@ export async function queueReplay(
 export async function deleteEventosBefore(db: Db, cutoff: Date): Promise<void> {
   await db.deleteFrom('eventos').where('ocurrido_at', '<', cutoff).execute();
   await db.deleteFrom('intentos').where('created_at', '<', cutoff).execute();
-}
-
-export function toPartnerEvent(row: Selectable<EventosTable>): PartnerEvent {
-  return { id: row.id, type: row.tipo, timestamp: row.ocurrido_at.toISOString(), data: currentData(row.tipo, row.data) };
 }

@@ -1,10 +1,10 @@
-import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
-import type { PageRequest, Subscription } from '@erp/contracts';
+import type { PageRequest } from '@erp/contracts';
+import type { SuscripcionRow } from '../domain/suscripcion-row';
 import type { SubscriptionsDb, SuscripcionesTable } from './tables';
 
 type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
-export type SuscripcionRow = Selectable<SuscripcionesTable>;
 
 /** Serialises the subscriptions a company creates, so its limit holds under concurrent requests. */
 export async function lockEmpresaSuscripciones(trx: Transaction<SubscriptionsDb>, empresaId: number): Promise<void> {
@@ -55,18 +55,6 @@ export async function disableSuscripcion(db: Db, id: number, motivo: string): Pr
     .where('id', '=', id)
     .where('enable', '=', true)
     .execute();
-}
-
-export function toSubscription(row: SuscripcionRow): Subscription {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.eventos,
-    descripcion: row.descripcion,
-    enable: row.enable ? 1 : 0,
-    motivo_deshabilitada: row.motivo_deshabilitada,
-    created_at: row.created_at.toISOString(),
-  };
 }
 
 /** Subscriptions of every company by state, for metrics: `disabled` ones stopped after their retry window. */

@@ -5,10 +5,12 @@ import { AppError, paginate, SECRET_OVERLAP_HOURS, type subscriptionsSubjects } 
 import { inTransaction } from '@erp/db';
 import type { SubscriptionsConfig } from '../config';
 import { listIntentos } from '../db/entrega.repository';
-import { listEventos, PING, positionOf, queueReplay, recordPing, toPartnerEvent } from '../db/evento.repository';
-import { deleteSuscripcion, findSuscripcion, listSuscripciones, rotateSecreto, toSubscription } from '../db/suscripcion.repository';
+import { listEventos, PING, positionOf, queueReplay, recordPing } from '../db/evento.repository';
+import { deleteSuscripcion, findSuscripcion, listSuscripciones, rotateSecreto } from '../db/suscripcion.repository';
 import type { SubscriptionsDb } from '../db/tables';
+import { toEvento } from '../domain/evento-row';
 import { newSecret } from '../domain/signature';
+import { toSuscripcion } from '../domain/suscripcion-row';
 import { createSuscripcion } from '../flows/create-suscripcion.flow';
 import { updateSuscripcionFlow } from '../flows/update-suscripcion.flow';
 
@@ -28,20 +30,20 @@ export function subscriptionHandlers(
   return {
     'subscriptions.subscription.create': async (body, ctx) => {
       const row = await createSuscripcion(db, policy, ctx.empresa.id, body);
-      return { ...toSubscription(row), secret: row.secreto };
+      return { ...toSuscripcion(row), secret: row.secreto };
     },
     'subscriptions.subscription.list': async (page, ctx) => {
       const { total, items } = await listSuscripciones(db, ctx.empresa.id, page);
-      return { items: items.map(toSubscription), pagination: paginate(page, total), filters_applied: {} };
+      return { items: items.map(toSuscripcion), pagination: paginate(page, total), filters_applied: {} };
     },
-    'subscriptions.subscription.get': async ({ id }, ctx) => toSubscription(await owned(ctx.empresa.id, id)),
+    'subscriptions.subscription.get': async ({ id }, ctx) => toSuscripcion(await owned(ctx.empresa.id, id)),
     'subscriptions.subscription.delete': async ({ id }, ctx) => {
       const row = await deleteSuscripcion(db, ctx.empresa.id, id);
       if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
-      return toSubscription(row);
+      return toSuscripcion(row);
     },
     'subscriptions.subscription.update': async (request, ctx) =>
-      toSubscription(await updateSuscripcionFlow(db, policy, ctx.empresa.id, request)),
+      toSuscripcion(await updateSuscripcionFlow(db, policy, ctx.empresa.id, request)),
     'subscriptions.subscription.rotate': async ({ id }, ctx) => {
       const row = await rotateSecreto(db, ctx.empresa.id, id, newSecret(), SECRET_OVERLAP_HOURS);
       if (!row) throw AppError.notFound('suscripcion_no_encontrada', NOT_FOUND);
@@ -99,7 +101,7 @@ export function subscriptionHandlers(
       const rows = await listEventos(db, ctx.empresa.id, { after: position, ...(types ? { types } : {}), limit: per_page + 1 });
       const page = rows.slice(0, per_page);
       return {
-        items: page.map(toPartnerEvent),
+        items: page.map(toEvento),
         pagination: { per_page, next_after: page.at(-1)?.id ?? after ?? null, has_more: rows.length > per_page },
       };
     },

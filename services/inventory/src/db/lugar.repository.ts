@@ -30,6 +30,7 @@ export async function insertBodega(
   return row?.id;
 }
 
+/** A place stock is kept in, named by its table: a branch (`sucursales`) or a warehouse of one (`bodegas`). */
 export type Lugar = 'sucursales' | 'bodegas';
 
 /**
@@ -37,7 +38,7 @@ export type Lugar = 'sucursales' | 'bodegas';
  * (`countInventarios`); undefined when the company has none with that id. Only the place's row
  * changes here. The mark (this transaction's id) is cleared by whoever finishes the count.
  */
-export async function setActive(
+export async function setLugarActive(
   db: Kysely<InventoryDb>,
   table: Lugar,
   empresaId: number,

@@ -1,8 +1,20 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CausaStock, EstadoReserva } from '@erp/contracts';
+import { millisecondsFromNow } from '@erp/db';
 import type { InventoryDb, ReservaLinea } from './tables';
 
-const COLUMNS = ['id', 'clave', 'origen', 'causa', 'bodega_id', 'estado', 'lineas', 'revisiones', 'created_at', 'updated_at'] as const;
+const RESERVA_COLUMNS = [
+  'id',
+  'clave',
+  'origen',
+  'causa',
+  'bodega_id',
+  'estado',
+  'lineas',
+  'revisiones',
+  'created_at',
+  'updated_at',
+] as const;
 
 export interface ReservaRow {
   id: string;
@@ -23,7 +35,7 @@ export async function findReserva(
   clave: string,
   options: { lock?: boolean } = {},
 ): Promise<ReservaRow | undefined> {
-  const q = trx.selectFrom('reservas').select(COLUMNS).where('empresa_id', '=', empresaId).where('clave', '=', clave);
+  const q = trx.selectFrom('reservas').select(RESERVA_COLUMNS).where('empresa_id', '=', empresaId).where('clave', '=', clave);
   return (options.lock ? q.forUpdate() : q).executeTakeFirst();
 }
 
@@ -54,12 +66,12 @@ export async function insertReserva(
       bodega_id: row.bodegaId,
       estado: row.estado,
       lineas: JSON.stringify(row.lineas),
-      revisar_en: sql<Date>`now() + ${row.revisarEnMs} * interval '1 millisecond'`,
+      revisar_en: millisecondsFromNow(row.revisarEnMs),
       confirmed_at: null,
       released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
     })
     .onConflict((oc) => oc.columns(['empresa_id', 'clave']).doNothing())
-    .returning(COLUMNS)
+    .returning(RESERVA_COLUMNS)
     .executeTakeFirst();
 }
 
@@ -73,7 +85,7 @@ export async function setReservaEstado(trx: Transaction<InventoryDb>, id: string
       ...(estado === 'liberada' ? { released_at: sql<Date>`now()` } : {}),
     })
     .where('id', '=', id)
-    .returning(COLUMNS)
+    .returning(RESERVA_COLUMNS)
     .executeTakeFirstOrThrow();
 }
 
@@ -117,7 +129,7 @@ export async function findDueReservas(db: Kysely<InventoryDb> | Transaction<Inve
 export async function postponeReserva(db: Kysely<InventoryDb>, id: string, delayMs: number): Promise<void> {
   await db
     .updateTable('reservas')
-    .set({ revisar_en: sql<Date>`now() + ${delayMs} * interval '1 millisecond'`, revisiones: sql<number>`revisiones + 1` })
+    .set({ revisar_en: millisecondsFromNow(delayMs), revisiones: sql<number>`revisiones + 1` })
     .where('id', '=', id)
     .where('estado', '=', 'reservada')
     .execute();

@@ -21,10 +21,10 @@ type NewProducto = Omit<
  * Inserts a product unless a live one of the company has its `codigo`; undefined when it does
  * (a concurrent insert of the same code waits for the first and then does nothing).
  */
-export async function insertProducto(trx: Transaction<InventoryDb>, empresaId: number, product: NewProducto): Promise<number | undefined> {
+export async function insertProducto(trx: Transaction<InventoryDb>, empresaId: number, producto: NewProducto): Promise<number | undefined> {
   const row = await trx
     .insertInto('productos')
-    .values({ ...product, empresa_id: empresaId, deleted_at: null })
+    .values({ ...producto, empresa_id: empresaId, deleted_at: null })
     .onConflict((oc) => oc.columns(['empresa_id', 'codigo']).where('deleted_at', 'is', null).doNothing())
     .returning('id')
     .executeTakeFirst();

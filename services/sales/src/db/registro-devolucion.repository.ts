@@ -1,11 +1,12 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { millisecondsAgo } from '@erp/db';
 import type { DevolucionesRegistradasTable, SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;
 type EstadoRegistro = Selectable<DevolucionesRegistradasTable>['estado'];
 
 /** The state of the registration under `clave`, its row locked; undefined when there is none. */
-async function lockRegistration(db: Db, empresaId: number, clave: string): Promise<EstadoRegistro | undefined> {
+async function lockRegistro(db: Db, empresaId: number, clave: string): Promise<EstadoRegistro | undefined> {
   const row = await db
     .selectFrom('devoluciones_registradas')
     .select('estado')
@@ -18,7 +19,7 @@ async function lockRegistration(db: Db, empresaId: number, clave: string): Promi
 
 /** Registers a return's key with its sale (the caller holds the sale's row lock); a key already counted counts once. */
 export async function registerDevolucion(trx: Transaction<SalesDb>, empresaId: number, ventaId: number, clave: string): Promise<void> {
-  const existing = await lockRegistration(trx, empresaId, clave);
+  const existing = await lockRegistro(trx, empresaId, clave);
   if (existing && existing !== 'descartada') return;
   if (existing) {
     await trx
@@ -82,7 +83,7 @@ export async function devolucionesActivasOf(db: Db, empresaId: number, ventaId: 
 }
 
 /** Keys of the sale's registrations not yet confirmed nor discarded. */
-export async function pendingRegistrations(db: Db, empresaId: number, ventaId: number): Promise<string[]> {
+export async function pendingRegistros(db: Db, empresaId: number, ventaId: number): Promise<string[]> {
   const rows = await db
     .selectFrom('devoluciones_registradas')
     .select('clave')
@@ -94,13 +95,8 @@ export async function pendingRegistrations(db: Db, empresaId: number, ventaId: n
 }
 
 /** Marks a registration as the committed return `idDevolucion`; answers its state before (undefined when there was none). */
-export async function confirmRegistration(
-  db: Db,
-  empresaId: number,
-  clave: string,
-  idDevolucion: number,
-): Promise<EstadoRegistro | undefined> {
-  const before = await lockRegistration(db, empresaId, clave);
+export async function confirmRegistro(db: Db, empresaId: number, clave: string, idDevolucion: number): Promise<EstadoRegistro | undefined> {
+  const before = await lockRegistro(db, empresaId, clave);
   if (!before) return undefined;
   await db
     .updateTable('devoluciones_registradas')
@@ -112,7 +108,7 @@ export async function confirmRegistration(
 }
 
 /** Discards a registration still pending; true when it was (so it no longer counts). */
-export async function discardRegistration(db: Db, empresaId: number, clave: string): Promise<boolean> {
+export async function discardRegistro(db: Db, empresaId: number, clave: string): Promise<boolean> {
   const result = await db
     .updateTable('devoluciones_registradas')
     .set({ estado: 'descartada', updated_at: new Date() })
@@ -124,7 +120,7 @@ export async function discardRegistration(db: Db, empresaId: number, clave: stri
 }
 
 /** Sales with a registration still pending `olderThanMs` after it was last changed, oldest first. */
-export async function salesWithStaleRegistrations(
+export async function ventasWithStaleRegistros(
   db: Db,
   olderThanMs: number,
   limit: number,
@@ -133,7 +129,7 @@ export async function salesWithStaleRegistrations(
     .selectFrom('devoluciones_registradas')
     .select(['empresa_id', 'venta_id'])
     .where('estado', '=', 'registrada')
-    .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .where('updated_at', '<', millisecondsAgo(olderThanMs))
     .groupBy(['empresa_id', 'venta_id'])
     .orderBy(sql`min(updated_at)`)
     .limit(limit)
