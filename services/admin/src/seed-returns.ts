@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Bus } from '@erp/bus';
 import { ROLES, returnsAdminSubjects, type RequestContext } from '@erp/contracts';
-
-type RefMap = Record<string, number>;
+import { refOf, type RefMap } from './refs';
 
 const Devolucion = z.object({
   ref: z.string().min(1),
@@ -30,12 +29,6 @@ export const ReturnsSections = z.object({
     .default([]),
   devoluciones: z.array(Devolucion).default([]),
 });
-
-const refOf = (map: RefMap | undefined, kind: string, ref: string, where: string): number => {
-  const id = map?.[ref];
-  if (id === undefined) throw new Error(`${where}: no existe ${kind} con ref "${ref}"`);
-  return id;
-};
 
 /**
  * Seeds a company's returns through `returns.admin.create` (the back-office path: lines priced

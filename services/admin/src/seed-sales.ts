@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Bus } from '@erp/bus';
 import { ROLES, salesAdminSubjects, salesApiSubjects, type RequestContext, type TenantContext } from '@erp/contracts';
-
-type RefMap = Record<string, number>;
+import { refOf, type RefMap } from './refs';
 
 const Documento = z.object({
   ref: z.string().min(1),
@@ -55,13 +54,6 @@ export const SalesSections = z.object({
   clientes: z.array(z.object({ ref: z.string().min(1) }).passthrough()).default([]),
   ventas: z.array(Venta).default([]),
 });
-
-const refOf = (map: RefMap | undefined, kind: string, ref: string | undefined, where: string): number | undefined => {
-  if (ref === undefined) return undefined;
-  const id = map?.[ref];
-  if (id === undefined) throw new Error(`${where}: no existe ${kind} con ref "${ref}"`);
-  return id;
-};
 
 /**
  * Seeds a company's document types, channels and customers through `sales.admin.seed`, then its

@@ -4,6 +4,7 @@ import type { Bus } from '@erp/bus';
 import { gatewaySubjects, inventorySubjects, webhookSubjects, type RequestContext } from '@erp/contracts';
 import { seedReturns } from './seed-returns';
 import { seedSales } from './seed-sales';
+import type { RefMap } from './refs';
 
 /** The fixture document (docs/fixtures.md). Entities are validated by the service that owns them. */
 export const Fixture = z.object({
@@ -26,7 +27,6 @@ export const Fixture = z.object({
 });
 export type Fixture = z.input<typeof Fixture>;
 
-type RefMap = Record<string, number>;
 /** An integration's webhook token in clear, with its id and the path to give the platform. */
 export type WebhookToken = { id: number; token: string; path: string };
 
