@@ -1,20 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { Bus, Logger } from '@erp/bus';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { ventasWithStaleRegistros } from '../db/registro-devolucion.repository';
-import type { SalesDb } from '../db/tables';
 import { squareRegistrations } from '../flows/square-registrations.flow';
-
-export interface RegistrationSweeperOptions {
-  db: Kysely<SalesDb>;
-  bus: Bus;
-  logger: Logger;
-  intervalMs: number;
-  /** How long a registration stays pending before the sweeper squares its sale. */
-  afterMs: number;
-  batchSize?: number;
-}
+import type { SweeperOptions } from './sweeper-options';
 
 /**
  * Squares the sales whose return registrations stayed pending: a return that registered and then
@@ -23,7 +11,7 @@ export interface RegistrationSweeperOptions {
  * until the sale's next annulment or update. Squaring is safe at any moment (a return still being
  * made keeps its registration counting), so replicas may sweep at once.
  */
-export function startRegistrationSweeper(options: RegistrationSweeperOptions): PeriodicTask {
+export function startRegistrationSweeper(options: SweeperOptions): PeriodicTask {
   const { db, bus, logger } = options;
   return startPeriodic('registration sweep', options.intervalMs, logger, async (stopped) => {
     const stale = await ventasWithStaleRegistros(db, options.afterMs, options.batchSize ?? 100);

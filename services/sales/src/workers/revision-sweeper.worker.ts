@@ -1,21 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { Bus, Logger } from '@erp/bus';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
 import { ventasWithStaleCambios } from '../db/cambio-en-curso.repository';
-import type { SalesDb } from '../db/tables';
 import { busInventory } from '../ports/inventory.port';
 import { squareRevisions } from '../flows/stock-revision.flow';
-
-export interface RevisionSweeperOptions {
-  db: Kysely<SalesDb>;
-  bus: Bus;
-  logger: Logger;
-  intervalMs: number;
-  /** How long a change's record must outlive it before its sale is squared (well past any request's timeout). */
-  afterMs: number;
-  batchSize?: number;
-}
+import type { SweeperOptions } from './sweeper-options';
 
 /**
  * Squares the sales whose last change died after inventory may have applied its stock revision
@@ -23,7 +11,7 @@ export interface RevisionSweeperOptions {
  * stock off until the sale's next change. Squaring holds the sale's row lock, so replicas may
  * sweep at once.
  */
-export function startRevisionSweeper(options: RevisionSweeperOptions): PeriodicTask {
+export function startRevisionSweeper(options: SweeperOptions): PeriodicTask {
   const { db, bus, logger } = options;
   const inventory = busInventory(bus);
   return startPeriodic('revision sweep', options.intervalMs, logger, async (stopped) => {
