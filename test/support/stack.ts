@@ -2,9 +2,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import pg from 'pg';
 import { Bus, exportStoreName } from '@erp/bus';
-import { streamName, type ServiceName } from '@erp/contracts';
+import { schemaOf, streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
-import { isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
 import { seedFixture, type SeedOutput } from '@erp/admin';
 import { GatewayConfig, gatewayService, type GatewayOptions } from '@erp/gateway';
 import { inventoryService } from '@erp/inventory';
@@ -175,6 +175,26 @@ export class Stack {
   async exportFiles(): Promise<string[]> {
     const store = await new Objm(this.admin.nc).open(exportStoreName(this.iso.subjectPrefix));
     return (await store.list()).map((info) => info.name);
+  }
+
+  /**
+   * Waits until the system is at rest: every running service's outbox on the stack's database
+   * published, and every durable consumer of the stream has acknowledged all it was given. What
+   * an event changes elsewhere (the event log, a sale's returned amount) is then in place.
+   */
+  async settled(timeoutMs = 20_000): Promise<void> {
+    const jsm = await jetstreamManager(this.admin.nc);
+    const schemas = [...this.running.keys()].filter((name) => this.databases[name] === undefined).map(schemaOf);
+    await eventually(async () => {
+      for (const schema of schemas) {
+        const [{ n }] = (await this.query<{ n: number }>(`select count(*)::int as n from ${schema}.outbox where published_at is null`)) as [
+          { n: number },
+        ];
+        expect([`${schema}.outbox`, n]).toEqual([`${schema}.outbox`, 0]);
+      }
+      for await (const info of jsm.consumers.list(streamName(this.iso.subjectPrefix)))
+        expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
+    }, timeoutMs);
   }
 
   /** Runs SQL on the stack's database, for assertions on what the services stored. */

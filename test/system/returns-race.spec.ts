@@ -1,5 +1,4 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { isAppError, returnsAdminSubjects, salesAdminSubjects, salesForReturnsSubjects, streamName } from '@erp/contracts';
+import { isAppError, returnsAdminSubjects, salesAdminSubjects, salesForReturnsSubjects } from '@erp/contracts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Stack, json } from '../support/stack';
 import { eventually, tenant } from '@erp/testing';
@@ -104,14 +103,7 @@ describe('a return racing an annulment or an update of the same sale', () => {
     );
 
     // At rest: every event published and consumed, every return's stock settled.
-    const jsm = await jetstreamManager(stack.admin.nc);
-    await eventually(async () => {
-      for (const schema of ['returns', 'sales', 'inventory']) {
-        expect((await stack.query(`select count(*)::int as n from ${schema}.outbox where published_at is null`))[0]!.n).toBe(0);
-      }
-      for await (const info of jsm.consumers.list(streamName(stack.iso.subjectPrefix)))
-        expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
-    }, 30_000);
+    await stack.settled(30_000);
 
     // Per sale: what its active returns gave back never exceeds what the sale still holds.
     const perSale = await stack.query<{ id: number; estado: string; held: string; returned: string }>(

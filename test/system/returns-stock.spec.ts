@@ -2,10 +2,9 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { jetstreamManager } from '@nats-io/jetstream';
 import type { SeedOutput } from '@erp/admin';
 import { publishEvent } from '@erp/bus';
-import { isAppError, returnsAdminSubjects, salesAdminSubjects, streamName } from '@erp/contracts';
+import { isAppError, returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';
 import { API, SALES_KEY_A, ledgerOf, refsOf, salesFixture, type SalesRefs } from '../support/sales-fixture';
@@ -53,18 +52,6 @@ describe('returns move stock exactly once and credit the sale', () => {
     stack.admin.request(returnsAdminSubjects, 'returns.admin.annul', { empresa_id: a.id, id_devolucion: id }, ctx);
   const stock = (producto: string) => stockOf(stack, a.productos[producto]!, a.bodegas.principal!);
   const saldo = async (id: number) => (await json(await stack.api(`${API}/sales/${id}`, { key: SALES_KEY_A }))).data.saldo as number;
-  /** Every event is published and every durable consumer of the stack has settled what it got. */
-  const settled = async () => {
-    const jsm = await jetstreamManager(stack.admin.nc);
-    await eventually(async () => {
-      for (const schema of ['returns', 'sales']) {
-        expect((await stack.query(`select count(*)::int as n from ${schema}.outbox where published_at is null`))[0]!.n).toBe(0);
-      }
-      for await (const info of jsm.consumers.list(streamName(stack.iso.subjectPrefix))) {
-        expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
-      }
-    });
-  };
   const snapshot = async () =>
     (
       await stack.query(`select
@@ -91,13 +78,13 @@ describe('returns move stock exactly once and credit the sale', () => {
     expect(await stock('mouse')).toBe('146.000');
     const { devolucion } = await create({ detalles: [{ id_producto: a.productos.mouse, cantidad: 1.5 }] });
     expect(await stock('mouse')).toBe('147.500');
-    await settled();
+    await stack.settled();
     expect(await stock('mouse')).toBe('147.500');
 
     expect(await annul(devolucion.id)).toMatchObject({ enable: 0, estado: 'Anulada' });
     expect(await stock('mouse')).toBe('146.000');
     await annul(devolucion.id);
-    await settled();
+    await stack.settled();
     expect(await stock('mouse')).toBe('146.000');
     expect(await ledgerOf(stack, a.productos.mouse!, a.bodegas.principal!)).toEqual({ stock: '146.000', movimientos: 4 });
   });
@@ -105,13 +92,13 @@ describe('returns move stock exactly once and credit the sale', () => {
   it('moves nothing more when the events of a return are delivered again', async () => {
     const { devolucion } = await create({ detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] });
     await annul(devolucion.id);
-    await settled();
+    await stack.settled();
     const before = await snapshot();
     const payload = { empresa_id: a.id, id_devolucion: devolucion.id, id_venta: v1, total: devolucion.total.toFixed(2) };
     for (const subject of ['events.returns.return.created', 'events.returns.return.annulled'] as const) {
       await publishEvent(stack.admin, subject, payload, { msgId: randomUUID() });
     }
-    await settled();
+    await stack.settled();
     expect(await snapshot()).toEqual(before);
   });
 
@@ -123,7 +110,7 @@ describe('returns move stock exactly once and credit the sale', () => {
   });
 
   it('refuses an over-return with the line and the amounts, and changes nothing anywhere', async () => {
-    await settled();
+    await stack.settled();
     const before = await snapshot();
     const err = await create({
       detalles: [
@@ -138,7 +125,7 @@ describe('returns move stock exactly once and credit the sale', () => {
       'BUSINESS_RULE',
       { 'detalles.1.cantidad': ['Excede lo que queda por devolver: vendido 2, ya devuelto 1, disponible 1'] },
     ]);
-    await settled();
+    await stack.settled();
     expect(await snapshot()).toEqual(before);
   });
 
@@ -208,7 +195,7 @@ describe('returns move stock exactly once and credit the sale', () => {
   });
 
   it('keeps a sale with active returns from being annulled; once they are annulled, the sale’s annulment returns its stock exactly', async () => {
-    await settled();
+    await stack.settled();
     const before = await snapshot();
     const annulSale = () => stack.admin.request(salesAdminSubjects, 'sales.admin.annul', { empresa_id: a.id, id_venta: v1 }, ctx);
     const refused = await annulSale().then(
@@ -225,7 +212,7 @@ describe('returns move stock exactly once and credit the sale', () => {
       v1,
     ]);
     for (const { id } of active) await annul(id);
-    await settled();
+    await stack.settled();
     expect(await annulSale()).toMatchObject({ estado: 'Anulada' });
     expect([await stock('mouse'), await stock('libro')]).toEqual(['150.000', '40.000']);
     const late = await create({ detalles: [{ id_producto: a.productos.mouse, cantidad: 1 }] }).then(
