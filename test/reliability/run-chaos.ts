@@ -95,6 +95,8 @@ async function main(): Promise<number> {
         REVISION_SWEEP_INTERVAL_MS: '500',
         REVISION_SQUARE_AFTER_MS: '20000',
       },
+      // A delivery whose event a fault lost is given a new one within the settle's two minutes, not 20.
+      'webhook-ingest': { WEBHOOK_REQUEUE_AFTER_MS: '30000', WEBHOOK_REQUEUE_INTERVAL_MS: '2000' },
       // The isolation sweep subscribes receivers on loopback.
       subscriptions: {
         EVENTS_ALLOW_PRIVATE_URLS: 'true',

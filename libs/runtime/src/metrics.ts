@@ -127,6 +127,13 @@ export function registerOutcomeCounter<O extends string>(
   return (outcome) => counter.inc({ [metric.label]: outcome });
 }
 
+/** A counter without labels, present at 0 from the start; the function returned adds `n` (1 unless given). */
+export function registerCounter(registry: Registry, metric: { name: string; help: string }): (n?: number) => void {
+  const counter = new Counter({ name: metric.name, help: metric.help, registers: [registry] });
+  counter.inc(0);
+  return (n = 1) => counter.inc(n);
+}
+
 /** What a connection pool reports about itself (pg.Pool's counts). */
 export interface PoolCounts {
   totalCount: number;

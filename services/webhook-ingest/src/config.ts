@@ -27,6 +27,17 @@ const webhookIngestKeys = {
   WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(50),
   /** Deliveries processed at once while deliveries arrive faster than `WEBHOOK_INTAKE_BUSY_PER_SECOND`. */
   WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * How long after its last event a delivery still waiting is given a new one: past the whole
+   * retry schedule (30 attempts take about 13 minutes), so only an event lost for good is replaced.
+   */
+  WEBHOOK_REQUEUE_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(20 * 60_000),
+  /** How often deliveries owed a new event are looked for. */
+  WEBHOOK_REQUEUE_INTERVAL_MS: z.coerce.number().int().min(50).default(60_000),
 };
 
 /**
@@ -45,7 +56,7 @@ function withConcurrency<C extends { DB_POOL_MAX: number; WEBHOOK_CONCURRENCY?: 
   return { ...config, WEBHOOK_CONCURRENCY: config.WEBHOOK_CONCURRENCY ?? defaultConcurrency(config.DB_POOL_MAX) };
 }
 
-/** Pause before each retry of a delivery, by attempt; the last value repeats (about 10 minutes in all). */
+/** Pause before each retry of a delivery, by attempt; the last value repeats (30 attempts take about 13 minutes). */
 export const WEBHOOK_RETRY_BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000] as const;
 
 export const WebhookIngestConfig = BaseConfig.extend(webhookIngestKeys).transform(withConcurrency);

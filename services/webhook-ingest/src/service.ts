@@ -1,12 +1,13 @@
 import { OutboxRelay } from '@erp/bus';
 import { webhookSubjects } from '@erp/contracts';
-import { registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
+import { registerCounter, registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { WEBHOOK_RETRY_BACKOFF_MS, withWebhookIngestDefaults, type WebhookIngestConfig, type WebhookIngestConfigInput } from './config';
 import { startDeliveryConsumer } from './consumers/delivery-received.consumer';
 import { migrations } from './db/migrations';
 import { entregaBacklog } from './db/entrega.repository';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
 import { EntregaBatcher } from './workers/entrega-batcher.worker';
+import { startEntregaRequeue } from './workers/entrega-requeue.worker';
 import { IntakePace } from './workers/intake-pace.worker';
 import { IntegracionCache } from './workers/integracion-cache.worker';
 import { adminHandlers } from './handlers/admin.handlers';
@@ -32,7 +33,7 @@ export function webhookIngestService(
     schema: WEBHOOK_INGEST_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, metrics }) {
+    async setup({ db, bus, metrics, logger, onShutdown }) {
       registerSnapshotGauges(
         metrics,
         {
@@ -91,6 +92,21 @@ export function webhookIngestService(
         maxDeliver: config.WEBHOOK_MAX_ATTEMPTS,
         onProcessed: (outcome) => outcome !== 'omitida' && processed(outcome),
       });
+      const requeued = registerCounter(metrics, {
+        name: 'erp_webhook_deliveries_requeued_total',
+        help: 'Stored deliveries given a new event because theirs never settled them (an event lost by the stream)',
+      });
+      const requeue = startEntregaRequeue({
+        db,
+        logger: logger.child({ component: 'delivery-requeue' }),
+        intervalMs: config.WEBHOOK_REQUEUE_INTERVAL_MS,
+        afterMs: config.WEBHOOK_REQUEUE_AFTER_MS,
+        onRequeued: (n) => {
+          requeued(n);
+          nudge();
+        },
+      });
+      onShutdown('delivery-requeue', () => requeue.stop());
     },
   };
 }

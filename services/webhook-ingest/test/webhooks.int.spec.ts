@@ -411,6 +411,63 @@ describe('webhook-ingest against Postgres and NATS', () => {
     expect(await settled(r.id_entrega!)).toMatchObject({ estado: 'procesada', intentos: 5 });
   });
 
+  it('gives a delivery whose event was lost a new one once WEBHOOK_REQUEUE_AFTER_MS has passed since its last, and processes it once', async () => {
+    fakes.product(6, 'TAZ-01');
+    /** A delivery as the receive step stores it, whose event was then lost by the stream: no event is on its way. */
+    const stored = async (order: number, enqueuedSecondsAgo: number) => {
+      const d = wooDelivery(
+        wooOrder({ id: order, status: 'processing', line_items: [{ product_id: 43, sku: 'TAZ-01', quantity: 1, total: '8.00' }] }),
+      );
+      const headers = Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k.toLowerCase(), v]));
+      const sql = `insert into webhook_ingest.entregas
+          (integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo, encolada_at)
+        values ($1, $2, 'woocommerce', 'pedido', 'order.updated', $3, $4, $5, $6, now() - make_interval(secs => $7))
+        returning id, encolada_at`;
+      const params = [
+        woo.id,
+        EMPRESA.id,
+        `pedido:${order}:lost`,
+        `woo-${order}`,
+        JSON.stringify(headers),
+        Buffer.from(d.body),
+        enqueuedSecondsAgo,
+      ];
+      return (await h.pool.query<{ id: number; encolada_at: Date }>(sql, params)).rows[0]!;
+    };
+    const events = async (id: number) =>
+      (
+        await h.pool.query<{ created_at: Date; published_at: Date | null }>(
+          "select created_at, published_at from webhook_ingest.outbox where subject = 'events.webhooks.delivery.received' and (payload->>'id_entrega')::int = $1",
+          [id],
+        )
+      ).rows;
+    const old = await stored(970, 3_600);
+    const recent = await stored(971, 0);
+    // A replica that looks every 200 ms for deliveries whose last event is over 3 s old.
+    const sweeping = await startWebhookIngest(
+      h,
+      { WEBHOOK_REQUEUE_AFTER_MS: 3_000, WEBHOOK_REQUEUE_INTERVAL_MS: 200 },
+      { deps: { catalog } },
+    );
+    try {
+      expect(await settled(old.id)).toMatchObject({ estado: 'procesada', id_venta: fakes.sales.get('woo-970')!.id });
+      expect(await settled(recent.id)).toMatchObject({ estado: 'procesada', id_venta: fakes.sales.get('woo-971')!.id });
+      // One new event each, published; the recent one's not before 3 s after it was stored.
+      const [oldEvents, recentEvents] = [await events(old.id), await events(recent.id)];
+      expect([oldEvents.length, recentEvents.length]).toEqual([1, 1]);
+      expect(oldEvents[0]!.published_at).not.toBeNull();
+      expect(recentEvents[0]!.created_at.getTime() - recent.encolada_at.getTime()).toBeGreaterThanOrEqual(3_000);
+      expect(fakes.creates.filter((c) => c.referencia_externa === 'woo-970' || c.referencia_externa === 'woo-971')).toHaveLength(2);
+      const metrics = await (await fetch(`http://127.0.0.1:${sweeping.opsPort}/metrics`)).text();
+      expect(metrics).toMatch(/^erp_webhook_deliveries_requeued_total\{service="webhook-ingest"\} 2$/m);
+      // Settled, they are owed nothing more: later sweeps requeue neither.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect([(await events(old.id)).length, (await events(recent.id)).length]).toEqual([1, 1]);
+    } finally {
+      await sweeping.stop();
+    }
+  });
+
   it('updates a product from WooCommerce: absolute stock keyed by the delivery, then name, price and state', async () => {
     fakes.product(4, 'GOR-01', { nombre: 'Gorra', precio: '15.00' });
     const d = wooDelivery(

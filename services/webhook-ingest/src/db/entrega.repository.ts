@@ -159,10 +159,39 @@ export async function listEntregas(
 
 /** Puts failed deliveries back to `recibida`; returns the ones it moved. */
 export async function reopenFailed(trx: Transaction<WebhookDb>, filter: { ids?: number[]; empresa_id?: number }) {
-  let q = trx.updateTable('entregas').set({ estado: 'recibida', motivo: null, procesada_at: null }).where('estado', '=', 'fallida');
+  let q = trx
+    .updateTable('entregas')
+    .set({ estado: 'recibida', motivo: null, procesada_at: null, encolada_at: sql<Date>`now()` })
+    .where('estado', '=', 'fallida');
   if (filter.ids) q = q.where('id', 'in', filter.ids.length > 0 ? filter.ids : [0]);
   if (filter.empresa_id !== undefined) q = q.where('empresa_id', '=', filter.empresa_id);
   return q.returning(['id', 'empresa_id']).execute();
+}
+
+/**
+ * Deliveries still `recibida` whose last event was recorded more than `afterMs` ago, at most
+ * `limit`, locked (others sweeping skip them) and stamped as enqueued now: each is owed a new
+ * `delivery.received` event, which the caller records in the same transaction.
+ */
+export async function takeStaleRecibidas(trx: Transaction<WebhookDb>, afterMs: number, limit: number) {
+  return trx
+    .updateTable('entregas')
+    .set({ encolada_at: sql<Date>`now()` })
+    .where(
+      'id',
+      'in',
+      trx
+        .selectFrom('entregas')
+        .select('id')
+        .where('estado', '=', 'recibida')
+        .where('encolada_at', '<', sql<Date>`now() - make_interval(secs => ${afterMs / 1000})`)
+        .orderBy('encolada_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returning(['id', 'empresa_id'])
+    .execute();
 }
 
 /** Deliveries waiting for processing and kept as failed, and how long the oldest waiting one has waited (for metrics). */

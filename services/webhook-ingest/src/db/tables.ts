@@ -42,6 +42,8 @@ export interface EntregasTable {
   id_venta: number | null;
   recibida_at: Generated<Date>;
   procesada_at: Date | null;
+  /** When its last `delivery.received` event was recorded (stored, replayed or requeued). */
+  encolada_at: Generated<Date>;
 }
 
 export interface PedidosTable {
