@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { parse } from 'yaml';
 import { SERVICES } from '@erp/contracts';
+import { DEFAULT_CONNECTION_LIMITS } from '@erp/db';
 
 const root = resolve(__dirname, '../..');
 const documents = [
@@ -57,5 +59,15 @@ describe('the documents a reader of the repository has', () => {
       .split('\n')
       .find((line) => line.includes('NATS request/reply'))!;
     expect(SERVICES.filter((service) => service !== 'gateway' && !diagram.includes(service))).toEqual([]);
+  });
+
+  it('gives the runtime roles the connection limit db:roles sets, the pool size the chart gives each user', () => {
+    const operations = readFileSync(join(root, 'docs/operations.md'), 'utf8').replace(/\s+/g, ' ');
+    const documented = /\(`--connection-limit`, (\d+) by default/.exec(operations)?.[1];
+    const values = parse(readFileSync(join(root, 'charts/erp/values.yaml'), 'utf8')) as { postgres: { pooler: { poolSize: number } } };
+    expect({ documented: Number(documented), chart: values.postgres.pooler.poolSize }).toEqual({
+      documented: DEFAULT_CONNECTION_LIMITS.runtime,
+      chart: DEFAULT_CONNECTION_LIMITS.runtime,
+    });
   });
 });

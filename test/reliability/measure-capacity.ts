@@ -13,30 +13,35 @@ import { Load } from './support/load';
 import { CHAOS_PREFIX, PrivateInfra, privateInfraMissing } from './support/private-infra';
 import { sleep } from './support/wait';
 
-/**
- * `npm run capacity`: what each schema costs Postgres under the reliability suite's mixed load, and
- * what the load costs NATS and Redis, for docs/capacity.md. Starts Postgres (with
- * pg_stat_statements), NATS and Redis of its own on loopback (the shared servers are never
- * touched) and every service as its own process, one replica each, each schema in a database of
- * its own on the one server, so every Postgres process is attributed to a schema by its database.
- * After a warm-up it samples, over the measured window, the CPU of every Postgres process
- * (/proc), pg_stat_statements by database, the connections per database, and the CPU, memory and
- * traffic of nats-server, redis-server and each service; then prints them. Bounded in time.
- *
- * Environment: CAPACITY_WORKERS (concurrent clients, 8), CAPACITY_WARMUP_SECONDS (15),
- * CAPACITY_SECONDS (measured window, 60), CAPACITY_POOL (DB_POOL_MAX of each service, 5).
- */
-const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const settings = {
-  workers: setting('CAPACITY_WORKERS', 8),
-  warmupSeconds: setting('CAPACITY_WARMUP_SECONDS', 15),
-  seconds: setting('CAPACITY_SECONDS', 60),
-  pool: setting('CAPACITY_POOL', 5),
-};
+/** The load and the window of one run (`npm run capacity` reads them from its environment). */
+export interface CapacitySettings {
+  /** Concurrent clients of the mixed load; 0 measures the system at rest. */
+  workers: number;
+  warmupSeconds: number;
+  /** The measured window. */
+  seconds: number;
+  /** DB_POOL_MAX of each service. */
+  pool: number;
+}
+
+/** What a run measured over its window, and the report `npm run capacity` prints of it. */
+export interface CapacityReport {
+  /** The report, in markdown, as docs/capacity.md quotes it. */
+  text: string;
+  seconds: number;
+  /** Requests the load sent in the window, and the answers by status. */
+  requests: number;
+  answers: Record<string, number>;
+  /** Each schema's Postgres backends: CPU, pg_stat_statements' execution time and calls, most backends at once. */
+  schemas: Array<{ schema: string; cpuSeconds: number; execMs: number; calls: number; peakBackends: number }>;
+  nats: { cpuSeconds: number; msgsIn: number; msgsOut: number; events: number };
+  redis: { cpuSeconds: number; commands: number; usedMemoryBytes: number };
+  /** Each service's process (`sales#1`). */
+  processes: Array<{ label: string; cpuSeconds: number; rssBytes: number }>;
+}
+
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const PAGE_BYTES = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) || 4096;
-const started = Date.now();
-const log = (line: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 
 /** CPU seconds (user + system) of a process, with its parent, its children's CPU once waited for, and its resident memory. */
 interface ProcStat {
@@ -71,23 +76,22 @@ async function databasesOfProcesses(monitor: pg.Client): Promise<Map<number, str
   return new Map(rows.map((r) => [r.pid, r.datname ?? 'background']));
 }
 
-async function main(): Promise<number> {
-  const missing = privateInfraMissing();
-  if (missing.length > 0) {
-    console.error(`npm run capacity starts its own Postgres, NATS and Redis, and needs: ${missing.join(', ')}`);
-    return 2;
-  }
-  const deadline = setTimeout(
-    () => {
-      console.error('deadline reached: stopping');
-      process.exit(3);
-    },
-    (settings.warmupSeconds + settings.seconds + 300) * 1000,
-  );
-  deadline.unref();
+/**
+ * What each schema costs Postgres under the reliability suite's mixed load, and what the load
+ * costs NATS and Redis, for docs/capacity.md. Starts Postgres (with pg_stat_statements), NATS and
+ * Redis of its own on loopback (the shared servers are never touched) and every service as its own
+ * process, one replica each, each schema in a database of its own on the one server, so every
+ * Postgres process is attributed to a schema by its database. After a warm-up it samples, over
+ * the measured window, the CPU of every Postgres process (/proc), pg_stat_statements by database,
+ * the connections per database, and the CPU, memory and traffic of nats-server, redis-server and
+ * each service. Everything it started is stopped before it returns. Needs the tools
+ * `privateInfraMissing` checks for.
+ */
+export async function measureCapacity(settings: CapacitySettings, log: (line: string) => void = () => undefined): Promise<CapacityReport> {
   const loadBefore = os.loadavg();
   const infra = await PrivateInfra.start({
     natsNodes: 1,
+    salesServer: false,
     postgresSettings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=top', 'max_connections=200'],
   });
   const server = infra.postgres;
@@ -117,8 +121,8 @@ async function main(): Promise<number> {
   let load: Load | undefined;
   try {
     await cluster.migrate();
-    const replicas = [];
-    for (const service of ALL_SERVICES) replicas.push(await cluster.start(service));
+    // The stream and every durable exist now: the services may start together.
+    const replicas = await Promise.all(ALL_SERVICES.map((service) => cluster.start(service)));
     const gateway = replicas.find((r) => r.name === 'gateway')!;
     admin = await Bus.connect({
       servers: infra.natsUrl,
@@ -307,8 +311,25 @@ async function main(): Promise<number> {
       line(
         `| ${p.label} | ${p.cpu.toFixed(2)} | ${(p.cpu / seconds).toFixed(3)} | ${perRequest(p.cpu)} | ${(p.rss / 2 ** 20).toFixed(0)} |`,
       );
-    console.log(out.join('\n'));
-    return 0;
+    return {
+      text: out.join('\n'),
+      seconds,
+      requests,
+      answers: answered,
+      schemas: schemaCpu.map(([database, cpu]) => {
+        const st = statements.find((s) => s.datname === database);
+        return {
+          schema: database.replace(/^erp_/, ''),
+          cpuSeconds: cpu,
+          execMs: st?.exec_ms ?? 0,
+          calls: Number(st?.calls ?? 0),
+          peakBackends: peakConnections[database] ?? 0,
+        };
+      }),
+      nats: { cpuSeconds: natsCpu, msgsIn: inMsgs, msgsOut: outMsgs, events },
+      redis: { cpuSeconds: redisCpu, commands: redisAfter.commands - redisBefore.commands, usedMemoryBytes: redisAfter.memory },
+      processes: processesCpu.map((p) => ({ label: p.label, cpuSeconds: p.cpu, rssBytes: p.rss })),
+    };
   } finally {
     await load?.stop();
     await admin?.drain().catch(() => undefined);
@@ -318,10 +339,45 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`capacity failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  },
-);
+/**
+ * `npm run capacity`: one run, its report on stdout, progress on stderr; bounded in time.
+ *
+ * Environment: CAPACITY_WORKERS (concurrent clients, 8), CAPACITY_WARMUP_SECONDS (15),
+ * CAPACITY_SECONDS (measured window, 60), CAPACITY_POOL (DB_POOL_MAX of each service, 5).
+ */
+async function main(): Promise<number> {
+  const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+  const settings: CapacitySettings = {
+    workers: setting('CAPACITY_WORKERS', 8),
+    warmupSeconds: setting('CAPACITY_WARMUP_SECONDS', 15),
+    seconds: setting('CAPACITY_SECONDS', 60),
+    pool: setting('CAPACITY_POOL', 5),
+  };
+  const missing = privateInfraMissing();
+  if (missing.length > 0) {
+    console.error(`npm run capacity starts its own Postgres, NATS and Redis, and needs: ${missing.join(', ')}`);
+    return 2;
+  }
+  const deadline = setTimeout(
+    () => {
+      console.error('deadline reached: stopping');
+      process.exit(3);
+    },
+    (settings.warmupSeconds + settings.seconds + 300) * 1000,
+  );
+  deadline.unref();
+  const started = Date.now();
+  const log = (line: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+  console.log((await measureCapacity(settings, log)).text);
+  return 0;
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(`capacity failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -10,6 +10,7 @@ import {
 
 const USAGE = `usage: npm run db:roles -- [--connection-limit N] [--server URL [--list]] SCHEMA...
   (e.g. gateway sales inventory returns packages webhook_ingest subscriptions exports)
+  --connection-limit N  connections each runtime role may hold (default ${DEFAULT_CONNECTION_LIMITS.runtime}: the pooler's pool size per user)
   --server URL  only the schemas that live in URL's database (host, port and database; not its user),
                 each where DATABASE_URL_<SCHEMA> says, else DATABASE_URL
   --list        the names of those schemas, one a line, instead of the SQL`;

@@ -5,3 +5,4 @@ export * from './periodic';
 export * from './service';
 export * from './migrate';
 export * from './dependencies';
+export * from './crash';

@@ -17,7 +17,7 @@ const exportsKeys = {
     .default(30 * 60_000),
   /** Attempts of one export (a worker that died, an owner that failed) before it is `fallida`. */
   EXPORT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
-  /** How often the recorded files are checked for ones no job points to (see the worker's `removeStrayFiles`). */
+  /** How often the recorded files are checked for ones no job points to (see the worker's `removeStrayArchivos`). */
   EXPORT_ORPHAN_SWEEP_MS: z.coerce
     .number()
     .int()

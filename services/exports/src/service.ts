@@ -5,7 +5,7 @@ import { withExportsDefaults, type ExportsConfig, type ExportsConfigInput } from
 import { migrations } from './db/migrations';
 import { EXPORTS_SCHEMA, type ExportsDb } from './db/tables';
 import { exportsHandlers } from './handlers/exports.handlers';
-import { ExportWorker } from './workers/export.worker';
+import { ExportacionWorker } from './workers/exportacion.worker';
 
 export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec<ExportsConfig, ExportsDb> {
   const config = withExportsDefaults(input);
@@ -19,7 +19,7 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
       await exportStore(bus);
       const relay = new OutboxRelay({ db, bus });
       relay.start();
-      const worker = new ExportWorker({
+      const worker = new ExportacionWorker({
         db,
         bus,
         logger: logger.child({ component: 'export-worker' }),

@@ -7,7 +7,7 @@ import { loadConfig, type RunningService } from '@erp/runtime';
 import { eventually, harness, tenant, type Harness } from '@erp/testing';
 import { EXPORTS_SCHEMA, ExportsConfig, exportsMigrations, exportsService } from '../src';
 import type { ExportsDb } from '../src/db/tables';
-import { objectName } from '../src/domain/exportacion';
+import { objetoOf } from '../src/domain/exportacion';
 
 const ctx = tenant(3, { requestId: 'export-files-spec' });
 
@@ -83,7 +83,7 @@ describe('the files of the exports, found in their records', () => {
       return row;
     }, 20_000);
     expect(done.error).toBeNull();
-    const [first, second] = [objectName({ empresa_id: 3, id, intento: 1 }), objectName({ empresa_id: 3, id, intento: 2 })];
+    const [first, second] = [objetoOf({ empresa_id: 3, id, intento: 1 }), objetoOf({ empresa_id: 3, id, intento: 2 })];
     expect(asked).toEqual([
       { objeto: first, recordedBefore: true },
       { objeto: second, recordedBefore: true },
@@ -105,7 +105,7 @@ describe('the files of the exports, found in their records', () => {
       .values({ empresa_id: 3, recurso: 'sales', filtros: '{}', contexto: JSON.stringify(ctx), estado: 'fallida', intento: 2 })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const [recent, old] = [objectName({ empresa_id: 3, id, intento: 2 }), objectName({ empresa_id: 3, id, intento: 1 })];
+    const [recent, old] = [objetoOf({ empresa_id: 3, id, intento: 2 }), objetoOf({ empresa_id: 3, id, intento: 1 })];
     // The store keeps files a day past the exports' TTL.
     await db
       .insertInto('archivos')
@@ -152,7 +152,7 @@ describe('the exports migration that records the files', () => {
     const rows = await db.selectFrom('archivos').select(['objeto', 'exportacion_id', 'intento']).orderBy('objeto').execute();
     const expected = jobs.flatMap((job) =>
       Array.from({ length: job.intento }, (_, i) => ({
-        objeto: objectName({ ...job, intento: i + 1 }),
+        objeto: objetoOf({ ...job, intento: i + 1 }),
         exportacion_id: job.id,
         intento: i + 1,
       })),

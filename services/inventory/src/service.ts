@@ -14,7 +14,7 @@ import { getProductHandler } from './handlers/get-product.handler';
 import { inventorySummaryHandler } from './handlers/inventory-summary.handler';
 import { listProductsHandler } from './handlers/list-products.handler';
 import { listSucursalesHandler } from './handlers/list-sucursales.handler';
-import { locationAdminHandlers } from './handlers/location-admin.handlers';
+import { lugarAdminHandlers } from './handlers/lugar-admin.handlers';
 import { releaseStockHandler } from './handlers/release-stock.handler';
 import { reserveStockHandler } from './handlers/reserve-stock.handler';
 import { resolveProductsHandler } from './handlers/resolve-products.handler';
@@ -23,7 +23,7 @@ import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 import { ReservationSweeper } from './workers/reservation-sweeper.worker';
-import { finishPendingCounts } from './flows/set-location-active.flow';
+import { finishConteosPendientes } from './flows/set-lugar-active.flow';
 
 export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig, InventoryDb> {
   const config = withInventoryDefaults(input);
@@ -61,7 +61,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.stock.revert': revertAdjustmentHandler(db),
           'inventory.product.create': createProductHandler(db),
           'inventory.product.update': updateProductHandler(db),
-          ...locationAdminHandlers(db, { countBatch: config.LOCATION_COUNT_BATCH }),
+          ...lugarAdminHandlers(db, { countBatch: config.LOCATION_COUNT_BATCH }),
           'inventory.admin.seed': seedHandler(db),
         },
         { queue: 'inventory' },
@@ -69,7 +69,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
       bus.serve(inventoryExportSubjects, { 'inventory.export.write': writeExportHandler(db, bus) }, { queue: 'inventory' });
       await startSaleCreatedConsumer(db, bus);
       // A (de)activation cut short by a stop: its entries are counted as the place now says.
-      void finishPendingCounts(db, config.LOCATION_COUNT_BATCH).then(
+      void finishConteosPendientes(db, config.LOCATION_COUNT_BATCH).then(
         (n) => {
           if (n > 0) logger.info({ places: n }, 'finished the stock counts of places changed before the last stop');
         },

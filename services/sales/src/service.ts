@@ -7,7 +7,7 @@ import {
   salesPlatformSubjects,
   salesSubjects,
 } from '@erp/contracts';
-import type { ServiceSpec } from '@erp/runtime';
+import { crash, type ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { startReturnsConsumers } from './consumers/returns.consumer';
 import { migrations } from './db/migrations';
@@ -21,7 +21,6 @@ import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { returnRegistrationHandlers } from './handlers/return-registration.handlers';
 import { updateSaleHandler } from './handlers/update-sale.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
-import { crash } from './fault';
 import { platformHandlers } from './handlers/platform.handlers';
 import { startRegistrationSweeper } from './workers/registration-sweeper.worker';
 import { startRevisionSweeper } from './workers/revision-sweeper.worker';

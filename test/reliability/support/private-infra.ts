@@ -179,8 +179,14 @@ export class PrivateInfra {
     return `redis://127.0.0.1:${this.redisPort}`;
   }
 
-  /** `postgresSettings` (`name=value`) go to both Postgres servers, over the defaults of PrivatePostgres. */
-  static async start(options: { natsNodes?: number; postgresSettings?: readonly string[] } = {}): Promise<PrivateInfra> {
+  /**
+   * `postgresSettings` (`name=value`) go to both Postgres servers, over the defaults of
+   * PrivatePostgres; `salesServer: false` leaves the second one unstarted (a run that keeps every
+   * schema on the first).
+   */
+  static async start(
+    options: { natsNodes?: number; postgresSettings?: readonly string[]; salesServer?: boolean } = {},
+  ): Promise<PrivateInfra> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'erp-chaos-'));
     const bin = postgresBinDir();
     const nodes: NatsNode[] = [];
@@ -196,7 +202,7 @@ export class PrivateInfra {
     );
     // Whatever happens to the run, these servers die with it.
     process.once('exit', () => infra.killAllSync());
-    for (const pg of [infra.postgres, infra.salesPostgres]) {
+    for (const pg of options.salesServer === false ? [infra.postgres] : [infra.postgres, infra.salesPostgres]) {
       pg.init();
       await pg.start();
     }

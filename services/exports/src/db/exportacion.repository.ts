@@ -25,8 +25,8 @@ const COLUMNS = [
   'expira',
 ] as const;
 
-/** A job as the worker needs it: the row and the context its owner is asked under. */
-export type ExportJob = ExportacionRow & { contexto: TenantContext };
+/** An export claimed by the worker for an attempt: the row and the context its owner is asked under. */
+export type ClaimedExportacion = ExportacionRow & { contexto: TenantContext };
 
 /** Serialises the exports created by one company for the rest of the transaction (the running-exports limit). */
 export async function lockEmpresaExportaciones(trx: Transaction<ExportsDb>, empresaId: number): Promise<void> {
@@ -45,15 +45,15 @@ export async function countEnCurso(db: Db, empresaId: number): Promise<number> {
 
 export async function insertExportacion(
   trx: Transaction<ExportsDb>,
-  job: { empresaId: number; recurso: RecursoExportacion; filtros: Record<string, unknown>; contexto: TenantContext },
+  exportacion: { empresaId: number; recurso: RecursoExportacion; filtros: Record<string, unknown>; contexto: TenantContext },
 ): Promise<ExportacionRow> {
   return trx
     .insertInto('exportaciones')
     .values({
-      empresa_id: job.empresaId,
-      recurso: job.recurso,
-      filtros: JSON.stringify(job.filtros),
-      contexto: JSON.stringify(job.contexto),
+      empresa_id: exportacion.empresaId,
+      recurso: exportacion.recurso,
+      filtros: JSON.stringify(exportacion.filtros),
+      contexto: JSON.stringify(exportacion.contexto),
     })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
@@ -111,7 +111,7 @@ export async function cancelExportacion(trx: Transaction<ExportsDb>, row: Export
  * Takes the oldest queued job, or one whose worker stopped renewing its lease, for a new attempt.
  * `skip locked`: replicas claiming at once each get another job.
  */
-export async function claimExportacion(db: Db, leaseMs: number): Promise<ExportJob | undefined> {
+export async function claimExportacion(db: Db, leaseMs: number): Promise<ClaimedExportacion | undefined> {
   return db
     .updateTable('exportaciones')
     .set({
@@ -153,25 +153,25 @@ export async function renewLease(db: Db, id: number, intento: number, leaseMs: n
 /** Points the job to the attempt's finished file, if the attempt still holds it; undefined otherwise. */
 export async function completeExportacion(
   trx: Transaction<ExportsDb>,
-  job: { id: number; intento: number },
-  file: { objeto: string; objetos: number; bytes: number; cursor: string },
+  exportacion: { id: number; intento: number },
+  archivo: { objeto: string; objetos: number; bytes: number; cursor: string },
   ttlMs: number,
 ): Promise<ExportacionRow | undefined> {
   return trx
     .updateTable('exportaciones')
     .set({
       estado: 'completada',
-      objeto: file.objeto,
-      objetos: file.objetos,
-      bytes: file.bytes,
-      cursor: file.cursor,
+      objeto: archivo.objeto,
+      objetos: archivo.objetos,
+      bytes: archivo.bytes,
+      cursor: archivo.cursor,
       error: null,
       lease_hasta: null,
       completada: sql<Date>`now()`,
       expira: millisecondsFromNow(ttlMs),
     })
-    .where('id', '=', job.id)
-    .where('intento', '=', job.intento)
+    .where('id', '=', exportacion.id)
+    .where('intento', '=', exportacion.intento)
     .where('estado', '=', 'procesando')
     .returning(COLUMNS)
     .executeTakeFirst();
@@ -181,25 +181,25 @@ export async function completeExportacion(
  * An attempt that failed: queued again while attempts remain, `fallida` with the reason after the
  * last. Undefined when the attempt no longer held the job.
  */
-export async function failAttempt(
+export async function failIntento(
   trx: Transaction<ExportsDb>,
-  job: { id: number; intento: number },
+  exportacion: { id: number; intento: number },
   error: string,
   maxAttempts: number,
 ): Promise<ExportacionRow | undefined> {
-  const last = job.intento >= maxAttempts;
+  const last = exportacion.intento >= maxAttempts;
   return trx
     .updateTable('exportaciones')
     .set(last ? { estado: 'fallida', error, lease_hasta: null } : { estado: 'en_cola', error, lease_hasta: null })
-    .where('id', '=', job.id)
-    .where('intento', '=', job.intento)
+    .where('id', '=', exportacion.id)
+    .where('intento', '=', exportacion.intento)
     .where('estado', '=', 'procesando')
     .returning(COLUMNS)
     .executeTakeFirst();
 }
 
 /** Finished exports whose file has outlived `expira`. */
-export async function expiredFiles(db: Db, limit: number): Promise<Array<{ id: number; objeto: string }>> {
+export async function expiredObjetos(db: Db, limit: number): Promise<Array<{ id: number; objeto: string }>> {
   const rows = await db
     .selectFrom('exportaciones')
     .select(['id', 'objeto'])
@@ -215,10 +215,10 @@ export async function expiredFiles(db: Db, limit: number): Promise<Array<{ id: n
  * Records the file an attempt is about to have written, before its owner is asked to write it:
  * whatever then happens to the worker, the file is found by `strayArchivos`.
  */
-export async function recordArchivo(db: Db, job: { id: number; intento: number }, objeto: string): Promise<void> {
+export async function recordArchivo(db: Db, exportacion: { id: number; intento: number }, objeto: string): Promise<void> {
   await db
     .insertInto('archivos')
-    .values({ objeto, exportacion_id: job.id, intento: job.intento })
+    .values({ objeto, exportacion_id: exportacion.id, intento: exportacion.intento })
     .onConflict((oc) => oc.column('objeto').doNothing())
     .execute();
 }

@@ -1,10 +1,10 @@
-import { objectName, toExportacion, type ExportacionRow } from './exportacion';
+import { objetoOf, toExportacion, type ExportacionRow } from './exportacion';
 
 describe('export files and answers', () => {
   it('names one object per attempt', () => {
-    const sut = objectName({ empresa_id: 7, id: 42, intento: 3 });
+    const sut = objetoOf({ empresa_id: 7, id: 42, intento: 3 });
     expect(sut).toBe('empresa-7.exportacion-42.intento-3.ndjson.gz');
-    expect(objectName({ empresa_id: 7, id: 42, intento: 4 })).not.toBe(sut);
+    expect(objetoOf({ empresa_id: 7, id: 42, intento: 4 })).not.toBe(sut);
   });
 
   const row = (over: Partial<ExportacionRow>): ExportacionRow => ({

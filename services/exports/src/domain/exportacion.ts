@@ -14,8 +14,8 @@ export type ExportacionRow = Omit<ExportacionesTable, 'id' | 'estado' | 'intento
  * The object an attempt writes: one name per attempt, so an attempt left behind by a worker that
  * died can never overwrite, or be taken for, the file of the attempt that finished.
  */
-export function objectName(job: { empresa_id: number; id: number; intento: number }): string {
-  return `empresa-${job.empresa_id}.exportacion-${job.id}.intento-${job.intento}.ndjson.gz`;
+export function objetoOf(exportacion: { empresa_id: number; id: number; intento: number }): string {
+  return `empresa-${exportacion.empresa_id}.exportacion-${exportacion.id}.intento-${exportacion.intento}.ndjson.gz`;
 }
 
 /** The export as the API answers it. */

@@ -38,7 +38,7 @@ export type Lugar = 'sucursales' | 'bodegas';
  * (`countInventarios`); undefined when the company has none with that id. Only the place's row
  * changes here. The mark (this transaction's id) is cleared by whoever finishes the count.
  */
-export async function setLugarActive(
+export async function markLugarActive(
   db: Kysely<InventoryDb>,
   table: Lugar,
   empresaId: number,

@@ -14,7 +14,7 @@ import {
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import type { FaultInjection } from '../config';
-import { crash } from '../fault';
+import { crash } from '@erp/runtime';
 import { findCliente, findDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { REFERENCIA_INDEX, issueVenta, lockReferencia, nextVentaId } from '../db/venta.repository';

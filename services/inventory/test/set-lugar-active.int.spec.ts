@@ -1,9 +1,9 @@
 import { inventorySubjects } from '@erp/contracts';
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
-import { setLugarActive } from '../src/db/lugar.repository';
+import { markLugarActive } from '../src/db/lugar.repository';
 import { summarizeInventario } from '../src/db/producto-list.repository';
-import { finishPendingCounts } from '../src/flows/set-location-active.flow';
+import { finishConteosPendientes } from '../src/flows/set-lugar-active.flow';
 import { eventually, tenant, type Harness } from '@erp/testing';
 import type { InventoryDb } from '../src/db/tables';
 import { seedCompany, startInventory } from './inventory.factories';
@@ -122,12 +122,12 @@ describe('(de)activating a warehouse', () => {
 
   it('finishes a change whose count was cut short, as the next start does', async () => {
     // The process stopped right after the change of the place committed: no entry was moved yet.
-    await setLugarActive(h.db, 'bodegas', 1, a.bodegas.reserva!, false);
+    await markLugarActive(h.db, 'bodegas', 1, a.bodegas.reserva!, false);
     expect((await productsWithStaleDerivedValues(h.db)).length).toBe(PRODUCTS);
 
-    expect(await finishPendingCounts(h.db, BATCH)).toBe(1);
+    expect(await finishConteosPendientes(h.db, BATCH)).toBe(1);
     await expectSummaryExact();
-    expect(await finishPendingCounts(h.db, BATCH)).toBe(0);
+    expect(await finishConteosPendientes(h.db, BATCH)).toBe(0);
     await h.bus.request(
       inventorySubjects,
       'inventory.admin.bodega.set-active',

@@ -7,20 +7,20 @@ import type { ExportsConfig } from '../config';
 import {
   claimExportacion,
   completeExportacion,
-  expiredFiles,
-  failAttempt,
+  expiredObjetos,
+  failIntento,
   forgetArchivo,
   forgetObjeto,
   recordArchivo,
   renewLease,
   strayArchivos,
-  type ExportJob,
+  type ClaimedExportacion,
 } from '../db/exportacion.repository';
 import type { ExportsDb } from '../db/tables';
-import { objectName, toExportacion } from '../domain/exportacion';
-import { writeExportFile } from '../flows/write-export-file.flow';
+import { objetoOf, toExportacion } from '../domain/exportacion';
+import { writeArchivo } from '../flows/write-archivo.flow';
 
-export interface ExportWorkerDeps {
+export interface ExportacionWorkerDeps {
   db: Kysely<ExportsDb>;
   bus: Bus;
   logger: AppLogger;
@@ -38,14 +38,14 @@ export interface ExportWorkerDeps {
  * so the files no job points to are found in those records. Also removes the files of exports
  * past `expira`.
  */
-export class ExportWorker {
+export class ExportacionWorker {
   private readonly running = new Map<number, { intento: number; work: Promise<void> }>();
   private periodic: PeriodicTask | undefined;
   private stopped = false;
   private ticking: Promise<void> | undefined;
   private lastOrphanSweep = 0;
 
-  constructor(private readonly deps: ExportWorkerDeps) {}
+  constructor(private readonly deps: ExportacionWorkerDeps) {}
 
   start(): void {
     this.periodic = startPeriodic('export worker', this.deps.config.EXPORT_POLL_MS, this.deps.logger, () => this.tick());
@@ -84,20 +84,22 @@ export class ExportWorker {
   private async claimAndExpire(): Promise<void> {
     const { db, config } = this.deps;
     while (!this.stopped && this.running.size < config.EXPORT_CONCURRENCY) {
-      const job = await claimExportacion(db, config.EXPORT_LEASE_MS);
-      if (!job) break;
-      const work = this.run(job)
-        .catch((err: unknown) => this.deps.logger.warn({ err, exportacion: job.id }, 'export attempt left unsettled; its lease runs out'))
-        .finally(() => this.running.delete(job.id));
-      this.running.set(job.id, { intento: job.intento, work });
+      const exportacion = await claimExportacion(db, config.EXPORT_LEASE_MS);
+      if (!exportacion) break;
+      const work = this.run(exportacion)
+        .catch((err: unknown) =>
+          this.deps.logger.warn({ err, exportacion: exportacion.id }, 'export attempt left unsettled; its lease runs out'),
+        )
+        .finally(() => this.running.delete(exportacion.id));
+      this.running.set(exportacion.id, { intento: exportacion.intento, work });
     }
-    for (const { id, objeto } of await expiredFiles(db, 100)) {
+    for (const { id, objeto } of await expiredObjetos(db, 100)) {
       await deleteObject(this.deps.bus, objeto);
       await forgetObjeto(db, id, objeto);
     }
     if (Date.now() - this.lastOrphanSweep >= config.EXPORT_ORPHAN_SWEEP_MS) {
       this.lastOrphanSweep = Date.now();
-      await this.removeStrayFiles();
+      await this.removeStrayArchivos();
     }
   }
 
@@ -108,7 +110,7 @@ export class ExportWorker {
    * removed; one whose file is not there stays, as its owner may still be writing it, until it is
    * older than the store keeps any file.
    */
-  private async removeStrayFiles(exportacionId?: number): Promise<void> {
+  private async removeStrayArchivos(exportacionId?: number): Promise<void> {
     const { db, bus } = this.deps;
     const { maxAgeMs } = await exportStore(bus);
     for (const { objeto, vencido } of await strayArchivos(db, maxAgeMs, exportacionId)) {
@@ -116,13 +118,13 @@ export class ExportWorker {
     }
   }
 
-  private async run(job: ExportJob): Promise<void> {
+  private async run(exportacion: ClaimedExportacion): Promise<void> {
     const { db, bus, config, logger } = this.deps;
-    const objeto = objectName(job);
-    const log = logger.child({ exportacion: job.id, intento: job.intento });
+    const objeto = objetoOf(exportacion);
+    const log = logger.child({ exportacion: exportacion.id, intento: exportacion.intento });
     const heartbeat = setInterval(
       () => {
-        renewLease(db, job.id, job.intento, config.EXPORT_LEASE_MS).then(
+        renewLease(db, exportacion.id, exportacion.intento, config.EXPORT_LEASE_MS).then(
           (held) => held || log.info({}, 'export no longer held by this attempt (cancelled or taken over)'),
           (err: unknown) => log.warn({ err }, 'export lease not renewed'),
         );
@@ -132,38 +134,40 @@ export class ExportWorker {
     heartbeat.unref();
     try {
       // Before the owner is asked: a file it writes is found whatever happens to this worker.
-      await recordArchivo(db, job, objeto);
-      const file = await writeExportFile(bus, job, objeto, config.EXPORT_WRITE_TIMEOUT_MS);
+      await recordArchivo(db, exportacion, objeto);
+      const archivo = await writeArchivo(bus, exportacion, objeto, config.EXPORT_WRITE_TIMEOUT_MS);
       const done = await inTransaction(db, async (trx) => {
-        const row = await completeExportacion(trx, job, { objeto, ...file }, config.EXPORT_TTL_MS);
+        const row = await completeExportacion(trx, exportacion, { objeto, ...archivo }, config.EXPORT_TTL_MS);
         if (row) {
-          const payload = { empresa_id: job.empresa_id, exportacion: Exportacion.parse(toExportacion(row)) };
-          await enqueueEvent(trx, exportsEvents, 'events.exports.export.completed', payload, job.contexto);
+          const payload = { empresa_id: exportacion.empresa_id, exportacion: Exportacion.parse(toExportacion(row)) };
+          await enqueueEvent(trx, exportsEvents, 'events.exports.export.completed', payload, exportacion.contexto);
         }
         return row;
       });
       if (!done) {
         // Cancelled, or taken over by another attempt, while this one wrote: its file is nobody's.
-        await this.removeStrayFiles(job.id);
+        await this.removeStrayArchivos(exportacion.id);
         return;
       }
       this.deps.onEvent();
       // Files of earlier attempts whose writers finished after their worker died.
-      await this.removeStrayFiles(job.id).catch((err: unknown) => log.warn({ err }, 'files of earlier attempts left to the sweep'));
+      await this.removeStrayArchivos(exportacion.id).catch((err: unknown) =>
+        log.warn({ err }, 'files of earlier attempts left to the sweep'),
+      );
     } catch (err) {
       if (this.stopped) return;
       log.warn({ err }, 'export attempt failed');
       const reason = isAppError(err) ? err.message : 'Error interno al escribir el archivo de la exportación';
       const row = await inTransaction(db, async (trx) => {
-        const failed = await failAttempt(trx, job, reason, config.EXPORT_MAX_ATTEMPTS);
+        const failed = await failIntento(trx, exportacion, reason, config.EXPORT_MAX_ATTEMPTS);
         if (failed?.estado === 'fallida') {
-          const payload = { empresa_id: job.empresa_id, exportacion: Exportacion.parse(toExportacion(failed)) };
-          await enqueueEvent(trx, exportsEvents, 'events.exports.export.failed', payload, job.contexto);
+          const payload = { empresa_id: exportacion.empresa_id, exportacion: Exportacion.parse(toExportacion(failed)) };
+          await enqueueEvent(trx, exportsEvents, 'events.exports.export.failed', payload, exportacion.contexto);
         }
         return failed;
       });
       if (row?.estado === 'fallida') this.deps.onEvent();
-      await this.removeStrayFiles(job.id).catch(() => undefined);
+      await this.removeStrayArchivos(exportacion.id).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);
     }
