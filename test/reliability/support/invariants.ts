@@ -18,7 +18,7 @@ export interface InvariantInput {
 
 /**
  * Waits until the system is at rest: every outbox published, no reservation still `reservada`,
- * no delivery still `recibida`. Resolves with what was still pending when the time ran out.
+ * no delivery still `recibida`, no export still running. Resolves with what was still pending when the time ran out.
  */
 export async function settle(databases: DatabaseUrls, timeoutMs = 120_000, everyMs = 250): Promise<string[]> {
   const clients = await SchemaClients.connect(databases);
@@ -53,6 +53,8 @@ async function pendingWork(clients: SchemaClients): Promise<string[]> {
   parts.push(
     `select 'sales return registrations pending' as what, count(*)::int as n from sales.devoluciones_registradas where estado = 'registrada'`,
   );
+  // An export runs until its file is written (another replica takes it over when its worker died).
+  parts.push(`select 'exports running' as what, count(*)::int as n from exports.exportaciones where estado in ('en_cola', 'procesando')`);
   // A change of a sale that died, perhaps after inventory applied its stock revision, until the revision sweeper squares it.
   parts.push(`select 'sales changes that died, not squared' as what, count(*)::int as n from sales.cambios_en_curso`);
   // One statement when every schema shares a database (the settle loop polls it often); one per part otherwise.

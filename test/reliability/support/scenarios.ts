@@ -2,6 +2,7 @@ import type { DatabaseUrls } from '@erp/admin';
 import type { Bus } from '@erp/bus';
 import { streamName } from '@erp/contracts';
 import { ALL_SERVICES, type Cluster, type Replica } from './cluster';
+import { ExportRequests, checkExports } from './exports';
 import { INITIAL_CORRELATIVES, type Company, type CompanyRef } from './fixture';
 import { Tally, call } from './http';
 import { checkInvariants, settle, type InvariantResult } from './invariants';
@@ -53,6 +54,7 @@ async function finish(
   events: string[],
   problems: string[],
   figures: Record<string, string | number> = {},
+  exports?: ExportRequests,
 ): Promise<ScenarioResult> {
   ctx.log(`${name}: load stopped; waiting for the system to settle`);
   const pending = await settle(ctx.databases, 180_000);
@@ -65,6 +67,11 @@ async function finish(
     gateway: ctx.rotation.list()[0]!,
   });
   if (ctx.receiver) invariants.push(...(await checkPartnerEvents(ctx.receiver, ctx.rotation.list()[0]!, load.ledger, ctx.companies)));
+  if (exports) {
+    invariants.push(...(await checkExports(ctx.rotation.list()[0]!, ctx.companies)));
+    figures['exports asked for (accepted, refused at the limit, not answered)'] =
+      `${exports.tally.accepted}, ${exports.tally.refused}, ${exports.tally.unanswered}`;
+  }
   return { name, tally: load.tally, events, invariants, problems, figures };
 }
 
@@ -107,11 +114,14 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
   const events: string[] = [];
   const problems: string[] = [];
   const load = newLoad(ctx, 'crash', 8);
+  // Partners taking bulk exports through every fault: each completed one is checked as a snapshot.
+  const exports = new ExportRequests(ctx.rotation.list, Object.values(ctx.companies));
   const event = (line: string) => {
     events.push(line);
     ctx.log(`crash: ${line}`);
   };
   load.start();
+  exports.start();
   await sleep(options.pauseMs);
 
   const killAndRestart = async (replicas: Replica[]) => {
@@ -201,9 +211,9 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
     await replaceCrashed(ctx, problems, event, `after "${what}"`);
     event('  every replica ready again, every NATS node current');
   }
-  await load.stop();
+  await Promise.all([load.stop(), exports.stop()]);
   await replaceCrashed(ctx, problems, event, 'at the end of the faults');
-  return finish(ctx, 'crash faults', load, events, problems, { 'service processes started so far': ctx.cluster.startedCount });
+  return finish(ctx, 'crash faults', load, events, problems, { 'service processes started so far': ctx.cluster.startedCount }, exports);
 }
 
 /**

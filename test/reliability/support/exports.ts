@@ -1,0 +1,154 @@
+import { gunzipSync } from 'node:zlib';
+import { API_BASE } from '@erp/contracts';
+import type { InvariantResult } from '@erp/admin';
+import type { Company, CompanyRef } from './fixture';
+import { call } from './http';
+import { sleep } from './wait';
+
+const RECURSOS = ['sales', 'returns', 'inventory'] as const;
+type Recurso = (typeof RECURSOS)[number];
+
+/**
+ * Partners taking bulk exports while the faults go on: every `everyMs`, one company asks for an
+ * export of one resource (in turn), through whichever gateway is up. An export answered or not
+ * (the request may have been lost with its gateway) is checked afterwards all the same: the check
+ * reads every export of each company from the API.
+ */
+export class ExportRequests {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  /** Exports asked for and accepted (202), refused for the limit of running ones (409), or not answered. */
+  readonly tally = { accepted: 0, refused: 0, unanswered: 0 };
+
+  constructor(
+    private readonly gateways: () => string[],
+    private readonly companies: readonly Company[],
+    private readonly everyMs = 4_000,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.loop = (async () => {
+      for (let n = 0; this.running; n++) {
+        const company = this.companies[n % this.companies.length]!;
+        const recurso = RECURSOS[Math.floor(n / this.companies.length) % RECURSOS.length]!;
+        const gateways = this.gateways();
+        const answer = await call(`${gateways[n % gateways.length]}${API_BASE}/exports`, {
+          method: 'POST',
+          key: company.key,
+          json: { recurso, filtros: {} },
+          timeoutMs: 15_000,
+        });
+        if (answer.status === 202) this.tally.accepted++;
+        else if (answer.status === 409) this.tally.refused++;
+        else this.tally.unanswered++;
+        await sleep(this.everyMs);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+}
+
+/**
+ * Whether `whole` holds `part`: the same value, or for objects every field of `part` held by the
+ * same field of `whole`, element by element in arrays. A file's line is the object's `GET` by id,
+ * which may say more than its item in the list (a product's stock entries carry their timestamps).
+ */
+function holds(whole: unknown, part: unknown): boolean {
+  if (Array.isArray(part)) return Array.isArray(whole) && whole.length === part.length && part.every((p, i) => holds(whole[i], p));
+  if (part !== null && typeof part === 'object') {
+    if (whole === null || typeof whole !== 'object' || Array.isArray(whole)) return false;
+    return Object.entries(part).every(([key, value]) => holds((whole as Record<string, unknown>)[key], value));
+  }
+  return whole === part;
+}
+
+/** Every object a resource's list holds now, by id, as its JSON text: the delta feed read from its start. */
+async function feed(gateway: string, key: string, recurso: Recurso, cursor?: string): Promise<Map<number, string>> {
+  const objects = new Map<number, string>();
+  for (let next: string | undefined = cursor, first = true; first || next; first = false) {
+    const answer = await call(`${gateway}${API_BASE}/${recurso}?order_by=updated_at&per_page=200${next ? `&cursor=${next}` : ''}`, { key });
+    if (answer.status !== 200) throw new Error(`GET /${recurso} in cursor mode answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+    for (const object of answer.body.data as Array<{ id: number }>) objects.set(object.id, JSON.stringify(object));
+    next = answer.body.pagination.has_more ? (answer.body.pagination.next_cursor as string) : undefined;
+  }
+  return objects;
+}
+
+/**
+ * With the system at rest, every export of the companies (read from `GET /exports`) has ended,
+ * and each completed one is a consistent snapshot that hands over to delta sync: its file's lines
+ * (ordered by id, none twice, as many as `objetos`), overwritten by what `GET /{recurso}` answers
+ * after its `cursor`, are exactly the resource's objects as the list shows them now (a line may
+ * say more than the list's item: it is the object's `GET` by id). A line missed,
+ * doubled or older than the snapshot would show; so would a change after the cursor that the feed
+ * never answers.
+ */
+export async function checkExports(gateway: string, companies: Record<CompanyRef, Company>): Promise<InvariantResult[]> {
+  const name = 'every completed export is one snapshot: its lines, then the changes after its cursor, are every object as it ends';
+  const violations: string[] = [];
+  let checked = 0;
+  const states = new Map<string, number>();
+  for (const company of Object.values(companies)) {
+    const current = new Map<Recurso, Map<number, string>>();
+    for (let page = 1, more = true; more; page++) {
+      const answer = await call(`${gateway}${API_BASE}/exports?per_page=100&page=${page}`, { key: company.key });
+      if (answer.status !== 200) throw new Error(`GET /exports answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+      more = answer.body.pagination.has_next as boolean;
+      for (const exportacion of answer.body.data as Array<{
+        id: number;
+        recurso: Recurso;
+        estado: string;
+        objetos: number;
+        cursor: string;
+      }>) {
+        states.set(exportacion.estado, (states.get(exportacion.estado) ?? 0) + 1);
+        const label = `${company.ref}: export ${exportacion.id} of ${exportacion.recurso}`;
+        if (exportacion.estado === 'en_cola' || exportacion.estado === 'procesando') {
+          violations.push(`${label} still ${exportacion.estado} at rest`);
+          continue;
+        }
+        if (exportacion.estado !== 'completada') continue;
+        checked++;
+        const file = await fetch(`${gateway}${API_BASE}/exports/${exportacion.id}/download`, {
+          headers: { Authorization: `Bearer ${company.key}` },
+        });
+        if (file.status !== 200) {
+          violations.push(`${label}: download answered ${file.status}`);
+          continue;
+        }
+        const lines = gunzipSync(Buffer.from(await file.arrayBuffer()))
+          .toString('utf8')
+          .split('\n')
+          .filter((line) => line.length > 0);
+        const ids = lines.map((line) => (JSON.parse(line) as { id: number }).id);
+        if (lines.length !== exportacion.objetos) violations.push(`${label}: ${lines.length} lines, objetos says ${exportacion.objetos}`);
+        if (ids.some((id, i) => i > 0 && id <= ids[i - 1]!)) violations.push(`${label}: lines not in strictly ascending id order`);
+        const merged = new Map(lines.map((line, i) => [ids[i]!, JSON.stringify(JSON.parse(line))]));
+        for (const [id, text] of await feed(gateway, company.key, exportacion.recurso, exportacion.cursor)) merged.set(id, text);
+        if (!current.has(exportacion.recurso)) current.set(exportacion.recurso, await feed(gateway, company.key, exportacion.recurso));
+        const now = current.get(exportacion.recurso)!;
+        const missing = [...now.keys()].filter((id) => !merged.has(id));
+        const extra = [...merged.keys()].filter((id) => !now.has(id));
+        const differ = [...now.keys()].filter((id) => merged.has(id) && !holds(JSON.parse(merged.get(id)!), JSON.parse(now.get(id)!)));
+        if (missing.length > 0)
+          violations.push(
+            `${label}: ${missing.length} objects neither in the file nor after its cursor (${missing.slice(0, 5).join(', ')})`,
+          );
+        if (extra.length > 0) violations.push(`${label}: ${extra.length} objects the list does not have (${extra.slice(0, 5).join(', ')})`);
+        if (differ.length > 0) {
+          const id = differ[0]!;
+          violations.push(
+            `${label}: ${differ.length} objects older than the list's (${differ.slice(0, 5).join(', ')}); ${id} in the export then the feed: ${merged.get(id)}, in the list: ${now.get(id)}`,
+          );
+        }
+      }
+    }
+  }
+  const summary = [...states.entries()].map(([estado, n]) => `${n} ${estado}`).join(', ');
+  return [{ name: `${name} (${summary || 'none'})`, checked, violations }];
+}
