@@ -16,7 +16,12 @@ const exportsKeys = {
     .min(1_000)
     .default(30 * 60_000),
   /** Attempts of one export (a worker that died, an owner that failed) before it is `fallida`. */
-  EXPORT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  EXPORT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  /**
+   * Pause after the first failed attempt before the next; it doubles after each (with 5 attempts,
+   * 5 + 10 + 20 + 40 s: an owner or database away for about a minute does not fail the export).
+   */
+  EXPORT_RETRY_BACKOFF_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   /** How often the recorded files are checked for ones no job points to (see the worker's `removeStrayArchivos`). */
   EXPORT_ORPHAN_SWEEP_MS: z.coerce
     .number()

@@ -127,7 +127,10 @@ export async function claimExportacion(db: Db, leaseMs: number): Promise<Claimed
         .selectFrom('exportaciones')
         .select('id')
         .where((eb) =>
-          eb.or([eb('estado', '=', 'en_cola'), eb.and([eb('estado', '=', 'procesando'), eb('lease_hasta', '<', sql<Date>`now()`)])]),
+          eb.or([
+            eb.and([eb('estado', '=', 'en_cola'), eb.or([eb('reintentar_at', 'is', null), eb('reintentar_at', '<=', sql<Date>`now()`)])]),
+            eb.and([eb('estado', '=', 'procesando'), eb('lease_hasta', '<', sql<Date>`now()`)]),
+          ]),
         )
         .orderBy('id')
         .limit(1)
@@ -185,12 +188,14 @@ export async function failIntento(
   trx: Transaction<ExportsDb>,
   exportacion: { id: number; intento: number },
   error: string,
-  maxAttempts: number,
+  retry: { maxAttempts: number; backoffMs: number },
 ): Promise<ExportacionRow | undefined> {
-  const last = exportacion.intento >= maxAttempts;
+  const last = exportacion.intento >= retry.maxAttempts;
+  // The pause before the next attempt doubles with each one that failed.
+  const pause = millisecondsFromNow(retry.backoffMs * 2 ** (exportacion.intento - 1));
   return trx
     .updateTable('exportaciones')
-    .set(last ? { estado: 'fallida', error, lease_hasta: null } : { estado: 'en_cola', error, lease_hasta: null })
+    .set(last ? { estado: 'fallida', error, lease_hasta: null } : { estado: 'en_cola', error, lease_hasta: null, reintentar_at: pause })
     .where('id', '=', exportacion.id)
     .where('intento', '=', exportacion.intento)
     .where('estado', '=', 'procesando')

@@ -15,6 +15,8 @@ export interface ExportacionesTable {
   intento: Generated<number>;
   /** Until when the worker of the current attempt holds the job (it renews it while writing). */
   lease_hasta: Date | null;
+  /** Not before when a queued job's next attempt may start (after a failed one); null: at once. */
+  reintentar_at: Date | null;
   /** The finished file, set only in the transaction that makes the export `completada`. */
   objeto: string | null;
   objetos: number | null;

@@ -1,7 +1,10 @@
 import type { ExportacionInput } from '@erp/contracts';
 import type { ExportacionesTable } from '../db/tables';
 
-export type ExportacionRow = Omit<ExportacionesTable, 'id' | 'estado' | 'intento' | 'created_at' | 'filtros' | 'contexto' | 'bytes'> & {
+export type ExportacionRow = Omit<
+  ExportacionesTable,
+  'id' | 'estado' | 'intento' | 'created_at' | 'filtros' | 'contexto' | 'bytes' | 'reintentar_at'
+> & {
   id: number;
   estado: ExportacionInput['estado'];
   intento: number;

@@ -159,7 +159,10 @@ export class ExportacionWorker {
       log.warn({ err }, 'export attempt failed');
       const reason = isAppError(err) ? err.message : 'Error interno al escribir el archivo de la exportación';
       const row = await inTransaction(db, async (trx) => {
-        const failed = await failIntento(trx, exportacion, reason, config.EXPORT_MAX_ATTEMPTS);
+        const failed = await failIntento(trx, exportacion, reason, {
+          maxAttempts: config.EXPORT_MAX_ATTEMPTS,
+          backoffMs: config.EXPORT_RETRY_BACKOFF_MS,
+        });
         if (failed?.estado === 'fallida') {
           const payload = { empresa_id: exportacion.empresa_id, exportacion: Exportacion.parse(toExportacion(failed)) };
           await enqueueEvent(trx, exportsEvents, 'events.exports.export.failed', payload, exportacion.contexto);

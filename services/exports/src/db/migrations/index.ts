@@ -2,10 +2,12 @@ import type { Migrations } from '@erp/db';
 import * as m0001 from './0001-outbox';
 import * as m0002 from './0002-exportaciones';
 import * as m0003 from './0003-archivos';
+import * as m0004 from './0004-reintento';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
   '0001-outbox': m0001,
   '0002-exportaciones': m0002,
   '0003-archivos': m0003,
+  '0004-reintento': m0004,
 };
