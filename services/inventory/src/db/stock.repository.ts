@@ -24,6 +24,25 @@ export async function findBodega(db: Db, empresaId: number, id: number, options:
   return (options.lock ? q.forShare() : q).executeTakeFirst();
 }
 
+/** The company's warehouses among `ids` with their branches, by id; with `lock`, share-locked in id order (see findBodega). */
+export async function findBodegas(
+  db: Db,
+  empresaId: number,
+  ids: readonly number[],
+  options: { lock?: boolean } = {},
+): Promise<Map<number, BodegaRow>> {
+  if (ids.length === 0) return new Map();
+  const q = db
+    .selectFrom('bodegas as b')
+    .innerJoin('sucursales as s', 's.id', 'b.sucursal_id')
+    .where('b.empresa_id', '=', empresaId)
+    .where('b.id', 'in', [...new Set(ids)])
+    .select(['b.id', 'b.nombre', 'b.activo', 's.id as sucursal_id', 's.nombre as sucursal_nombre', 's.activo as sucursal_activo'])
+    .orderBy('b.id');
+  const rows = await (options.lock ? q.forShare() : q).execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
 /** Ids among `ids` that are warehouses of the company. */
 export async function companyBodegaIds(db: Db, empresaId: number, ids: readonly number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
@@ -71,7 +90,7 @@ export interface LockedStock {
 
 /**
  * Locks the stock entries of `keys` until the transaction ends, creating missing ones at 0 when
- * `create` is set (so stock can be moved into or below them). Concurrent operations over the
+ * `create` is set (so stock can be moved into or below them; given keys, only those are created). Concurrent operations over the
  * same products queue instead of deadlocking because every writer locks in one order, the order
  * the summary triggers and warehouse activation follow too: the warehouses and their branches
  * (shared), the products by id, then the entries by (product, warehouse). Concurrent reservations
@@ -83,7 +102,7 @@ export async function lockStock(
   trx: Transaction<InventoryDb>,
   empresaId: number,
   keys: readonly StockKey[],
-  options: { create: boolean; heldLugaresAndProductos?: boolean },
+  options: { create: boolean | readonly StockKey[]; heldLugaresAndProductos?: boolean },
 ): Promise<Map<string, LockedStock>> {
   if (keys.length === 0) return new Map();
   if (!options.heldLugaresAndProductos) await lockLugaresAndProductos(trx, empresaId, keys);
@@ -101,10 +120,15 @@ export async function lockStock(
   // waits on the unique key), then all are locked again; holding the products' locks, no writer
   // that follows the order can hold an entry this waits for.
   let rows = await lockInventarios();
-  if (options.create && rows.length < new Set(keys.map(keyOf)).size) {
+  const creatable = options.create === true ? keys : options.create || [];
+  const found = new Set(rows.map((r) => keyOf({ productoId: r.producto_id, bodegaId: r.bodega_id })));
+  const missing = creatable.filter((k) => !found.has(keyOf(k)));
+  if (missing.length > 0) {
     await trx
       .insertInto('inventarios')
-      .values([...keys].sort(byKey).map((k) => ({ empresa_id: empresaId, producto_id: k.productoId, bodega_id: k.bodegaId, stock: '0' })))
+      .values(
+        [...missing].sort(byKey).map((k) => ({ empresa_id: empresaId, producto_id: k.productoId, bodega_id: k.bodegaId, stock: '0' })),
+      )
       .onConflict((oc) => oc.columns(['producto_id', 'bodega_id']).doNothing())
       .execute();
     rows = await lockInventarios();
