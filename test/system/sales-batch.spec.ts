@@ -36,7 +36,7 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
     return { status: res.status, headers: res.headers, body: await json(res) };
   };
 
-  /** Stock per product code and warehouse name, and each document type's next number, of one company. */
+  /** Stock per product code and warehouse name, each document type's next number and the stock movements of one company. */
   const stateOf = async (empresaId: number) => ({
     stock: await stack.query(
       `select p.codigo, b.nombre, i.stock::text as stock from inventory.inventarios i
@@ -45,6 +45,12 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
       [empresaId],
     ),
     correlativos: await stack.query('select nombre, correlativo from sales.documentos where empresa_id = $1 order by nombre', [empresaId]),
+    // Every movement, in the order written: a sale refused along the way reserved and released nothing.
+    movimientos: await stack.query(
+      `select p.codigo, m.tipo, m.cantidad::text as cantidad, m.stock_resultante::text as stock from inventory.movimientos m
+         join inventory.productos p on p.id = m.producto_id where p.empresa_id = $1 order by m.id`,
+      [empresaId],
+    ),
   });
 
   beforeAll(async () => {
