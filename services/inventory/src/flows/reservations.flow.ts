@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import { findReserva, findReservas, insertReserva, insertReservas, setReservaEstado, type ReservaRow } from '../db/reserva.repository';
 import {
   applyMoves,
+  applyMovesInOrder,
   findBodega,
   findBodegas,
   findStockProductos,
@@ -207,8 +208,14 @@ export async function reserveStockMany(
   );
   // A key recorded since it was looked up is a concurrent copy of this request: it answers alone.
   if (inserted.size !== taken.length) throw new AppError('CONFLICT', 'Otra solicitud registró a la vez alguna de estas claves');
-  // One reservation after another, so each ledger row carries the stock its own reservation left.
-  for (const i of taken) await applyMoves(trx, empresaId, locked, (decisions[i] as { moves: PlannedMove[] }).moves, reservaMeta(reqs[i]!));
+  // As one reservation after another (each ledger row carries the stock its own reservation left),
+  // in a few statements for all of them: the stock locks are held until commit.
+  await applyMovesInOrder(
+    trx,
+    empresaId,
+    locked,
+    taken.map((i) => ({ moves: (decisions[i] as { moves: PlannedMove[] }).moves, meta: reservaMeta(reqs[i]!) })),
+  );
   return decisions.map((d, i) => {
     const clave = reqs[i]!.clave;
     if ('repeats' in d) return { clave, ...replayed(inserted.get(clave)!, i) };
