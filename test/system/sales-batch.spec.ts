@@ -1,6 +1,19 @@
+import pg from 'pg';
 import type { SeedOutput } from '@erp/admin';
+import { eventually } from '@erp/testing';
 import { Stack, json } from '../support/stack';
-import { API, SALES_KEY_A, dataSnapshot, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
+import {
+  API,
+  SALES_KEY_A,
+  SALES_KEY_STRICT,
+  dataSnapshot,
+  ledgerOf,
+  postSale,
+  refsOf,
+  saleBody,
+  salesFixture,
+  type SalesRefs,
+} from '../support/sales-fixture';
 
 const KEY_LOTE = 'test_key_sales_lote_0123456789abcdef';
 const KEY_UNO = 'test_key_sales_uno_0123456789abcdef';
@@ -36,7 +49,10 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
     return { status: res.status, headers: res.headers, body: await json(res) };
   };
 
-  /** Stock per product code and warehouse name, and each document type's next number, of one company. */
+  /** The first row a statement answers. */
+  const one = async (text: string, params: unknown[] = []) => (await stack.query(text, params))[0]!;
+
+  /** Stock per product code and warehouse name, each document type's next number and the stock movements of one company. */
   const stateOf = async (empresaId: number) => ({
     stock: await stack.query(
       `select p.codigo, b.nombre, i.stock::text as stock from inventory.inventarios i
@@ -45,6 +61,12 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
       [empresaId],
     ),
     correlativos: await stack.query('select nombre, correlativo from sales.documentos where empresa_id = $1 order by nombre', [empresaId]),
+    // Every movement, in the order written: a sale refused along the way reserved and released nothing.
+    movimientos: await stack.query(
+      `select p.codigo, m.tipo, m.cantidad::text as cantidad, m.stock_resultante::text as stock from inventory.movimientos m
+         join inventory.productos p on p.id = m.producto_id where p.empresa_id = $1 order by m.id`,
+      [empresaId],
+    ),
   });
 
   beforeAll(async () => {
@@ -195,6 +217,153 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
       (r) => r.numero,
     );
     expect(numeros).toEqual(Array.from({ length: 15 }, (_, i) => numeros[0] + i));
+  });
+
+  it('refuses a sale whose document type is deactivated while its batch waits to number it: no number taken, its stock given back, the others made', async () => {
+    const cemento = a.productos.cemento!;
+    const principal = a.bodegas.principal!;
+    const item = (n: number, documento: 'factura' | 'ticket') =>
+      saleBody(a, {
+        referencia_externa: `DOC-${n}`,
+        id_documento: a.documentos[documento],
+        detalles: [{ id_producto: cemento, cantidad: n + 1 }],
+      });
+    const ventas = [item(0, 'ticket'), item(1, 'factura'), item(2, 'ticket'), item(3, 'factura'), item(4, 'ticket')];
+    const correlativo = async (documento: 'factura' | 'ticket') =>
+      (await stack.query('select correlativo from sales.documentos where id = $1', [a.documentos[documento]]))[0]!.correlativo as number;
+    const [factura, ticket] = [await correlativo('factura'), await correlativo('ticket')];
+    const { stock: before } = await one('select stock::int as stock from inventory.inventarios where producto_id = $1 and bodega_id = $2', [
+      cemento,
+      principal,
+    ]);
+    const { id: lastMovimiento } = await one('select coalesce(max(id), 0)::int as id from inventory.movimientos');
+    const { id: lastReserva } = await one('select coalesce(max(id), 0)::int as id from inventory.reservas');
+
+    // The Factura is deactivated in a transaction the batch has to wait for: it resolved the sales
+    // with the Factura active and reserved their stock, and finds it inactive once it locks it.
+    const locker = new pg.Client({ connectionString: stack.iso.databaseUrl });
+    await locker.connect();
+    let batch: ReturnType<typeof postBatch>;
+    try {
+      await locker.query('begin');
+      await locker.query('update sales.documentos set activo = false where id = $1', [a.documentos.factura]);
+      batch = postBatch(SALES_KEY_A, { ventas });
+      await eventually(async () => {
+        const waiting = await stack.query<{ n: number }>(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        );
+        expect(waiting[0]!.n).toBeGreaterThan(0);
+      });
+      await locker.query('commit');
+    } finally {
+      await locker.end();
+    }
+    try {
+      const res = await batch;
+      expect(res.status).toBe(200);
+      const { resultados } = res.body.data;
+      expect(resultados.map((r: Json) => [r.referencia_externa, r.status, r.reason ?? r.data.correlativo])).toEqual([
+        ['DOC-0', 201, String(ticket)],
+        ['DOC-1', 422, 'dato_relacionado_invalido'],
+        ['DOC-2', 201, String(ticket + 1)],
+        ['DOC-3', 422, 'dato_relacionado_invalido'],
+        ['DOC-4', 201, String(ticket + 2)],
+      ]);
+      expect([await correlativo('factura'), await correlativo('ticket')]).toEqual([factura, ticket + 3]);
+      expect(await stack.query("select count(*)::int as n from sales.ventas where referencia_externa like 'DOC-%'")).toEqual([{ n: 3 }]);
+
+      // Each sale reserved its stock in order; the refused ones gave theirs back.
+      const { stock: after } = await one(
+        'select stock::int as stock from inventory.inventarios where producto_id = $1 and bodega_id = $2',
+        [cemento, principal],
+      );
+      expect(after).toBe(before - (1 + 3 + 5));
+      const movimientos = await stack.query(
+        'select tipo, cantidad::int as cantidad from inventory.movimientos where producto_id = $1 and id > $2 order by id',
+        [cemento, lastMovimiento],
+      );
+      expect(movimientos.filter((m) => m.tipo === 'reserva').map((m) => m.cantidad)).toEqual([-1, -2, -3, -4, -5]);
+      expect(
+        movimientos
+          .filter((m) => m.tipo === 'liberacion')
+          .map((m) => m.cantidad)
+          .sort(),
+      ).toEqual([2, 4]);
+      expect(await ledgerOf(stack, cemento, principal)).toMatchObject({ stock: `${after}.000` });
+      // Their reservations are released; the others' stay taken (confirmed once their sales' events arrive).
+      await eventually(async () => {
+        const reservas = await stack.query(
+          "select estado, (lineas->0->>'cantidad')::numeric::int as cantidad from inventory.reservas where id > $1 and lineas @> $2::jsonb order by id",
+          [lastReserva, JSON.stringify([{ id_producto: cemento }])],
+        );
+        expect(reservas.map((r) => [r.cantidad, r.estado])).toEqual([
+          [1, 'confirmada'],
+          [2, 'liberada'],
+          [3, 'confirmada'],
+          [4, 'liberada'],
+          [5, 'confirmada'],
+        ]);
+      });
+    } finally {
+      await stack.query('update sales.documentos set activo = true where id = $1', [a.documentos.factura]);
+    }
+  });
+
+  it('sells no more than there is to two batches racing for the last units: each sale made with its stock or refused stock_insuficiente, numbers without gaps', async () => {
+    const d = refsOf(seeded, 'd');
+    const libro = d.productos.libro!;
+    const principal = d.bodegas.principal!;
+    const cantidadOf = (n: number) => (n % 3 === 0 ? 2 : 1);
+    const item = (n: number) =>
+      saleBody(d, {
+        referencia_externa: `SCARCE-${n}`,
+        id_documento: d.documentos.ticket,
+        detalles: [{ id_producto: libro, cantidad: cantidadOf(n) }],
+      });
+    const { stock: before } = await one('select stock::int as stock from inventory.inventarios where producto_id = $1 and bodega_id = $2', [
+      libro,
+      principal,
+    ]);
+    const { correlativo: first } = await one('select correlativo from sales.documentos where id = $1', [d.documentos.ticket]);
+    const demand = Array.from({ length: 100 }, (_, n) => cantidadOf(n)).reduce((x, y) => x + y, 0);
+    expect(demand).toBeGreaterThan(before);
+
+    const [x, y] = await Promise.all([
+      postBatch(SALES_KEY_STRICT, { ventas: Array.from({ length: 50 }, (_, i) => item(i)) }),
+      postBatch(SALES_KEY_STRICT, { ventas: Array.from({ length: 50 }, (_, i) => item(50 + i)) }),
+    ]);
+    expect([x.status, y.status]).toEqual([200, 200]);
+    const resultados: Json[] = [...x.body.data.resultados, ...y.body.data.resultados];
+    const made = resultados.filter((r) => r.status === 201);
+    const refused = resultados.filter((r) => r.status !== 201);
+    expect(refused.map((r) => [r.status, r.reason])).toEqual(refused.map(() => [422, 'stock_insuficiente']));
+    const cantidadOfRef = (r: Json) => cantidadOf(Number(r.referencia_externa.split('-')[1]));
+    const sold = made.map(cantidadOfRef).reduce((p, q) => p + q, 0);
+
+    const { stock: after } = await one('select stock::int as stock from inventory.inventarios where producto_id = $1 and bodega_id = $2', [
+      libro,
+      principal,
+    ]);
+    // No oversell: what was sold left the stock, and each refusal found less than it wanted (stock only went down).
+    expect(after).toBe(before - sold);
+    expect(after).toBeGreaterThanOrEqual(0);
+    for (const r of refused) expect(cantidadOfRef(r)).toBeGreaterThan(after);
+    expect(await ledgerOf(stack, libro, principal)).toMatchObject({ stock: `${after}.000` });
+    // A refusal took nothing, so nothing was given back.
+    const { n: releases } = await one(
+      "select count(*)::int as n from inventory.movimientos where producto_id = $1 and tipo = 'liberacion'",
+      [libro],
+    );
+    expect(releases).toBe(0);
+
+    // Only the sales made took numbers, one after another in the order they were written.
+    const ventas = await stack.query(
+      "select numero, referencia_externa from sales.ventas where referencia_externa like 'SCARCE-%' order by numero",
+    );
+    expect(ventas.map((v) => v.referencia_externa).sort()).toEqual(made.map((r) => r.referencia_externa).sort());
+    expect(ventas.map((v) => v.numero)).toEqual(made.map((_, i) => first + i));
+    const { correlativo: next } = await one('select correlativo from sales.documentos where id = $1', [d.documentos.ticket]);
+    expect(next).toBe(first + made.length);
   });
 
   it('counts a batch of 100 sales as one request of the quota', async () => {

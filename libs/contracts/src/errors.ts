@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The closed set of error codes that travel between services and reach the gateway.
  * The gateway maps each code to exactly one HTTP status (see `httpStatusOf` in the gateway).
@@ -140,3 +142,11 @@ export class AppError extends Error {
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
+
+/** An item's error as it travels between services (the reply of a failed request carries the same). */
+export const ItemError = z.object({
+  code: z.enum(ERROR_CODES),
+  reason: z.enum(REASON_VALUES).optional(),
+  message: z.string(),
+  details: z.record(z.string(), z.array(z.string())).optional(),
+});

@@ -93,6 +93,7 @@ export const BUS_IDENTITIES = {
         'inventory.product.resolve',
         'inventory.sucursal.resolve',
         'inventory.stock.reserve',
+        'inventory.stock.reserve-many',
         'inventory.stock.release',
         'inventory.stock.adjust',
         'inventory.stock.revert',

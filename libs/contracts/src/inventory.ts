@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCatalog, defineEvents } from './catalog';
+import { ItemError } from './errors';
 import { ClearableText, DecimalText, Id, NonNegativeDecimal, NonZeroQuantity, PositiveQuantity } from './fields';
 import {
   DecimalNumber,
@@ -209,6 +210,22 @@ export const Reservation = z.object({
 });
 export type Reservation = z.output<typeof Reservation>;
 
+/** Takes stock for a set of lines under a key (see `inventory.stock.reserve`). */
+const ReserveRequest = z.object({
+  clave: OperationKey,
+  origen: z.enum(ORIGENES_RESERVA).default('venta'),
+  causa: CausaStock.default({}),
+  id_bodega: Id,
+  permitir_sin_stock: z.boolean().optional(),
+  lineas: z
+    .array(z.object({ id_producto: Id, cantidad: PositiveQuantity }))
+    .min(1)
+    .max(500),
+});
+
+/** Reservations per `inventory.stock.reserve-many` request: the sales of one batch request. */
+export const MAX_RESERVATIONS_PER_REQUEST = 100;
+
 const StockMovement = z.object({
   id_producto: z.number().int(),
   id_bodega: z.number().int(),
@@ -359,18 +376,21 @@ export const inventorySubjects = defineCatalog({
   'inventory.stock.reserve': {
     tenant: true,
     errors: ['VALIDATION_FAILED', 'BUSINESS_RULE', 'CONFLICT'],
-    request: z.object({
-      clave: OperationKey,
-      origen: z.enum(ORIGENES_RESERVA).default('venta'),
-      causa: CausaStock.default({}),
-      id_bodega: Id,
-      permitir_sin_stock: z.boolean().optional(),
-      lineas: z
-        .array(z.object({ id_producto: Id, cantidad: PositiveQuantity }))
-        .min(1)
-        .max(500),
-    }),
+    request: ReserveRequest,
     reply: Reservation,
+  },
+  /**
+   * Many reservations in one transaction, decided in the order sent as if each were sent alone to
+   * `inventory.stock.reserve` one after another: each all or nothing under its own key, each
+   * seeing the stock the ones before it left. One refused is its result (the error
+   * `inventory.stock.reserve` would have given) and stops nothing else.
+   */
+  'inventory.stock.reserve-many': {
+    tenant: true,
+    errors: ['CONFLICT'],
+    request: z.object({ reservas: z.array(ReserveRequest).min(1).max(MAX_RESERVATIONS_PER_REQUEST) }),
+    /** One result per reservation, in order: the reservation, or why it was refused. */
+    reply: z.object({ resultados: z.array(z.object({ clave: z.string(), reserva: Reservation.optional(), error: ItemError.optional() })) }),
   },
   /** Makes a reservation final. A reservation released earlier takes its stock again. */
   'inventory.stock.confirm': {

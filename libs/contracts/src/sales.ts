@@ -14,7 +14,7 @@ import {
   refuseOutsideCursorMode,
   CURSOR_MODE_REFUSALS,
 } from './http';
-import { ERROR_CODES, REASON_VALUES } from './errors';
+import { ItemError } from './errors';
 import { ORDER_DIRECTIONS } from './inventory';
 
 /** Values of `estado` accepted by `POST /sales`. */
@@ -389,14 +389,6 @@ export const SaleBatchData = z.object({
   creadas: z.number().int().meta({ description: 'Ventas creadas (status 201).' }),
   existentes: z.number().int().meta({ description: 'Ventas que ya existían con el mismo cuerpo (status 200).' }),
   rechazadas: z.number().int().meta({ description: 'Ventas rechazadas (status 4xx o 5xx).' }),
-});
-
-/** An item's error as it travels between services (the reply of a failed request carries the same). */
-export const ItemError = z.object({
-  code: z.enum(ERROR_CODES),
-  reason: z.enum(REASON_VALUES).optional(),
-  message: z.string(),
-  details: z.record(z.string(), z.array(z.string())).optional(),
 });
 
 const dateOrder = (v: { fecha_inicio?: string | undefined; fecha_fin?: string | undefined }) =>

@@ -17,6 +17,7 @@ import { listSucursalesHandler } from './handlers/list-sucursales.handler';
 import { lugarAdminHandlers } from './handlers/lugar-admin.handlers';
 import { releaseStockHandler } from './handlers/release-stock.handler';
 import { reserveStockHandler } from './handlers/reserve-stock.handler';
+import { reserveStockManyHandler } from './handlers/reserve-stock-many.handler';
 import { resolveProductsHandler } from './handlers/resolve-products.handler';
 import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
@@ -55,6 +56,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.sucursal.resolve': resolveSucursalHandler(db),
           'inventory.sucursal.list': listSucursalesHandler(db),
           'inventory.stock.reserve': reserveStockHandler(db, { checkAfterMs: config.RESERVATION_TIMEOUT_MS }),
+          'inventory.stock.reserve-many': reserveStockManyHandler(db, logger, { checkAfterMs: config.RESERVATION_TIMEOUT_MS }),
           'inventory.stock.confirm': confirmStockHandler(db),
           'inventory.stock.release': releaseStockHandler(db),
           'inventory.stock.adjust': adjustStockHandler(db),

@@ -38,6 +38,7 @@ const calledBySales = {
   'inventory.sucursal.resolve': inventorySubjects['inventory.sucursal.resolve'],
   'inventory.product.resolve': inventorySubjects['inventory.product.resolve'],
   'inventory.stock.reserve': inventorySubjects['inventory.stock.reserve'],
+  'inventory.stock.reserve-many': inventorySubjects['inventory.stock.reserve-many'],
   'inventory.stock.release': inventorySubjects['inventory.stock.release'],
   'inventory.stock.adjust': inventorySubjects['inventory.stock.adjust'],
 };
@@ -58,6 +59,9 @@ export function serveInventory(bus: Bus, handlers: Partial<Handlers<typeof calle
         items: items.map((item) => stubProducto('id_producto' in item ? item.id_producto : 5)),
       }),
       'inventory.stock.reserve': async (req) => stubReserva(req.clave, 'reservada', req.id_bodega, now),
+      'inventory.stock.reserve-many': async ({ reservas }) => ({
+        resultados: reservas.map((r) => ({ clave: r.clave, reserva: stubReserva(r.clave, 'reservada', r.id_bodega, now) })),
+      }),
       'inventory.stock.release': async ({ clave }) => stubReserva(clave, 'liberada', 2, now),
       'inventory.stock.adjust': async ({ clave, lineas }) => ({
         clave,

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { ZodError } from 'zod';
 import { createLogger } from '@erp/runtime';
-import type { Bus } from '@erp/bus';
+import { wireErrorOf, type Bus } from '@erp/bus';
 import { AppError, SaleCreateRequest, SaleUpdateRequest, inventorySubjects, type TenantContext } from '@erp/contracts';
 import { findCredential } from '../../../services/gateway/src/db/credentials.repository';
 import type { GatewayDb } from '../../../services/gateway/src/db/tables';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
-import { reserveStock } from '../../../services/inventory/src/flows/reservations.flow';
+import { reserveStock, reserveStockMany } from '../../../services/inventory/src/flows/reservations.flow';
 import { resolveProductsHandler } from '../../../services/inventory/src/handlers/resolve-products.handler';
 import { resolveSucursalHandler } from '../../../services/inventory/src/handlers/resolve-sucursal.handler';
 import { adjustStock } from '../../../services/inventory/src/flows/adjust-stock.flow';
@@ -98,6 +98,23 @@ function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
         allowNegative: ctx.empresa.venderSinStock,
         checkAfterMs: 60_000,
       });
+    },
+    reserveMany: async (ctx, req, trx) => {
+      if (!trx) throw new Error('the baseline reserves stock only inside a sale’s transaction');
+      const resultados = await reserveStockMany(
+        inventoryOf(trx),
+        inventorySubjects['inventory.stock.reserve-many'].request.parse(req).reservas,
+        {
+          empresaId: ctx.empresa.id,
+          allowNegative: ctx.empresa.venderSinStock,
+          checkAfterMs: 60_000,
+        },
+      );
+      return {
+        resultados: resultados.map((r) =>
+          'error' in r ? { clave: r.clave, error: wireErrorOf(r.error, () => createLogger('bench-baseline', 'warn')) } : r,
+        ),
+      };
     },
     release: async () => undefined,
     // A change that dies rolls its adjustment back with it: no revision is left to revert.

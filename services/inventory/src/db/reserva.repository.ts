@@ -75,6 +75,53 @@ export async function insertReserva(
     .executeTakeFirst();
 }
 
+/** The company's reservations among `claves`, by key. */
+export async function findReservas(
+  trx: Transaction<InventoryDb>,
+  empresaId: number,
+  claves: readonly string[],
+): Promise<Map<string, ReservaRow>> {
+  if (claves.length === 0) return new Map();
+  const rows = await trx
+    .selectFrom('reservas')
+    .select(RESERVA_COLUMNS)
+    .where('empresa_id', '=', empresaId)
+    .where('clave', 'in', [...new Set(claves)])
+    .execute();
+  return new Map(rows.map((r) => [r.clave, r]));
+}
+
+/**
+ * Records reservations in one statement, as `insertReserva` does each; answers those recorded,
+ * by key (a key that exists is left out, as `insertReserva` answers undefined for it).
+ */
+export async function insertReservas(
+  trx: Transaction<InventoryDb>,
+  rows: ReadonlyArray<Parameters<typeof insertReserva>[1]>,
+): Promise<Map<string, ReservaRow>> {
+  if (rows.length === 0) return new Map();
+  const inserted = await trx
+    .insertInto('reservas')
+    .values(
+      rows.map((row) => ({
+        empresa_id: row.empresaId,
+        clave: row.clave,
+        origen: row.origen,
+        causa: JSON.stringify(row.causa),
+        bodega_id: row.bodegaId,
+        estado: row.estado,
+        lineas: JSON.stringify(row.lineas),
+        revisar_en: millisecondsFromNow(row.revisarEnMs),
+        confirmed_at: null,
+        released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['empresa_id', 'clave']).doNothing())
+    .returning(RESERVA_COLUMNS)
+    .execute();
+  return new Map(inserted.map((r) => [r.clave, r]));
+}
+
 export async function setReservaEstado(trx: Transaction<InventoryDb>, id: string, estado: EstadoReserva): Promise<ReservaRow> {
   return trx
     .updateTable('reservas')

@@ -1,11 +1,28 @@
 import { AppError, type ParsedRequestOf, type Reservation, type inventorySubjects } from '@erp/contracts';
 import type { Transaction } from 'kysely';
-import { findReserva, insertReserva, setReservaEstado, type ReservaRow } from '../db/reserva.repository';
-import { applyMoves, findBodega, findStockProductos, lockStock, lockedStockOf } from '../db/stock.repository';
+import { findReserva, findReservas, insertReserva, insertReservas, setReservaEstado, type ReservaRow } from '../db/reserva.repository';
+import {
+  applyMoves,
+  applyMovesInOrder,
+  findBodega,
+  findBodegas,
+  findStockProductos,
+  lockStock,
+  lockedStockOf,
+  type StockProducto,
+} from '../db/stock.repository';
 import type { InventoryDb, ReservaLinea } from '../db/tables';
 import { checkBodega } from '../domain/resolve-product';
 import { confirmTransition, releaseTransition } from '../domain/reservation';
-import { aggregateLines, planReturn, planTake, shortfallDetails, type AggregatedLine } from '../domain/stock-plan';
+import {
+  aggregateLines,
+  planReturn,
+  planTake,
+  shortfallDetails,
+  type AggregatedLine,
+  type PlannedMove,
+  type Shortfall,
+} from '../domain/stock-plan';
 
 type ReserveRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.stock.reserve'>;
 
@@ -63,11 +80,7 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
     aggregated.map((l) => l.productoId),
     { lock: true },
   );
-  const lineas: ReservaLinea[] = aggregated.map((l) => ({
-    id_producto: l.productoId,
-    cantidad: l.cantidad,
-    mueve_stock: products.get(l.productoId)?.tipo === 'Producto',
-  }));
+  const lineas = reservaLineas(aggregated, products);
 
   // Recorded first (a key seen before answers what it recorded, whatever changed since); the
   // checks below roll the row back with everything else when they refuse.
@@ -88,39 +101,172 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
     if (existing) return replay(existing, req.id_bodega, lineas);
   }
 
-  const details: Record<string, string[]> = {};
-  req.lineas.forEach((line, i) => {
-    if (!products.has(line.id_producto)) details[`lineas.${i}.id_producto`] = [`El producto ${line.id_producto} no existe`];
-  });
-  if (!bodega.ok) details.id_bodega = [bodega.message];
-  if (Object.keys(details).length > 0 || !inserted)
-    throw AppError.validation(
-      'La reserva tiene datos inválidos',
-      details,
-      bodega.ok ? 'producto_no_encontrado' : 'dato_relacionado_invalido',
-    );
+  const invalid = invalidReserva(req, products, bodega);
+  if (invalid) throw invalid;
+  if (!inserted) throw AppError.validation('La reserva tiene datos inválidos', {}, 'producto_no_encontrado');
 
-  const moving = aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
+  const moving = movingLines(aggregated, products);
   const keys = moving.map((l) => ({ productoId: l.productoId, bodegaId: req.id_bodega }));
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
   const locked = await lockStock(trx, empresaId, keys, { create: allowNegative, heldLugaresAndProductos: true });
   const stockOf = lockedStockOf(locked);
   const plan = planTake(moving, req.id_bodega, (productoId) => stockOf({ productoId, bodegaId: req.id_bodega }), allowNegative);
-  if (plan.shortfalls.length > 0) {
-    throw AppError.rule(
-      'stock_insuficiente',
-      'Stock insuficiente y la empresa no permite vender sin stock',
-      shortfallDetails(plan.shortfalls, (id) => products.get(id)?.codigo ?? String(id)),
-    );
-  }
-  await applyMoves(trx, empresaId, locked, plan.moves, {
-    tipo: 'reserva',
-    origen: req.origen,
-    causa: req.causa,
-    clave: req.clave,
-    concepto: 'Reserva de stock',
-  });
+  if (plan.shortfalls.length > 0) throw shortfallError(plan.shortfalls, products);
+  await applyMoves(trx, empresaId, locked, plan.moves, reservaMeta(req));
   return toReply(inserted, true);
+}
+
+/**
+ * Takes stock for many reservations in one transaction, decided in the order given as if each
+ * were `reserveStock` after the one before it committed: each all or nothing under its own key,
+ * each seeing what those before it left; a refusal is that reservation's result (the error
+ * `reserveStock` throws for it) and takes nothing. Locks once for all of them in the writers'
+ * order (their warehouses, their products by id, their entries by product and warehouse).
+ */
+export async function reserveStockMany(
+  trx: Transaction<InventoryDb>,
+  reqs: readonly ReserveRequest[],
+  options: ReserveOptions,
+): Promise<Array<{ clave: string; reserva: Reservation } | { clave: string; error: AppError }>> {
+  const { empresaId } = options;
+  const aggregated = reqs.map((req) => aggregateLines(req.lineas));
+  const bodegaRows = await findBodegas(
+    trx,
+    empresaId,
+    reqs.map((req) => req.id_bodega),
+    { lock: true },
+  );
+  const products = await findStockProductos(
+    trx,
+    empresaId,
+    aggregated.flatMap((lines) => lines.map((l) => l.productoId)),
+    { lock: true },
+  );
+  const existing = await findReservas(
+    trx,
+    empresaId,
+    reqs.map((req) => req.clave),
+  );
+
+  // A key seen before answers what it recorded, whatever changed since (as `reserveStock` does).
+  const replayed = (seen: ReservaRow, i: number): { reserva: Reservation } | { error: AppError } => {
+    try {
+      return { reserva: replay(seen, reqs[i]!.id_bodega, reservaLineas(aggregated[i]!, products)) };
+    } catch (err) {
+      return { error: err as AppError };
+    }
+  };
+  const checked = reqs.map((req, i): { invalid: AppError } | { moving: AggregatedLine[]; allowNegative: boolean } => {
+    const invalid = invalidReserva(req, products, checkBodega(req.id_bodega, bodegaRows.get(req.id_bodega)));
+    if (invalid) return { invalid };
+    return { moving: movingLines(aggregated[i]!, products), allowNegative: req.permitir_sin_stock ?? options.allowNegative };
+  });
+  const keysOf = (i: number, moving: readonly AggregatedLine[]) =>
+    moving.map((l) => ({ productoId: l.productoId, bodegaId: reqs[i]!.id_bodega }));
+  const toLock = checked.flatMap((c, i) => ('moving' in c && !existing.has(reqs[i]!.clave) ? [{ i, ...c }] : []));
+  const locked = await lockStock(
+    trx,
+    empresaId,
+    toLock.flatMap(({ i, moving }) => keysOf(i, moving)),
+    { create: toLock.flatMap(({ i, moving, allowNegative }) => (allowNegative ? keysOf(i, moving) : [])), heldLugaresAndProductos: true },
+  );
+
+  // In order: each sees the stock the ones before it left, and a key repeated answers its first.
+  type Decision = { reserva: Reservation } | { error: AppError } | { repeats: number } | { moves: PlannedMove[] };
+  const running = new Map([...locked].map(([key, entry]) => [key, entry.stock]));
+  const takenBy = new Map<string, number>();
+  const decisions = reqs.map((req, i): Decision => {
+    const seen = existing.get(req.clave);
+    if (seen) return replayed(seen, i);
+    const first = takenBy.get(req.clave);
+    if (first !== undefined) return { repeats: first };
+    const c = checked[i]!;
+    if ('invalid' in c) return { error: c.invalid };
+    const plan = planTake(c.moving, req.id_bodega, (productoId) => running.get(`${productoId}:${req.id_bodega}`), c.allowNegative);
+    if (plan.shortfalls.length > 0) return { error: shortfallError(plan.shortfalls, products) };
+    for (const move of plan.moves) running.set(`${move.productoId}:${move.bodegaId}`, move.stockResultante);
+    takenBy.set(req.clave, i);
+    return { moves: plan.moves };
+  });
+
+  const taken = [...takenBy.values()];
+  const inserted = await insertReservas(
+    trx,
+    taken.map((i) => {
+      const req = reqs[i]!;
+      return {
+        empresaId,
+        clave: req.clave,
+        origen: req.origen,
+        causa: req.causa,
+        bodegaId: req.id_bodega,
+        estado: 'reservada' as const,
+        lineas: reservaLineas(aggregated[i]!, products),
+        revisarEnMs: options.checkAfterMs,
+      };
+    }),
+  );
+  // A key recorded since it was looked up is a concurrent copy of this request: it answers alone.
+  if (inserted.size !== taken.length) throw new AppError('CONFLICT', 'Otra solicitud registró a la vez alguna de estas claves');
+  // As one reservation after another (each ledger row carries the stock its own reservation left),
+  // in a few statements for all of them: the stock locks are held until commit.
+  await applyMovesInOrder(
+    trx,
+    empresaId,
+    locked,
+    taken.map((i) => ({ moves: (decisions[i] as { moves: PlannedMove[] }).moves, meta: reservaMeta(reqs[i]!) })),
+  );
+  return decisions.map((d, i) => {
+    const clave = reqs[i]!.clave;
+    if ('repeats' in d) return { clave, ...replayed(inserted.get(clave)!, i) };
+    if ('moves' in d) return { clave, reserva: toReply(inserted.get(clave)!, true) };
+    return { clave, ...d };
+  });
+}
+
+const reservaLineas = (aggregated: readonly AggregatedLine[], products: Map<number, StockProducto>): ReservaLinea[] =>
+  aggregated.map((l) => ({
+    id_producto: l.productoId,
+    cantidad: l.cantidad,
+    mueve_stock: products.get(l.productoId)?.tipo === 'Producto',
+  }));
+
+const movingLines = (aggregated: readonly AggregatedLine[], products: Map<number, StockProducto>) =>
+  aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
+
+const reservaMeta = (req: ReserveRequest) => ({
+  tipo: 'reserva' as const,
+  origen: req.origen,
+  causa: req.causa,
+  clave: req.clave,
+  concepto: 'Reserva de stock',
+});
+
+/** The refusal of a reservation naming products or a warehouse that do not exist (or cannot hold stock). */
+function invalidReserva(
+  req: ReserveRequest,
+  products: Map<number, StockProducto>,
+  bodega: ReturnType<typeof checkBodega>,
+): AppError | undefined {
+  const details: Record<string, string[]> = {};
+  req.lineas.forEach((line, i) => {
+    if (!products.has(line.id_producto)) details[`lineas.${i}.id_producto`] = [`El producto ${line.id_producto} no existe`];
+  });
+  if (!bodega.ok) details.id_bodega = [bodega.message];
+  if (Object.keys(details).length === 0) return undefined;
+  return AppError.validation(
+    'La reserva tiene datos inválidos',
+    details,
+    bodega.ok ? 'producto_no_encontrado' : 'dato_relacionado_invalido',
+  );
+}
+
+function shortfallError(shortfalls: readonly Shortfall[], products: Map<number, StockProducto>): AppError {
+  return AppError.rule(
+    'stock_insuficiente',
+    'Stock insuficiente y la empresa no permite vender sin stock',
+    shortfallDetails(shortfalls, (id) => products.get(id)?.codigo ?? String(id)),
+  );
 }
 
 /**

@@ -64,6 +64,33 @@ export async function findVentaCatalog(
   };
 }
 
+/** `findVentaCatalog` for many sales: the company's document types, channels and customers among the ids, by id. */
+export async function findVentaCatalogs(
+  db: Db,
+  empresaId: number,
+  ids: { documentoIds: readonly number[]; canalIds: readonly number[]; clienteIds: readonly number[] },
+): Promise<{ documentos: Map<number, DocumentoRow>; canales: Map<number, Canal>; clientes: Map<number, Cliente> }> {
+  const among = async <T extends { id: number }>(values: readonly number[], find: (ids: number[]) => Promise<T[]>) =>
+    new Map((values.length > 0 ? await find([...new Set(values)]) : []).map((r) => [r.id, r]));
+  const [documentos, canales, clientes] = await Promise.all([
+    among(ids.documentoIds, (v) =>
+      db.selectFrom('documentos').select(DOCUMENTO_COLUMNS).where('empresa_id', '=', empresaId).where('id', 'in', v).execute(),
+    ),
+    among(ids.canalIds, (v) =>
+      db.selectFrom('canales').select(['id', 'nombre', 'activo']).where('empresa_id', '=', empresaId).where('id', 'in', v).execute(),
+    ),
+    among(ids.clienteIds, (v) =>
+      db
+        .selectFrom('clientes')
+        .select(['id', 'nombre', 'limite_credito', 'activo'])
+        .where('empresa_id', '=', empresaId)
+        .where('id', 'in', v)
+        .execute(),
+    ),
+  ]);
+  return { documentos, canales, clientes };
+}
+
 /**
  * With `lock`, credit checks of the customer happen one after another. The lock does not conflict
  * with the key-share lock a sale's foreign key takes, so a sale that does not check the credit

@@ -37,6 +37,39 @@ export async function findVentaReferenciada(db: Db, empresaId: number, referenci
     .executeTakeFirst();
 }
 
+/** The company's sales with these references, by reference (those without a sale are absent). */
+export async function findVentasReferenciadas(
+  db: Db,
+  empresaId: number,
+  referencias: readonly string[],
+): Promise<Map<string, VentaReferenciada>> {
+  if (referencias.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('ventas')
+    .select(['id', 'correlativo', 'huella', 'referencia_externa'])
+    .where('empresa_id', '=', empresaId)
+    .where('referencia_externa', 'in', [...new Set(referencias)])
+    .execute();
+  return new Map(rows.map(({ referencia_externa, ...venta }) => [referencia_externa!, venta]));
+}
+
+/** The company's sales among `ids` as a read sees them, by id, in two statements. */
+export async function findVentas(db: Db, empresaId: number, ids: readonly number[]): Promise<Map<number, SaleInput>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('ventas as v')
+    .select(VENTA_COLUMNS)
+    .where('v.empresa_id', '=', empresaId)
+    .where('v.id', 'in', [...ids])
+    .execute();
+  const detalles = await detallesOf(
+    db,
+    empresaId,
+    rows.map((r) => r.id),
+  );
+  return new Map(rows.map((row) => [row.id, toVenta(row, detalles.get(row.id) ?? [])]));
+}
+
 export async function ventaExistsWithClave(db: Db, empresaId: number, clave: string): Promise<boolean> {
   const row = await db
     .selectFrom('ventas')

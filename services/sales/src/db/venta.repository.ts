@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput } from '@erp/contracts';
+import type { DocumentoRow } from '../domain/sale-rules';
 import type { StoredSale } from '../domain/sale-update';
 import { toVenta, type VentaRow } from '../domain/venta-row';
 import { DETALLE_COLUMNS, VENTA_COLUMNS } from './venta-read.repository';
@@ -16,6 +17,80 @@ export const REFERENCIA_INDEX = 'ventas_empresa_referencia_key';
  */
 export async function lockReferencia(trx: Transaction<SalesDb>, empresaId: number, referencia: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`venta:${empresaId}:${referencia}`}, 0))`.execute(trx);
+}
+
+/** `lockReferencia` for many references at once, taken in one order so that two requests sharing some never wait on each other in a cycle. */
+export async function lockReferencias(trx: Transaction<SalesDb>, empresaId: number, referencias: readonly string[]): Promise<void> {
+  const keys = [...new Set(referencias)].map((r) => `venta:${empresaId}:${r}`).sort();
+  if (keys.length === 0) return;
+  // A function scan yields the array in order, and the locks are taken row by row as it does.
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) as k`.execute(trx);
+}
+
+/** `nextVentaId` for `n` sales, in one statement. */
+export async function nextVentaIds(db: Db, n: number): Promise<number[]> {
+  if (n === 0) return [];
+  const { rows } = await sql<{ id: number }>`select nextval(pg_get_serial_sequence(${`${SALES_SCHEMA}.ventas`}, 'id'))::int as id
+      from generate_series(1, ${n}::int)`.execute(db);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The document types among `ids`, locked until the transaction ends in id order, by id: sales
+ * numbered under these locks take their numbers one after another with `issueVenta`'s.
+ */
+export async function lockDocumentos(
+  trx: Transaction<SalesDb>,
+  empresaId: number,
+  ids: readonly number[],
+): Promise<Map<number, DocumentoRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await trx
+    .selectFrom('documentos')
+    .select(['id', 'sucursal_id', 'nombre', 'prefijo', 'correlativo', 'activo', 'solo_cotizacion'])
+    .where('empresa_id', '=', empresaId)
+    .where('id', 'in', [...new Set(ids)])
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** A sale numbered under its document type's lock (see `lockDocumentos`), with its id taken before. */
+export type VentaNumerada = Insertable<VentasTable> & { id: number; numero: number; correlativo: string; nombre_documento: string };
+
+/**
+ * Writes sales already numbered and their lines, and moves each document type's counter past the
+ * numbers used, in three statements. The caller holds the document types' locks
+ * (`lockDocumentos`) and gave each sale the next number of its type, in order.
+ */
+export async function insertVentasNumeradas(
+  trx: Transaction<SalesDb>,
+  empresaId: number,
+  ventas: readonly VentaNumerada[],
+  detalles: readonly (DetalleToIssue & { venta_id: number })[],
+): Promise<void> {
+  if (ventas.length === 0) return;
+  const columns = Object.keys(ventas[0]!);
+  await sql`
+    insert into ${salesTable('ventas')} (${sql.join(columns.map((c) => sql.id(c)))})
+    overriding system value
+    select ${sql.join(columns.map((c) => sql.ref(`r.${c}`)))}
+      from jsonb_populate_recordset(null::${salesTable('ventas')}, ${JSON.stringify(ventas)}::jsonb) r`.execute(trx);
+  if (detalles.length > 0) {
+    const detalleColumnNames = Object.keys(detalles[0]!);
+    await sql`
+      insert into ${salesTable('venta_detalles')} (${sql.join(detalleColumnNames.map((c) => sql.id(c)))})
+      select ${sql.join(detalleColumnNames.map((c) => sql.ref(`l.${c}`)))}
+        from jsonb_populate_recordset(null::${salesTable('venta_detalles')}, ${JSON.stringify(detalles)}::jsonb) l`.execute(trx);
+  }
+  const used = new Map<number, number>();
+  for (const v of ventas) used.set(v.documento_id, (used.get(v.documento_id) ?? 0) + 1);
+  const values = sql.join([...used].map(([id, n]) => sql`(${id}::int, ${n}::int)`));
+  await sql`
+    update ${salesTable('documentos')} d set correlativo = d.correlativo + u.n, updated_at = now()
+      from (values ${values}) as u (id, n)
+     where d.empresa_id = ${empresaId} and d.id = u.id`.execute(trx);
 }
 
 /**

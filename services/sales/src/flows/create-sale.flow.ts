@@ -17,17 +17,17 @@ import type { FaultInjection } from '../config';
 import { crash } from '@erp/runtime';
 import { findCliente, findDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import { REFERENCIA_INDEX, issueVenta, lockReferencia, nextVentaId } from '../db/venta.repository';
+import { REFERENCIA_INDEX, issueVenta, lockReferencia, nextVentaId, type DetalleToIssue, type VentaToIssue } from '../db/venta.repository';
 import { findVenta, findVentaReferenciada, type VentaReferenciada } from '../db/venta-read.repository';
 import { huellaOf, referenciaConflict } from '../domain/huella';
-import { createDraft, planDraft, saleDocument, type SaleDraft, type SalePlan } from '../domain/sale-plan';
+import { createDraft, planDraft, saleDocument, type PlanResult, type SaleDraft, type SalePlan } from '../domain/sale-plan';
 import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
 import { saleStockCause } from '../domain/stock-lines';
 import { detalleColumns, plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
 
-type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
+export type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
 
 export interface CreateSaleDeps {
   db: Kysely<SalesDb>;
@@ -59,20 +59,9 @@ export async function createSale(
   const { db } = deps;
   const inventory = deps.inventory ?? busInventory(deps.bus);
   const empresaId = ctx.empresa.id;
-  const saleOf = async (id: number) => {
-    const venta = await findVenta(db, empresaId, id);
-    if (!venta) throw new Error(`Sale ${id} vanished after it was written`);
-    return venta;
-  };
   const referencia = req.referencia_externa ?? req.referencia ?? null;
   const huella = huellaOf(req);
-  // A retry of a sale that exists answers it even if its products or stock changed since; one
-  // with another body is refused, never answered as if it had been booked.
-  const existing = async (venta: VentaReferenciada) => {
-    const conflict = referenciaConflict(req, huella, venta);
-    if (conflict) throw conflict;
-    return { venta: await saleOf(venta.id), idempotent: true };
-  };
+  const existing = (venta: VentaReferenciada) => answerStored(db, empresaId, req, huella, venta);
   if (referencia) {
     const venta = await findVentaReferenciada(db, empresaId, referencia);
     if (venta !== undefined) return existing(venta);
@@ -80,7 +69,7 @@ export async function createSale(
 
   const draft = createDraft(req, ctx);
   const planned = planDraft(draft, ctx, await resolveReferences(db, inventory, draft, ctx));
-  if (!planned.ok) throw AppError.rule(planned.reason, summaryMessage(planned.details), planned.details);
+  if (!planned.ok) throw planRefusal(planned);
   const plan = planned.plan;
   if (plan.estado === 'Pendiente' && plan.cliente) {
     // Checked again under the customer's lock in the transaction; this spares a reservation.
@@ -92,6 +81,85 @@ export async function createSale(
   if ('winner' in result) return existing(result.winner);
   deps.onCommitted?.();
   return { venta: result.venta, idempotent: false };
+}
+
+/**
+ * The answer to a request whose reference names a stored sale: that sale even if its products or
+ * stock changed since; a partner's request with another body is refused, never answered as if it
+ * had been booked.
+ */
+export async function answerStored(
+  db: Kysely<SalesDb>,
+  empresaId: number,
+  req: CreateRequest,
+  huella: string,
+  stored: VentaReferenciada,
+): Promise<{ venta: SaleInput; idempotent: true }> {
+  const conflict = referenciaConflict(req, huella, stored);
+  if (conflict) throw conflict;
+  const venta = await findVenta(db, empresaId, stored.id);
+  if (!venta) throw new Error(`Sale ${stored.id} vanished after it was written`);
+  return { venta, idempotent: true };
+}
+
+/** The refusal of a sale whose plan found problems. */
+export function planRefusal(planned: Extract<PlanResult, { ok: false }>): AppError {
+  return AppError.rule(planned.reason, summaryMessage(planned.details), planned.details);
+}
+
+/** The columns of a sale to write, but those its document type's number decides. */
+export function ventaColumns(
+  plan: SalePlan,
+  draft: SaleDraft,
+  req: CreateRequest,
+  huella: string,
+  clave: string | null,
+  emitidoEn: Date,
+): Omit<VentaToIssue, 'documento'> {
+  return {
+    ...plannedVentaColumns(plan, draft),
+    empresa_id: plan.empresaId,
+    usuario_id: plan.usuario.id,
+    referencia_externa: plan.referencia,
+    origen: req.origen,
+    nombre_usuario: plan.usuario.nombre,
+    nombre_vendedor: null,
+    clave_reserva: clave,
+    huella,
+    stock_devuelto_at: null,
+    created_at: emitidoEn,
+    updated_at: emitidoEn,
+  };
+}
+
+/** The lines of a sale to write. */
+export function detallesToIssue(plan: SalePlan, emitidoEn: Date): DetalleToIssue[] {
+  return plan.lines.map((l) => ({ ...detalleColumns(l, plan.empresaId), created_at: emitidoEn, updated_at: emitidoEn }));
+}
+
+/** The reservation a sale asks inventory for, under its key and cause. */
+export function reservaOf(plan: SalePlan, clave: string, causa: CausaStock, permitirSinStock: boolean | undefined) {
+  return {
+    clave,
+    origen: 'venta' as const,
+    causa,
+    id_bodega: plan.bodega.id,
+    ...(permitirSinStock !== undefined ? { permitir_sin_stock: permitirSinStock } : {}),
+    lineas: plan.stockLines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad })),
+  };
+}
+
+/**
+ * Inventory's refusal of a sale's reservation (nothing was taken), naming the sale's lines;
+ * undefined for any other failure.
+ */
+export function reserveRefusal(err: unknown, plan: SalePlan): AppError | undefined {
+  if (!isAppError(err) || (err.code !== 'BUSINESS_RULE' && err.code !== 'VALIDATION_FAILED')) return undefined;
+  const details = remapReserveDetails(
+    err.details,
+    plan.stockLines.map((l) => [l.index]),
+  );
+  return AppError.rule(err.reason, Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
 }
 
 async function commitSale(
@@ -142,22 +210,11 @@ async function commitSale(
         trx,
         {
           ...(id !== undefined ? { id } : {}),
-          ...plannedVentaColumns(plan, draft),
-          empresa_id: empresaId,
-          usuario_id: plan.usuario.id,
-          referencia_externa: plan.referencia,
-          origen: req.origen,
-          nombre_usuario: plan.usuario.nombre,
-          nombre_vendedor: null,
+          ...ventaColumns(plan, draft, req, huella, clave, emitidoEn),
           // The number and correlative are filled in by issueVenta from the locked document type.
           documento: saleDocument(plan, draft, ctx, { correlativo: '', numero: 0, emitido_en: emitidoEn.toISOString() }),
-          clave_reserva: clave,
-          huella,
-          stock_devuelto_at: null,
-          created_at: emitidoEn,
-          updated_at: emitidoEn,
         },
-        plan.lines.map((l) => ({ ...detalleColumns(l, empresaId), created_at: emitidoEn, updated_at: emitidoEn })),
+        detallesToIssue(plan, emitidoEn),
       );
       if (!venta) {
         const problem =
@@ -199,34 +256,17 @@ async function reserveStock(
   state: { reserve: ReserveState },
 ) {
   try {
-    await inventory.reserve(
-      ctx,
-      {
-        clave,
-        origen: 'venta',
-        causa,
-        id_bodega: plan.bodega.id,
-        ...(permitirSinStock !== undefined ? { permitir_sin_stock: permitirSinStock } : {}),
-        lineas: plan.stockLines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad })),
-      },
-      trx,
-    );
+    await inventory.reserve(ctx, reservaOf(plan, clave, causa, permitirSinStock), trx);
   } catch (err) {
-    if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
-      // Refused whole: nothing was taken, so there is nothing to release.
-      state.reserve = 'refused';
-      const details = remapReserveDetails(
-        err.details,
-        plan.stockLines.map((l) => [l.index]),
-      );
-      throw AppError.rule(err.reason, Object.keys(details).length > 0 ? summaryMessage(details) : err.message, details);
-    }
-    throw err;
+    const refusal = reserveRefusal(err, plan);
+    // Refused whole: nothing was taken, so there is nothing to release.
+    if (refusal) state.reserve = 'refused';
+    throw refusal ?? err;
   }
 }
 
 /** The undo of the reservation; if inventory cannot be reached now, its sweeper releases it later. */
-async function releaseStock(bus: Bus, inventory: InventoryPort, clave: string, ctx: TenantContext): Promise<void> {
+export async function releaseStock(bus: Bus, inventory: InventoryPort, clave: string, ctx: TenantContext): Promise<void> {
   try {
     await inventory.release(ctx, { clave });
   } catch (err) {

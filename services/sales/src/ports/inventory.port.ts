@@ -25,6 +25,12 @@ export interface InventoryPort {
     trx?: Transaction<SalesDb>,
   ): Promise<Reply<'inventory.sucursal.resolve'>>;
   reserve(ctx: TenantContext, req: Req<'inventory.stock.reserve'>, trx?: Transaction<SalesDb>): Promise<unknown>;
+  /** Reservations of many sales, decided in order; one refused is its result. */
+  reserveMany(
+    ctx: TenantContext,
+    req: Req<'inventory.stock.reserve-many'>,
+    trx?: Transaction<SalesDb>,
+  ): Promise<Reply<'inventory.stock.reserve-many'>>;
   release(ctx: TenantContext, req: Req<'inventory.stock.release'>): Promise<unknown>;
   adjust(ctx: TenantContext, req: Req<'inventory.stock.adjust'>, trx?: Transaction<SalesDb>): Promise<Reply<'inventory.stock.adjust'>>;
   revert(ctx: TenantContext, req: Req<'inventory.stock.revert'>): Promise<Reply<'inventory.stock.revert'>>;
@@ -36,6 +42,7 @@ export function busInventory(bus: Bus): InventoryPort {
     resolve: (ctx, req) => bus.request(inventorySubjects, 'inventory.product.resolve', req, ctx),
     resolveSucursal: (ctx, req) => bus.request(inventorySubjects, 'inventory.sucursal.resolve', req, ctx),
     reserve: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.reserve', req, ctx),
+    reserveMany: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.reserve-many', req, ctx),
     release: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.release', req, ctx),
     adjust: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.adjust', req, ctx),
     revert: (ctx, req) => bus.request(inventorySubjects, 'inventory.stock.revert', req, ctx),
