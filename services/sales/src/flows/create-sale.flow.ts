@@ -13,8 +13,8 @@ import {
   type salesApiSubjects,
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
-import type { FaultInjection } from '../config';
 import { crash } from '@erp/runtime';
+import type { FaultInjection } from '../config';
 import { findCliente, findDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { REFERENCIA_INDEX, issueVenta, lockReferencia, nextVentaId, type DetalleToIssue, type VentaToIssue } from '../db/venta.repository';

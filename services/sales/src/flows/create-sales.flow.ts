@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { appErrorOf, enqueueEvents } from '@erp/bus';
 import { AppError, MAX_RESERVATIONS_PER_REQUEST, Sale, isAppError, salesEvents, type SaleInput, type TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { crash } from '../fault';
+import { crash } from '@erp/runtime';
 import { findVentas, findVentasReferenciadas, type VentaReferenciada } from '../db/venta-read.repository';
 import { insertVentasNumeradas, lockDocumentos, lockReferencias, nextVentaIds, type VentaNumerada } from '../db/venta.repository';
 import { huellaOf } from '../domain/huella';
