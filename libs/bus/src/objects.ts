@@ -4,8 +4,8 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { StorageType, jetstream, type LastForMsgRequest, type MsgRequest, type NextMsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { inTransaction } from '@erp/db';
+import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
+import { batchEnds, inTransaction, jsonLineRange } from '@erp/db';
 import type { Bus } from './bus';
 
 const nanos = (ms: number) => ms * 1_000_000;
@@ -191,42 +191,143 @@ export async function deleteObject(bus: Bus, name: string): Promise<boolean> {
 export interface SnapshotReader<DB> {
   /** The delta-sync cursor of the transaction's snapshot; the first statement, so it takes the snapshot. */
   cursor(trx: Transaction<DB>): Promise<string>;
-  /** Up to `limit` rows after id `afterId`, by id, as the JSON lines their GET answers. */
-  batch(trx: Transaction<DB>, afterId: number, limit: number): Promise<LineBatch & { lastId: number }>;
+  /** The export's rows, each its id and the JSON text its GET answers (filters applied, no order). */
+  rows(trx: Transaction<DB>): Expression<{ id: number; json: string }>;
+}
+
+export interface SnapshotExportOptions {
+  /** Rows per batch: a batch is read by one statement and held in memory until written. */
+  batchSize?: number;
+  /** Transactions reading batches at once, all on the same snapshot (each holds a connection). */
+  readers?: number;
 }
 
 /**
  * Writes the file of an export from ONE repeatable-read, read-only snapshot: every line is its row
- * as of the same moment, and the cursor continues delta sync from that moment. Rows are read by id
- * in batches, so memory holds one batch whatever the size of the export.
+ * as of the same moment, and the cursor continues delta sync from that moment. The batches' ends
+ * are read first (ids only); then `readers` transactions read the batches at once, the others
+ * importing the first one's snapshot (`pg_export_snapshot`, as `pg_dump --jobs` does), while the
+ * file is compressed and stored in id order. Memory holds a few batches whatever the export's size.
  */
 export async function writeSnapshotExport<DB>(
   bus: Bus,
   db: Kysely<DB>,
   objeto: string,
   reader: SnapshotReader<DB>,
-  batchSize = 1_000,
+  options: SnapshotExportOptions = {},
 ): Promise<{ objetos: number; bytes: number; cursor: string }> {
+  const batchSize = options.batchSize ?? 1_000;
+  const readers = Math.max(1, options.readers ?? 1);
   return inTransaction(
     db,
     async (trx) => {
       await sql`set transaction read only`.execute(trx);
       const cursor = await reader.cursor(trx);
-      // The next batch is read while the current one is compressed and stored: Postgres and
-      // zlib (on libuv's threads) work at the same time.
-      const batches = async function* () {
-        let next = reader.batch(trx, 0, batchSize);
-        for (;;) {
-          void next.catch(() => undefined); // awaited below; a write that fails first leaves it unread
-          const batch = await next;
-          const more = batch.count === batchSize;
-          if (more) next = reader.batch(trx, batch.lastId, batchSize);
-          if (batch.count > 0) yield batch;
-          if (!more) return;
+      const ends = await batchEnds(trx, reader.rows(trx), batchSize);
+      // (previous end, end]; the last batch runs to the end.
+      const ranges = [...ends, null].map((end, i) => ({ afterId: i === 0 ? 0 : ends[i - 1]!, throughId: end }));
+      const queue = new BatchQueue(ranges.length, readers * 2);
+      const read = async (t: Transaction<DB>) => {
+        for (let i = queue.take(); i !== undefined; i = queue.take()) {
+          if (!(await queue.turn(i))) return;
+          const { afterId, throughId } = ranges[i]!;
+          queue.resolve(i, await jsonLineRange(t, reader.rows(t), afterId, throughId));
         }
       };
-      return { ...(await putNdjsonGzip(bus, objeto, batches())), cursor };
+      const others = async (snapshot: string) =>
+        inTransaction(
+          db,
+          async (t) => {
+            await sql`set transaction read only`.execute(t);
+            await sql`set transaction snapshot ${sql.lit(snapshot)}`.execute(t);
+            await read(t);
+          },
+          { isolation: 'repeatable read', attempts: 1 },
+        );
+      let workers: Array<Promise<void>> = [];
+      try {
+        if (readers > 1 && ranges.length > 1) {
+          const { rows } = await sql<{ snapshot: string }>`select pg_export_snapshot() as snapshot`.execute(trx);
+          if (!/^[0-9A-F-]+$/.test(rows[0]!.snapshot)) throw new Error(`unexpected snapshot id ${rows[0]!.snapshot}`);
+          workers = Array.from({ length: Math.min(readers, ranges.length) - 1 }, () => others(rows[0]!.snapshot));
+        }
+        workers.push(read(trx));
+        for (const worker of workers) void worker.catch((err: unknown) => queue.fail(err));
+        const batches = async function* () {
+          for (let i = 0; i < ranges.length; i++) {
+            const batch = await queue.result(i);
+            if (batch.count > 0) yield batch;
+          }
+        };
+        return { ...(await putNdjsonGzip(bus, objeto, batches())), cursor };
+      } finally {
+        // The readers stop taking batches, and the snapshot's transactions end before this one does.
+        queue.fail(new Error('export ended'));
+        await Promise.allSettled(workers);
+      }
     },
     { isolation: 'repeatable read' },
   );
+}
+
+/**
+ * The batches of one export, handed out to its readers in order: a reader runs at most `window`
+ * batches ahead of the file, and the file takes each batch's lines in order. The first failure
+ * (a reader's, or the file's) ends it: no batch is handed out after, and every result rejects.
+ */
+class BatchQueue {
+  private next = 0;
+  private consumed = 0;
+  private failed = false;
+  private readonly results: Array<{ promise: Promise<LineBatch>; resolve: (b: LineBatch) => void; reject: (e: unknown) => void }>;
+  private waiters: Array<() => void> = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly window: number,
+  ) {
+    this.results = Array.from({ length: size }, () => {
+      let resolve!: (b: LineBatch) => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<LineBatch>((res, rej) => ((resolve = res), (reject = rej)));
+      void promise.catch(() => undefined); // read by result() in order, or by no one once the export failed
+      return { promise, resolve, reject };
+    });
+  }
+
+  /** The next batch to read, or undefined once every batch is taken or the export failed. */
+  take(): number | undefined {
+    return this.failed || this.next >= this.size ? undefined : this.next++;
+  }
+
+  /** Waits until batch `i` is within the window ahead of the file; false when the export failed meanwhile. */
+  async turn(i: number): Promise<boolean> {
+    while (!this.failed && i - this.consumed >= this.window) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    return !this.failed;
+  }
+
+  resolve(i: number, batch: LineBatch): void {
+    this.results[i]!.resolve(batch);
+  }
+
+  /** Batch `i`'s lines, once read; the file takes them in order. */
+  async result(i: number): Promise<LineBatch> {
+    const batch = await this.results[i]!.promise;
+    this.consumed = i + 1;
+    this.wake();
+    return batch;
+  }
+
+  fail(err: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    for (const r of this.results) r.reject(err);
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
 }

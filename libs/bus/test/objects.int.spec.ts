@@ -3,8 +3,10 @@ import type { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
-import { harness, type Harness } from '@erp/testing';
-import { deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom, type Bus } from '../src';
+import { sql } from 'kysely';
+import { changeCursorAfterSnapshot } from '@erp/db';
+import { harness, until, type Harness } from '@erp/testing';
+import { deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom, writeSnapshotExport, type Bus } from '../src';
 
 const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
 
@@ -137,5 +139,65 @@ describe('export files read chunk by chunk', () => {
     ).rejects.toThrow(/digest/);
     // Everything but the last chunk's bytes, which were held back until the digest was checked.
     expect(Buffer.concat(got).length).toBe(changed.info.size - last.data.length);
+  });
+});
+
+/**
+ * An export file written by several transactions at once, all on the first one's snapshot, while
+ * another transaction keeps changing every row and adding one: each commit leaves every row with
+ * the same `version` and `2,000 + version` rows, so a file of one snapshot has a single version and
+ * that many lines, and any line read from another snapshot would show.
+ */
+describe('an export read by several transactions on one snapshot', () => {
+  let h: Harness<unknown>;
+  const rows = () =>
+    sql<{ id: number; json: string }>`
+      select f.id, json_build_object('id', f.id, 'version', f.version, 'lector', pg_backend_pid())::text as json from filas f`;
+
+  beforeAll(async () => {
+    h = await harness('snapshot-export', { poolMax: 6 });
+    await ensureExportStore(h.bus, settings);
+    await sql`create table filas (id serial primary key, version int not null default 0)`.execute(h.db);
+    await sql`insert into filas (version) select 0 from generate_series(1, 2000)`.execute(h.db);
+  });
+  afterAll(() => h?.close());
+
+  it('writes every row as of one snapshot, in id order, read by three transactions, with the cursor of that snapshot', async () => {
+    let writing = true;
+    let commits = 0;
+    const writer = (async () => {
+      while (writing) {
+        await sql`with v as (update filas set version = version + 1 returning version)
+                  insert into filas (version) select max(version) from v`.execute(h.db);
+        commits++;
+      }
+    })();
+    await until(() => commits >= 3);
+    const written = await writeSnapshotExport(
+      h.bus,
+      h.db,
+      'una-foto.ndjson.gz',
+      { cursor: changeCursorAfterSnapshot, rows },
+      { batchSize: 50, readers: 3 },
+    );
+    const during = commits;
+    writing = false;
+    await writer;
+
+    const text = gunzipSync(await bytesOf(await readObjectFrom(h.bus, 'una-foto.ndjson.gz'))).toString();
+    const lines = text
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line) as { id: number; version: number; lector: number });
+    const versions = new Set(lines.map((l) => l.version));
+    expect(versions.size).toBe(1);
+    const [version] = [...versions];
+    expect(lines).toHaveLength(2_000 + version!);
+    expect(written.objetos).toBe(lines.length);
+    expect(lines.map((l) => l.id)).toEqual([...lines.map((l) => l.id)].sort((a, b) => a - b));
+    // Three transactions read it, and the writer committed while they did (the version counts the commits before the snapshot).
+    expect(new Set(lines.map((l) => l.lector)).size).toBe(3);
+    expect(during).toBeGreaterThan(version!);
+    expect(typeof written.cursor).toBe('string');
   });
 });

@@ -40,16 +40,31 @@ export function jsonArray(rows: Expression<unknown>): RawBuilder<unknown> {
 }
 
 /**
- * One batch of an export's file from a page of `{ id, json }` rows (each `json` the text its GET
- * answers): how many rows, the last id, and their texts joined by newlines in id order, in one
- * statement, so the file never holds more than a batch in memory.
+ * The lines of an export's file whose ids are in (`afterId`, `throughId`] (to the end when
+ * `throughId` is null), from `{ id, json }` rows (each `json` the text its GET answers): how many,
+ * the last id, and their texts joined by newlines in id order, in one statement.
  */
-export async function jsonLineBatch(
+export async function jsonLineRange(
   db: QueryExecutorProvider,
-  page: Expression<{ id: number; json: string }>,
+  rows: Expression<{ id: number; json: string }>,
+  afterId: number,
+  throughId: number | null,
 ): Promise<{ count: number; lastId: number; text: string }> {
-  const { rows } = await sql<{ count: number; lastId: number; text: string }>`
+  const { rows: batch } = await sql<{ count: number; lastId: number; text: string }>`
     select count(*)::int as "count", coalesce(max(b.id), 0) as "lastId", coalesce(string_agg(b.json, E'\\n' order by b.id), '') as "text"
-    from (${page}) b`.execute(db);
-  return rows[0]!;
+    from (${rows}) b
+    where b.id > ${afterId}${throughId === null ? sql`` : sql` and b.id <= ${throughId}`}`.execute(db);
+  return batch[0]!;
+}
+
+/**
+ * Every `every`-th id of `rows`, ascending: where the batches of an export end, so they can be
+ * read apart (and at once). Only the ids are read: the rows' other columns are never computed.
+ */
+export async function batchEnds(db: QueryExecutorProvider, rows: Expression<{ id: number }>, every: number): Promise<number[]> {
+  const { rows: ends } = await sql<{ id: number }>`
+    select w.id from (select b.id, row_number() over (order by b.id) as n from (${rows}) b) w
+    where w.n % ${every} = 0
+    order by w.id`.execute(db);
+  return ends.map((e) => e.id);
 }

@@ -68,7 +68,11 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
         },
         { queue: 'inventory' },
       );
-      bus.serve(inventoryExportSubjects, { 'inventory.export.write': writeExportHandler(db, bus) }, { queue: 'inventory' });
+      bus.serve(
+        inventoryExportSubjects,
+        { 'inventory.export.write': writeExportHandler(db, bus, config.EXPORT_READERS) },
+        { queue: 'inventory' },
+      );
       await startSaleCreatedConsumer(db, bus);
       // A (de)activation cut short by a stop: its entries are counted as the place now says.
       void finishConteosPendientes(db, config.LOCATION_COUNT_BATCH).then(

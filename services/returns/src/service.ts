@@ -47,7 +47,11 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
       );
       bus.serve(returnsPlatformSubjects, { 'returns.platform.create': createReturn }, { queue: 'returns' });
       bus.serve(returnsForSalesSubjects, { 'returns.sale.registrations': saleRegistrationsHandler(db) }, { queue: 'returns' });
-      bus.serve(returnsExportSubjects, { 'returns.export.write': writeExportHandler(db, bus) }, { queue: 'returns' });
+      bus.serve(
+        returnsExportSubjects,
+        { 'returns.export.write': writeExportHandler(db, bus, config.EXPORT_READERS) },
+        { queue: 'returns' },
+      );
       await startReturnStockConsumers(db, bus);
     },
   };

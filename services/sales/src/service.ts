@@ -60,7 +60,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       );
       bus.serve(salesAdminSubjects, adminHandlers(db, bus), { queue: 'sales' });
       bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
-      bus.serve(salesExportSubjects, { 'sales.export.write': writeExportHandler(db, bus) }, { queue: 'sales' });
+      bus.serve(salesExportSubjects, { 'sales.export.write': writeExportHandler(db, bus, config.EXPORT_READERS) }, { queue: 'sales' });
       await startReturnsConsumers(db, bus);
       const sweeper = startRegistrationSweeper({
         db,

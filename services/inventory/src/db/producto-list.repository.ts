@@ -1,6 +1,6 @@
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { SIN_CATEGORIA, type InventoryExportFilters, type InventoryFilters, type InventoryListRequest } from '@erp/contracts';
-import { compiledOnce, containsPattern, jsonArray, jsonLineBatch } from '@erp/db';
+import { compiledOnce, containsPattern, jsonArray } from '@erp/db';
 import { productoJson } from './producto-json.repository';
 import type { InventoryDb } from './tables';
 
@@ -117,23 +117,12 @@ export function changedProductos(db: Kysely<InventoryDb>, empresaId: number, f: 
 }
 
 /**
- * Up to `limit` products after id `afterId`, by id, as the JSON lines `GET /inventory/{id}`
- * answers (the same SQL, stock entries with their timestamps), with the filters of the list: one
- * batch of an export's file.
+ * The products of an export, each its id and the JSON line `GET /inventory/{id}` answers (the
+ * same SQL, stock entries with their timestamps), with the filters of the list: the rows its file
+ * is read from, batch by batch.
  */
-export async function productoExportBatch(
-  trx: Transaction<InventoryDb>,
-  empresaId: number,
-  filtros: InventoryExportFilters,
-  afterId: number,
-  limit: number,
-) {
-  const page = changedProductos(trx, empresaId, filtros)
-    .where('p.id', '>', afterId)
-    .select(['p.id', sql<string>`${productoJson(trx, empresaId, true)}::text`.as('json')])
-    .orderBy('p.id')
-    .limit(limit);
-  return jsonLineBatch(trx, page);
+export function productoExportRows(db: Kysely<InventoryDb>, empresaId: number, filtros: InventoryExportFilters) {
+  return changedProductos(db, empresaId, filtros).select(['p.id', sql<string>`${productoJson(db, empresaId, true)}::text`.as('json')]);
 }
 
 /**

@@ -2,14 +2,20 @@ import type { Kysely } from 'kysely';
 import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, inventoryExportSubjects } from '@erp/contracts';
-import { productoExportBatch } from '../db/producto-list.repository';
+import { productoExportRows } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 
 /** `inventory.export.write`: the file of an export of products, from one snapshot. */
-export function writeExportHandler(db: Kysely<InventoryDb>, bus: Bus) {
+export function writeExportHandler(db: Kysely<InventoryDb>, bus: Bus, readers: number) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof inventoryExportSubjects, 'inventory.export.write'>, ctx: TenantContext) =>
-    writeSnapshotExport(bus, db, objeto, {
-      cursor: changeCursorAfterSnapshot,
-      batch: (trx, afterId, limit) => productoExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
-    });
+    writeSnapshotExport(
+      bus,
+      db,
+      objeto,
+      {
+        cursor: changeCursorAfterSnapshot,
+        rows: (trx) => productoExportRows(trx, ctx.empresa.id, filtros),
+      },
+      { readers },
+    );
 }

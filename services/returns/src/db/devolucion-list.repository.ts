@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ReturnsExportFilters, ReturnsFilters, ReturnsListRequest } from '@erp/contracts';
-import { compiledPerShape, filterShape, jsonArray, jsonLineBatch, shapedFilters } from '@erp/db';
+import { compiledPerShape, filterShape, jsonArray, shapedFilters } from '@erp/db';
 import { devolucionJson } from './devolucion-json.repository';
 import type { ReturnsDb } from './tables';
 
@@ -16,23 +16,13 @@ export function filteredDevoluciones(db: Db, empresaId: number, f: ReturnsFilter
 }
 
 /**
- * Up to `limit` returns after id `afterId`, by id, as the JSON lines `GET /returns/{id}` answers
- * (the same SQL), with the filters of the list: one batch of an export's file.
+ * The returns of an export, each its id and the JSON line `GET /returns/{id}` answers (the same
+ * SQL), with the filters of the list: the rows its file is read from, batch by batch.
  */
-export async function devolucionExportBatch(
-  trx: Transaction<ReturnsDb>,
-  empresaId: number,
-  filtros: ReturnsExportFilters,
-  afterId: number,
-  limit: number,
-) {
-  let rows = filteredDevoluciones(trx, empresaId, filtros).where('d.id', '>', afterId);
+export function devolucionExportRows(db: Db, empresaId: number, filtros: ReturnsExportFilters) {
+  let rows = filteredDevoluciones(db, empresaId, filtros);
   if (filtros.updated_since !== undefined) rows = rows.where('d.updated_at', '>=', new Date(filtros.updated_since));
-  const page = rows
-    .select(['d.id', sql<string>`${devolucionJson(trx)}::text`.as('json')])
-    .orderBy('d.id')
-    .limit(limit);
-  return jsonLineBatch(trx, page);
+  return rows.select(['d.id', sql<string>`${devolucionJson(db)}::text`.as('json')]);
 }
 
 const FILTERS = ['fecha_inicio', 'fecha_fin', 'id_venta'] as const;

@@ -2,14 +2,20 @@ import type { Kysely } from 'kysely';
 import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, returnsExportSubjects } from '@erp/contracts';
-import { devolucionExportBatch } from '../db/devolucion-list.repository';
+import { devolucionExportRows } from '../db/devolucion-list.repository';
 import type { ReturnsDb } from '../db/tables';
 
 /** `returns.export.write`: the file of an export of returns, from one snapshot. */
-export function writeExportHandler(db: Kysely<ReturnsDb>, bus: Bus) {
+export function writeExportHandler(db: Kysely<ReturnsDb>, bus: Bus, readers: number) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof returnsExportSubjects, 'returns.export.write'>, ctx: TenantContext) =>
-    writeSnapshotExport(bus, db, objeto, {
-      cursor: changeCursorAfterSnapshot,
-      batch: (trx, afterId, limit) => devolucionExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
-    });
+    writeSnapshotExport(
+      bus,
+      db,
+      objeto,
+      {
+        cursor: changeCursorAfterSnapshot,
+        rows: (trx) => devolucionExportRows(trx, ctx.empresa.id, filtros),
+      },
+      { readers },
+    );
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SalesExportFilters, SalesFilters, SalesListRequest } from '@erp/contracts';
-import { compiledPerShape, filterShape, jsonArray, jsonLineBatch, shapedFilters } from '@erp/db';
+import { compiledPerShape, filterShape, jsonArray, shapedFilters } from '@erp/db';
 import { pageStart } from '../domain/summary';
 import { ventaJson } from './venta-json.repository';
 import type { SalesDb } from './tables';
@@ -22,18 +22,6 @@ export function ventaExportRows(db: Db, empresaId: number, filtros: SalesExportF
   let rows = filteredVentas(db, empresaId, filtros);
   if (filtros.updated_since !== undefined) rows = rows.where('v.updated_at', '>=', new Date(filtros.updated_since));
   return rows.select(['v.id', sql<string>`${ventaJson(db)}::text`.as('json')]);
-}
-
-/** Up to `limit` rows of an export after id `afterId`, by id: one batch of its file. */
-export async function ventaExportBatch(
-  trx: Transaction<SalesDb>,
-  empresaId: number,
-  filtros: SalesExportFilters,
-  afterId: number,
-  limit: number,
-) {
-  const page = ventaExportRows(trx, empresaId, filtros).where('v.id', '>', afterId).orderBy('v.id').limit(limit);
-  return jsonLineBatch(trx, page);
 }
 
 const FILTERS = ['fecha_inicio', 'fecha_fin', 'estado'] as const;

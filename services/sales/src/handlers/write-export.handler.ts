@@ -3,13 +3,19 @@ import { writeSnapshotExport, type Bus } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, salesExportSubjects } from '@erp/contracts';
 import type { SalesDb } from '../db/tables';
-import { ventaExportBatch } from '../db/venta-list.repository';
+import { ventaExportRows } from '../db/venta-list.repository';
 
 /** `sales.export.write`: the file of an export of sales, from one snapshot. */
-export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus) {
+export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus, readers: number) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof salesExportSubjects, 'sales.export.write'>, ctx: TenantContext) =>
-    writeSnapshotExport(bus, db, objeto, {
-      cursor: changeCursorAfterSnapshot,
-      batch: (trx, afterId, limit) => ventaExportBatch(trx, ctx.empresa.id, filtros, afterId, limit),
-    });
+    writeSnapshotExport(
+      bus,
+      db,
+      objeto,
+      {
+        cursor: changeCursorAfterSnapshot,
+        rows: (trx) => ventaExportRows(trx, ctx.empresa.id, filtros),
+      },
+      { readers },
+    );
 }
