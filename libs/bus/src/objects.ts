@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { StorageType, jetstream, type LastForMsgRequest, type MsgRequest, type NextMsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
 import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
@@ -9,6 +9,7 @@ import { batchEnds, inTransaction, jsonLineRange } from '@erp/db';
 import type { Bus } from './bus';
 
 const nanos = (ms: number) => ms * 1_000_000;
+const gzipMember = promisify(gzip);
 
 /** Name of the object store that holds the export files under a prefix (its stream is `OBJ_<name>`). */
 export function exportStoreName(prefix: string): string {
@@ -107,9 +108,17 @@ export interface LineBatch {
   text: string;
 }
 
+/** Batches compressed at once (on libuv's thread pool) ahead of the one being stored. */
+const MEMBERS_IN_FLIGHT = 2;
+/** zlib's output buffer per call back to JavaScript: a batch's member (a few hundred KB) in one or two, not dozens of 16 KB. */
+const MEMBER_CHUNK = 512 * 1024;
+
 /**
- * Writes an NDJSON file, gzip-compressed, under `name` as the batches come (a batch in memory at a
- * time). The object becomes visible only once complete: a reader never sees a partial file.
+ * Writes an NDJSON file, gzip-compressed, under `name` as the batches come (a few batches in
+ * memory at a time). Each batch is compressed apart, several at once on libuv's threads, into a
+ * gzip member of its own; the file is the members in order, which every gunzip (RFC 1952
+ * §2.2) reads as one text. The object becomes visible only once complete: a reader never sees a
+ * partial file.
  */
 export async function putNdjsonGzip(
   bus: Bus,
@@ -118,18 +127,23 @@ export async function putNdjsonGzip(
 ): Promise<{ objetos: number; bytes: number }> {
   const { files } = await exportStore(bus);
   let objetos = 0;
-  const lines = Readable.from(
-    (async function* () {
+  const members = async function* () {
+    const compressing: Array<Promise<Buffer>> = [];
+    try {
       for await (const batch of batches) {
         if (batch.count === 0) continue;
         objetos += batch.count;
-        yield `${batch.text}\n`;
+        const member = gzipMember(`${batch.text}\n`, { chunkSize: MEMBER_CHUNK });
+        void member.catch(() => undefined); // awaited in order below
+        compressing.push(member);
+        if (compressing.length >= MEMBERS_IN_FLIGHT) yield await compressing.shift()!;
       }
-    })(),
-  );
-  const gzip = createGzip();
-  // Both settle: a failed read destroys the gzip stream, which fails the put, and the other way round.
-  const [info] = await Promise.all([files.put({ name }, Readable.toWeb(gzip) as ReadableStream<Uint8Array>), pipeline(lines, gzip)]);
+      while (compressing.length > 0) yield await compressing.shift()!;
+    } finally {
+      compressing.length = 0;
+    }
+  };
+  const info = await files.put({ name }, Readable.toWeb(Readable.from(members(), { objectMode: false })) as ReadableStream<Uint8Array>);
   return { objetos, bytes: info.size };
 }
 
@@ -226,7 +240,7 @@ export async function writeSnapshotExport<DB>(
       const ends = await batchEnds(trx, reader.rows(trx), batchSize);
       // (previous end, end]; the last batch runs to the end.
       const ranges = [...ends, null].map((end, i) => ({ afterId: i === 0 ? 0 : ends[i - 1]!, throughId: end }));
-      const queue = new BatchQueue(ranges.length, readers * 2);
+      const queue = new BatchQueue(ranges.length, readers + 1);
       const read = async (t: Transaction<DB>) => {
         for (let i = queue.take(); i !== undefined; i = queue.take()) {
           if (!(await queue.turn(i))) return;
@@ -275,6 +289,8 @@ export async function writeSnapshotExport<DB>(
  * batches ahead of the file, and the file takes each batch's lines in order. The first failure
  * (a reader's, or the file's) ends it: no batch is handed out after, and every result rejects.
  */
+const TAKEN = { promise: Promise.resolve({ count: 0, text: '' }), resolve: () => undefined, reject: () => undefined };
+
 class BatchQueue {
   private next = 0;
   private consumed = 0;
@@ -313,6 +329,8 @@ class BatchQueue {
   /** Batch `i`'s lines, once read; the file takes them in order. */
   async result(i: number): Promise<LineBatch> {
     const batch = await this.results[i]!.promise;
+    // Handed to the file: this queue no longer holds it (an export's batches would add up to the whole file).
+    this.results[i] = TAKEN;
     this.consumed = i + 1;
     this.wake();
     return batch;

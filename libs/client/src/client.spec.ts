@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { ApiError, PartnerApiClient } from './client';
 
 interface Seen {
@@ -9,7 +10,8 @@ interface Seen {
   body: string;
 }
 
-type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
+/** An answer of the fake API: `body` as JSON, or `raw` bytes as they are. */
+type Reply = { status: number; headers?: Record<string, string>; body?: unknown; raw?: Buffer };
 
 /** A local HTTP server that answers from a queue of replies and records every request. */
 class FakeApi {
@@ -28,7 +30,7 @@ class FakeApi {
         const next = this.replies.shift() ?? { status: 500, body: { success: false, error: 'sin respuesta preparada', code: 500 } };
         const reply = typeof next === 'function' ? next(seen) : next;
         res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
-        res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+        res.end(reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)));
       });
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
@@ -171,6 +173,16 @@ describe('PartnerApiClient', () => {
     expect(failure).toEqual(expect.objectContaining({ status: 429 }));
     expect((failure as ApiError).headers.get('retry-after')).toBe('1800');
     expect(waits).toEqual([]);
+  });
+
+  it('downloads an export file of several gzip members as one text, line by line', async () => {
+    // The service compresses each batch apart: the file is their members one after another.
+    const members = [[1, 2], [3], [4, 5, 6]].map((ids) => gzipSync(`${ids.map((id) => JSON.stringify({ id })).join('\n')}\n`));
+    api.answer({ status: 200, headers: { 'Content-Type': 'application/gzip' }, raw: Buffer.concat(members) });
+    const objects: unknown[] = [];
+    for await (const object of sut.exports.download(9)) objects.push(object);
+    expect(objects).toEqual([1, 2, 3, 4, 5, 6].map((id) => ({ id })));
+    expect(api.seen.at(-1)!.url).toBe('/api/external/v1/exports/9/download');
   });
 
   it('does not retry other errors', async () => {

@@ -67,7 +67,7 @@ export const exportsRoutes = [
     path: '/exports/:id/download',
     summary: 'El archivo de una exportación completada: NDJSON comprimido con gzip',
     description: [
-      `- \`Content-Type: ${EXPORT_CONTENT_TYPE}\`, sin \`Content-Encoding\`: los bytes son el archivo \`.ndjson.gz\` tal como se guardó; descomprimido, una línea JSON por objeto.`,
+      `- \`Content-Type: ${EXPORT_CONTENT_TYPE}\`, sin \`Content-Encoding\`: los bytes son el archivo \`.ndjson.gz\` tal como se guardó (varios miembros gzip seguidos, que todo gunzip lee como un solo texto); descomprimido, una línea JSON por objeto.`,
       '- `Content-Length` es `bytes` de la exportación, conocido antes del primer byte.',
       '- `Range: bytes=<recibidos>-` sigue una descarga cortada: 206 con `Content-Range` y solo esos bytes. Un rango fuera del archivo, o varios rangos, es 416.',
       '- 409 mientras la exportación no está `completada`; 404 cuando el archivo expiró o se eliminó.',
