@@ -139,6 +139,8 @@ export async function putNdjsonGzip(
         if (compressing.length >= MEMBERS_IN_FLIGHT) yield await compressing.shift()!;
       }
       while (compressing.length > 0) yield await compressing.shift()!;
+      // No rows: still a gzip file (of an empty text), which a client can gunzip like any other.
+      if (objetos === 0) yield await gzipMember('');
     } finally {
       compressing.length = 0;
     }

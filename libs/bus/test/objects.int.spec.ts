@@ -99,6 +99,17 @@ describe('export files read chunk by chunk', () => {
     await expect(deleteObject(bus, 'nunca.ndjson.gz')).resolves.toBe(false);
   });
 
+  it('stores an export with no rows as a gzip file of an empty text', async () => {
+    const none = async function* () {
+      yield { count: 0, text: '' };
+    };
+    const written = await putNdjsonGzip(bus, 'vacio.ndjson.gz', none());
+    const bytes = await bytesOf(await readObjectFrom(bus, 'vacio.ndjson.gz'));
+    expect(written).toEqual({ objetos: 0, bytes: bytes.length });
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(gunzipSync(bytes).toString()).toBe('');
+  });
+
   it('fails the read of a file whose chunk is missing or changed, holding back its last bytes', async () => {
     const store = await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix));
     const chunkSeqs = async (name: string) => {
