@@ -102,10 +102,10 @@ async function openExportStore(bus: Bus): Promise<ExportStore> {
   };
 }
 
-/** A run of consecutive lines of an export file: their count and their text, joined by newlines. */
+/** A run of consecutive lines of an export file: their count, and their text or its UTF-8 bytes, each line ending with a newline. */
 export interface LineBatch {
   count: number;
-  text: string;
+  lines: string | Buffer;
 }
 
 /** Batches compressed at once (on libuv's thread pool) ahead of the one being stored. */
@@ -133,7 +133,7 @@ export async function putNdjsonGzip(
       for await (const batch of batches) {
         if (batch.count === 0) continue;
         objetos += batch.count;
-        const member = gzipMember(`${batch.text}\n`, { chunkSize: MEMBER_CHUNK });
+        const member = gzipMember(batch.lines, { chunkSize: MEMBER_CHUNK });
         void member.catch(() => undefined); // awaited in order below
         compressing.push(member);
         if (compressing.length >= MEMBERS_IN_FLIGHT) yield await compressing.shift()!;
@@ -291,7 +291,7 @@ export async function writeSnapshotExport<DB>(
  * batches ahead of the file, and the file takes each batch's lines in order. The first failure
  * (a reader's, or the file's) ends it: no batch is handed out after, and every result rejects.
  */
-const TAKEN = { promise: Promise.resolve({ count: 0, text: '' }), resolve: () => undefined, reject: () => undefined };
+const TAKEN = { promise: Promise.resolve({ count: 0, lines: '' }), resolve: () => undefined, reject: () => undefined };
 
 class BatchQueue {
   private next = 0;

@@ -20,7 +20,7 @@ async function bytesOf(file: Readable | undefined): Promise<Buffer> {
 async function* randomLines(count: number) {
   for (let i = 0; i < count; i++) {
     const lines = Array.from({ length: 100 }, (_, j) => JSON.stringify({ id: i * 100 + j, x: randomBytes(48).toString('hex') }));
-    yield { count: lines.length, text: lines.join('\n') };
+    yield { count: lines.length, lines: `${lines.join('\n')}\n` };
   }
 }
 
@@ -101,7 +101,7 @@ describe('export files read chunk by chunk', () => {
 
   it('stores an export with no rows as a gzip file of an empty text', async () => {
     const none = async function* () {
-      yield { count: 0, text: '' };
+      yield { count: 0, lines: '' };
     };
     const written = await putNdjsonGzip(bus, 'vacio.ndjson.gz', none());
     const bytes = await bytesOf(await readObjectFrom(bus, 'vacio.ndjson.gz'));

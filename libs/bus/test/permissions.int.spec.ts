@@ -307,7 +307,7 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     expect((await (await managerOf('operator')).streams.info(objectStream)).config.allow_direct).toBe(true);
     const sales = await connectAs('sales');
     const lines = async function* () {
-      yield { count: 2, text: '{"id":1}\n{"id":2}' };
+      yield { count: 2, lines: '{"id":1}\n{"id":2}\n' };
     };
     await expect(putNdjsonGzip(sales, 'permisos.ndjson.gz', lines())).resolves.toMatchObject({ objetos: 2 });
     const gateway = buses.find((b) => b.options.name === 'gateway')!;

@@ -42,19 +42,30 @@ export function jsonArray(rows: Expression<unknown>): RawBuilder<unknown> {
 /**
  * The lines of an export's file whose ids are in (`afterId`, `throughId`] (to the end when
  * `throughId` is null), from `{ id, json }` rows (each `json` the text its GET answers): how many,
- * the last id, and their texts joined by newlines in id order, in one statement.
+ * the last id, and the lines' UTF-8 bytes, each ending with a newline, in id order. Read row by
+ * row and written into one buffer: each row's text is small and short-lived (the young
+ * generation's to collect), where one text of the whole batch would sit in V8's old space until a
+ * major collection.
  */
 export async function jsonLineRange(
   db: QueryExecutorProvider,
   rows: Expression<{ id: number; json: string }>,
   afterId: number,
   throughId: number | null,
-): Promise<{ count: number; lastId: number; text: string }> {
-  const { rows: batch } = await sql<{ count: number; lastId: number; text: string }>`
-    select count(*)::int as "count", coalesce(max(b.id), 0) as "lastId", coalesce(string_agg(b.json, E'\\n' order by b.id), '') as "text"
-    from (${rows}) b
-    where b.id > ${afterId}${throughId === null ? sql`` : sql` and b.id <= ${throughId}`}`.execute(db);
-  return batch[0]!;
+): Promise<{ count: number; lastId: number; lines: Buffer }> {
+  const { rows: batch } = await sql<{ id: number; json: string }>`
+    select b.id, b.json from (${rows}) b
+    where b.id > ${afterId}${throughId === null ? sql`` : sql` and b.id <= ${throughId}`}
+    order by b.id`.execute(db);
+  let size = 0;
+  for (const row of batch) size += Buffer.byteLength(row.json) + 1;
+  const lines = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const row of batch) {
+    at += lines.write(row.json, at);
+    lines[at++] = 0x0a;
+  }
+  return { count: batch.length, lastId: batch.at(-1)?.id ?? 0, lines };
 }
 
 /**

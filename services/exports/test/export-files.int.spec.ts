@@ -66,7 +66,7 @@ describe('the files of the exports, found in their records', () => {
           const first = asked.length === 1;
           if (first) await firstMayWrite;
           const lines = async function* () {
-            yield { count: 1, text: JSON.stringify({ objeto }) };
+            yield { count: 1, lines: `${JSON.stringify({ objeto })}\n` };
           };
           const file = await putNdjsonGzip(owner, objeto, lines());
           if (first) firstWritten();
@@ -116,7 +116,7 @@ describe('the files of the exports, found in their records', () => {
           // The owner's database restarting: the first two attempts fail.
           if (asked.length <= 2) throw new AppError('UNAVAILABLE', 'Servicio no disponible (returns)');
           const lines = async function* () {
-            yield { count: 1, text: JSON.stringify({ objeto }) };
+            yield { count: 1, lines: `${JSON.stringify({ objeto })}\n` };
           };
           return { ...(await putNdjsonGzip(owner, objeto, lines())), cursor: 'WyIxIiwwXQ' };
         },
@@ -157,7 +157,7 @@ describe('the files of the exports, found in their records', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await recorded(id)).toEqual([recent]);
     const lines = async function* () {
-      yield { count: 1, text: '{"tarde":true}' };
+      yield { count: 1, lines: '{"tarde":true}\n' };
     };
     await putNdjsonGzip(owner, recent, lines());
     await eventually(async () => expect(await recorded(id)).toEqual([]), 10_000);
