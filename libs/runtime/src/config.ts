@@ -55,8 +55,10 @@ export const BaseConfig = z.object({
   /**
    * Transactions that read one export's rows at once in the service that owns them, all on the
    * export's snapshot; each holds one of the service's `DB_POOL_MAX` connections while it runs.
+   * One is as fast on two cores (the file's compression and storing bound it there); more help
+   * where Postgres has cores to spare.
    */
-  EXPORT_READERS: z.coerce.number().int().min(1).max(8).default(2),
+  EXPORT_READERS: z.coerce.number().int().min(1).max(8).default(1),
   /** Bytes the export files' object store may hold (-1: no limit); set with the stream's by the migration step. */
   EXPORT_STORE_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
   /** Deduplication of re-published outbox rows; longer than any gap between a publish and its retry. */
