@@ -39,37 +39,39 @@ export async function findReserva(
   return (options.lock ? q.forUpdate() : q).executeTakeFirst();
 }
 
+/** A reservation to record: the caller's names for its columns. */
+export interface NuevaReserva {
+  empresaId: number;
+  clave: string;
+  origen: string;
+  causa: CausaStock;
+  bodegaId: number | null;
+  estado: EstadoReserva;
+  lineas: ReservaLinea[];
+  revisarEnMs: number;
+}
+
+const reservaValues = (row: NuevaReserva) => ({
+  empresa_id: row.empresaId,
+  clave: row.clave,
+  origen: row.origen,
+  causa: JSON.stringify(row.causa),
+  bodega_id: row.bodegaId,
+  estado: row.estado,
+  lineas: JSON.stringify(row.lineas),
+  revisar_en: millisecondsFromNow(row.revisarEnMs),
+  confirmed_at: null,
+  released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
+});
+
 /**
  * Records a reservation unless its key exists; undefined when it does (a concurrent duplicate
  * waits on the unique key until the first commits, then finds it).
  */
-export async function insertReserva(
-  trx: Transaction<InventoryDb>,
-  row: {
-    empresaId: number;
-    clave: string;
-    origen: string;
-    causa: CausaStock;
-    bodegaId: number | null;
-    estado: EstadoReserva;
-    lineas: ReservaLinea[];
-    revisarEnMs: number;
-  },
-): Promise<ReservaRow | undefined> {
+export async function insertReserva(trx: Transaction<InventoryDb>, row: NuevaReserva): Promise<ReservaRow | undefined> {
   return trx
     .insertInto('reservas')
-    .values({
-      empresa_id: row.empresaId,
-      clave: row.clave,
-      origen: row.origen,
-      causa: JSON.stringify(row.causa),
-      bodega_id: row.bodegaId,
-      estado: row.estado,
-      lineas: JSON.stringify(row.lineas),
-      revisar_en: millisecondsFromNow(row.revisarEnMs),
-      confirmed_at: null,
-      released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
-    })
+    .values(reservaValues(row))
     .onConflict((oc) => oc.columns(['empresa_id', 'clave']).doNothing())
     .returning(RESERVA_COLUMNS)
     .executeTakeFirst();
@@ -95,27 +97,11 @@ export async function findReservas(
  * Records reservations in one statement, as `insertReserva` does each; answers those recorded,
  * by key (a key that exists is left out, as `insertReserva` answers undefined for it).
  */
-export async function insertReservas(
-  trx: Transaction<InventoryDb>,
-  rows: ReadonlyArray<Parameters<typeof insertReserva>[1]>,
-): Promise<Map<string, ReservaRow>> {
+export async function insertReservas(trx: Transaction<InventoryDb>, rows: readonly NuevaReserva[]): Promise<Map<string, ReservaRow>> {
   if (rows.length === 0) return new Map();
   const inserted = await trx
     .insertInto('reservas')
-    .values(
-      rows.map((row) => ({
-        empresa_id: row.empresaId,
-        clave: row.clave,
-        origen: row.origen,
-        causa: JSON.stringify(row.causa),
-        bodega_id: row.bodegaId,
-        estado: row.estado,
-        lineas: JSON.stringify(row.lineas),
-        revisar_en: millisecondsFromNow(row.revisarEnMs),
-        confirmed_at: null,
-        released_at: row.estado === 'liberada' ? sql<Date>`now()` : null,
-      })),
-    )
+    .values(rows.map(reservaValues))
     .onConflict((oc) => oc.columns(['empresa_id', 'clave']).doNothing())
     .returning(RESERVA_COLUMNS)
     .execute();
