@@ -80,6 +80,25 @@ async function feed(gateway: string, key: string, recurso: Recurso, cursor?: str
 }
 
 /**
+ * A file's bytes as a partner gets them: a download that breaks (a copy of the store that lags
+ * behind its leader right after a fault answers a chunk late) is tried again, a few times.
+ */
+async function download(url: string, key: string): Promise<{ bytes?: Buffer; retries: number; failure?: string }> {
+  let failure = '';
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const res = await fetch(url, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(60_000) });
+      if (res.status === 200) return { bytes: Buffer.from(await res.arrayBuffer()), retries: attempt };
+      failure = `status ${res.status}: ${(await res.text()).slice(0, 200)}`;
+    } catch (err) {
+      failure = String((err as Error).cause ?? err);
+    }
+    await sleep(1_000);
+  }
+  return { retries: 4, failure };
+}
+
+/**
  * With the system at rest, every export of the companies (read from `GET /exports`) has ended,
  * and each completed one is a consistent snapshot that hands over to delta sync: its file's lines
  * (ordered by id, none twice, as many as `objetos`), overwritten by what `GET /{recurso}` answers
@@ -92,6 +111,7 @@ export async function checkExports(gateway: string, companies: Record<CompanyRef
   const name = 'every completed export is one snapshot: its lines, then the changes after its cursor, are every object as it ends';
   const violations: string[] = [];
   let checked = 0;
+  let retried = 0;
   const states = new Map<string, number>();
   for (const company of Object.values(companies)) {
     const current = new Map<Recurso, Map<number, string>>();
@@ -114,14 +134,13 @@ export async function checkExports(gateway: string, companies: Record<CompanyRef
         }
         if (exportacion.estado !== 'completada') continue;
         checked++;
-        const file = await fetch(`${gateway}${API_BASE}/exports/${exportacion.id}/download`, {
-          headers: { Authorization: `Bearer ${company.key}` },
-        });
-        if (file.status !== 200) {
-          violations.push(`${label}: download answered ${file.status}`);
+        const file = await download(`${gateway}${API_BASE}/exports/${exportacion.id}/download`, company.key);
+        retried += file.retries;
+        if (file.bytes === undefined) {
+          violations.push(`${label}: download failed ${file.retries + 1} times: ${file.failure}`);
           continue;
         }
-        const lines = gunzipSync(Buffer.from(await file.arrayBuffer()))
+        const lines = gunzipSync(file.bytes)
           .toString('utf8')
           .split('\n')
           .filter((line) => line.length > 0);
@@ -150,5 +169,5 @@ export async function checkExports(gateway: string, companies: Record<CompanyRef
     }
   }
   const summary = [...states.entries()].map(([estado, n]) => `${n} ${estado}`).join(', ');
-  return [{ name: `${name} (${summary || 'none'})`, checked, violations }];
+  return [{ name: `${name} (${summary || 'none'}; downloads tried again: ${retried})`, checked, violations }];
 }
