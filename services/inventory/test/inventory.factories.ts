@@ -69,3 +69,14 @@ export async function movementsOf(db: Kysely<InventoryDb>, productoId: number) {
     .orderBy('id')
     .execute();
 }
+
+/** A product of the fixture by `ref`, its code the ref in capitals, with `stock` in the main warehouse (none when null). */
+export const product = (ref: string, stock: number | null, over: Record<string, unknown> = {}) => ({
+  ref,
+  nombre: `Producto ${ref}`,
+  codigo: ref.toUpperCase(),
+  precio: '10.50',
+  costo_promedio: '4.25',
+  inventarios: stock === null ? [] : [{ bodega: 'principal', stock }],
+  ...over,
+});

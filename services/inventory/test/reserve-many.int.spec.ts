@@ -3,18 +3,8 @@ import { tenant, type Harness } from '@erp/testing';
 import { sql } from 'kysely';
 import { summarizeInventario } from '../src/db/producto-list.repository';
 import type { InventoryDb } from '../src/db/tables';
-import { movementsOf, seedCompany, startInventory, stockOf } from './inventory.factories';
+import { movementsOf, product, seedCompany, startInventory, stockOf } from './inventory.factories';
 import { productsWithStaleDerivedValues, summarizeByDirectAggregate } from './summary-oracle';
-
-const product = (ref: string, stock: number | null, over: Record<string, unknown> = {}) => ({
-  ref,
-  nombre: `Producto ${ref}`,
-  codigo: ref.toUpperCase(),
-  precio: '10.50',
-  costo_promedio: '4.25',
-  inventarios: stock === null ? [] : [{ bodega: 'principal', stock }],
-  ...over,
-});
 
 const PRODUCTS = [
   // Low at 1: the counters see it go low and then out of stock within one request.

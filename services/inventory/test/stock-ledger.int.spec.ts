@@ -4,17 +4,7 @@ import { inventorySubjects, isAppError, type AppError } from '@erp/contracts';
 import { sql } from 'kysely';
 import { eventually, tenant, type Harness } from '@erp/testing';
 import type { InventoryDb } from '../src/db/tables';
-import { movementsOf, seedCompany, startInventory, stockOf } from './inventory.factories';
-
-const product = (ref: string, stock: number | null, over: Record<string, unknown> = {}) => ({
-  ref,
-  nombre: `Producto ${ref}`,
-  codigo: ref.toUpperCase(),
-  precio: '10.50',
-  costo_promedio: '4.25',
-  inventarios: stock === null ? [] : [{ bodega: 'principal', stock }],
-  ...over,
-});
+import { movementsOf, product, seedCompany, startInventory, stockOf } from './inventory.factories';
 
 async function rejection(work: Promise<unknown>): Promise<AppError> {
   const err = await work.then(
