@@ -29,12 +29,7 @@ export interface VentaReferenciada {
 }
 
 export async function findVentaReferenciada(db: Db, empresaId: number, referencia: string): Promise<VentaReferenciada | undefined> {
-  return db
-    .selectFrom('ventas')
-    .select(['id', 'correlativo', 'huella'])
-    .where('empresa_id', '=', empresaId)
-    .where('referencia_externa', '=', referencia)
-    .executeTakeFirst();
+  return (await findVentasReferenciadas(db, empresaId, [referencia])).get(referencia);
 }
 
 /** The company's sales with these references, by reference (those without a sale are absent). */
