@@ -125,6 +125,7 @@ export interface RequestOptions {
  */
 export class Bus {
   private readonly subs: Subscription[] = [];
+  private received = 0;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly stopHooks: Array<() => Promise<void>> = [];
   private draining = false;
@@ -284,6 +285,11 @@ export class Bus {
     this.subs.push(sub);
   }
 
+  /** Requests this process has begun to handle since it connected: background work compares two readings to know whether it has company. */
+  get requestsReceived(): number {
+    return this.received;
+  }
+
   /** Registers work to await when draining (consumers, relays). */
   onDrain(hook: () => Promise<void>): void {
     this.stopHooks.push(hook);
@@ -316,6 +322,7 @@ export class Bus {
     msg: Msg,
   ): Promise<void> {
     const started = performance.now();
+    this.received++;
     const ctx = readRequestContext(msg.headers) ?? { requestId: randomUUID() };
     // Made when something is logged: pino serialises a child's bindings as it creates it.
     let logger: Logger | undefined;

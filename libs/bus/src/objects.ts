@@ -112,6 +112,11 @@ export interface LineBatch {
 const MEMBERS_IN_FLIGHT = 2;
 /** zlib's output buffer per call back to JavaScript: a batch's member (a few hundred KB) in one or two, not dozens of 16 KB. */
 const MEMBER_CHUNK = 512 * 1024;
+/**
+ * zlib's fastest level: JSON lines still shrink about six times, for a fraction of the default
+ * level's CPU, which on a busy server is what the export and the requests beside it share.
+ */
+const MEMBER_LEVEL = 1;
 
 /**
  * Writes an NDJSON file, gzip-compressed, under `name` as the batches come (a few batches in
@@ -133,7 +138,7 @@ export async function putNdjsonGzip(
       for await (const batch of batches) {
         if (batch.count === 0) continue;
         objetos += batch.count;
-        const member = gzipMember(batch.lines, { chunkSize: MEMBER_CHUNK });
+        const member = gzipMember(batch.lines, { chunkSize: MEMBER_CHUNK, level: MEMBER_LEVEL });
         void member.catch(() => undefined); // awaited in order below
         compressing.push(member);
         if (compressing.length >= MEMBERS_IN_FLIGHT) yield await compressing.shift()!;
@@ -216,6 +221,15 @@ export interface SnapshotExportOptions {
   batchSize?: number;
   /** Transactions reading batches at once, all on the same snapshot (each holds a connection). */
   readers?: number;
+  /**
+   * An export is background work: while the service answers other requests, each reader pauses
+   * after a batch for this multiple of the time the batch took (0: never pauses). With 1 an
+   * export beside requests runs at about half its speed and leaves the other half of what it used
+   * (the service's thread, Postgres, zlib's threads) to them; alone it runs at full speed.
+   */
+  yieldToRequests?: number;
+  /** Told of each such pause, in milliseconds (a metric counts them). */
+  onPause?: (ms: number) => void;
 }
 
 /**
@@ -234,6 +248,7 @@ export async function writeSnapshotExport<DB>(
 ): Promise<{ objetos: number; bytes: number; cursor: string }> {
   const batchSize = options.batchSize ?? 1_000;
   const readers = Math.max(1, options.readers ?? 1);
+  const yieldRatio = options.yieldToRequests ?? 0;
   return inTransaction(
     db,
     async (trx) => {
@@ -245,9 +260,17 @@ export async function writeSnapshotExport<DB>(
       const queue = new BatchQueue(ranges.length, readers + 1);
       const read = async (t: Transaction<DB>) => {
         for (let i = queue.take(); i !== undefined; i = queue.take()) {
+          // A batch's time runs from here to its end: its wait for the file to catch up included, the pause before it not.
+          const started = performance.now();
+          const requests = bus.requestsReceived;
           if (!(await queue.turn(i))) return;
           const { afterId, throughId } = ranges[i]!;
           queue.resolve(i, await jsonLineRange(t, reader.rows(t), afterId, throughId));
+          if (yieldRatio > 0 && bus.requestsReceived !== requests) {
+            const ms = (performance.now() - started) * yieldRatio;
+            options.onPause?.(ms);
+            await queue.pause(ms);
+          }
         }
       };
       const others = async (snapshot: string) =>
@@ -299,6 +322,7 @@ class BatchQueue {
   private failed = false;
   private readonly results: Array<{ promise: Promise<LineBatch>; resolve: (b: LineBatch) => void; reject: (e: unknown) => void }>;
   private waiters: Array<() => void> = [];
+  private readonly pausing = new Set<() => void>();
 
   constructor(
     private readonly size: number,
@@ -324,6 +348,20 @@ class BatchQueue {
     return !this.failed;
   }
 
+  /** Waits `ms`, or less when the export fails meanwhile. */
+  async pause(ms: number): Promise<void> {
+    if (this.failed) return;
+    await new Promise<void>((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        this.pausing.delete(end);
+        resolve();
+      };
+      const timer = setTimeout(end, ms);
+      this.pausing.add(end);
+    });
+  }
+
   resolve(i: number, batch: LineBatch): void {
     this.results[i]!.resolve(batch);
   }
@@ -343,6 +381,7 @@ class BatchQueue {
     this.failed = true;
     for (const r of this.results) r.reject(err);
     this.wake();
+    for (const end of [...this.pausing]) end();
   }
 
   private wake(): void {

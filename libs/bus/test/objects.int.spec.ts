@@ -4,6 +4,8 @@ import { gunzipSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { sql } from 'kysely';
+import { z } from 'zod';
+import { defineCatalog } from '@erp/contracts';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import { harness, until, type Harness } from '@erp/testing';
 import { deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom, writeSnapshotExport, type Bus } from '../src';
@@ -210,5 +212,68 @@ describe('an export read by several transactions on one snapshot', () => {
     expect(new Set(lines.map((l) => l.lector)).size).toBe(3);
     expect(during).toBeGreaterThan(version!);
     expect(typeof written.cursor).toBe('string');
+  });
+});
+
+/**
+ * An export is background work: it pauses after a batch only when the service answered other
+ * requests meanwhile (the bus counts the requests it receives), and writes the same file either way.
+ */
+describe('an export beside the service’s requests', () => {
+  let h: Harness<unknown>;
+  let client: Bus;
+  const catalog = defineCatalog({
+    'ping.read': { tenant: false, errors: [], request: z.object({}), reply: z.object({ ok: z.boolean() }) },
+  });
+  // Each statement takes at least 10 ms, so requests arrive while every batch is read.
+  const rows = () =>
+    sql<{ id: number; json: string }>`select f.id, json_build_object('id', f.id)::text as json from pausa f, (select pg_sleep(0.01)) s`;
+  const exportOf = async (name: string, yieldToRequests: number) => {
+    const pauses: number[] = [];
+    const written = await writeSnapshotExport(
+      h.bus,
+      h.db,
+      name,
+      { cursor: changeCursorAfterSnapshot, rows },
+      { batchSize: 100, yieldToRequests, onPause: (ms) => pauses.push(ms) },
+    );
+    const lines = gunzipSync(await bytesOf(await readObjectFrom(h.bus, name)))
+      .toString()
+      .split('\n');
+    return { written, pauses, lines };
+  };
+
+  beforeAll(async () => {
+    h = await harness('export-pacing');
+    await ensureExportStore(h.bus, settings);
+    h.bus.serve(catalog, { 'ping.read': async () => ({ ok: true }) }, { queue: 'pacing' });
+    client = await h.connect('client');
+    await sql`create table pausa (id serial primary key)`.execute(h.db);
+    await sql`insert into pausa select from generate_series(1, 3000)`.execute(h.db);
+  });
+  afterAll(() => h?.close());
+
+  it('runs without a pause while the service has no other request', async () => {
+    const alone = await exportOf('sola.ndjson.gz', 1);
+    expect(alone.pauses).toEqual([]);
+    expect(alone.written.objetos).toBe(3_000);
+  });
+
+  it('pauses after its batches, each for the multiple of the batch’s time, while requests are answered, and writes the same file', async () => {
+    let reading = true;
+    const reads = (async () => {
+      while (reading) await client.request(catalog, 'ping.read', {}, { requestId: 'lectura' });
+    })();
+    const beside = await exportOf('acompanada.ndjson.gz', 2).finally(() => (reading = false));
+    await reads;
+    const unpaced = await exportOf('sin-pausa.ndjson.gz', 0);
+
+    // 31 statements (30 batches of 100, then the empty range past the last end), each read while
+    // requests kept coming: each paused, the 30 batches twice their time (10 ms at least).
+    expect(beside.pauses).toHaveLength(31);
+    expect(beside.pauses.filter((ms) => ms >= 20)).toHaveLength(30);
+    expect(unpaced.pauses).toEqual([]);
+    expect(beside.lines).toEqual(unpaced.lines);
+    expect(beside.written.objetos).toBe(3_000);
   });
 });

@@ -59,6 +59,11 @@ export const BaseConfig = z.object({
    * where Postgres has cores to spare.
    */
   EXPORT_READERS: z.coerce.number().int().min(1).max(8).default(1),
+  /**
+   * An export is background work: while its owner answers other requests, each reader pauses after
+   * a batch for this multiple of the time the batch took (0: an export always runs at full speed).
+   */
+  EXPORT_YIELD_TO_REQUESTS: z.coerce.number().min(0).max(20).default(1),
   /** Bytes the export files' object store may hold (-1: no limit); set with the stream's by the migration step. */
   EXPORT_STORE_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
   /** Deduplication of re-published outbox rows; longer than any gap between a publish and its retry. */

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { BusObserver } from '@erp/bus';
+import type { BusObserver, SnapshotExportOptions } from '@erp/bus';
 import { API_VERSION } from '@erp/contracts';
+import type { BaseConfig } from './config';
 
 /** One Prometheus registry per service, with process metrics, the build and the bus timings. */
 export function createMetrics(service: string): { registry: Registry; busObserver: BusObserver } {
@@ -132,6 +133,22 @@ export function registerCounter(registry: Registry, metric: { name: string; help
   const counter = new Counter({ name: metric.name, help: metric.help, registers: [registry] });
   counter.inc(0);
   return (n = 1) => counter.inc(n);
+}
+
+/**
+ * How a service that owns data writes export files: readers from `EXPORT_READERS`, yielding to
+ * its requests as `EXPORT_YIELD_TO_REQUESTS` says, the pauses counted in
+ * `erp_export_paused_seconds_total` (an export slowed by the service's load shows there).
+ */
+export function exportPacing(
+  registry: Registry,
+  config: Pick<BaseConfig, 'EXPORT_READERS' | 'EXPORT_YIELD_TO_REQUESTS'>,
+): SnapshotExportOptions {
+  const paused = registerCounter(registry, {
+    name: 'erp_export_paused_seconds_total',
+    help: 'Seconds export readers paused to leave the service to its requests',
+  });
+  return { readers: config.EXPORT_READERS, yieldToRequests: config.EXPORT_YIELD_TO_REQUESTS, onPause: (ms) => paused(ms / 1000) };
 }
 
 /** What a connection pool reports about itself (pg.Pool's counts). */

@@ -1,6 +1,6 @@
 import { OutboxRelay } from '@erp/bus';
 import { inventoryExportSubjects, inventorySubjects } from '@erp/contracts';
-import { registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
+import { exportPacing, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
 import { startSaleCreatedConsumer } from './consumers/sale-created.consumer';
 import { migrations } from './db/migrations';
@@ -70,7 +70,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
       );
       bus.serve(
         inventoryExportSubjects,
-        { 'inventory.export.write': writeExportHandler(db, bus, config.EXPORT_READERS) },
+        { 'inventory.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)) },
         { queue: 'inventory' },
       );
       await startSaleCreatedConsumer(db, bus);

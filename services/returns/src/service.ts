@@ -6,7 +6,7 @@ import {
   returnsForSalesSubjects,
   returnsPlatformSubjects,
 } from '@erp/contracts';
-import type { ServiceSpec } from '@erp/runtime';
+import { exportPacing, type ServiceSpec } from '@erp/runtime';
 import type { ReturnsConfig } from './config';
 import { startReturnStockConsumers } from './consumers/return-stock.consumer';
 import { migrations } from './db/migrations';
@@ -23,7 +23,7 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
     schema: RETURNS_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus }) {
+    async setup({ db, bus, metrics }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const onCommitted = () => relay.nudge();
@@ -49,7 +49,7 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
       bus.serve(returnsForSalesSubjects, { 'returns.sale.registrations': saleRegistrationsHandler(db) }, { queue: 'returns' });
       bus.serve(
         returnsExportSubjects,
-        { 'returns.export.write': writeExportHandler(db, bus, config.EXPORT_READERS) },
+        { 'returns.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)) },
         { queue: 'returns' },
       );
       await startReturnStockConsumers(db, bus);

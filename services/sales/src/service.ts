@@ -7,7 +7,7 @@ import {
   salesPlatformSubjects,
   salesSubjects,
 } from '@erp/contracts';
-import { crash, type ServiceSpec } from '@erp/runtime';
+import { crash, exportPacing, type ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { startReturnsConsumers } from './consumers/returns.consumer';
 import { migrations } from './db/migrations';
@@ -32,7 +32,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
     schema: SALES_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, logger, onShutdown }) {
+    async setup({ db, bus, logger, onShutdown, metrics }) {
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       if (config.SALES_FAULT_INJECTION !== 'off')
@@ -60,7 +60,11 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       );
       bus.serve(salesAdminSubjects, adminHandlers(db, bus), { queue: 'sales' });
       bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
-      bus.serve(salesExportSubjects, { 'sales.export.write': writeExportHandler(db, bus, config.EXPORT_READERS) }, { queue: 'sales' });
+      bus.serve(
+        salesExportSubjects,
+        { 'sales.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)) },
+        { queue: 'sales' },
+      );
       await startReturnsConsumers(db, bus);
       const sweeper = startRegistrationSweeper({
         db,

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import { writeSnapshotExport, type Bus } from '@erp/bus';
+import { writeSnapshotExport, type Bus, type SnapshotExportOptions } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, inventoryExportSubjects } from '@erp/contracts';
 import { productoExportRows } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
 
 /** `inventory.export.write`: the file of an export of products, from one snapshot. */
-export function writeExportHandler(db: Kysely<InventoryDb>, bus: Bus, readers: number) {
+export function writeExportHandler(db: Kysely<InventoryDb>, bus: Bus, pacing: SnapshotExportOptions) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof inventoryExportSubjects, 'inventory.export.write'>, ctx: TenantContext) =>
     writeSnapshotExport(
       bus,
@@ -16,6 +16,6 @@ export function writeExportHandler(db: Kysely<InventoryDb>, bus: Bus, readers: n
         cursor: changeCursorAfterSnapshot,
         rows: (trx) => productoExportRows(trx, ctx.empresa.id, filtros),
       },
-      { readers },
+      pacing,
     );
 }

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import { writeSnapshotExport, type Bus } from '@erp/bus';
+import { writeSnapshotExport, type Bus, type SnapshotExportOptions } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, returnsExportSubjects } from '@erp/contracts';
 import { devolucionExportRows } from '../db/devolucion-list.repository';
 import type { ReturnsDb } from '../db/tables';
 
 /** `returns.export.write`: the file of an export of returns, from one snapshot. */
-export function writeExportHandler(db: Kysely<ReturnsDb>, bus: Bus, readers: number) {
+export function writeExportHandler(db: Kysely<ReturnsDb>, bus: Bus, pacing: SnapshotExportOptions) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof returnsExportSubjects, 'returns.export.write'>, ctx: TenantContext) =>
     writeSnapshotExport(
       bus,
@@ -16,6 +16,6 @@ export function writeExportHandler(db: Kysely<ReturnsDb>, bus: Bus, readers: num
         cursor: changeCursorAfterSnapshot,
         rows: (trx) => devolucionExportRows(trx, ctx.empresa.id, filtros),
       },
-      { readers },
+      pacing,
     );
 }

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import { writeSnapshotExport, type Bus } from '@erp/bus';
+import { writeSnapshotExport, type Bus, type SnapshotExportOptions } from '@erp/bus';
 import { changeCursorAfterSnapshot } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, salesExportSubjects } from '@erp/contracts';
 import type { SalesDb } from '../db/tables';
 import { ventaExportRows } from '../db/venta-list.repository';
 
 /** `sales.export.write`: the file of an export of sales, from one snapshot. */
-export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus, readers: number) {
+export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus, pacing: SnapshotExportOptions) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof salesExportSubjects, 'sales.export.write'>, ctx: TenantContext) =>
     writeSnapshotExport(
       bus,
@@ -16,6 +16,6 @@ export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus, readers: numbe
         cursor: changeCursorAfterSnapshot,
         rows: (trx) => ventaExportRows(trx, ctx.empresa.id, filtros),
       },
-      { readers },
+      pacing,
     );
 }
