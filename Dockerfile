@@ -31,8 +31,8 @@ RUN test -n "$SERVICE" && test -f "services/$SERVICE/src/main.ts" \
  || { echo "build arg SERVICE must name a folder under services/ (got '$SERVICE')" >&2; exit 1; }
 # Builds the service, the admin CLI and the libs they reference, nothing else.
 RUN npx tsc -b "services/$SERVICE/tsconfig.json" services/admin/tsconfig.json
-# Keep only what runs: package.json (for the exports map) and dist/ of each built package.
-RUN for dir in libs/* "services/$SERVICE"; do \
+# Keep only what runs: package.json (for the exports map) and dist/ of each built package, the admin CLI's included.
+RUN for dir in libs/* "services/$SERVICE" services/admin; do \
       if [ -d "$dir/dist" ]; then \
         mkdir -p "/out/$dir" && cp "$dir/package.json" "/out/$dir/" && cp -r "$dir/dist" "/out/$dir/"; \
         rm -f "/out/$dir/dist/.tsbuildinfo"; \
