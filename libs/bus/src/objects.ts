@@ -222,10 +222,11 @@ export interface SnapshotExportOptions {
   /** Transactions reading batches at once, all on the same snapshot (each holds a connection). */
   readers?: number;
   /**
-   * An export is background work: while the service answers other requests, each reader pauses
-   * after a batch for this multiple of the time the batch took (0: never pauses). With 1 an
-   * export beside requests runs at about half its speed and leaves the other half of what it used
-   * (the service's thread, Postgres, zlib's threads) to them; alone it runs at full speed.
+   * An export is background work: while the service answers other requests, its readers pause
+   * after each batch so that together they read 1 / (1 + this) of the time one reader would
+   * (0: never pause). With 1 an export beside requests runs at about half the speed of one reader
+   * and leaves the rest of what it used (the service's thread, Postgres, zlib's threads) to them,
+   * however many readers it has; alone it runs at full speed.
    */
   yieldToRequests?: number;
   /** Told of each such pause, in milliseconds (a metric counts them). */
@@ -248,7 +249,7 @@ export async function writeSnapshotExport<DB>(
 ): Promise<{ objetos: number; bytes: number; cursor: string }> {
   const batchSize = options.batchSize ?? 1_000;
   const readers = Math.max(1, options.readers ?? 1);
-  const yieldRatio = options.yieldToRequests ?? 0;
+  const yieldTo = options.yieldToRequests ?? 0;
   return inTransaction(
     db,
     async (trx) => {
@@ -258,6 +259,9 @@ export async function writeSnapshotExport<DB>(
       // (previous end, end]; the last batch runs to the end.
       const ranges = [...ends, null].map((end, i) => ({ afterId: i === 0 ? 0 : ends[i - 1]!, throughId: end }));
       const queue = new BatchQueue(ranges.length, readers + 1);
+      const reading = readers > 1 && ranges.length > 1 ? Math.min(readers, ranges.length) : 1;
+      // Each of n readers busy 1 / (n (1 + yieldTo)) of its time: together, 1 / (1 + yieldTo).
+      const pauseFactor = yieldTo > 0 ? reading * (1 + yieldTo) - 1 : 0;
       const read = async (t: Transaction<DB>) => {
         for (let i = queue.take(); i !== undefined; i = queue.take()) {
           // A batch's time runs from here to its end: its wait for the file to catch up included, the pause before it not.
@@ -266,8 +270,8 @@ export async function writeSnapshotExport<DB>(
           if (!(await queue.turn(i))) return;
           const { afterId, throughId } = ranges[i]!;
           queue.resolve(i, await jsonLineRange(t, reader.rows(t), afterId, throughId));
-          if (yieldRatio > 0 && bus.requestsReceived !== requests) {
-            const ms = (performance.now() - started) * yieldRatio;
+          if (pauseFactor > 0 && bus.requestsReceived !== requests) {
+            const ms = (performance.now() - started) * pauseFactor;
             options.onPause?.(ms);
             await queue.pause(ms);
           }
@@ -285,10 +289,10 @@ export async function writeSnapshotExport<DB>(
         );
       let workers: Array<Promise<void>> = [];
       try {
-        if (readers > 1 && ranges.length > 1) {
+        if (reading > 1) {
           const { rows } = await sql<{ snapshot: string }>`select pg_export_snapshot() as snapshot`.execute(trx);
           if (!/^[0-9A-F-]+$/.test(rows[0]!.snapshot)) throw new Error(`unexpected snapshot id ${rows[0]!.snapshot}`);
-          workers = Array.from({ length: Math.min(readers, ranges.length) - 1 }, () => others(rows[0]!.snapshot));
+          workers = Array.from({ length: reading - 1 }, () => others(rows[0]!.snapshot));
         }
         workers.push(read(trx));
         for (const worker of workers) void worker.catch((err: unknown) => queue.fail(err));

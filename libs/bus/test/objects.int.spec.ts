@@ -228,14 +228,14 @@ describe('an export beside the service’s requests', () => {
   // Each statement takes at least 10 ms, so requests arrive while every batch is read.
   const rows = () =>
     sql<{ id: number; json: string }>`select f.id, json_build_object('id', f.id)::text as json from pausa f, (select pg_sleep(0.01)) s`;
-  const exportOf = async (name: string, yieldToRequests: number) => {
+  const exportOf = async (name: string, yieldToRequests: number, readers = 1) => {
     const pauses: number[] = [];
     const written = await writeSnapshotExport(
       h.bus,
       h.db,
       name,
       { cursor: changeCursorAfterSnapshot, rows },
-      { batchSize: 100, yieldToRequests, onPause: (ms) => pauses.push(ms) },
+      { batchSize: 100, readers, yieldToRequests, onPause: (ms) => pauses.push(ms) },
     );
     const lines = gunzipSync(await bytesOf(await readObjectFrom(h.bus, name)))
       .toString()
@@ -268,12 +268,24 @@ describe('an export beside the service’s requests', () => {
     await reads;
     const unpaced = await exportOf('sin-pausa.ndjson.gz', 0);
 
-    // 31 statements (30 batches of 100, then the empty range past the last end), each read while
-    // requests kept coming: each paused, the 30 batches twice their time (10 ms at least).
-    expect(beside.pauses).toHaveLength(31);
+    // 30 batches of 100, each read while requests kept coming: each paused twice its time (10 ms at
+    // least). The empty range past the last end, read in a moment, pauses only if a request came.
     expect(beside.pauses.filter((ms) => ms >= 20)).toHaveLength(30);
+    expect(beside.pauses.length).toBeLessThanOrEqual(31);
     expect(unpaced.pauses).toEqual([]);
     expect(beside.lines).toEqual(unpaced.lines);
     expect(beside.written.objetos).toBe(3_000);
+  });
+
+  it('has two readers pause three times their batch’s time for 1, so that together they read half the time one would', async () => {
+    let reading = true;
+    const reads = (async () => {
+      while (reading) await client.request(catalog, 'ping.read', {}, { requestId: 'lectura' });
+    })();
+    const two = await exportOf('dos-lectores.ndjson.gz', 1, 2).finally(() => (reading = false));
+    await reads;
+    expect(two.pauses.filter((ms) => ms >= 30)).toHaveLength(30);
+    expect(two.pauses.length).toBeLessThanOrEqual(31);
+    expect(two.lines).toEqual((await exportOf('un-lector.ndjson.gz', 0)).lines);
   });
 });
