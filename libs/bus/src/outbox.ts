@@ -14,6 +14,8 @@ export interface OutboxTables {
     context: unknown;
     trace: unknown;
     created_at: Generated<Date>;
+    /** Insertion order (`addOutboxOrder`); null on rows written before it. */
+    orden: Generated<string | null>;
     published_at: Date | null;
   };
   processed_events: {
@@ -51,6 +53,20 @@ export async function createOutboxTables(db: Kysely<unknown>): Promise<void> {
 }
 
 /**
+ * Migration step that numbers the outbox's rows in the order they are inserted: `orden`, from a
+ * sequence, on every row written after it (rows already there keep null, so nothing is
+ * rewritten). The relay publishes by `created_at`, then `orden`: rows of one statement, stamped
+ * with the same or nearly the same `clock_timestamp()`, leave in the order they were written, and
+ * so do the statements of one transaction.
+ */
+export async function addOutboxOrder(db: Kysely<unknown>): Promise<void> {
+  await sql`create sequence outbox_orden_seq`.execute(db);
+  await sql`alter table outbox add column orden bigint`.execute(db);
+  await sql`alter table outbox alter column orden set default nextval('outbox_orden_seq')`.execute(db);
+  await sql`alter sequence outbox_orden_seq owned by outbox.orden`.execute(db);
+}
+
+/**
  * Records an event in the same transaction as the change it announces; the relay publishes it
  * after commit. Returns the event id (also its JetStream `Nats-Msg-Id`).
  */
@@ -77,9 +93,8 @@ export async function enqueueEvent<E extends EventCatalog, S extends keyof E & s
 }
 
 /**
- * `enqueueEvent` for many events of one subject, in one statement; their ids in order. The relay
- * publishes by `created_at`: each row's is a microsecond past the one before at least, so rows
- * written within the same microsecond still leave in the order given.
+ * `enqueueEvent` for many events of one subject, in one statement; their ids in order. The rows
+ * are inserted in the order given, so their `orden` follows it and the relay publishes them so.
  */
 export async function enqueueEvents<E extends EventCatalog, S extends keyof E & string>(
   trx: Transaction<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -91,13 +106,12 @@ export async function enqueueEvents<E extends EventCatalog, S extends keyof E & 
   if (payloads.length === 0) return [];
   const context = ctx ? JSON.stringify(ctx) : null;
   const trace = JSON.stringify(traceCarrier());
-  const rows = payloads.map((payload, i) => ({
+  const rows = payloads.map((payload) => ({
     id: randomUUID(),
     subject,
     payload: JSON.stringify(events[subject]!.payload.parse(payload)),
     context,
     trace,
-    created_at: sql<Date>`clock_timestamp() + ${i} * interval '1 microsecond'`,
   }));
   await asOutbox(trx).insertInto('outbox').values(rows).execute();
   return rows.map((r) => r.id);
@@ -217,6 +231,7 @@ export class OutboxRelay {
         .selectAll()
         .where('published_at', 'is', null)
         .orderBy('created_at')
+        .orderBy('orden')
         .limit(this.options.batchSize ?? 200)
         .forUpdate()
         .skipLocked()

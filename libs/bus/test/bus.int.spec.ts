@@ -13,10 +13,12 @@ import {
   JsonText,
   OutboxRelay,
   PoisonEventError,
+  addOutboxOrder,
   checkEventStream,
   claimEvent,
   createOutboxTables,
   enqueueEvent,
+  enqueueEvents,
   ensureConsumer,
   ensureEventStream,
   publishEvent,
@@ -258,7 +260,11 @@ describe('outbox, JetStream publishing and durable consumers', () => {
   const failOnce = new Set<number>([2]);
 
   beforeAll(async () => {
-    h = await harness('outbox', { schema: 'svc', migrations: { '0001': { up: (m) => createOutboxTables(m) } }, poolMax: 4 });
+    h = await harness('outbox', {
+      schema: 'svc',
+      migrations: { '0001': { up: (m) => createOutboxTables(m) }, '0002': { up: (m) => addOutboxOrder(m) } },
+      poolMax: 4,
+    });
     bus = h.bus;
     relay = new OutboxRelay({ db: h.db, bus, pollMs: 50 });
     relay.start();
@@ -294,6 +300,32 @@ describe('outbox, JetStream publishing and durable consumers', () => {
     const pending = () => h.db.selectFrom('outbox').select('id').where('published_at', 'is', null).execute();
     await waitFor(async () => (await pending()).length === 0);
     expect(await pending()).toEqual([]);
+  });
+
+  it('publishes the events of one transaction in the order they were written, whatever their clock stamps', async () => {
+    const ns = Array.from({ length: 20 }, (_, i) => 120 + i);
+    await inTransaction(h.db, async (trx) => {
+      const ids = await enqueueEvents(
+        trx,
+        events,
+        'events.test.thing.happened',
+        ns.slice(0, 19).map((n) => ({ n })),
+        ctx,
+      );
+      ids.push(await enqueueEvent(trx, events, 'events.test.thing.happened', { n: ns[19]! }, ctx));
+      // One clock reading for all (a coarse clock, or statements within its resolution), rewritten
+      // last row first so that the rows' physical and index order is the reverse of the written one.
+      for (const id of [...ids].reverse())
+        await trx
+          .updateTable('outbox')
+          .set({ created_at: new Date('2026-01-01T00:00:00Z') })
+          .where('id', '=', id)
+          .execute();
+    });
+    relay.nudge();
+    await waitFor(() => ns.every((n) => seen.some((s) => s.n === n)));
+    const published = seen.filter((s) => ns.includes(s.n)).sort((x, y) => x.meta.streamSequence - y.meta.streamSequence);
+    expect(published.map((s) => s.n)).toEqual(ns);
   });
 
   it('publishes nothing for a rolled-back transaction', async () => {

@@ -8,6 +8,7 @@ import * as m0006 from './0006-counted-entries';
 import * as m0007 from './0007-product-change-stamp';
 import * as m0008 from './0008-reverted-adjustments';
 import * as m0009 from './0009-stock-cause';
+import * as m0010 from './0010-outbox-orden';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -20,4 +21,5 @@ export const migrations: Migrations = {
   '0007-product-change-stamp': m0007,
   '0008-reverted-adjustments': m0008,
   '0009-stock-cause': m0009,
+  '0010-outbox-orden': m0010,
 };

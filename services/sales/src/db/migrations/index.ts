@@ -11,6 +11,7 @@ import * as m0009 from './0009-cliente-email-index';
 import * as m0010 from './0010-cliente-numero-documento';
 import * as m0011 from './0011-revision-intents';
 import * as m0012 from './0012-venta-huella';
+import * as m0013 from './0013-outbox-orden';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -26,4 +27,5 @@ export const migrations: Migrations = {
   '0010-cliente-numero-documento': m0010,
   '0011-revision-intents': m0011,
   '0012-venta-huella': m0012,
+  '0013-outbox-orden': m0013,
 };
