@@ -410,6 +410,46 @@ describe('POST /sales/batch: each sale as if sent alone, in order', () => {
     });
   });
 
+  it('refuses an unknown field beside ventas with 400 campo_desconocido naming it, writing nothing', async () => {
+    const before = await dataSnapshot(stack);
+    const res = await postBatch(SALES_KEY_A, { ventas: [saleBody(a, { referencia_externa: 'E-lote' })], lote: 'semana-12' });
+    expect([res.status, res.body]).toEqual([
+      400,
+      { success: false, error: 'Datos inválidos', code: 400, reason: 'campo_desconocido', details: { lote: ['Campo desconocido'] } },
+    ]);
+    expect(await dataSnapshot(stack)).toEqual(before);
+  });
+
+  it('answers a sale with an unknown field 422 campo_desconocido naming it by its path, and makes the others', async () => {
+    const before = await dataSnapshot(stack);
+    const res = await postBatch(SALES_KEY_A, {
+      ventas: [
+        saleBody(a, { referencia_externa: 'typo-1', id_clientee: a.clientes.juan }),
+        saleBody(a, { referencia_externa: 'typo-2', detalles: [{ id_producto: a.productos.mouse, cantidad: 1, descuentoo: 1 }] }),
+        saleBody(a, { referencia_externa: 'typo-3' }),
+      ],
+    });
+    expect(res.status).toBe(200);
+    const [first, second, third] = res.body.data.resultados;
+    expect(first).toEqual({
+      indice: 0,
+      referencia_externa: 'typo-1',
+      status: 422,
+      error: 'Datos inválidos',
+      code: 422,
+      reason: 'campo_desconocido',
+      details: { id_clientee: ['Campo desconocido'] },
+    });
+    expect(second).toMatchObject({ status: 422, reason: 'campo_desconocido', details: { 'detalles.0.descuentoo': ['Campo desconocido'] } });
+    expect(third).toMatchObject({ status: 201, data: { referencia_externa: 'typo-3' } });
+    expect(res.body.data).toMatchObject({ creadas: 1, rechazadas: 2 });
+    const [stored] = await stack.query(
+      `select array_agg(referencia_externa order by referencia_externa) as refs from sales.ventas where referencia_externa like 'typo-%'`,
+    );
+    expect(stored).toEqual({ refs: ['typo-3'] });
+    expect((await dataSnapshot(stack)) as { ventas: number }).toMatchObject({ ventas: (before as { ventas: number }).ventas + 1 });
+  });
+
   it('answers GET and PUT on /sales/batch with 405', async () => {
     for (const method of ['GET', 'PUT']) {
       const res = await stack.api(`${API}/sales/batch`, {

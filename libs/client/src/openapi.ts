@@ -1590,7 +1590,7 @@ export interface components {
              *     - `parametro_desconocido`: Un parámetro de consulta que la operación no admite (400); `details` lo nombra.
              *     - `parametro_invalido`: Un parámetro de ruta o de consulta con un valor inválido, repetido o una combinación no admitida (400).
              *     - `json_invalido`: El cuerpo no es JSON válido, está vacío o anida demasiados niveles (400).
-             *     - `campo_desconocido`: El cuerpo lleva un campo que la operación no admite (422; 400 en `POST /packages/import`); `details` lo nombra por su ruta, p. ej. `detalles.0.cantida`.
+             *     - `campo_desconocido`: El cuerpo lleva un campo que la operación no admite (422; 400 en `POST /packages/import` y, fuera de las ventas, en `POST /sales/batch`, donde el de una venta es el 422 de su resultado); `details` lo nombra por su ruta, p. ej. `detalles.0.cantida`.
              *     - `cuerpo_invalido`: Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.
              *     - `clave_ausente`: No se envió el encabezado `Authorization` (401).
              *     - `clave_malformada`: El encabezado `Authorization` no es `Bearer <API key>` (401).
@@ -3783,7 +3783,7 @@ export interface operations {
                                  *     - `parametro_desconocido`: Un parámetro de consulta que la operación no admite (400); `details` lo nombra.
                                  *     - `parametro_invalido`: Un parámetro de ruta o de consulta con un valor inválido, repetido o una combinación no admitida (400).
                                  *     - `json_invalido`: El cuerpo no es JSON válido, está vacío o anida demasiados niveles (400).
-                                 *     - `campo_desconocido`: El cuerpo lleva un campo que la operación no admite (422; 400 en `POST /packages/import`); `details` lo nombra por su ruta, p. ej. `detalles.0.cantida`.
+                                 *     - `campo_desconocido`: El cuerpo lleva un campo que la operación no admite (422; 400 en `POST /packages/import` y, fuera de las ventas, en `POST /sales/batch`, donde el de una venta es el 422 de su resultado); `details` lo nombra por su ruta, p. ej. `detalles.0.cantida`.
                                  *     - `cuerpo_invalido`: Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.
                                  *     - `clave_ausente`: No se envió el encabezado `Authorization` (401).
                                  *     - `clave_malformada`: El encabezado `Authorization` no es `Bearer <API key>` (401).

@@ -362,7 +362,7 @@ export const SaleBatchBody = z.strictObject(
 );
 
 /** The body of `POST /sales/batch` as the reference shows it: each item is a body of `POST /sales` with its reference. */
-export const SaleBatchDocumentedBody = z.object({
+export const SaleBatchDocumentedBody = z.strictObject({
   ventas: z
     .array(withSaleRules(SaleFields.extend({ referencia_externa: NonEmptyText(255) })))
     .min(1)
