@@ -43,6 +43,24 @@ export async function total(id: number): Promise<number> {
 export const event: PartnerEvent = verifyDelivery('whsec_x', '{}', {});
 export const sale: components['schemas']['Sale'] | undefined = undefined;
 export const isApiError = (err: unknown): boolean => err instanceof ApiError;
+// An event's data narrows by its type, as delivered and as GET /events lists it.
+export function cause(e: PartnerEvent): string {
+  switch (e.type) {
+    case 'sale.created':
+      return e.data.correlativo ?? 'sin número';
+    case 'stock.changed':
+      // @ts-expect-error a stock change has no correlativo
+      void e.data.correlativo;
+      return e.data.motivo;
+    default:
+      return e.type;
+  }
+}
+export async function firstProduct(): Promise<number | undefined> {
+  const { body } = await api.get('/events', { query: { types: 'stock.changed' } });
+  const first = body.data[0];
+  return first?.type === 'stock.changed' ? first.data.id_producto : undefined;
+}
 `;
 
 describe('the client package, packed and installed by a partner', () => {

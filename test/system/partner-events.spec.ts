@@ -218,6 +218,16 @@ describe('partner events: /event-subscriptions, deliveries and /events', () => {
     expect((await call('POST', `${path}/test`, SALES_KEY_A, {})).status).toBe(422);
     const enabled = await call('PATCH', path, SALES_KEY_A, { enable: 1 });
     expect(enabled.body.data).toMatchObject({ enable: 1, motivo_deshabilitada: null });
+
+    // A new URL: the next delivery goes there, signed with the same secrets.
+    const moved = await receiver();
+    const changedUrl = await call('PATCH', path, SALES_KEY_A, { url: moved.url });
+    expect(changedUrl.body.data).toMatchObject({ url: moved.url, events: ['*'], enable: 1 });
+    const pingMoved = await call('POST', `${path}/test`, SALES_KEY_A, {});
+    await eventually(async () => expect(moved.delivered().map((e) => e.id)).toContain(pingMoved.body.data.event_id), 20_000);
+    expect(r.delivered().map((e) => e.id)).not.toContain(pingMoved.body.data.event_id);
+    const pinged = moved.received.find((x) => (JSON.parse(x.body) as { id: string }).id === pingMoved.body.data.event_id)!;
+    expect((new Webhook(rotated.body.data.secret).verify(pinged.body, pinged.headers) as any).type).toBe('ping');
   });
 
   it('refuses a subscription past the maximum of its company with 422 limite_suscripciones, and none of another company counts', async () => {
