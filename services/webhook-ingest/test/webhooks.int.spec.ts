@@ -11,7 +11,7 @@ import {
 } from '@erp/contracts';
 import { eventually, harness, tenant, type Harness } from '@erp/testing';
 import type { CatalogPort } from '../src';
-import { shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder, wooPing, wooProduct } from './platform.factories';
+import { published, shopifyHeaders, shopifyOrderBody, wooHeaders, wooOrder, wooPing, wooProduct } from './platform.factories';
 import { receive as receiveOn, startWebhookIngest } from './webhook-ingest.factories';
 
 const SECRET = 'woo-secret-0123456789';
@@ -161,7 +161,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
   const catalog: CatalogPort = {
     updateProduct: async (_ctx, id, changes) => void fakes.catalogUpdates.push({ id, changes }),
     createProduct: async (_ctx, p) => {
-      fakes.product(500 + fakes.products.size, p.codigo, { nombre: p.nombre, precio: p.precio });
+      fakes.product(500 + fakes.products.size, p.codigo, { nombre: p.nombre, precio: p.precio, ...(p.tipo ? { tipo: p.tipo } : {}) });
       return fakes.products.get(p.codigo)!.id;
     },
   };
@@ -413,11 +413,18 @@ describe('webhook-ingest against Postgres and NATS', () => {
 
   it('gives a delivery whose event was lost a new one once WEBHOOK_REQUEUE_AFTER_MS has passed since its last, and processes it once', async () => {
     fakes.product(6, 'TAZ-01');
-    /** A delivery as the receive step stores it, whose event was then lost by the stream: no event is on its way. */
+    fakes.product(7, 'BAR-03');
+    /**
+     * A delivery as the receive step stores it, whose event was then lost by the stream: no event
+     * is on its way. WooCommerce's published order 727 under another id, its two goods given SKUs.
+     */
     const stored = async (order: number, enqueuedSecondsAgo: number) => {
-      const d = wooDelivery(
-        wooOrder({ id: order, status: 'processing', line_items: [{ product_id: 43, sku: 'TAZ-01', quantity: 1, total: '8.00' }] }),
-      );
+      const body = published('woocommerce/order-727.json', [
+        ['"id": 727,', `"id": ${order},`],
+        ['"sku": "",\n      "price": 3', '"sku": "TAZ-01",\n      "price": 3'],
+        ['"sku": "Bar3"', '"sku": "BAR-03"'],
+      ]);
+      const d = { body, headers: wooHeaders(body, 'order.updated', SECRET) };
       const headers = Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k.toLowerCase(), v]));
       const sql = `insert into webhook_ingest.entregas
           (integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo, encolada_at)
