@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { freePort, isolate, serviceEnv, type Isolation } from '@erp/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** `npm start`'s own command (package.json), run with this Node so that a signal reaches it, not npm. */
@@ -101,9 +101,7 @@ describe('npm start', () => {
   });
 
   it('names the URL of a dependency it cannot reach', async () => {
-    const closed = await occupy();
-    const url = `nats://127.0.0.1:${portOf(closed)}`;
-    closed.close();
+    const url = `nats://127.0.0.1:${await freePort()}`;
     const run = start({ ...env, PORT: '0', NATS_URL: url });
     expect(await run.exited).toBe(1);
     expect(run.output()).toContain(url);

@@ -259,7 +259,7 @@ export async function writeSnapshotExport<DB>(
       // (previous end, end]; the last batch runs to the end.
       const ranges = [...ends, null].map((end, i) => ({ afterId: i === 0 ? 0 : ends[i - 1]!, throughId: end }));
       const queue = new BatchQueue(ranges.length, readers + 1);
-      const reading = readers > 1 && ranges.length > 1 ? Math.min(readers, ranges.length) : 1;
+      const reading = Math.min(readers, ranges.length);
       // Each of n readers busy 1 / (n (1 + yieldTo)) of its time: together, 1 / (1 + yieldTo).
       const pauseFactor = yieldTo > 0 ? reading * (1 + yieldTo) - 1 : 0;
       const read = async (t: Transaction<DB>) => {

@@ -242,6 +242,19 @@ describe('an export beside the service’s requests', () => {
       .split('\n');
     return { written, pauses, lines };
   };
+  /** `work`, while a client keeps sending the service requests one after another. */
+  const whileRequested = async <T>(work: () => Promise<T>): Promise<T> => {
+    let requesting = true;
+    const requests = (async () => {
+      while (requesting) await client.request(catalog, 'ping.read', {}, { requestId: 'lectura' });
+    })();
+    try {
+      return await work();
+    } finally {
+      requesting = false;
+      await requests;
+    }
+  };
 
   beforeAll(async () => {
     h = await harness('export-pacing');
@@ -260,12 +273,7 @@ describe('an export beside the service’s requests', () => {
   });
 
   it('pauses after its batches, each for the multiple of the batch’s time, while requests are answered, and writes the same file', async () => {
-    let reading = true;
-    const reads = (async () => {
-      while (reading) await client.request(catalog, 'ping.read', {}, { requestId: 'lectura' });
-    })();
-    const beside = await exportOf('acompanada.ndjson.gz', 2).finally(() => (reading = false));
-    await reads;
+    const beside = await whileRequested(() => exportOf('acompanada.ndjson.gz', 2));
     const unpaced = await exportOf('sin-pausa.ndjson.gz', 0);
 
     // 30 batches of 100, each read while requests kept coming: each paused twice its time (10 ms at
@@ -278,12 +286,7 @@ describe('an export beside the service’s requests', () => {
   });
 
   it('has two readers pause three times their batch’s time for 1, so that together they read half the time one would', async () => {
-    let reading = true;
-    const reads = (async () => {
-      while (reading) await client.request(catalog, 'ping.read', {}, { requestId: 'lectura' });
-    })();
-    const two = await exportOf('dos-lectores.ndjson.gz', 1, 2).finally(() => (reading = false));
-    await reads;
+    const two = await whileRequested(() => exportOf('dos-lectores.ndjson.gz', 1, 2));
     expect(two.pauses.filter((ms) => ms >= 30)).toHaveLength(30);
     expect(two.pauses.length).toBeLessThanOrEqual(31);
     expect(two.lines).toEqual((await exportOf('un-lector.ndjson.gz', 0)).lines);
