@@ -4,17 +4,16 @@ import { KEY_A, KEY_B, Stack, json, twoCompanies } from '../support/stack';
 import type { SeedOutput } from '@erp/admin';
 
 const UNAUTHORIZED = { success: false, error: 'API key inválido o empresa inactiva', code: 401, reason: 'clave_invalida' };
+// Every 401 says the spec's message; the reason and the header's detail tell the cases apart.
 const MISSING = {
-  success: false,
-  error: 'Falta el encabezado Authorization: envíe Authorization: Bearer <API key>',
-  code: 401,
+  ...UNAUTHORIZED,
   reason: 'clave_ausente',
+  details: { Authorization: ['Falta el encabezado: envíe Authorization: Bearer <API key>'] },
 };
 const MALFORMED = {
-  success: false,
-  error: 'El encabezado Authorization debe ser «Bearer» seguido del API key',
-  code: 401,
+  ...UNAUTHORIZED,
   reason: 'clave_malformada',
+  details: { Authorization: ['Debe ser «Bearer» seguido del API key'] },
 };
 const ctx = { requestId: 'auth-spec' };
 

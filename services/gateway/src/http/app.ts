@@ -30,7 +30,7 @@ import { MESSAGES, OVERLOADED_RETRY_AFTER_SECONDS, appErrorAnswer, sendEnvelope,
 import type { GatewayDb } from '../db/tables';
 import { openApiDocument, webhooksDocument } from '../openapi/openapi';
 import { referenceRouter } from './reference';
-import type { AnyRoute, ApiContext, FileResult, RouteResult } from './route';
+import { bodyIsOptional, type AnyRoute, type ApiContext, type FileResult, type RouteResult } from './route';
 import { webhookRouter } from './webhooks';
 
 export interface AppDeps {
@@ -124,7 +124,11 @@ export function createApp(deps: AppDeps): express.Express {
     for (const route of routes) {
       const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
       if (route.method !== 'get' && route.method !== 'delete')
-        chain.push(requireJson, express.json({ limit: BODY_LIMIT, type: () => true, strict: false }), limitJsonDepth);
+        chain.push(
+          requireJson(bodyIsOptional(route)),
+          express.json({ limit: BODY_LIMIT, type: () => true, strict: false }),
+          limitJsonDepth,
+        );
       if (route.method === 'post' && deps.db) chain.push(idempotency(deps.db, deps.logger));
       chain.push(dispatch(route, deps));
       api[route.method](route.path, ...chain);
@@ -239,8 +243,11 @@ function authenticate(deps: AppDeps): RequestHandler {
     if (!key) {
       // Not a guess at a key: counted by nobody, and said apart from a refused key.
       res.setHeader('WWW-Authenticate', 'Bearer');
+      // Every 401 carries the spec's message; the reason and the header's detail say which case it is.
       const reason = missingKeyReason(req.get('authorization'));
-      return sendError(res, 401, reason, reason === 'clave_ausente' ? MESSAGES.missingKey : MESSAGES.malformedKey);
+      return sendError(res, 401, reason, MESSAGES.unauthorized, {
+        Authorization: [reason === 'clave_ausente' ? MESSAGES.missingKeyDetail : MESSAGES.malformedKeyDetail],
+      });
     }
     const credential = await deps.auth.verify(key);
     if (!credential) {
@@ -295,12 +302,20 @@ async function countDeferred(deps: AppDeps, req: Request, res: Response): Promis
   return applyQuota(deps, res, rate);
 }
 
-const requireJson: RequestHandler = (req, res, next) => {
-  const hasBody = req.get('content-length') !== undefined ? req.get('content-length') !== '0' : req.get('transfer-encoding') !== undefined;
-  if (hasBody && !req.is('application/json')) return sendError(res, 415, 'tipo_de_contenido_no_admitido', MESSAGES.unsupportedMediaType);
-  if (!hasBody) return sendError(res, 400, 'json_invalido', MESSAGES.malformedJson, { _: ['El cuerpo de la solicitud es obligatorio'] });
-  next();
-};
+/** A body must be JSON; none at all is refused unless the route's body may be left out (then it is `{}`). */
+function requireJson(optional: boolean): RequestHandler {
+  return (req, res, next) => {
+    const hasBody =
+      req.get('content-length') !== undefined ? req.get('content-length') !== '0' : req.get('transfer-encoding') !== undefined;
+    if (hasBody && !req.is('application/json')) return sendError(res, 415, 'tipo_de_contenido_no_admitido', MESSAGES.unsupportedMediaType);
+    if (!hasBody && optional) {
+      req.body = {};
+      return next();
+    }
+    if (!hasBody) return sendError(res, 400, 'json_invalido', MESSAGES.malformedJson, { _: ['El cuerpo de la solicitud es obligatorio'] });
+    next();
+  };
+}
 
 const limitJsonDepth: RequestHandler = (req, res, next) => {
   if (nestedDeeperThan(req.body, MAX_JSON_DEPTH))

@@ -20,8 +20,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
 
 export const MESSAGES = {
   unauthorized: 'API key inválido o empresa inactiva',
-  missingKey: 'Falta el encabezado Authorization: envíe Authorization: Bearer <API key>',
-  malformedKey: 'El encabezado Authorization debe ser «Bearer» seguido del API key',
+  missingKeyDetail: 'Falta el encabezado: envíe Authorization: Bearer <API key>',
+  malformedKeyDetail: 'Debe ser «Bearer» seguido del API key',
   rateLimited: 'Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).',
   tooManyAuthFailures: 'Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After',
   internal: 'Error interno del servidor',
