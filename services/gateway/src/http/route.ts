@@ -118,6 +118,14 @@ export interface RouteDef<
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute = RouteDef<any, any, any>;
 
+/**
+ * A body with no required field (an action such as `/rotate-secret`) may be left out, as
+ * `curl -X POST` sends it: no body is then the empty object.
+ */
+export function bodyIsOptional(route: AnyRoute): boolean {
+  return route.body !== undefined && route.body.safeParse({}).success;
+}
+
 export function defineRoute<
   P extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,

@@ -90,7 +90,7 @@ export const eventsRoutes = [
     path: '/event-subscriptions/:id/rotate-secret',
     summary: 'Da a la suscripción un secreto nuevo (se muestra solo aquí); el anterior sigue firmando durante 24 h',
     description: [
-      `Cuerpo: \`{}\`. Durante ${SECRET_OVERLAP_HOURS} h (hasta \`secreto_anterior_hasta\`) cada entrega lleva dos firmas en \`webhook-signature\`,`,
+      `Sin cuerpo (o \`{}\`). Durante ${SECRET_OVERLAP_HOURS} h (hasta \`secreto_anterior_hasta\`) cada entrega lleva dos firmas en \`webhook-signature\`,`,
       'separadas por un espacio (`v1,<con el nuevo> v1,<con el anterior>`), como permite Standard Webhooks: un receptor que tenga',
       'cualquiera de los dos secretos la verifica, así que puede cambiar el suyo en cualquier momento de ese plazo.',
     ].join('\n'),
@@ -106,7 +106,7 @@ export const eventsRoutes = [
     path: '/event-subscriptions/:id/test',
     summary: 'Envía un evento `ping` a la suscripción por el camino normal de las entregas',
     description: [
-      'Cuerpo: `{}`. El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en',
+      'Sin cuerpo (o `{}`). El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en',
       '`/event-subscriptions/{id}/deliveries` como cualquier otro, pero no va a las demás suscripciones ni al feed `/events`.',
       'Sale antes que lo que la suscripción tenga pendiente. Una suscripción deshabilitada responde 422.',
     ].join('\n'),
