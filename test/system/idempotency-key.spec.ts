@@ -33,12 +33,15 @@ describe('Idempotency-Key on the POSTs of the partner API', () => {
     const before = await dataSnapshot(stack);
     // The same request with its keys in another order, and the key as the draft's quoted string.
     const again = await post('/sales', Object.fromEntries(Object.entries(body).reverse()), { 'Idempotency-Key': '"venta-1"' });
+    expect(JSON.parse(first.text).meta.idempotent).toBe(false);
+    // The same bytes, but that this time nothing was made: meta.idempotent says so, as the header does.
     expect([again.status, again.text, again.headers.get('location'), again.headers.get('idempotent-replayed')]).toEqual([
       201,
-      first.text,
+      first.text.replace('"idempotent":false', '"idempotent":true'),
       first.headers.get('location'),
       'true',
     ]);
+    expect(JSON.parse(again.text).meta.idempotent).toBe(true);
     expect(again.headers.get('x-ratelimit-remaining')).toBe(String(Number(first.headers.get('x-ratelimit-remaining')) - 1));
     expect(await dataSnapshot(stack)).toEqual(before);
   });

@@ -20,7 +20,8 @@ const REPLAYED_HEADERS = ['content-type', 'location'] as const;
  * Stripe's semantics), per company and key for 24 hours:
  * - a new key runs the request and keeps its answer (status, body, `Content-Type`, `Location`)
  *   before sending it, unless it is a 5xx: that frees the key, so a retry runs again;
- * - the same request again gets that answer byte for byte, with `Idempotent-Replayed: true`;
+ * - the same request again gets that answer byte for byte, with `Idempotent-Replayed: true` (and
+ *   `meta.idempotent: true` where the answer carries it: this time nothing was made);
  * - another request (method, path, query or body) under the key: 409, nothing runs;
  * - the same request while the first still runs: 409 with `Retry-After`.
  * Without the header nothing changes; a malformed one is 400 naming it.
@@ -52,7 +53,7 @@ export function idempotency(db: Kysely<GatewayDb>, logger: Logger): RequestHandl
       case 'answered':
         for (const [name, value] of Object.entries(claim.cabeceras)) res.setHeader(name, value);
         res.setHeader(REPLAYED_HEADER, 'true');
-        return void res.status(claim.status).end(claim.cuerpo);
+        return void res.status(claim.status).end(asReplay(claim.cuerpo));
       case 'claimed':
         keepAnswer(res, async (status, cuerpo) => {
           try {
@@ -72,6 +73,21 @@ export function idempotency(db: Kysely<GatewayDb>, logger: Logger): RequestHandl
         return next();
     }
   };
+}
+
+const FIRST_TIME = Buffer.from('"idempotent":false');
+const REPEATED = Buffer.from('"idempotent":true');
+
+/**
+ * A kept answer as its replay sends it: an envelope's `meta.idempotent` (its last object, written
+ * by the gateway) turns true, every other byte stays. Inside a JSON string the quotes would be
+ * escaped, so the unescaped field is only ever meta's own.
+ */
+export function asReplay(cuerpo: Buffer): Buffer {
+  const meta = cuerpo.lastIndexOf('"meta":');
+  const at = meta < 0 ? -1 : cuerpo.indexOf(FIRST_TIME, meta);
+  if (at < 0) return cuerpo;
+  return Buffer.concat([cuerpo.subarray(0, at), REPEATED, cuerpo.subarray(at + FIRST_TIME.length)]);
 }
 
 /**

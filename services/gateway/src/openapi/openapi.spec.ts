@@ -213,6 +213,29 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it('lets answers gain fields in a later 1.x while request bodies stay closed', () => {
+    const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
+    ajv.addSchema(sut, 'openapi', undefined, false);
+    const answer = ajv.compile({ $ref: 'openapi#/paths/~1sales~1{id}/get/responses/200/content/application~1json/schema' });
+    const example = sut.paths['/sales/{id}'].get.responses['200'].content['application/json'].example;
+    expect(answer(example)).toBe(true);
+    const later = { ...example, data: { ...example.data, campo_de_1_8: 'x' }, meta: { ...example.meta, otro: 1 }, extra: true };
+    expect(answer(later)).toBe(true);
+    const closed: string[] = [];
+    const walk = (node: Json, where: string): void => {
+      if (node === null || typeof node !== 'object') return;
+      if (node.additionalProperties === false) closed.push(where);
+      for (const [key, child] of Object.entries<Json>(node)) walk(child, `${where}/${key}`);
+    };
+    for (const [template, item] of Object.entries<Json>(sut.paths))
+      for (const [method, op] of Object.entries<Json>(item)) walk(op.responses, `${method} ${template}`);
+    walk(sut.components.schemas, 'components/schemas');
+    walk(sut.components.responses, 'components/responses');
+    expect(closed).toEqual([]);
+    const body = ajv.compile({ $ref: 'openapi#/paths/~1sales/post/requestBody/content/application~1json/schema' });
+    expect(body({ ...sut.paths['/sales'].post.requestBody.content['application/json'].example, campo_nuevo: 1 })).toBe(false);
+  });
+
   it('gives every operation a request example and an example of each answer, all valid against their schemas', () => {
     const documents: Record<string, Json> = { openapi: sut, webhooks: webhooksDocument() };
     const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));

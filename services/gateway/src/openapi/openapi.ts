@@ -45,7 +45,7 @@ import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/i
 import { MESSAGES } from '../http/errors';
 import { IDEMPOTENCY_HEADER } from '../http/idempotency';
 import { withExamples } from './openapi-examples';
-import type { AnyRoute, RouteResponse } from '../http/route';
+import { bodyIsOptional, type AnyRoute, type RouteResponse } from '../http/route';
 import { WEBHOOK_ROUTES } from '../http/webhooks';
 
 /** The generated OpenAPI 3.1 document, as plain JSON. */
@@ -81,7 +81,7 @@ const HEADERS = {
   'X-Error-Id': { description: 'Identificador del error en los registros del servidor.', schema: { type: 'string' } },
   'Idempotent-Replayed': {
     description:
-      '`true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez.',
+      '`true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez.',
     schema: { type: 'string', const: 'true' },
   },
   Location: {
@@ -123,7 +123,7 @@ const API_ERRORS = {
   },
   Unauthorized: {
     status: 401,
-    description: `Sin encabezado \`Authorization\` (\`clave_ausente\`: «${MESSAGES.missingKey}»), con uno que no es \`Bearer <API key>\` (\`clave_malformada\`: «${MESSAGES.malformedKey}»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (\`clave_invalida\`: «${MESSAGES.unauthorized}»). Lleva \`WWW-Authenticate: Bearer\`.`,
+    description: `«${MESSAGES.unauthorized}», con el caso en \`reason\`: sin encabezado \`Authorization\` (\`clave_ausente\`), con uno que no es \`Bearer <API key>\` (\`clave_malformada\`; en ambos \`details.Authorization\` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (\`clave_invalida\`). Lleva \`WWW-Authenticate: Bearer\`.`,
     rated: false,
   },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
@@ -253,7 +253,7 @@ const IdempotencyKeyHeader = z.object({
     .meta({
       description: [
         'Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:',
-        '- Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.',
+        '- Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.',
         '- La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).',
         '- La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.',
         `- Vacía, de más de ${MAX_IDEMPOTENCY_KEY_LENGTH} caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con \`details\` que nombran el encabezado.`,
@@ -318,7 +318,7 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
           },
         }
       : {}),
-    ...(body ? { requestBody: { required: true, ...json(body) } } : {}),
+    ...(body ? { requestBody: { required: !bodyIsOptional(route), ...json(body) } } : {}),
     responses,
   };
 }
@@ -462,6 +462,9 @@ function describeTransforms(ctx: ZodOpenApiOverrideContext): void {
   }
   // zod leaves out the default of a transformed input (its type is the output's): it is the parsed value here.
   if (ctx.io === 'input' && def.type === 'default' && json.default === undefined) json.default = def.defaultValue;
+  // Answers may gain fields in a later 1.x: a validator generated from this document must accept
+  // them. Inputs stay closed (an unknown field is refused by name).
+  if (ctx.io === 'output' && json.additionalProperties === false) delete json.additionalProperties;
   // `.int()` adds the safe-integer range, which says nothing to a reader.
   if (json.minimum === Number.MIN_SAFE_INTEGER) delete json.minimum;
   if (json.maximum === Number.MAX_SAFE_INTEGER) delete json.maximum;
@@ -481,7 +484,7 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Respuestas.** Éxito: \`{success: true, data, meta}\`, y \`pagination\` en las listas (\`page\` ≥ 1, \`per_page\` de 1 a 200, 100 por omisión). Ventas, devoluciones e inventario también se leen por cambio (modo cursor, \`order_by=updated_at\`): entonces \`pagination\` es \`{per_page, next_cursor, resume_cursor, has_more}\` (\`CursorPagination\`). Error: \`{success: false, error, code, reason, details?}\` con \`code\` igual al estado HTTP, \`reason\` la causa para programas (un valor estable de la lista cerrada del esquema \`Error\`; \`error\` es para personas y puede cambiar de redacción) y \`details\` que asocia cada campo a sus mensajes. Ruta desconocida: 404; método no admitido en una ruta existente: 405 con \`Allow\`. Una URL de más de ${MAX_URL_BYTES / 1024} KB: 414; encabezados de más de ${MAX_HEADER_BYTES / 1024} KB: 431.
 
-**Nada se ignora.** Un parámetro de consulta que la operación no admite es 400 y un campo del cuerpo que no admite es 422 (\`reason\` \`parametro_desconocido\` o \`campo_desconocido\`), cada uno nombrado en \`details\` (los de objetos anidados por su ruta: \`detalles.0.cantida\`); los esquemas de los cuerpos declaran \`additionalProperties: false\`.
+**Nada se ignora.** Un parámetro de consulta que la operación no admite es 400 y un campo del cuerpo que no admite es 422 (\`reason\` \`parametro_desconocido\` o \`campo_desconocido\`), cada uno nombrado en \`details\` (los de objetos anidados por su ruta: \`detalles.0.cantida\`); los esquemas de los cuerpos declaran \`additionalProperties: false\`. Las respuestas, en cambio, pueden ganar campos en una versión 1.x posterior: sus esquemas no los cierran, y un cliente debe ignorar los que no conozca.
 
 **Parámetros.** Cada parámetro de consulta se envía una sola vez y sin corchetes (\`nombre=a&nombre=b\`, \`nombre[]=a\` y \`nombre[a]=b\` responden 400 nombrando el parámetro). Los enteros se escriben en decimal (\`page=2\`; no \`2.0\` ni \`2e0\`) y los booleanos como \`true\` o \`false\` (también \`1\` y \`0\`). Los valores de las enumeraciones se comparan exactamente, distinguiendo mayúsculas (\`order_direction=DESC\` es 400). El texto debe ser Unicode válido: el carácter nulo o un sustituto UTF-16 sin pareja es 400 en un parámetro y 422 en el cuerpo, con el campo en \`details\`.
 
