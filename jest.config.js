@@ -7,7 +7,7 @@
  */
 const tier = {
   testEnvironment: 'node',
-  testEnvironmentOptions: { customExportConditions: ['development', 'node', 'require', 'default'] },
+  testEnvironmentOptions: { customExportConditions: ['development', 'erp-source', 'node', 'require', 'default'] },
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   setupFiles: ['<rootDir>/test/setup-env.js'],
   // ESM sources (the client package) name the compiled `.js` of a sibling module; under jest it is the `.ts`.

@@ -33,14 +33,17 @@ console.log(JSON.stringify({ status, correlativo: body.data.correlativo, event: 
 
 /** The same in TypeScript, checked against the package's own declarations (strict, Node's ESM resolution). */
 const PARTNER_TYPES = `
-import { ApiError, PartnerApiClient, verifyDelivery, type PartnerEvent, type components } from '@erp/client';
+import { ApiError, PartnerApiClient, verifyDelivery, type DeliveredEvent, type PartnerEvent, type components } from '@erp/client';
 
 const api = new PartnerApiClient({ baseUrl: 'http://localhost:8080/api/external/v1', apiKey: 'key' });
 export async function total(id: number): Promise<number> {
   const { body } = await api.get('/sales/{id}', { path: { id } });
   return body.data.total;
 }
-export const event: PartnerEvent = verifyDelivery('whsec_x', '{}', {});
+export const event: DeliveredEvent = verifyDelivery('whsec_x', '{}', {});
+// The feed's item is its own type, without the test delivery.
+// @ts-expect-error a logged event is never a ping
+export const logged: PartnerEvent['type'] = 'ping';
 export const sale: components['schemas']['Sale'] | undefined = undefined;
 export const isApiError = (err: unknown): boolean => err instanceof ApiError;
 // An event's data narrows by its type, as delivered and as GET /events lists it.
@@ -117,25 +120,29 @@ describe('the client package, packed and installed by a partner', () => {
     const venta = (await json(sale)).data as { id: number; correlativo: string };
     for (let waited = 0; receiver.received.length === 0 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
     const delivery = receiver.received[0]!;
+    // Deliveries name the interface version that sent them.
+    expect(delivery.headers['user-agent']).toBe('erp-partner-events/1.7');
 
     await writeFile(path.join(folder, 'partner.mjs'), PARTNER_PROGRAM);
-    const { stdout } = await run(process.execPath, ['partner.mjs'], {
-      cwd: folder,
-      env: {
-        ...env,
-        BASE_URL: `${stack.baseUrl}${API}`,
-        API_KEY: SALES_KEY_A,
-        SECRET: secret,
-        SALE_ID: String(venta.id),
-        DELIVERY: JSON.stringify(delivery),
-      },
-    });
-    expect(JSON.parse(stdout)).toEqual({
-      status: 200,
-      correlativo: venta.correlativo,
-      event: { type: 'sale.created', id: venta.id },
-      forged: 'DeliveryVerificationError',
-    });
+    const partnerEnv = {
+      ...env,
+      BASE_URL: `${stack.baseUrl}${API}`,
+      API_KEY: SALES_KEY_A,
+      SECRET: secret,
+      SALE_ID: String(venta.id),
+      DELIVERY: JSON.stringify(delivery),
+    };
+    // As run plainly, and as a bundler's development build resolves it (Vite and webpack set the
+    // `development` condition): both find the compiled files the tarball ships.
+    for (const conditions of [[], ['--conditions=development']]) {
+      const { stdout } = await run(process.execPath, [...conditions, 'partner.mjs'], { cwd: folder, env: partnerEnv });
+      expect(JSON.parse(stdout)).toEqual({
+        status: 200,
+        correlativo: venta.correlativo,
+        event: { type: 'sale.created', id: venta.id },
+        forged: 'DeliveryVerificationError',
+      });
+    }
 
     await writeFile(path.join(folder, 'partner.ts'), PARTNER_TYPES);
     const check = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];

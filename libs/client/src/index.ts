@@ -13,4 +13,4 @@ export {
   type WaitOptions,
 } from './client.js';
 export type { components, operations, paths } from './openapi.js';
-export { DeliveryVerificationError, verifyDelivery, type PartnerEvent } from './webhooks.js';
+export { DeliveryVerificationError, verifyDelivery, type DeliveredEvent, type PartnerEvent } from './webhooks.js';

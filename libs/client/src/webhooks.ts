@@ -1,8 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from './openapi.js';
 
-/** An event as a subscription's URL receives it: a union discriminated by `type`, so `data` narrows by it. */
-export type PartnerEvent = components['schemas']['DeliveredEvent'];
+/**
+ * An event as a subscription's URL receives it (`ping` included, the test delivery): a union
+ * discriminated by `type`, so `data` narrows by it.
+ */
+export type DeliveredEvent = components['schemas']['DeliveredEvent'];
+
+/** An event as `GET /events` lists it (no `ping`: the test delivery is never logged), narrowing the same way. */
+export type PartnerEvent = components['schemas']['PartnerEvent'];
 
 export class DeliveryVerificationError extends Error {
   override readonly name = 'DeliveryVerificationError';
@@ -19,7 +25,7 @@ export function verifyDelivery(
   rawBody: string,
   headers: Record<string, string | string[] | undefined>,
   options: { toleranceSeconds?: number; now?: Date } = {},
-): PartnerEvent {
+): DeliveredEvent {
   const header = (name: string) => {
     const value = headers[name] ?? headers[name.toLowerCase()];
     return Array.isArray(value) ? value[0] : value;
@@ -42,5 +48,5 @@ export function verifyDelivery(
     return given.length === expected.length && timingSafeEqual(given, expected);
   });
   if (!valid) throw new DeliveryVerificationError('Firma inválida');
-  return JSON.parse(rawBody) as PartnerEvent;
+  return JSON.parse(rawBody) as DeliveredEvent;
 }

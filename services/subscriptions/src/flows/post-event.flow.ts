@@ -1,9 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
+import { API_VERSION } from '@erp/contracts';
 import { guardedLookup, urlShapeProblem, type UrlPolicy } from './url-guard';
 
 /** Bytes of a receiver's answer read at most: the status decides, the body is only drained. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** Receivers see which interface version sent a delivery (the minor version: the payloads' contract). */
+export const USER_AGENT = `erp-partner-events/${API_VERSION.split('.').slice(0, 2).join('.')}`;
 
 // Connections to a receiver are kept open between deliveries: a new TCP (and TLS) handshake per
 // event would bound a subscription's throughput. The address check runs when a socket connects.
@@ -48,7 +52,7 @@ export async function postEvent(
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
-          'user-agent': 'erp-partner-events/1.5',
+          'user-agent': USER_AGENT,
           ...headers,
         },
         lookup: guardedLookup(options),
