@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * Da a la suscripción un secreto nuevo (se muestra solo aquí); el anterior sigue firmando durante 24 h
-         * @description Cuerpo: `{}`. Durante 24 h (hasta `secreto_anterior_hasta`) cada entrega lleva dos firmas en `webhook-signature`,
+         * @description Sin cuerpo (o `{}`). Durante 24 h (hasta `secreto_anterior_hasta`) cada entrega lleva dos firmas en `webhook-signature`,
          *     separadas por un espacio (`v1,<con el nuevo> v1,<con el anterior>`), como permite Standard Webhooks: un receptor que tenga
          *     cualquiera de los dos secretos la verifica, así que puede cambiar el suyo en cualquier momento de ese plazo.
          */
@@ -339,7 +339,7 @@ export interface paths {
         put?: never;
         /**
          * Envía un evento `ping` a la suscripción por el camino normal de las entregas
-         * @description Cuerpo: `{}`. El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en
+         * @description Sin cuerpo (o `{}`). El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en
          *     `/event-subscriptions/{id}/deliveries` como cualquier otro, pero no va a las demás suscripciones ni al feed `/events`.
          *     Sale antes que lo que la suscripción tenga pendiente. Una suscripción deshabilitada responde 422.
          */
@@ -1122,7 +1122,7 @@ export interface components {
                 medida: string;
             }[];
         };
-        PartnerEvent: components["schemas"]["EventSaleCreatedOutput"] | components["schemas"]["EventSaleUpdatedOutput"] | components["schemas"]["EventSaleAnnulledOutput"] | components["schemas"]["EventStockChangedOutput"] | components["schemas"]["EventReturnCreatedOutput"] | components["schemas"]["EventReturnAnnulledOutput"] | components["schemas"]["EventPackageImportedOutput"] | components["schemas"]["EventExportCompletedOutput"] | components["schemas"]["EventExportFailedOutput"];
+        PartnerEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventExportCompleted"] | components["schemas"]["EventExportFailed"];
         Meta: {
             empresa: string;
             /** Format: date-time */
@@ -1285,278 +1285,6 @@ export interface components {
             /** @description Crédito máximo de sus ventas `Pendiente`; 0 es sin límite. */
             limite_credito: unknown;
         };
-        EventSaleCreatedOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "sale.created";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SaleOutput"];
-        };
-        EventSaleUpdatedOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "sale.updated";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SaleOutput"];
-        };
-        EventSaleAnnulledOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "sale.annulled";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["SaleOutput"];
-        };
-        EventStockChangedOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "stock.changed";
-            /** Format: date-time */
-            timestamp: string;
-            data: {
-                id_producto: number;
-                codigo: string;
-                id_bodega: number;
-                stock: number;
-                cambio: number;
-                /**
-                 * @description Tipo de movimiento: `reserva` (sale para una venta al crearla, o al confirmarse una venta cuya reserva se había liberado), `liberacion` (vuelve la reserva de una venta que no llegó a registrarse: su `id_venta` no existe), `ajuste` (cambio relativo o absoluto: edición o anulación de una venta, devolución y su anulación, stock enviado por una plataforma), `inventario_inicial` (carga inicial).
-                 * @enum {string}
-                 */
-                motivo: "inventario_inicial" | "reserva" | "liberacion" | "ajuste";
-                /**
-                 * @description Qué lo movió: `venta` (crear una venta, también la de un pedido de plataforma; `id_venta`), `actualizacion_venta` (`PUT /sales/{id}`, por diferencia; `id_venta`), `anulacion_venta` (`id_venta`), `devolucion` (`id_devolucion`), `anulacion_devolucion` (`id_devolucion`), `webhook` (stock de un producto enviado por una plataforma; `plataforma`), `inventario` (carga inicial; ninguna causa).
-                 * @enum {string}
-                 */
-                origen: "venta" | "actualizacion_venta" | "anulacion_venta" | "devolucion" | "anulacion_devolucion" | "webhook" | "inventario";
-                /** @description La venta cuya creación, edición o anulación movió el stock (`GET /sales/{id}`); null si no fue una venta. En una `liberacion` es el id que habría tenido una venta que no llegó a registrarse. */
-                id_venta: number | null;
-                /** @description La devolución que repuso el stock, o cuya anulación lo volvió a sacar (`GET /returns/{id}`); null si no fue una devolución. */
-                id_devolucion: number | null;
-                /** @description La plataforma de comercio electrónico detrás del movimiento: la de un pedido cuya venta movió el stock (con `id_pedido_plataforma`), o la que envió el stock de un producto (`origen` `webhook`); null si no intervino ninguna. */
-                plataforma: ("woocommerce" | "shopify") | null;
-                /** @description El id del pedido en la plataforma (`727`) cuando la venta de `id_venta` se hizo a partir de un pedido de `plataforma` (su `referencia_externa` es `woo-727` o `shop-727`); null en otro caso. */
-                id_pedido_plataforma: string | null;
-                /** @description Clave interna de la operación que movió el stock: la comparten todos sus movimientos (la reserva de una venta y su liberación, por ejemplo). No es el id de ningún recurso: la causa está en `id_venta`, `id_devolucion`, `plataforma` e `id_pedido_plataforma`. */
-                referencia: string | null;
-            };
-        };
-        EventReturnCreatedOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "return.created";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["ReturnOutput"];
-        };
-        EventReturnAnnulledOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "return.annulled";
-            /** Format: date-time */
-            timestamp: string;
-            data: components["schemas"]["ReturnOutput"];
-        };
-        EventPackageImportedOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "package.imported";
-            /** Format: date-time */
-            timestamp: string;
-            data: {
-                created: number;
-                items: {
-                    id: number;
-                    wr: string;
-                    id_sucursal: number;
-                }[];
-            };
-        };
-        EventExportCompletedOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "export.completed";
-            /** Format: date-time */
-            timestamp: string;
-            data: {
-                id: number;
-                /** @enum {string} */
-                recurso: "sales" | "returns" | "inventory";
-                filtros: {
-                    [key: string]: unknown;
-                };
-                /** @enum {string} */
-                estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
-                objetos: number | null;
-                bytes: number | null;
-                /** Format: date-time */
-                created_at: string;
-                iniciada: string | null;
-                completada: string | null;
-                expira: string | null;
-                error: string | null;
-                descarga: string | null;
-                cursor: string | null;
-            };
-        };
-        EventExportFailedOutput: {
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "export.failed";
-            /** Format: date-time */
-            timestamp: string;
-            data: {
-                id: number;
-                /** @enum {string} */
-                recurso: "sales" | "returns" | "inventory";
-                filtros: {
-                    [key: string]: unknown;
-                };
-                /** @enum {string} */
-                estado: "en_cola" | "procesando" | "completada" | "fallida" | "cancelada";
-                objetos: number | null;
-                bytes: number | null;
-                /** Format: date-time */
-                created_at: string;
-                iniciada: string | null;
-                completada: string | null;
-                expira: string | null;
-                error: string | null;
-                descarga: string | null;
-                cursor: string | null;
-            };
-        };
-        SaleOutput: {
-            id: number;
-            fecha: string;
-            correlativo: string | null;
-            referencia: string | null;
-            referencia_externa: string | null;
-            cotizacion: boolean;
-            /** @enum {string} */
-            estado: "Completada" | "Pendiente" | "Anulada" | "Cotizacion";
-            forma_pago: string | null;
-            total: number;
-            iva: number | null;
-            sub_total: number | null;
-            descuento: number | null;
-            exenta: number;
-            monto_pago: number | null;
-            cambio: number;
-            saldo: number | null;
-            nombre_cliente: string | null;
-            nombre_usuario: string | null;
-            nombre_vendedor: string | null;
-            id_sucursal: number;
-            id_bodega: number;
-            id_documento: number;
-            nombre_documento: string;
-            id_canal: number | null;
-            id_cliente: number | null;
-            fecha_expiracion: string | null;
-            observaciones: string | null;
-            documento_fiscal_emitido: boolean;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-            detalles: {
-                id: number;
-                id_producto: number;
-                codigo: string | null;
-                nombre_producto: string | null;
-                descripcion: string | null;
-                cantidad: number;
-                precio: number;
-                descuento: number;
-                porcentaje_impuesto: number;
-                sub_total: number;
-                iva: number;
-                exenta: number;
-                total: number;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-            }[];
-        };
-        ReturnOutput: {
-            id: number;
-            fecha: string;
-            correlativo: string;
-            /** @enum {string} */
-            tipo: "devolucion" | "descuento_ajuste" | "anulacion_factura";
-            sub_total: number;
-            no_sujeta: number;
-            exenta: number;
-            cuenta_a_terceros: number;
-            total: number;
-            iva: number;
-            iva_retenido: number;
-            descuento: number;
-            observaciones: string;
-            enable: 0 | 1;
-            /** @enum {string} */
-            estado: "Confirmada" | "Anulada";
-            id_venta: number;
-            nombre_cliente: string;
-            nombre_usuario: string;
-            nombre_documento: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-            detalles: {
-                id: number;
-                id_detalle_venta: number;
-                id_producto: number;
-                nombre_producto: string;
-                codigo_producto: string;
-                marca_producto: string;
-                descripcion: string;
-                cantidad: number;
-                precio: number;
-                costo: number;
-                descuento: number;
-                porcentaje_impuesto: number;
-                sub_total: number;
-                iva: number;
-                no_sujeta: number;
-                cuenta_a_terceros: number;
-                exenta: number;
-                total: number;
-                medida: string;
-            }[];
-        };
         /**
          * @example {
          *       "success": false,
@@ -1648,7 +1376,7 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                 "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
@@ -1669,7 +1397,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
+        /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1679,9 +1407,14 @@ export interface components {
                 /**
                  * @example {
                  *       "success": false,
-                 *       "error": "Falta el encabezado Authorization: envíe Authorization: Bearer <API key>",
+                 *       "error": "API key inválido o empresa inactiva",
                  *       "code": 401,
-                 *       "reason": "clave_ausente"
+                 *       "reason": "clave_ausente",
+                 *       "details": {
+                 *         "Authorization": [
+                 *           "Falta el encabezado: envíe Authorization: Bearer <API key>"
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1694,7 +1427,7 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                 "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
@@ -1717,7 +1450,7 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                 "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
@@ -1758,7 +1491,7 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                 "Idempotent-Replayed"?: "true";
                 /** @description Segundos que conviene esperar antes de reintentar. */
                 "Retry-After"?: number;
@@ -1794,7 +1527,7 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                 "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
@@ -1817,7 +1550,7 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                 "Idempotent-Replayed"?: "true";
                 [name: string]: unknown;
             };
@@ -2151,7 +1884,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2282,7 +2015,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2421,7 +2154,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2437,7 +2170,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2607,7 +2340,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["SaleOutput"][];
+                        data: components["schemas"]["Sale"][];
                         pagination: components["schemas"]["Pagination"] | components["schemas"]["CursorPagination"];
                         meta: components["schemas"]["Meta"];
                     };
@@ -2632,7 +2365,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2640,7 +2373,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2688,7 +2421,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -2761,7 +2494,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2831,7 +2564,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["SaleOutput"];
+                        data: components["schemas"]["Sale"];
                         meta: {
                             empresa: string;
                             /** Format: date-time */
@@ -2852,7 +2585,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Location: components["headers"]["Location"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2922,7 +2655,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["SaleOutput"];
+                        data: components["schemas"]["Sale"];
                         meta: {
                             empresa: string;
                             /** Format: date-time */
@@ -2942,7 +2675,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -2958,7 +2691,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     /** @description Segundos que conviene esperar antes de reintentar. */
                     "Retry-After"?: number;
@@ -2996,7 +2729,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3019,7 +2752,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3156,7 +2889,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3263,7 +2996,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["SaleOutput"];
+                        data: components["schemas"]["Sale"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -3289,7 +3022,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3323,7 +3056,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -3438,7 +3171,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["SaleOutput"];
+                        data: components["schemas"]["Sale"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -3450,7 +3183,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3466,7 +3199,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3491,7 +3224,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3514,7 +3247,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3583,7 +3316,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -3677,7 +3410,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3836,7 +3569,7 @@ export interface operations {
                                 referencia_externa: string;
                                 /** @description El estado HTTP que `POST /sales` habría respondido a esta venta sola. */
                                 status: number;
-                                data?: components["schemas"]["SaleOutput"];
+                                data?: components["schemas"]["Sale"];
                             }[];
                             /** @description Ventas creadas (status 201). */
                             creadas: number;
@@ -3856,7 +3589,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -3885,7 +3618,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     /** @description Segundos que conviene esperar antes de reintentar. */
                     "Retry-After"?: number;
@@ -3964,7 +3697,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["ReturnOutput"][];
+                        data: components["schemas"]["Return"][];
                         pagination: components["schemas"]["Pagination"] | components["schemas"]["CursorPagination"];
                         meta: components["schemas"]["Meta"];
                     };
@@ -3989,7 +3722,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4093,7 +3826,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4208,7 +3941,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["ReturnOutput"];
+                        data: components["schemas"]["Return"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -4232,7 +3965,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4261,7 +3994,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4291,7 +4024,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -4360,7 +4093,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4414,7 +4147,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4422,7 +4155,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4432,9 +4165,14 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "error": "Falta el encabezado Authorization: envíe Authorization: Bearer <API key>",
+                     *       "error": "API key inválido o empresa inactiva",
                      *       "code": 401,
-                     *       "reason": "clave_ausente"
+                     *       "reason": "clave_ausente",
+                     *       "details": {
+                     *         "Authorization": [
+                     *           "Falta el encabezado: envíe Authorization: Bearer <API key>"
+                     *         ]
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4448,7 +4186,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4472,7 +4210,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4572,7 +4310,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4593,7 +4331,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Sin encabezado `Authorization` (`clave_ausente`: «Falta el encabezado Authorization: envíe Authorization: Bearer <API key>»), con uno que no es `Bearer <API key>` (`clave_malformada`: «El encabezado Authorization debe ser «Bearer» seguido del API key»), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`: «API key inválido o empresa inactiva»). Lleva `WWW-Authenticate: Bearer`. */
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4741,7 +4479,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -4779,7 +4517,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Location: components["headers"]["Location"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4838,7 +4576,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4939,7 +4677,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5033,7 +4771,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5143,7 +4881,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5169,7 +4907,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5190,7 +4928,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -5203,7 +4941,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /** @example {} */
                 "application/json": Record<string, never>;
@@ -5217,7 +4955,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5257,7 +4995,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5291,7 +5029,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -5304,7 +5042,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /** @example {} */
                 "application/json": Record<string, never>;
@@ -5320,7 +5058,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
                     Location?: string;
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5365,7 +5103,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5478,7 +5216,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -5514,7 +5252,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
                     Location?: string;
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5556,7 +5294,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -5863,7 +5601,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -6234,7 +5972,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -6385,7 +6123,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
-                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
                  *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
                  *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
                  *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
@@ -6468,7 +6206,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     /** @description Ruta del recurso creado, p. ej. `/api/external/v1/sales/42`. */
                     Location?: string;
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -6536,7 +6274,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     /** @description Segundos que conviene esperar antes de reintentar. */
                     "Retry-After"?: number;
@@ -6564,7 +6302,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -6680,7 +6418,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -6789,7 +6527,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -6865,7 +6603,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -6888,7 +6626,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     /** @description Segundos que conviene esperar antes de reintentar. */
                     "Retry-After"?: number;
@@ -6914,7 +6652,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };

@@ -4,7 +4,7 @@ import { REASONS, REASON_VALUES } from './errors';
 /** Base path of the partner API. */
 export const API_BASE = '/api/external/v1';
 /** Version the interface description carries. */
-export const API_VERSION = '1.6.0';
+export const API_VERSION = '1.7.0';
 
 /** A query-string integer: digits only (no "1e3", no "1.0"), then bounds. */
 export function queryInt(bounds: { min?: number; max?: number } = {}) {
