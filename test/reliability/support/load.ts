@@ -26,6 +26,9 @@ export interface SaleRecord {
   /** Set once an attempt answered 2xx. */
   id?: number;
   acked: boolean;
+  /** When its first attempt was sent and when it was acknowledged (epoch ms), for a failed check's evidence. */
+  sentAt?: number;
+  ackedAt?: number;
   estado: string;
   bodega: number;
   lines: LineRecord[];
@@ -35,6 +38,8 @@ export interface SaleRecord {
   lineIds?: Record<number, number>;
   /** Last update (or annulment) answered 2xx: what the sale must look like; `uncertain` when a later one got no answer. */
   expected?: { estado: string; lines: LineRecord[] };
+  /** When that last update or annulment was acknowledged (epoch ms). */
+  changedAt?: number;
   uncertain?: boolean;
   busy?: boolean;
   /** A return was asked for it: it is no longer updated or annulled by the load. */
@@ -47,6 +52,8 @@ export interface ReturnRecord {
   id_venta: number;
   acked: boolean;
   id?: number;
+  sentAt?: number;
+  ackedAt?: number;
   lines: LineRecord[];
 }
 
@@ -56,6 +63,9 @@ export interface OrderRecord {
   referencia: string;
   /** At least one delivery answered 200 (stored). */
   acked: boolean;
+  sentAt?: number;
+  /** When the first delivery answered 200 (epoch ms). */
+  ackedAt?: number;
   lines: LineRecord[];
 }
 
@@ -66,6 +76,8 @@ export interface ProductUpdateRecord {
   referencia: string;
   /** At least one delivery answered 200 (stored). */
   acked: boolean;
+  sentAt?: number;
+  ackedAt?: number;
 }
 
 export interface PackageRecord {
@@ -73,6 +85,8 @@ export interface PackageRecord {
   wr: string;
   acked: boolean;
   id?: number;
+  sentAt?: number;
+  ackedAt?: number;
 }
 
 /** What the load was told was done: the invariants check every acknowledged write is there. */
@@ -273,6 +287,7 @@ export class Load {
       bodega,
       lines,
       body,
+      sentAt: Date.now(),
     };
     this.ledger.sales.set(`${empresa}:${referencia}`, record);
     const op = empresa === 's' ? 'POST /sales (no oversell)' : 'POST /sales';
@@ -285,6 +300,7 @@ export class Load {
     if (res.status === 0) return;
     const data = res.body?.data;
     record.acked = true;
+    record.ackedAt = Date.now();
     record.id = data?.id;
     record.lineIds = Object.fromEntries(
       ((data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]),
@@ -329,6 +345,7 @@ export class Load {
       const res = await this.send(op, `${API}/sales/${record.id}`, { method: 'PUT', key: c.key, json: body });
       if (res.status === 200) {
         record.expected = { estado: convert ? 'Completada' : current.estado, lines };
+        record.changedAt = Date.now();
         record.uncertain = false;
         record.lineIds = Object.fromEntries(
           ((res.body?.data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]),
@@ -372,6 +389,7 @@ export class Load {
       );
       if (done === 'done') {
         record.expected = { estado: 'Anulada', lines: (record.expected ?? record).lines };
+        record.changedAt = Date.now();
         record.uncertain = false;
       } else if (done === 'unknown') {
         record.uncertain = true;
@@ -404,6 +422,7 @@ export class Load {
       referencia: `${this.options.runId}-D${++this.counter}`,
       id_venta: sale.id!,
       acked: false,
+      sentAt: Date.now(),
       lines: [{ id_producto: line.id_producto, cantidad: 1 }],
     };
     this.ledger.returns.set(`${sale.empresa}:${record.referencia}`, record);
@@ -422,6 +441,7 @@ export class Load {
         { requestId: `return-${record.referencia}` },
       );
       record.acked = true;
+      record.ackedAt = Date.now();
       record.id = reply.devolucion.id;
     });
   }
@@ -454,6 +474,7 @@ export class Load {
       referencia: `${this.options.runId}-D${++this.counter}`,
       id_venta: sale.id!,
       acked: false,
+      sentAt: Date.now(),
       lines: [{ ...line }],
     };
     this.ledger.returns.set(`${sale.empresa}:${record.referencia}`, record);
@@ -474,6 +495,7 @@ export class Load {
           { requestId: `return-${record.referencia}` },
         );
         record.acked = true;
+        record.ackedAt = Date.now();
         record.id = reply.devolucion.id;
       },
       true,
@@ -542,7 +564,7 @@ export class Load {
       })),
     });
     const body = JSON.stringify(order);
-    const record: OrderRecord = { empresa, referencia: `woo-${id}`, acked: false, lines };
+    const record: OrderRecord = { empresa, referencia: `woo-${id}`, acked: false, sentAt: Date.now(), lines };
     this.ledger.orders.set(`${empresa}:${record.referencia}`, record);
     await this.deliverTimes(
       record,
@@ -576,7 +598,7 @@ export class Load {
         date_modified_gmt: new Date(Date.UTC(2026, 0, 1) + version * 1_000).toISOString().slice(0, 19),
       }),
     );
-    const record: ProductUpdateRecord = { empresa, referencia: `woo-producto-${platformId}`, acked: false };
+    const record: ProductUpdateRecord = { empresa, referencia: `woo-producto-${platformId}`, acked: false, sentAt: Date.now() };
     this.ledger.productUpdates.push(record);
     await this.deliverTimes(
       record,
@@ -604,7 +626,7 @@ export class Load {
         price: '10.00',
       })),
     });
-    const record: OrderRecord = { empresa, referencia: `shop-${id}`, acked: false, lines };
+    const record: OrderRecord = { empresa, referencia: `shop-${id}`, acked: false, sentAt: Date.now(), lines };
     this.ledger.orders.set(`${empresa}:${record.referencia}`, record);
     const eventId = `evt-${this.options.runId}-${id}`;
     await this.deliverTimes(
@@ -617,7 +639,7 @@ export class Load {
   }
 
   private async deliverTimes(
-    record: { acked: boolean },
+    record: { acked: boolean; ackedAt?: number },
     path: string,
     body: string,
     headers: () => Record<string, string>,
@@ -626,7 +648,10 @@ export class Load {
     const times = 1 + Math.floor(this.random() * 3);
     const deliver = async () => {
       const res = await this.send(op, path, { method: 'POST', body, headers: headers() });
-      if (res.status === 200) record.acked = true;
+      if (res.status === 200) {
+        record.acked = true;
+        record.ackedAt ??= Date.now();
+      }
       return res.status;
     };
     const statuses = this.random() < 0.3 ? await Promise.all(Array.from({ length: times }, deliver)) : await sequential(times, deliver);
@@ -655,12 +680,14 @@ export class Load {
       ...(i % 2 === 0 ? { sucursal: 'Sucursal Centro' } : { id_sucursal: c.sucursales.norte }),
     }));
     for (const wr of wrs)
-      if (!this.ledger.packages.has(`${empresa}:${wr}`)) this.ledger.packages.set(`${empresa}:${wr}`, { empresa, wr, acked: false });
+      if (!this.ledger.packages.has(`${empresa}:${wr}`))
+        this.ledger.packages.set(`${empresa}:${wr}`, { empresa, wr, acked: false, sentAt: Date.now() });
     const res = await this.send('POST /packages/import', `${API}/packages/import`, { method: 'POST', key: c.key, json: { packages } });
     if (res.status !== 200) return this.tally.fail('POST /packages/import');
     for (const item of (res.body?.items ?? []) as Array<{ wr: string; id: number }>) {
       const record = this.ledger.packages.get(`${empresa}:${item.wr}`)!;
       record.acked = true;
+      record.ackedAt ??= Date.now();
       record.id ??= item.id;
     }
     if ((res.body?.errors ?? []).length > 0) this.tally.fail('POST /packages/import');

@@ -3,10 +3,11 @@ import type { Bus } from '@erp/bus';
 import { streamName } from '@erp/contracts';
 import { ALL_SERVICES, type Cluster, type Replica } from './cluster';
 import { ExportRequests, checkExports } from './exports';
+import { ChaosPlan, FaultLog, type FaultRecord } from './faults';
 import { INITIAL_CORRELATIVES, type Company, type CompanyRef } from './fixture';
 import { Tally, call } from './http';
 import { checkInvariants, settle, type InvariantResult } from './invariants';
-import { Load } from './load';
+import { Load, type LoadLedger } from './load';
 import { checkPartnerEvents, type EventReceiver } from './partner-events';
 import { CHAOS_PREFIX, type PrivateInfra } from './private-infra';
 import { sleep } from './wait';
@@ -45,6 +46,10 @@ export interface ScenarioResult {
   /** Problems of the scenario itself (a failed request where none may fail, memory growth, …). */
   problems: string[];
   figures: Record<string, string | number>;
+  /** The crash phase's seed, every step it took with its time, and what its load was told was done: a failed check's evidence. */
+  seed?: number;
+  faults?: FaultRecord[];
+  ledger?: LoadLedger;
 }
 
 async function finish(
@@ -96,7 +101,7 @@ async function replaceCrashed(ctx: ChaosContext, problems: string[], event: (lin
   }
 }
 
-function newLoad(ctx: ChaosContext, runId: string, workers: number): Load {
+function newLoad(ctx: ChaosContext, runId: string, workers: number, seed?: number): Load {
   return new Load({
     gateways: ctx.rotation.list,
     companies: ctx.companies,
@@ -106,32 +111,61 @@ function newLoad(ctx: ChaosContext, runId: string, workers: number): Load {
     updates: ctx.updates,
     admin: ctx.admin,
     attempts: 12,
+    ...(seed !== undefined ? { seed } : {}),
   });
 }
 
 /**
  * Crash faults under a steady mixed load: SIGKILL to each service in turn (both sales replicas
- * at once as well), then NATS, Redis and Postgres restarted. A killed replica is started again
- * (a new gateway takes the dead one's place in the rotation).
+ * at once as well), NATS (a node, the events stream's leader, the meta leader, two nodes in turn,
+ * a node partitioned away, quorum lost), Redis and each Postgres server restarted. A killed
+ * replica is started again (a new gateway takes the dead one's place in the rotation).
+ *
+ * The seed shapes the phase (ChaosPlan): the order of all these faults, the pause after each
+ * (half to one and a half times `pauseMs`), how long each process stays down, the partition's and
+ * the quorum loss's length, whether a service replica is also killed in the middle of a NATS,
+ * Redis or Postgres fault (and when), the export requests' pace and the load's mix. Every step is
+ * recorded with its time in the result's `faults`, and the load's ledger keeps when each write was
+ * acknowledged, so a failed check can name the faults around its items.
  */
-export async function crashScenario(ctx: ChaosContext, options: { pauseMs: number }): Promise<ScenarioResult> {
+export async function crashScenario(ctx: ChaosContext, options: { pauseMs: number; seed: number }): Promise<ScenarioResult> {
+  const plan = new ChaosPlan(options.seed, options.pauseMs);
+  const faults = new FaultLog();
   const events: string[] = [];
   const problems: string[] = [];
-  const load = newLoad(ctx, 'crash', 8);
+  const load = newLoad(ctx, 'crash', 8, plan.loadSeed);
   // Partners taking bulk exports through every fault: each completed one is checked as a snapshot.
-  const exports = new ExportRequests(ctx.rotation.list, Object.values(ctx.companies));
-  const event = (line: string) => {
+  const exports = new ExportRequests(ctx.rotation.list, Object.values(ctx.companies), plan.exportEveryMs);
+  const event = (line: string, kind: FaultRecord['kind'] = 'recovery') => {
     events.push(line);
+    faults.record(kind, line);
     ctx.log(`crash: ${line}`);
   };
+  /** A fault that lasts: recorded when it begins, its end marked when `run` resolves. */
+  const fault = async (what: string, run: () => Promise<void>) => {
+    events.push(what);
+    ctx.log(`crash: ${what}`);
+    const end = faults.record('fault', what);
+    try {
+      await run();
+    } finally {
+      end();
+    }
+  };
+  const crashed = (line: string) => event(line, 'fault');
+  event(`seed ${options.seed}: the load's mix ${plan.loadSeed}, an export asked for every ${plan.exportEveryMs} ms`, 'note');
   load.start();
   exports.start();
-  await sleep(options.pauseMs);
+  await sleep(plan.pause());
 
+  /** SIGKILL to the replicas at once, down for a drawn while, then each started again (the gateway's rotation follows). */
   const killAndRestart = async (replicas: Replica[]) => {
-    event(`kill -9 ${replicas.map((r) => r.label).join(' and ')}`);
-    await Promise.all(replicas.map((r) => ctx.cluster.signal(r, 'SIGKILL')));
-    await sleep(1_000);
+    const labels = replicas.map((r) => r.label).join(' and ');
+    const downMs = plan.between(500, 3_000);
+    await fault(`kill -9 ${labels}, down ${downMs} ms`, async () => {
+      await Promise.all(replicas.map((r) => ctx.cluster.signal(r, 'SIGKILL')));
+      await sleep(downMs);
+    });
     for (const r of replicas) {
       const successor = await ctx.cluster.start(r.name);
       if (r.url) {
@@ -140,84 +174,146 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
       }
       event(`${successor.label} started in its place`);
     }
-    await sleep(options.pauseMs);
-    await replaceCrashed(ctx, problems, event, `after kill -9 of ${replicas.map((r) => r.label).join(' and ')}`);
   };
-  for (const name of ALL_SERVICES) {
-    const replicas = ctx.cluster.of(name);
-    await killAndRestart([replicas[0]!]);
-  }
-  const sales = ctx.cluster.of('sales');
-  if (sales.length >= 2) await killAndRestart(sales.slice(0, 2));
 
   const { infra } = ctx;
   const stream = streamName(CHAOS_PREFIX);
   const nodeName = (i: number) => infra.nats[i]!.name;
-  const faults: Array<[string, () => Promise<void>]> = [
-    [`NATS node ${nodeName(0)} killed and restarted`, () => infra.restartNats(0)],
-    [
-      'the NATS node leading the events stream killed and restarted',
-      async () => {
+  const down = () => plan.between(1_000, 4_000);
+  type Step = { what: string; infra: boolean; run: () => Promise<void> };
+  const steps: Step[] = [];
+  for (const name of ALL_SERVICES)
+    steps.push({ what: `kill -9 of one ${name} replica`, infra: false, run: () => killAndRestart([ctx.cluster.of(name)[0]!]) });
+  steps.push({
+    what: 'kill -9 of both sales replicas at once',
+    infra: false,
+    run: async () => {
+      const sales = ctx.cluster.of('sales');
+      if (sales.length >= 2) await killAndRestart(sales.slice(0, 2));
+    },
+  });
+  const restartNats = (i: number, what: string) => {
+    const ms = down();
+    return fault(`${what}: ${nodeName(i)} killed, down ${ms} ms, restarted`, () => infra.restartNats(i, ms));
+  };
+  steps.push(
+    { what: 'a NATS node killed and restarted', infra: true, run: () => restartNats(0, 'a NATS node') },
+    {
+      what: 'the NATS node leading the events stream killed and restarted',
+      infra: true,
+      run: async () => {
         const { stream: leader } = await infra.leaders(stream);
-        event(`  (${nodeName(leader)} leads ${stream})`);
-        await infra.restartNats(leader);
+        await restartNats(leader, `the NATS node leading ${stream}`);
       },
-    ],
-    [
-      'the JetStream meta leader killed and restarted',
-      async () => {
+    },
+    {
+      what: 'the JetStream meta leader killed and restarted',
+      infra: true,
+      run: async () => {
         const { meta } = await infra.leaders(stream);
-        event(`  (${nodeName(meta)} is the meta leader)`);
-        await infra.restartNats(meta);
+        await restartNats(meta, 'the JetStream meta leader');
       },
-    ],
-    [
-      `NATS nodes ${nodeName(1)} then ${nodeName(2)} killed and restarted, the cluster recovering between them`,
-      async () => {
-        await infra.restartNats(1);
+    },
+    {
+      what: 'two NATS nodes killed and restarted in turn',
+      infra: true,
+      run: async () => {
+        await restartNats(1, 'the first of two NATS nodes in turn');
         await infra.waitNatsCurrent(60_000);
-        await sleep(options.pauseMs);
-        await infra.restartNats(2);
+        event(`  ${nodeName(1)} current again`);
+        await sleep(plan.pause());
+        await restartNats(2, 'the second of two NATS nodes in turn');
       },
-    ],
-    [
-      `NATS node ${nodeName(0)} partitioned away: SIGSTOP for 10 s (past the cluster's heartbeats), then SIGCONT`,
-      async () => {
-        infra.nats[0]!.pause();
-        await sleep(10_000);
-        infra.nats[0]!.resume();
+    },
+    {
+      what: 'a NATS node partitioned away',
+      infra: true,
+      run: async () => {
+        // Past the cluster's heartbeats: the others take it for gone.
+        const ms = plan.between(9_000, 15_000);
+        await fault(`NATS node ${nodeName(0)} partitioned away: SIGSTOP for ${ms} ms, then SIGCONT`, async () => {
+          infra.nats[0]!.pause();
+          await sleep(ms);
+          infra.nats[0]!.resume();
+        });
       },
-    ],
-    [
-      `quorum lost: NATS nodes ${nodeName(1)} and ${nodeName(2)} down together for 8 s`,
-      async () => {
+    },
+    {
+      what: 'quorum lost',
+      infra: true,
+      run: async () => {
+        const ms = plan.between(5_000, 12_000);
         const before = load.tally.snapshot();
-        await Promise.all([infra.nats[1]!.kill(), infra.nats[2]!.kill()]);
-        await sleep(8_000);
-        event(`  answered while quorum was lost: ${JSON.stringify(load.tally.since(before))}`);
-        await Promise.all([infra.startNats(1), infra.startNats(2)]);
+        await fault(`quorum lost: NATS nodes ${nodeName(1)} and ${nodeName(2)} down together for ${ms} ms`, async () => {
+          await Promise.all([infra.nats[1]!.kill(), infra.nats[2]!.kill()]);
+          await sleep(ms);
+          event(`  answered while quorum was lost: ${JSON.stringify(load.tally.since(before))}`, 'note');
+          await Promise.all([infra.startNats(1), infra.startNats(2)]);
+        });
       },
-    ],
-    ['Redis killed and restarted', () => infra.restartRedis()],
-    ['Postgres (every schema but sales) killed and restarted', () => infra.postgres.restart()],
-    ['Postgres of the sales schema killed and restarted', () => infra.salesPostgres.restart()],
-  ];
-  for (const [what, fault] of faults) {
-    event(what);
-    await fault();
+    },
+    {
+      what: 'Redis killed and restarted',
+      infra: true,
+      run: () => {
+        const ms = down();
+        return fault(`Redis killed, down ${ms} ms, restarted`, () => infra.restartRedis(ms));
+      },
+    },
+    {
+      what: 'Postgres (every schema but sales) killed and restarted',
+      infra: true,
+      run: () => {
+        const ms = down();
+        return fault(`Postgres (every schema but sales) killed, down ${ms} ms, restarted`, () => infra.postgres.restart(ms));
+      },
+    },
+    {
+      what: 'Postgres of the sales schema killed and restarted',
+      infra: true,
+      run: () => {
+        const ms = down();
+        return fault(`Postgres of the sales schema killed, down ${ms} ms, restarted`, () => infra.salesPostgres.restart(ms));
+      },
+    },
+  );
+
+  for (const step of plan.shuffle(steps)) {
+    // Sometimes a service replica dies in the middle of a dependency's fault, at a drawn moment.
+    const overlap = step.infra && plan.chance(0.3) ? { name: plan.shuffle(ALL_SERVICES)[0]!, afterMs: plan.between(0, 3_000) } : undefined;
+    const during = overlap
+      ? (async () => {
+          await sleep(overlap.afterMs);
+          const victim = ctx.cluster.of(overlap.name)[0];
+          if (victim) await killAndRestart([victim]);
+        })()
+      : Promise.resolve();
+    if (overlap) event(`(${overlap.name} replica to be killed ${overlap.afterMs} ms into the next fault)`, 'note');
     try {
+      // Both to their end before going on, whichever failed.
+      const [ran, overlapped] = await Promise.allSettled([step.run(), during]);
+      for (const r of [ran, overlapped]) if (r.status === 'rejected') throw r.reason;
       await infra.waitNatsCurrent(120_000);
       await ctx.cluster.waitAllReady(120_000);
     } catch (err) {
-      problems.push(`after "${what}": ${(err as Error).message}`);
+      problems.push(`after "${step.what}": ${(err as Error).message}`);
     }
-    await sleep(options.pauseMs);
-    await replaceCrashed(ctx, problems, event, `after "${what}"`);
+    await sleep(plan.pause());
+    await replaceCrashed(ctx, problems, crashed, `after "${step.what}"`);
     event('  every replica ready again, every NATS node current');
   }
   await Promise.all([load.stop(), exports.stop()]);
-  await replaceCrashed(ctx, problems, event, 'at the end of the faults');
-  return finish(ctx, 'crash faults', load, events, problems, { 'service processes started so far': ctx.cluster.startedCount }, exports);
+  await replaceCrashed(ctx, problems, crashed, 'at the end of the faults');
+  const result = await finish(
+    ctx,
+    'crash faults',
+    load,
+    events,
+    problems,
+    { seed: options.seed, 'service processes started so far': ctx.cluster.startedCount },
+    exports,
+  );
+  return { ...result, seed: options.seed, faults: faults.entries, ledger: load.ledger };
 }
 
 /**
