@@ -42,9 +42,23 @@ interface Route {
 }
 
 /**
+ * The document as this server is held to it: its answers' objects closed. The published document
+ * lets answers gain fields in a later 1.x, so clients accept them; this server's own answers must
+ * still carry only what the document describes, or a field would ship undocumented.
+ */
+function closeObjects(node: Json): Json {
+  if (Array.isArray(node)) return node.map(closeObjects);
+  if (node === null || typeof node !== 'object') return node;
+  const closed = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, closeObjects(value)]));
+  if (closed.type === 'object' && closed.properties && !('additionalProperties' in closed)) closed.additionalProperties = false;
+  return closed;
+}
+
+/**
  * The OpenAPI documents the gateway serves (the partner API's and the webhooks'), compiled for checking responses: status declared,
  * headers declared (required ones present, values of the declared type, no undeclared `X-`
- * header), body valid against the declared schema (JSON Schema 2020-12, formats included).
+ * header), body valid against the declared schema (JSON Schema 2020-12, formats included), with
+ * no field the document does not describe.
  */
 export class Contract {
   private readonly ajv: Ajv2020;
@@ -59,7 +73,7 @@ export class Contract {
   ) {
     this.ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(this.ajv);
-    this.documents = { openapi: document, webhooks };
+    this.documents = { openapi: closeObjects(document), webhooks: closeObjects(webhooks) };
     // A document is not a JSON Schema itself: skip the meta-schema check, resolve pointers into it.
     for (const [id, doc] of Object.entries(this.documents)) this.ajv.addSchema(doc, id, undefined, false);
     this.routes = Object.entries(this.documents)

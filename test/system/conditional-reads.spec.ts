@@ -55,9 +55,9 @@ describe('compressed and conditional reads', () => {
   let paths: string[];
   const now = Date.UTC(2026, 10, 21, 14, 20, 0);
   const counterKey = async () => {
-    const sql = "select id from gateway.api_keys where key_hash = sha256(convert_to($1, 'UTF8'))";
+    const sql = "select empresa_id as id from gateway.api_keys where key_hash = sha256(convert_to($1, 'UTF8'))";
     const [{ id }] = (await stack.query<{ id: number }>(sql, [KEY])) as [{ id: number }];
-    return `${stack.iso.redisKeyPrefix}:rl:${id}:${Math.floor(now / HOUR) * 3600}`;
+    return `${stack.iso.redisKeyPrefix}:rl:empresa:${id}:${Math.floor(now / HOUR) * 3600}`;
   };
 
   beforeAll(async () => {

@@ -149,6 +149,23 @@ describe('responses against the OpenAPI document', () => {
     expect(
       await statuses([get('/system/rate-limit'), get('/system/rate-limit', null), get('/system/rate-limit', 'not_a_key_0123456789')]),
     ).toEqual([200, 401, 401]);
+
+    const made = await send('POST', '/api-keys', { nombre: 'Contrato', alcances: ['sales:read'] });
+    expect(made.status).toBe(201);
+    const madeKey = (await json(made)).data as { id: number; key: string };
+    expect(
+      await statuses([
+        get('/api-keys'),
+        send('POST', '/api-keys', { nombre: 'x', alcances: ['ventas:todo'] }),
+        get('/inventory', madeKey.key),
+        send('POST', `/api-keys/${madeKey.id}/rotate`, { gracia_segundos: 0 }),
+        send('POST', '/api-keys/999999/rotate', {}),
+      ]),
+    ).toEqual([200, 422, 403, 201, 404]);
+    const last = (await json(await get('/api-keys'))).data.at(-1) as { id: number };
+    expect(
+      await statuses([stack.api(`${API}/api-keys/${last.id}`, { key: SALES_KEY_A, method: 'DELETE' }), get('/sales', madeKey.key)]),
+    ).toEqual([200, 401]);
     expect(
       await statuses([get('/branches'), get('/document-types'), get('/channels'), get('/customers?q=a'), get('/customers?per_page=0')]),
     ).toEqual([200, 200, 200, 200, 400]);
@@ -205,6 +222,8 @@ describe('responses against the OpenAPI document', () => {
           current_limit_type: 'standard',
           empresa_id: 1,
           empresa_nombre: 'Empresa A',
+          alcances: ['sales:write'],
+          expira_el: null,
         },
         meta: { empresa: 'Empresa A', timestamp: '2026-01-01T00:00:00.000Z', filters_applied: {} },
       }),

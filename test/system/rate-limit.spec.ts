@@ -5,14 +5,18 @@ const HOUR = 3_600_000;
 const path = '/api/external/v1/system/rate-limit';
 const dated = `${path}?fecha_inicio=2026-01-01&fecha_fin=2026-01-31`;
 
-describe('hourly rate limit per API key', () => {
+describe('hourly rate limit per company', () => {
   let stack: Stack;
   let redis: Redis;
   let now = Date.UTC(2026, 10, 21, 14, 20, 0);
   const windowStart = () => Math.floor(now / HOUR) * 3600;
   const keyId = async (key: string) =>
-    (await stack.query<{ id: number }>("select id from gateway.api_keys where key_hash = sha256(convert_to($1, 'UTF8'))", [key]))[0]!.id;
-  const counterKey = async (key: string) => `${stack.iso.redisKeyPrefix}:rl:${await keyId(key)}:${windowStart()}`;
+    (
+      await stack.query<{ id: number }>("select empresa_id as id from gateway.api_keys where key_hash = sha256(convert_to($1, 'UTF8'))", [
+        key,
+      ])
+    )[0]!.id;
+  const counterKey = async (key: string) => `${stack.iso.redisKeyPrefix}:rl:empresa:${await keyId(key)}:${windowStart()}`;
 
   beforeAll(async () => {
     stack = await Stack.start({ services: ['gateway', 'inventory'], gatewayOptions: { clock: () => now } });
@@ -39,6 +43,9 @@ describe('hourly rate limit per API key', () => {
       limits: { standard: 1000, with_date_filters: 2000 },
       current_limit_type: 'standard',
       empresa_nombre: 'Empresa A',
+      // A key made before scopes existed keeps every one of them, and never expires.
+      alcances: ['sales:write', 'inventory:write', 'returns:write', 'packages:write', 'events:write', 'exports:write', 'keys:write'],
+      expira_el: null,
     });
     const notFound = await stack.api('/api/external/v1/inventory/999999', { key: KEY_A });
     expect(notFound.status).toBe(404);

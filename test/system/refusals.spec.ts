@@ -226,10 +226,11 @@ describe('refusals: strict input and a machine-readable reason', () => {
     });
 
     it('the hourly quota spent: 429 cuota_excedida', async () => {
-      const [row] = await stack.query<{ id: number }>("select id from gateway.api_keys where key_hash = sha256(convert_to($1, 'UTF8'))", [
-        SALES_KEY_B,
-      ]);
-      await redis.set(`${stack.iso.redisKeyPrefix}:rl:${row!.id}:${Math.floor(now / HOUR) * 3600}`, '1000');
+      const [row] = await stack.query<{ id: number }>(
+        "select empresa_id as id from gateway.api_keys where key_hash = sha256(convert_to($1, 'UTF8'))",
+        [SALES_KEY_B],
+      );
+      await redis.set(`${stack.iso.redisKeyPrefix}:rl:empresa:${row!.id}:${Math.floor(now / HOUR) * 3600}`, '1000');
       const res = await get('/sales', SALES_KEY_B);
       expect(res.status).toBe(429);
       expect(await json(res)).toMatchObject({ code: 429, reason: 'cuota_excedida' });

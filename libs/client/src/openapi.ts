@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Productos con su stock por bodega: filtros, orden y paginación */
+        /**
+         * Productos con su stock por bodega: filtros, orden y paginación
+         * @description Alcance: `inventory:read`.
+         */
         get: operations["getInventory"];
         put?: never;
         post?: never;
@@ -28,7 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Resumen del inventario: productos, stock, valor y categorías */
+        /**
+         * Resumen del inventario: productos, stock, valor y categorías
+         * @description Alcance: `inventory:read`.
+         */
         get: operations["getInventorySummary"];
         put?: never;
         post?: never;
@@ -45,7 +51,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Un producto con su stock por bodega */
+        /**
+         * Un producto con su stock por bodega
+         * @description Alcance: `inventory:read`.
+         */
         get: operations["getInventoryById"];
         put?: never;
         post?: never;
@@ -62,7 +71,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Ventas con sus líneas: filtros por fecha y estado, orden y paginación */
+        /**
+         * Ventas con sus líneas: filtros por fecha y estado, orden y paginación
+         * @description Alcance: `sales:read`.
+         */
         get: operations["getSales"];
         put?: never;
         /**
@@ -75,6 +87,8 @@ export interface paths {
          *     - `Pagada` se guarda como `Completada` con `monto_pago` igual al total por omisión; `Cotizacion` no mueve stock.
          *
          *     Cuando responde, el stock ya está descontado en `GET /inventory`.
+         *
+         *     Alcance: `sales:write`.
          */
         post: operations["postSales"];
         delete?: never;
@@ -90,7 +104,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Resumen de ventas: cantidad, totales, promedio y desglose por estado */
+        /**
+         * Resumen de ventas: cantidad, totales, promedio y desglose por estado
+         * @description Alcance: `sales:read`.
+         */
         get: operations["getSalesSummary"];
         put?: never;
         post?: never;
@@ -107,7 +124,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Una venta con sus líneas */
+        /**
+         * Una venta con sus líneas
+         * @description Alcance: `sales:read`.
+         */
         get: operations["getSalesById"];
         /**
          * Modifica una venta Pendiente o una cotización: los campos omitidos conservan su valor y el stock se mueve por la diferencia
@@ -118,6 +138,8 @@ export interface paths {
          *     - `Pendiente` requiere `id_cliente`, dentro de su límite de crédito; `id_canal` es obligatorio salvo en cotizaciones. `null` borra `id_cliente`, `fecha_expiracion`, `forma_pago`, `observaciones`, `monto_pago` y `cambio`.
          *
          *     Cuando responde, el stock ya está movido en `GET /inventory`.
+         *
+         *     Alcance: `sales:write`.
          */
         put: operations["putSalesById"];
         post?: never;
@@ -143,6 +165,8 @@ export interface paths {
          *     - `resultados[i]` dice lo que `POST /sales` habría respondido a `ventas[i]`: `status` 201 con la venta creada en `data`, 200 si ya existía con ese cuerpo, o el estado y los campos del error (`error`, `code`, `details`) de esa venta sola (422 si no cumple las reglas, 409 si su referencia ya la usa otra venta con otro cuerpo…).
          *     - Reintentar el lote entero es seguro: las ventas ya hechas responden 200. Si el servicio de ventas deja de responder a mitad del lote, las ventas sin respuesta llevan 503 o 504 (pueden haberse aplicado o no) y el reintento las resuelve.
          *     - Un cuerpo que no es `{ventas: [...]}`, con 0 o más de 100 ventas, o una venta sin `referencia_externa`, es 400 con `details` que nombran la venta (`ventas.3.referencia_externa`); no se crea nada.
+         *
+         *     Alcance: `sales:write`.
          */
         post: operations["postSalesBatch"];
         delete?: never;
@@ -164,6 +188,8 @@ export interface paths {
          *     - `id_venta` deja solo las devoluciones de esa venta.
          *     - Orden: `fecha` descendente y, a igual fecha, `id` descendente.
          *     - `enable` es 1 y `estado` `Confirmada` mientras la devolución está activa; 0 y `Anulada` una vez anulada.
+         *
+         *     Alcance: `returns:read`.
          */
         get: operations["getReturns"];
         put?: never;
@@ -181,7 +207,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Resumen de las devoluciones activas: cantidad, totales, promedio y desglose por tipo */
+        /**
+         * Resumen de las devoluciones activas: cantidad, totales, promedio y desglose por tipo
+         * @description Alcance: `returns:read`.
+         */
         get: operations["getReturnsSummary"];
         put?: never;
         post?: never;
@@ -198,7 +227,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Una devolución con sus líneas */
+        /**
+         * Una devolución con sus líneas
+         * @description Alcance: `returns:read`.
+         */
         get: operations["getReturnsById"];
         put?: never;
         post?: never;
@@ -225,6 +257,8 @@ export interface paths {
          *     Cada paquete lleva `id_sucursal` o `sucursal` (nombre de una sucursal activa, sin distinguir mayúsculas).
          *     Un `wr` que ya existe en la empresa (o repetido en el mismo lote) se omite: `status` `skipped` con el id del paquete existente.
          *     Los creados quedan en estado `En bodega`.
+         *
+         *     Alcance: `packages:write`.
          */
         post: operations["postPackagesImport"];
         delete?: never;
@@ -241,8 +275,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Estado de la cuota horaria del API key (la llamada cuenta)
+         * Estado de la cuota horaria de la empresa, y los alcances y el vencimiento del API key (la llamada cuenta)
          * @description Con `fecha_inicio` y `fecha_fin` la llamada cuenta como una solicitud con filtros de fecha y `current_limit_type` es `with_date_filters`.
+         *
+         *     Alcance: cualquier API key vigente.
          */
         get: operations["getSystemRateLimit"];
         put?: never;
@@ -260,7 +296,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Las suscripciones de la empresa (sin secreto) */
+        /**
+         * Las suscripciones de la empresa (sin secreto)
+         * @description Alcance: `events:read`.
+         */
         get: operations["getEventSubscriptions"];
         put?: never;
         /**
@@ -273,6 +312,8 @@ export interface paths {
          *     `webhook-signature`: `v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto (los bytes en base64 tras `whsec_`).
          *     Cualquier biblioteca de Standard Webhooks la verifica. Una respuesta 2xx en 10 s es éxito; cualquier otra cosa se reintenta con espera creciente
          *     (el primer reintento en segundos) durante 3 días, en orden por recurso; después la suscripción queda con `enable` 0 y `motivo_deshabilitada`.
+         *
+         *     Alcance: `events:write`.
          */
         post: operations["postEventSubscriptions"];
         delete?: never;
@@ -288,11 +329,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Una suscripción (sin secreto) */
+        /**
+         * Una suscripción (sin secreto)
+         * @description Alcance: `events:read`.
+         */
         get: operations["getEventSubscriptionsById"];
         put?: never;
         post?: never;
-        /** Elimina una suscripción: no se le entrega nada más */
+        /**
+         * Elimina una suscripción: no se le entrega nada más
+         * @description Alcance: `events:write`.
+         */
         delete: operations["deleteEventSubscriptionsById"];
         options?: never;
         head?: never;
@@ -302,6 +349,8 @@ export interface paths {
          *     - `enable: 1` la vuelve a habilitar (también la que la ventana de reintentos deshabilitó): lo que aún se le debe se entrega desde ya, en orden por recurso, con una ventana de reintentos nueva.
          *     - `enable: 0` la deshabilita (`motivo_deshabilitada`: «Deshabilitada por la empresa»): no recibe nada ni se le encolan eventos nuevos hasta habilitarla.
          *     - Una URL nueva se comprueba como al crearla.
+         *
+         *     Alcance: `events:write`.
          */
         patch: operations["patchEventSubscriptionsById"];
         trace?: never;
@@ -320,6 +369,8 @@ export interface paths {
          * @description Sin cuerpo (o `{}`). Durante 24 h (hasta `secreto_anterior_hasta`) cada entrega lleva dos firmas en `webhook-signature`,
          *     separadas por un espacio (`v1,<con el nuevo> v1,<con el anterior>`), como permite Standard Webhooks: un receptor que tenga
          *     cualquiera de los dos secretos la verifica, así que puede cambiar el suyo en cualquier momento de ese plazo.
+         *
+         *     Alcance: `events:write`.
          */
         post: operations["postEventSubscriptionsByIdRotateSecret"];
         delete?: never;
@@ -342,6 +393,8 @@ export interface paths {
          * @description Sin cuerpo (o `{}`). El evento `ping` (`data`: `id_suscripcion`, `mensaje`) se firma, se reintenta y aparece en
          *     `/event-subscriptions/{id}/deliveries` como cualquier otro, pero no va a las demás suscripciones ni al feed `/events`.
          *     Sale antes que lo que la suscripción tenga pendiente. Una suscripción deshabilitada responde 422.
+         *
+         *     Alcance: `events:write`.
          */
         post: operations["postEventSubscriptionsByIdTest"];
         delete?: never;
@@ -357,7 +410,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Los intentos de entrega de una suscripción, del más reciente al más antiguo */
+        /**
+         * Los intentos de entrega de una suscripción, del más reciente al más antiguo
+         * @description Alcance: `events:read`.
+         */
         get: operations["getEventSubscriptionsByIdDeliveries"];
         put?: never;
         post?: never;
@@ -379,6 +435,8 @@ export interface paths {
         /**
          * Vuelve a entregar los eventos desde una fecha y hora (con los mismos ids)
          * @description Los eventos se conservan 30 días. `encolados` es cuántos se entregarán de nuevo, en orden por recurso.
+         *
+         *     Alcance: `events:write`.
          */
         post: operations["postEventSubscriptionsByIdReplay"];
         delete?: never;
@@ -399,6 +457,8 @@ export interface paths {
          * @description - `after`: el id del último evento recibido (`pagination.next_after`); sin él, desde el más antiguo conservado (30 días).
          *     - `types`: tipos separados por comas.
          *     - La página nunca salta ni repite un evento aunque se registren otros mientras tanto.
+         *
+         *     Alcance: `events:read`.
          */
         get: operations["getEvents"];
         put?: never;
@@ -419,6 +479,8 @@ export interface paths {
         /**
          * Las sucursales activas de la empresa con sus bodegas activas (`id_sucursal` e `id_bodega` de una venta)
          * @description Solo los activos: los que `POST /sales` acepta. Ordenadas por nombre; las bodegas de cada sucursal también.
+         *
+         *     Alcance: `sales:read`.
          */
         get: operations["getBranches"];
         put?: never;
@@ -439,6 +501,8 @@ export interface paths {
         /**
          * Los tipos de documento activos de la empresa (`id_documento` de una venta), cada uno de una sucursal
          * @description Solo los activos: los que `POST /sales` acepta. Una venta usa un tipo de documento de su sucursal; los de `solo_cotizacion` solo sirven para cotizaciones.
+         *
+         *     Alcance: `sales:read`.
          */
         get: operations["getDocumentTypes"];
         put?: never;
@@ -459,6 +523,8 @@ export interface paths {
         /**
          * Los canales de venta activos de la empresa (`id_canal` de una venta)
          * @description Solo los activos: los que `POST /sales` acepta. Ordenados por nombre.
+         *
+         *     Alcance: `sales:read`.
          */
         get: operations["getChannels"];
         put?: never;
@@ -482,6 +548,8 @@ export interface paths {
          *     - `email`: el email exacto, sin distinguir mayúsculas.
          *     - `q`: parte del nombre o del número de documento, sin distinguir mayúsculas.
          *     - Orden: `nombre` y, a igual nombre, `id`.
+         *
+         *     Alcance: `sales:read`.
          */
         get: operations["getCustomers"];
         put?: never;
@@ -499,7 +567,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Las exportaciones de la empresa, de la más reciente a la más antigua, paginadas */
+        /**
+         * Las exportaciones de la empresa, de la más reciente a la más antigua, paginadas
+         * @description Alcance: `exports:read`.
+         */
         get: operations["getExports"];
         put?: never;
         /**
@@ -510,6 +581,8 @@ export interface paths {
          *     - `cursor` continúa la sincronización desde ese instante: `GET /{recurso}?order_by=updated_at&cursor=<cursor>` devuelve lo que cambió después (puede repetir algún objeto exportado, nunca omite un cambio).
          *     - Como mucho 5 exportaciones `en_cola` o `procesando` por empresa: la siguiente es 409 hasta que termine o se cancele una.
          *     - El archivo se guarda 7 días (`expira`).
+         *
+         *     Alcance: `exports:write`.
          */
         post: operations["postExports"];
         delete?: never;
@@ -525,11 +598,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Una exportación: su estado, y al completarse `objetos`, `bytes`, `descarga` y `cursor` */
+        /**
+         * Una exportación: su estado, y al completarse `objetos`, `bytes`, `descarga` y `cursor`
+         * @description Alcance: `exports:read`.
+         */
         get: operations["getExportsById"];
         put?: never;
         post?: never;
-        /** Cancela una exportación en curso (queda `cancelada`) o elimina el archivo de una completada */
+        /**
+         * Cancela una exportación en curso (queda `cancelada`) o elimina el archivo de una completada
+         * @description Alcance: `exports:write`.
+         */
         delete: operations["deleteExportsById"];
         options?: never;
         head?: never;
@@ -549,11 +628,92 @@ export interface paths {
          *     - `Content-Length` es `bytes` de la exportación, conocido antes del primer byte.
          *     - `Range: bytes=<recibidos>-` sigue una descarga cortada: 206 con `Content-Range` y solo esos bytes. Un rango fuera del archivo, o varios rangos, es 416.
          *     - 409 mientras la exportación no está `completada`; 404 cuando el archivo expiró o se eliminó.
+         *
+         *     Alcance: `exports:read`.
          */
         get: operations["getExportsByIdDownload"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Los API keys vigentes de la empresa (sin la clave): alcances, vencimiento y último uso
+         * @description `ultimo_uso` es la hora (UTC, en punto) del último uso y `ultima_direccion` la dirección del cliente; se registran por lotes y pueden tardar un minuto en verse.
+         *
+         *     Alcance: `keys:read`.
+         */
+        get: operations["getApiKeys"];
+        put?: never;
+        /**
+         * Crea un API key de la empresa con los alcances dados; la clave se muestra solo aquí
+         * @description Alcances (`recurso:nivel`; `write` incluye `read`): `sales:read`, `sales:write`, `inventory:read`, `inventory:write`, `returns:read`, `returns:write`, `packages:read`, `packages:write`, `events:read`, `events:write`, `exports:read`, `exports:write`, `keys:read`, `keys:write`.
+         *     Cada operación dice el que necesita; sin él, 403 `alcance_insuficiente` con el alcance en `details.alcance` y en `X-Accepted-Scopes`.
+         *
+         *     Un API key solo crea claves con alcances que él mismo tiene (422 `alcance_insuficiente` si no).
+         *     Con `expira_el` (en el futuro) deja de funcionar entonces: 401 `clave_expirada`. Hasta 50 claves vigentes por empresa.
+         *     Las claves tienen la forma `erpk_` + 30 caracteres base62 + 6 de suma de verificación (CRC32), reconocible por los
+         *     programas de detección de secretos con la expresión `\berpk_[0-9A-Za-z]{36}\b`.
+         *
+         *     Alcance: `keys:write`.
+         */
+        post: operations["postApiKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rota un API key: uno nuevo con los mismos alcances; el anterior sigue funcionando durante la gracia
+         * @description Sin cuerpo, o `{gracia_segundos}`: el anterior funciona hasta entonces (24 h por omisión, 7 días como máximo; 0 lo retira ya)
+         *     y su `expira_el` lo dice. Un API key ya rotado no se rota otra vez (422): se rota el nuevo.
+         *
+         *     Alcance: `keys:write`.
+         */
+        post: operations["postApiKeysByIdRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoca un API key: deja de funcionar de inmediato en todas las réplicas
+         * @description No se revoca el último API key vigente con `keys:write` de la empresa (422): la empresa se quedaría sin poder gestionar sus claves.
+         *
+         *     Alcance: `keys:write`.
+         */
+        delete: operations["deleteApiKeysById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1254,6 +1414,8 @@ export interface components {
             current_limit_type: "standard" | "with_date_filters";
             empresa_id: number;
             empresa_nombre: string;
+            alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+            expira_el: string | null;
         };
         Branch: {
             id: number;
@@ -1322,7 +1484,9 @@ export interface components {
              *     - `cuerpo_invalido`: Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.
              *     - `clave_ausente`: No se envió el encabezado `Authorization` (401).
              *     - `clave_malformada`: El encabezado `Authorization` no es `Bearer <API key>` (401).
-             *     - `clave_invalida`: El API key no se acepta: no existe, fue revocado o su empresa está inactiva (401); no se dice cuál.
+             *     - `clave_invalida`: El API key no se acepta: no existe, fue revocado, su suma de verificación no cuadra o su empresa está inactiva (401); no se dice cuál.
+             *     - `clave_expirada`: El API key expiró (401): su `expira_el`, o el fin de la gracia tras rotarlo, ya pasó.
+             *     - `alcance_insuficiente`: El API key no tiene el alcance que la operación necesita, o pide para otra clave alcances que él no tiene (403); `details.alcance` (y en el primer caso el encabezado `X-Accepted-Scopes`) lo nombra.
              *     - `token_invalido`: El token de la URL de un webhook de plataforma no corresponde a ninguna integración activa (401).
              *     - `firma_invalida`: La firma del webhook de plataforma falta o no corresponde al cuerpo (401).
              *     - `venta_no_encontrada`: La venta no existe en la empresa del API key (404).
@@ -1361,7 +1525,7 @@ export interface components {
              *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
              * @enum {string}
              */
-            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "solicitud_en_curso" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+            reason: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "clave_expirada" | "alcance_insuficiente" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "solicitud_en_curso" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
             /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
             details?: {
                 [key: string]: string[];
@@ -1397,7 +1561,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
+        /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), con un API key vencido (`clave_expirada`, desde su `expira_el` o el fin de la gracia tras rotarlo), o con uno que no se acepta: desconocido, revocado, con la suma de verificación errada o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1409,10 +1573,40 @@ export interface components {
                  *       "success": false,
                  *       "error": "API key inválido o empresa inactiva",
                  *       "code": 401,
-                 *       "reason": "clave_ausente",
+                 *       "reason": "clave_expirada",
                  *       "details": {
                  *         "Authorization": [
-                 *           "Falta el encabezado: envíe Authorization: Bearer <API key>"
+                 *           "El API key expiró el 2026-11-27T17:57:55.105Z"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                "Idempotent-Replayed"?: "true";
+                /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                "X-Accepted-Scopes"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "El API key no tiene el alcance inventory:read",
+                 *       "code": 403,
+                 *       "reason": "alcance_insuficiente",
+                 *       "details": {
+                 *         "alcance": [
+                 *           "Esta operación necesita inventory:read (o inventory:write): use un API key que lo tenga"
                  *         ]
                  *       }
                  *     }
@@ -1892,7 +2086,59 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), con un API key vencido (`clave_expirada`, desde su `expira_el` o el fin de la gracia tras rotarlo), o con uno que no se acepta: desconocido, revocado, con la suma de verificación errada o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key inválido o empresa inactiva",
+                     *       "code": 401,
+                     *       "reason": "clave_expirada",
+                     *       "details": {
+                     *         "Authorization": [
+                     *           "El API key expiró el 2026-11-27T17:57:55.105Z"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance inventory:read",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita inventory:read (o inventory:write): use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description La URL (ruta y parámetros) supera 8 KB: «La URL supera el máximo de 8 KB». Se responde antes de autenticar y no cuenta. */
             414: {
                 headers: {
@@ -2037,6 +2283,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -2163,6 +2410,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -2373,7 +2621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), con un API key vencido (`clave_expirada`, desde su `expira_el` o el fin de la gracia tras rotarlo), o con uno que no se acepta: desconocido, revocado, con la suma de verificación errada o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2383,6 +2631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             /** @description Cuota horaria agotada: «Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).». No cuenta. También, sin cabeceras de cuota, cuando la dirección del cliente acumuló demasiados intentos de autenticación fallidos: «Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After». */
             429: {
@@ -2684,6 +2933,36 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance sales:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita sales:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
             409: {
                 headers: {
@@ -2898,6 +3177,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -3015,6 +3295,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -3192,6 +3473,36 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance sales:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita sales:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -3520,7 +3831,9 @@ export interface operations {
                                  *     - `cuerpo_invalido`: Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.
                                  *     - `clave_ausente`: No se envió el encabezado `Authorization` (401).
                                  *     - `clave_malformada`: El encabezado `Authorization` no es `Bearer <API key>` (401).
-                                 *     - `clave_invalida`: El API key no se acepta: no existe, fue revocado o su empresa está inactiva (401); no se dice cuál.
+                                 *     - `clave_invalida`: El API key no se acepta: no existe, fue revocado, su suma de verificación no cuadra o su empresa está inactiva (401); no se dice cuál.
+                                 *     - `clave_expirada`: El API key expiró (401): su `expira_el`, o el fin de la gracia tras rotarlo, ya pasó.
+                                 *     - `alcance_insuficiente`: El API key no tiene el alcance que la operación necesita, o pide para otra clave alcances que él no tiene (403); `details.alcance` (y en el primer caso el encabezado `X-Accepted-Scopes`) lo nombra.
                                  *     - `token_invalido`: El token de la URL de un webhook de plataforma no corresponde a ninguna integración activa (401).
                                  *     - `firma_invalida`: La firma del webhook de plataforma falta o no corresponde al cuerpo (401).
                                  *     - `venta_no_encontrada`: La venta no existe en la empresa del API key (404).
@@ -3559,7 +3872,7 @@ export interface operations {
                                  *     - `tiempo_agotado`: El servicio no respondió a tiempo (504): la operación puede haberse aplicado o no.
                                  * @enum {string}
                                  */
-                                reason?: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "solicitud_en_curso" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
+                                reason?: "parametro_desconocido" | "parametro_invalido" | "json_invalido" | "campo_desconocido" | "cuerpo_invalido" | "clave_ausente" | "clave_malformada" | "clave_invalida" | "clave_expirada" | "alcance_insuficiente" | "token_invalido" | "firma_invalida" | "venta_no_encontrada" | "devolucion_no_encontrada" | "producto_no_encontrado" | "suscripcion_no_encontrada" | "recurso_no_encontrado" | "ruta_desconocida" | "metodo_no_admitido" | "dato_relacionado_invalido" | "stock_insuficiente" | "limite_credito" | "estado_no_modificable" | "importe_invalido" | "sin_usuario_activo" | "limite_suscripciones" | "solicitud_en_curso" | "exportacion_no_encontrada" | "exportacion_no_descargable" | "exportaciones_en_curso" | "rango_invalido" | "suscripcion_deshabilitada" | "regla_de_negocio" | "referencia_en_conflicto" | "registro_existente" | "cuerpo_demasiado_grande" | "url_demasiado_larga" | "tipo_de_contenido_no_admitido" | "solicitud_malformada" | "encabezados_demasiado_grandes" | "cuota_excedida" | "demasiados_intentos" | "error_interno" | "servicio_no_disponible" | "servidor_saturado" | "tiempo_agotado";
                                 /** @description Mensajes por campo o parámetro, por su ruta (`detalles.2.cantidad`); `_` para el conjunto. */
                                 details?: {
                                     [key: string]: string[];
@@ -3611,6 +3924,36 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance sales:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita sales:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
             409: {
                 headers: {
@@ -3731,6 +4074,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -3848,6 +4192,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -3987,6 +4332,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -4155,7 +4501,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), con un API key vencido (`clave_expirada`, desde su `expira_el` o el fin de la gracia tras rotarlo), o con uno que no se acepta: desconocido, revocado, con la suma de verificación errada o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4171,6 +4517,36 @@ export interface operations {
                      *       "details": {
                      *         "Authorization": [
                      *           "Falta el encabezado: envíe Authorization: Bearer <API key>"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance packages:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita packages:write: use un API key que lo tenga"
                      *         ]
                      *       }
                      *     }
@@ -4263,10 +4639,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "requests_used": 61,
+                     *         "requests_used": 1,
                      *         "max_requests": 1000,
-                     *         "remaining_requests": 939,
-                     *         "reset_time": "2026-03-10T15:00:01.000Z",
+                     *         "remaining_requests": 999,
+                     *         "reset_time": "2026-03-10T15:00:00.000Z",
                      *         "window_minutes": 60,
                      *         "limits": {
                      *           "standard": 1000,
@@ -4274,11 +4650,21 @@ export interface operations {
                      *         },
                      *         "current_limit_type": "standard",
                      *         "empresa_id": 1,
-                     *         "empresa_nombre": "Ventas A"
+                     *         "empresa_nombre": "Empresa A",
+                     *         "alcances": [
+                     *           "sales:write",
+                     *           "inventory:write",
+                     *           "returns:write",
+                     *           "packages:write",
+                     *           "events:write",
+                     *           "exports:write",
+                     *           "keys:write"
+                     *         ],
+                     *         "expira_el": null
                      *       },
                      *       "meta": {
-                     *         "empresa": "Ventas A",
-                     *         "timestamp": "2026-03-10T15:00:00.000Z",
+                     *         "empresa": "Empresa A",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
                      *         "filters_applied": {}
                      *       }
                      *     }
@@ -4331,7 +4717,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), con un API key vencido (`clave_expirada`, desde su `expira_el` o el fin de la gracia tras rotarlo), o con uno que no se acepta: desconocido, revocado, con la suma de verificación errada o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4356,14 +4742,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": "Demasiados intentos de autenticación fallidos desde esta dirección; reintente después de Retry-After",
-                     *       "code": 429,
-                     *       "reason": "demasiados_intentos"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4465,6 +4843,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -4565,6 +4944,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance events:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita events:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -4670,6 +5079,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -4764,6 +5174,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance events:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita events:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -4874,6 +5314,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance events:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita events:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -4988,6 +5458,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance events:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita events:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -5091,6 +5591,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance events:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita events:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5201,6 +5731,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -5282,6 +5813,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance events:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita events:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5610,6 +6171,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -5699,6 +6261,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -5792,6 +6355,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -5865,6 +6429,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -5994,6 +6559,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -6109,6 +6675,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -6267,6 +6834,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance exports:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita exports:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description La solicitud choca con una anterior o con el estado actual y no se aplicó: la `referencia_externa` ya la usa una venta creada con otro cuerpo (`details` la nombra: `id_venta`, `correlativo`), el `Idempotency-Key` se usó con otro cuerpo u otra ruta, o su primera solicitud aún está en curso (entonces lleva `Retry-After`), ya hay 5 exportaciones en curso, o la exportación aún no está completada; `reason` y `error` dicen cuál. */
             409: {
                 headers: {
@@ -6411,6 +7008,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -6520,6 +7118,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance exports:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita exports:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -6596,6 +7224,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
             404: {
                 headers: {
@@ -6666,6 +7295,577 @@ export interface operations {
                      *       "details": {
                      *         "Range": [
                      *           "Pida un solo rango bytes=<inicio>-[<fin>] con el inicio antes del final del archivo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getApiKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "nombre": "API key 1",
+                     *           "prefijo": "test_key",
+                     *           "alcances": [
+                     *             "sales:write",
+                     *             "inventory:write",
+                     *             "returns:write",
+                     *             "packages:write",
+                     *             "events:write",
+                     *             "exports:write",
+                     *             "keys:write"
+                     *           ],
+                     *           "created_at": "2026-03-10T15:00:01.000Z",
+                     *           "expira_el": null,
+                     *           "ultimo_uso": "2026-03-10T15:00:00.000Z",
+                     *           "ultima_direccion": "::ffff:127.0.0.1"
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "nombre": "BI (solo lectura)",
+                     *           "prefijo": "erpk_7c4N",
+                     *           "alcances": [
+                     *             "sales:read",
+                     *             "inventory:read",
+                     *             "returns:read",
+                     *             "packages:read",
+                     *             "events:read",
+                     *             "exports:read",
+                     *             "keys:read"
+                     *           ],
+                     *           "created_at": "2026-03-10T15:00:02.000Z",
+                     *           "expira_el": null,
+                     *           "ultimo_uso": "2026-03-10T15:00:00.000Z",
+                     *           "ultima_direccion": "::ffff:127.0.0.1"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "empresa": "Empresa A",
+                     *         "timestamp": "2026-03-10T15:00:03.000Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            nombre: string;
+                            prefijo: string;
+                            alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+                            /** Format: date-time */
+                            created_at: string;
+                            expira_el: string | null;
+                            ultimo_uso: string | null;
+                            ultima_direccion: string | null;
+                        }[];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postApiKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "nombre": "BI (solo lectura)",
+                 *       "alcances": [
+                 *         "sales:read",
+                 *         "inventory:read",
+                 *         "returns:read",
+                 *         "packages:read",
+                 *         "events:read",
+                 *         "exports:read",
+                 *         "keys:read"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    nombre: string;
+                    /** @description `recurso:nivel`; `write` incluye `read`. Solo los que el API key que la crea tiene. */
+                    alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+                    /**
+                     * Format: date-time
+                     * @description Cuándo deja de funcionar (en el futuro); sin él, nunca.
+                     */
+                    expira_el?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description API key creado */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 3,
+                     *         "nombre": "BI (solo lectura)",
+                     *         "prefijo": "erpk_7c4N",
+                     *         "alcances": [
+                     *           "sales:read",
+                     *           "inventory:read",
+                     *           "returns:read",
+                     *           "packages:read",
+                     *           "events:read",
+                     *           "exports:read",
+                     *           "keys:read"
+                     *         ],
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "expira_el": null,
+                     *         "ultimo_uso": null,
+                     *         "ultima_direccion": null,
+                     *         "key": "erpk_7c4NwQPo08wejTqZsCkzToLH0kfiFs1EO4et"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Empresa A",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            nombre: string;
+                            prefijo: string;
+                            alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+                            /** Format: date-time */
+                            created_at: string;
+                            expira_el: string | null;
+                            ultimo_uso: string | null;
+                            ultima_direccion: string | null;
+                            key: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance keys:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita keys:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    postApiKeysByIdRotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Clave única de esta solicitud, elegida por el cliente (p. ej. un UUID), según el borrador IETF «The Idempotency-Key HTTP Header Field»; se acepta también entre comillas, como cadena de Structured Fields. Se guarda 24 horas por empresa y clave:
+                 *     - Reintentar la misma solicitud (método, ruta, parámetros y cuerpo; el orden de las claves del JSON no cuenta) con la misma clave no la ejecuta otra vez: responde la primera respuesta byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`) con `Idempotent-Replayed: true`. Las respuestas 5xx no se guardan: el reintento se ejecuta.
+                 *     - La misma clave con otra solicitud: 409 y nada cambia (el borrador sugiere 422; se usa 409, como para una `referencia_externa` usada con otro cuerpo).
+                 *     - La misma clave mientras la primera solicitud sigue en curso: 409 con `Retry-After`.
+                 *     - Vacía, de más de 255 caracteres o con caracteres fuera de ASCII visible (los espacios tampoco): 400 con `details` que nombran el encabezado.
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 7 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "gracia_segundos": 3
+                 *     }
+                 */
+                "application/json": {
+                    gracia_segundos?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description API key nuevo */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 8,
+                     *         "nombre": "Rotada",
+                     *         "prefijo": "erpk_fXcV",
+                     *         "alcances": [
+                     *           "inventory:read"
+                     *         ],
+                     *         "created_at": "2026-03-10T15:00:00.000Z",
+                     *         "expira_el": null,
+                     *         "ultimo_uso": null,
+                     *         "ultima_direccion": null,
+                     *         "key": "erpk_fXcVgbKp61r06YJdl8aMAwFgeKyTUM0gPZIZ"
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Empresa A",
+                     *         "timestamp": "2026-03-10T15:00:01.000Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            nombre: string;
+                            prefijo: string;
+                            alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+                            /** Format: date-time */
+                            created_at: string;
+                            expira_el: string | null;
+                            ultimo_uso: string | null;
+                            ultima_direccion: string | null;
+                            key: string;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance keys:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita keys:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key ya fue rotado: su sucesor es el 8",
+                     *       "code": 422,
+                     *       "reason": "regla_de_negocio",
+                     *       "details": {
+                     *         "id": [
+                     *           "Rote el API key nuevo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    deleteApiKeysById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 10 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": 10
+                     *       },
+                     *       "meta": {
+                     *         "empresa": "Empresa A",
+                     *         "timestamp": "2026-03-10T15:00:00.000Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Con 403 `alcance_insuficiente`: el alcance que la operación necesita. */
+                    "X-Accepted-Scopes"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "El API key no tiene el alcance keys:write",
+                     *       "code": 403,
+                     *       "reason": "alcance_insuficiente",
+                     *       "details": {
+                     *         "alcance": [
+                     *           "Esta operación necesita keys:write: use un API key que lo tenga"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key no encontrado",
+                     *       "code": 404,
+                     *       "reason": "recurso_no_encontrado"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description El cuerpo lleva un campo desconocido (`campo_desconocido`, nombrado por su ruta en `details`: `detalles.0.cantida`), no cumple las reglas (`cuerpo_invalido`) o una regla de negocio lo impide (`stock_insuficiente`, `limite_credito`, …: ver `reason`); `details` lista los campos que fallan (p. ej. `detalles.2.cantidad`). Nada cambia. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "Es el último API key vigente con keys:write: la empresa no podría gestionar sus claves",
+                     *       "code": 422,
+                     *       "reason": "regla_de_negocio",
+                     *       "details": {
+                     *         "id": [
+                     *           "Cree otro API key con keys:write antes de revocar este"
                      *         ]
                      *       }
                      *     }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 export const ERROR_CODES = [
   'BAD_REQUEST',
   'UNAUTHORIZED',
+  'FORBIDDEN',
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
   'CONFLICT',
@@ -37,7 +38,11 @@ export const REASONS = {
   cuerpo_invalido: 'Un campo del cuerpo falta o tiene un valor inválido (422; 400 en `POST /packages/import`); `details` lo nombra.',
   clave_ausente: 'No se envió el encabezado `Authorization` (401).',
   clave_malformada: 'El encabezado `Authorization` no es `Bearer <API key>` (401).',
-  clave_invalida: 'El API key no se acepta: no existe, fue revocado o su empresa está inactiva (401); no se dice cuál.',
+  clave_invalida:
+    'El API key no se acepta: no existe, fue revocado, su suma de verificación no cuadra o su empresa está inactiva (401); no se dice cuál.',
+  clave_expirada: 'El API key expiró (401): su `expira_el`, o el fin de la gracia tras rotarlo, ya pasó.',
+  alcance_insuficiente:
+    'El API key no tiene el alcance que la operación necesita, o pide para otra clave alcances que él no tiene (403); `details.alcance` (y en el primer caso el encabezado `X-Accepted-Scopes`) lo nombra.',
   token_invalido: 'El token de la URL de un webhook de plataforma no corresponde a ninguna integración activa (401).',
   firma_invalida: 'La firma del webhook de plataforma falta o no corresponde al cuerpo (401).',
   venta_no_encontrada: 'La venta no existe en la empresa del API key (404).',
@@ -88,6 +93,7 @@ export const REASON_VALUES = Object.keys(REASONS) as [Reason, ...Reason[]];
 export const DEFAULT_REASON: Record<ErrorCode, Reason> = {
   BAD_REQUEST: 'parametro_invalido',
   UNAUTHORIZED: 'clave_invalida',
+  FORBIDDEN: 'alcance_insuficiente',
   NOT_FOUND: 'recurso_no_encontrado',
   METHOD_NOT_ALLOWED: 'metodo_no_admitido',
   CONFLICT: 'registro_existente',

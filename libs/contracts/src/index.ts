@@ -9,6 +9,7 @@ export * from './canonical-json';
 export * from './subjects';
 export * from './identities';
 export * from './gateway';
+export * from './api-keys';
 export * from './inventory';
 export * from './webhooks';
 export * from './packages';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCOPES } from './api-keys';
 import { DATE_JSON_SCHEMA, DateString } from './fields';
 import { documentAs } from './http';
 
@@ -17,7 +18,7 @@ export const RateLimitQuery = z.strictObject({
   fecha_fin: QuotaDate('fecha_inicio'),
 });
 
-/** `data` of `GET /system/rate-limit`: the API key's quota in the current UTC hour. */
+/** `data` of `GET /system/rate-limit`: the company's quota in the current UTC hour, and what the calling key may do. */
 export const RateLimitStatus = z.object({
   requests_used: z.number().int(),
   max_requests: z.number().int(),
@@ -29,5 +30,9 @@ export const RateLimitStatus = z.object({
   current_limit_type: z.enum(['standard', 'with_date_filters']),
   empresa_id: z.number().int(),
   empresa_nombre: z.string(),
+  /** The calling key's scopes (interface 1.7.0); the quota is the company's, whichever key counts. */
+  alcances: z.array(z.enum(SCOPES)),
+  /** When the calling key stops working (null: never). */
+  expira_el: z.iso.datetime().nullable(),
 });
 export type RateLimitStatus = z.output<typeof RateLimitStatus>;

@@ -24,5 +24,7 @@ export const GatewayConfig = BaseConfig.extend({
   MAX_INFLIGHT_REQUESTS: z.coerce.number().int().min(1).default(512),
   /** How often the answers of `Idempotency-Key` requests older than 24 hours are deleted. */
   IDEMPOTENCY_PURGE_INTERVAL_MS: z.coerce.number().int().min(10).default(600_000),
+  /** How often the API keys' last uses (hour and client address) are written, in one statement. */
+  API_KEY_USAGE_FLUSH_MS: z.coerce.number().int().min(10).default(30_000),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;

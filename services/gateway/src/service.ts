@@ -1,27 +1,33 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects, webhookGatewaySubjects } from '@erp/contracts';
+import { apiKeySubjects, gatewayDirectorySubjects, gatewayEvents, gatewaySubjects, webhookGatewaySubjects } from '@erp/contracts';
 import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
 import { Authenticator } from './auth/authenticator';
+import { KeyUsage } from './auth/key-usage';
 import type { GatewayConfig } from './config';
 import { migrations } from './db/migrations';
 import { GATEWAY_SCHEMA, type GatewayDb } from './db/tables';
 import { adminHandlers } from './handlers/admin.handlers';
+import { apiKeyHandlers } from './handlers/api-keys.handlers';
 import { directoryHandlers } from './handlers/directory.handlers';
 import { webhookContextHandlers } from './handlers/webhook-context.handler';
 import { createApp } from './http/app';
+import { DRAIN_TIMINGS, HttpDrain, type DrainTimings } from './http/drain';
 import { createHttpServer } from './http/edges';
 import { apiRoutes } from './http/routes';
 import { FailedAuthLimiter } from './limits/failed-auth-limiter';
 import { RateLimiter } from './limits/rate-limiter';
 import { startIdempotenciaPurge } from './workers/idempotencia-purge.worker';
+import { startKeyUsageFlush } from './workers/key-usage-flush.worker';
 
 export interface GatewayOptions {
   /** Clock of the rate limiter (tests move it across the top of the hour). */
   clock?: () => number;
   /** Called with the HTTP port once listening (PORT=0 picks a free one). */
   onListening?: (port: number) => void;
+  /** How the HTTP server stops (tests shorten or lengthen the lame-duck period). */
+  drain?: Partial<DrainTimings>;
 }
 
 export function gatewayService(config: Readonly<GatewayConfig>, options: GatewayOptions = {}): ServiceSpec<GatewayConfig, GatewayDb> {
@@ -40,6 +46,14 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         { queue: 'gateway' },
       );
       bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
+      bus.serve(
+        apiKeySubjects,
+        apiKeyHandlers(db, relay, (empresaId) => auth.invalidate(empresaId)),
+        { queue: 'gateway' },
+      );
+      const keyUsage = new KeyUsage(db);
+      const usageFlush = startKeyUsageFlush(keyUsage, logger.child({ component: 'key-usage' }), config.API_KEY_USAGE_FLUSH_MS);
+      onShutdown('key-usage', () => usageFlush.stop());
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;
@@ -88,7 +102,6 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       const purge = startIdempotenciaPurge(db, logger.child({ component: 'idempotency-purge' }), config.IDEMPOTENCY_PURGE_INTERVAL_MS);
       onShutdown('idempotency-purge', () => purge.stop());
 
-      let draining = false;
       const app = createApp({
         bus,
         auth,
@@ -97,12 +110,20 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         trustProxyHops: config.TRUST_PROXY_HOPS,
         logger,
         metrics,
-        isDraining: () => draining,
+        isDraining: () => drain.draining,
         maxInflight: config.MAX_INFLIGHT_REQUESTS,
         db,
+        keyUsage,
         routes: apiRoutes({ standard: config.RATE_LIMIT_STANDARD, withDateFilters: config.RATE_LIMIT_DATE_FILTERED }),
       });
-      const server = createHttpServer(app).listen(config.PORT, config.BIND_ADDRESS);
+      const server = createHttpServer(app);
+      // At most a quarter of the stop deadline in lame duck: the rest is for the answers in progress.
+      const drain = new HttpDrain(server, {
+        ...DRAIN_TIMINGS,
+        maxMs: Math.min(DRAIN_TIMINGS.maxMs, config.SHUTDOWN_TIMEOUT_MS / 4),
+        ...options.drain,
+      });
+      server.listen(config.PORT, config.BIND_ADDRESS);
       await new Promise<void>((resolve, reject) => {
         server.once('listening', resolve);
         server.once('error', reject);
@@ -111,16 +132,10 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       const port = (server.address() as AddressInfo).port;
       logger.info({ port }, 'gateway listening');
       options.onListening?.(port);
-      onShutdown('http', async () => {
-        draining = true;
-        // Stop accepting; requests already accepted finish (their NATS requests are still served).
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Keep-alive connections become idle as their last response is sent: close them as they do.
-        const sweeper = setInterval(() => server.closeIdleConnections(), 50);
-        server.closeIdleConnections();
-        await closed;
-        clearInterval(sweeper);
-      });
+      // First of the stop steps: answers still in progress are served over NATS, which closes after.
+      // Readiness says 503 from the stop's start; the drain serves what still comes, then closes
+      // every connection without resetting one (see HttpDrain).
+      onShutdown('http', () => drain.stop());
     },
   };
 }

@@ -1,14 +1,22 @@
 import { sql, type Kysely } from 'kysely';
+import type { Scope } from '@erp/contracts';
 import type { GatewayDb } from './tables';
 
 export interface Credential {
   apiKeyId: number;
+  /** What the key may do (`recurso:nivel`). */
+  alcances: readonly Scope[];
+  /** When it stops working (a rotated key's grace end); null: never. */
+  expiraEl: Date | null;
   empresa: { id: number; nombre: string; iva: string; venderSinStock: boolean };
   /** The key's user, else the company's first active administrator; null when there is none. */
   usuario: { id: number; nombre: string } | null;
 }
 
-/** The active key with this hash, of an active company, with its acting user, in one query. */
+/**
+ * The active key with this hash, of an active company, with its acting user, in one query. An
+ * expired key is found too: the caller tells it apart (`clave_expirada`).
+ */
 export async function findCredential(db: Kysely<GatewayDb>, keyHash: Buffer): Promise<Credential | undefined> {
   const row = await db
     .selectFrom('api_keys as k')
@@ -32,6 +40,8 @@ export async function findCredential(db: Kysely<GatewayDb>, keyHash: Buffer): Pr
     .where('e.activo', '=', true)
     .select([
       'k.id as api_key_id',
+      'k.alcances',
+      'k.expira_el',
       'e.id as empresa_id',
       'e.nombre as empresa_nombre',
       sql<string>`e.iva::text`.as('iva'),
@@ -51,6 +61,8 @@ export async function findCredential(db: Kysely<GatewayDb>, keyHash: Buffer): Pr
         : null;
   return {
     apiKeyId: row.api_key_id,
+    alcances: row.alcances,
+    expiraEl: row.expira_el,
     empresa: { id: row.empresa_id, nombre: row.empresa_nombre, iva: row.iva, venderSinStock: row.vender_sin_stock },
     usuario,
   };

@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
+import type { Scope } from '@erp/contracts';
 
 /** The Postgres schema this service owns. */
 export const GATEWAY_SCHEMA = 'gateway';
@@ -39,6 +40,17 @@ export interface ApiKeysTable {
   activo: boolean;
   created_at: Generated<Date>;
   revoked_at: Date | null;
+  /** Given by the company (null on keys made before 1.7.0). */
+  nombre: string | null;
+  /** `recurso:nivel` scopes (every resource at write on keys made before 1.7.0). */
+  alcances: Generated<Scope[]>;
+  /** When it stops working; a rotated key's is the end of its grace. */
+  expira_el: Date | null;
+  /** The hour of the last use and its client address, written in batches. */
+  ultimo_uso: Date | null;
+  ultima_direccion: string | null;
+  /** The key that replaced this one by rotation. */
+  rotada_a: number | null;
 }
 
 /** The answer of a request sent with an `Idempotency-Key` (see migration 0002). */

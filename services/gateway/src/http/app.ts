@@ -10,6 +10,7 @@ import {
   UNKNOWN_PARAMETER_MESSAGE,
   WEBHOOK_BASE,
   detailsFromZod,
+  grants,
   hasUnknownKeys,
   isAppError,
   type Reason,
@@ -20,7 +21,8 @@ import { translatePgError } from '@erp/db';
 import type { Kysely } from 'kysely';
 import type { Authenticator } from '../auth/authenticator';
 import type { Credential } from '../db/credentials.repository';
-import { bearerToken, missingKeyReason } from '../domain/api-key';
+import type { KeyUsage } from '../auth/key-usage';
+import { bearerToken, missingKeyReason, plausibleApiKey } from '../domain/api-key';
 import { hasDateFilters, type RateDecision } from '../domain/rate-limit';
 import type { FailedAuthLimiter } from '../limits/failed-auth-limiter';
 import type { AddressBlock, RateLimiter } from '../limits/rate-limiter';
@@ -50,7 +52,12 @@ export interface AppDeps {
   maxInflight?: number;
   /** Where the answers of requests with an `Idempotency-Key` are kept; the header is not honoured without it. */
   db?: Kysely<GatewayDb>;
+  /** Records each key's last use (batched); none when omitted. */
+  keyUsage?: KeyUsage;
 }
+
+/** Names the scope a refused request needed. */
+export const ACCEPTED_SCOPES_HEADER = 'X-Accepted-Scopes';
 
 interface Locals {
   requestId: string;
@@ -122,7 +129,7 @@ export function createApp(deps: AppDeps): express.Express {
     routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   for (const [path, routes] of routesByPath) {
     for (const route of routes) {
-      const chain: RequestHandler[] = [authenticate(deps), rejectAmbiguousQuery];
+      const chain: RequestHandler[] = [authenticate(deps), requireScope(route, deps), rejectAmbiguousQuery];
       if (route.method !== 'get' && route.method !== 'delete')
         chain.push(
           requireJson(bodyIsOptional(route)),
@@ -226,16 +233,23 @@ function authenticate(deps: AppDeps): RequestHandler {
     const locals = res.locals as Locals;
     const address = req.ip ?? 'unknown';
     const key = bearerToken(req.get('authorization'));
+    // A key of the current form whose checksum fails is a typo or a guess: refused before any lookup.
+    if (key && !plausibleApiKey(key)) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return sendError(res, 401, 'clave_invalida', MESSAGES.unauthorized);
+    }
     const cached = key ? deps.auth.cached(key) : undefined;
     // A conditional GET is only checked against the quota here: its 304 costs nothing.
     const uncounted = mayAnswerNotModified(req);
-    const quota = (apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined) =>
-      uncounted ? deps.limiter.check(apiKeyId, dateFiltered, block) : deps.limiter.consume(apiKeyId, dateFiltered, block);
+    const quota = (empresaId: number, dateFiltered: boolean, block: AddressBlock | undefined) =>
+      uncounted ? deps.limiter.check(empresaId, dateFiltered, block) : deps.limiter.consume(empresaId, dateFiltered, block);
     locals.uncounted = uncounted;
     if (cached) {
-      const rate = await quota(cached.apiKeyId, hasDateFilters(req.query), deps.authFailures?.block(address));
+      if (refuseExpired(res, cached)) return;
+      const rate = await quota(cached.empresa.id, hasDateFilters(req.query), deps.authFailures?.block(address));
       if (rate === 'blocked') return refuseBlocked(res, deps.authFailures!.blocked());
       locals.credential = cached;
+      deps.keyUsage?.touch(cached.apiKeyId, address);
       return applyQuota(deps, res, rate) && next();
     }
     const retryAfter = (await deps.authFailures?.retryAfter(address)) ?? 0;
@@ -255,10 +269,39 @@ function authenticate(deps: AppDeps): RequestHandler {
       res.setHeader('WWW-Authenticate', 'Bearer');
       return sendError(res, 401, 'clave_invalida', MESSAGES.unauthorized);
     }
+    if (refuseExpired(res, credential)) return;
     locals.credential = credential;
-    const rate = await quota(credential.apiKeyId, hasDateFilters(req.query), undefined);
+    deps.keyUsage?.touch(credential.apiKeyId, address);
+    const rate = await quota(credential.empresa.id, hasDateFilters(req.query), undefined);
     if (rate === 'blocked') return refuseBlocked(res, deps.authFailures!.blocked());
     return applyQuota(deps, res, rate) && next();
+  };
+}
+
+/** A key past its `expira_el` (or its grace after a rotation): 401 `clave_expirada`, saying when. */
+function refuseExpired(res: Response, credential: Credential): boolean {
+  if (credential.expiraEl === null || credential.expiraEl.getTime() > Date.now()) return false;
+  res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"');
+  sendError(res, 401, 'clave_expirada', MESSAGES.unauthorized, {
+    Authorization: [`El API key expiró el ${credential.expiraEl.toISOString()}`],
+  });
+  return true;
+}
+
+/**
+ * The route's scope, declared in the route table: a key without it (nor the resource's `write`
+ * for a `read`) gets 403 naming it, in `details` and in `X-Accepted-Scopes` (as GitHub's
+ * `X-Accepted-GitHub-Permissions`). The refusal is counted like any answer.
+ */
+function requireScope(route: AnyRoute, deps: AppDeps): RequestHandler {
+  const needed = route.scope;
+  return async (req, res, next) => {
+    if (needed === undefined || grants((res.locals as Locals).credential!.alcances, needed)) return next();
+    if (!(await countDeferred(deps, req, res))) return;
+    res.setHeader(ACCEPTED_SCOPES_HEADER, needed);
+    sendError(res, 403, 'alcance_insuficiente', MESSAGES.insufficientScope(needed), {
+      alcance: [MESSAGES.insufficientScopeDetail(needed)],
+    });
   };
 }
 
@@ -298,7 +341,7 @@ async function countDeferred(deps: AppDeps, req: Request, res: Response): Promis
   const locals = res.locals as Locals;
   if (!locals.uncounted) return true;
   locals.uncounted = false;
-  const rate = await deps.limiter.consume(locals.credential!.apiKeyId, hasDateFilters(req.query));
+  const rate = await deps.limiter.consume(locals.credential!.empresa.id, hasDateFilters(req.query));
   return applyQuota(deps, res, rate);
 }
 

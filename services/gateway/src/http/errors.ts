@@ -5,6 +5,7 @@ import type { AppError, ErrorCode, ErrorDetails, ErrorEnvelope, Reason } from '@
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
@@ -20,6 +21,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
 
 export const MESSAGES = {
   unauthorized: 'API key inválido o empresa inactiva',
+  insufficientScope: (scope: string) => `El API key no tiene el alcance ${scope}`,
+  insufficientScopeDetail: (scope: string) =>
+    `Esta operación necesita ${scope}${scope.endsWith(':read') ? ` (o ${scope.replace(':read', ':write')})` : ''}: use un API key que lo tenga`,
   missingKeyDetail: 'Falta el encabezado: envíe Authorization: Bearer <API key>',
   malformedKeyDetail: 'Debe ser «Bearer» seguido del API key',
   rateLimited: 'Rate limit excedido. Máximo 1000 requests por hora (2000 con filtros de fecha).',

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Bus } from '@erp/bus';
-import type { ListPagination, TenantContext } from '@erp/contracts';
+import type { ListPagination, Scope, ScopeResource, TenantContext } from '@erp/contracts';
 import type { Credential } from '../db/credentials.repository';
 import type { RateDecision } from '../domain/rate-limit';
 
@@ -86,6 +86,8 @@ export interface RouteDef<
   B extends z.ZodType | undefined = undefined,
 > {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** What a key must hold to call it (set for a whole resource by `scoped` in the route table); none: any valid key. */
+  scope?: Scope;
   /** Express path below the API base, e.g. `/inventory/:id`. */
   path: string;
   summary: string;
@@ -117,6 +119,11 @@ export interface RouteDef<
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute = RouteDef<any, any, any>;
+
+/** The routes of one resource, each needing its `read` scope to GET and its `write` scope otherwise. */
+export function scoped(resource: ScopeResource, routes: readonly AnyRoute[]): AnyRoute[] {
+  return routes.map((route) => ({ ...route, scope: `${resource}:${route.method === 'get' ? 'read' : 'write'}` as Scope }));
+}
 
 /**
  * A body with no required field (an action such as `/rotate-secret`) may be left out, as

@@ -57,7 +57,7 @@ export interface RateLimiterOptions {
 }
 
 /**
- * Fixed-window hourly quota per API key in Redis. When Redis cannot answer, a per-process
+ * Fixed-window hourly quota per company (all its API keys together) in Redis. When Redis cannot answer, a per-process
  * counter with the same rule keeps the API serving (each replica then counts on its own), and
  * the condition is logged, counted and shown by /readyz as degraded.
  */
@@ -105,14 +105,14 @@ export class RateLimiter {
   }
 
   /**
-   * Counts one request of `apiKeyId` if it is under its limit. Given an address's `block`, checks
+   * Counts one request of `empresaId` if it is under its limit. Given an address's `block`, checks
    * it first in the same round trip: 'blocked' when the address failed too often (nothing counted).
    * While Redis is unreachable no address is blocked.
    */
-  async consume(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision>;
-  async consume(apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'>;
-  async consume(apiKeyId: number, dateFiltered: boolean, block?: AddressBlock): Promise<RateDecision | 'blocked'> {
-    const result = await this.decide(apiKeyId, dateFiltered, block, true);
+  async consume(empresaId: number, dateFiltered: boolean): Promise<RateDecision>;
+  async consume(empresaId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'>;
+  async consume(empresaId: number, dateFiltered: boolean, block?: AddressBlock): Promise<RateDecision | 'blocked'> {
+    const result = await this.decide(empresaId, dateFiltered, block, true);
     if (result === 'blocked') return result;
     this.decisions.inc({ result: result.allowed ? 'allowed' : 'refused', limit_type: result.limitType });
     return result;
@@ -123,23 +123,23 @@ export class RateLimiter {
    * quota. `used` is the count so far; the request is counted by `consume` once it answers
    * anything but a 304 (and refused then if others used the quota up in the meantime).
    */
-  async check(apiKeyId: number, dateFiltered: boolean): Promise<RateDecision>;
-  async check(apiKeyId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'>;
-  async check(apiKeyId: number, dateFiltered: boolean, block?: AddressBlock): Promise<RateDecision | 'blocked'> {
-    const result = await this.decide(apiKeyId, dateFiltered, block, false);
+  async check(empresaId: number, dateFiltered: boolean): Promise<RateDecision>;
+  async check(empresaId: number, dateFiltered: boolean, block: AddressBlock | undefined): Promise<RateDecision | 'blocked'>;
+  async check(empresaId: number, dateFiltered: boolean, block?: AddressBlock): Promise<RateDecision | 'blocked'> {
+    const result = await this.decide(empresaId, dateFiltered, block, false);
     if (result !== 'blocked' && !result.allowed) this.decisions.inc({ result: 'refused', limit_type: result.limitType });
     return result;
   }
 
   private async decide(
-    apiKeyId: number,
+    empresaId: number,
     dateFiltered: boolean,
     block: AddressBlock | undefined,
     count: boolean,
   ): Promise<RateDecision | 'blocked'> {
     const window = windowAt(this.clock());
     const limit = limitFor(this.options.rule, dateFiltered);
-    const key = `${this.options.keyPrefix}:rl:${apiKeyId}:${window.start}`;
+    const key = `${this.options.keyPrefix}:rl:empresa:${empresaId}:${window.start}`;
     const ttl = window.reset - window.start + 60;
     const flag: CountFlag = count ? '1' : '0';
     try {

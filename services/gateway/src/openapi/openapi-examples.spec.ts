@@ -11,7 +11,7 @@ type Json = any;
  * service of an older version during a rolling update): no partner request is answered with them,
  * so no run can record one.
  */
-const ONLY_BY_DEFAULT: readonly Reason[] = ['recurso_no_encontrado', 'regla_de_negocio', 'registro_existente'];
+const ONLY_BY_DEFAULT: readonly Reason[] = ['registro_existente'];
 
 describe('the recorded OpenAPI examples', () => {
   const sut = RECORDED_EXAMPLES;

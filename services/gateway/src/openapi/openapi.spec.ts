@@ -213,6 +213,19 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it('declares the scope of every operation once, in the route table, and shows it in the security requirement and the description', () => {
+    const unscoped = routes.filter((r) => r.scope === undefined).map((r) => `${r.method} ${r.path}`);
+    expect(unscoped).toEqual(['get /system/rate-limit']);
+    for (const route of routes) {
+      const op = sut.paths[openApiPath(route.path)][route.method];
+      expect([route.path, op.security]).toEqual([route.path, [{ bearerAuth: route.scope ? [route.scope] : [] }]]);
+      expect(op.description).toContain(route.scope ? `Alcance: \`${route.scope}\`` : 'cualquier API key');
+      expect([route.path, op.responses['403'] !== undefined]).toEqual([route.path, route.scope !== undefined]);
+    }
+    // Reads need a resource's read scope, everything else its write scope.
+    expect(routes.filter((r) => r.scope && r.scope.endsWith(':read') !== (r.method === 'get'))).toEqual([]);
+  });
+
   it('lets answers gain fields in a later 1.x while request bodies stay closed', () => {
     const ajv = addFormats(new Ajv2020({ strict: false, multipleOfPrecision: 8 }));
     ajv.addSchema(sut, 'openapi', undefined, false);

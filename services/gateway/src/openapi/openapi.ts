@@ -25,6 +25,7 @@ import {
   Pagination,
   Product,
   RateLimitStatus,
+  SCOPES,
   Return,
   ReturnsSummary,
   Sale,
@@ -63,6 +64,10 @@ const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit
 
 /** Headers as `components.headers`, each required where referenced; `optional()` describes one that may be absent. */
 const HEADERS = {
+  'X-Accepted-Scopes': {
+    description: 'Con 403 `alcance_insuficiente`: el alcance que la operación necesita.',
+    schema: { type: 'string' },
+  },
   'X-Request-Id': {
     description:
       'Identificador de la solicitud: el enviado en `X-Request-Id` si es válido, si no uno nuevo. Aparece en los registros del servidor.',
@@ -123,8 +128,14 @@ const API_ERRORS = {
   },
   Unauthorized: {
     status: 401,
-    description: `«${MESSAGES.unauthorized}», con el caso en \`reason\`: sin encabezado \`Authorization\` (\`clave_ausente\`), con uno que no es \`Bearer <API key>\` (\`clave_malformada\`; en ambos \`details.Authorization\` dice cómo enviarlo), o con un API key que no se acepta: desconocido, revocado o de una empresa inactiva, sin decir cuál (\`clave_invalida\`). Lleva \`WWW-Authenticate: Bearer\`.`,
+    description: `«${MESSAGES.unauthorized}», con el caso en \`reason\`: sin encabezado \`Authorization\` (\`clave_ausente\`), con uno que no es \`Bearer <API key>\` (\`clave_malformada\`; en ambos \`details.Authorization\` dice cómo enviarlo), con un API key vencido (\`clave_expirada\`, desde su \`expira_el\` o el fin de la gracia tras rotarlo), o con uno que no se acepta: desconocido, revocado, con la suma de verificación errada o de una empresa inactiva, sin decir cuál (\`clave_invalida\`). Lleva \`WWW-Authenticate: Bearer\`.`,
     rated: false,
+  },
+  Forbidden: {
+    status: 403,
+    description:
+      'El API key no tiene el alcance que la operación necesita (`alcance_insuficiente`): `details.alcance` y `X-Accepted-Scopes` lo nombran. Cuenta en la cuota.',
+    rated: true,
   },
   NotFound: { status: 404, description: 'El id no existe en la empresa del API key (los de otras empresas tampoco).', rated: true },
 
@@ -191,6 +202,7 @@ function apiErrorResponse(name: ApiError) {
   if (status === 429 || status === 503) required.push('Retry-After');
   if (status === 409) optional.push('Retry-After');
   if (status === 500) optional.push('X-Error-Id');
+  if (status === 403) optional.push('X-Accepted-Scopes');
   // Its example is a recorded answer (`withExamples`).
   return { description, headers: headers(required, optional), ...errorBody };
 }
@@ -201,6 +213,7 @@ const API_ERROR_BY_STATUS = Object.fromEntries(Object.entries(API_ERRORS).map(([
 function routeErrors(route: AnyRoute): number[] {
   // 400 on every route: one without query parameters refuses any that is sent.
   const statuses = new Set<number>([400, 401, 414, 429, 431, 500, 503, 504]);
+  if (route.scope) statuses.add(403);
   if (route.params) statuses.add(404);
   if (route.method !== 'get' && route.method !== 'delete')
     statuses
@@ -304,10 +317,14 @@ function apiOperation(route: AnyRoute): ZodOpenApiOperationObject {
       : { description: `HTTP ${status}`, ...errorBody };
   }
   const body = route.documentedBody ?? route.body;
+  // The scope shows in the security requirement (OpenAPI 3.1 lets a bearer scheme list role names) and
+  // in the description, which the generated clients carry into their types' comments.
+  const scopeLine = route.scope ? `Alcance: \`${route.scope}\`.` : 'Alcance: cualquier API key vigente.';
   return {
     operationId: operationId(route.method, route.path),
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
+    description: route.description ? `${route.description}\n\n${scopeLine}` : scopeLine,
+    security: [{ bearerAuth: route.scope ? [route.scope] : [] }],
     tags: [route.path.split('/')[1]!],
     ...(route.params || route.query || isGet || route.method === 'post'
       ? {
@@ -478,7 +495,7 @@ const INFO_DESCRIPTION = `Acceso de sistemas externos a las ventas, el inventari
 
 **Autenticación.** Cada solicitud a \`${API_BASE}\` lleva \`Authorization: Bearer <API_KEY>\`. La clave determina la empresa; \`meta.empresa\` es su nombre. Sin encabezado \`Authorization\`: 401 con \`reason\` \`clave_ausente\`; con uno que no es \`Bearer <API_KEY>\`: \`clave_malformada\`; clave desconocida o revocada, o empresa inactiva: \`clave_invalida\`, «${MESSAGES.unauthorized}» (sin decir cuál).
 
-**Cuota.** Por API key y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`. Un 304 no cuenta.
+**Cuota.** Por empresa (todos sus API keys juntos) y por hora UTC fija (se reinicia a la hora en punto): 1000 solicitudes, o 2000 cuando se envían \`fecha_inicio\` y \`fecha_fin\`. Toda respuesta autenticada lleva \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` y \`X-RateLimit-Reset\`; al agotarla, 429 con \`Retry-After\`. Un 304 no cuenta.
 
 **Lecturas condicionales y comprimidas.** Cada \`GET\` responde un \`ETag\` fuerte (el SHA-256 del cuerpo sin \`meta.timestamp\`; en \`GET /sales\` fuera del modo cursor, el de la versión de la página: las marcas de cambio de sus ventas y el total, de modo que el 304 se responde sin construir la página); repetido en \`If-None-Match\`, la respuesta es 304 sin cuerpo, con el \`ETag\` y los encabezados de la cuota, mientras nada haya cambiado, y no cuenta en la cuota. Las respuestas JSON de 1 KB o más se comprimen con gzip o br cuando \`Accept-Encoding\` lo admite (\`Vary: Accept-Encoding\`).
 
@@ -563,12 +580,20 @@ export function openApiDocument(routes: readonly AnyRoute[]): OpenApiDocument {
         { name: 'document-types', description: 'Tipos de documento con los que se emiten las ventas' },
         { name: 'channels', description: 'Canales de venta' },
         { name: 'customers', description: 'Clientes de la empresa' },
+        { name: 'exports', description: 'Exportaciones completas de un recurso de la empresa' },
+        { name: 'api-keys', description: 'Los API keys de la empresa: alcances, rotación, vencimiento y revocación' },
         { name: 'referencia', description: 'Esta documentación' },
       ],
       paths,
       webhooks,
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key de la empresa' } },
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: `API key de la empresa. Cada operación nombra el alcance que necesita (\`recurso:nivel\`; \`write\` incluye \`read\`): ${SCOPES.map((x) => `\`${x}\``).join(', ')}.`,
+          },
+        },
         headers: Object.fromEntries(Object.entries(HEADERS).map(([name, header]) => [name, { ...header, required: true }])),
         responses: Object.fromEntries(Object.keys(API_ERRORS).map((name) => [name, apiErrorResponse(name as ApiError)])),
         schemas: {
