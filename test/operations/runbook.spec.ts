@@ -514,6 +514,15 @@ describe('the back-office runbook', () => {
     expect(await inventoryWith(created.key)).toBe(200);
     await run('apikey-revoke', { API_KEY_ID: String(created.id) });
     await eventually(async () => expect(await inventoryWith(created.key)).toBe(401), 20_000);
+    const scoped = (await run('apikey-create-scoped', { EMPRESA: empresa })) as { key: string; alcances: string[] };
+    expect(scoped.alcances).toEqual(['sales:read', 'inventory:read']);
+    expect(await inventoryWith(scoped.key)).toBe(200);
+    const write = await fetch(`${stack.baseUrl}/api/external/v1/sales`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${scoped.key}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect([write.status, write.headers.get('x-accepted-scopes')]).toEqual([403, 'sales:write']);
 
     const woo = seeded.empresas.demo.integraciones.woo;
     const rotated = (await run('webhook-rotate', { INTEGRACION: String(woo.id) })) as { token: string };

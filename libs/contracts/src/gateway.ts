@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCOPES } from './api-keys';
 import { defineCatalog, defineEvents } from './catalog';
 
 export const ROLES = ['Administrador', 'Supervisor', 'Vendedor'] as const;
@@ -73,8 +74,14 @@ export const gatewaySubjects = defineCatalog({
   'gateway.admin.apikey.create': {
     tenant: false,
     errors: ['NOT_FOUND', 'VALIDATION_FAILED'],
-    request: z.object({ empresa_id: z.number().int().positive(), usuario_id: z.number().int().positive().optional() }),
-    reply: z.object({ id: z.number().int(), key: z.string(), prefix: z.string() }),
+    request: z.object({
+      empresa_id: z.number().int().positive(),
+      usuario_id: z.number().int().positive().optional(),
+      nombre: z.string().min(1).max(100).optional(),
+      /** Every scope when omitted. */
+      alcances: z.array(z.enum(SCOPES)).min(1).optional(),
+    }),
+    reply: z.object({ id: z.number().int(), key: z.string(), prefix: z.string(), alcances: z.array(z.enum(SCOPES)) }),
   },
   'gateway.admin.apikey.revoke': {
     tenant: false,

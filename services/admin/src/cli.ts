@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
-import { SERVICES, databaseUrlOf, gatewaySubjects, isAppError, schemaOf, webhookSubjects } from '@erp/contracts';
+import { parseArgs } from 'node:util';
+import { SCOPES, SERVICES, databaseUrlOf, gatewaySubjects, isAppError, schemaOf, webhookSubjects, type Scope } from '@erp/contracts';
 import { auditBooks, formatInvariants } from './audit';
 import { connectAdminBus } from './connect';
 import { RETURNS_USAGE, returnsCommand } from './returns-command';
@@ -14,7 +15,9 @@ const USAGE = `Usage: npm run admin -- <command>
   seed FILE                       load a fixture (see shared fixture format); prints ids, keys and tokens as JSON
   empresas                        list companies with their active key count
   empresa activate|deactivate ID  switch a company on or off (its keys stop working within seconds)
-  apikey create EMPRESA_ID [USUARIO_ID]   create an API key (shown once)
+  apikey create EMPRESA_ID [USUARIO_ID] [--alcances S,S…] [--nombre NOMBRE]
+                                  create an API key (shown once), with every scope unless --alcances names them
+                                  (recurso:nivel, e.g. sales:read,inventory:read)
   apikey revoke API_KEY_ID        revoke an API key (effective within seconds)
   webhooks failed [EMPRESA_ID]    list failed webhook deliveries with their reasons
   webhooks replay ID... | --empresa EMPRESA_ID
@@ -36,7 +39,7 @@ const id = (value: string | undefined, what: string): number => {
 };
 
 async function main(args: string[]): Promise<unknown> {
-  const [command, sub, a, b] = args;
+  const [command, sub, a] = args;
   if (!command || command === 'help' || command === '--help') {
     console.log(USAGE);
     return undefined;
@@ -66,10 +69,24 @@ async function main(args: string[]): Promise<unknown> {
         );
       case 'apikey':
         if (sub === 'create') {
+          const { values, positionals } = parseArgs({
+            args: args.slice(2),
+            options: { alcances: { type: 'string' }, nombre: { type: 'string' } },
+            allowPositionals: true,
+          });
+          const [empresa, usuario] = positionals;
+          const alcances = values.alcances?.split(',').map((s) => s.trim());
+          const unknown = alcances?.filter((s) => !(SCOPES as readonly string[]).includes(s)) ?? [];
+          if (unknown.length > 0) throw new Error(`Unknown scope(s) ${unknown.join(', ')}; the scopes are ${SCOPES.join(', ')}`);
           return await bus.request(
             gatewaySubjects,
             'gateway.admin.apikey.create',
-            { empresa_id: id(a, 'EMPRESA_ID'), ...(b ? { usuario_id: id(b, 'USUARIO_ID') } : {}) },
+            {
+              empresa_id: id(empresa, 'EMPRESA_ID'),
+              ...(usuario ? { usuario_id: id(usuario, 'USUARIO_ID') } : {}),
+              ...(alcances ? { alcances: alcances as Scope[] } : {}),
+              ...(values.nombre ? { nombre: values.nombre } : {}),
+            },
             ctx,
           );
         }

@@ -1,4 +1,4 @@
-import { AppError, gatewayEvents, type gatewaySubjects } from '@erp/contracts';
+import { AppError, EVERY_SCOPE, gatewayEvents, normalizeScopes, type gatewaySubjects } from '@erp/contracts';
 import { enqueueEvent, type Handlers, type OutboxRelay } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import type { Kysely, Transaction } from 'kysely';
@@ -45,19 +45,22 @@ export function adminHandlers(
 
     'gateway.admin.empresa.list': async () => listEmpresas(db),
 
-    'gateway.admin.apikey.create': async ({ empresa_id, usuario_id }) => {
+    'gateway.admin.apikey.create': async ({ empresa_id, usuario_id, nombre, alcances }) => {
       if (!(await empresaExists(db, empresa_id))) throw AppError.notFound('recurso_no_encontrado', 'Empresa no encontrada');
       if (usuario_id !== undefined && !(await usuarioBelongsTo(db, empresa_id, usuario_id)))
         throw AppError.validation('El usuario no pertenece a la empresa');
       const key = generateApiKey();
+      const scopes = normalizeScopes(alcances ?? EVERY_SCOPE);
       const id = await insertApiKey(db, {
         empresa_id,
         usuario_id: usuario_id ?? null,
         key_hash: hashApiKey(key),
         prefix: keyPrefix(key),
         activo: true,
+        nombre: nombre ?? null,
+        alcances: scopes,
       });
-      return { id, key, prefix: keyPrefix(key) };
+      return { id, key, prefix: keyPrefix(key), alcances: scopes };
     },
 
     'gateway.admin.apikey.revoke': async ({ id }) => {
