@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { SchemaClients, type DatabaseUrls, type Row } from '@erp/admin';
@@ -5,7 +6,7 @@ import type { ServiceName } from '@erp/contracts';
 import type { FaultRecord } from './faults';
 import type { Company, CompanyRef } from './fixture';
 import type { InvariantResult } from './invariants';
-import type { LoadLedger, PackageRecord, SaleRecord } from './load';
+import type { LoadLedger, PackageRecord, ReturnRecord, SaleRecord } from './load';
 
 /**
  * A failed check's evidence, for whoever looks for its root cause: for each violation, the items
@@ -172,20 +173,7 @@ async function itemsOf(violation: string, input: EvidenceInput, clients: SchemaC
   if (ledger) {
     for (const ref of new Set(violation.match(/\b[a-z]+-(?:V|D|WR)\d+\b|\bwoo-producto-\d+\b|\bwoo-\d+\b|\bshop-\d+\b/g) ?? [])) {
       for (const s of ledger.sales.values()) if (s.referencia === ref) add(saleItem(s));
-      for (const r of ledger.returns.values())
-        if (r.referencia === ref)
-          add({
-            kind: 'return',
-            label: `return ${r.id ?? '?'} (${r.empresa}:${r.referencia}) of sale ${r.id_venta}`,
-            empresa: r.empresa,
-            times: times([
-              ['sent', r.sentAt],
-              ['acknowledged', r.ackedAt],
-            ]),
-            strings: [r.referencia],
-            numbers: [...(r.id !== undefined ? [r.id] : []), r.id_venta],
-            services: SERVICES_OF.return,
-          });
+      for (const r of ledger.returns.values()) if (r.referencia === ref) add(returnItem(r));
       for (const o of ledger.orders.values())
         if (o.referencia === ref)
           add({
@@ -222,20 +210,7 @@ async function itemsOf(violation: string, input: EvidenceInput, clients: SchemaC
     }
     for (const m of violation.matchAll(/\b(?:return|devolucion|devoluciones) (\d+)\b/g)) {
       const id = Number(m[1]);
-      for (const r of ledger.returns.values())
-        if (r.id === id)
-          add({
-            kind: 'return',
-            label: `return ${r.id} (${r.empresa}:${r.referencia}) of sale ${r.id_venta}`,
-            empresa: r.empresa,
-            times: times([
-              ['sent', r.sentAt],
-              ['acknowledged', r.ackedAt],
-            ]),
-            strings: [r.referencia],
-            numbers: [r.id, r.id_venta],
-            services: SERVICES_OF.return,
-          });
+      for (const r of ledger.returns.values()) if (r.id === id) add(returnItem(r));
     }
     for (const m of violation.matchAll(/\bpackage (\d+)\b/g)) {
       const id = Number(m[1]);
@@ -272,6 +247,17 @@ async function itemsOf(violation: string, input: EvidenceInput, clients: SchemaC
       numbers: [id],
       services: SERVICES_OF.export,
     });
+    // The objects it names (missed, extra, older): when each was written and last changed, against the export's cursor.
+    const objects = [...violation.matchAll(/objects[^(]*\(([\d, ]+)\)/g)].flatMap((o) => o[1]!.split(',').map((n) => Number(n.trim())));
+    const table = { sales: 'sales.ventas', returns: 'returns.devoluciones' }[m[2]!];
+    if (objects.length > 0 && table) {
+      const rows = await q(`select id, created_at, updated_at from ${table} where id = any($1) order by id`, [objects]);
+      for (const r of rows) trail.push(`  ${table} ${JSON.stringify(r)}`);
+      for (const objectId of objects) {
+        if (m[2] === 'sales') for (const sale of ledger?.sales.values() ?? []) if (sale.id === objectId) add(saleItem(sale));
+        if (m[2] === 'returns') for (const r of ledger?.returns.values() ?? []) if (r.id === objectId) add(returnItem(r));
+      }
+    }
   }
 
   for (const eventId of new Set(violation.match(/\bevt_[0-9a-f]{32}\b/g) ?? [])) {
@@ -350,16 +336,23 @@ async function itemsOf(violation: string, input: EvidenceInput, clients: SchemaC
         ? `${item.label}: ${schema}.outbox`
         : `${item.label}: no row of ${schema}.outbox is about it (never written, or published and removed)`,
     );
-    for (const o of outbox) trail.push(`  ${JSON.stringify(o)}`);
     const outboxIds = outbox.map((o) => o.id as string | undefined).filter((o): o is string => typeof o === 'string');
-    if (outboxIds.length > 0) {
-      const applied = await q('select consumer, event_id, processed_at from subscriptions.processed_events where event_id = any($1)', [
-        outboxIds,
-      ]);
-      for (const a of applied) trail.push(`  subscriptions.processed_events ${JSON.stringify(a)}`);
-      if (applied.length === 0) trail.push('  subscriptions.processed_events: none of these ids');
-      item.strings.push(...outboxIds);
+    // The partner event an outbox row becomes has an id derived from the row's (its first one: index 0).
+    const expected = new Map(outboxIds.map((o) => [o, partnerEventId(o, 0)]));
+    const found = new Map(
+      (outboxIds.length > 0
+        ? await q('select id, tipo, ocurrido_at, posicion from subscriptions.eventos where id = any($1)', [[...expected.values()]])
+        : []
+      ).map((e) => [e.id as string, e]),
+    );
+    for (const o of outbox) {
+      const partner = expected.get(o.id as string);
+      const logged = partner ? found.get(partner) : undefined;
+      trail.push(`  ${JSON.stringify(o)}`);
+      if (partner)
+        trail.push(`    → partner event ${partner}: ${logged ? `in the log, ${JSON.stringify(logged)}` : 'NOT in the partner log'}`);
     }
+    item.strings.push(...outboxIds, ...expected.values());
     if (id === undefined) continue;
     const logged = await q(
       item.kind === 'package'
@@ -371,6 +364,21 @@ async function itemsOf(violation: string, input: EvidenceInput, clients: SchemaC
     for (const e of logged) trail.push(`    ${JSON.stringify(e)}`);
   }
   return items;
+}
+
+function returnItem(r: ReturnRecord): Item {
+  return {
+    kind: 'return',
+    label: `return ${r.id ?? '?'} (${r.empresa}:${r.referencia}) of sale ${r.id_venta}`,
+    empresa: r.empresa,
+    times: [
+      ...(r.sentAt !== undefined ? [{ what: 'sent', at: r.sentAt }] : []),
+      ...(r.ackedAt !== undefined ? [{ what: 'acknowledged', at: r.ackedAt }] : []),
+    ],
+    strings: [r.referencia],
+    numbers: [...(r.id !== undefined ? [r.id] : []), r.id_venta],
+    services: SERVICES_OF.return,
+  };
 }
 
 function packageItem(p: PackageRecord): Item {
@@ -477,6 +485,9 @@ function trim(text: string): string {
   return noStack.length > 600 ? `${noStack.slice(0, 600)} …` : noStack;
 }
 
+/** The id the subscriptions service gives the `index`-th partner event of a source event (its outbox id), as `partnerEventId` there. */
+const partnerEventId = (sourceId: string, index: number) =>
+  `evt_${createHash('sha256').update(`${sourceId}:${index}`).digest('hex').slice(0, 32)}`;
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const dateMs = (value: unknown) => (value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : undefined);
 const iso = (ms: number | undefined) => (ms === undefined ? '?' : new Date(ms).toISOString().slice(11, 23));
