@@ -6,6 +6,8 @@ import { gatewayService } from '../../services/gateway/src/service';
 import { apiRoutes } from '../../services/gateway/src/http/routes';
 import { openApiPath } from '../../services/gateway/src/openapi/openapi';
 import { generateApiKey } from '../../services/gateway/src/domain/api-key';
+import { eventually } from '@erp/testing';
+import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { KEY_A, KEY_B, Stack, json, stackEnv, twoCompanies } from '../support/stack';
 
 const API = '/api/external/v1';
@@ -37,7 +39,15 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
   /** A second gateway replica on the same database, bus and Redis. */
   let second: RunningService<GatewayConfig>;
   let secondUrl = '';
-  const settings = { AUTH_CACHE_TTL_MS: '600000', AUTH_NEGATIVE_CACHE_TTL_MS: '600000', API_KEY_USAGE_FLUSH_MS: '200' };
+  const settings = {
+    AUTH_CACHE_TTL_MS: '600000',
+    AUTH_NEGATIVE_CACHE_TTL_MS: '600000',
+    API_KEY_USAGE_FLUSH_MS: '200',
+    API_KEY_EXPIRY_SWEEP_MS: '200',
+  };
+  let receiver: TestReceiver;
+  /** The partner events `api_key.*` company A's receiver got, in arrival order. */
+  const keyEvents = () => receiver.delivered().filter((e) => e.type.startsWith('api_key.'));
 
   const call = async (method: string, path: string, key: string, body?: unknown, base?: string) => {
     const init = {
@@ -61,11 +71,18 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
   };
 
   beforeAll(async () => {
+    receiver = await TestReceiver.start();
     stack = await Stack.start({
       services: ['gateway', 'inventory', 'sales', 'subscriptions', 'exports', 'packages', 'returns'],
+      subscriptions: { EVENTS_POLL_MS: '100' },
       gateway: settings,
     });
     await stack.seed(twoCompanies());
+    const subscribed = await call('POST', '/event-subscriptions', KEY_A, {
+      url: receiver.url,
+      events: ['api_key.expiring', 'api_key.rotated', 'api_key.revoked'],
+    });
+    expect(subscribed.status).toBe(201);
     second = await startService(
       gatewayService(loadConfig(GatewayConfig, stackEnv(stack.iso, settings)), {
         onListening: (port) => {
@@ -78,6 +95,7 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
   afterAll(async () => {
     await second?.stop();
     await stack.stop();
+    await receiver?.stop();
   });
 
   it('refuses a read-only key every write with 403 naming the scope it needs, and lets its reads through', async () => {
@@ -164,6 +182,17 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
     const listed = (await call('GET', '/api-keys', KEY_A)).body.data.find((k: Listed) => k.id === old.id);
     expect(Date.parse(listed.expira_el) - Date.now()).toBeLessThanOrEqual(3_000);
     expect((await call('POST', `/api-keys/${old.id}/rotate`, KEY_A)).status).toBe(422);
+    await eventually(async () => {
+      const rotatedEvent = keyEvents().find((e) => e.type === 'api_key.rotated' && e.data.id === old.id);
+      expect(rotatedEvent?.data).toEqual({
+        id: old.id,
+        nombre: 'Rotada',
+        prefijo: old.prefijo,
+        alcances: ['inventory:read'],
+        expira_el: listed.expira_el,
+        id_sucesor: fresh.id,
+      });
+    }, 10_000);
     await sleep(3_200);
     for (const base of [undefined, secondUrl]) {
       const expired = await call('GET', '/inventory', old.key, undefined, base);
@@ -174,6 +203,38 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
       ]);
       expect((await call('GET', '/inventory', fresh.key, undefined, base)).status).toBe(200);
     }
+  });
+
+  it('tells the company once, seven days ahead, that a key is about to expire', async () => {
+    const inThreeDays = new Date(Date.now() + 3 * 24 * 3600_000).toISOString();
+    const expiring = await create(KEY_A, 'Vence pronto', ['returns:read'], { expira_el: inThreeDays });
+    const later = await create(KEY_A, 'Vence más tarde', ['returns:read'], {
+      expira_el: new Date(Date.now() + 30 * 24 * 3600_000).toISOString(),
+    });
+    await eventually(async () => {
+      expect(
+        keyEvents()
+          .filter((e) => e.type === 'api_key.expiring')
+          .map((e) => e.data),
+      ).toEqual([
+        {
+          id: expiring.id,
+          nombre: 'Vence pronto',
+          prefijo: expiring.prefijo,
+          alcances: ['returns:read'],
+          expira_el: inThreeDays,
+          id_sucesor: null,
+        },
+      ]);
+    }, 10_000);
+    // Sweeps go on every 200 ms: neither a second notice nor one for the key that expires later.
+    await sleep(1_000);
+    expect(
+      keyEvents()
+        .filter((e) => e.type === 'api_key.expiring')
+        .map((e) => e.data.id),
+    ).toEqual([expiring.id]);
+    expect(keyEvents().some((e) => e.data.id === later.id)).toBe(false);
   });
 
   it('expires a key at its expira_el', async () => {
@@ -194,6 +255,14 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
       await msUntilStatus(() => fetch(`${secondUrl}${API}/sales`, { headers: { Authorization: `Bearer ${doomed.key}` } }), 401),
     ).toBeLessThan(2_000);
 
+    await eventually(async () => {
+      expect(
+        keyEvents()
+          .filter((e) => e.type === 'api_key.revoked')
+          .map((e) => e.data.id),
+      ).toEqual([doomed.id]);
+    }, 10_000);
+
     // Company B's only key manages keys: it cannot revoke itself.
     const keys = (await call('GET', '/api-keys', KEY_B)).body.data;
     expect(keys).toHaveLength(1);
@@ -208,7 +277,9 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
       create table public.api_key_updates (n int);
       create function public.count_api_key_update() returns trigger language plpgsql security definer as $$
         begin insert into public.api_key_updates values (1); return null; end $$;
-      create trigger count_updates after update on gateway.api_keys for each statement execute function public.count_api_key_update();`);
+      create trigger count_updates after update on gateway.api_keys for each row
+        when (old.ultimo_uso is distinct from new.ultimo_uso or old.ultima_direccion is distinct from new.ultima_direccion)
+        execute function public.count_api_key_update();`);
     try {
       for (let i = 0; i < 40; i++) expect((await call('GET', '/sales', key.key)).status).toBe(200);
       await sleep(1_000);

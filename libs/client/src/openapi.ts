@@ -304,7 +304,7 @@ export interface paths {
         put?: never;
         /**
          * Suscribe una URL a los eventos de la empresa; responde el secreto de firma, que solo se muestra aquí
-         * @description Tipos: `sale.created`, `sale.updated`, `sale.annulled`, `stock.changed`, `return.created`, `return.annulled`, `package.imported`, `export.completed`, `export.failed` o `*` (todos). Máximo 20 suscripciones por empresa.
+         * @description Tipos: `sale.created`, `sale.updated`, `sale.annulled`, `stock.changed`, `return.created`, `return.annulled`, `package.imported`, `export.completed`, `export.failed`, `api_key.expiring`, `api_key.rotated`, `api_key.revoked` o `*` (todos). Máximo 20 suscripciones por empresa.
          *     La URL debe ser https y no puede apuntar a direcciones privadas ni locales; no se siguen redirecciones.
          *
          *     Cada entrega es un `POST` a la URL con el evento como cuerpo JSON (`id`, `type`, `timestamp`, `data`) y las cabeceras de la especificación Standard Webhooks:
@@ -972,6 +972,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "api_key.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento api_key.expiring entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventApi_keyExpiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento api_key.rotated entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventApi_keyRotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evento api_key.revoked entregado a la URL de una suscripción
+         * @description Firmado según Standard Webhooks: verifique `webhook-signature` (`v1,` + base64 del HMAC-SHA256 de `<webhook-id>.<webhook-timestamp>.<cuerpo>` con el secreto `whsec_…`) con cualquier biblioteca de la especificación. El mismo `webhook-id` puede llegar más de una vez (reintentos, reenvíos): procéselo una sola vez.
+         */
+        post: operations["eventApi_keyRevoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -995,7 +1055,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        DeliveredEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventExportCompleted"] | components["schemas"]["EventExportFailed"] | components["schemas"]["EventPing"];
+        DeliveredEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventExportCompleted"] | components["schemas"]["EventExportFailed"] | components["schemas"]["EventApiKeyExpiring"] | components["schemas"]["EventApiKeyRotated"] | components["schemas"]["EventApiKeyRevoked"] | components["schemas"]["EventPing"];
         EventSaleCreated: {
             id: string;
             /**
@@ -1166,6 +1226,60 @@ export interface components {
                 cursor: string | null;
             };
         };
+        EventApiKeyExpiring: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "api_key.expiring";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id: number;
+                nombre: string;
+                prefijo: string;
+                alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+                expira_el: string | null;
+                id_sucesor: number | null;
+            };
+        };
+        EventApiKeyRotated: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "api_key.rotated";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id: number;
+                nombre: string;
+                prefijo: string;
+                alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+                expira_el: string | null;
+                id_sucesor: number | null;
+            };
+        };
+        EventApiKeyRevoked: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "api_key.revoked";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                id: number;
+                nombre: string;
+                prefijo: string;
+                alcances: ("sales:read" | "sales:write" | "inventory:read" | "inventory:write" | "returns:read" | "returns:write" | "packages:read" | "packages:write" | "events:read" | "events:write" | "exports:read" | "exports:write" | "keys:read" | "keys:write")[];
+                expira_el: string | null;
+                id_sucesor: number | null;
+            };
+        };
         EventPing: {
             id: string;
             /**
@@ -1282,7 +1396,7 @@ export interface components {
                 medida: string;
             }[];
         };
-        PartnerEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventExportCompleted"] | components["schemas"]["EventExportFailed"];
+        PartnerEvent: components["schemas"]["EventSaleCreated"] | components["schemas"]["EventSaleUpdated"] | components["schemas"]["EventSaleAnnulled"] | components["schemas"]["EventStockChanged"] | components["schemas"]["EventReturnCreated"] | components["schemas"]["EventReturnAnnulled"] | components["schemas"]["EventPackageImported"] | components["schemas"]["EventExportCompleted"] | components["schemas"]["EventExportFailed"] | components["schemas"]["EventApiKeyExpiring"] | components["schemas"]["EventApiKeyRotated"] | components["schemas"]["EventApiKeyRevoked"];
         Meta: {
             empresa: string;
             /** Format: date-time */
@@ -4882,7 +4996,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported" | "export.completed" | "export.failed"))[];
+                    events: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported" | "export.completed" | "export.failed" | "api_key.expiring" | "api_key.rotated" | "api_key.revoked"))[];
                     descripcion?: string;
                 };
             };
@@ -5256,7 +5370,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported" | "export.completed" | "export.failed"))[];
+                    events?: ("*" | ("sale.created" | "sale.updated" | "sale.annulled" | "stock.changed" | "return.created" | "return.annulled" | "package.imported" | "export.completed" | "export.failed" | "api_key.expiring" | "api_key.rotated" | "api_key.revoked"))[];
                     descripcion?: string | null;
                     enable?: 0 | 1;
                 };
@@ -8327,6 +8441,93 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["EventExportFailed"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventApi_keyExpiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventApiKeyExpiring"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventApi_keyRotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventApiKeyRotated"];
+            };
+        };
+        responses: {
+            /** @description Cualquier 2xx en 10 s es una entrega exitosa; otra respuesta o ninguna se reintenta. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    eventApi_keyRevoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description El id del evento (evt_…) */
+                "webhook-id": string;
+                /** @description Segundos Unix del envío */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventApiKeyRevoked"];
             };
         };
         responses: {

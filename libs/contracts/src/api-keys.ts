@@ -97,6 +97,22 @@ export const ApiKey = z.object({
 });
 export type ApiKey = z.output<typeof ApiKey>;
 
+/** `data` of the partner events `api_key.expiring`, `api_key.rotated` and `api_key.revoked`. */
+export const ApiKeyEventData = z.object({
+  id: z.number().int(),
+  nombre: z.string(),
+  prefijo: z.string(),
+  alcances: z.array(ScopeName),
+  /** When it stops (stopped) working; a rotated key's is the end of its grace. */
+  expira_el: Timestamp.nullable(),
+  /** The key that replaced it by rotation (null otherwise). */
+  id_sucesor: z.number().int().nullable(),
+});
+export type ApiKeyEventData = z.output<typeof ApiKeyEventData>;
+
+/** What happened to a key, as the gateway announces it: each is a partner event `api_key.<cambio>`. */
+export const API_KEY_CHANGES = ['expiring', 'rotated', 'revoked'] as const;
+
 /** A key as its creation (or rotation) answers it: with the key, shown this once. */
 export const ApiKeyCreated = ApiKey.extend({ key: z.string() });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SCOPES } from './api-keys';
+import { API_KEY_CHANGES, ApiKeyEventData, SCOPES } from './api-keys';
 import { defineCatalog, defineEvents } from './catalog';
 
 export const ROLES = ['Administrador', 'Supervisor', 'Vendedor'] as const;
@@ -95,6 +95,10 @@ export const gatewaySubjects = defineCatalog({
 export const gatewayEvents = defineEvents({
   'events.gateway.credentials.changed': {
     payload: z.object({ empresa_id: z.number().int(), api_key_id: z.number().int().optional() }),
+  },
+  /** A key of the company about to expire (7 days before), rotated or revoked: the partner events `api_key.*`. */
+  'events.gateway.apikey.changed': {
+    payload: z.object({ empresa_id: z.number().int(), cambio: z.enum(API_KEY_CHANGES), api_key: ApiKeyEventData }),
   },
 });
 

@@ -1,3 +1,4 @@
+import { apiKeySubjects } from './api-keys';
 import type { Catalog, EventCatalog } from './catalog';
 import { exportsEvents, exportsSubjects, inventoryExportSubjects, returnsExportSubjects, salesExportSubjects } from './exports';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from './gateway';
@@ -38,8 +39,10 @@ const callsOf = <C extends Catalog>(_catalog: C, ...subjects: Array<keyof C & st
 
 export const BUS_IDENTITIES = {
   gateway: {
-    serves: [gatewaySubjects, gatewayDirectorySubjects, webhookGatewaySubjects],
+    serves: [gatewaySubjects, gatewayDirectorySubjects, webhookGatewaySubjects, apiKeySubjects],
     calls: [
+      // Its /api-keys routes ask the gateway service (any replica) to change the company's keys.
+      ...callsOf(apiKeySubjects, 'gateway.apikeys.list', 'gateway.apikeys.create', 'gateway.apikeys.rotate', 'gateway.apikeys.revoke'),
       ...callsOf(exportsSubjects, 'exports.create', 'exports.list', 'exports.get', 'exports.cancel', 'exports.download'),
       ...callsOf(inventorySubjects, 'inventory.product.list', 'inventory.product.get', 'inventory.summary', 'inventory.sucursal.list'),
       ...callsOf(packagesSubjects, 'packages.import'),

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { defineCatalog } from './catalog';
 import { IdParam, PageRequest, Timestamp, documentAs, pageReply, queryInt } from './http';
+import { ApiKeyEventData } from './api-keys';
 import { Exportacion } from './exports';
 import { PLATAFORMAS } from './webhooks';
 import { Return } from './returns';
 import { Sale } from './sales';
 
-/** The partner event types (interface 1.5.0; `export.*` 1.6.0) a subscription can ask for, besides `*`. */
+/** The partner event types (interface 1.5.0; `export.*` 1.6.0; `api_key.*` 1.7.0) a subscription can ask for, besides `*`. */
 export const EVENT_TYPES = [
   'sale.created',
   'sale.updated',
@@ -17,6 +18,9 @@ export const EVENT_TYPES = [
   'package.imported',
   'export.completed',
   'export.failed',
+  'api_key.expiring',
+  'api_key.rotated',
+  'api_key.revoked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -195,6 +199,9 @@ export const TYPED_EVENTS = {
   'package.imported': typedEvent('package.imported', PackageImportedData, 'EventPackageImported'),
   'export.completed': typedEvent('export.completed', Exportacion, 'EventExportCompleted'),
   'export.failed': typedEvent('export.failed', Exportacion, 'EventExportFailed'),
+  'api_key.expiring': typedEvent('api_key.expiring', ApiKeyEventData, 'EventApiKeyExpiring'),
+  'api_key.rotated': typedEvent('api_key.rotated', ApiKeyEventData, 'EventApiKeyRotated'),
+  'api_key.revoked': typedEvent('api_key.revoked', ApiKeyEventData, 'EventApiKeyRevoked'),
 } as const satisfies Record<EventType, z.ZodType>;
 export const PingEvent = typedEvent('ping', PingData, 'EventPing');
 
@@ -210,6 +217,9 @@ export const FeedEvent = z
     TYPED_EVENTS['package.imported'],
     TYPED_EVENTS['export.completed'],
     TYPED_EVENTS['export.failed'],
+    TYPED_EVENTS['api_key.expiring'],
+    TYPED_EVENTS['api_key.rotated'],
+    TYPED_EVENTS['api_key.revoked'],
   ])
   .meta({ id: 'PartnerEvent' });
 /** What a subscription's URL receives: the feed's events and its own `ping`. */

@@ -26,5 +26,7 @@ export const GatewayConfig = BaseConfig.extend({
   IDEMPOTENCY_PURGE_INTERVAL_MS: z.coerce.number().int().min(10).default(600_000),
   /** How often the API keys' last uses (hour and client address) are written, in one statement. */
   API_KEY_USAGE_FLUSH_MS: z.coerce.number().int().min(10).default(30_000),
+  /** How often keys expiring within seven days are looked for, to announce each once (`api_key.expiring`). */
+  API_KEY_EXPIRY_SWEEP_MS: z.coerce.number().int().min(10).default(3_600_000),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;

@@ -19,6 +19,7 @@ import { apiRoutes } from './http/routes';
 import { FailedAuthLimiter } from './limits/failed-auth-limiter';
 import { RateLimiter } from './limits/rate-limiter';
 import { startIdempotenciaPurge } from './workers/idempotencia-purge.worker';
+import { startKeyExpiryNotices } from './workers/key-expiry.worker';
 import { startKeyUsageFlush } from './workers/key-usage-flush.worker';
 
 export interface GatewayOptions {
@@ -54,6 +55,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       const keyUsage = new KeyUsage(db);
       const usageFlush = startKeyUsageFlush(keyUsage, logger.child({ component: 'key-usage' }), config.API_KEY_USAGE_FLUSH_MS);
       onShutdown('key-usage', () => usageFlush.stop());
+      const expiry = startKeyExpiryNotices(db, relay, logger.child({ component: 'key-expiry' }), config.API_KEY_EXPIRY_SWEEP_MS);
+      onShutdown('key-expiry', () => expiry.stop());
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;

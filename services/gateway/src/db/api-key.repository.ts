@@ -31,12 +31,12 @@ export async function insertApiKeyReturning(db: Db, key: NewApiKey) {
 }
 
 /** Deactivates the key, keeping the first revocation time; undefined when there is no such key. */
-export async function revokeApiKey(db: Db, id: number): Promise<{ id: number; empresa_id: number } | undefined> {
+export async function revokeApiKey(db: Db, id: number) {
   return db
     .updateTable('api_keys')
     .set({ activo: false, revoked_at: sql<Date>`coalesce(revoked_at, now())` })
     .where('id', '=', id)
-    .returning(['id', 'empresa_id'])
+    .returning(['id', 'empresa_id', 'nombre', 'prefix', 'alcances', 'expira_el'])
     .executeTakeFirst();
 }
 
@@ -111,15 +111,31 @@ export async function retireApiKey(trx: Transaction<GatewayDb>, id: number, unti
   return row.expira_el!;
 }
 
-/** Revokes a key of the company at once; false when it has no such live key. */
-export async function revokeEmpresaApiKey(trx: Transaction<GatewayDb>, empresaId: number, id: number): Promise<boolean> {
-  const row = await trx
+/** Revokes a key of the company at once; undefined when it has no such live key. */
+export async function revokeEmpresaApiKey(trx: Transaction<GatewayDb>, empresaId: number, id: number) {
+  return trx
     .updateTable('api_keys')
     .set({ activo: false, revoked_at: sql<Date>`coalesce(revoked_at, now())` })
     .where('empresa_id', '=', empresaId)
     .where('id', '=', id)
     .where('activo', '=', true)
-    .returning('id')
+    .returning(['id', 'nombre', 'prefix', 'alcances', 'expira_el'])
     .executeTakeFirst();
-  return row !== undefined;
+}
+
+/**
+ * Marks the live keys that expire within `withinMs` and were not announced yet (a rotated key's
+ * end of grace was announced by its rotation), and answers them: each is announced once.
+ */
+export async function claimExpiringApiKeys(trx: Transaction<GatewayDb>, withinMs: number) {
+  return trx
+    .updateTable('api_keys')
+    .set({ aviso_vencimiento: sql<Date>`now()` })
+    .where('activo', '=', true)
+    .where('rotada_a', 'is', null)
+    .where('aviso_vencimiento', 'is', null)
+    .where('expira_el', '>', sql<Date>`now()`)
+    .where('expira_el', '<=', sql<Date>`now() + ${withinMs} * interval '1 millisecond'`)
+    .returning(['id', 'empresa_id', 'nombre', 'prefix', 'alcances', 'expira_el'])
+    .execute();
 }

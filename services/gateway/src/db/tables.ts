@@ -51,6 +51,8 @@ export interface ApiKeysTable {
   ultima_direccion: string | null;
   /** The key that replaced this one by rotation. */
   rotada_a: number | null;
+  /** When `api_key.expiring` was announced for it. */
+  aviso_vencimiento: Date | null;
 }
 
 /** The answer of a request sent with an `Idempotency-Key` (see migration 0002). */

@@ -8,6 +8,7 @@ import type { GatewayDb } from '../db/tables';
 import { usuarioBelongsTo } from '../db/usuario.repository';
 import { generateApiKey, hashApiKey, keyPrefix } from '../domain/api-key';
 import { seedEmpresa } from '../flows/seed-empresa.flow';
+import { announceKeyChange } from './api-keys.handlers';
 
 /**
  * Back-office handlers: companies, users and API keys. Changes that affect credentials announce
@@ -68,7 +69,8 @@ export function adminHandlers(
         const row = await revokeApiKey(trx, id);
         if (!row) throw AppError.notFound('recurso_no_encontrado', 'API key no encontrado');
         await announce(trx, row.empresa_id, row.id);
-        return row;
+        await announceKeyChange(trx, row.empresa_id, 'revoked', row, null);
+        return { id: row.id, empresa_id: row.empresa_id };
       });
       relay.nudge();
       onCredentialsChanged(revoked.empresa_id);

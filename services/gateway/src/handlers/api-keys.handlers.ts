@@ -1,4 +1,13 @@
-import { AppError, MAX_API_KEYS, gatewayEvents, grants, type ApiKey, type Scope, type apiKeySubjects } from '@erp/contracts';
+import {
+  AppError,
+  MAX_API_KEYS,
+  gatewayEvents,
+  grants,
+  type API_KEY_CHANGES,
+  type ApiKey,
+  type Scope,
+  type apiKeySubjects,
+} from '@erp/contracts';
 import { enqueueEvent, type Handlers, type OutboxRelay } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import type { Kysely, Transaction } from 'kysely';
@@ -93,8 +102,9 @@ export function apiKeyHandlers(
           alcances: old.alcances,
           expira_el: old.expira_el,
         });
-        await retireApiKey(trx, old.id, new Date(Date.now() + gracia_segundos * 1000), row.id);
+        const until = await retireApiKey(trx, old.id, new Date(Date.now() + gracia_segundos * 1000), row.id);
         await changed(trx, ctx.empresa.id, old.id);
+        await announceKeyChange(trx, ctx.empresa.id, 'rotated', { ...old, expira_el: until }, row.id);
         return row;
       });
       announced(ctx.empresa.id);
@@ -120,13 +130,36 @@ export function apiKeyHandlers(
               id: ['Cree otro API key con keys:write antes de revocar este'],
             },
           );
-        await revokeEmpresaApiKey(trx, ctx.empresa.id, id);
+        const revoked = await revokeEmpresaApiKey(trx, ctx.empresa.id, id);
         await changed(trx, ctx.empresa.id, id);
+        if (revoked) await announceKeyChange(trx, ctx.empresa.id, 'revoked', revoked, null);
       });
       announced(ctx.empresa.id);
       return { id };
     },
   };
+}
+
+/** Records the partner event `api_key.<cambio>` of a key in the change's transaction. */
+export async function announceKeyChange(
+  trx: Transaction<GatewayDb>,
+  empresaId: number,
+  cambio: (typeof API_KEY_CHANGES)[number],
+  key: { id: number; nombre: string | null; prefix: string; alcances: Scope[]; expira_el: Date | null },
+  sucesor: number | null,
+): Promise<void> {
+  await enqueueEvent(trx, gatewayEvents, 'events.gateway.apikey.changed', {
+    empresa_id: empresaId,
+    cambio,
+    api_key: {
+      id: key.id,
+      nombre: key.nombre ?? `API key ${key.id}`,
+      prefijo: key.prefix,
+      alcances: key.alcances,
+      expira_el: key.expira_el?.toISOString() ?? null,
+      id_sucesor: sucesor,
+    },
+  });
 }
 
 function asApiKey(

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import type {
+  API_KEY_CHANGES,
   EventType,
   PayloadOf,
   StockChangedData,
   exportsEvents,
+  gatewayEvents,
   inventoryEvents,
   packagesEvents,
   returnsEvents,
@@ -84,6 +86,10 @@ export function partnerEventsOf(source: SourceEvent): PartnerEventDraft[] {
       const tipo = source.subject === 'events.exports.export.completed' ? 'export.completed' : 'export.failed';
       return [draft(0, event.empresa_id, tipo, `export:${event.exportacion.id}`, event.exportacion)];
     }
+    case 'events.gateway.apikey.changed': {
+      const event = source.payload as PayloadOf<typeof gatewayEvents, 'events.gateway.apikey.changed'>;
+      return [draft(0, event.empresa_id, API_KEY_TYPES[event.cambio], `api_key:${event.api_key.id}`, event.api_key)];
+    }
     case 'events.inventory.stock.changed': {
       const event = source.payload as PayloadOf<typeof inventoryEvents, 'events.inventory.stock.changed'>;
       const causa = event.causa ?? {};
@@ -120,6 +126,12 @@ export function currentData(tipo: string, data: Record<string, unknown>): Record
 }
 
 const NO_CAUSE = { id_venta: null, id_devolucion: null, plataforma: null, id_pedido_plataforma: null } satisfies Partial<StockChangedData>;
+
+const API_KEY_TYPES: Record<(typeof API_KEY_CHANGES)[number], EventType> = {
+  expiring: 'api_key.expiring',
+  rotated: 'api_key.rotated',
+  revoked: 'api_key.revoked',
+};
 
 const SALE_TYPES: Record<string, EventType> = {
   'events.sales.sale.created': 'sale.created',

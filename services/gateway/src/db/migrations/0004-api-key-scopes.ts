@@ -19,5 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .alterTable('api_keys')
     .addColumn('rotada_a', 'integer', (c) => c.references('api_keys.id'))
     .execute();
+  // When the partner event api_key.expiring was recorded for it (once per key).
+  await db.schema.alterTable('api_keys').addColumn('aviso_vencimiento', 'timestamptz').execute();
   await db.schema.createIndex('api_keys_empresa_idx').on('api_keys').column('empresa_id').execute();
 }
