@@ -163,7 +163,13 @@ export interface ConsumerOptions<E extends EventCatalog, S extends keyof E & str
   concurrency?: number;
   /** Pause before each redelivery, by attempt; the last value repeats. */
   backoffMs?: readonly number[];
-  /** Deliveries of one event before it is terminated (counted here: the consumer itself redelivers without limit). */
+  /**
+   * The delivery a handler may treat as its last (`meta.deliveryCount >= maxDeliver`), to record a
+   * failure of its own. Past it a retryable failure is still retried, at the longest backoff, and
+   * logged as an error: only a poison event or a business-rule error is ever terminated, since a
+   * terminated event is lost (a Postgres outage longer than the retries would drop every event in
+   * hand).
+   */
   maxDeliver?: number;
 }
 
@@ -221,9 +227,10 @@ export async function ensureConsumer(bus: Bus, durable: string, subjects: readon
 /**
  * Binds to the durable pull consumer made by `ensureConsumer`, with bounded concurrency. Every
  * message is parsed with its contract first (a payload that breaks it is terminated); success
- * acks, a retryable failure naks with backoff, a poison event or a business-rule error terminates
- * with a logged reason. Handlers must be idempotent on `meta.eventId`: redelivery after a crash
- * is normal. A consumer that is missing or reads other subjects stops the start.
+ * acks, a retryable failure naks with backoff (however many times it failed), a poison event or a
+ * business-rule error terminates with a logged reason. Handlers must be idempotent on
+ * `meta.eventId`: redelivery after a crash is normal. A consumer that is missing or reads other
+ * subjects stops the start.
  */
 export async function startConsumer<E extends EventCatalog, S extends keyof E & string>(
   bus: Bus,
@@ -251,6 +258,14 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
   const log = bus.logger.child({ consumer: options.durable });
   const prefixLength = bus.options.prefix.length + 1;
   const running = new Set<Promise<void>>();
+  // An ack, nak or term that cannot be sent (the connection closing) leaves the event to be redelivered after the ack wait.
+  const settle = (send: () => void) => {
+    try {
+      send();
+    } catch (err) {
+      log.warn({ err }, 'could not settle an event; it is redelivered after the ack wait');
+    }
+  };
 
   const processOne = async (m: JsMsg): Promise<void> => {
     const subject = m.subject.slice(prefixLength) as S;
@@ -277,20 +292,25 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
         if (!parsed.success) throw new PoisonEventError(`Payload breaks the contract of ${subject}: ${parsed.error.message}`);
         await options.handler(subject, parsed.data as PayloadOf<E, S>, meta);
       });
-      m.ack();
+      settle(() => m.ack());
       bus.options.observer?.consumed?.(options.durable, subject, 'ack', meta.deliveryCount);
     } catch (thrown) {
       const err = translatePgError(thrown);
       span.setStatus({ code: SpanStatusCode.ERROR });
       const retryable = !(err instanceof PoisonEventError) && (!isAppError(err) || RETRYABLE_CODES.has(err.code));
-      if (retryable && meta.deliveryCount < maxDeliver) {
+      if (retryable) {
         const delay = backoff[Math.min(meta.deliveryCount - 1, backoff.length - 1)] ?? 1_000;
-        log.warn({ err: thrown, eventId, subject, attempt: meta.deliveryCount, retryInMs: delay }, 'event failed; will retry');
-        m.nak(delay);
+        const fields = { err: thrown, eventId, subject, attempt: meta.deliveryCount, retryInMs: delay };
+        // Never given up: what fails for a while (a database or a service away) is applied when it is back.
+        if (meta.deliveryCount >= maxDeliver) log.error(fields, 'event still failing after its attempts; kept and retried');
+        else log.warn(fields, 'event failed; will retry');
+        settle(() => m.nak(delay));
         bus.options.observer?.consumed?.(options.durable, subject, 'nak', meta.deliveryCount);
       } else {
         log.error({ err: thrown, eventId, subject, attempt: meta.deliveryCount }, 'event terminated');
-        m.term(err instanceof Error ? err.message.slice(0, 200) : 'terminated');
+        // A bare +TERM: servers before 2.10.5 ignore one that carries a reason (the reason is logged above),
+        // and the event came back after every ack wait, holding one of the consumer's pending slots for good.
+        settle(() => m.term());
         bus.options.observer?.consumed?.(options.durable, subject, 'term', meta.deliveryCount);
       }
     } finally {
