@@ -12,7 +12,10 @@ export const PING = 'ping';
 /**
  * Writes partner events to the log once per id and owes each new one to every enabled
  * subscription of its company that asked for its type. The advisory lock makes positions commit
- * in order: the feed pages by position and must never pass over one that commits later.
+ * in order: the feed pages by position and must never pass over one that commits later. The
+ * subscriptions owed an event are locked as they are read (`for key share`): one deleted by a
+ * transaction that commits meanwhile is left out instead of failing the delivery's foreign key,
+ * which would fail the whole write (and, before, had its events terminated: lost from the log).
  */
 export async function recordEventos(
   trx: Transaction<SubscriptionsDb>,
@@ -45,6 +48,7 @@ export async function recordEventos(
       from ${sql.table('subscriptions.eventos')} e
       join ${sql.table('subscriptions.suscripciones')} s on s.empresa_id = e.empresa_id and s.enable and (e.tipo = any(s.eventos) or '*' = any(s.eventos))
       where e.id = any(${ids}::text[])
+      for key share of s
       on conflict do nothing`.execute(trx);
   }
   return ids;
