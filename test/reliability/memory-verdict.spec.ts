@@ -14,10 +14,11 @@ const leaking = (readings: readonly Reading[], mbPerReading: number): Reading[] 
 
 // Readings of /metrics about a second apart under the overload phase's load (300 clients without
 // pause, a gateway limited to 32 requests in flight; two loaded cores), on processes without a
-// leak: heap snapshots of the first sales replica (a full collection each) weighed 43.0 MB after
-// 20 s, 43.2 MB after 150 s and 42.4 MB at rest. The heap used climbs 46 → 158 MB between two
-// full collections and is back at 46 after; prom-client counted none of the first replica's
-// full collections (the old generation's drop tells them).
+// leak: heap snapshots of sales replicas under the same load (each after a full collection)
+// weighed 43.0 MB after 20 s and 43.2 MB after 150 s, and 43.2 MB after 20 s and after 240 s. The
+// first replica's heap used climbs from 60 to 158 MB between two full collections, then falls to
+// 46. Its readings carry no count of full collections, as when prom-client misses one (it records
+// the first GC of each batch its observer gets): the old generation's drop tells them.
 const SALES_ONE_FULL_COLLECTION_IN_45_S: Reading[] = [
   [54.1, 17.7, 24.7, 0],
   [53.6, 12.6, 27.8, 0],
@@ -196,13 +197,13 @@ const GATEWAY_NO_FULL_COLLECTION_FOR_45_S: Reading[] = [
 
 describe('heapVerdict: whether a heap grows over the overload soak', () => {
   it.each([
-    ['a sales replica whose heap goes 46 → 158 MB between full collections', SALES_ONE_FULL_COLLECTION_IN_45_S],
+    ['a sales replica whose heap climbs to 158 MB between full collections and falls back to 46', SALES_ONE_FULL_COLLECTION_IN_45_S],
     ['a sales replica collecting every few seconds', SALES_FULL_COLLECTIONS_EVERY_FEW_SECONDS],
     ['the overloaded gateway, 45 s without a full collection', GATEWAY_NO_FULL_COLLECTION_FOR_45_S],
   ])('finds no leak in %s', (_what, readings) => {
     const verdict = heapVerdict(samples(readings));
     expect(verdict).toMatchObject({ leak: false, judged: true });
-    expect(verdict.late).toBeLessThan(verdict.early * 1.5 + 30);
+    expect(verdict.late).toBeLessThan(verdict.early * 1.2 + 20);
   });
 
   it('tells a full collection by the old generation dropping when prom-client did not count it', () => {
@@ -213,10 +214,10 @@ describe('heapVerdict: whether a heap grows over the overload soak', () => {
   it.each([
     ['a sales replica', SALES_ONE_FULL_COLLECTION_IN_45_S],
     ['the gateway', GATEWAY_NO_FULL_COLLECTION_FOR_45_S],
-  ])('finds the leak of %s that keeps 3 MB more at every reading', (_what, readings) => {
-    const verdict = heapVerdict(samples(leaking(readings, 3)));
+  ])('finds the leak of %s that keeps 1.5 MB more at every reading', (_what, readings) => {
+    const verdict = heapVerdict(samples(leaking(readings, 1.5)));
     expect(verdict).toMatchObject({ leak: true, judged: true });
-    expect(Math.min(...verdict.afterCollections)).toBeGreaterThan(verdict.early * 1.5 + 30);
+    expect(Math.min(...verdict.afterCollections)).toBeGreaterThan(verdict.early * 1.2 + 20);
   });
 
   it('does not call garbage a leak: above the limit without a full collection in the second half is not judged', () => {

@@ -43,7 +43,7 @@ export interface HeapVerdict {
   late: number;
   /** MB the heap came back to after each full collection of the second half (what it really kept, within a second's promotions). */
   afterCollections: number[];
-  /** Above `early × 1.5 + 30 MB` even right after a full collection: it keeps what it should let go. */
+  /** Above `early × 1.2 + 20 MB` even right after a full collection: it keeps what it should let go. */
   leak: boolean;
   /** False when the second half stayed above the limit but saw no full collection to show what was kept. */
   judged: boolean;
@@ -61,7 +61,8 @@ export interface HeapVerdict {
  * full collection.
  * So the young generation (emptied by every scavenge) is left out, the first half's lowest
  * reading is the baseline (what was kept then is at most that), and the second half is a leak
- * when even its readings right after a full collection stay above `early × 1.5 + 30 MB`.
+ * when even its readings right after a full collection stay above `early × 1.2 + 20 MB` (they are
+ * within a few MB of each other without a leak; the floor needed `× 1.5 + 30` for its garbage).
  */
 export function heapVerdict(series: readonly MemorySample[]): HeapVerdict {
   const kept = (m: MemorySample) => (m.heap - m.young) / MB;
@@ -71,6 +72,6 @@ export function heapVerdict(series: readonly MemorySample[]): HeapVerdict {
   const collected = series.map((m, i) => i > 0 && collectedBetween(series[i - 1]!, m));
   const afterCollections = series.flatMap((m, i) => (i >= half && collected[i] ? [kept(m)] : []));
   const collections = collected.filter(Boolean).length;
-  if (late <= early * 1.5 + 30) return { early, late, afterCollections, leak: false, judged: true, collections };
+  if (late <= early * 1.2 + 20) return { early, late, afterCollections, leak: false, judged: true, collections };
   return { early, late, afterCollections, leak: afterCollections.length > 0, judged: afterCollections.length > 0, collections };
 }
