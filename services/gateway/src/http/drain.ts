@@ -11,10 +11,11 @@ export interface DrainTimings {
 }
 
 /**
- * Half a second without a request: a client that picked this gateway just before it left the load
- * balancer's endpoints has sent by then. Five seconds at most, as the chart's preStop pause.
+ * A second without a request: a client that picked this gateway just before it left the load
+ * balancer's endpoints has sent by then, even on a loaded machine. Five seconds at most, as the
+ * chart's preStop pause.
  */
-export const DRAIN_TIMINGS: DrainTimings = { quietMs: 500, maxMs: 5_000, sweepMs: 50 };
+export const DRAIN_TIMINGS: DrainTimings = { quietMs: 1_000, maxMs: 5_000, sweepMs: 50 };
 
 /**
  * Stopping an HTTP server without resetting a connection. A keep-alive connection is idle between
