@@ -171,7 +171,7 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
     // Cached by both replicas before the rotation.
     expect((await call('GET', '/inventory', old.key)).status).toBe(200);
     expect((await call('GET', '/inventory', old.key, undefined, secondUrl)).status).toBe(200);
-    const rotated = await call('POST', `/api-keys/${old.id}/rotate`, KEY_A, { gracia_segundos: 3 });
+    const rotated = await call('POST', `/api-keys/${old.id}/rotate`, KEY_A, { gracia_segundos: 8 });
     expect(rotated.status).toBe(201);
     const fresh = rotated.body.data;
     expect([fresh.alcances, fresh.nombre, fresh.key === old.key]).toEqual([['inventory:read'], 'Rotada', false]);
@@ -180,7 +180,7 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
       expect((await call('GET', '/inventory', fresh.key, undefined, base)).status).toBe(200);
     }
     const listed = (await call('GET', '/api-keys', KEY_A)).body.data.find((k: Listed) => k.id === old.id);
-    expect(Date.parse(listed.expira_el) - Date.now()).toBeLessThanOrEqual(3_000);
+    expect(Date.parse(listed.expira_el) - Date.now()).toBeLessThanOrEqual(8_000);
     expect((await call('POST', `/api-keys/${old.id}/rotate`, KEY_A)).status).toBe(422);
     await eventually(async () => {
       const rotatedEvent = keyEvents().find((e) => e.type === 'api_key.rotated' && e.data.id === old.id);
@@ -193,7 +193,7 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
         id_sucesor: fresh.id,
       });
     }, 10_000);
-    await sleep(3_200);
+    await sleep(Math.max(0, Date.parse(listed.expira_el) - Date.now()) + 200);
     for (const base of [undefined, secondUrl]) {
       const expired = await call('GET', '/inventory', old.key, undefined, base);
       expect([expired.status, expired.body.reason, expired.body.error]).toEqual([
@@ -253,7 +253,7 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
     expect((await call('GET', '/sales', doomed.key)).status).toBe(401);
     expect(
       await msUntilStatus(() => fetch(`${secondUrl}${API}/sales`, { headers: { Authorization: `Bearer ${doomed.key}` } }), 401),
-    ).toBeLessThan(2_000);
+    ).toBeLessThan(5_000);
 
     await eventually(async () => {
       expect(
@@ -306,10 +306,8 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
     try {
       await locker.query('begin');
       await locker.query('lock table gateway.api_keys in access exclusive mode');
-      const started = Date.now();
-      const refused = await call('GET', '/sales', typo);
-      expect([refused.status, refused.body.reason]).toEqual([401, 'clave_invalida']);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      const typoAnswer = await Promise.race([call('GET', '/sales', typo), sleep(5_000).then(() => undefined)]);
+      expect([typoAnswer?.status, typoAnswer?.body.reason]).toEqual([401, 'clave_invalida']);
       // A well-formed unknown key does look it up, and so waits for the lock.
       const unknownKey = generateApiKey();
       const lookup = Promise.race([call('GET', '/sales', unknownKey).then(() => 'answered'), sleep(1_500).then(() => 'waiting')]);
