@@ -1,5 +1,8 @@
-import type { OpenApiDocument } from './openapi';
+import type { createDocument } from 'zod-openapi';
 import recorded from './openapi-examples.json';
+
+/** An OpenAPI document as zod-openapi builds it (the examples are added to one). */
+export type OpenApiDocument = ReturnType<typeof createDocument>;
 
 /**
  * Examples by operation (`POST /sales`): a request that succeeded (path and query values as sent,

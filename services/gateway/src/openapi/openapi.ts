@@ -45,12 +45,12 @@ import { MAX_HEADER_BYTES, MAX_URL_BYTES, PARSER_MAX_HEADER_BYTES } from '../htt
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
 import { MESSAGES } from '../http/errors';
 import { IDEMPOTENCY_HEADER } from '../http/idempotency';
-import { withExamples } from './openapi-examples';
+import { withExamples, type OpenApiDocument } from './openapi-examples';
 import { bodyIsOptional, type AnyRoute, type RouteResponse } from '../http/route';
 import { WEBHOOK_ROUTES } from '../http/webhooks';
 
 /** The generated OpenAPI 3.1 document, as plain JSON. */
-export type OpenApiDocument = ReturnType<typeof createDocument>;
+export type { OpenApiDocument };
 
 /** Paths of the reference itself, below the API base: served without key or quota. */
 export const REFERENCE_PATHS = { document: '/openapi.json', webhooks: '/openapi-webhooks.json', docs: '/docs' } as const;
