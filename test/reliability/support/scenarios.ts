@@ -160,9 +160,8 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
   await sleep(plan.pause());
 
   /** SIGKILL to the replicas at once, down for a drawn while, then each started again (the gateway's rotation follows). */
-  const killAndRestart = async (replicas: Replica[]) => {
+  const killAndRestart = async (replicas: Replica[], downMs = plan.between(500, 3_000)) => {
     const labels = replicas.map((r) => r.label).join(' and ');
-    const downMs = plan.between(500, 3_000);
     await fault(`kill -9 ${labels}, down ${downMs} ms`, async () => {
       await Promise.all(replicas.map((r) => ctx.cluster.signal(r, 'SIGKILL')));
       await sleep(downMs);
@@ -281,12 +280,16 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
 
   for (const step of plan.shuffle(steps)) {
     // Sometimes a service replica dies in the middle of a dependency's fault, at a drawn moment.
-    const overlap = step.infra && plan.chance(0.3) ? { name: plan.shuffle(ALL_SERVICES)[0]!, afterMs: plan.between(0, 3_000) } : undefined;
+    // Drawn now, not when it strikes: the step's own draws keep their order whatever the timing.
+    const overlap =
+      step.infra && plan.chance(0.3)
+        ? { name: plan.shuffle(ALL_SERVICES)[0]!, afterMs: plan.between(0, 3_000), downMs: plan.between(500, 3_000) }
+        : undefined;
     const during = overlap
       ? (async () => {
           await sleep(overlap.afterMs);
           const victim = ctx.cluster.of(overlap.name)[0];
-          if (victim) await killAndRestart([victim]);
+          if (victim) await killAndRestart([victim], overlap.downMs);
         })()
       : Promise.resolve();
     if (overlap) event(`(${overlap.name} replica to be killed ${overlap.afterMs} ms into the next fault)`, 'note');
