@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The closed set of error codes that travel between services and reach the gateway.
- * The gateway maps each code to exactly one HTTP status (see `httpStatusOf` in the gateway).
+ * The gateway maps each code to exactly one HTTP status (`STATUS_BY_CODE` in its error envelope).
  */
 export const ERROR_CODES = [
   'BAD_REQUEST',

@@ -11,7 +11,7 @@ import {
   type TenantContext,
   type salesApiSubjects,
 } from '@erp/contracts';
-import { MESSAGES, appErrorAnswer, errorEnvelope } from '../http/errors';
+import { MESSAGES, appErrorAnswer, errorEnvelope } from '../domain/error-envelope';
 import { busSales } from '../ports/sales.port';
 
 type BatchItem = ParsedRequestOf<typeof salesApiSubjects, 'sales.batch.create'>['ventas'][number];
