@@ -10,6 +10,7 @@ import { benchDatabaseUrl } from './data/plan';
 import { handlerTimes, runLoad, scrapeHandlerTotals, withRssSampling, type LoadRequest, type LoadResult } from './run/load';
 import { buildServices, startBaseline, startStack, type Baseline, type Stack } from './run/processes';
 import { explainScenarios } from './run/explain';
+import { quiesce, quietLine } from './run/quiesce';
 import { exportLines, measureExport, type ExportMeasure } from './run/export';
 import { summarizeProfiles, type ProfileSummary, type Window } from './run/profile';
 import { markdown, printScenario, rssVerdict, writeResults, type Measured, type RunInfo } from './run/report';
@@ -26,6 +27,8 @@ import { measuredSoFar, pendingScenarios, readFacts, scenarios, type AnswerBytes
  * `--explain` starts nothing: it prints the plan of every statement of each read scenario.
  * `--profile` records a CPU profile of every process and prints where their time went.
  */
+/** Longest wait for the previous scenario's asynchronous work before the next starts. */
+const SETTLE_BEFORE_MS = 300_000;
 const ROOT = path.resolve(__dirname, '../..');
 
 interface Options {
@@ -176,7 +179,11 @@ async function main(): Promise<void> {
 
   // Never runs away: a watchdog ends everything if the runs take far longer than planned.
   const budgetMs =
-    (180 + all.length * (2 * (o.duration + o.warmup) + 15) + all.filter((s) => s.settle).length * 300 + (runExport ? 900 : 0)) * 1000;
+    (180 +
+      all.length * (2 * (o.duration + o.warmup) + 15 + SETTLE_BEFORE_MS / 1000) +
+      all.filter((s) => s.settle).length * 300 +
+      (runExport ? 900 : 0)) *
+    1000;
   const logDir = await mkdtemp(path.join(os.tmpdir(), 'erp-bench-'));
   console.log(`logs of the services: ${logDir}`);
   let stack: Stack | undefined;
@@ -234,7 +241,14 @@ async function main(): Promise<void> {
     const measured: Measured[] = [];
     const load = (url: string, s: Scenario, connections: number, seconds: number, amount?: number): Promise<LoadResult> =>
       runLoad({ url, headers, connections, duration: seconds, next: s.next, ...(amount !== undefined ? { amount } : {}) });
+    // Each scenario is measured alone: the previous one's events, deliveries and sales are done first.
+    const settleBefore = async (name: string) => {
+      const quiet = await quiesce({ databaseUrl, natsUrl, prefix: o.prefix, timeoutMs: SETTLE_BEFORE_MS });
+      console.log(`\n${name}: ${quietLine(quiet)}`);
+      return quiet;
+    };
     for (const s of all) {
+      const quiet = await settleBefore(s.name);
       const connections = s.connections ?? o.connections;
       const root = s.absolute ? stack.gatewayUrl : `${stack.gatewayUrl}${API_BASE}`;
       const absolute = (r: LoadRequest): LoadRequest => ({ ...r, path: s.absolute ? r.path : `${API_BASE}${r.path}` });
@@ -249,7 +263,7 @@ async function main(): Promise<void> {
         continue;
       }
       if (s.status !== undefined ? first.status !== s.status : first.status >= 300) {
-        measured.push({ scenario: s, connections, failure: `first request answered ${first.status}: ${first.body.slice(0, 200)}` });
+        measured.push({ scenario: s, connections, quiet, failure: `first request answered ${first.status}: ${first.body.slice(0, 200)}` });
         printScenario(measured.at(-1)!, durationText);
         continue;
       }
@@ -274,6 +288,7 @@ async function main(): Promise<void> {
       measured.push({
         scenario: s,
         connections,
+        quiet,
         result: {
           full: full.result,
           rss,
@@ -288,6 +303,7 @@ async function main(): Promise<void> {
     }
     let exported: ExportMeasure | undefined;
     if (runExport) {
+      await settleBefore(EXPORT_SCENARIO);
       console.log(`\n${EXPORT_SCENARIO}…`);
       // The reads measured beside it: a page of the exported resource, from the service that writes the file.
       const read = scenarios(facts, runTag, databaseUrl).find((s) => s.name === READ_DURING_EXPORT)!;

@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { LoadResult } from './load';
+import { quietLine, type Quiet } from './quiesce';
 import { RSS_LIMIT, type Pending, type Scenario, type ScenarioResult } from './scenarios';
 
 export interface RunInfo {
@@ -14,6 +15,8 @@ export interface RunInfo {
 export interface Measured {
   scenario: Scenario;
   connections: number;
+  /** How long the previous scenario's asynchronous work took to settle before this one started. */
+  quiet?: Quiet;
   result?: ScenarioResult;
   /** Why it was not measured (its first request failed). */
   failure?: string;
@@ -163,6 +166,7 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
     if (!m.result) continue;
     const runLength = m.scenario.amount !== undefined ? `${fmt(m.scenario.amount)} requests` : duration;
     lines.push('', `#### ${m.scenario.name}`, '', `${m.connections} connections, ${runLength}.`, '');
+    if (m.quiet) lines.splice(-1, 0, '', `Before it: ${quietLine(m.quiet)}.`);
     lines.push(`| ${HEAD.join(' | ')} |`, '|---|---:|---:|---:|---:|');
     for (const r of rows(m)) lines.push(`| ${r.join(' | ')} |`);
     lines.push(
