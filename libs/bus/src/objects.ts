@@ -41,6 +41,13 @@ export interface ExportStore {
    * copy answers) when the stream allows it, else by the stream leader's message get.
    */
   message(query: LastForMsgRequest | NextMsgRequest): Promise<StoredMsg | null>;
+  /**
+   * The same message as the stream's leader has it (its message get): the word that a message is
+   * not there. A copy answering a direct get may not have caught up with its leader yet (a node
+   * just restarted, or a write it has not applied: a write is acknowledged once a majority of the
+   * copies has it), and says "no such message" for one that is.
+   */
+  leaderMessage(query: LastForMsgRequest | NextMsgRequest): Promise<StoredMsg | null>;
 }
 
 const stores = new WeakMap<Bus, Promise<ExportStore>>();
@@ -91,15 +98,25 @@ async function openExportStore(bus: Bus): Promise<ExportStore> {
   const stream = `OBJ_${bucket}`;
   const jsm = await jetstream(bus.nc).jetstreamManager();
   const { config } = await jsm.streams.info(stream);
+  // The client's type names only `seq` or `last_by_subj`; the server takes `next_by_subj` too.
+  const leaderMessage = (query: LastForMsgRequest | NextMsgRequest) => jsm.streams.getMessage(stream, query as MsgRequest);
   return {
     files: await new Objm(bus.nc).open(bucket, false),
     bucket,
     maxAgeMs: config.max_age / 1_000_000,
-    message: config.allow_direct
-      ? (query) => jsm.direct.getMessage(stream, query)
-      : // The client's type names only `seq` or `last_by_subj`; the server takes `next_by_subj` too.
-        (query) => jsm.streams.getMessage(stream, query as MsgRequest),
+    message: config.allow_direct ? (query) => jsm.direct.getMessage(stream, query) : leaderMessage,
+    leaderMessage,
   };
+}
+
+/**
+ * A message of the store as any copy has it, and when that copy has none, as the leader has it:
+ * only the leader's answer makes a file or a chunk missing. A copy never has a later message
+ * without the earlier ones (it applies them in order), so what it has is what the leader has.
+ */
+async function storedMessage(store: ExportStore, query: LastForMsgRequest | NextMsgRequest): Promise<StoredMsg | null> {
+  const message = await store.message(query);
+  return message ?? (store.message === store.leaderMessage ? null : store.leaderMessage(query));
 }
 
 /** A run of consecutive lines of an export file: their count, and their text or its UTF-8 bytes, each line ending with a newline. */
@@ -156,16 +173,17 @@ export async function putNdjsonGzip(
 
 /**
  * The bytes `start` to `end` (both included; the end of the file when omitted) of a stored file,
- * or undefined when there is no such file. Read chunk by chunk with one request each, no consumer
- * (a service may create none). The whole file is read, the bytes outside the range dropped, so its
- * size and digest are checked: the last bytes are held back until they match, and a file that
- * does not (a chunk missing or changed) fails the stream instead of ending it.
+ * or undefined when there is no such file: when the stream's leader has none, whatever a copy
+ * behind it answered. Read chunk by chunk with one request each, no consumer (a service may
+ * create none). The whole file is read, the bytes outside the range dropped, so its size and
+ * digest are checked: the last bytes are held back until they match, and a file that does not (a
+ * chunk missing or changed) fails the stream instead of ending it.
  */
 export async function readObjectFrom(bus: Bus, name: string, start = 0, end = Number.POSITIVE_INFINITY): Promise<Readable | undefined> {
   const store = await exportStore(bus);
   // nats.js keeps a file's metadata under its name in padded base64url (export names are ASCII).
   const encoded = Buffer.from(name).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
-  const meta = await store.message({ last_by_subj: `$O.${store.bucket}.M.${encoded}` });
+  const meta = await storedMessage(store, { last_by_subj: `$O.${store.bucket}.M.${encoded}` });
   const info = meta?.json<ObjectInfo>();
   if (!info || info.deleted) return undefined;
   return Readable.from(fileBytes(store, info, start, end), { objectMode: false });
@@ -178,7 +196,7 @@ async function* fileBytes(store: ExportStore, info: ObjectInfo, start: number, e
   let seq = 0;
   let held: Buffer | undefined;
   for (let n = 1; n <= info.chunks; n++) {
-    const chunk = await store.message({ seq: seq + 1, next_by_subj: chunks });
+    const chunk = await storedMessage(store, { seq: seq + 1, next_by_subj: chunks });
     if (!chunk) throw new Error(`export file ${info.name}: chunk ${n} of ${info.chunks} is missing`);
     seq = chunk.seq;
     hash.update(chunk.data);

@@ -1,16 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { defineCatalog } from '@erp/contracts';
-import { changeCursorAfterSnapshot } from '@erp/db';
+import {
+  changeCursorAfterSnapshot,
+  decodeChangeCursor,
+  inTransaction,
+  installChangeStamp,
+  readChangePage,
+  type ChangeCursor,
+} from '@erp/db';
 import { harness, until, type Harness } from '@erp/testing';
 import { deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom, writeSnapshotExport, type Bus } from '../src';
 
 const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
+
+/** A file's name in its metadata's subject, as nats.js writes it: padded base64url. */
+const encodedName = (name: string) => Buffer.from(name).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
 
 async function bytesOf(file: Readable | undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -153,6 +163,59 @@ describe('export files read chunk by chunk', () => {
     // Everything but the last chunk's bytes, which were held back until the digest was checked.
     expect(Buffer.concat(got).length).toBe(changed.info.size - last.data.length);
   });
+
+  it('reads a file whole while a copy of the store that lacks part of it answers direct gets: only the leader says a file or a chunk is missing', async () => {
+    const name = 'tras-la-copia.ndjson.gz';
+    await putNdjsonGzip(bus, name, randomLines(40));
+    const bucket = exportStoreName(h.iso.subjectPrefix);
+    const info = (await (await new Objm(bus.nc).open(bucket)).info(name))!;
+    expect(info.chunks).toBeGreaterThanOrEqual(2);
+    const whole = await bytesOf(await readObjectFrom(await reader(), name));
+    expect(whole.length).toBe(info.size);
+    const readBack = async (bus: Bus): Promise<string> => {
+      try {
+        const file = await readObjectFrom(bus, name);
+        return file ? ((await bytesOf(file)).equals(whole) ? 'the file' : 'other bytes') : 'no file';
+      } catch (err) {
+        return String(err);
+      }
+    };
+    // A copy that answers direct gets (as each follower of the store's stream does) and is behind
+    // its leader (restarted and catching up, or not yet applied a write a majority acknowledged):
+    // a mirror taking only chunks has no file's metadata; one from the file's metadata on, no chunk of it.
+    const lacking = {
+      metadata: { name: stream, filter_subject: `$O.${bucket}.C.>` },
+      chunks: { name: stream, opt_start_seq: info.revision },
+    };
+    for (const [what, mirror] of Object.entries(lacking)) {
+      const copy = `${stream}_SIN_${what.toUpperCase()}`;
+      await jsm.streams.add({ name: copy, storage: StorageType.File, mirror, mirror_direct: true });
+      try {
+        // It joins the direct gets once it has caught up with what it takes: some then say the file's metadata or first chunk is not there.
+        const asked =
+          what === 'metadata'
+            ? { last_by_subj: `$O.${bucket}.M.${encodedName(name)}` }
+            : { seq: 1, next_by_subj: `$O.${bucket}.C.${info.nuid}` };
+        await until(
+          async () => {
+            const answers = await Promise.all(Array.from({ length: 20 }, () => jsm.direct.getMessage(stream, asked)));
+            return answers.some((answer) => answer === null);
+          },
+          10_000,
+          100,
+          `the copy without the ${what} answering direct gets`,
+        );
+        const partner = await reader();
+        const answers = [];
+        for (let i = 0; i < 20; i++) answers.push(await readBack(partner));
+        expect(answers).toEqual(Array.from({ length: 20 }, () => 'the file'));
+      } finally {
+        await jsm.streams.delete(copy);
+      }
+    }
+    // Still nothing where the leader has nothing.
+    await expect(readObjectFrom(bus, 'nunca-escrito.ndjson.gz')).resolves.toBeUndefined();
+  });
 });
 
 /**
@@ -212,6 +275,84 @@ describe('an export read by several transactions on one snapshot', () => {
     expect(new Set(lines.map((l) => l.lector)).size).toBe(3);
     expect(during).toBeGreaterThan(version!);
     expect(typeof written.cursor).toBe('string');
+  });
+
+  it('hands over to the change feed from the snapshot its lines were read from: the lines then the feed after its cursor are the table now, and no line comes again unchanged', async () => {
+    interface CambiosDb {
+      cambios: { id: number; empresa_id: number; version: number };
+    }
+    const db = h.db as unknown as Kysely<CambiosDb>;
+    await sql`create table cambios (id serial primary key, empresa_id int not null default 1, version int not null default 0)`.execute(
+      h.db,
+    );
+    await installChangeStamp(h.db, 'cambios');
+    await sql`insert into cambios (version) select 0 from generate_series(1, 2000)`.execute(h.db);
+    // Each commit changes a seventh of the rows to its own number and adds one, all while the file is written.
+    const commit = (n: number) =>
+      sql`with u as (update cambios set version = ${n} where id % 7 = ${n % 7} returning 1)
+          insert into cambios (version) values (${n})`.execute(h.db);
+    let writing = true;
+    let commits = 0;
+    const writer = (async () => {
+      while (writing) await commit(++commits);
+    })();
+    await until(() => commits >= 3);
+    // Each batch takes 10 ms at least, so that commits land between the snapshot and the file's end.
+    const rows = () =>
+      sql<{ id: number; json: string }>`
+        select c.id, json_build_object('id', c.id, 'version', c.version)::text as json from cambios c, (select pg_sleep(0.01)) s`;
+    const started = commits;
+    const written = await writeSnapshotExport(
+      h.bus,
+      h.db,
+      'con-cursor.ndjson.gz',
+      { cursor: changeCursorAfterSnapshot, rows },
+      { batchSize: 50, readers: 3 },
+    );
+    writing = false;
+    await writer;
+    expect(commits - started).toBeGreaterThanOrEqual(3);
+    // One change after the file's end, to one seventh only: the others' changes while it was written come from its cursor alone.
+    await commit(++commits);
+
+    // The feed answers a change once every transaction older than it has ended (those of other test files too).
+    const { rows: last } = await sql<{ x: string }>`select max(cambio_xid)::text as x from cambios`.execute(h.db);
+    await until(
+      async () => {
+        const { rows: horizon } = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(h.db);
+        return BigInt(horizon[0]!.xmin) > BigInt(last[0]!.x);
+      },
+      45_000,
+      20,
+      'the feed’s horizon past the last change',
+    );
+    const file = new Map(
+      gunzipSync(await bytesOf(await readObjectFrom(h.bus, 'con-cursor.ndjson.gz')))
+        .toString()
+        .split('\n')
+        .filter((line) => line.length > 0)
+        .map((line) => JSON.parse(line) as { id: number; version: number })
+        .map((line) => [line.id, line.version]),
+    );
+    expect(file.size).toBe(written.objetos);
+    const followed = new Map<number, number>();
+    for (let position: ChangeCursor | undefined = decodeChangeCursor(written.cursor); ;) {
+      const page = await inTransaction(
+        db,
+        (trx) =>
+          readChangePage(trx.selectFrom('cambios as c').select(['c.id', 'c.version']), { table: 'c', after: position, perPage: 500 }),
+        { isolation: 'repeatable read' },
+      );
+      for (const row of page.rows) followed.set(row.id, row.version);
+      if (!page.more) break;
+      position = page.positions.at(-1);
+    }
+    // Changes came after the snapshot, and each row the feed answers changed after it (a line never comes again as it was).
+    expect(followed.size).toBeGreaterThan(0);
+    expect([...followed].filter(([id, version]) => file.has(id) && version <= file.get(id)!)).toEqual([]);
+    const merged = new Map([...file, ...followed]);
+    const now = await db.selectFrom('cambios').select(['id', 'version']).orderBy('id').execute();
+    expect([...merged].sort(([x], [y]) => x - y)).toEqual(now.map((r) => [r.id, r.version]));
   });
 });
 

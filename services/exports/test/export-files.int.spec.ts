@@ -1,10 +1,13 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { sql, type Kysely } from 'kysely';
-import { exportStoreName, putNdjsonGzip, type Bus } from '@erp/bus';
-import { AppError, exportsSubjects, returnsExportSubjects, salesExportSubjects } from '@erp/contracts';
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { exportStoreName, putNdjsonGzip, readObjectFrom, type Bus } from '@erp/bus';
+import { AppError, exportsSubjects, inventoryExportSubjects, returnsExportSubjects, salesExportSubjects } from '@erp/contracts';
 import { migrateSchema } from '@erp/db';
 import { loadConfig, type RunningService } from '@erp/runtime';
-import { eventually, harness, tenant, type Harness } from '@erp/testing';
+import { eventually, harness, tenant, until, type Harness } from '@erp/testing';
 import { EXPORTS_SCHEMA, ExportsConfig, exportsMigrations, exportsService } from '../src';
 import type { ExportsDb } from '../src/db/tables';
 import { objetoOf } from '../src/domain/exportacion';
@@ -135,6 +138,64 @@ describe('the files of the exports, found in their records', () => {
     // 800 ms after the first failure, 1,600 ms after the second (the poll adds up to 100 ms).
     expect(asked[1]! - asked[0]!).toBeGreaterThanOrEqual(800);
     expect(asked[2]! - asked[1]!).toBeGreaterThanOrEqual(1_600);
+  });
+
+  it('tries a failed attempt again under a name of its own while the first attempt’s writer is still putting its file, and the job keeps the retry’s file', async () => {
+    const asked: string[] = [];
+    let release!: () => void;
+    const firstMayFinish = new Promise<void>((resolve) => (release = resolve));
+    let firstWritten!: () => void;
+    const firstIsWritten = new Promise<void>((resolve) => (firstWritten = resolve));
+    owner.serve(
+      inventoryExportSubjects,
+      {
+        'inventory.export.write': async ({ objeto }) => {
+          asked.push(objeto);
+          if (asked.length > 1) {
+            const lines = async function* () {
+              yield { count: 1, lines: `${JSON.stringify({ objeto })}\n` };
+            };
+            return { ...(await putNdjsonGzip(owner, objeto, lines())), cursor: 'WyIxIiwwXQ' };
+          }
+          // The first attempt's writer has put part of its file (its first chunks) when its answer
+          // fails, and goes on writing after the job moved on to its next attempt.
+          const stream = await (await jetstreamManager(owner.nc)).streams.get(`OBJ_${exportStoreName(h.iso.subjectPrefix)}`);
+          const before = (await stream.info()).state.bytes;
+          const partial = async function* () {
+            for (let i = 0; i < 4; i++)
+              yield { count: 1, lines: `${JSON.stringify({ objeto, relleno: randomBytes(100_000).toString('hex') })}\n` };
+            await firstMayFinish;
+            yield { count: 1, lines: `${JSON.stringify({ objeto, fin: true })}\n` };
+          };
+          void putNdjsonGzip(owner, objeto, partial()).then(() => firstWritten());
+          await until(async () => (await stream.info()).state.bytes >= before + 128 * 1024, 10_000, 20, 'a first chunk stored');
+          throw new AppError('UNAVAILABLE', 'Servicio no disponible (inventory)');
+        },
+      },
+      { queue: 'inventory' },
+    );
+    await owner.nc.flush();
+    const { id } = await owner.request(exportsSubjects, 'exports.create', { recurso: 'inventory', filtros: {} }, ctx);
+    const done = await eventually(async () => {
+      const row = await db.selectFrom('exportaciones').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      expect(row.estado).toBe('completada');
+      return row;
+    }, 20_000);
+    const [first, second] = [objetoOf({ empresa_id: 3, id, intento: 1 }), objetoOf({ empresa_id: 3, id, intento: 2 })];
+    expect(asked).toEqual([first, second]);
+    expect(done.objeto).toBe(second);
+
+    // The first writer finishes its file now: it is nobody's, and goes; the job's file stays whole.
+    release();
+    await firstIsWritten;
+    await eventually(async () => {
+      expect(await storedFiles()).not.toContain(first);
+      expect(await recorded(id)).toEqual([second]);
+    }, 10_000);
+    const file = await readObjectFrom(owner, second);
+    const chunks: Buffer[] = [];
+    for await (const chunk of file!) chunks.push(chunk as Buffer);
+    expect(gunzipSync(Buffer.concat(chunks)).toString()).toBe(`${JSON.stringify({ objeto: second })}\n`);
   });
 
   it('keeps a record whose file is not there while its owner may still write it, until the store keeps no file that old', async () => {

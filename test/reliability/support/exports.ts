@@ -67,11 +67,38 @@ function holds(whole: unknown, part: unknown): boolean {
   return whole === part;
 }
 
-/** Every object a resource's list holds now, by id, as its JSON text: the delta feed read from its start. */
-async function feed(gateway: string, key: string, recurso: Recurso, cursor?: string): Promise<Map<number, string>> {
+/**
+ * The filters of each list that select by what an object never changes, or by what only ever
+ * brings it in (`updated_since`: `updated_at` only grows): a filtered delta feed answers every
+ * object that comes under such a filter after the cursor, and none can leave it. Under any other
+ * filter (a sale's `estado` or `fecha`, a product's stock or name) an object can leave after the
+ * snapshot, and the feed, which answers what matches now, cannot say so: such an export is no
+ * snapshot the feed continues, and is counted apart instead of compared.
+ */
+const STABLE_FILTERS: Record<Recurso, readonly string[]> = {
+  sales: ['updated_since'],
+  returns: ['fecha_inicio', 'fecha_fin', 'id_venta', 'updated_since'],
+  inventory: ['updated_since'],
+};
+
+/** An export's filters as the query of its resource's list (the same names and values, by contract). */
+function filterQuery(filtros: Record<string, unknown>): string {
+  return Object.entries(filtros)
+    .map(([name, value]) => `&${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`)
+    .join('');
+}
+
+/**
+ * Every object a resource's list holds now under `filters` (a query suffix), by id, as its JSON
+ * text: the delta feed read from its start, or from `cursor`.
+ */
+async function feed(gateway: string, key: string, recurso: Recurso, filters: string, cursor?: string): Promise<Map<number, string>> {
   const objects = new Map<number, string>();
   for (let next: string | undefined = cursor, first = true; first || next; first = false) {
-    const answer = await call(`${gateway}${API_BASE}/${recurso}?order_by=updated_at&per_page=200${next ? `&cursor=${next}` : ''}`, { key });
+    const answer = await call(
+      `${gateway}${API_BASE}/${recurso}?order_by=updated_at&per_page=200${filters}${next ? `&cursor=${next}` : ''}`,
+      { key },
+    );
     if (answer.status !== 200) throw new Error(`GET /${recurso} in cursor mode answered ${answer.status}: ${answer.text.slice(0, 200)}`);
     for (const object of answer.body.data as Array<{ id: number }>) objects.set(object.id, JSON.stringify(object));
     next = answer.body.pagination.has_more ? (answer.body.pagination.next_cursor as string) : undefined;
@@ -80,8 +107,8 @@ async function feed(gateway: string, key: string, recurso: Recurso, cursor?: str
 }
 
 /**
- * A file's bytes as a partner gets them: a download that breaks (a copy of the store that lags
- * behind its leader right after a fault answers a chunk late) is tried again, a few times.
+ * A file's bytes as a partner gets them: a download that breaks (its gateway or the store's node
+ * restarting under it) is tried again, a few times.
  */
 async function download(url: string, key: string): Promise<{ bytes?: Buffer; retries: number; failure?: string }> {
   let failure = '';
@@ -102,19 +129,27 @@ async function download(url: string, key: string): Promise<{ bytes?: Buffer; ret
  * With the system at rest, every export of the companies (read from `GET /exports`) has ended,
  * and each completed one is a consistent snapshot that hands over to delta sync: its file's lines
  * (ordered by id, none twice, as many as `objetos`), overwritten by what `GET /{recurso}` answers
- * after its `cursor`, are exactly the resource's objects as the list shows them now (a line may
- * say more than the list's item: it is the object's `GET` by id). A line missed,
- * doubled or older than the snapshot would show; so would a change after the cursor that the feed
- * never answers.
+ * after its `cursor` under the export's own filters, are exactly the objects the list shows now
+ * under those filters (a line may say more than the list's item: it is the object's `GET` by id).
+ * A line missed, doubled or older than the snapshot would show; so would a change after the
+ * cursor that the feed never answers.
+ *
+ * Every export of the companies is read, those asked for before the phase included (the isolation
+ * sweep's, filtered by the other company's sale) and those the fuzzing's `DELETE /exports/{id}`
+ * reached: a completed export whose partner removed its file answers `descarga: null` and a 404
+ * for the file, as the API documents, and is counted apart; one whose file is gone while the API
+ * still offers it (`descarga` set, or `expira` not yet come) is a violation.
  */
 export async function checkExports(gateway: string, companies: Record<CompanyRef, Company>): Promise<InvariantResult[]> {
   const name = 'every completed export is one snapshot: its lines, then the changes after its cursor, are every object as it ends';
   const violations: string[] = [];
   let checked = 0;
   let retried = 0;
+  let removed = 0;
+  let unstable = 0;
   const states = new Map<string, number>();
   for (const company of Object.values(companies)) {
-    const current = new Map<Recurso, Map<number, string>>();
+    const current = new Map<string, Map<number, string>>();
     for (let page = 1, more = true; more; page++) {
       const answer = await call(`${gateway}${API_BASE}/exports?per_page=100&page=${page}`, { key: company.key });
       if (answer.status !== 200) throw new Error(`GET /exports answered ${answer.status}: ${answer.text.slice(0, 200)}`);
@@ -122,9 +157,12 @@ export async function checkExports(gateway: string, companies: Record<CompanyRef
       for (const exportacion of answer.body.data as Array<{
         id: number;
         recurso: Recurso;
+        filtros: Record<string, unknown>;
         estado: string;
         objetos: number;
         cursor: string;
+        descarga: string | null;
+        expira: string | null;
       }>) {
         states.set(exportacion.estado, (states.get(exportacion.estado) ?? 0) + 1);
         const label = `${company.ref}: export ${exportacion.id} of ${exportacion.recurso}`;
@@ -133,8 +171,24 @@ export async function checkExports(gateway: string, companies: Record<CompanyRef
           continue;
         }
         if (exportacion.estado !== 'completada') continue;
+        const url = `${gateway}${API_BASE}/exports/${exportacion.id}/download`;
+        if (exportacion.descarga === null) {
+          // Its partner removed the file (DELETE on a completed export brings `expira` to that moment) or it expired.
+          const gone = await call(url, { key: company.key });
+          if (exportacion.expira === null || Date.parse(exportacion.expira) > Date.now())
+            violations.push(`${label}: completada without a file before it expires (expira ${exportacion.expira})`);
+          else if (gone.status !== 404 || gone.body?.reason !== 'exportacion_no_encontrada')
+            violations.push(`${label}: its file was removed, yet its download answered ${gone.status}: ${gone.text.slice(0, 200)}`);
+          else removed++;
+          continue;
+        }
+        const filtros = exportacion.filtros ?? {};
+        if (Object.keys(filtros).some((filtro) => !STABLE_FILTERS[exportacion.recurso].includes(filtro))) {
+          unstable++;
+          continue;
+        }
         checked++;
-        const file = await download(`${gateway}${API_BASE}/exports/${exportacion.id}/download`, company.key);
+        const file = await download(url, company.key);
         retried += file.retries;
         if (file.bytes === undefined) {
           violations.push(`${label}: download failed ${file.retries + 1} times: ${file.failure}`);
@@ -147,10 +201,12 @@ export async function checkExports(gateway: string, companies: Record<CompanyRef
         const ids = lines.map((line) => (JSON.parse(line) as { id: number }).id);
         if (lines.length !== exportacion.objetos) violations.push(`${label}: ${lines.length} lines, objetos says ${exportacion.objetos}`);
         if (ids.some((id, i) => i > 0 && id <= ids[i - 1]!)) violations.push(`${label}: lines not in strictly ascending id order`);
+        const filters = filterQuery(filtros);
         const merged = new Map(lines.map((line, i) => [ids[i]!, JSON.stringify(JSON.parse(line))]));
-        for (const [id, text] of await feed(gateway, company.key, exportacion.recurso, exportacion.cursor)) merged.set(id, text);
-        if (!current.has(exportacion.recurso)) current.set(exportacion.recurso, await feed(gateway, company.key, exportacion.recurso));
-        const now = current.get(exportacion.recurso)!;
+        for (const [id, text] of await feed(gateway, company.key, exportacion.recurso, filters, exportacion.cursor)) merged.set(id, text);
+        const listed = `${exportacion.recurso}?${filters}`;
+        if (!current.has(listed)) current.set(listed, await feed(gateway, company.key, exportacion.recurso, filters));
+        const now = current.get(listed)!;
         const missing = [...now.keys()].filter((id) => !merged.has(id));
         const extra = [...merged.keys()].filter((id) => !now.has(id));
         const differ = [...now.keys()].filter((id) => merged.has(id) && !holds(JSON.parse(merged.get(id)!), JSON.parse(now.get(id)!)));
@@ -169,5 +225,15 @@ export async function checkExports(gateway: string, companies: Record<CompanyRef
     }
   }
   const summary = [...states.entries()].map(([estado, n]) => `${n} ${estado}`).join(', ');
-  return [{ name: `${name} (${summary || 'none'}; downloads tried again: ${retried})`, checked, violations }];
+  const apart = [
+    ...(removed > 0 ? [`${removed} whose file was removed (DELETE or expiry)`] : []),
+    ...(unstable > 0 ? [`${unstable} filtered by what an object can stop matching, not compared`] : []),
+  ];
+  return [
+    {
+      name: `${name} (${summary || 'none'}${apart.length > 0 ? `; ${apart.join(', ')}` : ''}; downloads tried again: ${retried})`,
+      checked,
+      violations,
+    },
+  ];
 }
