@@ -108,7 +108,9 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     const gateway = await connectAs('gateway');
     gateway.serve(
       gatewaySubjects,
-      { 'gateway.admin.apikey.create': async () => ({ id: 1, key: 'erp_minted_key', prefix: 'erp_mint' }) } as never,
+      {
+        'gateway.admin.apikey.create': async () => ({ id: 1, key: 'erp_minted_key', prefix: 'erp_mint', alcances: ['sales:read'] }),
+      } as never,
       { queue: 'gateway' },
     );
     // A flush returns once the server has the subscriptions: another connection's request then finds them.
