@@ -174,6 +174,33 @@ export class Cluster {
     return replica;
   }
 
+  /**
+   * Starts a replica as Kubernetes keeps a pod's place filled: one that exits while starting (a
+   * service gives up when a dependency does not answer in time, e.g. JetStream electing a leader)
+   * is started again after a pause, up to `attempts` times. A failed start is not a death while
+   * running: it is taken out of `crashes` and told to `onFailedStart` with its first error line.
+   */
+  async startRetrying(
+    name: ServiceName,
+    options: { attempts?: number; pauseMs?: number; onFailedStart?: (label: string, reason: string) => void } = {},
+  ): Promise<Replica> {
+    const attempts = options.attempts ?? 5;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.start(name);
+      } catch (err) {
+        const label = /^(\S+) exited while starting$/.exec((err as Error).message)?.[1];
+        if (!label || attempt >= attempts) throw err;
+        // Its exit is recorded right after the exit event that made start give up.
+        await sleep(50);
+        const i = this.crashes.findIndex((c) => c.label === label);
+        const [crash] = i >= 0 ? this.crashes.splice(i, 1) : [];
+        options.onFailedStart?.(label, crash?.reason ?? '');
+        await sleep(options.pauseMs ?? 2_000);
+      }
+    }
+  }
+
   /** Resolves once the replica's /readyz answers 200 (its Postgres, NATS and, for the gateway, Redis checks pass). */
   async waitReady(replica: Replica, timeoutMs = 90_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

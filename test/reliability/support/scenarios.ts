@@ -154,6 +154,8 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
     }
   };
   const crashed = (line: string) => event(line, 'fault');
+  /** Replicas that exited while starting (in the middle of a dependency's fault) and were started again. */
+  let failedStarts = 0;
   event(`seed ${options.seed}: the load's mix ${plan.loadSeed}, an export asked for every ${plan.exportEveryMs} ms`, 'note');
   load.start();
   exports.start();
@@ -167,7 +169,12 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
       await sleep(downMs);
     });
     for (const r of replicas) {
-      const successor = await ctx.cluster.start(r.name);
+      const successor = await ctx.cluster.startRetrying(r.name, {
+        onFailedStart: (label, reason) => {
+          failedStarts++;
+          event(`${label} exited while starting (${reason.slice(0, 160)}); started again in 2 s, as Kubernetes restarts a pod`, 'fault');
+        },
+      });
       if (r.url) {
         ctx.rotation.remove(r.url);
         ctx.rotation.add(successor.url!);
@@ -314,7 +321,11 @@ export async function crashScenario(ctx: ChaosContext, options: { pauseMs: numbe
     load,
     events,
     problems,
-    { seed: options.seed, 'service processes started so far': ctx.cluster.startedCount },
+    {
+      seed: options.seed,
+      'service processes started so far': ctx.cluster.startedCount,
+      'replicas that exited while starting and were started again': failedStarts,
+    },
     exports,
   );
   return { ...result, seed: options.seed, faults: faults.entries, ledger: load.ledger };
