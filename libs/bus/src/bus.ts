@@ -21,7 +21,6 @@ import {
 import { translatePgError } from '@erp/db';
 import { ERROR_HEADER, JSON_RANGE_HEADER, buildHeaders, extractTraceContext, readRequestContext } from './headers';
 import type { Logger } from './logger';
-import type { ExportStoreSettings } from './objects';
 
 const tracer = trace.getTracer('@erp/bus');
 
@@ -96,6 +95,19 @@ export interface BusOptions {
    * reply given as values is always parsed with its contract, which turns it into its wire form.
    */
   validateReplies?: boolean;
+}
+
+/** The export files' object store as the operator makes it (`ensureExportStore`). */
+export interface ExportStoreSettings {
+  /** Copies of each file on distinct JetStream servers, as for the events stream. */
+  replicas: number;
+  /** Bytes all files may take together (-1: no limit); full, a new export fails instead of evicting another. */
+  maxBytes: number;
+  /**
+   * Files older than this are removed by JetStream whatever the job records say: the backstop for a
+   * file written by an attempt whose worker died after its job moved on.
+   */
+  maxAgeMs: number;
 }
 
 export interface StreamSettings {

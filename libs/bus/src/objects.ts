@@ -6,7 +6,7 @@ import { StorageType, jetstream, type LastForMsgRequest, type MsgRequest, type N
 import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
 import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
 import { batchEnds, inTransaction, jsonLineRange } from '@erp/db';
-import type { Bus } from './bus';
+import type { Bus, ExportStoreSettings } from './bus';
 
 const nanos = (ms: number) => ms * 1_000_000;
 const gzipMember = promisify(gzip);
@@ -14,18 +14,6 @@ const gzipMember = promisify(gzip);
 /** Name of the object store that holds the export files under a prefix (its stream is `OBJ_<name>`). */
 export function exportStoreName(prefix: string): string {
   return `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_EXPORTS`;
-}
-
-export interface ExportStoreSettings {
-  /** Copies of each file on distinct JetStream servers, as for the events stream. */
-  replicas: number;
-  /** Bytes all files may take together (-1: no limit); full, a new export fails instead of evicting another. */
-  maxBytes: number;
-  /**
-   * Files older than this are removed by JetStream whatever the job records say: the backstop for a
-   * file written by an attempt whose worker died after its job moved on.
-   */
-  maxAgeMs: number;
 }
 
 /** The export store as this process uses it, opened once per bus. */
