@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { BusObserver, SnapshotExportOptions } from '@erp/bus';
-import { API_VERSION } from '@erp/contracts';
+import type { Bus, BusObserver, SnapshotExportOptions } from '@erp/bus';
+import { API_VERSION, streamName } from '@erp/contracts';
 import type { BaseConfig } from './config';
 
 /** One Prometheus registry per service, with process metrics, the build and the bus timings. */
@@ -65,6 +65,83 @@ export function registerOutboxMetrics(registry: Registry, backlog: () => Promise
     },
     backlog,
   );
+}
+
+/** What JetStream says of a durable consumer (its consumer info). */
+export interface ConsumerState {
+  /** Events not delivered yet (`num_pending`) and delivered but not settled (`num_ack_pending`). */
+  pending: number;
+  /** Stream sequence up to which every event was settled (`ack_floor.stream_seq`). */
+  ackFloor: number;
+}
+
+/**
+ * The durable consumers' lag, read from JetStream when Prometheus scrapes: the events waiting for
+ * each, and how long its oldest unsettled event has waited, timed from the first scrape that saw
+ * its ack floor where it is (the floor moves when the oldest event is settled; 0 when nothing
+ * waits). A consumer that receives nothing at all (its loop stopped, its process stuck) settles
+ * nothing and redelivers nothing; here its wait grows.
+ */
+export function registerConsumerMetrics(
+  registry: Registry,
+  read: () => Promise<Record<string, ConsumerState>>,
+  now: () => number = Date.now,
+): void {
+  const waiting = new Map<string, { ackFloor: number; since: number }>();
+  registerSnapshotGauges(
+    registry,
+    {
+      pending: {
+        name: 'erp_consumer_pending_messages',
+        help: 'Events waiting for a durable consumer: not delivered yet, or delivered and not settled (JetStream consumer info)',
+        label: 'consumer',
+      },
+      oldestAgeSeconds: {
+        name: 'erp_consumer_oldest_pending_age_seconds',
+        help: "Seconds the consumer's oldest unsettled event has waited, from the first scrape that saw its ack floor there (0 when none)",
+        label: 'consumer',
+      },
+    },
+    async () => {
+      const states = await read();
+      const at = now();
+      const pending: Record<string, number> = {};
+      const oldestAgeSeconds: Record<string, number> = {};
+      for (const [consumer, state] of Object.entries(states)) {
+        pending[consumer] = state.pending;
+        let seen = waiting.get(consumer);
+        if (state.pending === 0) waiting.delete(consumer);
+        else if (seen?.ackFloor !== state.ackFloor) waiting.set(consumer, (seen = { ackFloor: state.ackFloor, since: at }));
+        oldestAgeSeconds[consumer] = state.pending === 0 || !seen ? 0 : (at - seen.since) / 1000;
+      }
+      return { pending, oldestAgeSeconds };
+    },
+  );
+}
+
+/**
+ * Reads the state of the events stream's durable consumers `durables` (each service may ask
+ * JetStream about its own). A consumer JetStream does not know is left out.
+ */
+export function jetStreamConsumerStates(
+  bus: Pick<Bus, 'nc' | 'options'>,
+  durables: readonly string[],
+): () => Promise<Record<string, ConsumerState>> {
+  const stream = streamName(bus.options.prefix);
+  return async () => {
+    const states: Record<string, ConsumerState> = {};
+    for (const durable of durables) {
+      const info = (await bus.nc.request(`$JS.API.CONSUMER.INFO.${stream}.${durable}`, '', { timeout: 2_000 })).json<{
+        error?: unknown;
+        num_pending?: number;
+        num_ack_pending?: number;
+        ack_floor?: { stream_seq?: number };
+      }>();
+      if (info.error) continue;
+      states[durable] = { pending: (info.num_pending ?? 0) + (info.num_ack_pending ?? 0), ackFloor: info.ack_floor?.stream_seq ?? 0 };
+    }
+    return states;
+  };
 }
 
 /** A gauge of `registerSnapshotGauges`: plain, or with one label whose values the reading keys. */

@@ -4,10 +4,10 @@ import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
 import { Bus, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
 import { createPool, dbOverPool, migrateSchema, type Migrations } from '@erp/db';
-import type { ServiceName } from '@erp/contracts';
+import { BUS_IDENTITIES, type BusIdentity, type ServiceName } from '@erp/contracts';
 import { natsConnection, type BaseConfig } from './config';
 import { createLogger, type AppLogger } from './logger';
-import { createMetrics, registerOutboxMetrics, registerPoolMetrics } from './metrics';
+import { createMetrics, jetStreamConsumerStates, registerConsumerMetrics, registerOutboxMetrics, registerPoolMetrics } from './metrics';
 
 /** A readiness check: resolves with a short status, throws when not ready. */
 export type ReadinessCheck = () => Promise<string>;
@@ -104,6 +104,9 @@ export async function startService<C extends BaseConfig, DB>(
     validateReplies: config.VALIDATE_REPLIES === undefined ? config.NODE_ENV !== 'production' : config.VALIDATE_REPLIES === 'true',
   });
   onShutdown('nats', () => bus.drain());
+  // The lag of the durable consumers the service reads (BUS_IDENTITIES), as JetStream counts it.
+  const durables = Object.keys((BUS_IDENTITIES as Readonly<Record<string, BusIdentity>>)[spec.name]?.consumers ?? {});
+  if (durables.length > 0) registerConsumerMetrics(registry, jetStreamConsumerStates(bus, durables));
   // Migrating at start is for local runs and tests, on a NATS without identities: the service
   // then also does the operator's part. In production the migration step did it.
   if (options.migrateOnStart) await provisionJetStream(bus, [spec.name]);
