@@ -1,6 +1,6 @@
 import { OutboxRelay, exportStore } from '@erp/bus';
 import { exportsSubjects } from '@erp/contracts';
-import type { ServiceSpec } from '@erp/runtime';
+import { registerCounter, type ServiceSpec } from '@erp/runtime';
 import { withExportsDefaults, type ExportsConfig, type ExportsConfigInput } from './config';
 import { migrations } from './db/migrations';
 import { EXPORTS_SCHEMA, type ExportsDb } from './db/tables';
@@ -14,7 +14,7 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
     schema: EXPORTS_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, logger, onShutdown }) {
+    async setup({ db, bus, logger, onShutdown, metrics }) {
       // Made by the operator's step (or at start in local runs and tests): refuse to start without it.
       await exportStore(bus);
       const relay = new OutboxRelay({ db, bus });
@@ -25,6 +25,10 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
         logger: logger.child({ component: 'export-worker' }),
         config,
         onEvent: () => relay.nudge(),
+        onFailed: registerCounter(metrics, {
+          name: 'erp_exports_failed_total',
+          help: 'Exports that failed for good (their last attempt, EXPORT_MAX_ATTEMPTS, failed): the partner gets no file',
+        }),
       });
       bus.serve(
         exportsSubjects,

@@ -27,6 +27,8 @@ export interface ExportacionWorkerDeps {
   config: Readonly<ExportsConfig>;
   /** An event was recorded in the outbox (the relay publishes it at once). */
   onEvent: () => void;
+  /** An export failed for good: its last attempt failed (erp_exports_failed_total). */
+  onFailed?: () => void;
 }
 
 /**
@@ -169,7 +171,10 @@ export class ExportacionWorker {
         }
         return failed;
       });
-      if (row?.estado === 'fallida') this.deps.onEvent();
+      if (row?.estado === 'fallida') {
+        this.deps.onEvent();
+        this.deps.onFailed?.();
+      }
       await this.removeStrayArchivos(exportacion.id).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);
