@@ -27,7 +27,7 @@ const CHART = path.join(ROOT, 'charts', 'erp');
 const RELEASE = 'erp';
 const NAMESPACE = 'erp-test';
 const ALERTS_DOC = fs.readFileSync(path.join(ROOT, 'docs', 'alerts.md'), 'utf8');
-const UNIT_TESTS = ['alerts.test.yaml', 'alerts-daily.test.yaml'];
+const UNIT_TESTS = ['alerts.test.yaml', 'alerts-daily.test.yaml', 'alerts-weekly.test.yaml'];
 
 let toolbox: Toolbox;
 let objects: KubeObject[];
@@ -41,7 +41,7 @@ afterAll(() => toolbox?.dispose());
 
 const promtool = async (args: string[]) => {
   try {
-    return (await execFileAsync(PROMTOOL, args, { timeout: 120_000 })).stdout;
+    return (await execFileAsync(PROMTOOL, args, { timeout: 240_000 })).stdout;
   } catch (err) {
     const failure = err as Error & { stdout?: string; stderr?: string };
     throw new Error(`promtool ${args.join(' ')} failed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`, { cause: err });
@@ -104,8 +104,25 @@ describe('the chart with monitoring on', () => {
     expect(sut.filter((a) => a.labels?.team !== 'erp').map((a) => a.alert)).toEqual([]);
     expect(sut.find((a) => a.alert === 'ErpRedisFallback')?.for).toBe('10m');
     expect(sut.find((a) => a.alert === 'ErpOutboxEventsAgeing')?.for).toBe('5m');
-    // Without the audit CronJob, nothing alerts on it.
+    // Without the audit CronJob, nothing alerts on it; without the ServiceMonitor, nothing on its targets.
     expect(sut.filter((a) => a.alert?.startsWith('ErpAudit'))).toEqual([]);
+    expect(sut.filter((a) => ['ErpServiceDown', 'ErpTargetDown', 'ErpGatewayNoTraffic'].includes(a.alert!))).toEqual([]);
+  });
+
+  it("alerts on each service's scrape targets by the job the ServiceMonitor gives them: the name of the Service it scrapes through", () => {
+    const rule = named(ofKind<IPrometheusRule>(objects, 'PrometheusRule'), RELEASE);
+    const monitor = named(ofKind<IServiceMonitor>(objects, 'ServiceMonitor'), RELEASE);
+    const scraped = ofKind<IService>(objects, 'Service')
+      .filter((s) => selects(monitor.spec.selector.matchLabels, s.metadata?.labels))
+      .map((s) => s.metadata!.name!)
+      .sort();
+    // The operator names a target's job after its Service unless the ServiceMonitor sets jobLabel.
+    expect(monitor.spec.jobLabel).toBeUndefined();
+    const down = alertRules(rule).filter((a) => a.alert === 'ErpServiceDown');
+    expect(down.map((a) => /job="([^"]+)"/.exec(String(a.expr))?.[1]).sort()).toEqual(scraped);
+    expect(down.map((a) => `${RELEASE}-${a.labels!.service}`).sort()).toEqual(scraped);
+    const targetDown = alertRules(rule).find((a) => a.alert === 'ErpTargetDown')!;
+    expect(/job=~"([^"]+)"/.exec(String(targetDown.expr))?.[1]?.split('|').sort()).toEqual(scraped);
   });
 
   it('passes promtool check rules, and promtool test rules with a test that fires every alert and one where it stays silent', async () => {
@@ -125,8 +142,9 @@ describe('the chart with monitoring on', () => {
     const names = alertRules(rule).map((a) => a.alert!);
     expect(names.filter((n) => !fired.has(n))).toEqual([]);
     expect(names.filter((n) => !silent.has(n))).toEqual([]);
-    expect(await promtool(['test', 'rules', ...files])).toMatch(/SUCCESS[\s\S]*SUCCESS/);
-  }, 180_000);
+    const output = await promtool(['test', 'rules', ...files]);
+    expect(output.match(/SUCCESS/g)).toHaveLength(files.length);
+  }, 300_000);
 
   it("loads the dashboards through Grafana's sidecar label, each query valid PromQL", async () => {
     const configMap = ofKind<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.labels?.grafana_dashboard === '1');
