@@ -101,11 +101,14 @@ describe('WooCommerce shop simulator', () => {
       shipping: '4.25',
     });
     expect(order.total).toBe('115.64'); // 59.97 + 45.50 + 5.92 + 4.25
+    // The shop takes the stock of a processing order (and gives back what a refund restocks).
+    expect(shop.stockOf('MOU-01')).toBe(7);
     const plan = planOrderSale(wooOrderIntent(order));
     expect(plan.total).toBe('115.64');
 
     const refund = shop.refundOrder(order.id as number, { lines: [{ sku: 'MOU-01', quantity: 2 }], reason: 'dañado' });
     expect(refund.amount).toBe('39.98');
+    expect(shop.stockOf('MOU-01')).toBe(9);
     const { data: refunds } = await api.get(`orders/${String(order.id)}/refunds`);
     expect(refunds).toEqual([refund]);
     const { data: again } = await api.get(`orders/${String(order.id)}`);
@@ -114,6 +117,9 @@ describe('WooCommerce shop simulator', () => {
     expect(intent.reembolsos[0]!.monto.toFixed(2)).toBe('39.98');
     expect(intent.reembolsos[0]!.lineas).toEqual([expect.objectContaining({ id_linea: String((order.line_items as Json[])[0]!.id) })]);
     expect((again as Json).refunds).toEqual([{ id: refund.id, reason: 'dañado', total: '-39.98' }]);
+    // Cancelled, it gives back what it still holds: the refund already restocked two.
+    shop.cancelOrder(order.id as number);
+    expect(shop.stockOf('MOU-01')).toBe(10);
     await expect(api.get('orders/999999')).rejects.toMatchObject({ response: { status: 404 } });
   });
 

@@ -62,6 +62,8 @@ export interface WooRefundSpec {
   lines?: Array<{ sku?: string; lineId?: number; quantity: number }>;
   amount?: string;
   reason?: string;
+  /** Puts the refunded units back in stock (`api_restock`, default true). */
+  restock?: boolean;
 }
 
 interface Line {
@@ -73,6 +75,8 @@ interface Line {
   quantity: number;
   total: string;
   total_tax: string;
+  /** Units this line took from stock (WooCommerce's `_reduced_stock` item meta). */
+  reduced: number;
 }
 
 interface Refund {
@@ -144,6 +148,7 @@ export class WooShop {
   private itemSeq = 300;
   private webhookSeq = 10;
   private clockOffsetMs = 0;
+  private readonly stockReduced = new Set<number>();
 
   private constructor(
     private readonly server: Server,
@@ -204,7 +209,7 @@ export class WooShop {
   createOrder(spec: WooOrderSpec): Record<string, unknown> {
     const now = this.now();
     const lines = spec.lines.map((l): Line => {
-      const p = this.bySku(l.sku) ?? this.products.get(this.addProduct({ sku: l.sku, price: l.price }))!;
+      const p = this.bySku(l.sku) ?? this.products.get(this.addProduct({ sku: l.sku, price: l.price, stock: null }))!;
       const unit = l.price ?? p.price;
       return {
         id: ++this.itemSeq,
@@ -215,6 +220,7 @@ export class WooShop {
         quantity: l.quantity,
         total: fromCents(toCents(unit) * l.quantity),
         total_tax: l.tax ?? '0.00',
+        reduced: 0,
       };
     });
     const order: Order = {
@@ -229,6 +235,7 @@ export class WooShop {
       refunds: [],
     };
     this.orders.set(order.id, order);
+    this.syncStock(order);
     this.emit('order.created', order);
     return this.render(order);
   }
@@ -236,6 +243,7 @@ export class WooShop {
   updateOrder(id: number, change: { status?: WooOrderSpec['status'] }): Record<string, unknown> {
     const order = this.order(id);
     if (change.status) order.status = change.status;
+    this.syncStock(order);
     order.modified = this.now();
     this.emit('order.updated', order);
     return this.render(order);
@@ -264,6 +272,14 @@ export class WooShop {
     const amount = spec.amount ?? fromCents(-lines.reduce((s, l) => s + toCents(l.total) + toCents(l.total_tax), 0));
     const refund: Refund = { id: ++this.postSeq, created: this.now(), amount, reason: spec.reason ?? '', lines };
     order.refunds.push(refund);
+    // `wc_restock_refunded_items`: back to stock, and the line's `_reduced_stock` lowered to match.
+    if (spec.restock ?? true) {
+      for (const l of lines) {
+        const back = Math.min(l.quantity, l.line.reduced);
+        l.line.reduced -= back;
+        this.moveStock(l.line, back);
+      }
+    }
     if (sumCents(order.refunds.map((r) => r.amount)) >= toCents(this.total(order))) order.status = 'refunded';
     order.modified = refund.created;
     // WooCommerce has no refund topic: the order changes, and `order.updated` carries it.
@@ -777,6 +793,37 @@ export class WooShop {
   }
 
   // ---- helpers --------------------------------------------------------------------------------
+
+  /**
+   * WooCommerce takes an order's stock when it reaches processing, completed or on-hold
+   * (`wc_maybe_reduce_stock_levels`, the order then carries `_order_stock_reduced`) and gives it back
+   * when it is cancelled or goes back to pending (`wc_maybe_increase_stock_levels`), each line what
+   * it still holds (woocommerce/woocommerce includes/wc-stock-functions.php).
+   */
+  private syncStock(order: Order): void {
+    const takes = ['processing', 'completed', 'on-hold'].includes(order.status);
+    const gives = ['cancelled', 'pending'].includes(order.status);
+    if (takes && !this.stockReduced.has(order.id)) {
+      this.stockReduced.add(order.id);
+      for (const l of order.lines) {
+        l.reduced = l.quantity;
+        this.moveStock(l, -l.quantity);
+      }
+    } else if (gives && this.stockReduced.has(order.id)) {
+      this.stockReduced.delete(order.id);
+      for (const l of order.lines) {
+        this.moveStock(l, l.reduced);
+        l.reduced = 0;
+      }
+    }
+  }
+
+  private moveStock(line: Line, delta: number): void {
+    const p = this.products.get(line.variation_id || line.product_id);
+    if (!p || p.stock === null) return;
+    p.stock += delta;
+    p.modified = this.now();
+  }
 
   private order(id: number): Order {
     const order = this.orders.get(id);
