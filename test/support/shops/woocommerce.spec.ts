@@ -172,8 +172,15 @@ describe('WooCommerce shop simulator', () => {
       const order = shop.createOrder({ lines: [{ sku: 'A', quantity: 2, price: '1.05' }] });
       shop.cancelOrder(order.id as number);
       await shop.settled();
-      expect(receiver.received).toHaveLength(2);
-      for (const r of receiver.received) {
+      // Each webhook made through the API pings its URL first, unsigned, with a form body.
+      const [pings, deliveries] = [receiver.received.slice(0, 2), receiver.received.slice(2)];
+      for (const ping of pings) {
+        expect(ping.body.toString()).toMatch(/^webhook_id=\d+$/);
+        const headers = Object.fromEntries(Object.entries(ping.headers).map(([k, v]) => [k, String(v)]));
+        expect(classify({ plataforma: 'woocommerce', recurso: 'pedido', headers, body: ping.body })).toEqual({ kind: 'ping' });
+      }
+      expect(deliveries).toHaveLength(2);
+      for (const r of deliveries) {
         expect(verifySignature(r.body, 's3cret', String(r.headers['x-wc-webhook-signature']))).toBe(true);
         expect(verifySignature(r.body, 'other', String(r.headers['x-wc-webhook-signature']))).toBe(false);
         const headers = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)]));
@@ -182,8 +189,12 @@ describe('WooCommerce shop simulator', () => {
           referencia: expect.stringContaining(String(order.id)),
         });
       }
-      expect(receiver.received.map((r) => r.headers['x-wc-webhook-topic'])).toEqual(['order.created', 'order.updated']);
-      expect(JSON.parse(receiver.received[1]!.body.toString()).status).toBe('cancelled');
+      expect(deliveries.map((r) => r.headers['x-wc-webhook-topic'])).toEqual(['order.created', 'order.updated']);
+      expect(deliveries.map((r) => r.headers['x-wc-webhook-id'])).toEqual([String(created.id), expect.any(String)]);
+      expect(JSON.parse(deliveries[1]!.body.toString()).status).toBe('cancelled');
+      await expect(api.delete(`webhooks/${String(created.id)}`)).rejects.toMatchObject({ response: { status: 501 } });
+      await api.delete(`webhooks/${String(created.id)}`, { force: true });
+      await expect(api.get(`webhooks/${String(created.id)}`)).rejects.toMatchObject({ response: { status: 400 } });
     } finally {
       await receiver.close();
     }
@@ -213,6 +224,10 @@ describe('WooCommerce shop simulator', () => {
       expect(attempts).toBe(14);
       await api.put(`webhooks/${hook.id}`, { status: 'active' });
       expect(shop.webhooks.get(hook.id)!.status).toBe('active');
+      // Re-activated, it keeps its failure count: the next failure disables it again.
+      shop.createOrder({ lines: [{ sku: 'A', quantity: 1 }] });
+      await shop.settled();
+      expect(shop.webhooks.get(hook.id)!.status).toBe('disabled');
     } finally {
       await receiver.close();
     }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:https';
-import { wooHeaders, wooOrder, wooProduct } from '../../../services/webhook-ingest/test/platform.factories';
+import { wooHeaders, wooOrder, wooPing, wooProduct } from '../../../services/webhook-ingest/test/platform.factories';
 import { WebhookSender, type DeliveryAttempt, type Outgoing, type WebhookFaults } from './deliveries';
 import { closeServer, listenHttps, type SimRequest, type SimResponse } from './https';
 import { fromCents, sumCents, toCents } from './money';
@@ -126,6 +126,9 @@ const wpError = (status: number, code: string, message: string, extra: Record<st
   status,
   body: { code, message, data: { status, ...extra } },
 });
+
+const VALID_TOPIC = /^(coupon|customer|order|product)\.(created|updated|deleted|restored)$|^action\.[a-z0-9_]+$/;
+const STATUSES: Array<WooWebhook['status']> = ['active', 'paused', 'disabled'];
 
 const json = (req: SimRequest): Record<string, unknown> => {
   if (req.body.length === 0) return {};
@@ -369,7 +372,7 @@ export class WooShop {
         ['GET', /^\/webhooks\/(\d+)$/, 'GET /webhooks/{id}', (_r, [id]) => this.getWebhook(Number(id))],
         ['PUT', /^\/webhooks\/(\d+)$/, 'PUT /webhooks/{id}', (r, [id]) => this.updateWebhook(Number(id), r)],
         ['POST', /^\/webhooks\/(\d+)$/, 'PUT /webhooks/{id}', (r, [id]) => this.updateWebhook(Number(id), r)],
-        ['DELETE', /^\/webhooks\/(\d+)$/, 'DELETE /webhooks/{id}', (_r, [id]) => this.deleteWebhook(Number(id))],
+        ['DELETE', /^\/webhooks\/(\d+)$/, 'DELETE /webhooks/{id}', (r, [id]) => this.deleteWebhook(Number(id), r)],
         ['GET', /^\/products\/?$/, 'GET /products', (r) => this.listProducts(r, 0)],
         ['GET', /^\/products\/(\d+)$/, 'GET /products/{id}', (_r, [id]) => this.getProduct(Number(id))],
         ['POST', /^\/products\/batch$/, 'POST /products/batch', (r) => this.batch(r, 0)],
@@ -498,54 +501,90 @@ export class WooShop {
     return { status: 200, headers: paged.headers, body: paged.slice.map((w) => this.renderWebhook(w)) };
   }
 
+  /**
+   * The webhooks controller (woocommerce/woocommerce includes/rest-api/Controllers/Version1/
+   * class-wc-rest-webhooks-v1-controller.php, which v3 extends): topic and URL validated, a secret
+   * of 50 characters when none is given, a ping (`webhook_id=N`, unsigned) sent once created; an
+   * unknown id is 400 "ID is invalid."; deleting needs `force=true` (no trash); a status change
+   * leaves the failure count as it is.
+   */
   private createWebhook(req: SimRequest): SimResponse {
     const body = json(req);
-    const topic = typeof body.topic === 'string' ? body.topic : '';
+    const topic = typeof body.topic === 'string' ? body.topic.toLowerCase() : '';
     const url = typeof body.delivery_url === 'string' ? body.delivery_url : '';
-    if (!/^(coupon|customer|order|product)\.(created|updated|deleted|restored)$/.test(topic)) {
-      return wpError(400, 'rest_invalid_param', 'Invalid parameter(s): topic', { params: { topic: 'Webhook topic is invalid.' } });
+    if (!VALID_TOPIC.test(topic)) {
+      return wpError(400, 'woocommerce_rest_shop_webhook_invalid_topic', 'Webhook topic is required and must be valid.');
     }
-    if (!/^https?:\/\//.test(url))
-      return wpError(400, 'rest_missing_callback_param', 'Missing parameter(s): delivery_url', { params: ['delivery_url'] });
+    if (!/^https?:\/\/[^\s]+$/.test(url)) {
+      return wpError(
+        400,
+        'woocommerce_rest_shop_webhook_invalid_delivery_url',
+        'Webhook delivery URL must be a valid URL starting with http:// or https://.',
+      );
+    }
     const status = (typeof body.status === 'string' ? body.status : 'active') as WooWebhook['status'];
-    if (!['active', 'paused', 'disabled'].includes(status)) return wpError(400, 'rest_invalid_param', 'Invalid parameter(s): status');
+    if (!STATUSES.includes(status)) return wpError(400, 'woocommerce_rest_shop_webhook_invalid_status', 'Webhook status must be valid.');
     const hook = this.addWebhook({
       topic,
       delivery_url: url,
       status,
-      secret: typeof body.secret === 'string' && body.secret ? body.secret : undefined,
+      secret: typeof body.secret === 'string' && body.secret ? body.secret : randomBytes(38).toString('base64').slice(0, 50),
       name: typeof body.name === 'string' ? body.name : undefined,
     });
-    return { status: 201, body: this.renderWebhook(hook) };
+    const ping = wooPing(hook.id);
+    this.sender.send({
+      subscriptionId: String(hook.id),
+      topic: 'ping',
+      url,
+      eventId: `ping-${hook.id}`,
+      body: ping.body,
+      headers: () => ping.headers,
+    });
+    return { status: 201, headers: { Location: `${this.url}${BASE}/webhooks/${hook.id}` }, body: this.renderWebhook(hook) };
   }
 
   private getWebhook(id: number): SimResponse {
     const hook = this.webhooks.get(id);
-    return hook ? { status: 200, body: this.renderWebhook(hook) } : wpError(404, 'woocommerce_rest_webhook_invalid_id', 'Invalid ID.');
+    return hook
+      ? { status: 200, body: this.renderWebhook(hook) }
+      : wpError(400, 'woocommerce_rest_shop_webhook_invalid_id', 'ID is invalid.');
   }
 
   private updateWebhook(id: number, req: SimRequest): SimResponse {
     const hook = this.webhooks.get(id);
-    if (!hook) return wpError(404, 'woocommerce_rest_webhook_invalid_id', 'Invalid ID.');
+    if (!hook) return wpError(400, 'woocommerce_rest_shop_webhook_invalid_id', 'ID is invalid.');
     const body = json(req);
-    if (typeof body.status === 'string') {
-      if (!['active', 'paused', 'disabled'].includes(body.status))
-        return wpError(400, 'rest_invalid_param', 'Invalid parameter(s): status');
-      // Re-activated, it starts counting failures again.
-      if (body.status === 'active' && hook.status !== 'active') hook.failureCount = 0;
+    if (typeof body.topic === 'string' && body.topic) {
+      if (!VALID_TOPIC.test(body.topic.toLowerCase()))
+        return wpError(400, 'woocommerce_rest_shop_webhook_invalid_topic', 'Webhook topic must be valid.');
+      hook.topic = body.topic.toLowerCase();
+    }
+    if (typeof body.delivery_url === 'string' && body.delivery_url) {
+      if (!/^https?:\/\/[^\s]+$/.test(body.delivery_url)) {
+        return wpError(
+          400,
+          'woocommerce_rest_shop_webhook_invalid_delivery_url',
+          'Webhook delivery URL must be a valid URL starting with http:// or https://.',
+        );
+      }
+      hook.delivery_url = body.delivery_url;
+    }
+    if (typeof body.secret === 'string' && body.secret) hook.secret = body.secret;
+    if (typeof body.status === 'string' && body.status) {
+      if (!STATUSES.includes(body.status as WooWebhook['status']))
+        return wpError(400, 'woocommerce_rest_shop_webhook_invalid_status', 'Webhook status must be valid.');
       hook.status = body.status as WooWebhook['status'];
     }
-    if (typeof body.delivery_url === 'string') hook.delivery_url = body.delivery_url;
-    if (typeof body.topic === 'string') hook.topic = body.topic;
-    if (typeof body.secret === 'string') hook.secret = body.secret;
-    if (typeof body.name === 'string') hook.name = body.name;
+    if (typeof body.name === 'string' && body.name) hook.name = body.name;
     hook.modified = this.now();
     return { status: 200, body: this.renderWebhook(hook) };
   }
 
-  private deleteWebhook(id: number): SimResponse {
+  private deleteWebhook(id: number, req: SimRequest): SimResponse {
+    const force = req.query.get('force');
+    if (force !== 'true' && force !== '1') return wpError(501, 'woocommerce_rest_trash_not_supported', 'Webhooks do not support trashing.');
     const hook = this.webhooks.get(id);
-    if (!hook) return wpError(404, 'woocommerce_rest_webhook_invalid_id', 'Invalid ID.');
+    if (!hook) return wpError(404, 'woocommerce_rest_shop_webhook_invalid_id', 'Invalid ID.');
     this.webhooks.delete(id);
     return { status: 200, body: this.renderWebhook(hook) };
   }
@@ -785,7 +824,8 @@ export class WooShop {
   /** WooCommerce never retries; it counts consecutive failures and disables the webhook past the limit. */
   private afterDelivery(out: Outgoing, attempt: DeliveryAttempt): null {
     const hook = this.webhooks.get(Number(out.subscriptionId));
-    if (!hook) return null;
+    // A ping's answer is not logged as a delivery: it counts no failure.
+    if (!hook || out.topic === 'ping') return null;
     if (attempt.status !== null && attempt.status >= 200 && attempt.status < 303) hook.failureCount = 0;
     else if (hook.failureCount > this.maxFailures) hook.status = 'disabled';
     else hook.failureCount++;
