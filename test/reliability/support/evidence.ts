@@ -243,7 +243,8 @@ async function itemsOf(violation: string, input: EvidenceInput, clients: SchemaC
         ['started', dateMs(row.iniciada)],
         ['completed', dateMs(row.completada)],
       ]),
-      strings: [row.objeto, ...files.map((f) => f.objeto)].filter((s): s is string => typeof s === 'string'),
+      // The owner's writer is asked under request id `exportacion-<id>-<attempt>`.
+      strings: [`exportacion-${id}-`, row.objeto, ...files.map((f) => f.objeto)].filter((s): s is string => typeof s === 'string'),
       numbers: [id],
       services: SERVICES_OF.export,
     });
@@ -433,7 +434,7 @@ function readServerLog(file: string): LogLine[] {
     const nats = /^\[\d+\] (\d{4})\/(\d\d)\/(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})\d* \[(\w+)\] (.*)$/.exec(text);
     if (nats) {
       const [, y, mo, d, h, mi, s, ms, level, message] = nats;
-      if (level === 'INF' && !/leader|lost|stepping down|catchup|quorum|no responders/i.test(message!)) continue;
+      if (level === 'INF' && !/leader|lost|stepping down|catchup|quorum|no responders|restore|truncat|reset/i.test(message!)) continue;
       const at = new Date(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(ms)).getTime();
       out.push({ source, service: 'nats', at, level: level!, message: message!, text });
       continue;
@@ -467,7 +468,8 @@ function namedLines(logs: LogLine[], items: Item[]): string[] {
 function group(lines: LogLine[]): LogGroup[] {
   const groups = new Map<string, LogGroup>();
   for (const l of lines) {
-    const message = l.message.replace(/\d+/g, (d) => (d.length > 3 ? 'N' : d)).slice(0, 200);
+    // Numbers of four digits or more (ports, ids) told apart, not those inside a uuid or a hex id.
+    const message = l.message.replace(/(?<![\w-])\d{4,}(?![\w-])/g, 'N').slice(0, 200);
     const key = `${l.source}|${l.level}|${message}`;
     const g = groups.get(key);
     if (g) {

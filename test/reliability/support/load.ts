@@ -41,6 +41,11 @@ export interface SaleRecord {
   /** When that last update or annulment was acknowledged (epoch ms). */
   changedAt?: number;
   uncertain?: boolean;
+  /**
+   * Whether its lines are unknown: an update got no definite answer (it may have been applied).
+   * An annulment answered afterwards makes its state certain again, not its lines.
+   */
+  linesUncertain?: boolean;
   busy?: boolean;
   /** A return was asked for it: it is no longer updated or annulled by the load. */
   returned?: boolean;
@@ -347,6 +352,7 @@ export class Load {
         record.expected = { estado: convert ? 'Completada' : current.estado, lines };
         record.changedAt = Date.now();
         record.uncertain = false;
+        record.linesUncertain = false;
         record.lineIds = Object.fromEntries(
           ((res.body?.data?.detalles ?? []) as Array<{ id: number; id_producto: number }>).map((l) => [l.id_producto, l.id]),
         );
@@ -354,6 +360,7 @@ export class Load {
         // No definite answer: the change may or may not have been applied (a retry refused after a
         // timeout may be refused because of it); stock must be right either way.
         record.uncertain = true;
+        record.linesUncertain = true;
         this.tally.fail(res.status < 500 && res.status !== 0 ? `${op} (refused after a timeout)` : op);
       } else if (!(refusable && res.status === 422)) {
         this.tally.fail(op);
