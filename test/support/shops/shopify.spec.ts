@@ -320,6 +320,29 @@ describe('Shopify shop simulator', () => {
     }
   });
 
+  it('duplicates an event with the same event id, and jitter delivers concurrent events out of order', async () => {
+    const receiver = await webhookReceiver();
+    try {
+      await start({ faults: { duplicate: 1, seed: 3 } });
+      shop.addSubscription({ topic: 'ORDERS_CREATE', uri: receiver.url });
+      shop.createOrder({ lines: [{ sku: 'A', quantity: 1 }] });
+      await shop.settled();
+      expect(receiver.received).toHaveLength(2);
+      expect(receiver.received[0]!.headers['x-shopify-event-id']).toBe(receiver.received[1]!.headers['x-shopify-event-id']);
+      expect(receiver.received[0]!.body.equals(receiver.received[1]!.body)).toBe(true);
+
+      receiver.received.length = 0;
+      shop.setFaults({ jitterMs: 80, seed: 5 });
+      const ids = Array.from({ length: 20 }, () => shop.createOrder({ lines: [{ sku: 'A', quantity: 1 }] }).id as number);
+      await shop.settled();
+      const arrived = receiver.received.map((r) => (JSON.parse(r.body.toString()) as Json).id as number);
+      expect([...arrived].sort((a, b) => a - b)).toEqual(ids);
+      expect(arrived).not.toEqual(ids);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('retries a failed delivery on its schedule with the same ids, then deletes a subscription made through the API', async () => {
     const receiver = await webhookReceiver(() => 500);
     try {
