@@ -26,7 +26,15 @@ export const shopifySchema = buildSchema(/* GraphQL */ `
   directive @idempotent(key: String!) on FIELD
 
   type Query {
-    orders(first: Int, after: String, last: Int, before: String, query: String, sortKey: OrderSortKeys, reverse: Boolean): OrderConnection!
+    orders(
+      first: Int
+      after: String
+      last: Int
+      before: String
+      query: String
+      sortKey: OrderSortKeys = PROCESSED_AT
+      reverse: Boolean = false
+    ): OrderConnection!
     order(id: ID!): Order
     webhookSubscriptions(
       first: Int
@@ -73,10 +81,17 @@ export const shopifySchema = buildSchema(/* GraphQL */ `
 
   enum OrderSortKeys {
     CREATED_AT
+    CURRENT_TOTAL_PRICE
+    CUSTOMER_NAME
+    DESTINATION
+    FINANCIAL_STATUS
+    FULFILLMENT_STATUS
     ID
     ORDER_NUMBER
+    PO_NUMBER
     PROCESSED_AT
     RELEVANCE
+    TOTAL_ITEMS_QUANTITY
     TOTAL_PRICE
     UPDATED_AT
   }

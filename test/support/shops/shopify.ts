@@ -618,7 +618,8 @@ export class ShopifyShop {
             return true;
           }),
         );
-        const sortKey = (args.sortKey as string | undefined) ?? 'ID';
+        // Sort keys the simulator does not model (customer name, destination…) sort by id.
+        const sortKey = (args.sortKey as string | undefined) ?? 'PROCESSED_AT';
         const key = (o: Order): Array<number | string> => {
           const second = (d: Date) => Math.floor(d.getTime() / 1000);
           if (sortKey === 'UPDATED_AT') return [second(o.updatedAt), o.id];
