@@ -40,8 +40,10 @@ import { CostBucket, CostError, SINGLE_QUERY_MAX_COST, queryCost } from './shopi
  *   and headers (X-Shopify-Topic, -Hmac-Sha256 = base64 HMAC-SHA256 of the body with the app's
  *   secret, -Shop-Domain, -API-Version, -Webhook-Id, -Event-Id, -Triggered-At); "Troubleshooting
  *   webhooks": a delivery is answered within 5 s with a 2xx, else retried 8 times over 4 hours,
- *   after which a subscription made through the API is deleted. The simulator compresses those
- *   4 hours into `retryScheduleMs`.
+ *   after which a subscription made through the API is deleted; the changelog "Updates to webhook
+ *   retry mechanism" (2024-09-10): exponential backoff, each retry with the original payload, to the
+ *   address the subscription had when the event fired. The simulator compresses those 4 hours into
+ *   `retryScheduleMs` (doubling waits by default).
  * - REST bodies carry times with the shop's offset (here -06:00), GraphQL `DateTime` in UTC.
  */
 
