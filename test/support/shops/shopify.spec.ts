@@ -152,7 +152,7 @@ describe('Shopify shop simulator', () => {
     expect(few.extensions?.cost).toMatchObject({ requestedQueryCost: 27, actualQueryCost: 2 });
     const first = await client.request<Json>(query);
     expect(first.extensions?.cost).toMatchObject({ requestedQueryCost: 27, actualQueryCost: 27 });
-    expect((first.extensions as Json).cost.throttleStatus.currentlyAvailable).toBeLessThanOrEqual(34);
+    expect((first.extensions as Json).cost.throttleStatus.currentlyAvailable).toBeLessThanOrEqual(45);
     await client.request(query);
     const third = await client.request<Json>(query);
     expect(third.data).toBeUndefined();
