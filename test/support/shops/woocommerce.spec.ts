@@ -123,7 +123,7 @@ describe('WooCommerce shop simulator', () => {
     await expect(api.get('orders/999999')).rejects.toMatchObject({ response: { status: 404 } });
   });
 
-  it('records every stock write of a products or variations batch, and refuses more than 100 items', async () => {
+  it('records every stock write of a products or variations batch, echoes it as product.updated, and refuses more than 100 items', async () => {
     const parent = shop.addProduct({ sku: 'TSHIRT', stock: null });
     const red = shop.addProduct({ sku: 'TSHIRT-RED', parentId: parent, stock: 3 });
     const mug = shop.addProduct({ sku: 'MUG', stock: 7 });
@@ -132,6 +132,8 @@ describe('WooCommerce shop simulator', () => {
     const { data: vars } = await api.get(`products/${parent}/variations`, { sku: 'TSHIRT-RED' });
     expect((vars as Json[]).map((p) => p.id)).toEqual([red]);
 
+    const receiver = await webhookReceiver();
+    shop.addWebhook({ topic: 'product.updated', delivery_url: `${receiver.url}/api/webhook/woocommerce/tok/producto`, secret: 'p' });
     const { data: batch } = await api.post('products/batch', {
       update: [
         { id: mug, stock_quantity: 5 },
@@ -146,6 +148,15 @@ describe('WooCommerce shop simulator', () => {
       ['TSHIRT-RED', 3, 0],
     ]);
     expect(shop.stockOf('TSHIRT-RED')).toBe(0);
+    // Each write echoes as a signed product.updated webhook with the new stock.
+    await shop.settled();
+    await receiver.close();
+    const echoes = receiver.received.map((r) => [r.headers['x-wc-webhook-topic'], (JSON.parse(r.body.toString()) as Json).stock_quantity]);
+    expect(echoes).toEqual([
+      ['product.updated', 5],
+      ['product.updated', 0],
+    ]);
+    expect(receiver.received.every((r) => verifySignature(r.body, 'p', String(r.headers['x-wc-webhook-signature'])))).toBe(true);
     const tooMany = Array.from({ length: 101 }, () => ({ id: mug, stock_quantity: 1 }));
     await expect(api.post('products/batch', { update: tooMany })).rejects.toMatchObject({ response: { status: 413 } });
     expect(shop.stockWrites).toHaveLength(2);

@@ -651,7 +651,11 @@ export class WooShop {
         p.stock = after;
       }
       p.modified = this.now();
-      return this.renderProduct(p);
+      const rendered = this.renderProduct(p);
+      // Saving a product or a variation fires `product.updated` (the hooks `woocommerce_update_product`
+      // and `woocommerce_update_product_variation`): the shop's echo of the write.
+      this.emitBody('product.updated', JSON.stringify(rendered));
+      return rendered;
     });
     return { status: 200, body: { update } };
   }
@@ -802,7 +806,10 @@ export class WooShop {
 
   private emit(topic: string, order: Order): void {
     // The payload is the order as the REST API renders it at the time of the change.
-    const body = JSON.stringify(this.render(order));
+    this.emitBody(topic, JSON.stringify(this.render(order)));
+  }
+
+  private emitBody(topic: string, body: string): void {
     const eventId = randomBytes(8).toString('hex');
     for (const hook of this.webhooks.values()) {
       if (hook.status !== 'active' || hook.topic !== topic) continue;
