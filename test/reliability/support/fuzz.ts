@@ -16,6 +16,7 @@ import { shopifyHeaders, shopifyOrderBody, sign, wooHeaders, wooOrder } from '..
 import { WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { call, type Attempt } from './http';
 import { settle } from './invariants';
+import { rowText } from './row-text';
 
 /** What the fuzzer needs of a running system. */
 export interface FuzzTarget {
@@ -219,7 +220,7 @@ async function snapshotter(databases: Query[]): Promise<() => Promise<Snapshot>>
       const sql = tables
         .map(
           ({ schema, table }) =>
-            `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x`,
+            `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(${rowText(schema, table)}, '|' order by ${rowText(schema, table)}), '')) as h from "${schema}"."${table}" x`,
         )
         .join(' union all ');
       return { q, sql };

@@ -6,6 +6,7 @@ import { saleBody as fixtureSale } from '../../support/sales-fixture';
 import { WOO_SECRET, type Company, type CompanyRef } from './fixture';
 import { call, type Attempt, type CallInit } from './http';
 import { settle } from './invariants';
+import { rowText } from './row-text';
 
 export interface IsolationTarget {
   baseUrl: string;
@@ -21,10 +22,16 @@ export interface IsolationReport {
   violations: string[];
 }
 
-type Kind = 'ventas' | 'productos' | 'devoluciones' | 'exportaciones';
+type Kind = 'ventas' | 'productos' | 'devoluciones' | 'exportaciones' | 'apiKeys';
 
 /** Which ids a path's `{id}` names, by its first segment. */
-const KIND_OF: Record<string, Kind> = { sales: 'ventas', inventory: 'productos', returns: 'devoluciones', exports: 'exportaciones' };
+const KIND_OF: Record<string, Kind> = {
+  sales: 'ventas',
+  inventory: 'productos',
+  returns: 'devoluciones',
+  exports: 'exportaciones',
+  'api-keys': 'apiKeys',
+};
 /** The lookups, by path, and the ids each lists. */
 const LOOKUP_OF: Record<string, 'sucursales' | 'documentos' | 'canales' | 'clientes'> = {
   '/branches': 'sucursales',
@@ -37,6 +44,7 @@ const NOT_FOUND: Record<Kind, string> = {
   productos: 'Producto no encontrado',
   devoluciones: 'Devolución no encontrada',
   exportaciones: 'Exportación no encontrada',
+  apiKeys: 'API key no encontrado',
 };
 
 interface Ids {
@@ -44,6 +52,7 @@ interface Ids {
   productos: number[];
   devoluciones: number[];
   exportaciones: number[];
+  apiKeys: number[];
   sucursales: number[];
   bodegas: number[];
   documentos: number[];
@@ -115,6 +124,7 @@ export async function isolationSweep(target: IsolationTarget): Promise<Isolation
         productos: (await q('select id from inventory.productos where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
         devoluciones: (await q('select id from returns.devoluciones where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
         exportaciones: (await q('select id from exports.exportaciones where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
+        apiKeys: (await q('select id from gateway.api_keys where empresa_id = $1 order by id', [c.id])).map((r) => r.id),
         sucursales: Object.values(c.sucursales),
         bodegas: Object.values(c.bodegas),
         documentos: Object.values(c.documentos),
@@ -370,7 +380,7 @@ async function tenantSnapshot(databases: Query[], empresaId: number): Promise<Ma
     const sql = tables
       .map(
         ({ schema, table }) =>
-          `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${schema}"."${table}" x where x.empresa_id = $1`,
+          `select '${schema}.${table}' as t, count(*)::text || ':' || md5(coalesce(string_agg(${rowText(schema, table)}, '|' order by ${rowText(schema, table)}), '')) as h from "${schema}"."${table}" x where x.empresa_id = $1`,
       )
       .join(' union all ');
     if (sql) for (const r of await q(sql, [empresaId])) snapshot.set(r.t, r.h);
