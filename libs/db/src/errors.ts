@@ -20,7 +20,10 @@ const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT
 /** Classifies a pg error by SQLSTATE (or a socket error) into the kinds the domain cares about. */
 export function pgErrorKind(err: unknown): PgErrorKind | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
-  const code = (err as PgLikeError).code;
+  // Other libraries' errors carry codes of their own, numbers among them (a JetStream API error's
+  // 503): only a string can be a SQLSTATE or a socket error's name.
+  const raw: unknown = (err as { code?: unknown }).code;
+  const code = typeof raw === 'string' ? raw : undefined;
   if (!code) {
     // pg's own errors for a connection that is gone, or was never made, carry no code.
     return /Connection terminated|timeout exceeded when trying to connect|is not queryable/i.test(String((err as Error).message))
