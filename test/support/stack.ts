@@ -294,3 +294,14 @@ export function twoCompanies(): unknown {
 
 export const KEY_A = 'test_key_company_a_0123456789abcdef';
 export const KEY_B = 'test_key_company_b_0123456789abcdef';
+
+/** Polls a request until it answers `status`; the milliseconds that took (throws past `timeoutMs`). */
+export async function msUntilStatus(request: () => Promise<Response>, status: number, timeoutMs = 8_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const res = await request();
+    if (res.status === status) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`still ${res.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -8,7 +8,7 @@ import { openApiPath } from '../../services/gateway/src/openapi/openapi';
 import { generateApiKey } from '../../services/gateway/src/domain/api-key';
 import { eventually } from '@erp/testing';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
-import { KEY_A, KEY_B, Stack, json, stackEnv, twoCompanies } from '../support/stack';
+import { KEY_A, KEY_B, Stack, json, msUntilStatus, stackEnv, twoCompanies } from '../support/stack';
 
 const API = '/api/external/v1';
 
@@ -22,17 +22,6 @@ interface Listed {
 }
 type Answer = { data: any; reason?: string; error?: string; details: Record<string, string[]> }; // eslint-disable-line @typescript-eslint/no-explicit-any
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls until the request answers `status`; returns the milliseconds it took. */
-async function msUntilStatus(request: () => Promise<Response>, status: number, timeoutMs = 8_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    const res = await request();
-    if (res.status === status) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`still ${res.status} after ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
 
 describe('API keys a company manages: scopes, rotation, expiry, revocation', () => {
   let stack: Stack;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gatewaySubjects } from '@erp/contracts';
-import { KEY_A, KEY_B, Stack, json, twoCompanies } from '../support/stack';
+import { KEY_A, KEY_B, Stack, json, msUntilStatus, twoCompanies } from '../support/stack';
 import type { SeedOutput } from '@erp/admin';
 
 const UNAUTHORIZED = { success: false, error: 'API key inválido o empresa inactiva', code: 401, reason: 'clave_invalida' };
@@ -16,17 +16,6 @@ const MALFORMED = {
   details: { Authorization: ['Debe ser «Bearer» seguido del API key'] },
 };
 const ctx = { requestId: 'auth-spec' };
-
-/** Polls until the request answers `status`; returns the milliseconds it took. */
-async function msUntilStatus(request: () => Promise<Response>, status: number, timeoutMs = 8_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    const res = await request();
-    if (res.status === status) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`still ${res.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('API key authentication at the gateway', () => {
   let stack: Stack;
