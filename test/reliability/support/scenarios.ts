@@ -473,12 +473,13 @@ export async function overloadScenario(
   // What the gateway itself took to refuse (from its histogram): at once, not after waiting for a
   // slot. A refusal is synchronous, tens of microseconds from the first middleware to the answer:
   // it takes over a millisecond only when the process stalls in it (a collection, or the OS
-  // running another process: a scavenge takes 10 to 100 ms on two loaded cores), so most are
-  // under 1 ms unless something is awaited before refusing, and one that waited for a slot would
-  // take as long as the answers it waited behind (hundreds of ms). Under 10 ms is a figure: on a
-  // machine running the whole cluster, about 1 % of refusals meet such a stall.
+  // running another process: a scavenge takes 10 to 100 ms on two loaded cores; 2 to 6 % of them
+  // on a machine running the whole cluster), so the median is under 1 ms unless something is
+  // awaited before refusing (the event loop lags by 10 ms at the median under this load), and one
+  // that waited for a slot would take as long as the answers it waited behind (hundreds of ms).
+  // Under 10 ms is a figure: up to about 1 % of refusals meet a stall that long.
   const shed = await shedTimings(gateway.opsUrl);
-  if (shed.count > 0 && shed.within1ms / shed.count < 0.9)
+  if (shed.count > 0 && shed.within1ms / shed.count < 0.5)
     problems.push(`only ${shed.within1ms} of ${shed.count} refusals took under 1 ms in the gateway: something is awaited before refusing`);
   if (shed.count > 0 && shed.within100ms / shed.count < 0.99)
     problems.push(`${shed.count - shed.within100ms} of ${shed.count} refusals took over 100 ms in the gateway: they waited`);
