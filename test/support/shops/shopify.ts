@@ -12,10 +12,10 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { shopifyHeaders, shopifyOrderBody } from '../../../services/webhook-ingest/test/platform.factories';
-import { WebhookSender, type DeliveryAttempt, type Outgoing, type WebhookFaults } from './deliveries';
+import type { DeliveryAttempt, Outgoing, WebhookFaults } from './deliveries';
+import { SimulatedShop } from './simulated-shop';
 import { closeServer, listenHttps, type SimRequest, type SimResponse } from './https';
 import { fromCents, sumCents, toCents } from './money';
-import { emptyMetrics, injected, type InjectedFailure, type ShopMetrics, type StockWrite } from './common';
 import { SHOPIFY_API_VERSION, shopifySchema } from './shopify-schema';
 import { CostBucket, CostError, SINGLE_QUERY_MAX_COST, queryCost } from './shopify-cost';
 
@@ -262,13 +262,11 @@ function connection<T>(
   };
 }
 
-export class ShopifyShop {
+export class ShopifyShop extends SimulatedShop {
   readonly accessToken: string;
   readonly apiSecret: string;
   readonly shopDomain: string;
   readonly apiVersion = SHOPIFY_API_VERSION;
-  readonly metrics: ShopMetrics = emptyMetrics();
-  readonly stockWrites: StockWrite[] = [];
   /** `inventorySetQuantities` calls answered from an idempotency key already used. */
   idempotentReplays = 0;
   readonly subscriptions = new Map<number, ShopifySubscription>();
@@ -277,25 +275,21 @@ export class ShopifyShop {
   private readonly variants = new Map<number, Variant>();
   private readonly locations = new Map<number, Location>();
   private readonly idempotency = new Map<string, { fingerprint: string; result: unknown }>();
-  private readonly sender: WebhookSender;
   private readonly retrySchedule: number[];
-  private failure: InjectedFailure | null = null;
   private seq = 6_100_000_000_000;
   private orderNumber = 1000;
-  private clockOffsetMs = 0;
 
   private constructor(
     private readonly server: Server,
     readonly url: string,
     options: ShopifyOptions,
   ) {
+    super('shopify', options.faults);
     this.accessToken = options.accessToken ?? `shpat_${randomBytes(16).toString('hex')}`;
     this.apiSecret = options.apiSecret ?? randomBytes(24).toString('hex');
     this.shopDomain = options.shopDomain ?? 'tienda-sim.myshopify.com';
     this.bucket = new CostBucket(options.bucket?.maximumAvailable ?? 2000, options.bucket?.restoreRate ?? 100);
     this.retrySchedule = options.retryScheduleMs ?? [20, 40, 80, 160, 320, 640, 1280, 2560];
-    this.sender = new WebhookSender('shopify', (out, attempt) => this.afterDelivery(out, attempt));
-    if (options.faults) this.sender.setFaults(options.faults);
     this.addLocation('Bodega Central');
   }
 
@@ -471,38 +465,6 @@ export class ShopifyShop {
     return gid('WebhookSubscription', sub.id);
   }
 
-  advanceClock(ms: number): void {
-    this.clockOffsetMs += ms;
-  }
-
-  setFaults(faults: WebhookFaults): void {
-    this.sender.setFaults(faults);
-  }
-
-  holdWebhooks(): void {
-    this.sender.hold();
-  }
-
-  releaseWebhooks(order?: 'fifo' | 'reverse' | 'shuffle'): void {
-    this.sender.release(order);
-  }
-
-  get deliveries(): DeliveryAttempt[] {
-    return this.sender.attempts;
-  }
-
-  get dropped(): Outgoing[] {
-    return this.sender.dropped;
-  }
-
-  settled(): Promise<void> {
-    return this.sender.settled();
-  }
-
-  failNext(failure: InjectedFailure): void {
-    this.failure = { ...failure };
-  }
-
   // ---- the GraphQL endpoint -------------------------------------------------------------------
 
   private async handle(req: SimRequest): Promise<SimResponse> {
@@ -514,7 +476,7 @@ export class ShopifyShop {
       this.metrics.unauthorized++;
       return { status: 401, body: { errors: '[API] Invalid API key or access token (unrecognized login or wrong password)' } };
     }
-    const failure = injected(this.failure, this.metrics);
+    const failure = this.injectedFailure();
     if (failure) return failure;
     let request: { query?: string; variables?: Record<string, unknown> | null; operationName?: string | null };
     try {
@@ -1205,7 +1167,7 @@ export class ShopifyShop {
   }
 
   /** Shopify retries a failed delivery on its schedule; when the retries are spent, a subscription made through the API is deleted. */
-  private afterDelivery(out: Outgoing, attempt: DeliveryAttempt): number | null {
+  protected afterDelivery(out: Outgoing, attempt: DeliveryAttempt): number | null {
     if (attempt.status !== null && attempt.status >= 200 && attempt.status < 300) return null;
     const sub = this.subscriptions.get(Number(out.subscriptionId));
     if (!sub) return null;
@@ -1240,10 +1202,6 @@ export class ShopifyShop {
 
   private next(): number {
     return ++this.seq;
-  }
-
-  private now(): Date {
-    return new Date(Math.floor((Date.now() + this.clockOffsetMs) / 1000) * 1000);
   }
 }
 

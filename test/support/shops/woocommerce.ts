@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:https';
 import { wooHeaders, wooOrder, wooPing, wooProduct } from '../../../services/webhook-ingest/test/platform.factories';
-import { WebhookSender, type DeliveryAttempt, type Outgoing, type WebhookFaults } from './deliveries';
+import type { DeliveryAttempt, Outgoing, WebhookFaults } from './deliveries';
+import { SimulatedShop } from './simulated-shop';
 import { closeServer, listenHttps, type SimRequest, type SimResponse } from './https';
 import { fromCents, sumCents, toCents } from './money';
-import { emptyMetrics, injected, route, wooDate, type InjectedFailure, type ShopMetrics, type StockWrite } from './common';
+import { route, wooDate } from './common';
 
 /*
  * A WooCommerce shop speaking REST API v3 (`/wp-json/wc/v3`) over HTTPS.
@@ -136,21 +137,16 @@ const json = (req: SimRequest): Record<string, unknown> => {
   return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
 };
 
-export class WooShop {
+export class WooShop extends SimulatedShop {
   readonly consumerKey: string;
   readonly consumerSecret: string;
-  readonly metrics: ShopMetrics = emptyMetrics();
-  readonly stockWrites: StockWrite[] = [];
   readonly webhooks = new Map<number, WooWebhook>();
   private readonly orders = new Map<number, Order>();
   private readonly products = new Map<number, Product>();
-  private readonly sender: WebhookSender;
   private readonly maxFailures: number;
-  private failure: InjectedFailure | null = null;
   private postSeq = 700;
   private itemSeq = 300;
   private webhookSeq = 10;
-  private clockOffsetMs = 0;
   private readonly stockReduced = new Set<number>();
 
   private constructor(
@@ -158,11 +154,10 @@ export class WooShop {
     readonly url: string,
     options: WooOptions,
   ) {
+    super('woocommerce', options.faults);
     this.consumerKey = options.consumerKey ?? `ck_${randomBytes(20).toString('hex')}`;
     this.consumerSecret = options.consumerSecret ?? `cs_${randomBytes(20).toString('hex')}`;
     this.maxFailures = options.maxDeliveryFailures ?? 5;
-    this.sender = new WebhookSender('woocommerce', (out, attempt) => this.afterDelivery(out, attempt));
-    if (options.faults) this.sender.setFaults(options.faults);
   }
 
   static async start(options: WooOptions = {}): Promise<WooShop> {
@@ -295,42 +290,6 @@ export class WooShop {
     return this.render(this.order(id));
   }
 
-  /** Moves the shop's clock forward (changes made after it carry later times). */
-  advanceClock(ms: number): void {
-    this.clockOffsetMs += ms;
-  }
-
-  setFaults(faults: WebhookFaults): void {
-    this.sender.setFaults(faults);
-  }
-
-  holdWebhooks(): void {
-    this.sender.hold();
-  }
-
-  releaseWebhooks(order?: 'fifo' | 'reverse' | 'shuffle'): void {
-    this.sender.release(order);
-  }
-
-  /** Every delivery attempt made, and the events dropped by the faults. */
-  get deliveries(): DeliveryAttempt[] {
-    return this.sender.attempts;
-  }
-
-  get dropped(): Outgoing[] {
-    return this.sender.dropped;
-  }
-
-  /** Waits until no webhook is in flight. */
-  settled(): Promise<void> {
-    return this.sender.settled();
-  }
-
-  /** The next `count` API requests answer `status` (429 with `Retry-After` by default). */
-  failNext(failure: InjectedFailure): void {
-    this.failure = { ...failure };
-  }
-
   /** A webhook made directly in the shop (as its admin would), active unless said. */
   addWebhook(input: { topic: string; delivery_url: string; secret?: string; status?: WooWebhook['status']; name?: string }): WooWebhook {
     const now = this.now();
@@ -359,7 +318,7 @@ export class WooShop {
       this.metrics.unauthorized++;
       return refused;
     }
-    const failure = injected(this.failure, this.metrics);
+    const failure = this.injectedFailure();
     if (failure) return failure;
     const p = req.path.slice(BASE.length);
     const answer = route(
@@ -829,7 +788,7 @@ export class WooShop {
   }
 
   /** WooCommerce never retries; it counts consecutive failures and disables the webhook past the limit. */
-  private afterDelivery(out: Outgoing, attempt: DeliveryAttempt): null {
+  protected afterDelivery(out: Outgoing, attempt: DeliveryAttempt): null {
     const hook = this.webhooks.get(Number(out.subscriptionId));
     // A ping's answer is not logged as a delivery: it counts no failure.
     if (!hook || out.topic === 'ping') return null;
@@ -881,10 +840,5 @@ export class WooShop {
   private bySku(sku: string): Product | undefined {
     for (const p of this.products.values()) if (p.sku === sku) return p;
     return undefined;
-  }
-
-  /** WooCommerce stores times to the second; the shop's clock runs `advanceClock` ahead of the machine's. */
-  private now(): Date {
-    return new Date(Math.floor((Date.now() + this.clockOffsetMs) / 1000) * 1000);
   }
 }
