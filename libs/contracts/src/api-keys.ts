@@ -119,7 +119,7 @@ export const ApiKeyCreated = ApiKey.extend({ key: z.string() });
 const KeyId = z.number().int().positive();
 
 /** The key that asks, as the gateway knows it: its scopes bound what it may create. */
-const Caller = z.object({ api_key_id: z.number().int(), alcances: z.array(ScopeName) });
+const Caller = z.object({ alcances: z.array(ScopeName) });
 
 /** The company's key management, requested by the gateway's routes and served by the gateway service. */
 export const apiKeySubjects = defineCatalog({

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { Scope } from '@erp/contracts';
 import { GATEWAY_SCHEMA, type GatewayDb } from './tables';
 
@@ -57,6 +57,10 @@ export async function recordApiKeyUsage(db: Db, usages: readonly ApiKeyUsage[]):
      where k.id = u.id and (k.ultimo_uso is null or k.ultimo_uso <= u.ultimo_uso)`.execute(db);
 }
 
+/** A key that has not reached its `expira_el` (or has none). */
+const notExpired = (eb: ExpressionBuilder<GatewayDb, 'api_keys'>) =>
+  eb.or([eb('expira_el', 'is', null), eb('expira_el', '>', sql<Date>`now()`)]);
+
 /** A key of the company as the API lists it; `live`: not revoked and not expired. */
 export async function listApiKeys(db: Db, empresaId: number) {
   return db
@@ -64,7 +68,7 @@ export async function listApiKeys(db: Db, empresaId: number) {
     .select(['id', 'nombre', 'prefix', 'alcances', 'created_at', 'expira_el', 'ultimo_uso', 'ultima_direccion'])
     .where('empresa_id', '=', empresaId)
     .where('activo', '=', true)
-    .where((eb) => eb.or([eb('expira_el', 'is', null), eb('expira_el', '>', sql<Date>`now()`)]))
+    .where(notExpired)
     .orderBy('id')
     .execute();
 }
@@ -79,7 +83,7 @@ export async function lockLiveApiKey(trx: Transaction<GatewayDb>, empresaId: num
     .where('empresa_id', '=', empresaId)
     .where('id', '=', id)
     .where('activo', '=', true)
-    .where((eb) => eb.or([eb('expira_el', 'is', null), eb('expira_el', '>', sql<Date>`now()`)]))
+    .where(notExpired)
     .forUpdate()
     .executeTakeFirst();
 }
@@ -94,7 +98,7 @@ export async function lockLiveApiKeys(trx: Transaction<GatewayDb>, empresaId: nu
     .select(['id', 'alcances', 'expira_el'])
     .where('empresa_id', '=', empresaId)
     .where('activo', '=', true)
-    .where((eb) => eb.or([eb('expira_el', 'is', null), eb('expira_el', '>', sql<Date>`now()`)]))
+    .where(notExpired)
     .orderBy('id')
     .forUpdate()
     .execute();

@@ -12,7 +12,7 @@ import {
 } from '@erp/contracts';
 import { defineRoute, type ApiContext } from '../route';
 
-const caller = ({ credential }: ApiContext) => ({ api_key_id: credential.apiKeyId, alcances: [...credential.alcances] });
+const caller = ({ credential }: ApiContext) => ({ alcances: [...credential.alcances] });
 
 const SCOPES_TEXT = [
   `Alcances (\`recurso:nivel\`; \`write\` incluye \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}.`,
