@@ -123,6 +123,17 @@ describe('API keys a company manages: scopes, rotation, expiry, revocation', () 
     expect(quota.body.data).toMatchObject({ alcances: ['sales:write'], expira_el: null });
   });
 
+  it("counts every key of a company against the company's one hourly quota", async () => {
+    const other = await create(KEY_A, 'Segunda', ['sales:read']);
+    const first = await call('GET', '/system/rate-limit', KEY_A);
+    const second = await call('GET', '/system/rate-limit', other.key);
+    expect(second.body.data.requests_used).toBe(first.body.data.requests_used + 1);
+    expect(second.headers.get('x-ratelimit-remaining')).toBe(String(Number(first.headers.get('x-ratelimit-remaining')) - 1));
+    // Another company's count is its own.
+    const b = await call('GET', '/system/rate-limit', KEY_B);
+    expect(b.body.data.requests_used).toBeLessThan(second.body.data.requests_used);
+  });
+
   it('lets a key create only keys within its own scopes, and shows each key without its secret', async () => {
     const manager = await create(KEY_A, 'Integrador', ['sales:write', 'keys:write']);
     const beyond = await call('POST', '/api-keys', manager.key, { nombre: 'más', alcances: ['sales:read', 'inventory:read'] });
