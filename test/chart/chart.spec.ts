@@ -71,7 +71,18 @@ const FIXED_SIZE = {
   ingress: { className: 'nginx', hosts: ['api.example.com'], tls: [{ secretName: 'api-tls', hosts: ['api.example.com'] }] },
 };
 
-/** The development values: one shared database Secret. */
+/**
+ * What the chart demands before it renders for production: every image pinned by digest and the
+ * runbook URL of the alerts. Every render below starts from it except the development values'.
+ */
+const DIGEST = `sha256:${'ab12'.repeat(16)}`;
+const RUNBOOK_BASE_URL = 'https://github.com/acme/erp/blob/1.7.0/docs/alerts.md';
+const REQUIRED = {
+  services: Object.fromEntries(SERVICES.map((service) => [service, { digest: DIGEST }])),
+  monitoring: { prometheusRule: { runbookBaseUrl: RUNBOOK_BASE_URL } },
+};
+
+/** The development values: one shared database Secret, no digests, NATS without TLS, no monitoring objects. */
 const DEV_VALUES = 'deploy/values-dev.yaml';
 /** The sales schema on a Postgres server of its own (postgres.endpoints.sales). */
 const SPLIT_VALUES = 'deploy/values-split.yaml';
@@ -91,8 +102,10 @@ const overridesOf = ({ values, valuesFile }: Omit<ValuesCase, 'name'>): Override
 const endpointOf = (overrides: Overrides, service: string) => overrides.services?.[service]?.database;
 
 let toolbox: Toolbox;
+let requiredFile: string;
 beforeAll(() => {
   toolbox = openToolbox();
+  requiredFile = toolbox.writeFile('required.json', JSON.stringify(REQUIRED));
 });
 afterAll(() => toolbox?.dispose());
 
@@ -100,11 +113,14 @@ interface ValuesCase {
   name: string;
   values?: object;
   valuesFile?: string;
+  /** Without the REQUIRED values (the development values need none of them). */
+  bare?: boolean;
 }
 
-/** A values file, then values over it (either may be absent). */
-function valuesArgs({ values, valuesFile }: Omit<ValuesCase, 'name'>): string[] {
+/** The REQUIRED values unless bare, a values file, then values over it (either may be absent). */
+function valuesArgs({ values, valuesFile, bare }: Omit<ValuesCase, 'name'>): string[] {
   return [
+    ...(bare ? [] : ['--values', requiredFile]),
     ...(valuesFile ? ['--values', path.join(ROOT, valuesFile)] : []),
     ...(values ? ['--values', toolbox.writeFile(`values-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(values))] : []),
   ];
@@ -123,7 +139,7 @@ const portNumber = (container: IContainer, port: number | string | undefined) =>
 describe.each<ValuesCase>([
   { name: 'default values' },
   { name: 'values for a fixed-size installation', values: FIXED_SIZE },
-  { name: 'the development values (deploy/values-dev.yaml)', valuesFile: DEV_VALUES },
+  { name: 'the development values (deploy/values-dev.yaml)', valuesFile: DEV_VALUES, bare: true },
   { name: 'the sales schema on a server of its own (deploy/values-split.yaml)', valuesFile: SPLIT_VALUES },
 ])('the chart with $name', (valuesCase) => {
   const overrides = overridesOf(valuesCase);
@@ -206,10 +222,14 @@ describe.each<ValuesCase>([
 
   it('gives services and migrations a writable /tmp from an emptyDir and nothing else writable', () => {
     for (const { owner, spec } of podTemplates(objects).filter((t) => !t.owner.startsWith('Pod/'))) {
-      const mounts = containersOf(spec).flatMap((c) => c.volumeMounts ?? []);
+      const all = containersOf(spec).flatMap((c) => c.volumeMounts ?? []);
+      // Besides /tmp, only the NATS CA (and client certificate) from its Secret, read-only.
+      const mounts = all.filter((m) => !(m.readOnly && m.mountPath === '/etc/erp/nats-tls'));
       expect({ owner, mounts: mounts.map((m) => m.mountPath) }).toEqual({ owner, mounts: ['/tmp'] });
       const volume = spec.volumes?.find((v) => v.name === mounts[0]!.name);
       expect({ owner, emptyDir: Boolean(volume?.emptyDir) }).toEqual({ owner, emptyDir: true });
+      for (const tls of all.filter((m) => !mounts.includes(m)))
+        expect({ owner, secret: Boolean(spec.volumes?.find((v) => v.name === tls.name)?.secret) }).toEqual({ owner, secret: true });
     }
   });
 
@@ -395,8 +415,10 @@ describe.each<ValuesCase>([
 
 describe('the chart with default values', () => {
   let objects: KubeObject[];
+  let configMaps: IConfigMap[];
   beforeAll(async () => {
     objects = await render();
+    configMaps = ofKind<IConfigMap>(objects, 'ConfigMap');
   });
 
   it('autoscales every service with an HPA and leaves the replica count to it', () => {
@@ -484,16 +506,61 @@ describe('the chart with default values', () => {
     expect(opsRules[0]!.to!.map((peer) => selects(peer.podSelector?.matchLabels, gatewayLabels))).toEqual([true]);
   });
 
-  it('names each image <repository>-<service>:<appVersion>', () => {
+  it('names each image <repository>-<service>:<appVersion>@<digest>', () => {
     for (const service of SERVICES) {
-      expect(mainContainer(serverDeployment(objects, service)).image).toBe(`erp-${service}:${chartMeta.appVersion}`);
+      expect(mainContainer(serverDeployment(objects, service)).image).toBe(`erp-${service}:${chartMeta.appVersion}@${DIGEST}`);
     }
+  });
+
+  it('connects every service, and the migration Job that manages JetStream, to NATS over TLS with the CA of erp-nats-tls', () => {
+    const withTls = podTemplates(objects).filter(({ spec }) => (spec.volumes ?? []).some((v) => v.secret?.secretName === 'erp-nats-tls'));
+    expect(withTls.map((t) => t.owner).sort()).toEqual(
+      [...SERVICES.map((s) => `Deployment/${RELEASE}-${s}`), `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`].sort(),
+    );
+    for (const { owner, spec } of withTls) {
+      const env = Object.fromEntries((spec.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
+      expect({ owner, ca: env.NATS_TLS_CA_FILE }).toEqual({ owner, ca: '/etc/erp/nats-tls/ca.crt' });
+    }
+  });
+
+  it('renders the ServiceMonitor, the PrometheusRule with every runbook under the given URL, and the dashboards', () => {
+    expect(ofKind(objects, 'ServiceMonitor').map((o) => o.metadata.name)).toEqual([RELEASE]);
+    const rule = ofKind<
+      KubeObject & { spec: { groups: Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }> } }
+    >(objects, 'PrometheusRule');
+    expect(rule.map((o) => o.metadata.name)).toEqual([RELEASE]);
+    const alerts = rule[0]!.spec.groups.flatMap((g) => g.rules.filter((r) => r.alert));
+    expect(alerts.length).toBeGreaterThan(20);
+    expect(alerts.filter((a) => !a.annotations?.runbook_url?.startsWith(`${RUNBOOK_BASE_URL}#`)).map((a) => a.alert)).toEqual([]);
+    expect(configMaps.filter((c) => c.metadata?.labels?.grafana_dashboard === '1').map((c) => c.metadata!.name)).toEqual([
+      `${RELEASE}-dashboards`,
+    ]);
   });
 
   it('pauses the gateway before SIGTERM so load balancers stop sending it requests first', () => {
     const sut = mainContainer(serverDeployment(objects, 'gateway')).lifecycle?.preStop?.exec?.command;
     expect(sut?.[0]).toBe('sleep');
     expect(Number(sut?.[1])).toBeGreaterThan(0);
+  });
+});
+
+describe('the chart with the development values (deploy/values-dev.yaml)', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => {
+    objects = await render({ valuesFile: DEV_VALUES, bare: true });
+  });
+
+  it('pulls the images by tag, as skaffold builds them, and connects to NATS without TLS', () => {
+    expect(mainContainer(serverDeployment(objects, 'sales')).image).toBe(`erp-sales:${chartMeta.appVersion}`);
+    const tls = podTemplates(objects).filter(({ spec }) => (spec.volumes ?? []).some((v) => v.name === 'nats-tls'));
+    expect(tls.map((t) => t.owner)).toEqual([]);
+    const env = podTemplates(objects).flatMap(({ spec }) => (spec.containers[0]!.env ?? []).map((e) => e.name));
+    expect(env.filter((name) => name.startsWith('NATS_TLS_'))).toEqual([]);
+  });
+
+  it('renders no monitoring object: no ServiceMonitor, PrometheusRule or dashboards', () => {
+    expect(objects.filter((o) => ['ServiceMonitor', 'PrometheusRule'].includes(o.kind)).map((o) => o.kind)).toEqual([]);
+    expect(objects.filter((o) => o.metadata.labels?.grafana_dashboard)).toEqual([]);
   });
 });
 
@@ -534,7 +601,7 @@ describe('two successive releases', () => {
       for (const { job } of sut) {
         const container = job.spec!.template.spec!.containers[0]!;
         // Each release migrates with its own image, before any of its pods start.
-        expect(container.image).toMatch(new RegExp(`:${tag.replace(/\./g, '\\.')}$`));
+        expect(container.image).toMatch(new RegExp(`:${tag.replace(/\./g, '\\.')}@${DIGEST}$`));
         const env = effectiveEnv(container, []);
         expect({ job: job.metadata.name, statement: env.MIGRATION_STATEMENT_TIMEOUT_MS, lock: env.MIGRATION_LOCK_TIMEOUT_MS }).toEqual({
           job: job.metadata.name,
@@ -568,7 +635,7 @@ describe('the chart for a fixed-size installation', () => {
 
   it('pulls each image from the configured registry and tag', () => {
     for (const service of SERVICES) {
-      expect(mainContainer(serverDeployment(objects, service)).image).toBe(`registry.example.com/acme/erp-${service}:2.0.0`);
+      expect(mainContainer(serverDeployment(objects, service)).image).toBe(`registry.example.com/acme/erp-${service}:2.0.0@${DIGEST}`);
     }
   });
 
@@ -694,8 +761,6 @@ describe('the chart for a NATS without credentials', () => {
 });
 
 describe('the chart on transport and supply chain', () => {
-  const DIGEST = `sha256:${'ab12'.repeat(16)}`;
-
   it('has cert-manager issue the Ingress certificate for its hosts when given an issuer', async () => {
     const objects = await render({ values: { ingress: { hosts: ['api.example.com'], clusterIssuer: 'letsencrypt' } } });
     const sut = named(ofKind<IIngress>(objects, 'Ingress'), RELEASE);
@@ -764,8 +829,40 @@ describe('the chart refuses', () => {
       { postgres: { pooler: { poolSize: 60 } } },
       /the pooler of postgres could open 480 server connections \(8 database users × postgres.pooler.poolSize 60\), over postgres.serverConnections \(90\)/,
     ],
+    [
+      'NATS without TLS unless told plaintext is meant',
+      { existingSecrets: { nats: { tlsSecret: '' } } },
+      /existingSecrets.nats.tlsSecret is empty: name the Secret with the CA of the NATS servers .* or set existingSecrets.nats.allowPlaintext=true/,
+    ],
+    [
+      'alerts without the runbook URL they link to',
+      { monitoring: { prometheusRule: { runbookBaseUrl: '' } } },
+      /monitoring.prometheusRule.runbookBaseUrl is empty: every alert links to its section of docs\/alerts.md under it/,
+    ],
+    ['a runbook URL that is not one', { monitoring: { prometheusRule: { runbookBaseUrl: '<no value>' } } }, /runbookBaseUrl/],
   ])('%s', async (_case, values, message) => {
     await expect(render({ values })).rejects.toThrow(message);
+  });
+
+  it('an image not pinned by a digest, unless told the images are built on this machine', async () => {
+    const runbook = { monitoring: { prometheusRule: { runbookBaseUrl: RUNBOOK_BASE_URL } } };
+    await expect(render({ bare: true, values: runbook })).rejects.toThrow(
+      /services\.[a-z-]+: the image erp-[a-z-]+:[0-9.]+ is not pinned by a digest: set services\.[a-z-]+\.digest=sha256:…/,
+    );
+    // A reference that carries its digest (what skaffold hands over after a push) is pinned too.
+    const pushed = Object.fromEntries(SERVICES.map((s) => [s, { image: `registry.example.com/erp-${s}:abc1234@${DIGEST}` }]));
+    await expect(render({ bare: true, values: { ...runbook, services: pushed } })).resolves.toEqual(expect.any(Array));
+    await expect(render({ bare: true, values: { ...runbook, image: { requireDigest: false } } })).resolves.toEqual(expect.any(Array));
+  });
+
+  it('plaintext to NATS only when told, and then mounts no CA', async () => {
+    const objects = await render({ values: { existingSecrets: { nats: { tlsSecret: '', allowPlaintext: true } } } });
+    expect(podTemplates(objects).filter(({ spec }) => (spec.volumes ?? []).some((v) => v.name === 'nats-tls'))).toEqual([]);
+  });
+
+  it('a missing runbook URL only while it renders the PrometheusRule', async () => {
+    const objects = await render({ values: { monitoring: { prometheusRule: { enabled: false, runbookBaseUrl: '' } } } });
+    expect(ofKind(objects, 'PrometheusRule')).toEqual([]);
   });
 });
 
@@ -852,9 +949,55 @@ describe('skaffold.yaml and deploy/compose.yaml', () => {
     }
     const release = skaffold.deploy.helm.releases[0]!;
     expect(release.chartPath).toBe('charts/erp');
-    expect(release.setValueTemplates).toEqual(
-      Object.fromEntries(SERVICES.map((s) => [`services.${s}.image`, `{{.IMAGE_FULLY_QUALIFIED_erp_${s.replace(/-/g, '_')}}}`])),
-    );
+    expect(release.setValueTemplates).toEqual({
+      ...Object.fromEntries(SERVICES.map((s) => [`services.${s}.image`, `{{.IMAGE_FULLY_QUALIFIED_erp_${s.replace(/-/g, '_')}}}`])),
+      'monitoring.prometheusRule.runbookBaseUrl': '{{.ERP_RUNBOOK_BASE_URL}}',
+    });
+  });
+
+  /**
+   * What skaffold hands helm: the release's valuesFiles and setValueTemplates after the profile's
+   * JSON patches, each template filled in (an image reference as skaffold builds it, an environment variable).
+   */
+  const skaffoldRender = async (profile: 'dev' | undefined, fill: (template: string) => string) => {
+    const skaffold = parse(fs.readFileSync(path.join(ROOT, 'skaffold.yaml'), 'utf8')) as {
+      deploy: { helm: { releases: Array<{ valuesFiles?: string[]; setValueTemplates: Record<string, string> }> } };
+      profiles: Array<{ name: string; patches: Array<{ op: 'add' | 'remove'; path: string; value?: unknown }> }>;
+    };
+    const release = skaffold.deploy.helm.releases[0]! as Record<string, unknown> & { setValueTemplates: Record<string, string> };
+    for (const patch of skaffold.profiles.find((p) => p.name === profile)?.patches ?? []) {
+      const rest = patch.path.split('/').slice(5);
+      expect(patch.path.startsWith('/deploy/helm/releases/0/')).toBe(true);
+      const parent = rest.slice(0, -1).reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, release);
+      const key = rest.at(-1)!;
+      expect({ path: patch.path, exists: key in parent }).toEqual({ path: patch.path, exists: patch.op === 'remove' });
+      if (patch.op === 'add') parent[key] = patch.value;
+      else delete parent[key];
+    }
+    const files = ((release.valuesFiles as string[] | undefined) ?? []).flatMap((file) => ['--values', path.join(ROOT, file)]);
+    const sets = Object.entries(release.setValueTemplates).flatMap(([key, template]) => ['--set', `${key}=${fill(template)}`]);
+    return parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, ...files, ...sets]));
+  };
+  const imageOf = (template: string, suffix: string) => {
+    const artifact = /IMAGE_FULLY_QUALIFIED_(\w+)/.exec(template)?.[1];
+    return artifact ? `${artifact.replace(/_/g, '-')}:abc1234${suffix}` : undefined;
+  };
+
+  it("renders the chart as `skaffold dev` does: the dev profile's values, images built here by tag, no runbook URL asked", async () => {
+    const objects = await skaffoldRender('dev', (t) => imageOf(t, '') ?? t);
+    expect(mainContainer(serverDeployment(objects, 'sales')).image).toBe('erp-sales:abc1234');
+    expect(ofKind(objects, 'PrometheusRule')).toEqual([]);
+  });
+
+  it('renders the chart as `skaffold run --default-repo` does, with the pushed digests and ERP_RUNBOOK_BASE_URL, and refuses without it', async () => {
+    const pushed = (runbook: string) => (t: string) =>
+      t === '{{.ERP_RUNBOOK_BASE_URL}}' ? runbook : (imageOf(t, `@${DIGEST}`)?.replace(/^/, 'registry.example.com/') ?? t);
+    const objects = await skaffoldRender(undefined, pushed(RUNBOOK_BASE_URL));
+    expect(mainContainer(serverDeployment(objects, 'sales')).image).toBe(`registry.example.com/erp-sales:abc1234@${DIGEST}`);
+    expect(ofKind(objects, 'PrometheusRule')).toHaveLength(1);
+    // An unset variable is an empty value or Go's "<no value>": either refuses to render.
+    await expect(skaffoldRender(undefined, pushed(''))).rejects.toThrow(/runbookBaseUrl is empty/);
+    await expect(skaffoldRender(undefined, pushed('<no value>'))).rejects.toThrow(/runbookBaseUrl/);
   });
 
   it('runs the dependencies, and every service from the same Dockerfile under the services profile', () => {

@@ -6,12 +6,19 @@ import type { IPrometheusRule } from '@kubernetes-models/prometheus-operator/mon
 export const PROMTOOL = '/usr/bin/promtool';
 export const PROMETHEUS = '/usr/bin/prometheus';
 
-/** Every monitoring part of the chart on, labelled as kube-prometheus-stack's selectors expect. */
+/** Where the rendered alerts link to (the promtool tests expect each runbook_url under it). */
+export const RUNBOOK_BASE_URL = 'https://github.com/acme/erp/blob/main/docs/alerts.md';
+
+/**
+ * Every monitoring part of the chart on, labelled as kube-prometheus-stack's selectors expect, with
+ * the runbook URL it requires. Images by tag: no digest changes what is read here.
+ */
 export const MONITORING_ON = {
+  image: { requireDigest: false },
   monitoring: {
     labels: { release: 'kube-prometheus-stack' },
     serviceMonitor: { enabled: true },
-    prometheusRule: { enabled: true },
+    prometheusRule: { enabled: true, runbookBaseUrl: RUNBOOK_BASE_URL },
     dashboards: { enabled: true },
     audit: { enabled: true, databaseSecret: { name: 'erp-auditor', key: 'DATABASE_URL' } },
   },

@@ -13,6 +13,7 @@ import { containersOf, named, ofKind, parseObjects, podTemplates, selects, valid
 import {
   MONITORING_ON,
   PROMTOOL,
+  RUNBOOK_BASE_URL,
   alertRules,
   ruleGroups,
   dashboardQueries,
@@ -27,7 +28,7 @@ const CHART = path.join(ROOT, 'charts', 'erp');
 const RELEASE = 'erp';
 const NAMESPACE = 'erp-test';
 const ALERTS_DOC = fs.readFileSync(path.join(ROOT, 'docs', 'alerts.md'), 'utf8');
-const UNIT_TESTS = ['alerts.test.yaml', 'alerts-daily.test.yaml', 'alerts-weekly.test.yaml'];
+const UNIT_TESTS = ['alerts.test.yaml', 'alerts-infrastructure.test.yaml', 'alerts-daily.test.yaml', 'alerts-weekly.test.yaml'];
 
 let toolbox: Toolbox;
 let objects: KubeObject[];
@@ -56,10 +57,55 @@ describe('the chart with monitoring on', () => {
     expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['PrometheusRule', 'ServiceMonitor', 'CronJob']));
   });
 
-  it('renders none of it with the default values', async () => {
-    const defaults = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE]));
-    expect(defaults.filter((o) => ['PrometheusRule', 'ServiceMonitor', 'CronJob'].includes(o.kind)).map((o) => o.kind)).toEqual([]);
-    expect(defaults.filter((o) => o.metadata.labels?.grafana_dashboard)).toEqual([]);
+  it('renders all of it but the audit with the default values, and none of it with the development values', async () => {
+    const required = toolbox.writeFile(
+      'required.json',
+      JSON.stringify({ image: { requireDigest: false }, monitoring: { prometheusRule: { runbookBaseUrl: RUNBOOK_BASE_URL } } }),
+    );
+    const defaults = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', required]));
+    const kinds = (rendered: KubeObject[]) =>
+      rendered
+        .filter((o) => ['PrometheusRule', 'ServiceMonitor', 'CronJob'].includes(o.kind) || o.metadata.labels?.grafana_dashboard)
+        .map((o) => o.kind)
+        .sort();
+    // The audit needs the read-only auditor's Secret, which a database administrator provisions first.
+    expect(kinds(defaults)).toEqual(['ConfigMap', 'PrometheusRule', 'ServiceMonitor']);
+    const dev = ['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', path.join(ROOT, 'deploy', 'values-dev.yaml')];
+    expect(kinds(parseObjects(await toolbox.helm(dev)))).toEqual([]);
+  });
+
+  it('alerts on the dependencies from their exporters, each read in the release’s namespace unless given a selector', async () => {
+    const rule = named(ofKind<IPrometheusRule>(objects, 'PrometheusRule'), RELEASE);
+    const infrastructure = ruleGroups(rule).find((g) => g.name === 'erp-infrastructure.alerts')!;
+    expect(infrastructure.rules.map((r) => r.alert)).toEqual([
+      'ErpPostgresDown',
+      'ErpRedisDown',
+      'ErpNatsJetStreamNoQuorum',
+      'ErpNatsJetStreamServersMissing',
+      'ErpCertificateExpiring',
+      'ErpVolumeFillingUp',
+    ]);
+    const exporters = ['pg_up', 'redis_up', 'jetstream_server_jetstream_disabled', 'certmanager_certificate_expiration_timestamp_seconds'];
+    for (const metric of [...exporters, 'kubelet_volume_stats_available_bytes', 'kubelet_volume_stats_capacity_bytes']) {
+      const reading = infrastructure.rules.filter((r) => String(r.expr).includes(`${metric}{`));
+      expect({ metric, read: reading.length > 0 }).toEqual({ metric, read: true });
+      for (const r of reading) expect(String(r.expr)).toContain(`${metric}{namespace="${NAMESPACE}"`);
+    }
+    const values = {
+      ...MONITORING_ON,
+      monitoring: {
+        ...MONITORING_ON.monitoring,
+        prometheusRule: {
+          ...MONITORING_ON.monitoring.prometheusRule,
+          infrastructure: { postgres: { selector: 'job="postgres-exporter"' }, volumes: { enabled: false } },
+        },
+      },
+    };
+    const file = toolbox.writeFile('monitoring-infrastructure.json', JSON.stringify(values));
+    const rendered = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', file]));
+    const sut = alertRules(named(ofKind<IPrometheusRule>(rendered, 'PrometheusRule'), RELEASE));
+    expect(sut.find((a) => a.alert === 'ErpPostgresDown')?.expr).toContain('pg_up{job="postgres-exporter"}');
+    expect(sut.filter((a) => a.alert === 'ErpVolumeFillingUp')).toEqual([]);
   });
 
   it("scrapes every service's ops port through its Service, in the release's namespace", () => {
@@ -97,7 +143,14 @@ describe('the chart with monitoring on', () => {
   });
 
   it("adds the configured routing labels to every alert and takes an alert's own `for` from the values", async () => {
-    const values = { monitoring: { prometheusRule: { enabled: true, alertLabels: { team: 'erp' }, for: { ErpRedisFallback: '10m' } } } };
+    const values = {
+      image: { requireDigest: false },
+      monitoring: {
+        serviceMonitor: { enabled: false },
+        audit: { enabled: false },
+        prometheusRule: { enabled: true, runbookBaseUrl: RUNBOOK_BASE_URL, alertLabels: { team: 'erp' }, for: { ErpRedisFallback: '10m' } },
+      },
+    };
     const file = toolbox.writeFile('monitoring-routing.json', JSON.stringify(values));
     const rendered = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', file]));
     const sut = alertRules(named(ofKind<IPrometheusRule>(rendered, 'PrometheusRule'), RELEASE));

@@ -17,7 +17,7 @@ import { ofKind, parseObjects } from '../chart/kube-objects';
 import { Stack } from '../support/stack';
 import { deliver, webhookStore } from '../support/webhook-fixture';
 import { wooHeaders, wooOrder } from '../../services/webhook-ingest/test/platform.factories';
-import { PROMETHEUS, alertRules, ruleGroups } from './monitoring';
+import { PROMETHEUS, RUNBOOK_BASE_URL, alertRules, ruleGroups } from './monitoring';
 
 /**
  * `npm run test:alerts`: the chart's alerts on a real Prometheus (Debian's `prometheus` binary, a
@@ -50,9 +50,11 @@ async function renderRules(): Promise<{ groups: ReturnType<typeof ruleGroups>; a
     // Every alert's `for` short: the chart names its alerts, then renders them with the override.
     const render = async (forEach: Record<string, string>) => {
       const values = {
+        image: { requireDigest: false },
         monitoring: {
           prometheusRule: {
             enabled: true,
+            runbookBaseUrl: RUNBOOK_BASE_URL,
             for: forEach,
             thresholds: { webhookOldestPendingSeconds: 15, outboxOldestPendingSeconds: 15, consumerOldestPendingSeconds: 15 },
           },

@@ -64,7 +64,22 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and .svc.digest (not (contains "@" $reference)) }}
 {{- $reference = printf "%s@%s" $reference .svc.digest }}
 {{- end }}
+{{- if and .root.Values.image.requireDigest (not (regexMatch "@sha256:[a-f0-9]{64}$" $reference)) }}
+{{- fail (printf "services.%s: the image %s is not pinned by a digest: set services.%s.digest=sha256:… (what the registry answered the push with), or image.requireDigest=false for images built on this machine (deploy/values-dev.yaml)" .name $reference .name) }}
+{{- end }}
 {{- $reference }}
+{{- end }}
+
+{{/*
+Fails unless the services reach NATS over TLS (existingSecrets.nats.tlsSecret) or the values say
+plaintext is meant: the bus carries every service's password and every event.
+*/}}
+{{- define "erp.checkNatsTls" -}}
+{{- with .Values.existingSecrets.nats }}
+{{- if and (not .tlsSecret) (not .allowPlaintext) }}
+{{- fail "existingSecrets.nats.tlsSecret is empty: name the Secret with the CA of the NATS servers (ca.crt; with clientCertificate, tls.crt and tls.key), or set existingSecrets.nats.allowPlaintext=true for a NATS without TLS (a development cluster, deploy/values-dev.yaml)" }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*
