@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import pg from 'pg';
-import { Bus, exportStoreName } from '@erp/bus';
+import { Bus, EXPORT_WRITERS, exportStoreName } from '@erp/bus';
 import { schemaOf, streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
 import { eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
@@ -11,7 +11,7 @@ import { inventoryService } from '@erp/inventory';
 import { SalesConfig, salesService } from '@erp/sales';
 import { returnsService } from '@erp/returns';
 import { packagesService } from '@erp/packages';
-import { webhookIngestService } from '@erp/webhook-ingest';
+import { webhookIngestService, type WebhookIngestConfig } from '@erp/webhook-ingest';
 import { SubscriptionsConfig, subscriptionsService } from '@erp/subscriptions';
 import { exportsService, type ExportsConfig } from '@erp/exports';
 import { ContractRecorder } from './contract';
@@ -25,6 +25,11 @@ export interface StackOptions {
   databases?: Partial<Record<ServiceName, string>>;
   /** Environment of the subscriptions service beyond the stack's (it may always call loopback receivers over http). */
   subscriptions?: Record<string, string>;
+  /**
+   * Settings of webhook-ingest beyond the stack's (the shops' credential keys, the reconciliation's
+   * pace), read when it starts: after the gateway, so they may name its URL. `openShop` replaces the shops' clients.
+   */
+  webhookIngest?: (stack: Stack) => Partial<Omit<WebhookIngestConfig, keyof BaseConfig>>;
   /** Settings of the exports service beyond the stack's (a short file lifetime, lease). */
   exports?: Partial<Omit<ExportsConfig, keyof BaseConfig> & Pick<BaseConfig, 'EXPORT_TTL_MS'>>;
   /**
@@ -113,7 +118,7 @@ export class Stack {
       case 'packages':
         return packagesService(loadConfig(BaseConfig, env));
       case 'webhook-ingest':
-        return webhookIngestService(loadConfig(BaseConfig, env));
+        return webhookIngestService({ ...loadConfig(BaseConfig, env), ...this.options.webhookIngest?.(this) });
       case 'subscriptions':
         return subscriptionsService(
           loadConfig(SubscriptionsConfig, {
@@ -173,8 +178,12 @@ export class Stack {
    * records could have missed.
    */
   async exportFiles(): Promise<string[]> {
-    const store = await new Objm(this.admin.nc).open(exportStoreName(this.iso.subjectPrefix));
-    return (await store.list()).map((info) => info.name);
+    const names: string[] = [];
+    for (const writer of EXPORT_WRITERS) {
+      const store = await new Objm(this.admin.nc).open(exportStoreName(this.iso.subjectPrefix, writer));
+      names.push(...(await store.list()).map((info) => info.name));
+    }
+    return names;
   }
 
   /**
@@ -228,7 +237,8 @@ export class Stack {
     for (const name of [...this.running.keys()].reverse()) await this.stopService(name);
     const jsm = await jetstreamManager(this.admin.nc);
     await jsm.streams.delete(streamName(this.iso.subjectPrefix)).catch(() => undefined);
-    await jsm.streams.delete(`OBJ_${exportStoreName(this.iso.subjectPrefix)}`).catch(() => undefined);
+    for (const writer of EXPORT_WRITERS)
+      await jsm.streams.delete(`OBJ_${exportStoreName(this.iso.subjectPrefix, writer)}`).catch(() => undefined);
     await this.admin.drain();
     await this.iso.drop();
     // OPENAPI_EXAMPLES=path collects the document's examples from this run (see README, "First call").

@@ -10,7 +10,7 @@ export function webhookStore(input: {
   key: string;
   vender_sin_stock: boolean;
   productos: unknown[];
-  integraciones: Array<{ ref: string; plataforma: 'woocommerce' | 'shopify'; secreto?: string }>;
+  integraciones: Array<{ ref: string; plataforma: 'woocommerce' | 'shopify'; secreto?: string; tienda?: Record<string, string> }>;
 }): unknown {
   return {
     empresas: [

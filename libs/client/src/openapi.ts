@@ -719,6 +719,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/integrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Las integraciones de tiendas de la empresa: su suscripción de webhooks, su conciliación y los webhooks que no llegaron
+         * @description - Solo lectura; nunca muestra tokens, secretos ni credenciales de la tienda.
+         *     - `conciliacion`: la última pasada contra la API de la tienda (cada `PLATFORM_RECONCILE_INTERVAL_MS`), su resultado y los pedidos que trajo antes que su webhook.
+         *     - `webhooks_perdidos`: de los pedidos de los últimos `dias` días, cuántos llegaron primero por conciliación (su webhook se perdió o aún no llegaba).
+         *
+         *     Alcance: `sales:read`.
+         */
+        get: operations["getIntegrations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -7987,6 +8011,95 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getIntegrations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description El `ETag` de una respuesta anterior: si la respuesta sigue igual, 304 sin cuerpo, que no cuenta en la cuota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: number;
+                            /** @enum {string} */
+                            plataforma: "woocommerce" | "shopify";
+                            activo: boolean;
+                            /** @description La API de la tienda (solo su URL), o null si no se configuró */
+                            tienda: {
+                                url: string;
+                            } | null;
+                            suscripcion: {
+                                /** @enum {string} */
+                                estado: "activa" | "restaurada" | "sin_url" | "desconocida" | "sin_tienda";
+                                /** @description Veces que una conciliación reactivó o recreó la suscripción */
+                                restauraciones: number;
+                            };
+                            conciliacion: {
+                                /** @description Fin de la última pasada (ISO 8601), o null si aún no hubo */
+                                ultima_at: string | null;
+                                resultado: ("correcta" | "fallida") | null;
+                                /** @description Por qué falló la última pasada */
+                                error: string | null;
+                                proxima_at: string | null;
+                                /** @description Pedidos que leyó la última pasada */
+                                pedidos_leidos: number;
+                                /** @description Pedidos que trajo la conciliación antes que su webhook, desde siempre */
+                                pedidos_recuperados: number;
+                            };
+                            /** @description Pedidos de la ventana que llegaron primero por conciliación: la tasa medida de webhooks perdidos */
+                            webhooks_perdidos: {
+                                dias: number;
+                                pedidos: number;
+                                recuperados: number;
+                                /** @description recuperados / pedidos, decimal de cuatro cifras; null sin pedidos */
+                                tasa: string | null;
+                            };
+                        }[];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` coincide con el `ETag` de la respuesta: sin cuerpo, y no cuenta en la cuota. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

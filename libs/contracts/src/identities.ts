@@ -8,7 +8,7 @@ import { returnsAdminSubjects, returnsApiSubjects, returnsEvents, returnsForSale
 import { salesAdminSubjects, salesApiSubjects, salesEvents, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from './sales';
 import type { ServiceName } from './subjects';
 import { subscriptionsSubjects } from './subscriptions';
-import { webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhooks';
+import { webhookApiSubjects, webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhooks';
 
 /**
  * What each service may do on the bus: the NATS permissions of its identity are generated from
@@ -74,6 +74,7 @@ export const BUS_IDENTITIES = {
         'subscriptions.event.list',
       ),
       ...callsOf(webhookSubjects, 'webhooks.receive'),
+      ...callsOf(webhookApiSubjects, 'webhooks.integration.list'),
     ],
     publishes: [gatewayEvents],
     consumers: {},
@@ -127,7 +128,7 @@ export const BUS_IDENTITIES = {
     listens: [],
   },
   'webhook-ingest': {
-    serves: [webhookSubjects],
+    serves: [webhookSubjects, webhookApiSubjects],
     calls: [
       ...callsOf(
         inventorySubjects,

@@ -43,21 +43,65 @@ export function webhookPath(plataforma: Plataforma, token: string): string {
 const Token = z.string().regex(/^[A-Za-z0-9_-]{16,200}$/, 'Debe tener entre 16 y 200 caracteres: letras, dígitos, _ o -');
 const RefMap = z.record(z.string(), z.number().int());
 
-const SeedIntegracion = z.object({
-  ref: z.string().min(1),
-  plataforma: z.enum(PLATAFORMAS),
-  usuario: z.string().min(1),
-  sucursal: z.string().min(1),
-  bodega: z.string().min(1),
-  documento: z.string().min(1),
-  canal: z.string().min(1).optional(),
-  /** The `Servicio` product that orders' shipping and fees are sold as; absent: the company's `ENVIO`, created on first use. */
-  producto_envio: z.string().min(1).optional(),
-  token: Token.optional(),
-  /** Signing secret; null or absent: deliveries are not signed. */
-  secreto: z.string().min(1).max(500).nullish(),
-  activo: z.boolean().default(true),
-});
+/**
+ * The shop's Admin API, for reconciliation and stock: its base URL (HTTPS) and credentials —
+ * WooCommerce: REST API consumer key and secret; Shopify: an Admin API access token.
+ * `ubicacion` is the Shopify location (GID) whose stock is the integration's warehouse.
+ */
+export const Tienda = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .max(500)
+      .refine((u) => u.startsWith('https://'), 'La tienda se llama solo por HTTPS'),
+    clave: z.string().min(1).max(500).optional(),
+    secreto: z.string().min(1).max(500).optional(),
+    token: z.string().min(1).max(500).optional(),
+    ubicacion: z
+      .string()
+      .regex(/^gid:\/\/shopify\/Location\/\d+$/, 'Debe ser el GID de una ubicación de Shopify (gid://shopify/Location/N)')
+      .optional(),
+  })
+  .strict();
+export type Tienda = z.output<typeof Tienda>;
+
+const SeedIntegracion = z
+  .object({
+    ref: z.string().min(1),
+    plataforma: z.enum(PLATAFORMAS),
+    usuario: z.string().min(1),
+    sucursal: z.string().min(1),
+    bodega: z.string().min(1),
+    documento: z.string().min(1),
+    canal: z.string().min(1).optional(),
+    /** The `Servicio` product that orders' shipping and fees are sold as; absent: the company's `ENVIO`, created on first use. */
+    producto_envio: z.string().min(1).optional(),
+    token: Token.optional(),
+    /** Signing secret; null or absent: deliveries are not signed. */
+    secreto: z.string().min(1).max(500).nullish(),
+    activo: z.boolean().default(true),
+    tienda: Tienda.optional(),
+    /** Units of each product kept back from the shop's stock. */
+    stock_colchon: z.number().int().min(0).max(1_000_000).default(0),
+    /** Whether the shop is sent our stock; absent: when it has `tienda`. */
+    sincronizar_stock: z.boolean().optional(),
+  })
+  .strict()
+  .superRefine((i, ctx) => {
+    const t = i.tienda;
+    if (!t) {
+      if (i.sincronizar_stock)
+        ctx.addIssue({ code: 'custom', path: ['sincronizar_stock'], message: 'Sin tienda no hay a dónde enviar el stock' });
+      return;
+    }
+    const wanted = i.plataforma === 'woocommerce' ? (['clave', 'secreto'] as const) : (['token'] as const);
+    const foreign = i.plataforma === 'woocommerce' ? (['token', 'ubicacion'] as const) : (['clave', 'secreto'] as const);
+    for (const f of wanted)
+      if (!t[f]) ctx.addIssue({ code: 'custom', path: ['tienda', f], message: `Una tienda ${i.plataforma} necesita ${f}` });
+    for (const f of foreign)
+      if (t[f]) ctx.addIssue({ code: 'custom', path: ['tienda', f], message: `Una tienda ${i.plataforma} no usa ${f}` });
+  });
 
 export const IssuedToken = z.object({ id: z.number().int(), token: z.string(), path: z.string() });
 
@@ -77,6 +121,56 @@ export const EntregaResumen = z.object({
   procesada_at: z.string().nullable(),
 });
 export type EntregaResumen = z.output<typeof EntregaResumen>;
+
+/**
+ * What the shop's webhook subscription for our endpoint was found to be at the last pass:
+ * `activa`; `restaurada` (disabled or deleted, and re-activated or re-created by that pass);
+ * `sin_url` (no public base URL is configured, so ours cannot be told apart or re-created);
+ * `desconocida` (not checked yet, or the shop could not be asked); `sin_tienda` (no shop API).
+ */
+export const ESTADOS_SUSCRIPCION = ['activa', 'restaurada', 'sin_url', 'desconocida', 'sin_tienda'] as const;
+export type EstadoSuscripcion = (typeof ESTADOS_SUSCRIPCION)[number];
+
+/** One integration as `GET /integrations` shows it: never a token, a secret or a credential. */
+export const IntegracionEstado = z.object({
+  id: z.number().int(),
+  plataforma: z.enum(PLATAFORMAS),
+  activo: z.boolean(),
+  tienda: z.object({ url: z.string() }).nullable().meta({ description: 'La API de la tienda (solo su URL), o null si no se configuró' }),
+  suscripcion: z.object({
+    estado: z.enum(ESTADOS_SUSCRIPCION),
+    restauraciones: z.number().int().meta({ description: 'Veces que una conciliación reactivó o recreó la suscripción' }),
+  }),
+  conciliacion: z.object({
+    ultima_at: z.string().nullable().meta({ description: 'Fin de la última pasada (ISO 8601), o null si aún no hubo' }),
+    resultado: z.enum(['correcta', 'fallida']).nullable(),
+    error: z.string().nullable().meta({ description: 'Por qué falló la última pasada' }),
+    proxima_at: z.string().nullable(),
+    pedidos_leidos: z.number().int().meta({ description: 'Pedidos que leyó la última pasada' }),
+    pedidos_recuperados: z.number().int().meta({ description: 'Pedidos que trajo la conciliación antes que su webhook, desde siempre' }),
+  }),
+  webhooks_perdidos: z
+    .object({
+      dias: z.number().int(),
+      pedidos: z.number().int(),
+      recuperados: z.number().int(),
+      tasa: z.string().nullable().meta({ description: 'recuperados / pedidos, decimal de cuatro cifras; null sin pedidos' }),
+    })
+    .meta({ description: 'Pedidos de la ventana que llegaron primero por conciliación: la tasa medida de webhooks perdidos' }),
+});
+export type IntegracionEstado = z.output<typeof IntegracionEstado>;
+
+/** What a reconciliation pass found, per integration. */
+export const PasadaConciliacion = z.object({
+  id_integracion: z.number().int(),
+  resultado: z.enum(['correcta', 'fallida', 'ocupada']),
+  error: z.string().nullable(),
+  pedidos_leidos: z.number().int(),
+  pedidos_entregados: z.number().int(),
+  pedidos_nuevos: z.number().int(),
+  suscripcion: z.enum(ESTADOS_SUSCRIPCION),
+});
+export type PasadaConciliacion = z.output<typeof PasadaConciliacion>;
 
 /** Subjects of webhook-ingest. `webhooks.receive` is asked by the gateway; the rest are back office. */
 export const webhookSubjects = defineCatalog({
@@ -133,12 +227,32 @@ export const webhookSubjects = defineCatalog({
     request: z.object({ ids: z.array(Id).max(1000).optional(), empresa_id: Id.optional() }),
     reply: z.object({ reencoladas: z.array(z.number().int()) }),
   },
+  /**
+   * One reconciliation pass now, of one integration or of every one with a shop API, whether due
+   * or not; an integration whose pass runs elsewhere at the time is `ocupada`.
+   */
+  'webhooks.admin.reconcile': {
+    tenant: false,
+    errors: ['NOT_FOUND'],
+    request: z.object({ id_integracion: Id.optional() }),
+    reply: z.array(PasadaConciliacion),
+  },
   /** Issues a new token for an integration; the old one stops working at once. */
   'webhooks.admin.integration.rotate-token': {
     tenant: false,
     errors: ['NOT_FOUND'],
     request: z.object({ id: Id }),
     reply: IssuedToken,
+  },
+});
+
+/** The partner API's reads of webhook-ingest. */
+export const webhookApiSubjects = defineCatalog({
+  'webhooks.integration.list': {
+    tenant: true,
+    errors: [],
+    request: z.object({}),
+    reply: z.array(IntegracionEstado),
   },
 });
 

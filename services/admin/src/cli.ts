@@ -23,6 +23,8 @@ const USAGE = `Usage: npm run admin -- <command>
   webhooks replay ID... | --empresa EMPRESA_ID
                                   process failed deliveries again (after fixing the catalog or the integration)
   webhooks rotate INTEGRACION_ID  issue a new webhook token (shown once; the old one stops working)
+  reconcile [--integracion ID]    one reconciliation pass now against the shop's API, of one integration or of
+                                  every one with a shop API; prints what each pass read, stored and restored
 ${RETURNS_USAGE}
   audit [--empresa EMPRESA_ID] [--json]
                                   check the books' invariants on the live databases, read-only
@@ -111,6 +113,12 @@ async function main(args: string[]): Promise<unknown> {
         if (sub === 'rotate')
           return await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
         throw new Error('webhooks needs failed, replay or rotate');
+      case 'reconcile': {
+        const { values } = parseArgs({ args: args.slice(1), options: { integracion: { type: 'string' } } });
+        const request = values.integracion ? { id_integracion: id(values.integracion, 'INTEGRACION_ID') } : {};
+        // A pass waits on the shop's API: up to its call timeout for each page.
+        return await bus.request(webhookSubjects, 'webhooks.admin.reconcile', request, ctx, { timeoutMs: 10 * 60_000 });
+      }
       case 'returns':
         return await returnsCommand(bus, args.slice(1), ctx);
       default:

@@ -38,6 +38,34 @@ const webhookIngestKeys = {
     .default(20 * 60_000),
   /** How often deliveries owed a new event are looked for. */
   WEBHOOK_REQUEUE_INTERVAL_MS: z.coerce.number().int().min(50).default(60_000),
+  /**
+   * Keys that seal the shops' credentials, from a Secret: `id:base64key[,id:base64key…]` (32-byte
+   * keys; the first seals, each opens). Unset: an integration cannot be given a shop API.
+   */
+  PLATFORM_CREDENTIALS_KEYS: z.string().optional(),
+  /**
+   * The public base URL the shops deliver webhooks to (the gateway's, e.g. `https://api.example.com`):
+   * our subscriptions are told apart by it and re-created at it. Unset: subscriptions are not checked.
+   */
+  PLATFORM_WEBHOOK_BASE_URL: z.string().url().optional(),
+  /** How often each integration with a shop API reconciles its orders against the shop's. */
+  PLATFORM_RECONCILE_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(5 * 60_000),
+  /** How far before the last watermark each pass reads again (a shop's clock and late writes). */
+  PLATFORM_RECONCILE_OVERLAP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10 * 60_000),
+  /** How long a replica holds an integration's pass without renewing it before another may take it. */
+  PLATFORM_RECONCILE_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /** Integrations reconciled at once by one replica (each shop's pass runs on its own). */
+  PLATFORM_RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Longest wait for one call to a shop's API before it counts as failed. */
+  PLATFORM_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
 };
 
 /**

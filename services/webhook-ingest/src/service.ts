@@ -1,10 +1,18 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { OutboxRelay } from '@erp/bus';
-import { webhookSubjects } from '@erp/contracts';
+import { webhookApiSubjects, webhookSubjects } from '@erp/contracts';
 import { registerCounter, registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { WEBHOOK_RETRY_BACKOFF_MS, withWebhookIngestDefaults, type WebhookIngestConfig, type WebhookIngestConfigInput } from './config';
 import { startDeliveryConsumer } from './consumers/delivery-received.consumer';
 import { migrations } from './db/migrations';
 import { entregaBacklog } from './db/entrega.repository';
+import { reconciledIntegrationIds, reconciliationHealth } from './db/conciliacion.repository';
+import { parseKeyring } from './domain/credentials';
+import { integrationsHandlers } from './handlers/integrations.handlers';
+import { DEFAULT_CALL_POLICY } from './ports/shops';
+import { startReconciler, type Reconciler } from './workers/reconcile.worker';
+import type { ReconcileDeps } from './flows/reconcile.flow';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
 import { EntregaBatcher } from './workers/entrega-batcher.worker';
 import { startEntregaRequeue } from './workers/entrega-requeue.worker';
@@ -21,6 +29,8 @@ import { busSales } from './ports/sales.port';
 export interface WebhookIngestOptions {
   /** Replaces the services processing talks to (tests). */
   deps?: Partial<ProcessingDeps>;
+  /** Replaces the shops' clients (tests). */
+  openShop?: ReconcileDeps['openShop'];
 }
 
 export function webhookIngestService(
@@ -34,6 +44,8 @@ export function webhookIngestService(
     migrations,
     config,
     async setup({ db, bus, metrics, logger, onShutdown }) {
+      // Refused at start, not at the first integration that needs it.
+      const keyring = parseKeyring(config.PLATFORM_CREDENTIALS_KEYS);
       registerSnapshotGauges(
         metrics,
         {
@@ -69,14 +81,21 @@ export function webhookIngestService(
       });
       // Every replica hears a change of integrations made by another (the one that made it applied it already).
       bus.subscribeAll('events.webhooks.integration.changed', () => integraciones.invalidate());
+      let reconciler: Reconciler | undefined;
       bus.serve(
         webhookSubjects,
         {
           'webhooks.receive': receiveHandler({ integraciones, entregas, onReceived: () => pace.arrived() }),
-          ...adminHandlers(db, { onEnqueued: nudge, onIntegracionChanged: () => integraciones.invalidate() }),
+          ...adminHandlers(db, {
+            onEnqueued: nudge,
+            onIntegracionChanged: () => integraciones.invalidate(),
+            keyring,
+            reconciler: () => reconciler!,
+          }),
         },
         { queue: 'webhook-ingest' },
       );
+      bus.serve(webhookApiSubjects, integrationsHandlers(db), { queue: 'webhook-ingest' });
       const deps: ProcessingDeps = {
         sales: busSales(bus),
         catalog: busCatalog(bus),
@@ -107,6 +126,65 @@ export function webhookIngestService(
         },
       });
       onShutdown('delivery-requeue', () => requeue.stop());
+
+      const passes = registerOutcomeCounter(metrics, {
+        name: 'erp_shop_reconcile_passes_total',
+        help: 'Reconciliation passes against the shops, by outcome (correcta, fallida)',
+        label: 'outcome',
+        outcomes: ['correcta', 'fallida'],
+      });
+      const recovered = registerCounter(metrics, {
+        name: 'erp_shop_orders_recovered_total',
+        help: 'Shop orders reconciliation found before any webhook of theirs had come',
+      });
+      const restored = registerCounter(metrics, {
+        name: 'erp_shop_subscriptions_restored_total',
+        help: 'Passes that re-activated or re-created a webhook subscription of ours at a shop',
+      });
+      registerSnapshotGauges(
+        metrics,
+        {
+          edad: {
+            name: 'erp_shop_reconcile_success_age_seconds',
+            help: 'Seconds since the last successful reconciliation pass of the integration (since its creation before the first)',
+            label: 'integracion',
+          },
+          perdidos: {
+            name: 'erp_shop_webhook_miss_ratio',
+            help: "Share of the integration's orders of the last day that reconciliation brought before their webhook (0 below 20 orders)",
+            label: 'integracion',
+          },
+        },
+        async () => {
+          const rows = await reconciliationHealth(db);
+          return {
+            edad: Object.fromEntries(rows.map((r) => [String(r.integracion_id), r.edad])),
+            perdidos: Object.fromEntries(rows.map((r) => [String(r.integracion_id), r.pedidos >= 20 ? r.recuperados / r.pedidos : 0])),
+          };
+        },
+      );
+      reconciler = await startReconciler({
+        db,
+        keyring,
+        policy: { ...DEFAULT_CALL_POLICY, timeoutMs: config.PLATFORM_CALL_TIMEOUT_MS },
+        webhookBaseUrl: config.PLATFORM_WEBHOOK_BASE_URL,
+        overlapMs: config.PLATFORM_RECONCILE_OVERLAP_MS,
+        intervalMs: config.PLATFORM_RECONCILE_INTERVAL_MS,
+        leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
+        concurrency: config.PLATFORM_RECONCILE_CONCURRENCY,
+        owner: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+        openShop: options.openShop,
+        onStored: nudge,
+        listIds: () => reconciledIntegrationIds(db),
+        logger: logger.child({ component: 'reconciliation' }),
+        onPass: (pass) => {
+          if (pass.resultado === 'ocupada') return;
+          passes(pass.resultado);
+          if (pass.pedidos_nuevos > 0) recovered(pass.pedidos_nuevos);
+          if (pass.suscripcion === 'restaurada') restored();
+        },
+      });
+      onShutdown('reconciliation', () => reconciler!.stop());
     },
   };
 }

@@ -9,7 +9,7 @@ export const SHOPIFY_API_VERSION = '2026-04';
  * (queries `orders`, `order`, `webhookSubscriptions`, `locations`, `productVariants`,
  * `inventoryItems`, `inventoryItem`; mutations `webhookSubscriptionCreate`,
  * `webhookSubscriptionDelete`, `inventorySetQuantities`; objects Order, LineItem, Refund,
- * RefundLineItem, MoneyBag, ProductVariant, InventoryItem, InventoryLevel, Location,
+ * RefundLineItem, MoneyBag, DiscountAllocation, TaxLine, ProductVariant, InventoryItem, InventoryLevel, Location,
  * WebhookSubscription, InventoryAdjustmentGroup; enums OrderSortKeys, WebhookSubscriptionTopic,
  * InventorySetQuantitiesUserErrorCode, RefundLineItemRestockType). Fields the API has and this
  * subset lacks fail validation, as a misspelt field would. The `@idempotent` directive: Shopify's
@@ -157,6 +157,7 @@ export const shopifySchema = buildSchema(/* GraphQL */ `
     totalDiscountsSet: MoneyBag
     totalShippingPriceSet: MoneyBag!
     totalRefundedSet: MoneyBag!
+    paymentGatewayNames: [String!]!
     lineItems(first: Int, after: String): LineItemConnection!
     shippingLines(first: Int, after: String): ShippingLineConnection!
     refunds(first: Int): [Refund!]!
@@ -182,8 +183,19 @@ export const shopifySchema = buildSchema(/* GraphQL */ `
     originalUnitPriceSet: MoneyBag!
     discountedUnitPriceSet: MoneyBag!
     originalTotalSet: MoneyBag!
+    discountAllocations: [DiscountAllocation!]!
+    taxLines(first: Int): [TaxLine!]!
     variant: ProductVariant
     product: Product
+  }
+
+  type DiscountAllocation {
+    allocatedAmountSet: MoneyBag!
+  }
+  type TaxLine {
+    title: String!
+    rate: Float
+    priceSet: MoneyBag!
   }
 
   type ShippingLineConnection {
@@ -201,6 +213,8 @@ export const shopifySchema = buildSchema(/* GraphQL */ `
     code: String
     originalPriceSet: MoneyBag!
     discountedPriceSet: MoneyBag!
+    discountAllocations: [DiscountAllocation!]!
+    taxLines: [TaxLine!]!
   }
 
   type Refund {

@@ -865,6 +865,7 @@ export class ShopifyShop extends SimulatedShop {
       totalDiscountsSet: money('0.00'),
       totalShippingPriceSet: money(o.shipping?.price ?? '0.00'),
       totalRefundedSet: money(refunded),
+      paymentGatewayNames: ['manual'],
       lineItems: (args: { first?: number; after?: string }) =>
         this.mapConnection(
           connection(o.lines, (l) => [l.id], args),
@@ -879,6 +880,9 @@ export class ShopifyShop extends SimulatedShop {
             code: 'Standard',
             originalPriceSet: money(s.price),
             discountedPriceSet: money(s.price),
+            // Prices include tax and the simulator takes no discount codes.
+            discountAllocations: [],
+            taxLines: [],
           }),
         ),
       refunds: (args: { first?: number }) =>
@@ -925,6 +929,8 @@ export class ShopifyShop extends SimulatedShop {
       originalUnitPriceSet: money(l.price),
       discountedUnitPriceSet: money(l.price),
       originalTotalSet: money(fromCents(toCents(l.price) * l.quantity)),
+      discountAllocations: [],
+      taxLines: [],
       variant: l.variant ? this.gqlVariant(l.variant) : null,
       product: l.variant
         ? { id: gid('Product', l.variant.productId), legacyResourceId: String(l.variant.productId), title: l.variant.title }

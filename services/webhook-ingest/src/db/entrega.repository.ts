@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EntregaResumen, EstadoEntrega, RequestContext, webhookEvents } from '@erp/contracts';
 import { updatePedido, type PedidoUpdate } from './pedido.repository';
-import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './tables';
+import { WEBHOOK_INGEST_SCHEMA, type OrigenPedido, type WebhookDb } from './tables';
 
 type Db = Kysely<WebhookDb> | Transaction<WebhookDb>;
 
@@ -9,6 +9,8 @@ export type NuevaEntrega = Pick<
   WebhookDb['entregas'],
   'integracion_id' | 'empresa_id' | 'plataforma' | 'recurso' | 'tema' | 'clave_dedup' | 'referencia' | 'cuerpo'
 > & {
+  /** The path that brought it; a webhook when not said. */
+  origen?: OrigenPedido;
   headers: Record<string, string>;
   /** Its `events.webhooks.delivery.received` event: outbox id, request context and trace carrier. */
   evento: { id: string; context: RequestContext; trace: Record<string, string> };
@@ -27,12 +29,13 @@ export async function insertEntregas(db: Db, rows: readonly NuevaEntrega[]): Pro
         ${column((r) => r.integracion_id)}::int[], ${column((r) => r.empresa_id)}::int[], ${column((r) => r.plataforma)}::text[],
         ${column((r) => r.recurso)}::text[], ${column((r) => r.tema)}::text[], ${column((r) => r.clave_dedup)}::text[],
         ${column((r) => r.referencia)}::text[], ${column((r) => JSON.stringify(r.headers))}::text[], ${column((r) => r.cuerpo)}::bytea[],
-        ${column((r) => r.evento.id)}::uuid[], ${column((r) => JSON.stringify(r.evento.context))}::text[], ${column((r) => JSON.stringify(r.evento.trace))}::text[]
-      ) with ordinality as t(integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo, evento_id, contexto, traza, n)
+        ${column((r) => r.evento.id)}::uuid[], ${column((r) => JSON.stringify(r.evento.context))}::text[], ${column((r) => JSON.stringify(r.evento.trace))}::text[],
+        ${column((r) => r.origen ?? 'webhook')}::text[]
+      ) with ordinality as t(integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo, evento_id, contexto, traza, origen, n)
     ),
     nuevas as (
-      insert into ${sql.table(`${WEBHOOK_INGEST_SCHEMA}.entregas`)} (integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo)
-      select integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers::jsonb, cuerpo from entrada order by n
+      insert into ${sql.table(`${WEBHOOK_INGEST_SCHEMA}.entregas`)} (integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers, cuerpo, origen)
+      select integracion_id, empresa_id, plataforma, recurso, tema, clave_dedup, referencia, headers::jsonb, cuerpo, origen from entrada order by n
       on conflict (integracion_id, clave_dedup) do nothing
       returning id, integracion_id, empresa_id, clave_dedup
     ),
@@ -80,6 +83,7 @@ export async function lockEntrega(trx: Transaction<WebhookDb>, id: number) {
       'e.cuerpo',
       'e.estado',
       'e.intentos',
+      'e.origen',
       'i.id as integracion_id',
       'i.usuario_id',
       'i.sucursal_id',

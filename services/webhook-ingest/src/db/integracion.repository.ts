@@ -17,11 +17,16 @@ export async function replaceToken(db: Db, id: number, tokenHash: Buffer, prefix
     .updateTable('integraciones')
     .set({ token_hash: tokenHash, token_prefix: prefix, updated_at: new Date() })
     .where('id', '=', id)
-    .returning(['id', 'empresa_id', 'plataforma'])
+    .returning(['id', 'empresa_id', 'plataforma', 'tienda_credenciales'])
     .executeTakeFirst();
 }
 
 /** Remembers the service product an integration's shipping and fees are sold as. */
 export async function setProductoEnvio(db: Db, id: number, productoId: number): Promise<void> {
   await db.updateTable('integraciones').set({ producto_envio_id: productoId, updated_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** Replaces an integration's sealed shop credentials (a new webhook path, or a key rotation). */
+export async function setTiendaCredenciales(db: Db, id: number, sealed: Buffer): Promise<void> {
+  await db.updateTable('integraciones').set({ tienda_credenciales: sealed, updated_at: new Date() }).where('id', '=', id).execute();
 }

@@ -1,15 +1,21 @@
 import { sql, type QueryCreator, type Transaction } from 'kysely';
-import type { WebhookDb } from './tables';
+import type { OrigenPedido, WebhookDb } from './tables';
 
 /**
  * What we applied of one platform order, locked: its deliveries apply one at a time. One
  * statement: a new order's row is created, a known one is locked by the no-op update (which,
  * like `for update`, waits for a delivery holding it and then reads what that one committed).
  */
-export async function lockPedido(trx: Transaction<WebhookDb>, empresaId: number, referencia: string) {
+export async function lockPedido(
+  trx: Transaction<WebhookDb>,
+  empresaId: number,
+  referencia: string,
+  /** The delivery's path and integration, recorded when it is the order's first. */
+  first: { origen: OrigenPedido; integracion_id: number },
+) {
   return trx
     .insertInto('pedidos')
-    .values({ empresa_id: empresaId, referencia, estado_plataforma: null, version: null, id_venta: null })
+    .values({ empresa_id: empresaId, referencia, estado_plataforma: null, version: null, id_venta: null, ...first })
     .onConflict((oc) => oc.columns(['empresa_id', 'referencia']).doUpdateSet({ referencia: (eb) => eb.ref('excluded.referencia') }))
     .returning(['version', 'id_venta', 'cancelado', 'lineas', 'reembolsos'])
     .executeTakeFirstOrThrow();

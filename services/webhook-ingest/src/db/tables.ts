@@ -1,6 +1,9 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { OutboxTables } from '@erp/bus';
-import type { EstadoEntrega, Plataforma, RecursoWebhook } from '@erp/contracts';
+import type { EstadoEntrega, EstadoSuscripcion, Plataforma, RecursoWebhook } from '@erp/contracts';
+
+/** The path that brought a delivery, or an order first. */
+export type OrigenPedido = 'webhook' | 'conciliacion';
 
 /** The schema webhook-ingest owns; statements written as SQL name it (the query builder adds it by itself). */
 export const WEBHOOK_INGEST_SCHEMA = 'webhook_ingest';
@@ -21,6 +24,12 @@ export interface IntegracionesTable {
   token_prefix: string;
   secreto: string | null;
   activo: Generated<boolean>;
+  tienda_url: string | null;
+  /** The shop's credentials and our webhook path, sealed (`domain/credentials.ts`). */
+  tienda_credenciales: Buffer | null;
+  tienda_ubicacion: string | null;
+  stock_colchon: Generated<number>;
+  sincronizar_stock: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -37,6 +46,7 @@ export interface EntregasTable {
   headers: Json<Record<string, string>>;
   cuerpo: Buffer;
   estado: Generated<EstadoEntrega>;
+  origen: Generated<OrigenPedido>;
   motivo: string | null;
   intentos: Generated<number>;
   id_venta: number | null;
@@ -55,7 +65,31 @@ export interface PedidosTable {
   cancelado: Generated<boolean>;
   lineas: ColumnType<Array<string | null>, string | undefined, string>;
   reembolsos: ColumnType<string[], string[] | undefined, string[]>;
+  /** The path that brought the order first; null for orders recorded before paths were. */
+  origen: OrigenPedido | null;
+  integracion_id: number | null;
+  created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** One integration's reconciliation: watermark, lease and the last pass's outcome. */
+export interface ConciliacionesTable {
+  integracion_id: number;
+  empresa_id: number;
+  marca: Date | null;
+  proxima_at: Generated<Date>;
+  dueno: string | null;
+  vence_at: Date | null;
+  ultima_at: Date | null;
+  /** End of the last pass that succeeded. */
+  correcta_at: Date | null;
+  resultado: 'correcta' | 'fallida' | null;
+  error: string | null;
+  fallos_seguidos: Generated<number>;
+  pedidos_leidos: Generated<number>;
+  pedidos_recuperados: Generated<number>;
+  suscripcion: Generated<EstadoSuscripcion>;
+  restauraciones: Generated<number>;
 }
 
 export interface MapeosProductoTable {
@@ -72,4 +106,5 @@ export interface WebhookDb extends OutboxTables {
   entregas: EntregasTable;
   pedidos: PedidosTable;
   mapeos_producto: MapeosProductoTable;
+  conciliaciones: ConciliacionesTable;
 }

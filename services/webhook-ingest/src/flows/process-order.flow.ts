@@ -46,6 +46,9 @@ export function parseBody(entrega: LockedEntrega): unknown {
   }
 }
 
+/** What a delivery records on its order's row when it is the order's first. */
+const firstPath = (entrega: LockedEntrega) => ({ origen: entrega.origen, integracion_id: entrega.integracion_id });
+
 const intentOf = <T>(read: () => T): T => {
   try {
     return read();
@@ -62,7 +65,7 @@ const intentOf = <T>(read: () => T): T => {
 export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
   if (entrega.tema === 'refunds/create') return processRefund(trx, entrega, deps);
   const intent = intentOf(() => orderIntent(entrega.plataforma, parseBody(entrega)));
-  const known = await lockPedido(trx, entrega.empresa_id, intent.referencia);
+  const known = await lockPedido(trx, entrega.empresa_id, intent.referencia, firstPath(entrega));
   const decision = decideOrder(intent, known);
   const remember = (changes: {
     id_venta?: number | null;
@@ -179,7 +182,7 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   const body = parseBody(entrega) as Record<string, unknown> | null;
   const refund = shopifyRefundIntent(body);
   if (!refund || !entrega.referencia) throw new Unprocessable('El reembolso no trae id o no indica su pedido (order_id)');
-  const known = await lockPedido(trx, entrega.empresa_id, entrega.referencia);
+  const known = await lockPedido(trx, entrega.empresa_id, entrega.referencia, firstPath(entrega));
   if (known.cancelado) return { estado: 'ignorada', motivo: 'El pedido ya fue cancelado: su venta ya no tiene qué devolver' };
   const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
   const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, entrega.referencia));

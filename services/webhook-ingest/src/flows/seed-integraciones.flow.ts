@@ -1,8 +1,10 @@
 import { enqueueEvent } from '@erp/bus';
 import { AppError, webhookEvents, webhookPath, type ParsedRequestOf, type webhookSubjects } from '@erp/contracts';
 import type { Transaction } from 'kysely';
+import { insertConciliacion } from '../db/conciliacion.repository';
 import { insertIntegracion } from '../db/integracion.repository';
 import type { WebhookDb } from '../db/tables';
+import { KeyringError, credentialsContext, sealSecrets, type Keyring } from '../domain/credentials';
 import { generateToken, hashToken, tokenPrefix } from '../domain/token';
 
 type SeedRequest = ParsedRequestOf<typeof webhookSubjects, 'webhooks.admin.seed'>;
@@ -16,12 +18,14 @@ export const announceIntegracion = (trx: Transaction<WebhookDb>, id: number, emp
  * Writes the request's integrations in the caller's transaction, each announced, their
  * references resolved through `req.refs`; answers each one's id, token and path by `ref`.
  */
-export async function seedIntegraciones(trx: Transaction<WebhookDb>, req: SeedRequest) {
+export async function seedIntegraciones(trx: Transaction<WebhookDb>, req: SeedRequest, keyring: Keyring) {
   const out: Record<string, { id: number; token: string; path: string }> = {};
   for (const i of req.integraciones) {
     if (out[i.ref]) throw AppError.validation(`La integración "${i.ref}" está repetida`);
     const ref = refResolver(req.refs, i);
     const token = i.token ?? generateToken();
+    const path = webhookPath(i.plataforma, token);
+    const tienda = i.tienda ? sealTienda(keyring, i, req.empresa_id, path) : undefined;
     const id = await insertIntegracion(trx, {
       empresa_id: req.empresa_id,
       plataforma: i.plataforma,
@@ -35,11 +39,28 @@ export async function seedIntegraciones(trx: Transaction<WebhookDb>, req: SeedRe
       token_prefix: tokenPrefix(token),
       secreto: i.secreto ?? null,
       activo: i.activo,
+      tienda_url: i.tienda?.url ?? null,
+      tienda_credenciales: tienda ?? null,
+      tienda_ubicacion: i.tienda?.ubicacion ?? null,
+      stock_colchon: i.stock_colchon,
+      sincronizar_stock: i.sincronizar_stock ?? i.tienda !== undefined,
     });
+    if (tienda) await insertConciliacion(trx, id, req.empresa_id);
     await announceIntegracion(trx, id, req.empresa_id);
-    out[i.ref] = { id, token, path: webhookPath(i.plataforma, token) };
+    out[i.ref] = { id, token, path };
   }
   return { integraciones: out };
+}
+
+/** The shop's credentials and our webhook path, sealed for the integration's company and platform. */
+function sealTienda(keyring: Keyring, i: SeedIntegracion, empresaId: number, ruta: string): Buffer {
+  const { clave, secreto, token } = i.tienda!;
+  try {
+    return sealSecrets(keyring, { clave, secreto, token, ruta }, credentialsContext(empresaId, i.plataforma));
+  } catch (err) {
+    if (err instanceof KeyringError) throw AppError.validation(`La integración "${i.ref}" trae tienda, pero ${err.message}`);
+    throw err;
+  }
 }
 
 /** The id another service loaded under `name` in the section `kind`; null when not named. */

@@ -3,10 +3,12 @@ import { AppError, webhookEvents, webhookPath, type webhookSubjects } from '@erp
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { listEntregas, reopenFailed } from '../db/entrega.repository';
-import { replaceToken } from '../db/integracion.repository';
+import { replaceToken, setTiendaCredenciales } from '../db/integracion.repository';
 import type { WebhookDb } from '../db/tables';
+import { credentialsContext, openSecrets, sealSecrets, type Keyring } from '../domain/credentials';
 import { generateToken, hashToken, tokenPrefix } from '../domain/token';
 import { announceIntegracion, seedIntegraciones } from '../flows/seed-integraciones.flow';
+import type { Reconciler } from '../workers/reconcile.worker';
 
 type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
 
@@ -17,12 +19,12 @@ type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
  */
 export function adminHandlers(
   db: Kysely<WebhookDb>,
-  hooks: { onEnqueued: () => void; onIntegracionChanged: () => void },
+  hooks: { onEnqueued: () => void; onIntegracionChanged: () => void; keyring: Keyring; reconciler: () => Reconciler },
 ): Handlers<AdminSubjects> {
-  const { onEnqueued, onIntegracionChanged } = hooks;
+  const { onEnqueued, onIntegracionChanged, keyring } = hooks;
   return {
     'webhooks.admin.seed': async (req) => {
-      const seeded = await inTransaction(db, (trx) => seedIntegraciones(trx, req));
+      const seeded = await inTransaction(db, (trx) => seedIntegraciones(trx, req, keyring));
       if (Object.keys(seeded.integraciones).length > 0) {
         onEnqueued();
         onIntegracionChanged();
@@ -44,11 +46,20 @@ export function adminHandlers(
       if (reopened.length > 0) onEnqueued();
       return { reencoladas: reopened };
     },
+    'webhooks.admin.reconcile': async ({ id_integracion }) => hooks.reconciler().runNow(id_integracion),
     'webhooks.admin.integration.rotate-token': async ({ id }) => {
       const token = generateToken();
       const row = await inTransaction(db, async (trx) => {
         const replaced = await replaceToken(trx, id, hashToken(token), tokenPrefix(token));
-        if (replaced) await announceIntegracion(trx, replaced.id, replaced.empresa_id);
+        if (!replaced) return undefined;
+        if (replaced.tienda_credenciales) {
+          // The sealed webhook path carries the token: sealed again with the new one.
+          const context = credentialsContext(replaced.empresa_id, replaced.plataforma);
+          const secrets = openSecrets(keyring, replaced.tienda_credenciales, context);
+          const ruta = webhookPath(replaced.plataforma, token);
+          await setTiendaCredenciales(trx, replaced.id, sealSecrets(keyring, { ...secrets, ruta }, context));
+        }
+        await announceIntegracion(trx, replaced.id, replaced.empresa_id);
         return replaced;
       });
       if (!row) throw AppError.notFound('recurso_no_encontrado', 'Integración no encontrada');

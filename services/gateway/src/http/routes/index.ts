@@ -2,6 +2,7 @@ import { scoped, type AnyRoute } from '../route';
 import { apiKeysRoutes } from './api-keys.routes';
 import { eventsRoutes } from './events.routes';
 import { exportsRoutes } from './exports.routes';
+import { integrationsRoutes } from './integrations.routes';
 import { inventoryRoutes } from './inventory.routes';
 import { lookupsRoutes } from './lookups.routes';
 import { packagesRoutes } from './packages.routes';
@@ -25,5 +26,7 @@ export function apiRoutes(limits: { standard: number; withDateFilters: number })
     ...scoped('sales', lookupsRoutes),
     ...scoped('exports', exportsRoutes),
     ...scoped('keys', apiKeysRoutes),
+    // The shops' orders become sales: who may read sales may read how they arrive.
+    ...scoped('sales', integrationsRoutes),
   ];
 }

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Logger } from '@erp/bus';
+import type { EstadoSuscripcion, PasadaConciliacion } from '@erp/contracts';
+import { finishPass, knownOrders, renewLease, type ClaimedPass } from '../db/conciliacion.repository';
+import { insertEntregas } from '../db/entrega.repository';
+import type { WebhookDb } from '../db/tables';
+import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
+import { openShop, type CallPolicy, type ShopApi, type ShopOrder } from '../ports/shops';
+
+export interface ReconcileDeps {
+  db: Kysely<WebhookDb>;
+  keyring: Keyring;
+  policy: CallPolicy;
+  /** The public base URL the shops deliver to; undefined: subscriptions are not checked. */
+  webhookBaseUrl: string | undefined;
+  overlapMs: number;
+  intervalMs: number;
+  leaseMs: number;
+  /** This replica's name in the leases it holds. */
+  owner: string;
+  /** The shop's client (tests may put another in its place). */
+  openShop?: (claimed: ClaimedPass, secrets: ShopSecrets) => ShopApi;
+  /** Deliveries were stored: their events wait in the outbox. */
+  onStored: () => void;
+  logger: Logger;
+}
+
+/** How soon a failed pass is tried again: 30 s, doubling with each failure in a row, never later than the interval. */
+export const retryAfterFailureMs = (failures: number, intervalMs: number) => Math.min(intervalMs, 30_000 * 2 ** Math.min(failures, 10));
+
+/**
+ * One reconciliation pass of one integration whose lease this replica holds: every order the
+ * shop changed since the watermark (less the overlap) that we do not hold at that version goes
+ * to the same intake as a webhook delivery, as a delivery of origin `conciliacion` (dedup key:
+ * the order and its version, so a pass repeated over the same orders stores nothing twice);
+ * then our webhook subscriptions are checked and restored. The watermark moves only when the
+ * whole read succeeded; the lease is renewed after every page and the pass stops if it was lost.
+ */
+export async function reconcileIntegration(deps: ReconcileDeps, claimed: ClaimedPass): Promise<PasadaConciliacion> {
+  const { db, logger } = deps;
+  const id = claimed.integracion_id;
+  let leidos = 0;
+  let entregados = 0;
+  let nuevos = 0;
+  let suscripcion: EstadoSuscripcion | null = null;
+  let marca = claimed.marca;
+  try {
+    const secrets = openSecrets(deps.keyring, claimed.tienda_credenciales, credentialsContext(claimed.empresa_id, claimed.plataforma));
+    const shop = (deps.openShop ?? defaultShop(deps.policy))(claimed, secrets);
+    const since = new Date((claimed.marca ?? claimed.creada_at).getTime() - deps.overlapMs);
+    let known: Awaited<ReturnType<typeof knownOrders>> = new Map();
+    leidos = await shop.ordersChangedSince(since, {
+      wanted: async (stamps) => {
+        if (!(await renewLease(db, id, deps.owner, deps.leaseMs))) throw new LeaseLost();
+        for (const s of stamps) if (!marca || s.version > marca) marca = s.version;
+        known = await knownOrders(
+          db,
+          claimed.empresa_id,
+          id,
+          stamps.map((s) => s.referencia),
+        );
+        return new Set(stamps.filter((s) => owed(known.get(s.referencia), s.version)).map((s) => s.referencia));
+      },
+      onPage: async (orders) => {
+        const stored = await intake(deps, claimed, orders, known);
+        entregados += stored.entregados;
+        nuevos += stored.nuevos;
+      },
+    });
+    if (deps.webhookBaseUrl === undefined) suscripcion = 'sin_url';
+    else suscripcion = await shop.keepSubscriptions(new URL(secrets.ruta, deps.webhookBaseUrl).toString(), claimed.secreto);
+    if (suscripcion === 'restaurada') logger.warn({ integracion: id }, 'shop webhook subscription restored');
+    await finishPass(db, id, deps.owner, {
+      correcta: true,
+      error: null,
+      marca,
+      leidos,
+      recuperados: nuevos,
+      suscripcion,
+      siguienteEnMs: deps.intervalMs,
+    });
+    return {
+      id_integracion: id,
+      resultado: 'correcta',
+      error: null,
+      pedidos_leidos: leidos,
+      pedidos_entregados: entregados,
+      pedidos_nuevos: nuevos,
+      suscripcion,
+    };
+  } catch (err) {
+    if (err instanceof LeaseLost) {
+      logger.warn({ integracion: id }, 'reconciliation lease lost during the pass; another replica carries on');
+      return {
+        id_integracion: id,
+        resultado: 'ocupada',
+        error: null,
+        pedidos_leidos: leidos,
+        pedidos_entregados: entregados,
+        pedidos_nuevos: nuevos,
+        suscripcion: suscripcion ?? 'desconocida',
+      };
+    }
+    const error = (err as Error).message.slice(0, 500);
+    logger.warn({ integracion: id, err: error }, 'reconciliation pass failed');
+    // What was stored stays stored; the watermark stays where the last whole read left it.
+    await finishPass(db, id, deps.owner, {
+      correcta: false,
+      error,
+      marca: claimed.marca,
+      leidos,
+      recuperados: nuevos,
+      suscripcion,
+      siguienteEnMs: retryAfterFailureMs(claimed.fallos_seguidos, deps.intervalMs),
+    });
+    return {
+      id_integracion: id,
+      resultado: 'fallida',
+      error,
+      pedidos_leidos: leidos,
+      pedidos_entregados: entregados,
+      pedidos_nuevos: nuevos,
+      suscripcion: suscripcion ?? 'desconocida',
+    };
+  }
+}
+
+class LeaseLost extends Error {}
+
+const defaultShop = (policy: CallPolicy) => (claimed: ClaimedPass, secrets: ShopSecrets) =>
+  openShop(claimed.plataforma, claimed.tienda_url, secrets, policy);
+
+type Known = Awaited<ReturnType<typeof knownOrders>>;
+
+/**
+ * Whether an order listed at `version` is owed to the intake: not when we applied that version or
+ * a newer one, not when it was cancelled (terminal), not while a delivery of it waits to be
+ * processed (that one brings it; a newer version comes in the next pass).
+ */
+function owed(k: Known extends Map<string, infer V> ? V | undefined : never, version: Date): boolean {
+  if (!k) return true;
+  if (k.cancelado || k.esperando) return false;
+  return !k.version || k.version.getTime() < version.getTime();
+}
+
+/**
+ * Stores the orders read whole as deliveries of origin `conciliacion`. `nuevos`: orders never
+ * seen by any path before, the webhooks that did not come.
+ */
+async function intake(deps: ReconcileDeps, claimed: ClaimedPass, orders: ShopOrder[], known: Known) {
+  const requestId = `conciliacion-${claimed.integracion_id}-${randomUUID()}`;
+  const stored = await insertEntregas(
+    deps.db,
+    orders.map((o) => ({
+      integracion_id: claimed.integracion_id,
+      empresa_id: claimed.empresa_id,
+      plataforma: claimed.plataforma,
+      recurso: 'pedido' as const,
+      tema: o.tema,
+      clave_dedup: `conciliacion:${o.referencia}:${o.version.toISOString()}`,
+      referencia: o.referencia,
+      origen: 'conciliacion' as const,
+      headers: {},
+      cuerpo: o.cuerpo,
+      evento: { id: randomUUID(), context: { requestId }, trace: {} },
+    })),
+  );
+  if (stored.size > 0) deps.onStored();
+  const nuevos = orders.filter((o) => !known.get(o.referencia)?.visto).length;
+  return { entregados: stored.size, nuevos };
+}

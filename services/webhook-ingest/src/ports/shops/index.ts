@@ -1,0 +1,13 @@
+import type { Plataforma } from '@erp/contracts';
+import type { ShopSecrets } from '../../domain/credentials';
+import type { CallPolicy, ShopApi } from './shop';
+import { shopifyShop } from './shopify';
+import { wooShop } from './woocommerce';
+
+export { DEFAULT_CALL_POLICY, ShopCallError, type CallPolicy, type ShopApi, type ShopOrder, type SubscriptionCheck } from './shop';
+
+/** The shop's Admin API client for an integration's platform, URL and credentials. */
+export function openShop(plataforma: Plataforma, url: string, secrets: ShopSecrets, policy: CallPolicy): ShopApi {
+  if (plataforma === 'woocommerce') return wooShop({ url, clave: secrets.clave ?? '', secreto: secrets.secreto ?? '' }, policy);
+  return shopifyShop({ url, token: secrets.token ?? '' }, policy);
+}

@@ -1,0 +1,92 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Plataforma } from '@erp/contracts';
+
+/** An order read from the shop, in the shape its webhooks send, ready for the same intake. */
+export interface ShopOrder extends OrderStamp {
+  /** The order as a webhook body would carry it (JSON). */
+  cuerpo: Buffer;
+  /** The webhook topic it stands for. */
+  tema: string;
+}
+
+/** An order as the shop's listing names it: which, and when it last changed. */
+export interface OrderStamp {
+  referencia: string;
+  version: Date;
+}
+
+/** What reconciliation is handed, a page at a time. */
+export interface OrderPages {
+  /** Of a page's orders, the ones we do not hold at their version (only those are read whole). */
+  wanted(stamps: OrderStamp[]): Promise<Set<string>>;
+  /** The wanted orders of a page, whole. */
+  onPage(orders: ShopOrder[]): Promise<void>;
+}
+
+/** What a pass found of our webhook subscriptions at the shop. */
+export type SubscriptionCheck = 'activa' | 'restaurada';
+
+/** The part of a shop's Admin API reconciliation uses. */
+export interface ShopApi {
+  readonly plataforma: Plataforma;
+  /** Every order changed at or after `since`, oldest change first, a page at a time; returns how many it listed. */
+  ordersChangedSince(since: Date, pages: OrderPages): Promise<number>;
+  /**
+   * Our subscriptions for the order topics at `endpoint`: a disabled one re-activated, a missing
+   * one created (signed with `secret` where the shop takes one).
+   */
+  keepSubscriptions(endpoint: string, secret: string | null): Promise<SubscriptionCheck>;
+}
+
+/** A call to a shop that failed: its status when the shop answered, and the shop's words. */
+export class ShopCallError extends Error {
+  override readonly name = 'ShopCallError';
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(message);
+  }
+}
+
+export interface CallPolicy {
+  /** Longest wait for one call. */
+  timeoutMs: number;
+  /** Attempts of a call refused for the rate limit or failing for a transient reason. */
+  attempts: number;
+  /** Longest wait a shop's `Retry-After` is obeyed for (a longer one fails the call). */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_CALL_POLICY: CallPolicy = { timeoutMs: 30_000, attempts: 5, maxRetryAfterMs: 60_000 };
+
+/** How a failed call is retried: after `waitMs`, or not at all. */
+export type Verdict = { retry: true; waitMs: number } | { retry: false };
+
+/** 429 waits what `Retry-After` says (1 s when absent); 5xx and no answer back off 0.5, 1, 2, 4 s; anything else is final. */
+export function verdictFor(status: number | null, retryAfter: string | null | undefined, attempt: number, policy: CallPolicy): Verdict {
+  if (status === 429) {
+    const seconds = Number(retryAfter);
+    const waitMs = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 1000;
+    return waitMs <= policy.maxRetryAfterMs ? { retry: true, waitMs } : { retry: false };
+  }
+  if (status === null || status >= 500) return { retry: true, waitMs: 500 * 2 ** Math.min(attempt - 1, 3) };
+  return { retry: false };
+}
+
+/** Runs `call` under the policy; `judge` turns its failure into a verdict. */
+export async function withRetries<T>(
+  policy: CallPolicy,
+  call: () => Promise<T>,
+  judge: (err: unknown, attempt: number) => Verdict,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const verdict = judge(err, attempt);
+      if (!verdict.retry || attempt >= policy.attempts) throw err;
+      await sleep(verdict.waitMs);
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
+import { platformOrderReference } from '@erp/contracts';
+import { ShopCallError, verdictFor, withRetries, type CallPolicy, type ShopApi, type ShopOrder, type SubscriptionCheck } from './shop';
+
+/*
+ * WooCommerce REST API v3 (https://woocommerce.github.io/woocommerce-rest-api-docs/): orders
+ * listed by modification (`modified_after` is exclusive to the second, so each page resumes one
+ * second before the newest modification read and skips what it already handed over), an order's
+ * refunds with their lines (`GET /orders/{id}/refunds`), webhooks (status active, paused or
+ * disabled). Calls go through WooCommerce's own client, HTTP Basic over HTTPS.
+ */
+
+const PER_PAGE = 100;
+/** The order topics our endpoint is subscribed to. */
+export const WOO_ORDER_TOPICS = ['order.created', 'order.updated'] as const;
+
+type Json = Record<string, unknown>;
+interface AxiosLikeError {
+  response?: { status: number; headers: Record<string, string | undefined>; data?: unknown };
+  message: string;
+}
+
+const gmt = (text: unknown): Date | null => {
+  if (typeof text !== 'string' || !text) return null;
+  const d = new Date(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`);
+  return Number.isNaN(d.getTime()) ? null : d;
+};
+/** `2026-03-12T10:04:35`: the form WooCommerce's date parameters take (GMT with `dates_are_gmt`). */
+const wooTime = (d: Date) => d.toISOString().slice(0, 19);
+
+export function wooShop(shop: { url: string; clave: string; secreto: string }, policy: CallPolicy): ShopApi {
+  const api = new WooCommerceRestApi({
+    url: shop.url,
+    consumerKey: shop.clave,
+    consumerSecret: shop.secreto,
+    version: 'wc/v3',
+    timeout: policy.timeoutMs,
+  });
+  const call = <T>(what: string, run: () => Promise<{ data: T; headers: Record<string, string | undefined> }>) =>
+    withRetries(
+      policy,
+      async () => {
+        try {
+          return await run();
+        } catch (err) {
+          const e = err as AxiosLikeError;
+          const status = e.response?.status ?? null;
+          const said = (e.response?.data as Json | undefined)?.message;
+          throw Object.assign(new ShopCallError(`WooCommerce ${what}: ${typeof said === 'string' ? said : e.message}`, status), {
+            retryAfter: e.response?.headers['retry-after'],
+          });
+        }
+      },
+      (err, attempt) => {
+        const e = err as ShopCallError & { retryAfter?: string };
+        return verdictFor(e.status, e.retryAfter, attempt, policy);
+      },
+    );
+
+  const withRefundLines = async (order: Json): Promise<Json> => {
+    if (!Array.isArray(order.refunds) || order.refunds.length === 0) return order;
+    const { data } = await call<Json[]>('refunds', () => api.get(`orders/${String(order.id)}/refunds`, { per_page: PER_PAGE }));
+    return { ...order, refunds: data };
+  };
+
+  return {
+    plataforma: 'woocommerce',
+    async ordersChangedSince(since, pages) {
+      let listed = 0;
+      let cursor = since;
+      let page = 1;
+      const handed = new Map<string, number>();
+      for (;;) {
+        const { data } = await call<Json[]>('orders', () =>
+          api.get('orders', {
+            modified_after: wooTime(new Date(cursor.getTime() - 1000)),
+            dates_are_gmt: true,
+            orderby: 'modified',
+            order: 'asc',
+            per_page: PER_PAGE,
+            page,
+          }),
+        );
+        let newest = cursor;
+        const listedHere: Array<{ raw: Json; referencia: string; version: Date }> = [];
+        for (const raw of data) {
+          const version = gmt(raw.date_modified_gmt);
+          const id = String(raw.id);
+          if (!version) continue;
+          if (version > newest) newest = version;
+          if (handed.get(id) === version.getTime()) continue;
+          handed.set(id, version.getTime());
+          listedHere.push({ raw, referencia: platformOrderReference('woocommerce', id), version });
+        }
+        listed += listedHere.length;
+        const wanted = listedHere.length > 0 ? await pages.wanted(listedHere) : new Set<string>();
+        const fresh: ShopOrder[] = [];
+        for (const { raw, referencia, version } of listedHere) {
+          if (!wanted.has(referencia)) continue;
+          const order = await withRefundLines(raw);
+          fresh.push({ referencia, version, cuerpo: Buffer.from(JSON.stringify(order)), tema: 'order.updated' });
+        }
+        if (fresh.length > 0) await pages.onPage(fresh);
+        if (data.length < PER_PAGE) return listed;
+        // A full page whose orders all changed within the cursor's second: the next page of it.
+        if (Math.floor(newest.getTime() / 1000) > Math.floor(cursor.getTime() / 1000)) {
+          cursor = newest;
+          page = 1;
+        } else page++;
+      }
+    },
+    async keepSubscriptions(endpoint, secret): Promise<SubscriptionCheck> {
+      const hooks: Json[] = [];
+      for (let page = 1; ; page++) {
+        const { data } = await call<Json[]>('webhooks', () => api.get('webhooks', { per_page: PER_PAGE, page, status: 'all' }));
+        hooks.push(...data);
+        if (data.length < PER_PAGE) break;
+      }
+      let restored = false;
+      for (const topic of WOO_ORDER_TOPICS) {
+        const ours = hooks.filter((h) => h.delivery_url === endpoint && h.topic === topic);
+        if (ours.some((h) => h.status === 'active')) continue;
+        restored = true;
+        const found = ours[0];
+        if (found) await call('webhooks', () => api.put(`webhooks/${String(found.id)}`, { status: 'active' }));
+        else
+          await call('webhooks', () =>
+            api.post('webhooks', { name: `ERP ${topic}`, topic, delivery_url: endpoint, status: 'active', ...(secret ? { secret } : {}) }),
+          );
+      }
+      return restored ? 'restaurada' : 'activa';
+    },
+  };
+}
