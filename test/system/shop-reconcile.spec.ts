@@ -23,6 +23,9 @@ describe('shop reconciliation through the stack', () => {
   let shops: Awaited<ReturnType<typeof startShops>>;
   let integ: Record<string, WebhookToken>;
   let empresaId: number;
+  const oldKey = `k1:${randomBytes(32).toString('base64')}`;
+  const newKey = `k2:${randomBytes(32).toString('base64')}`;
+  let keys = oldKey;
 
   beforeAll(async () => {
     tls.setDefaultCACertificates([...tls.getCACertificates('default'), testCa().caPem]);
@@ -30,7 +33,7 @@ describe('shop reconciliation through the stack', () => {
     stack = await Stack.start({
       services: ['gateway', 'inventory', 'sales', 'returns', 'webhook-ingest'],
       webhookIngest: (s) => ({
-        PLATFORM_CREDENTIALS_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+        PLATFORM_CREDENTIALS_KEYS: keys,
         PLATFORM_WEBHOOK_BASE_URL: s.baseUrl,
         // Passes only when asked (`webhooks.admin.reconcile`), so each test sees what its own pass did.
         PLATFORM_RECONCILE_INTERVAL_MS: 3_600_000,
@@ -232,5 +235,28 @@ describe('shop reconciliation through the stack', () => {
   it('two passes of one integration at once: one runs, the other finds it held', async () => {
     const [a, b] = await Promise.all([reconcile(integ.shop!.id), reconcile(integ.shop!.id)]);
     expect([a[0]!.resultado, b[0]!.resultado].sort()).toEqual(['correcta', 'ocupada']);
+  });
+
+  it('a rotated token moves our subscriptions to its new URL; a rotated key re-seals every credential, and the old key can go', async () => {
+    const rotated = await stack.admin.request(
+      webhookSubjects,
+      'webhooks.admin.integration.rotate-token',
+      { id: integ.woo!.id },
+      { requestId: 't' },
+    );
+    await reconcile(integ.woo!.id);
+    expect(
+      [...shops.woo.webhooks.values()].filter((w) => w.delivery_url === `${stack.baseUrl}${rotated.path}`).map((w) => w.topic),
+    ).toEqual(['order.created', 'order.updated']);
+
+    keys = `${newKey},${oldKey}`;
+    await stack.stopService('webhook-ingest');
+    await stack.startService('webhook-ingest');
+    const resealed = await stack.admin.request(webhookSubjects, 'webhooks.admin.credentials.reseal', {}, { requestId: 't' });
+    expect(resealed).toEqual({ reselladas: 2, clave: 'k2' });
+    keys = newKey;
+    await stack.stopService('webhook-ingest');
+    await stack.startService('webhook-ingest');
+    expect((await reconcile()).map((p) => p.resultado)).toEqual(['correcta', 'correcta']);
   });
 });

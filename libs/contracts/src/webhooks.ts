@@ -237,6 +237,16 @@ export const webhookSubjects = defineCatalog({
     request: z.object({ id_integracion: Id.optional() }),
     reply: z.array(PasadaConciliacion),
   },
+  /**
+   * Seals every shop credential that another key sealed with the first key of the keyring (a key
+   * rotation); answers how many it sealed again and with which key.
+   */
+  'webhooks.admin.credentials.reseal': {
+    tenant: false,
+    errors: ['VALIDATION_FAILED'],
+    request: z.object({}),
+    reply: z.object({ reselladas: z.number().int(), clave: z.string() }),
+  },
   /** Issues a new token for an integration; the old one stops working at once. */
   'webhooks.admin.integration.rotate-token': {
     tenant: false,

@@ -23,6 +23,7 @@ const USAGE = `Usage: npm run admin -- <command>
   webhooks replay ID... | --empresa EMPRESA_ID
                                   process failed deliveries again (after fixing the catalog or the integration)
   webhooks rotate INTEGRACION_ID  issue a new webhook token (shown once; the old one stops working)
+  webhooks reseal                 seal every shop credential again with the first key of PLATFORM_CREDENTIALS_KEYS
   reconcile [--integracion ID]    one reconciliation pass now against the shop's API, of one integration or of
                                   every one with a shop API; prints what each pass read, stored and restored
 ${RETURNS_USAGE}
@@ -112,7 +113,8 @@ async function main(args: string[]): Promise<unknown> {
         }
         if (sub === 'rotate')
           return await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
-        throw new Error('webhooks needs failed, replay or rotate');
+        if (sub === 'reseal') return await bus.request(webhookSubjects, 'webhooks.admin.credentials.reseal', {}, ctx);
+        throw new Error('webhooks needs failed, replay, rotate or reseal');
       case 'reconcile': {
         const { values } = parseArgs({ args: args.slice(1), options: { integracion: { type: 'string' } } });
         const request = values.integracion ? { id_integracion: id(values.integracion, 'INTEGRACION_ID') } : {};

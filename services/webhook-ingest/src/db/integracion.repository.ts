@@ -30,3 +30,15 @@ export async function setProductoEnvio(db: Db, id: number, productoId: number): 
 export async function setTiendaCredenciales(db: Db, id: number, sealed: Buffer): Promise<void> {
   await db.updateTable('integraciones').set({ tienda_credenciales: sealed, updated_at: new Date() }).where('id', '=', id).execute();
 }
+
+/** Every integration's sealed shop credentials, locked (a reseal rewrites them). */
+export async function sealedCredentials(db: Db) {
+  const rows = await db
+    .selectFrom('integraciones')
+    .select(['id', 'empresa_id', 'plataforma', 'tienda_credenciales'])
+    .where('tienda_credenciales', 'is not', null)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  return rows.map((r) => ({ ...r, tienda_credenciales: r.tienda_credenciales! }));
+}

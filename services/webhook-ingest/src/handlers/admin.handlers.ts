@@ -3,9 +3,9 @@ import { AppError, webhookEvents, webhookPath, type webhookSubjects } from '@erp
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { listEntregas, reopenFailed } from '../db/entrega.repository';
-import { replaceToken, setTiendaCredenciales } from '../db/integracion.repository';
+import { replaceToken, sealedCredentials, setTiendaCredenciales } from '../db/integracion.repository';
 import type { WebhookDb } from '../db/tables';
-import { credentialsContext, openSecrets, sealSecrets, type Keyring } from '../domain/credentials';
+import { credentialsContext, openSecrets, sealSecrets, sealedWith, type Keyring } from '../domain/credentials';
 import { generateToken, hashToken, tokenPrefix } from '../domain/token';
 import { announceIntegracion, seedIntegraciones } from '../flows/seed-integraciones.flow';
 import type { Reconciler } from '../workers/reconcile.worker';
@@ -45,6 +45,21 @@ export function adminHandlers(
       });
       if (reopened.length > 0) onEnqueued();
       return { reencoladas: reopened };
+    },
+    'webhooks.admin.credentials.reseal': async () => {
+      if (!keyring.current) throw AppError.validation('No hay clave configurada (PLATFORM_CREDENTIALS_KEYS)');
+      const current = keyring.current;
+      const reselladas = await inTransaction(db, async (trx) => {
+        let n = 0;
+        for (const row of await sealedCredentials(trx)) {
+          if (sealedWith(row.tienda_credenciales) === current) continue;
+          const context = credentialsContext(row.empresa_id, row.plataforma);
+          await setTiendaCredenciales(trx, row.id, sealSecrets(keyring, openSecrets(keyring, row.tienda_credenciales, context), context));
+          n++;
+        }
+        return n;
+      });
+      return { reselladas, clave: current };
     },
     'webhooks.admin.reconcile': async ({ id_integracion }) => hooks.reconciler().runNow(id_integracion),
     'webhooks.admin.integration.rotate-token': async ({ id }) => {
