@@ -27,7 +27,7 @@ import {
 import { translatePgError } from '@erp/db';
 import type { Bus, StreamSettings } from './bus';
 import { buildHeaders, extractTraceContext, readRequestContext } from './headers';
-import { ensureExportStore } from './objects';
+import { ensureExportStore, updateStream } from './objects';
 
 const tracer = trace.getTracer('@erp/bus');
 const nanos = (ms: number) => ms * 1_000_000;
@@ -43,8 +43,10 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
 /**
  * Creates the one events stream of this prefix, or brings an existing one to the configured
  * replicas and limits (a stream created by an older release, or with other settings, is
- * updated in place; its events stay). Privileged: only the operator identity may create or
- * change the stream (the migration step runs it); services only look at it (`checkEventStream`).
+ * updated in place; its events stay). Privileged: only the operator identity may create the
+ * stream (the migration step runs it); services only look at it (`checkEventStream`). The
+ * operator may not update it either (an update can drop every event: `max_msgs: 1`), so under the
+ * generated permissions a stream whose limits differ is logged and left as it is (`updateStream`).
  */
 export async function ensureEventStream(bus: Bus): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
@@ -111,17 +113,12 @@ async function checkReplicas(jsm: JetStreamManager, name: string, wanted: number
 
 type StreamLimits = Pick<StreamConfig, 'subjects' | 'num_replicas' | 'max_bytes' | 'max_age' | 'duplicate_window' | 'discard'>;
 
-/** Updates the stream where it differs from `wanted`. */
+/** Updates the stream where it differs from `wanted` (or logs the difference, see `updateStream`). */
 async function reconcileStream(bus: Bus, jsm: JetStreamManager, config: StreamConfig, wanted: StreamLimits): Promise<void> {
   const differing = (Object.keys(wanted) as Array<keyof StreamLimits>).filter(
     (key) => JSON.stringify(config[key]) !== JSON.stringify(wanted[key]),
   );
-  if (differing.length === 0) return;
-  bus.logger.info(
-    { stream: config.name, changed: Object.fromEntries(differing.map((k) => [k, { from: config[k], to: wanted[k] }])) },
-    'events stream updated to the configuration',
-  );
-  await jsm.streams.update(config.name, { ...config, ...wanted });
+  if (differing.length > 0) await updateStream(bus, jsm, config, wanted, differing);
 }
 
 export interface PublishOptions {
@@ -246,6 +243,10 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
       throw new Error(`The consumer ${options.durable} of ${stream} does not exist: the migration step creates it (MIGRATE_STREAMS)`);
     throw err;
   });
+  // A push consumer delivers wherever its config says, which no permission can restrict: one under
+  // a declared name (the operator's grant cannot tell a pull config from a push one) is refused.
+  if (info.config.deliver_subject)
+    throw new Error(`The consumer ${options.durable} of ${stream} pushes to ${info.config.deliver_subject}: only pull consumers are used`);
   const wanted = options.subjects.map((s) => bus.subject(s)).sort();
   const reads = (info.config.filter_subjects ?? (info.config.filter_subject ? [info.config.filter_subject] : [])).slice().sort();
   if (JSON.stringify(reads) !== JSON.stringify(wanted)) {

@@ -32,33 +32,51 @@ describe('NATS permissions generated from the subject catalogs', () => {
     expect(sut.gateway!.publish.allow).not.toContain('erp.inventory.stock.adjust');
   });
 
-  it('lets no service create, change or delete a stream or a consumer; the operator identity manages them', () => {
-    // The export store's files are read by direct (or message) get, and removed by purging their
-    // chunks, on that stream only.
-    const usesExportFiles = /^\$JS\.API\.(DIRECT\.GET|STREAM\.(MSG\.GET|PURGE))\.OBJ_erp_EXPORTS(\.>)?$/;
+  it('lets no service create, change, purge or delete a stream or a consumer; the operator identity creates them and changes none', () => {
+    // The export stores' files are read by direct (or message) get, on those streams only.
+    const readsExportFiles = /^\$JS\.API\.(DIRECT\.GET|STREAM\.MSG\.GET)\.OBJ_erp_EXPORTS_(sales|returns|inventory)(\.>)?$/;
     for (const service of SERVICES) {
       const jetstream = sut[service]!.publish.allow.filter((s) => s.startsWith('$JS.API.'));
       expect({
         service,
         managing: jetstream.filter(
-          (s) => !/^\$JS\.API\.(INFO|STREAM\.INFO\.|CONSUMER\.(INFO|MSG\.NEXT)\.)/.test(s) && !usesExportFiles.test(s),
+          (s) => !/^\$JS\.API\.(INFO|STREAM\.INFO\.|CONSUMER\.(INFO|MSG\.NEXT)\.)/.test(s) && !readsExportFiles.test(s),
         ),
       }).toEqual({ service, managing: [] });
     }
-    expect(sut.operator!.publish.allow).toEqual(
-      expect.arrayContaining([
-        '$JS.API.STREAM.CREATE.erp_EVENTS',
-        '$JS.API.STREAM.UPDATE.erp_EVENTS',
-        '$JS.API.STREAM.CREATE.OBJ_erp_EXPORTS',
-        '$JS.API.STREAM.UPDATE.OBJ_erp_EXPORTS',
-      ]),
+    const stores = ['OBJ_erp_EXPORTS_sales', 'OBJ_erp_EXPORTS_returns', 'OBJ_erp_EXPORTS_inventory'];
+    expect(sut.operator!.publish.allow.filter((s) => s.startsWith('$JS.API.STREAM.') || s === '$JS.API.INFO').sort()).toEqual(
+      [
+        '$JS.API.INFO',
+        ...['erp_EVENTS', ...stores].flatMap((stream) => [`$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.INFO.${stream}`]),
+      ].sort(),
     );
     expect(sut.operator!.publish.allow.filter((s) => !s.startsWith('$JS.API.'))).toEqual([]);
   });
 
+  it('gives each writer its own export store and no purge; the gateway reads every store; the exports service reads their limits only', () => {
+    const exportGrants = (identity: string) => sut[identity]!.publish.allow.filter((s) => /EXPORTS/.test(s));
+    const read = (writer: string) => [
+      `$JS.API.DIRECT.GET.OBJ_erp_EXPORTS_${writer}`,
+      `$JS.API.DIRECT.GET.OBJ_erp_EXPORTS_${writer}.>`,
+      `$JS.API.STREAM.INFO.OBJ_erp_EXPORTS_${writer}`,
+      `$JS.API.STREAM.MSG.GET.OBJ_erp_EXPORTS_${writer}`,
+    ];
+    for (const writer of ['sales', 'returns', 'inventory']) {
+      expect(exportGrants(writer)).toEqual([...read(writer), `$O.erp_EXPORTS_${writer}.C.>`, `$O.erp_EXPORTS_${writer}.M.>`].sort());
+    }
+    expect(exportGrants('gateway')).toEqual(['sales', 'returns', 'inventory'].flatMap(read).sort());
+    expect(exportGrants('exports')).toEqual(['inventory', 'returns', 'sales'].map((w) => `$JS.API.STREAM.INFO.OBJ_erp_EXPORTS_${w}`));
+    for (const identity of Object.keys(sut))
+      expect({ identity, purge: sut[identity]!.publish.allow.filter((s) => /PURGE|DELETE|UPDATE/.test(s)) }).toEqual({
+        identity,
+        purge: [],
+      });
+  });
+
   it('lets no service create or delete any consumer, on any stream, its own durables included', () => {
     const durables = SERVICES.flatMap((service) => Object.entries(BUS_IDENTITIES[service].consumers as Record<string, string>));
-    const consumerApi = ['erp_EVENTS', 'OBJ_erp_EXPORTS', 'ANY_STREAM'].flatMap((stream) => [
+    const consumerApi = ['erp_EVENTS', 'OBJ_erp_EXPORTS_sales', 'ANY_STREAM'].flatMap((stream) => [
       `$JS.API.CONSUMER.CREATE.${stream}`,
       `$JS.API.CONSUMER.CREATE.${stream}.pushed`,
       `$JS.API.CONSUMER.CREATE.${stream}.pushed.erp.sales.admin.annul`,

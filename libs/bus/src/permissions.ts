@@ -1,6 +1,6 @@
 import { ADMIN_IDENTITY, BUS_IDENTITIES, OPERATOR_IDENTITY, SERVICES, streamName, type BusIdentity, type Catalog } from '@erp/contracts';
 import { inboxPrefix } from './bus';
-import { exportStoreName } from './objects';
+import { EXPORT_WRITERS, exportStoreName, type ExportWriter } from './objects';
 
 /** What one identity may publish and subscribe to, in nats-server's terms. */
 export interface NatsPermissions {
@@ -17,11 +17,13 @@ const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
  * subscribes to the subjects it serves and the events it listens to; publishes the subjects it
  * calls, one by one (never an `*.admin.*` one), and its own events; may read the events stream's
  * info and pull from, and acknowledge on, its own durable consumers, and nothing else of
- * JetStream but the export files it uses (read without a consumer, see `exportFilePermissions`):
- * no stream or consumer is created, changed or deleted by a service (a consumer it could create
- * could push a stream to any subject, an admin one included); reads only its own inbox. The operator identity (the migration step) creates and updates the stream and the
- * declared durables, and nothing else. The admin identity (the CLI) calls every served subject,
- * admin ones included, and nothing else.
+ * JetStream but the export stores it uses (`exportFilePermissions`): no stream or consumer is
+ * created, changed, purged or deleted by a service (a consumer it could create could push a stream
+ * to any subject, an admin one included); reads only its own inbox. The operator identity (the
+ * migration step) creates the events stream, the export stores and the declared durables (each
+ * under its name, over its one event), and changes, purges or deletes no stream and no other
+ * consumer. The admin identity (the CLI) calls every served subject, admin ones included, and
+ * nothing else.
  */
 export function natsPermissions(prefix: string): Record<string, NatsPermissions> {
   const subject = (name: string) => `${prefix}.${name}`;
@@ -44,7 +46,7 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
             `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
             `$JS.ACK.${stream}.${durable}.>`,
           ]),
-          ...(identity.exportFiles ? exportFilePermissions(prefix, identity.exportFiles) : []),
+          ...exportFilePermissions(prefix, identity.exportFiles ?? {}),
         ]),
       },
       subscribe: {
@@ -58,8 +60,11 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
     publish: {
       allow: unique([
         '$JS.API.INFO',
-        ...['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.${stream}`),
-        ...['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.OBJ_${exportStoreName(prefix)}`),
+        // Create only: an update can drop what a stream holds (max_msgs: 1), and a create of a
+        // stream that exists with another configuration is refused by the server.
+        ...[stream, ...EXPORT_WRITERS.map((writer) => `OBJ_${exportStoreName(prefix, writer)}`)].flatMap((name) =>
+          ['INFO', 'CREATE'].map((op) => `$JS.API.STREAM.${op}.${name}`),
+        ),
         ...durables.flatMap(([durable, event]) => [
           `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
           // The filter subject is part of the API subject: each durable can only ever read its event.
@@ -79,22 +84,31 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
 }
 
 /**
- * The JetStream API of the export store's stream that each use needs: reading a file is a direct
- * get of its metadata and of each chunk (a message get of the stream leader where direct get is
- * off), never a consumer; writing publishes chunks and metadata, reads a file's metadata, and
- * purges what a failed, replaced or removed file left. Only the operator creates and updates the store.
+ * The JetStream API of the export stores each use needs. Reading a file is a direct get of its
+ * metadata and of each chunk (a message get of the stream leader where direct get is off), never a
+ * consumer. Writing publishes chunks and metadata to the writer's own store, and reads its files'
+ * metadata; a file is removed by publishing (a subject rollup over its metadata and over its
+ * chunks), never by a purge, which nats-server cannot restrict to one file (its filter is in the
+ * request's body: a writer that may purge may empty the whole store). Only the operator creates the stores.
  */
-function exportFilePermissions(prefix: string, access: 'write' | 'read'): string[] {
-  const bucket = exportStoreName(prefix);
-  const stream = `OBJ_${bucket}`;
-  const read = [
-    `$JS.API.STREAM.INFO.${stream}`,
-    `$JS.API.STREAM.MSG.GET.${stream}`,
-    `$JS.API.DIRECT.GET.${stream}`,
-    `$JS.API.DIRECT.GET.${stream}.>`,
+function exportFilePermissions(prefix: string, access: NonNullable<BusIdentity['exportFiles']>): string[] {
+  const streamOf = (writer: ExportWriter) => `OBJ_${exportStoreName(prefix, writer)}`;
+  const read = (writer: ExportWriter) => [
+    `$JS.API.STREAM.INFO.${streamOf(writer)}`,
+    `$JS.API.STREAM.MSG.GET.${streamOf(writer)}`,
+    `$JS.API.DIRECT.GET.${streamOf(writer)}`,
+    `$JS.API.DIRECT.GET.${streamOf(writer)}.>`,
   ];
-  if (access === 'read') return read;
-  return [...read, `$O.${bucket}.C.>`, `$O.${bucket}.M.>`, `$JS.API.STREAM.PURGE.${stream}`];
+  const write = (writer: ExportWriter) => [
+    ...read(writer),
+    `$O.${exportStoreName(prefix, writer)}.C.>`,
+    `$O.${exportStoreName(prefix, writer)}.M.>`,
+  ];
+  return [
+    ...(access.write ? write(access.write) : []),
+    ...(access.read ?? []).flatMap(read),
+    ...(access.info ?? []).map((writer) => `$JS.API.STREAM.INFO.${streamOf(writer)}`),
+  ];
 }
 
 function unique(values: string[]): string[] {

@@ -76,3 +76,33 @@ describe('a consumer whose handler keeps failing for a transient reason', () => 
     );
   });
 });
+
+/**
+ * A durable under a declared name that pushes (made by whoever could create it before the
+ * migration step did): its deliver subject could be any subject, so a service will not bind to it.
+ */
+describe('a durable that pushes instead of being pulled', () => {
+  let h: Harness<unknown>;
+
+  beforeAll(async () => {
+    h = await harness('consumer-pushed');
+    await ensureEventStream(h.bus);
+  });
+  afterAll(() => h?.close());
+
+  it('stops the service’s start, naming where it pushes', async () => {
+    const jsm = await jetstreamManager(h.bus.nc);
+    await jsm.consumers.add(streamName(h.iso.subjectPrefix), {
+      durable_name: 'pushed-consumer',
+      filter_subject: h.bus.subject('events.test.thing.happened'),
+      deliver_subject: h.bus.subject('sales.admin.annul'),
+    });
+    const sut = startConsumer(h.bus, {
+      durable: 'pushed-consumer',
+      events,
+      subjects: ['events.test.thing.happened'],
+      handler: async () => undefined,
+    });
+    await expect(sut).rejects.toThrow(`pushes to ${h.bus.subject('sales.admin.annul')}`);
+  });
+});

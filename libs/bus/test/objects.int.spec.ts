@@ -52,34 +52,34 @@ describe('export files read chunk by chunk', () => {
     h = await harness('objects');
     bus = h.bus;
     jsm = await jetstreamManager(bus.nc);
-    stream = `OBJ_${exportStoreName(h.iso.subjectPrefix)}`;
+    stream = `OBJ_${exportStoreName(h.iso.subjectPrefix, 'sales')}`;
   });
   afterAll(() => h?.close());
 
   it('gives a store that did not allow direct get the setting, and reads a file through either way', async () => {
     // A store made by hand, or by a client that left direct get off.
-    await new Objm(bus.nc).create(exportStoreName(h.iso.subjectPrefix), { ttl: settings.maxAgeMs * 1_000_000 });
+    await new Objm(bus.nc).create(exportStoreName(h.iso.subjectPrefix, 'sales'), { ttl: settings.maxAgeMs * 1_000_000 });
     const made = (await jsm.streams.info(stream)).config;
     await jsm.streams.update(stream, { ...made, allow_direct: false });
-    await putNdjsonGzip(bus, 'sin-directo.ndjson.gz', randomLines(2));
+    await putNdjsonGzip(bus, 'sales/sin-directo.ndjson.gz', randomLines(2));
     // Direct get would find no one to answer: the leader's message get reads it.
     const before = await reader();
-    const viaLeader = await bytesOf(await readObjectFrom(before, 'sin-directo.ndjson.gz'));
+    const viaLeader = await bytesOf(await readObjectFrom(before, 'sales/sin-directo.ndjson.gz'));
     expect(gunzipSync(viaLeader).toString().split('\n')).toHaveLength(201);
 
     await ensureExportStore(bus, settings);
     expect((await jsm.streams.info(stream)).config).toMatchObject({ allow_direct: true, max_age: settings.maxAgeMs * 1_000_000 });
     const after = await reader();
-    expect((await bytesOf(await readObjectFrom(after, 'sin-directo.ndjson.gz'))).equals(viaLeader)).toBe(true);
-    expect(await bytesOf(await readObjectFrom(after, 'sin-directo.ndjson.gz', 5, 9))).toEqual(viaLeader.subarray(5, 10));
+    expect((await bytesOf(await readObjectFrom(after, 'sales/sin-directo.ndjson.gz'))).equals(viaLeader)).toBe(true);
+    expect(await bytesOf(await readObjectFrom(after, 'sales/sin-directo.ndjson.gz', 5, 9))).toEqual(viaLeader.subarray(5, 10));
   });
 
   it('reads a file of several chunks whole, and any range of it, across chunk boundaries', async () => {
-    const { bytes } = await putNdjsonGzip(bus, 'grande.ndjson.gz', randomLines(80));
-    const info = await (await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix))).info('grande.ndjson.gz');
+    const { bytes } = await putNdjsonGzip(bus, 'sales/grande.ndjson.gz', randomLines(80));
+    const info = await (await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix, 'sales'))).info('sales/grande.ndjson.gz');
     expect(info!.chunks).toBeGreaterThanOrEqual(3);
     const chunk = info!.options!.max_chunk_size!;
-    const whole = await bytesOf(await readObjectFrom(bus, 'grande.ndjson.gz'));
+    const whole = await bytesOf(await readObjectFrom(bus, 'sales/grande.ndjson.gz'));
     expect(whole.length).toBe(bytes);
     expect(gunzipSync(whole).toString().split('\n')).toHaveLength(8_001);
     for (const [start, end] of [
@@ -89,7 +89,7 @@ describe('export files read chunk by chunk', () => {
       [chunk + 17, 2 * chunk + 17],
       [bytes - 1, bytes - 1],
     ] as const) {
-      const range = await bytesOf(await readObjectFrom(bus, 'grande.ndjson.gz', start, end));
+      const range = await bytesOf(await readObjectFrom(bus, 'sales/grande.ndjson.gz', start, end));
       expect({ start, end, length: range.length, same: range.equals(whole.subarray(start, end + 1)) }).toEqual({
         start,
         end,
@@ -97,33 +97,61 @@ describe('export files read chunk by chunk', () => {
         same: true,
       });
     }
-    expect((await bytesOf(await readObjectFrom(bus, 'grande.ndjson.gz', chunk + 3))).equals(whole.subarray(chunk + 3))).toBe(true);
+    expect((await bytesOf(await readObjectFrom(bus, 'sales/grande.ndjson.gz', chunk + 3))).equals(whole.subarray(chunk + 3))).toBe(true);
     // Read with messages, never a consumer.
     expect((await jsm.consumers.list(stream).next()).length).toBe(0);
   });
 
   it('answers undefined for a file that is not there or was removed', async () => {
-    await expect(readObjectFrom(bus, 'nunca.ndjson.gz')).resolves.toBeUndefined();
-    await putNdjsonGzip(bus, 'borrado.ndjson.gz', randomLines(1));
-    await expect(deleteObject(bus, 'borrado.ndjson.gz')).resolves.toBe(true);
-    await expect(readObjectFrom(bus, 'borrado.ndjson.gz')).resolves.toBeUndefined();
-    await expect(deleteObject(bus, 'borrado.ndjson.gz')).resolves.toBe(false);
-    await expect(deleteObject(bus, 'nunca.ndjson.gz')).resolves.toBe(false);
+    await expect(readObjectFrom(bus, 'sales/nunca.ndjson.gz')).resolves.toBeUndefined();
+    await putNdjsonGzip(bus, 'sales/borrado.ndjson.gz', randomLines(1));
+    await expect(deleteObject(bus, 'sales/borrado.ndjson.gz')).resolves.toBe(true);
+    await expect(readObjectFrom(bus, 'sales/borrado.ndjson.gz')).resolves.toBeUndefined();
+    await expect(deleteObject(bus, 'sales/borrado.ndjson.gz')).resolves.toBe(false);
+    await expect(deleteObject(bus, 'sales/nunca.ndjson.gz')).resolves.toBe(false);
+  });
+
+  it('removes a file by publishing only: its metadata marked deleted, its chunks rolled up into one empty message', async () => {
+    const name = 'sales/enrollado.ndjson.gz';
+    await putNdjsonGzip(bus, name, randomLines(40));
+    const store = await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix, 'sales'));
+    const info = (await store.info(name))!;
+    const chunks = `$O.${info.bucket}.C.${info.nuid}`;
+    const kept = async () => (await jsm.streams.info(stream, { subjects_filter: chunks })).state.subjects?.[chunks];
+    expect(info.chunks).toBeGreaterThanOrEqual(2);
+    expect(await kept()).toBe(info.chunks);
+    await expect(deleteObject(bus, name)).resolves.toBe(true);
+    // nats.js's own reading agrees: the file is deleted.
+    expect((await store.info(name))?.deleted).toBe(true);
+    expect(await kept()).toBe(1);
+    expect((await jsm.direct.getMessage(stream, { last_by_subj: chunks }))!.data.length).toBe(0);
+  });
+
+  it('fails a write with its cause and leaves one empty message of the chunks it had stored', async () => {
+    const name = 'sales/cortado.ndjson.gz';
+    const failing = async function* () {
+      yield* randomLines(80);
+      throw new Error('lectura cortada');
+    };
+    const before = (await jsm.streams.info(stream)).state.bytes;
+    await expect(putNdjsonGzip(bus, name, failing())).rejects.toThrow('lectura cortada');
+    expect((await jsm.streams.info(stream)).state.bytes - before).toBeLessThan(1_000);
+    await expect(readObjectFrom(bus, name)).resolves.toBeUndefined();
   });
 
   it('stores an export with no rows as a gzip file of an empty text', async () => {
     const none = async function* () {
       yield { count: 0, lines: '' };
     };
-    const written = await putNdjsonGzip(bus, 'vacio.ndjson.gz', none());
-    const bytes = await bytesOf(await readObjectFrom(bus, 'vacio.ndjson.gz'));
+    const written = await putNdjsonGzip(bus, 'sales/vacio.ndjson.gz', none());
+    const bytes = await bytesOf(await readObjectFrom(bus, 'sales/vacio.ndjson.gz'));
     expect(written).toEqual({ objetos: 0, bytes: bytes.length });
     expect(bytes.length).toBeGreaterThan(0);
     expect(gunzipSync(bytes).toString()).toBe('');
   });
 
   it('fails the read of a file whose chunk is missing or changed, holding back its last bytes', async () => {
-    const store = await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix));
+    const store = await new Objm(bus.nc).open(exportStoreName(h.iso.subjectPrefix, 'sales'));
     const chunkSeqs = async (name: string) => {
       const info = (await store.info(name))!;
       const seqs: number[] = [];
@@ -134,11 +162,11 @@ describe('export files read chunk by chunk', () => {
       return { info, seqs };
     };
 
-    await putNdjsonGzip(bus, 'sin-trozo.ndjson.gz', randomLines(80));
-    const missing = await chunkSeqs('sin-trozo.ndjson.gz');
+    await putNdjsonGzip(bus, 'sales/sin-trozo.ndjson.gz', randomLines(80));
+    const missing = await chunkSeqs('sales/sin-trozo.ndjson.gz');
     await jsm.streams.deleteMessage(stream, missing.seqs[1]!);
     const received: Buffer[] = [];
-    const failed = await readObjectFrom(bus, 'sin-trozo.ndjson.gz')
+    const failed = await readObjectFrom(bus, 'sales/sin-trozo.ndjson.gz')
       .then(async (file) => {
         for await (const chunk of file!) received.push(chunk as Buffer);
       })
@@ -148,12 +176,12 @@ describe('export files read chunk by chunk', () => {
     expect(Buffer.concat(received).length).toBeLessThan(missing.info.size);
 
     // Its last chunk replaced by other bytes of the same length: the size is right, the digest not.
-    await putNdjsonGzip(bus, 'cambiado.ndjson.gz', randomLines(80));
-    const changed = await chunkSeqs('cambiado.ndjson.gz');
+    await putNdjsonGzip(bus, 'sales/cambiado.ndjson.gz', randomLines(80));
+    const changed = await chunkSeqs('sales/cambiado.ndjson.gz');
     const last = (await jsm.direct.getMessage(stream, { seq: changed.seqs.at(-1)! }))!;
     await jsm.streams.deleteMessage(stream, last.seq);
     await bus.nc.request(last.subject, randomBytes(last.data.length));
-    const read = await readObjectFrom(bus, 'cambiado.ndjson.gz', 0);
+    const read = await readObjectFrom(bus, 'sales/cambiado.ndjson.gz', 0);
     const got: Buffer[] = [];
     await expect(
       (async () => {
@@ -165,9 +193,9 @@ describe('export files read chunk by chunk', () => {
   });
 
   it('reads a file whole while a copy of the store that lacks part of it answers direct gets: only the leader says a file or a chunk is missing', async () => {
-    const name = 'tras-la-copia.ndjson.gz';
+    const name = 'sales/tras-la-copia.ndjson.gz';
     await putNdjsonGzip(bus, name, randomLines(40));
-    const bucket = exportStoreName(h.iso.subjectPrefix);
+    const bucket = exportStoreName(h.iso.subjectPrefix, 'sales');
     const info = (await (await new Objm(bus.nc).open(bucket)).info(name))!;
     expect(info.chunks).toBeGreaterThanOrEqual(2);
     const whole = await bytesOf(await readObjectFrom(await reader(), name));
@@ -189,7 +217,8 @@ describe('export files read chunk by chunk', () => {
     };
     for (const [what, mirror] of Object.entries(lacking)) {
       const copy = `${stream}_SIN_${what.toUpperCase()}`;
-      await jsm.streams.add({ name: copy, storage: StorageType.File, mirror, mirror_direct: true });
+      // Rollups allowed, as in the store: a removal's messages are rollups, which a copy without the setting stops at.
+      await jsm.streams.add({ name: copy, storage: StorageType.File, mirror, mirror_direct: true, allow_rollup_hdrs: true });
       try {
         // It joins the direct gets once it has caught up with what it takes: some then say the file's metadata or first chunk is not there.
         const asked =
@@ -214,7 +243,7 @@ describe('export files read chunk by chunk', () => {
       }
     }
     // Still nothing where the leader has nothing.
-    await expect(readObjectFrom(bus, 'nunca-escrito.ndjson.gz')).resolves.toBeUndefined();
+    await expect(readObjectFrom(bus, 'sales/nunca-escrito.ndjson.gz')).resolves.toBeUndefined();
   });
 });
 
@@ -252,7 +281,7 @@ describe('an export read by several transactions on one snapshot', () => {
     const written = await writeSnapshotExport(
       h.bus,
       h.db,
-      'una-foto.ndjson.gz',
+      'sales/una-foto.ndjson.gz',
       { cursor: changeCursorAfterSnapshot, rows },
       { batchSize: 50, readers: 3 },
     );
@@ -260,7 +289,7 @@ describe('an export read by several transactions on one snapshot', () => {
     writing = false;
     await writer;
 
-    const text = gunzipSync(await bytesOf(await readObjectFrom(h.bus, 'una-foto.ndjson.gz'))).toString();
+    const text = gunzipSync(await bytesOf(await readObjectFrom(h.bus, 'sales/una-foto.ndjson.gz'))).toString();
     const lines = text
       .split('\n')
       .filter((line) => line.length > 0)
@@ -305,7 +334,7 @@ describe('an export read by several transactions on one snapshot', () => {
     const written = await writeSnapshotExport(
       h.bus,
       h.db,
-      'con-cursor.ndjson.gz',
+      'sales/con-cursor.ndjson.gz',
       { cursor: changeCursorAfterSnapshot, rows },
       { batchSize: 50, readers: 3 },
     );
@@ -327,7 +356,7 @@ describe('an export read by several transactions on one snapshot', () => {
       'the feed’s horizon past the last change',
     );
     const file = new Map(
-      gunzipSync(await bytesOf(await readObjectFrom(h.bus, 'con-cursor.ndjson.gz')))
+      gunzipSync(await bytesOf(await readObjectFrom(h.bus, 'sales/con-cursor.ndjson.gz')))
         .toString()
         .split('\n')
         .filter((line) => line.length > 0)
@@ -411,14 +440,14 @@ describe('an export beside the service’s requests', () => {
   afterAll(() => h?.close());
 
   it('runs without a pause while the service has no other request', async () => {
-    const alone = await exportOf('sola.ndjson.gz', 1);
+    const alone = await exportOf('sales/sola.ndjson.gz', 1);
     expect(alone.pauses).toEqual([]);
     expect(alone.written.objetos).toBe(2_000);
   });
 
   it('pauses after its batches, each for the multiple of the batch’s time, while requests are answered, and writes the same file', async () => {
-    const beside = await whileRequested(() => exportOf('acompanada.ndjson.gz', 2));
-    const unpaced = await exportOf('sin-pausa.ndjson.gz', 0);
+    const beside = await whileRequested(() => exportOf('sales/acompanada.ndjson.gz', 2));
+    const unpaced = await exportOf('sales/sin-pausa.ndjson.gz', 0);
 
     // 20 batches of 100, each read while requests kept coming: each paused twice its time (50 ms at
     // least). The empty range past the last end, read in a moment, pauses only if a request came.
@@ -430,9 +459,9 @@ describe('an export beside the service’s requests', () => {
   });
 
   it('has two readers pause three times their batch’s time for 1, so that together they read half the time one would', async () => {
-    const two = await whileRequested(() => exportOf('dos-lectores.ndjson.gz', 1, 2));
+    const two = await whileRequested(() => exportOf('sales/dos-lectores.ndjson.gz', 1, 2));
     expect(two.pauses.filter((ms) => ms >= 150)).toHaveLength(20);
     expect(two.pauses.length).toBeLessThanOrEqual(21);
-    expect(two.lines).toEqual((await exportOf('un-lector.ndjson.gz', 0)).lines);
+    expect(two.lines).toEqual((await exportOf('sales/un-lector.ndjson.gz', 0)).lines);
   });
 });

@@ -4,10 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { DiscardPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { DiscardPolicy, JetStreamApiError, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { z } from 'zod';
 import {
+  BUS_IDENTITIES,
   SERVICES,
   defineEvents,
   gatewayEvents,
@@ -23,6 +24,7 @@ import { createLogger } from '@erp/runtime';
 import { freePort, tenant, until, waitForPort } from '@erp/testing';
 import {
   Bus,
+  EXPORT_WRITERS,
   deleteObject,
   ensureExportStore,
   exportStoreName,
@@ -253,6 +255,72 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       await expect((await managerOf('packages')).streams.info(stream)).resolves.toMatchObject({ config: { name: stream } });
     });
 
+    it('keeps the operator from emptying the events stream: no update (max_msgs: 1), no create over it with another configuration, no purge, no delete', async () => {
+      await publishEvent(
+        buses.find((b) => b.options.name === 'returns') ?? (await connectAs('returns')),
+        'events.returns.return.created',
+        { empresa_id: 1, id_devolucion: 3, id_venta: 7 },
+        { msgId: 'return-3' },
+      );
+      const operator = await managerOf('operator');
+      const before = await operator.streams.info(stream);
+      expect(before.state.messages).toBeGreaterThan(1);
+      await expect(operator.streams.update(stream, { ...before.config, max_msgs: 1, discard: DiscardPolicy.Old })).rejects.toThrow(
+        /permission/i,
+      );
+      // A create names the stream in its subject, which the operator may: the server refuses it over a stream that exists.
+      await expect(operator.streams.add({ ...before.config, max_msgs: 1 })).rejects.toThrow(/already in use/i);
+      await expect(operator.streams.purge(stream)).rejects.toThrow(/permission/i);
+      await expect(operator.streams.delete(stream)).rejects.toThrow(/permission/i);
+      const after = await operator.streams.info(stream);
+      expect(after.config).toEqual(before.config);
+      expect(after.state.messages).toBe(before.state.messages);
+    });
+
+    it('lets the operator make only the declared durables, each over its one event, and never turn one into a push consumer', async () => {
+      const inventory = buses.find((b) => b.options.name === 'inventory') ?? (await connectAs('inventory'));
+      const delivered: string[] = [];
+      const sub = inventory.nc.subscribe(`${PREFIX}.inventory.admin.seed`, { callback: (_err, msg) => void delivered.push(msg.subject) });
+      await inventory.nc.flush();
+      const operator = await managerOf('operator');
+      const pushed = { deliver_subject: `${PREFIX}.inventory.admin.seed` };
+      // Under a name nobody declared, as an ephemeral consumer, or a declared name over another event: no permission.
+      await expect(
+        operator.consumers.add(stream, { durable_name: 'empuje', filter_subject: `${PREFIX}.events.returns.return.created`, ...pushed }),
+      ).rejects.toThrow(/permission/i);
+      await expect(
+        operator.consumers.add(stream, { filter_subject: `${PREFIX}.events.returns.return.created`, ...pushed }),
+      ).rejects.toThrow(/permission/i);
+      await expect(
+        operator.consumers.add(stream, { durable_name: 'sales-return-created', filter_subject: `${PREFIX}.events.sales.sale.created` }),
+      ).rejects.toThrow(/permission/i);
+      // A declared durable, which the migration step made a pull consumer: the server refuses to make it push.
+      // Its configuration as it is, but for what only a pull consumer has, with a deliver subject.
+      const { max_waiting: _pullOnly, ...asIs } = (await operator.consumers.info(stream, 'sales-return-created')).config;
+      const turned = await operator.consumers.add(stream, { ...asIs, ...pushed }).catch((err: unknown) => err);
+      // Refused by JetStream itself (on 2.9: "max waiting can not be updated"; a pull consumer's setting a push one may not have).
+      expect(turned).toBeInstanceOf(JetStreamApiError);
+      expect(String(turned)).not.toMatch(/permission/i);
+      // Nor delete it, to make it again as a push consumer.
+      await expect(operator.consumers.delete(stream, 'sales-return-created')).rejects.toThrow(/permission/i);
+      await publishEvent(
+        buses.find((b) => b.options.name === 'returns') ?? (await connectAs('returns')),
+        'events.returns.return.created',
+        { empresa_id: 1, id_devolucion: 4, id_venta: 7 },
+        { msgId: 'return-4' },
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      sub.unsubscribe();
+      expect(delivered).toEqual([]);
+      for (const [durable] of Object.entries(BUS_IDENTITIES.sales.consumers)) {
+        expect((await operator.consumers.info(stream, durable)).config.deliver_subject).toBeUndefined();
+      }
+      // No consumer but the declared ones.
+      expect((await operator.streams.info(stream)).state.consumer_count).toBe(
+        SERVICES.flatMap((service) => Object.keys(BUS_IDENTITIES[service].consumers)).length,
+      );
+    });
+
     it('refuses a push consumer delivering the stream to a back-office subject, for every service identity', async () => {
       const sales = buses.find((b) => b.options.name === 'sales')!;
       const annulled: string[] = [];
@@ -298,46 +366,125 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     expect(received.filter((m) => m !== 'from sales')).toEqual([]);
   });
 
-  it('lets the operator keep the export store, an owner write a file, the gateway read it (a range too) without a consumer, no service create one, and no other service reach it', async () => {
+  describe('export files, each writer in a store of its own', () => {
     const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
-    const exportsBus = await connectAs('exports');
-    // Like the events stream, only the operator creates or changes the store (its subjects included).
-    await expect(ensureExportStore(exportsBus, settings)).rejects.toThrow(/permission/i);
-    await ensureExportStore(await connectAs('operator'), settings);
-    const objectStream = `OBJ_${exportStoreName(PREFIX)}`;
-    // Files are read with direct gets, which the stream must allow.
-    expect((await (await managerOf('operator')).streams.info(objectStream)).config.allow_direct).toBe(true);
-    const sales = await connectAs('sales');
+    const file = 'sales/permisos.ndjson.gz';
+    const salesStream = `OBJ_${exportStoreName(PREFIX, 'sales')}`;
     const lines = async function* () {
       yield { count: 2, lines: '{"id":1}\n{"id":2}\n' };
     };
-    await expect(putNdjsonGzip(sales, 'permisos.ndjson.gz', lines())).resolves.toMatchObject({ objetos: 2 });
-    const gateway = buses.find((b) => b.options.name === 'gateway')!;
-    const whole = await bytesOf(await readObjectFrom(gateway, 'permisos.ndjson.gz'));
-    expect(gunzipSync(whole).toString()).toBe('{"id":1}\n{"id":2}\n');
-    // A download resumed with Range: the same bytes from the 10th on.
-    expect(await bytesOf(await readObjectFrom(gateway, 'permisos.ndjson.gz', 10))).toEqual(whole.subarray(10));
-    expect(await bytesOf(await readObjectFrom(gateway, 'permisos.ndjson.gz', 3, 7))).toEqual(whole.subarray(3, 8));
-    const packages = await connectAs('packages');
-    await expect(readObjectFrom(packages, 'permisos.ndjson.gz')).rejects.toThrow();
-    await expect(putNdjsonGzip(gateway, 'forjado.ndjson.gz', lines())).rejects.toThrow();
-    // No service may create a consumer on the store's stream: not one pushing it to a back-office
-    // subject, not the ordered consumer nats.js reads a file with.
-    for (const identity of SERVICES) {
-      const jsm = await managerOf(identity);
+    let whole: Buffer;
+    const stored = async () =>
+      bytesOf(
+        await readObjectFrom(
+          buses.find((b) => b.options.name === 'gateway')!,
+          file,
+        ),
+      );
+    const messages = async () => (await (await managerOf('operator')).streams.info(salesStream)).state.messages;
+
+    beforeAll(async () => {
+      const exportsBus = await connectAs('exports');
+      // Like the events stream, only the operator creates the stores (their subjects included).
+      await expect(ensureExportStore(exportsBus, settings)).rejects.toThrow(/permission/i);
+      await ensureExportStore(await connectAs('operator'), settings);
+      await expect(putNdjsonGzip(await connectAs('sales'), file, lines())).resolves.toMatchObject({ objetos: 2 });
+      whole = await stored();
+    });
+
+    it('lets the operator make one store per writer, with direct get allowed', async () => {
+      for (const writer of EXPORT_WRITERS) {
+        const info = await (await managerOf('operator')).streams.info(`OBJ_${exportStoreName(PREFIX, writer)}`);
+        expect({ writer, allowDirect: info.config.allow_direct }).toEqual({ writer, allowDirect: true });
+      }
+    });
+
+    it('lets the gateway read a file, a range too, without a consumer; no other service reads it, the exports service included', async () => {
+      expect(gunzipSync(whole).toString()).toBe('{"id":1}\n{"id":2}\n');
+      const gateway = buses.find((b) => b.options.name === 'gateway')!;
+      // A download resumed with Range: the same bytes from the 10th on.
+      expect(await bytesOf(await readObjectFrom(gateway, file, 10))).toEqual(whole.subarray(10));
+      expect(await bytesOf(await readObjectFrom(gateway, file, 3, 7))).toEqual(whole.subarray(3, 8));
+      for (const identity of ['packages', 'inventory', 'returns', 'exports']) {
+        await expect(readObjectFrom(await connectAs(identity), file)).rejects.toThrow(/permission/i);
+      }
+      // By JetStream's API directly: neither a direct get of its metadata nor the stream leader's message get.
+      const inventory = await managerOf('inventory');
+      await expect(inventory.direct.getMessage(salesStream, { seq: 1 })).rejects.toThrow(/permission/i);
+      await expect(inventory.streams.getMessage(salesStream, { seq: 1 })).rejects.toThrow(/permission/i);
+    });
+
+    it('keeps another writer, the exports service and the gateway from overwriting, removing or purging a writer’s files', async () => {
+      const before = await messages();
+      const gateway = buses.find((b) => b.options.name === 'gateway')!;
+      await expect(putNdjsonGzip(gateway, 'sales/forjado.ndjson.gz', lines())).rejects.toThrow();
+      for (const identity of ['inventory', 'returns', 'exports', 'gateway']) {
+        const bus = buses.find((b) => b.options.name === identity) ?? (await connectAs(identity));
+        // Its metadata replaced by a deletion mark, as a removal writes it.
+        await expect(
+          jetstream(bus.nc).publish(
+            `$O.${exportStoreName(PREFIX, 'sales')}.M.${Buffer.from(file).toString('base64').replace(/\+/g, '-').replace(/\//g, '_')}`,
+            JSON.stringify({ name: file, deleted: true }),
+            { timeout: 1_000 },
+          ),
+        ).rejects.toThrow();
+        await expect(deleteObject(bus, file)).rejects.toThrow();
+        await expect((await managerOf(identity)).streams.purge(salesStream)).rejects.toThrow(/permission/i);
+      }
+      expect(await messages()).toBe(before);
+      expect(await stored()).toEqual(whole);
+    });
+
+    it('lets no writer purge even its own store: a file is removed by publishing to its subjects', async () => {
+      const sales = buses.find((b) => b.options.name === 'sales')!;
+      await expect((await managerOf('sales')).streams.purge(salesStream)).rejects.toThrow(/permission/i);
+      await expect((await managerOf('sales')).streams.purge(salesStream, { filter: '$O.>' })).rejects.toThrow(/permission/i);
+      expect(await stored()).toEqual(whole);
+      await putNdjsonGzip(sales, 'sales/efimero.ndjson.gz', lines());
+      await expect(deleteObject(sales, 'sales/efimero.ndjson.gz')).resolves.toBe(true);
       await expect(
-        jsm.consumers.add(objectStream, {
-          deliver_subject: `${PREFIX}.sales.admin.annul`,
-          filter_subject: `$O.${exportStoreName(PREFIX)}.>`,
-        }),
-      ).rejects.toThrow(/permission/i);
-    }
-    await expect(new Objm(gateway.nc).open(exportStoreName(PREFIX)).then((store) => store.getBlob('permisos.ndjson.gz'))).rejects.toThrow(
-      /permission/i,
-    );
-    await expect(deleteObject(exportsBus, 'permisos.ndjson.gz')).resolves.toBe(true);
-    await expect(readObjectFrom(gateway, 'permisos.ndjson.gz')).resolves.toBeUndefined();
-    await expect(deleteObject(exportsBus, 'permisos.ndjson.gz')).resolves.toBe(false);
-    expect((await (await managerOf('operator')).streams.info(objectStream)).state.consumer_count).toBe(0);
+        readObjectFrom(
+          buses.find((b) => b.options.name === 'gateway')!,
+          'sales/efimero.ndjson.gz',
+        ),
+      ).resolves.toBeUndefined();
+      expect(await stored()).toEqual(whole);
+    });
+
+    it('lets no service create a consumer on a store: not one pushing it to a back-office subject, not the ordered consumer nats.js reads a file with', async () => {
+      for (const identity of SERVICES) {
+        const jsm = await managerOf(identity);
+        for (const writer of EXPORT_WRITERS) {
+          await expect(
+            jsm.consumers.add(`OBJ_${exportStoreName(PREFIX, writer)}`, {
+              deliver_subject: `${PREFIX}.sales.admin.annul`,
+              filter_subject: `$O.${exportStoreName(PREFIX, writer)}.>`,
+            }),
+          ).rejects.toThrow(/permission/i);
+        }
+      }
+      const gateway = buses.find((b) => b.options.name === 'gateway')!;
+      await expect(new Objm(gateway.nc).open(exportStoreName(PREFIX, 'sales')).then((store) => store.getBlob(file))).rejects.toThrow(
+        /permission/i,
+      );
+      expect((await (await managerOf('operator')).streams.info(salesStream)).state.consumer_count).toBe(0);
+    });
+
+    it('keeps the operator from purging, emptying by an update, or deleting a store', async () => {
+      const operator = await managerOf('operator');
+      const before = await messages();
+      const { config } = await operator.streams.info(salesStream);
+      await expect(operator.streams.purge(salesStream)).rejects.toThrow(/permission/i);
+      await expect(operator.streams.update(salesStream, { ...config, max_msgs: 1 })).rejects.toThrow(/permission/i);
+      await expect(operator.streams.delete(salesStream)).rejects.toThrow(/permission/i);
+      // The migration step with other limits: it logs the difference and leaves the stores as they are.
+      await ensureExportStore(
+        buses.find((b) => b.options.name === 'operator')!,
+        { ...settings, maxAgeMs: 1_000 },
+      );
+      expect((await operator.streams.info(salesStream)).config).toEqual(config);
+      expect(await messages()).toBe(before);
+      expect(await stored()).toEqual(whole);
+    });
   });
 });

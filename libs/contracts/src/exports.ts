@@ -135,8 +135,8 @@ export const exportsSubjects = defineCatalog({
 
 /**
  * What an owning service is asked: write the file of an export (the rows of one snapshot, as the
- * JSON its GET answers, one per line, ordered by id, gzip) under `objeto` in the exports' object
- * store, and tell how many rows, how many bytes and the delta-sync cursor of the snapshot.
+ * JSON its GET answers, one per line, ordered by id, gzip) under `objeto` (`<writer>/<file>`) in
+ * its own export store, and tell how many rows, how many bytes and the delta-sync cursor of the snapshot.
  */
 function exportWriteSpec<F extends z.ZodType>(filters: F) {
   return {
@@ -147,9 +147,31 @@ function exportWriteSpec<F extends z.ZodType>(filters: F) {
   };
 }
 
-export const salesExportSubjects = defineCatalog({ 'sales.export.write': exportWriteSpec(SalesExportFilters) });
-export const returnsExportSubjects = defineCatalog({ 'returns.export.write': exportWriteSpec(ReturnsExportFilters) });
-export const inventoryExportSubjects = defineCatalog({ 'inventory.export.write': exportWriteSpec(InventoryExportFilters) });
+/**
+ * What an owning service is asked when a file it wrote is no longer wanted (expired, cancelled, or
+ * left by an attempt that did not finish): remove `objeto` from its store. Only a writer may touch
+ * its store's files, so the exports service, which decides when a file goes, asks it.
+ */
+const exportRemoveSpec = {
+  request: z.object({ objeto: z.string().min(1).max(200) }),
+  /** false: there was no such file (already removed, or never written). */
+  reply: z.object({ removed: z.boolean() }),
+  errors: ['VALIDATION_FAILED', 'UNAVAILABLE'] as const,
+  tenant: false as const,
+};
+
+export const salesExportSubjects = defineCatalog({
+  'sales.export.write': exportWriteSpec(SalesExportFilters),
+  'sales.export.remove': exportRemoveSpec,
+});
+export const returnsExportSubjects = defineCatalog({
+  'returns.export.write': exportWriteSpec(ReturnsExportFilters),
+  'returns.export.remove': exportRemoveSpec,
+});
+export const inventoryExportSubjects = defineCatalog({
+  'inventory.export.write': exportWriteSpec(InventoryExportFilters),
+  'inventory.export.remove': exportRemoveSpec,
+});
 
 /** An export that ended, for the company's partner events. */
 const ExportEnded = z.object({ empresa_id: z.number().int(), exportacion: Exportacion });

@@ -1,6 +1,14 @@
 import { apiKeySubjects } from './api-keys';
 import type { Catalog, EventCatalog } from './catalog';
-import { exportsEvents, exportsSubjects, inventoryExportSubjects, returnsExportSubjects, salesExportSubjects } from './exports';
+import {
+  RECURSOS_EXPORTACION,
+  exportsEvents,
+  exportsSubjects,
+  inventoryExportSubjects,
+  returnsExportSubjects,
+  salesExportSubjects,
+  type RecursoExportacion,
+} from './exports';
 import { gatewayDirectorySubjects, gatewayEvents, gatewaySubjects } from './gateway';
 import { inventoryEvents, inventorySubjects } from './inventory';
 import { packagesEvents, packagesSubjects } from './packages';
@@ -27,11 +35,12 @@ export interface BusIdentity {
   consumers: Readonly<Record<string, string>>;
   listens: readonly string[];
   /**
-   * Its use of the export files' object store (which only the operator creates and changes):
-   * `write` writes and removes files (the exports service and the owners of exported data), `read`
-   * streams them (the gateway's downloads).
+   * Its use of the export files' object stores, one per writer (which only the operator creates):
+   * `write` names the store it writes and removes files in (the owner of the exported data),
+   * `read` the stores whose files it streams (the gateway's downloads), `info` those whose limits
+   * it reads, and nothing else of them (the exports service, which asks the writers to remove files).
    */
-  exportFiles?: 'write' | 'read';
+  exportFiles?: { write?: RecursoExportacion; read?: readonly RecursoExportacion[]; info?: readonly RecursoExportacion[] };
 }
 
 /** Subjects of `catalog` a service calls: a name the catalog does not have does not compile. */
@@ -79,7 +88,7 @@ export const BUS_IDENTITIES = {
     publishes: [gatewayEvents],
     consumers: {},
     listens: ['events.gateway.credentials.changed'],
-    exportFiles: 'read',
+    exportFiles: { read: RECURSOS_EXPORTACION },
   },
   inventory: {
     serves: [inventorySubjects, inventoryExportSubjects],
@@ -87,7 +96,7 @@ export const BUS_IDENTITIES = {
     publishes: [inventoryEvents],
     consumers: { 'inventory-sale-created': 'events.sales.sale.created' },
     listens: [],
-    exportFiles: 'write',
+    exportFiles: { write: 'inventory' },
   },
   sales: {
     serves: [salesSubjects, salesForReturnsSubjects, salesApiSubjects, salesAdminSubjects, salesPlatformSubjects, salesExportSubjects],
@@ -107,7 +116,7 @@ export const BUS_IDENTITIES = {
     publishes: [salesEvents],
     consumers: { 'sales-return-created': 'events.returns.return.created', 'sales-return-annulled': 'events.returns.return.annulled' },
     listens: [],
-    exportFiles: 'write',
+    exportFiles: { write: 'sales' },
   },
   returns: {
     serves: [returnsApiSubjects, returnsAdminSubjects, returnsPlatformSubjects, returnsForSalesSubjects, returnsExportSubjects],
@@ -118,7 +127,7 @@ export const BUS_IDENTITIES = {
     publishes: [returnsEvents],
     consumers: { 'returns-stock-created': 'events.returns.return.created', 'returns-stock-annulled': 'events.returns.return.annulled' },
     listens: [],
-    exportFiles: 'write',
+    exportFiles: { write: 'returns' },
   },
   packages: {
     serves: [packagesSubjects],
@@ -157,14 +166,14 @@ export const BUS_IDENTITIES = {
   exports: {
     serves: [exportsSubjects],
     calls: [
-      ...callsOf(inventoryExportSubjects, 'inventory.export.write'),
-      ...callsOf(returnsExportSubjects, 'returns.export.write'),
-      ...callsOf(salesExportSubjects, 'sales.export.write'),
+      ...callsOf(inventoryExportSubjects, 'inventory.export.write', 'inventory.export.remove'),
+      ...callsOf(returnsExportSubjects, 'returns.export.write', 'returns.export.remove'),
+      ...callsOf(salesExportSubjects, 'sales.export.write', 'sales.export.remove'),
     ],
     publishes: [exportsEvents],
     consumers: {},
     listens: [],
-    exportFiles: 'write',
+    exportFiles: { info: RECURSOS_EXPORTACION },
   },
 } as const satisfies Record<ServiceName, BusIdentity>;
 
@@ -172,8 +181,9 @@ export const BUS_IDENTITIES = {
 export const ADMIN_IDENTITY = 'admin';
 
 /**
- * The identity of the migration step: the only one that may create or change the events stream
- * and the durable consumers. It serves and calls nothing.
+ * The identity of the migration step: the only one that may create the events stream, the export
+ * stores and the declared durable consumers. It serves and calls nothing, and changes or deletes
+ * no stream.
  */
 export const OPERATOR_IDENTITY = 'operator';
 

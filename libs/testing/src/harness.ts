@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
-import { Bus, exportStoreName, type BusOptions } from '@erp/bus';
+import { Bus, EXPORT_WRITERS, exportStoreName, type BusOptions } from '@erp/bus';
 import { streamName } from '@erp/contracts';
 import { createPool, migrateSchema, type Migrations } from '@erp/db';
 import { createLogger, startService, type BaseConfig, type RunningService, type ServiceSpec } from '@erp/runtime';
@@ -120,7 +120,10 @@ export async function harness<DB = unknown>(label: string, options: HarnessOptio
       if (client) {
         await attempt(async () => {
           const jsm = await jetstreamManager(client.nc);
-          for (const stream of [streamName(iso.subjectPrefix), `OBJ_${exportStoreName(iso.subjectPrefix)}`])
+          for (const stream of [
+            streamName(iso.subjectPrefix),
+            ...EXPORT_WRITERS.map((w) => `OBJ_${exportStoreName(iso.subjectPrefix, w)}`),
+          ])
             await jsm.streams.delete(stream).catch(() => undefined);
         });
       }

@@ -1,4 +1,4 @@
-import { OutboxRelay, exportStore } from '@erp/bus';
+import { EXPORT_WRITERS, OutboxRelay, exportStore } from '@erp/bus';
 import { exportsSubjects } from '@erp/contracts';
 import { registerCounter, type ServiceSpec } from '@erp/runtime';
 import { withExportsDefaults, type ExportsConfig, type ExportsConfigInput } from './config';
@@ -15,8 +15,8 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
     migrations,
     config,
     async setup({ db, bus, logger, onShutdown, metrics }) {
-      // Made by the operator's step (or at start in local runs and tests): refuse to start without it.
-      await exportStore(bus);
+      // Made by the operator's step (or at start in local runs and tests): refuse to start without them.
+      await Promise.all(EXPORT_WRITERS.map((writer) => exportStore(bus, writer)));
       const relay = new OutboxRelay({ db, bus });
       relay.start();
       const worker = new ExportacionWorker({

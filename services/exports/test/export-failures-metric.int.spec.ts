@@ -29,6 +29,7 @@ describe('exports failed for good, on /metrics', () => {
     h.bus.serve(
       returnsExportSubjects,
       {
+        'returns.export.remove': async () => ({ removed: false }),
         'returns.export.write': async () => {
           attempts += 1;
           throw new AppError('UNAVAILABLE', 'Servicio no disponible (returns)');

@@ -3,7 +3,7 @@ import { Objm } from '@nats-io/obj';
 import { sql, type Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { exportStoreName, putNdjsonGzip, readObjectFrom, type Bus } from '@erp/bus';
+import { EXPORT_WRITERS, deleteObject, exportStoreName, putNdjsonGzip, readObjectFrom, type Bus } from '@erp/bus';
 import { AppError, exportsSubjects, inventoryExportSubjects, returnsExportSubjects, salesExportSubjects } from '@erp/contracts';
 import { migrateSchema } from '@erp/db';
 import { loadConfig, type RunningService } from '@erp/runtime';
@@ -39,8 +39,15 @@ describe('the files of the exports, found in their records', () => {
     replicas.push(service);
     return service;
   };
-  /** The store's own list (a consumer: the test's connection has no restriction). */
-  const storedFiles = async () => (await (await new Objm(owner.nc).open(exportStoreName(h.iso.subjectPrefix))).list()).map((i) => i.name);
+  /** The stores' own lists (a consumer: the test's connection has no restriction). */
+  const storedFiles = async () => {
+    const names: string[] = [];
+    for (const writer of EXPORT_WRITERS)
+      names.push(...(await (await new Objm(owner.nc).open(exportStoreName(h.iso.subjectPrefix, writer))).list()).map((i) => i.name));
+    return names;
+  };
+  /** What the owner does when asked to remove a file of its store. */
+  const remove = async ({ objeto }: { objeto: string }) => ({ removed: await deleteObject(owner, objeto) });
   const recorded = async (exportacionId: number) =>
     (await db.selectFrom('archivos').select('objeto').where('exportacion_id', '=', exportacionId).orderBy('objeto').execute()).map(
       (r) => r.objeto,
@@ -63,6 +70,7 @@ describe('the files of the exports, found in their records', () => {
     owner.serve(
       salesExportSubjects,
       {
+        'sales.export.remove': remove,
         'sales.export.write': async ({ objeto }) => {
           const before = await db.selectFrom('archivos').select('objeto').where('objeto', '=', objeto).executeTakeFirst();
           asked.push({ objeto, recordedBefore: before !== undefined });
@@ -93,7 +101,10 @@ describe('the files of the exports, found in their records', () => {
       return row;
     }, 20_000);
     expect(done.error).toBeNull();
-    const [first, second] = [objetoOf({ empresa_id: 3, id, intento: 1 }), objetoOf({ empresa_id: 3, id, intento: 2 })];
+    const [first, second] = [
+      objetoOf({ recurso: 'sales', empresa_id: 3, id, intento: 1 }),
+      objetoOf({ recurso: 'sales', empresa_id: 3, id, intento: 2 }),
+    ];
     expect(asked).toEqual([
       { objeto: first, recordedBefore: true },
       { objeto: second, recordedBefore: true },
@@ -114,6 +125,7 @@ describe('the files of the exports, found in their records', () => {
     owner.serve(
       returnsExportSubjects,
       {
+        'returns.export.remove': remove,
         'returns.export.write': async ({ objeto }) => {
           asked.push(Date.now());
           // The owner's database restarting: the first two attempts fail.
@@ -149,6 +161,7 @@ describe('the files of the exports, found in their records', () => {
     owner.serve(
       inventoryExportSubjects,
       {
+        'inventory.export.remove': remove,
         'inventory.export.write': async ({ objeto }) => {
           asked.push(objeto);
           if (asked.length > 1) {
@@ -159,7 +172,7 @@ describe('the files of the exports, found in their records', () => {
           }
           // The first attempt's writer has put part of its file (its first chunks) when its answer
           // fails, and goes on writing after the job moved on to its next attempt.
-          const stream = await (await jetstreamManager(owner.nc)).streams.get(`OBJ_${exportStoreName(h.iso.subjectPrefix)}`);
+          const stream = await (await jetstreamManager(owner.nc)).streams.get(`OBJ_${exportStoreName(h.iso.subjectPrefix, 'inventory')}`);
           const before = (await stream.info()).state.bytes;
           const partial = async function* () {
             for (let i = 0; i < 4; i++)
@@ -181,7 +194,10 @@ describe('the files of the exports, found in their records', () => {
       expect(row.estado).toBe('completada');
       return row;
     }, 20_000);
-    const [first, second] = [objetoOf({ empresa_id: 3, id, intento: 1 }), objetoOf({ empresa_id: 3, id, intento: 2 })];
+    const [first, second] = [
+      objetoOf({ recurso: 'inventory', empresa_id: 3, id, intento: 1 }),
+      objetoOf({ recurso: 'inventory', empresa_id: 3, id, intento: 2 }),
+    ];
     expect(asked).toEqual([first, second]);
     expect(done.objeto).toBe(second);
 
@@ -204,7 +220,10 @@ describe('the files of the exports, found in their records', () => {
       .values({ empresa_id: 3, recurso: 'sales', filtros: '{}', contexto: JSON.stringify(ctx), estado: 'fallida', intento: 2 })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const [recent, old] = [objetoOf({ empresa_id: 3, id, intento: 2 }), objetoOf({ empresa_id: 3, id, intento: 1 })];
+    const [recent, old] = [
+      objetoOf({ recurso: 'sales', empresa_id: 3, id, intento: 2 }),
+      objetoOf({ recurso: 'sales', empresa_id: 3, id, intento: 1 }),
+    ];
     // The store keeps files a day past the exports' TTL.
     await db
       .insertInto('archivos')
@@ -226,13 +245,17 @@ describe('the files of the exports, found in their records', () => {
   });
 });
 
-describe('the exports migration that records the files', () => {
+describe('the exports migrations of the files', () => {
   let h: Harness<unknown>;
 
   beforeAll(async () => {
     h = await harness('exportmig');
   });
   afterAll(() => h?.close());
+
+  /** A file's name before the stores were one per writer. */
+  const sharedStoreName = (job: { empresa_id: number; id: number; intento: number }) =>
+    `empresa-${job.empresa_id}.exportacion-${job.id}.intento-${job.intento}.ndjson.gz`;
 
   it('records every attempt of the jobs made before it, named as their files were', async () => {
     const root = h.db;
@@ -246,15 +269,82 @@ describe('the exports migration that records the files', () => {
       )
       .returning(['id', 'empresa_id', 'intento'])
       .execute();
-    await migrateSchema(root, EXPORTS_SCHEMA, exportsMigrations);
+    const toShared = Object.fromEntries(Object.entries(exportsMigrations).filter(([name]) => name < '0006'));
+    await migrateSchema(root, EXPORTS_SCHEMA, toShared);
     const rows = await db.selectFrom('archivos').select(['objeto', 'exportacion_id', 'intento']).orderBy('objeto').execute();
     const expected = jobs.flatMap((job) =>
       Array.from({ length: job.intento }, (_, i) => ({
-        objeto: objetoOf({ ...job, intento: i + 1 }),
+        objeto: sharedStoreName({ ...job, intento: i + 1 }),
         exportacion_id: job.id,
         intento: i + 1,
       })),
     );
     expect(rows).toEqual(expected.sort((a, b) => a.objeto.localeCompare(b.objeto)));
+  });
+
+  it('queues again a completed export whose file is in the shared store, and forgets the records of the shared store’s files', async () => {
+    const db = h.db.withSchema(EXPORTS_SCHEMA) as Kysely<ExportsDb>;
+    const job = (over: Record<string, unknown>) => ({
+      empresa_id: 5,
+      recurso: 'sales' as const,
+      filtros: '{}',
+      contexto: JSON.stringify(ctx),
+      intento: 1,
+      ...over,
+    });
+    const [vigente, expirada, fallida] = await db
+      .insertInto('exportaciones')
+      .values([
+        job({
+          estado: 'completada',
+          objetos: 2,
+          bytes: 40,
+          cursor: 'WyIxIiwwXQ',
+          completada: sql`now()`,
+          expira: sql`now() + interval '1 day'`,
+        }),
+        job({
+          estado: 'completada',
+          objetos: 2,
+          bytes: 40,
+          cursor: 'WyIxIiwwXQ',
+          completada: sql`now()`,
+          expira: sql`now() - interval '1 day'`,
+        }),
+        job({ estado: 'fallida', error: 'no' }),
+      ])
+      .returning(['id', 'empresa_id', 'intento'])
+      .execute();
+    for (const row of [vigente!, expirada!]) {
+      await db
+        .updateTable('exportaciones')
+        .set({ objeto: sharedStoreName(row) })
+        .where('id', '=', row.id)
+        .execute();
+      await db
+        .insertInto('archivos')
+        .values({ objeto: sharedStoreName(row), exportacion_id: row.id, intento: 1 })
+        .execute();
+    }
+    await db
+      .insertInto('archivos')
+      .values({ objeto: sharedStoreName(fallida!), exportacion_id: fallida!.id, intento: 1 })
+      .execute();
+    await migrateSchema(h.db, EXPORTS_SCHEMA, exportsMigrations);
+
+    const rows = await db
+      .selectFrom('exportaciones')
+      .selectAll()
+      .where('id', 'in', [vigente!.id, expirada!.id, fallida!.id])
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => [r.estado, r.objeto, r.objetos, r.cursor, r.expira, r.intento])).toEqual([
+      ['en_cola', null, null, null, null, 1],
+      ['completada', null, 2, 'WyIxIiwwXQ', rows[1]!.expira, 1],
+      ['fallida', null, null, null, null, 1],
+    ]);
+    expect(
+      await db.selectFrom('archivos').select('objeto').where('exportacion_id', 'in', [vigente!.id, expirada!.id, fallida!.id]).execute(),
+    ).toEqual([]);
   });
 });

@@ -22,6 +22,7 @@ import { resolveProductsHandler } from './handlers/resolve-products.handler';
 import { resolveSucursalHandler } from './handlers/resolve-sucursal.handler';
 import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
+import { removeExportHandler } from './handlers/remove-export.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 import { ReservationSweeper } from './workers/reservation-sweeper.worker';
 import { finishConteosPendientes } from './flows/set-lugar-active.flow';
@@ -70,7 +71,10 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
       );
       bus.serve(
         inventoryExportSubjects,
-        { 'inventory.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)) },
+        {
+          'inventory.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)),
+          'inventory.export.remove': removeExportHandler(bus),
+        },
         { queue: 'inventory' },
       );
       await startSaleCreatedConsumer(db, bus);

@@ -15,6 +15,7 @@ import { annulReturnHandler } from './handlers/annul-return.handler';
 import { createReturnHandler } from './handlers/create-return.handler';
 import { saleRegistrationsHandler } from './handlers/sale-registrations.handler';
 import { getReturnHandler, listReturnsHandler, returnsSummaryHandler } from './handlers/read-returns.handler';
+import { removeExportHandler } from './handlers/remove-export.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 
 export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<ReturnsConfig, ReturnsDb> {
@@ -49,7 +50,10 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
       bus.serve(returnsForSalesSubjects, { 'returns.sale.registrations': saleRegistrationsHandler(db) }, { queue: 'returns' });
       bus.serve(
         returnsExportSubjects,
-        { 'returns.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)) },
+        {
+          'returns.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)),
+          'returns.export.remove': removeExportHandler(bus),
+        },
         { queue: 'returns' },
       );
       await startReturnStockConsumers(db, bus);

@@ -20,6 +20,7 @@ import { getSaleHandler, listSalesHandler, salesPageVersionHandler, salesSummary
 import { saleExistsHandler } from './handlers/sale-exists.handler';
 import { returnRegistrationHandlers } from './handlers/return-registration.handlers';
 import { updateSaleHandler } from './handlers/update-sale.handler';
+import { removeExportHandler } from './handlers/remove-export.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 import { platformHandlers } from './handlers/platform.handlers';
 import { startRegistrationSweeper } from './workers/registration-sweeper.worker';
@@ -62,7 +63,10 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
       bus.serve(salesPlatformSubjects, platformHandlers(db, bus), { queue: 'sales' });
       bus.serve(
         salesExportSubjects,
-        { 'sales.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)) },
+        {
+          'sales.export.write': writeExportHandler(db, bus, exportPacing(metrics, config)),
+          'sales.export.remove': removeExportHandler(bus),
+        },
         { queue: 'sales' },
       );
       await startReturnsConsumers(db, bus);

@@ -204,16 +204,16 @@ export async function failIntento(
 }
 
 /** Finished exports whose file has outlived `expira`. */
-export async function expiredObjetos(db: Db, limit: number): Promise<Array<{ id: number; objeto: string }>> {
+export async function expiredObjetos(db: Db, limit: number): Promise<Array<{ id: number; recurso: RecursoExportacion; objeto: string }>> {
   const rows = await db
     .selectFrom('exportaciones')
-    .select(['id', 'objeto'])
+    .select(['id', 'recurso', 'objeto'])
     .where('objeto', 'is not', null)
     .where('expira', '<=', sql<Date>`now()`)
     .orderBy('expira')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ id: r.id, objeto: r.objeto! }));
+  return rows.map((r) => ({ id: r.id, recurso: r.recurso, objeto: r.objeto! }));
 }
 
 /**
@@ -237,11 +237,12 @@ export async function strayArchivos(
   db: Db,
   maxAgeMs: number,
   exportacionId?: number,
-): Promise<Array<{ objeto: string; vencido: boolean }>> {
+): Promise<Array<{ recurso: RecursoExportacion; objeto: string; vencido: boolean }>> {
   let query = db
     .selectFrom('archivos as a')
     .innerJoin('exportaciones as e', 'e.id', 'a.exportacion_id')
     .select([
+      'e.recurso',
       'a.objeto',
       (maxAgeMs > 0 ? sql<boolean>`a.created_at < now() - ${maxAgeMs} * interval '1 millisecond'` : sql<boolean>`false`).as('vencido'),
     ])

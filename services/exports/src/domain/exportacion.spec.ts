@@ -1,10 +1,13 @@
 import { objetoOf, toExportacion, type ExportacionRow } from './exportacion';
 
 describe('export files and answers', () => {
-  it('names one object per attempt', () => {
-    const sut = objetoOf({ empresa_id: 7, id: 42, intento: 3 });
-    expect(sut).toBe('empresa-7.exportacion-42.intento-3.ndjson.gz');
-    expect(objetoOf({ empresa_id: 7, id: 42, intento: 4 })).not.toBe(sut);
+  it('names one object per attempt, in the store of the resource’s owner', () => {
+    const sut = objetoOf({ recurso: 'sales', empresa_id: 7, id: 42, intento: 3 });
+    expect(sut).toBe('sales/empresa-7.exportacion-42.intento-3.ndjson.gz');
+    expect(objetoOf({ recurso: 'sales', empresa_id: 7, id: 42, intento: 4 })).not.toBe(sut);
+    expect(objetoOf({ recurso: 'inventory', empresa_id: 7, id: 42, intento: 3 })).toBe(
+      'inventory/empresa-7.exportacion-42.intento-3.ndjson.gz',
+    );
   });
 
   const row = (over: Partial<ExportacionRow>): ExportacionRow => ({
@@ -15,7 +18,7 @@ describe('export files and answers', () => {
     estado: 'completada',
     intento: 1,
     lease_hasta: null,
-    objeto: 'empresa-7.exportacion-42.intento-1.ndjson.gz',
+    objeto: 'sales/empresa-7.exportacion-42.intento-1.ndjson.gz',
     objetos: 3,
     bytes: '1234',
     cursor: 'WyIxMDAiLDBd',

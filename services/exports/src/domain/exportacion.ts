@@ -1,4 +1,5 @@
-import type { ExportacionInput } from '@erp/contracts';
+import { exportFileName } from '@erp/bus';
+import type { ExportacionInput, RecursoExportacion } from '@erp/contracts';
 import type { ExportacionesTable } from '../db/tables';
 
 export type ExportacionRow = Omit<
@@ -15,10 +16,14 @@ export type ExportacionRow = Omit<
 
 /**
  * The object an attempt writes: one name per attempt, so an attempt left behind by a worker that
- * died can never overwrite, or be taken for, the file of the attempt that finished.
+ * died can never overwrite, or be taken for, the file of the attempt that finished; in the store
+ * of the service that owns the resource (its name starts with it).
  */
-export function objetoOf(exportacion: { empresa_id: number; id: number; intento: number }): string {
-  return `empresa-${exportacion.empresa_id}.exportacion-${exportacion.id}.intento-${exportacion.intento}.ndjson.gz`;
+export function objetoOf(exportacion: { recurso: RecursoExportacion; empresa_id: number; id: number; intento: number }): string {
+  return exportFileName(
+    exportacion.recurso,
+    `empresa-${exportacion.empresa_id}.exportacion-${exportacion.id}.intento-${exportacion.intento}.ndjson.gz`,
+  );
 }
 
 /** The export as the API answers it. */

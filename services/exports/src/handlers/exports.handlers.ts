@@ -8,7 +8,7 @@ import {
   type TenantContext,
   type exportsSubjects,
 } from '@erp/contracts';
-import { deleteObject, type Bus, type Handlers } from '@erp/bus';
+import type { Bus, Handlers } from '@erp/bus';
 import { inTransaction } from '@erp/db';
 import {
   cancelExportacion,
@@ -22,6 +22,7 @@ import {
 } from '../db/exportacion.repository';
 import type { ExportsDb } from '../db/tables';
 import { toExportacion } from '../domain/exportacion';
+import { removeArchivo } from '../flows/remove-archivo.flow';
 
 type Api = typeof exportsSubjects;
 const NOT_FOUND = 'Exportación no encontrada';
@@ -62,7 +63,7 @@ export function exportsHandlers(db: Kysely<ExportsDb>, bus: Bus, onCreated: () =
       // Removed after the commit: a failure here leaves a file nothing points to, which the
       // worker's sweep finds in its record and removes.
       if (before.objeto) {
-        await deleteObject(bus, before.objeto);
+        await removeArchivo(bus, before.recurso, before.objeto, ctx.requestId);
         await forgetArchivo(db, before.objeto);
       }
       return toExportacion(after);

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { deleteObject, enqueueEvent, exportStore, type Bus } from '@erp/bus';
+import { EXPORT_WRITERS, enqueueEvent, exportStore, type Bus } from '@erp/bus';
 import { Exportacion, exportsEvents, isAppError } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { startPeriodic, type AppLogger, type PeriodicTask } from '@erp/runtime';
@@ -18,6 +18,7 @@ import {
 } from '../db/exportacion.repository';
 import type { ExportsDb } from '../db/tables';
 import { objetoOf, toExportacion } from '../domain/exportacion';
+import { removeArchivo } from '../flows/remove-archivo.flow';
 import { writeArchivo } from '../flows/write-archivo.flow';
 
 export interface ExportacionWorkerDeps {
@@ -95,8 +96,8 @@ export class ExportacionWorker {
         .finally(() => this.running.delete(exportacion.id));
       this.running.set(exportacion.id, { intento: exportacion.intento, work });
     }
-    for (const { id, objeto } of await expiredObjetos(db, 100)) {
-      await deleteObject(this.deps.bus, objeto);
+    for (const { id, recurso, objeto } of await expiredObjetos(db, 100)) {
+      await removeArchivo(this.deps.bus, recurso, objeto, `exportacion-${id}-expira`);
       await forgetObjeto(db, id, objeto);
     }
     if (Date.now() - this.lastOrphanSweep >= config.EXPORT_ORPHAN_SWEEP_MS) {
@@ -114,9 +115,8 @@ export class ExportacionWorker {
    */
   private async removeStrayArchivos(exportacionId?: number): Promise<void> {
     const { db, bus } = this.deps;
-    const { maxAgeMs } = await exportStore(bus);
-    for (const { objeto, vencido } of await strayArchivos(db, maxAgeMs, exportacionId)) {
-      if ((await deleteObject(bus, objeto)) || vencido) await forgetArchivo(db, objeto);
+    for (const { recurso, objeto, vencido } of await strayArchivos(db, await longestFileAgeMs(bus), exportacionId)) {
+      if ((await removeArchivo(bus, recurso, objeto, `archivos-${exportacionId ?? 'barrido'}`)) || vencido) await forgetArchivo(db, objeto);
     }
   }
 
@@ -180,4 +180,10 @@ export class ExportacionWorker {
       clearInterval(heartbeat);
     }
   }
+}
+
+/** The longest any export store keeps a file (0: one keeps them for ever): a record older than that has no file left. */
+async function longestFileAgeMs(bus: Bus): Promise<number> {
+  const ages = await Promise.all(EXPORT_WRITERS.map(async (writer) => (await exportStore(bus, writer)).maxAgeMs));
+  return ages.includes(0) ? 0 : Math.max(...ages);
 }

@@ -4,6 +4,7 @@ import * as m0002 from './0002-exportaciones';
 import * as m0003 from './0003-archivos';
 import * as m0004 from './0004-reintento';
 import * as m0005 from './0005-outbox-orden';
+import * as m0006 from './0006-almacen-por-recurso';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -12,4 +13,5 @@ export const migrations: Migrations = {
   '0003-archivos': m0003,
   '0004-reintento': m0004,
   '0005-outbox-orden': m0005,
+  '0006-almacen-por-recurso': m0006,
 };
