@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,6 +33,10 @@ const env = {
   // Partner event subscriptions may point at a receiver on this machine.
   EVENTS_ALLOW_PRIVATE_URLS: process.env.EVENTS_ALLOW_PRIVATE_URLS ?? 'true',
   EVENTS_ALLOW_HTTP: process.env.EVENTS_ALLOW_HTTP ?? 'true',
+  // Shop credentials of the development stack are sealed with a key fixed here (a deployment's comes
+  // from a Secret), so integrations given a shop API in one run can still be read in the next.
+  PLATFORM_CREDENTIALS_KEYS:
+    process.env.PLATFORM_CREDENTIALS_KEYS ?? `dev:${createHash('sha256').update('erp development stack').digest('base64')}`,
 };
 /** Filled by `choosePorts` before anything starts. */
 const ports = { gateway: 0, ops: {} as Record<ServiceName, number> };
@@ -178,7 +183,14 @@ async function main(): Promise<void> {
   for (const name of SERVICES) {
     const child = node(
       `services/${name}/src/main.ts`,
-      { PORT: String(ports.gateway), OPS_PORT: String(ports.ops[name]), OTEL_SERVICE_NAME: name, DATABASE_URL: databaseOf(name) },
+      {
+        PORT: String(ports.gateway),
+        OPS_PORT: String(ports.ops[name]),
+        OTEL_SERVICE_NAME: name,
+        DATABASE_URL: databaseOf(name),
+        // The shops of a development stack deliver to this gateway.
+        PLATFORM_WEBHOOK_BASE_URL: process.env.PLATFORM_WEBHOOK_BASE_URL ?? `http://${connectHost()}:${ports.gateway}`,
+      },
       name,
     );
     children.set(name, child);

@@ -235,6 +235,38 @@ describe('webhook-ingest against Postgres and NATS', () => {
     expect(rows[0].token_hash).toHaveLength(32);
   });
 
+  it('refuses to seed an integration with a field it does not know, a shop without its credentials, or a shop API without a sealing key', async () => {
+    const base = { ref: 'x', plataforma: 'woocommerce', usuario: 'tienda', sucursal: 'centro', bodega: 'principal', documento: 'factura' };
+    const refs = { usuarios: { tienda: 11 }, sucursales: { centro: 1 }, bodegas: { principal: 2 }, documentos: { factura: 3 } };
+    const seed = (integracion: Record<string, unknown>) =>
+      h.bus.request(
+        webhookSubjects,
+        'webhooks.admin.seed',
+        { empresa_id: EMPRESA.id, refs, integraciones: [integracion as never] },
+        { requestId: 'seed' },
+      );
+    // The refusal names what is wrong: in its message or its details per field.
+    const refusal = async (integracion: Record<string, unknown>): Promise<string> => {
+      const err = await seed(integracion).then(
+        () => undefined,
+        (e: unknown) => e as AppError,
+      );
+      expect(err?.code).toBe('VALIDATION_FAILED');
+      return JSON.stringify({ message: err!.message, details: err!.details });
+    };
+    expect(await refusal({ ...base, tiendas: { url: 'https://shop.example' } })).toContain('tiendas');
+    expect(await refusal({ ...base, tienda: { url: 'https://shop.example', clave: 'ck' } })).toContain('necesita secreto');
+    expect(await refusal({ ...base, tienda: { url: 'http://shop.example', clave: 'ck', secreto: 'cs' } })).toContain('HTTPS');
+    expect(await refusal({ ...base, plataforma: 'shopify', tienda: { url: 'https://s.example', token: 't', clave: 'ck' } })).toContain(
+      'no usa clave',
+    );
+    expect(await refusal({ ...base, tienda: { url: 'https://shop.example', clave: 'ck', secreto: 'cs' } })).toContain(
+      'PLATFORM_CREDENTIALS_KEYS',
+    );
+    const rows = await h.pool.query('select count(*)::int as n from webhook_ingest.integraciones');
+    expect(rows.rows[0].n).toBe(2);
+  });
+
   it('refuses unknown tokens, a token of another platform and bad or missing signatures, and answers the ping', async () => {
     const d = wooDelivery(wooOrder({ id: 1, status: 'processing', line_items: [] }));
     await expect(receive('woocommerce', 'wh_unknown_token_0000000000', d.body, d.headers)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
