@@ -42,7 +42,12 @@ export interface ExportacionWorkerDeps {
  * past `expira`.
  */
 export class ExportacionWorker {
-  private readonly running = new Map<number, { intento: number; work: Promise<void> }>();
+  /**
+   * The attempts this process runs, each counted apart: after a stall longer than its lease, this
+   * process may claim a job it still runs (a new attempt), and both hold a snapshot in the owner
+   * until the first one ends, so both count against the concurrency.
+   */
+  private readonly running = new Set<{ id: number; intento: number }>();
   private periodic: PeriodicTask | undefined;
   private stopped = false;
   private ticking: Promise<void> | undefined;
@@ -67,7 +72,7 @@ export class ExportacionWorker {
     this.stopped = true;
     await this.periodic?.stop();
     await this.ticking?.catch(() => undefined);
-    for (const [id, { intento }] of this.running) {
+    for (const { id, intento } of this.running) {
       await this.deps.db
         .updateTable('exportaciones')
         .set({ lease_hasta: new Date() })
@@ -89,12 +94,13 @@ export class ExportacionWorker {
     while (!this.stopped && this.running.size < config.EXPORT_CONCURRENCY) {
       const exportacion = await claimExportacion(db, config.EXPORT_LEASE_MS);
       if (!exportacion) break;
-      const work = this.run(exportacion)
+      const attempt = { id: exportacion.id, intento: exportacion.intento };
+      this.running.add(attempt);
+      void this.run(exportacion)
         .catch((err: unknown) =>
           this.deps.logger.warn({ err, exportacion: exportacion.id }, 'export attempt left unsettled; its lease runs out'),
         )
-        .finally(() => this.running.delete(exportacion.id));
-      this.running.set(exportacion.id, { intento: exportacion.intento, work });
+        .finally(() => this.running.delete(attempt));
     }
     for (const { id, recurso, objeto } of await expiredObjetos(db, 100)) {
       await removeArchivo(this.deps.bus, recurso, objeto, `exportacion-${id}-expira`);
