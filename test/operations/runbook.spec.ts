@@ -16,7 +16,15 @@ import { RETURNS_SCHEMA, returnsMigrations } from '@erp/returns';
 import { SALES_SCHEMA, salesMigrations } from '@erp/sales';
 import { SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations } from '@erp/subscriptions';
 import { WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations } from '@erp/webhook-ingest';
+import { parse } from 'yaml';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IPod } from 'kubernetes-models/v1/Pod';
+import { passwordVariable } from '@erp/bus';
+import { ADMIN_IDENTITY } from '@erp/contracts';
 import { PrivatePostgres, postgresBinDir } from '../reliability/support/private-infra';
+import { openToolbox, type Toolbox } from '../chart/toolbox';
+import { named, ofKind, parseObjects, validateObject, type KubeObject } from '../chart/kube-objects';
+import { ClusterStandIn } from './cluster-stand-in';
 import { eventually, freePort } from '@erp/testing';
 import { API, SALES_KEY_A, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';
 import { Stack, json } from '../support/stack';
@@ -75,15 +83,35 @@ function runbookEnv(servers: readonly PrivatePostgres[], where: DatabaseUrls, ex
  * Runs the block `name` of docs/operations.md with bash, as an operator would paste it; resolves
  * with its stdout. `asPostgres`: as the user that runs Postgres (what starts a server refuses root).
  */
-async function runBlock(name: string, env: NodeJS.ProcessEnv, options: { asPostgres?: boolean } = {}): Promise<string> {
-  const bash = ['bash', '-euo', 'pipefail', '-c', runbookBlock(name)];
+async function runBlock(
+  name: string | string[],
+  env: NodeJS.ProcessEnv,
+  options: { asPostgres?: boolean; cwd?: string } = {},
+): Promise<string> {
+  // Several blocks run as one script, as an operator pastes them one after the other into one shell.
+  const bash = ['bash', '-euo', 'pipefail', '-c', [name].flat().map(runbookBlock).join('\n')];
   const [file, ...args] = options.asPostgres && process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...bash] : bash;
   try {
-    return (await execFileAsync(file!, args, { cwd: ROOT, env, timeout: 120_000 })).stdout;
+    return (await execFileAsync(file!, args, { cwd: options.cwd ?? ROOT, env, timeout: 120_000 })).stdout;
   } catch (err) {
     const failure = err as Error & { stderr?: string; stdout?: string };
     throw new Error(`runbook block ${name} failed:\n${failure.stderr ?? ''}${failure.stdout ?? ''}`, { cause: err });
   }
+}
+
+const CHART_VALUES = parse(fs.readFileSync(path.join(ROOT, 'charts', 'erp', 'values.yaml'), 'utf8')) as {
+  migrations: { order: string[] };
+  existingSecrets: { nats: { name: string; tlsSecret: string } };
+  monitoring: { audit: { databaseSecret: { name: string; key: string } } };
+};
+const DIGEST = `sha256:${'5e'.repeat(32)}`;
+
+/** The values file of "Upgrade": the documented one, each placeholder a digest. */
+function digestsFile(dir: string): string {
+  const block = /```yaml\n(services:\n[\s\S]*?)```/.exec(OPERATIONS)![1]!;
+  const file = path.join(dir, 'digests-1.7.0.yaml');
+  fs.writeFileSync(file, block.replaceAll('sha256:<64 hex digits>', DIGEST));
+  return file;
 }
 
 /** The schema the runbook's second server holds, as a deployment that moved it there (`DATABASE_URL_SALES`). */
@@ -139,6 +167,16 @@ describe('the backup and restore runbook, per server', () => {
 
   it('names every service schema', () => {
     expect(OPERATIONS).toContain(`export SCHEMAS="${schemas.join(' ')}"`);
+  });
+
+  it('counts the migration Jobs and the images as the chart and the repository have them, in the order the chart runs them', () => {
+    const words: Record<string, number> = { seven: 7, eight: 8, nine: 9, ten: 10 };
+    const prose = OPERATIONS.replace(/\s+/g, ' ');
+    const [, count, order] = /all (\w+): ([a-z-]+(?:, [a-z-]+)*);/.exec(prose)!;
+    expect(order!.split(', ')).toEqual(CHART_VALUES.migrations.order);
+    expect(words[count!]).toBe(Object.keys(SCHEMAS).length);
+    expect([...CHART_VALUES.migrations.order].sort()).toEqual(Object.keys(SCHEMAS).sort());
+    expect(words[/build the (\w+) images/.exec(prose)![1]!]).toBe(Object.keys(SCHEMAS).length);
   });
 
   it('gives each server the roles of the schemas that live on it, and nothing else', async () => {
@@ -484,6 +522,67 @@ describe('moving a schema to its own server: a promoted physical replica', () =>
   });
 });
 
+/**
+ * "Upgrade" and "Roll back" of docs/operations.md, their helm lines run as written through the
+ * cluster stand-in: the upgrade renders the chart with its flags and values, history and rollback
+ * are parsed by helm up to where it needs the cluster.
+ */
+describe('the upgrade and rollback runbook, helm against the rendered chart', () => {
+  let toolbox: Toolbox;
+  let dir: string;
+  let standIn: ClusterStandIn;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    toolbox = openToolbox();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-upgrade-'));
+    // The checkout the commands run in: the chart, and the release's digests beside it.
+    fs.symlinkSync(path.join(ROOT, 'charts'), path.join(dir, 'charts'));
+    digestsFile(dir);
+    const bin = path.dirname(toolbox.writeFile('.keep', ''));
+    standIn = await ClusterStandIn.start(dir, { helm: path.join(bin, 'helm'), kubectl: path.join(bin, 'kubectl') });
+    env = { ...process.env, ...standIn.env({}, {}), REVISION: '3' };
+  });
+  afterAll(async () => {
+    await standIn?.stop();
+    toolbox?.dispose();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('installs every image by the digest its push answered, with alerts that link to the release’s docs/alerts.md', async () => {
+    // The documented file names every service of the chart.
+    expect(
+      Object.keys((parse(fs.readFileSync(path.join(dir, 'digests-1.7.0.yaml'), 'utf8')) as { services: object }).services).sort(),
+    ).toEqual(Object.keys(SCHEMAS).sort());
+    await runBlock('upgrade', env, { cwd: dir });
+    const objects = parseObjects(standIn.rendered());
+    for (const object of objects) expect(() => validateObject(object)).not.toThrow();
+    for (const service of Object.keys(SCHEMAS))
+      expect(named(ofKind<IDeployment>(objects, 'Deployment'), `erp-${service}`).spec!.template.spec!.containers[0]!.image).toBe(
+        `ghcr.io/acme/erp-${service}:1.7.0@${DIGEST}`,
+      );
+    const rule = ofKind<
+      KubeObject & { spec: { groups: Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }> } }
+    >(objects, 'PrometheusRule')[0]!;
+    expect(rule.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+    const links = rule.spec.groups.flatMap((g) => g.rules.flatMap((r) => (r.alert ? [r.annotations!.runbook_url!] : [])));
+    expect(links.filter((l) => !l.startsWith('https://github.com/acme/erp/blob/1.7.0/docs/alerts.md#'))).toEqual([]);
+    expect(standIn.helmLog()).toEqual([
+      expect.stringMatching(/^upgrade rendered: upgrade --install erp charts\/erp -n erp --wait --timeout 15m/),
+    ]);
+  });
+
+  it('lists the revisions and rolls back to one: helm takes both command lines, and refuses a misspelt one the same way', async () => {
+    await runBlock('rollback', env, { cwd: dir });
+    expect(standIn.helmLog().slice(-2)).toEqual([
+      'parsed up to the cluster: history erp -n erp --max 10',
+      'parsed up to the cluster: rollback erp 3 -n erp --wait --timeout 15m',
+    ]);
+    const helm = (args: string) => execFileAsync('bash', ['-c', `helm ${args}`], { env, cwd: dir });
+    await expect(helm('rollback erp 3 -n erp --wiat')).rejects.toThrow(/unknown flag: --wiat/);
+    await expect(helm('history -n erp')).rejects.toThrow(/"helm history" requires 1 argument/);
+  });
+});
+
 /** The back-office commands of docs/operations.md, run as written against the services on NATS (as after the port-forward). */
 describe('the back-office runbook', () => {
   let stack: Stack;
@@ -537,4 +636,99 @@ describe('the back-office runbook', () => {
     expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
     expect(JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: empresa }))).toMatchObject({ ok: true });
   });
+
+  it('runs the audit and a back-office command in a pod of the release’s image, as kubectl makes it from the documented lines', async () => {
+    const toolbox = openToolbox();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-admin-pod-'));
+    const bin = path.dirname(toolbox.writeFile('.keep', ''));
+    const standIn = await ClusterStandIn.start(dir, { helm: path.join(bin, 'helm'), kubectl: path.join(bin, 'kubectl') });
+    try {
+      // The namespace as the documented upgrade leaves it; its NATS and database are the stack's.
+      const digests = digestsFile(dir);
+      const runbook = 'monitoring.prometheusRule.runbookBaseUrl=https://github.com/acme/erp/blob/1.7.0/docs/alerts.md';
+      const objects = parseObjects(
+        await toolbox.helm(['template', 'erp', path.join(ROOT, 'charts', 'erp'), '-n', 'erp', '--values', digests, '--set', runbook]),
+      );
+      standIn.serve(objects);
+      const gateway = named(ofKind<IDeployment>(objects, 'Deployment'), 'erp-gateway').spec!.template.spec!;
+      const config = named(ofKind<KubeObject & { data: Record<string, string> }>(objects, 'ConfigMap'), 'erp-config').data;
+      const { nats } = CHART_VALUES.existingSecrets;
+      const auditor = CHART_VALUES.monitoring.audit.databaseSecret;
+      const podEnv = {
+        ...env,
+        ...standIn.env(
+          { [auditor.name]: { [auditor.key]: stack.iso.databaseUrl }, [nats.name]: { [passwordVariable(ADMIN_IDENTITY)]: '' } },
+          { 'erp-config': { ...config, NATS_URL: stack.iso.natsUrl, SUBJECT_PREFIX: stack.iso.subjectPrefix } },
+        ),
+      };
+      const confined = (pod: IPod) => {
+        expect(() => validateObject(pod as KubeObject)).not.toThrow();
+        const container = pod.spec!.containers[0]!;
+        expect(container.image).toBe(gateway.containers[0]!.image);
+        expect(container.command).toEqual(['node', '/app/services/admin/dist/cli.js']);
+        expect(pod.spec!.automountServiceAccountToken).toBe(false);
+        expect(pod.spec!.securityContext).toEqual(gateway.securityContext);
+        expect(container.securityContext).toEqual(gateway.containers[0]!.securityContext);
+        expect(container.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+        return container;
+      };
+
+      const audit = (await runBlock(['admin-image', 'admin-pods', 'admin-run-audit'], podEnv)).trim().split('\n');
+      expect(audit.length).toBeGreaterThan(5);
+      expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
+      const auditPod = standIn.lastPod() as IPod;
+      expect(confined(auditPod).envFrom).toEqual([{ secretRef: { name: auditor.name } }]);
+      expect(auditPod.spec!.containers[0]!.args).toEqual(['audit']);
+      // The labels of the chart's audit CronJob, which its NetworkPolicy selects.
+      const cronJobLabels = parseObjects(
+        await toolbox.helm([
+          'template',
+          'erp',
+          path.join(ROOT, 'charts', 'erp'),
+          '-n',
+          'erp',
+          '--values',
+          digests,
+          '--set',
+          runbook,
+          '--set',
+          'monitoring.audit.enabled=true',
+        ]),
+      ).find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'erp-audit') as KubeObject & {
+        spec: { podSelector: { matchLabels: Record<string, string> } };
+      };
+      expect(auditPod.metadata!.labels).toEqual(cronJobLabels.spec.podSelector.matchLabels);
+
+      const empresas = JSON.parse(await runBlock(['admin-image', 'admin-pods', 'admin-run-empresas'], podEnv)) as unknown;
+      // What the same command answers from a checkout, through the stack's NATS.
+      const { stdout } = await execFileAsync('npm', ['run', '--silent', 'admin', '--', 'empresas'], { cwd: ROOT, env });
+      expect(empresas).toEqual(JSON.parse(stdout));
+      expect(Array.isArray(empresas)).toBe(true);
+      const adminPod = standIn.lastPod() as IPod;
+      const container = confined(adminPod);
+      expect(container.args).toEqual(['empresas']);
+      expect(container.envFrom).toEqual([{ configMapRef: { name: 'erp-config' } }]);
+      // The admin identity's password alone, and the CA the services get (the stand-in's NATS is plaintext: run-pod.ts leaves it out).
+      const servedEnv = gateway.containers[0]!.env!;
+      expect(container.env).toEqual(
+        expect.arrayContaining([
+          { name: 'NATS_USER', value: ADMIN_IDENTITY },
+          { name: 'NATS_PASSWORD', valueFrom: { secretKeyRef: { name: nats.name, key: passwordVariable(ADMIN_IDENTITY) } } },
+          servedEnv.find((e) => e.name === 'NATS_TLS_CA_FILE'),
+        ]),
+      );
+      const served = gateway.volumes!.find((v) => v.name === 'nats-tls')!.secret!;
+      expect(served.secretName).toBe(nats.tlsSecret);
+      // The chart writes `defaultMode: 0440`, octal to Kubernetes (YAML 1.1), 440 to this YAML 1.2 parser.
+      expect(adminPod.spec!.volumes).toContainEqual({
+        name: 'nats-tls',
+        secret: { secretName: served.secretName, defaultMode: parseInt(String(served.defaultMode), 8) },
+      });
+      expect(container.volumeMounts).toContainEqual(gateway.containers[0]!.volumeMounts!.find((m) => m.name === 'nats-tls'));
+    } finally {
+      await standIn.stop();
+      toolbox.dispose();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
