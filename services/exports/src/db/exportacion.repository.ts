@@ -153,6 +153,17 @@ export async function renewLease(db: Db, id: number, intento: number, leaseMs: n
   return result.numUpdatedRows > 0n;
 }
 
+/** Ends the attempt's lease now (its process stops), so another replica takes the job over at once; a no-op once the attempt no longer holds it. */
+export async function giveBackLease(db: Db, id: number, intento: number): Promise<void> {
+  await db
+    .updateTable('exportaciones')
+    .set({ lease_hasta: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('intento', '=', intento)
+    .where('estado', '=', 'procesando')
+    .execute();
+}
+
 /** Points the job to the attempt's finished file, if the attempt still holds it; undefined otherwise. */
 export async function completeExportacion(
   trx: Transaction<ExportsDb>,

@@ -11,6 +11,7 @@ import {
   failIntento,
   forgetArchivo,
   forgetObjeto,
+  giveBackLease,
   recordArchivo,
   renewLease,
   strayArchivos,
@@ -73,14 +74,9 @@ export class ExportacionWorker {
     await this.periodic?.stop();
     await this.ticking?.catch(() => undefined);
     for (const { id, intento } of this.running) {
-      await this.deps.db
-        .updateTable('exportaciones')
-        .set({ lease_hasta: new Date() })
-        .where('id', '=', id)
-        .where('intento', '=', intento)
-        .where('estado', '=', 'procesando')
-        .execute()
-        .catch((err: unknown) => this.deps.logger.warn({ err, exportacion: id }, 'export lease not given back; it runs out by itself'));
+      await giveBackLease(this.deps.db, id, intento).catch((err: unknown) =>
+        this.deps.logger.warn({ err, exportacion: id }, 'export lease not given back; it runs out by itself'),
+      );
     }
   }
 
