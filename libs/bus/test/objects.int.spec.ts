@@ -15,7 +15,7 @@ import {
   type ChangeCursor,
 } from '@erp/db';
 import { harness, until, type Harness } from '@erp/testing';
-import { deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom, writeSnapshotExport, type Bus } from '../src';
+import { deleteObject, ensureExportStore, exportStoreName, putNdjsonGzip, readObjectFrom, writeExportFile, type Bus } from '../src';
 
 const settings = { replicas: 1, maxBytes: -1, maxAgeMs: 3_600_000 };
 
@@ -278,7 +278,7 @@ describe('an export read by several transactions on one snapshot', () => {
       }
     })();
     await until(() => commits >= 3);
-    const written = await writeSnapshotExport(
+    const written = await writeExportFile(
       h.bus,
       h.db,
       'sales/una-foto.ndjson.gz',
@@ -331,7 +331,7 @@ describe('an export read by several transactions on one snapshot', () => {
       sql<{ id: number; json: string }>`
         select c.id, json_build_object('id', c.id, 'version', c.version)::text as json from cambios c, (select pg_sleep(0.01)) s`;
     const started = commits;
-    const written = await writeSnapshotExport(
+    const written = await writeExportFile(
       h.bus,
       h.db,
       'sales/con-cursor.ndjson.gz',
@@ -400,7 +400,7 @@ describe('an export beside the service’s requests', () => {
     sql<{ id: number; json: string }>`select f.id, json_build_object('id', f.id)::text as json from pausa f, (select pg_sleep(0.05)) s`;
   const exportOf = async (name: string, yieldToRequests: number, readers = 1) => {
     const pauses: number[] = [];
-    const written = await writeSnapshotExport(
+    const written = await writeExportFile(
       h.bus,
       h.db,
       name,

@@ -9,3 +9,4 @@ export * from './like';
 export * from './interval';
 export { sql, type Kysely, type Transaction, type Generated, type ColumnType, type Selectable, type Insertable } from 'kysely';
 export * from './roles';
+export * from './snapshot-export';

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Bus, BusObserver, SnapshotExportOptions } from '@erp/bus';
+import type { Bus, BusObserver } from '@erp/bus';
+import type { SnapshotExportOptions } from '@erp/db';
 import { API_VERSION, streamName } from '@erp/contracts';
 import type { BaseConfig } from './config';
 

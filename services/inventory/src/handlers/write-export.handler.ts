@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { writeSnapshotExport, type Bus, type SnapshotExportOptions } from '@erp/bus';
-import { changeCursorAfterSnapshot } from '@erp/db';
+import { writeExportFile, type Bus } from '@erp/bus';
+import { changeCursorAfterSnapshot, type SnapshotExportOptions } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, inventoryExportSubjects } from '@erp/contracts';
 import { productoExportRows } from '../db/producto-list.repository';
 import type { InventoryDb } from '../db/tables';
@@ -8,7 +8,7 @@ import type { InventoryDb } from '../db/tables';
 /** `inventory.export.write`: the file of an export of products, from one snapshot. */
 export function writeExportHandler(db: Kysely<InventoryDb>, bus: Bus, pacing: SnapshotExportOptions) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof inventoryExportSubjects, 'inventory.export.write'>, ctx: TenantContext) =>
-    writeSnapshotExport(
+    writeExportFile(
       bus,
       db,
       objeto,

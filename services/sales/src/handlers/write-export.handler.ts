@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { writeSnapshotExport, type Bus, type SnapshotExportOptions } from '@erp/bus';
-import { changeCursorAfterSnapshot } from '@erp/db';
+import { writeExportFile, type Bus } from '@erp/bus';
+import { changeCursorAfterSnapshot, type SnapshotExportOptions } from '@erp/db';
 import type { ParsedRequestOf, TenantContext, salesExportSubjects } from '@erp/contracts';
 import type { SalesDb } from '../db/tables';
 import { ventaExportRows } from '../db/venta-list.repository';
@@ -8,7 +8,7 @@ import { ventaExportRows } from '../db/venta-list.repository';
 /** `sales.export.write`: the file of an export of sales, from one snapshot. */
 export function writeExportHandler(db: Kysely<SalesDb>, bus: Bus, pacing: SnapshotExportOptions) {
   return async ({ objeto, filtros }: ParsedRequestOf<typeof salesExportSubjects, 'sales.export.write'>, ctx: TenantContext) =>
-    writeSnapshotExport(
+    writeExportFile(
       bus,
       db,
       objeto,
