@@ -101,7 +101,10 @@ export interface BusOptions {
 export interface ExportStoreSettings {
   /** Copies of each file on distinct JetStream servers, as for the events stream. */
   replicas: number;
-  /** Bytes all files may take together (-1: no limit); full, a new export fails instead of evicting another. */
+  /**
+   * Bytes all files may take together (-1: no limit), shared evenly among the writers' stores; a
+   * store that is full fails its writer's new export instead of evicting another.
+   */
   maxBytes: number;
   /**
    * Files older than this are removed by JetStream whatever the job records say: the backstop for a

@@ -76,7 +76,7 @@ const stores = new WeakMap<Bus, Map<ExportWriter, Promise<ExportStore>>>();
 
 /**
  * Creates each writer's export store of this prefix, with direct get allowed (files are read
- * without consumers). Privileged like the events stream: the operator's step
+ * without consumers) and an equal share of `maxBytes`. Privileged like the events stream: the operator's step
  * (`provisionJetStream`) does it; the services only write, read and remove files. A store that
  * exists keeps its settings unless the identity may change it (a local run without permissions):
  * the operator identity may not (a stream update can drop every file), so a store whose settings
@@ -84,18 +84,20 @@ const stores = new WeakMap<Bus, Map<ExportWriter, Promise<ExportStore>>>();
  */
 export async function ensureExportStore(bus: Bus, settings: ExportStoreSettings): Promise<void> {
   const jsm = await jetstream(bus.nc).jetstreamManager();
+  // The files of all writers together stay within the setting (the disk a JetStream server needs).
+  const maxBytes = settings.maxBytes < 0 ? -1 : Math.floor(settings.maxBytes / EXPORT_WRITERS.length);
   for (const writer of EXPORT_WRITERS) {
     const name = exportStoreName(bus.options.prefix, writer);
     await new Objm(bus.nc).create(name, {
       storage: StorageType.File,
       replicas: settings.replicas,
-      max_bytes: settings.maxBytes,
+      max_bytes: maxBytes,
       ttl: nanos(settings.maxAgeMs),
     });
     const info = await jsm.streams.info(`OBJ_${name}`);
     const wanted = {
       num_replicas: settings.replicas,
-      max_bytes: settings.maxBytes,
+      max_bytes: maxBytes,
       max_age: nanos(settings.maxAgeMs),
       allow_direct: true,
     };

@@ -192,6 +192,16 @@ describe('export files read chunk by chunk', () => {
     expect(Buffer.concat(got).length).toBe(changed.info.size - last.data.length);
   });
 
+  it('shares the configured bytes evenly among the writers’ stores', async () => {
+    await ensureExportStore(bus, { ...settings, maxBytes: 3 * 64 * 1024 * 1024 });
+    for (const writer of ['sales', 'returns', 'inventory'] as const) {
+      const { config } = await jsm.streams.info(`OBJ_${exportStoreName(h.iso.subjectPrefix, writer)}`);
+      expect({ writer, maxBytes: config.max_bytes }).toEqual({ writer, maxBytes: 64 * 1024 * 1024 });
+    }
+    await ensureExportStore(bus, settings);
+    expect((await jsm.streams.info(stream)).config.max_bytes).toBe(-1);
+  });
+
   it('reads a file whole while a copy of the store that lacks part of it answers direct gets: only the leader says a file or a chunk is missing', async () => {
     const name = 'sales/tras-la-copia.ndjson.gz';
     await putNdjsonGzip(bus, name, randomLines(40));
