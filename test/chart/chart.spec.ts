@@ -323,7 +323,7 @@ describe.each<ValuesCase>([
     }
   });
 
-  it("lets pods connect only to DNS, NATS, Postgres, the trace collector and, for the gateway alone, Redis; and subscriptions alone to partners' public https", () => {
+  it("lets pods connect only to DNS, NATS, Postgres, the trace collector and, for the gateway alone, Redis; and subscriptions (partners) and webhook-ingest (the shops' APIs) alone to public https", () => {
     const egress = chartValues.networkPolicy.egress;
     const portsOf = (...names: string[]) => new Set(names.flatMap((n) => egress[n]!.ports.map((p) => p.port)));
     const policies = ofKind<INetworkPolicy>(objects, 'NetworkPolicy');
@@ -339,7 +339,7 @@ describe.each<ValuesCase>([
             : portsOf('dns', 'postgres')
           : owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`
             ? portsOf('dns', 'nats', 'postgres', 'otel', 'redis')
-            : owner === `Deployment/${RELEASE}-subscriptions`
+            : owner === `Deployment/${RELEASE}-subscriptions` || owner === `Deployment/${RELEASE}-webhook-ingest`
               ? portsOf('dns', 'nats', 'postgres', 'otel', 'partners')
               : portsOf('dns', 'nats', 'postgres', 'otel');
       expect({ owner, ports: [...sut].sort() }).toEqual({ owner, ports: [...allowed].sort() });
@@ -404,6 +404,14 @@ describe.each<ValuesCase>([
         });
       const wantsRedis = owner === `Deployment/${RELEASE}-${PUBLIC_SERVICE}`;
       expect({ owner, ref: secretRef('REDIS_URL') }).toEqual({ owner, ref: wantsRedis ? { name: redis.name, key: redis.key } : undefined });
+      // The keys sealing the shops' credentials: webhook-ingest's alone, optional (no shops, no Secret needed).
+      expect({ owner, ref: secretRef('PLATFORM_CREDENTIALS_KEYS') }).toEqual({
+        owner,
+        ref:
+          owner === `Deployment/${RELEASE}-webhook-ingest`
+            ? { name: 'erp-shop-credentials', key: 'PLATFORM_CREDENTIALS_KEYS', optional: true }
+            : undefined,
+      });
     }
     const plainValues = [
       ...configMaps.flatMap((c) => Object.values(c.data ?? {})),

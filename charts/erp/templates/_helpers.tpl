@@ -167,6 +167,16 @@ exists, and what only a running server needs (ports, Redis) is left out.
       name: {{ $root.Values.existingSecrets.redis.name }}
       key: {{ $root.Values.existingSecrets.redis.key }}
 {{- end }}
+{{- if not .job }}
+{{- range $key, $ref := .svc.secretEnv }}
+- name: {{ $key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $ref.name }}
+      key: {{ $ref.key }}
+      optional: {{ $ref.optional | default false }}
+{{- end }}
+{{- end }}
 {{- range $key, $value := .svc.env }}
 - name: {{ $key }}
   value: {{ include "erp.envValue" $value | quote }}
