@@ -71,7 +71,7 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
       let page = 1;
       const handed = new Map<string, number>();
       for (;;) {
-        const { data } = await call<Json[]>('orders', () =>
+        const { data, headers } = await call<Json[]>('orders', () =>
           api.get('orders', {
             modified_after: wooTime(new Date(cursor.getTime() - 1000)),
             dates_are_gmt: true,
@@ -101,7 +101,8 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
           fresh.push({ referencia, version, cuerpo: Buffer.from(JSON.stringify(order)), tema: 'order.updated' });
         }
         if (fresh.length > 0) await pages.onPage(fresh);
-        if (data.length < PER_PAGE) return listed;
+        // The last page of the listing (WooCommerce answers 400 to a page past it).
+        if (data.length < PER_PAGE || page >= Number(headers['x-wp-totalpages'] ?? page)) return listed;
         // A full page whose orders all changed within the cursor's second: the next page of it.
         if (Math.floor(newest.getTime() / 1000) > Math.floor(cursor.getTime() / 1000)) {
           cursor = newest;
