@@ -8071,6 +8071,28 @@ export interface operations {
                                 /** @description Pedidos que trajo la conciliación antes que su webhook, desde siempre */
                                 pedidos_recuperados: number;
                             };
+                            /** @description El stock que enviamos a la tienda */
+                            stock: {
+                                /** @description Si la tienda recibe nuestro stock */
+                                sincronizar: boolean;
+                                /** @description Unidades de cada producto que no se ofrecen en la tienda */
+                                colchon: number;
+                                /** @description Productos cuyo SKU tiene la tienda */
+                                productos_mapeados: number;
+                                /** @description Productos cuyo SKU la tienda no tiene: su stock no se le envía */
+                                skus_sin_mapear: number;
+                                /** @description Productos con un cambio de stock que la tienda aún no recibió */
+                                pendientes: number;
+                                /** @description Productos cuyo último envío falló (se reintenta) */
+                                fallando: number;
+                                ultimo_error: string | null;
+                                envios_ultima_hora: number;
+                                /** @description Del primer cambio a que la tienda lo recibió, en la última hora (null sin envíos) */
+                                retraso_ms: {
+                                    p50: number | null;
+                                    p99: number | null;
+                                };
+                            };
                             /** @description Pedidos de la ventana que llegaron primero por conciliación: la tasa medida de webhooks perdidos */
                             webhooks_perdidos: {
                                 dias: number;

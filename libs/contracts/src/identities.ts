@@ -152,7 +152,10 @@ export const BUS_IDENTITIES = {
       ...callsOf(webhookGatewaySubjects, 'gateway.webhook.context'),
     ],
     publishes: [webhookEvents],
-    consumers: { 'webhook-ingest-deliveries': 'events.webhooks.delivery.received' },
+    consumers: {
+      'webhook-ingest-deliveries': 'events.webhooks.delivery.received',
+      'webhook-ingest-stock': 'events.inventory.stock.changed',
+    },
     listens: ['events.webhooks.integration.changed'],
   },
   subscriptions: {

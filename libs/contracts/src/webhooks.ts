@@ -149,6 +149,21 @@ export const IntegracionEstado = z.object({
     pedidos_leidos: z.number().int().meta({ description: 'Pedidos que leyó la última pasada' }),
     pedidos_recuperados: z.number().int().meta({ description: 'Pedidos que trajo la conciliación antes que su webhook, desde siempre' }),
   }),
+  stock: z
+    .object({
+      sincronizar: z.boolean().meta({ description: 'Si la tienda recibe nuestro stock' }),
+      colchon: z.number().int().meta({ description: 'Unidades de cada producto que no se ofrecen en la tienda' }),
+      productos_mapeados: z.number().int().meta({ description: 'Productos cuyo SKU tiene la tienda' }),
+      skus_sin_mapear: z.number().int().meta({ description: 'Productos cuyo SKU la tienda no tiene: su stock no se le envía' }),
+      pendientes: z.number().int().meta({ description: 'Productos con un cambio de stock que la tienda aún no recibió' }),
+      fallando: z.number().int().meta({ description: 'Productos cuyo último envío falló (se reintenta)' }),
+      ultimo_error: z.string().nullable(),
+      envios_ultima_hora: z.number().int(),
+      retraso_ms: z
+        .object({ p50: z.number().nullable(), p99: z.number().nullable() })
+        .meta({ description: 'Del primer cambio a que la tienda lo recibió, en la última hora (null sin envíos)' }),
+    })
+    .meta({ description: 'El stock que enviamos a la tienda' }),
   webhooks_perdidos: z
     .object({
       dias: z.number().int(),

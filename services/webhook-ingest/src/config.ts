@@ -64,6 +64,10 @@ const webhookIngestKeys = {
   PLATFORM_RECONCILE_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
   /** Integrations reconciled at once by one replica (each shop's pass runs on its own). */
   PLATFORM_RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** How long after a product's first stock change its push to the shops waits for more (a burst is one write). */
+  PLATFORM_STOCK_PUSH_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
+  /** Products one replica takes per round of the stock push. */
+  PLATFORM_STOCK_PUSH_BATCH: z.coerce.number().int().min(1).max(5_000).default(500),
   /** Longest wait for one call to a shop's API before it counts as failed. */
   PLATFORM_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
 };

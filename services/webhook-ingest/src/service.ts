@@ -12,6 +12,10 @@ import { parseKeyring } from './domain/credentials';
 import { integrationsHandlers } from './handlers/integrations.handlers';
 import { DEFAULT_CALL_POLICY } from './ports/shops';
 import { startReconciler, type Reconciler } from './workers/reconcile.worker';
+import { startStockChangedConsumer } from './consumers/stock-changed.consumer';
+import { oldestOwedStock } from './db/stock.repository';
+import { startStockPush } from './workers/stock-push.worker';
+import type { StockPushDeps } from './flows/push-stock.flow';
 import type { ReconcileDeps } from './flows/reconcile.flow';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
 import { EntregaBatcher } from './workers/entrega-batcher.worker';
@@ -31,6 +35,7 @@ export interface WebhookIngestOptions {
   deps?: Partial<ProcessingDeps>;
   /** Replaces the shops' clients (tests). */
   openShop?: ReconcileDeps['openShop'];
+  openStockShop?: StockPushDeps['openShop'];
 }
 
 export function webhookIngestService(
@@ -185,6 +190,53 @@ export function webhookIngestService(
         },
       });
       onShutdown('reconciliation', () => reconciler!.stop());
+
+      const stockChanges = registerCounter(metrics, {
+        name: 'erp_shop_stock_changes_total',
+        help: 'Stock changes of products some shop shows, heard from inventory',
+      });
+      const stockWrites = registerCounter(metrics, {
+        name: 'erp_shop_stock_writes_total',
+        help: 'Product quantities the shops took from the stock push',
+      });
+      const stockLag = registerCounter(metrics, {
+        name: 'erp_shop_stock_push_lag_seconds_total',
+        help: "Seconds from a product's first stock change to the shop taking it, summed over the writes (÷ erp_shop_stock_writes_total: the mean lag)",
+      });
+      const stockFailures = registerCounter(metrics, {
+        name: 'erp_shop_stock_push_failures_total',
+        help: 'Product pushes the shop refused or that failed (each retried)',
+      });
+      registerSnapshotGauges(
+        metrics,
+        {
+          oldest: {
+            name: 'erp_shop_stock_oldest_owed_age_seconds',
+            help: 'Age of the oldest stock change not yet taken by its shop (0 when none)',
+          },
+        },
+        async () => ({ oldest: await oldestOwedStock(db) }),
+      );
+      await startStockChangedConsumer(db, bus, (n) => stockChanges(n));
+      const stockPush = startStockPush({
+        db,
+        keyring,
+        policy: { ...DEFAULT_CALL_POLICY, timeoutMs: config.PLATFORM_CALL_TIMEOUT_MS },
+        owner: `${hostname()}-${process.pid}-stock`,
+        inventory: deps.inventory,
+        context: deps.context,
+        openShop: options.openStockShop,
+        logger: logger.child({ component: 'stock-push' }),
+        delayMs: config.PLATFORM_STOCK_PUSH_DELAY_MS,
+        leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
+        batch: config.PLATFORM_STOCK_PUSH_BATCH,
+        onPushed: (lagMs, writes) => {
+          stockWrites(writes);
+          stockLag((lagMs / 1000) * writes);
+        },
+        onFailed: (n) => stockFailures(n),
+      });
+      onShutdown('stock-push', () => stockPush.stop());
     },
   };
 }

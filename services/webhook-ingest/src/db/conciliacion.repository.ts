@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EstadoSuscripcion, IntegracionEstado } from '@erp/contracts';
+import { stockStates } from './stock.repository';
 import type { WebhookDb } from './tables';
 
 type Db = Kysely<WebhookDb> | Transaction<WebhookDb>;
@@ -132,6 +133,8 @@ export async function integrationStates(db: Db, empresaId: number, dias: number)
     plataforma: IntegracionEstado['plataforma'];
     activo: boolean;
     tienda_url: string | null;
+    sincronizar_stock: boolean;
+    stock_colchon: number;
     suscripcion: EstadoSuscripcion | null;
     restauraciones: number | null;
     ultima_at: Date | null;
@@ -143,7 +146,7 @@ export async function integrationStates(db: Db, empresaId: number, dias: number)
     pedidos: number;
     recuperados: number;
   }>`
-    select i.id, i.plataforma, i.activo, i.tienda_url, c.suscripcion, c.restauraciones, c.ultima_at, c.resultado, c.error,
+    select i.id, i.plataforma, i.activo, i.tienda_url, i.sincronizar_stock, i.stock_colchon, c.suscripcion, c.restauraciones, c.ultima_at, c.resultado, c.error,
       c.proxima_at, c.pedidos_leidos, c.pedidos_recuperados,
       (select count(*)::int from webhook_ingest.pedidos p
         where p.integracion_id = i.id and p.created_at > now() - ${dias} * interval '1 day' and p.origen is not null) as pedidos,
@@ -153,6 +156,7 @@ export async function integrationStates(db: Db, empresaId: number, dias: number)
     left join webhook_ingest.conciliaciones c on c.integracion_id = i.id
     where i.empresa_id = ${empresaId}
     order by i.id`.execute(db);
+  const stock = await stockStates(db, empresaId);
   return rows.map((r) => ({
     id: r.id,
     plataforma: r.plataforma,
@@ -166,6 +170,17 @@ export async function integrationStates(db: Db, empresaId: number, dias: number)
       proxima_at: r.tienda_url ? (r.proxima_at?.toISOString() ?? null) : null,
       pedidos_leidos: r.pedidos_leidos ?? 0,
       pedidos_recuperados: r.pedidos_recuperados ?? 0,
+    },
+    stock: {
+      sincronizar: r.sincronizar_stock,
+      colchon: r.stock_colchon,
+      productos_mapeados: stock.get(r.id)?.mapeados ?? 0,
+      skus_sin_mapear: stock.get(r.id)?.sin_mapear ?? 0,
+      pendientes: stock.get(r.id)?.pendientes ?? 0,
+      fallando: stock.get(r.id)?.fallando ?? 0,
+      ultimo_error: stock.get(r.id)?.ultimo_error ?? null,
+      envios_ultima_hora: stock.get(r.id)?.envios ?? 0,
+      retraso_ms: { p50: stock.get(r.id)?.p50 ?? null, p99: stock.get(r.id)?.p99 ?? null },
     },
     webhooks_perdidos: {
       dias,

@@ -91,6 +91,7 @@ export async function lockEntrega(trx: Transaction<WebhookDb>, id: number) {
       'i.documento_id',
       'i.canal_id',
       'i.producto_envio_id',
+      'i.sincronizar_stock',
     ])
     .where('e.id', '=', id)
     .forUpdate('e')

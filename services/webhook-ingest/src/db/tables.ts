@@ -101,10 +101,50 @@ export interface MapeosProductoTable {
   updated_at: Generated<Date>;
 }
 
+/** A product's stock owed to an integration's shop. */
+export interface StockPushTable {
+  integracion_id: number;
+  producto_id: number;
+  empresa_id: number;
+  codigo: string;
+  pendiente_desde: Date | null;
+  cambios: Generated<number>;
+  tomado_desde: Date | null;
+  dueno: string | null;
+  vence_at: Date | null;
+  proximo_at: Generated<Date>;
+  intentos: Generated<number>;
+  error: string | null;
+  enviado: number | null;
+  enviado_at: Date | null;
+}
+
+/** How the shop names one of our products (by SKU). */
+export interface TiendaProductosTable {
+  integracion_id: number;
+  codigo: string;
+  id_externo: string | null;
+  id_padre: string | null;
+  leido: number | null;
+  revisado_at: Generated<Date>;
+}
+
+export interface StockEnviosTable {
+  id: Generated<string>;
+  integracion_id: number;
+  enviado_at: Generated<Date>;
+  lag_ms: number;
+  productos: number;
+  cambios: number;
+}
+
 export interface WebhookDb extends OutboxTables {
   integraciones: IntegracionesTable;
   entregas: EntregasTable;
   pedidos: PedidosTable;
   mapeos_producto: MapeosProductoTable;
   conciliaciones: ConciliacionesTable;
+  stock_push: StockPushTable;
+  tienda_productos: TiendaProductosTable;
+  stock_envios: StockEnviosTable;
 }

@@ -10,7 +10,8 @@ import { parseBody, type Outcome, type ProcessingDeps } from './process-order.fl
 /**
  * Applies a WooCommerce product delivery: finds our product (mapping, then SKU; an unknown SKU
  * creates it), sets its stock in the integration's warehouse (absolute, through the ledger, keyed
- * by the delivery so a replay moves nothing twice), then name, price and enabled when they differ.
+ * by the delivery so a replay moves nothing twice) unless the integration pushes our stock to the
+ * shop, then name, price and enabled when they differ.
  */
 export async function processProduct(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
   const intent = wooProductIntent(parseBody(entrega));
@@ -64,7 +65,9 @@ export async function processProduct(trx: Transaction<WebhookDb>, entrega: Locke
   return { estado: 'procesada' };
 
   async function applyStock(): Promise<void> {
-    if (intent!.stock === null) return;
+    // A shop that shows our stock takes it from us: what it says of stock (our own write's echo
+    // among it) changes nothing here.
+    if (intent!.stock === null || entrega.sincronizar_stock) return;
     await deps.inventory.adjust(ctx, {
       clave: `webhook-entrega-${entrega.id}`,
       origen: 'webhook',

@@ -4,7 +4,16 @@ import type { CallPolicy, ShopApi } from './shop';
 import { shopifyShop } from './shopify';
 import { wooShop } from './woocommerce';
 
-export { DEFAULT_CALL_POLICY, ShopCallError, type CallPolicy, type ShopApi, type ShopOrder, type SubscriptionCheck } from './shop';
+export {
+  DEFAULT_CALL_POLICY,
+  ShopCallError,
+  type CallPolicy,
+  type ShopApi,
+  type ShopOrder,
+  type ShopProductRef,
+  type StockWriteItem,
+  type SubscriptionCheck,
+} from './shop';
 
 /** The shop's Admin API client for an integration's platform, URL and credentials. */
 export function openShop(plataforma: Plataforma, url: string, secrets: ShopSecrets, policy: CallPolicy): ShopApi {

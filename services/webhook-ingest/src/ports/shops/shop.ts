@@ -26,7 +26,29 @@ export interface OrderPages {
 /** What a pass found of our webhook subscriptions at the shop. */
 export type SubscriptionCheck = 'activa' | 'restaurada';
 
-/** The part of a shop's Admin API reconciliation uses. */
+/** How the shop names one of our products: its product or variation (and parent) id, or inventory item GID. */
+export interface ShopProductRef {
+  id_externo: string;
+  id_padre: string | null;
+}
+
+/** A quantity to set at the shop for one SKU, with what we last read or wrote there (compare-and-set). */
+export interface StockWriteItem {
+  codigo: string;
+  cantidad: number;
+  ref: ShopProductRef;
+  leido: number | null;
+}
+
+/** What a stock write did: the SKUs the shop took (with the quantity it now holds) and those it refused. */
+export interface StockWriteResult {
+  written: Array<{ codigo: string; cantidad: number }>;
+  failed: Array<{ codigo: string; error: string }>;
+  /** Shopify: the writes that found the shop's quantity changed and were sent again after a re-read. */
+  reread: number;
+}
+
+/** The part of a shop's Admin API reconciliation and the stock push use. */
 export interface ShopApi {
   readonly plataforma: Plataforma;
   /** Every order changed at or after `since`, oldest change first, a page at a time; returns how many it listed. */
@@ -36,6 +58,12 @@ export interface ShopApi {
    * one created (signed with `secret` where the shop takes one).
    */
   keepSubscriptions(endpoint: string, secret: string | null): Promise<SubscriptionCheck>;
+  /** How the shop names these SKUs; null for one it does not have. */
+  findProducts(codigos: readonly string[]): Promise<Map<string, ShopProductRef | null>>;
+  /** Sets these quantities (at `ubicacion`, Shopify's location; its only active one when null), in bulk within the platform's limits. */
+  setStock(items: readonly StockWriteItem[], ubicacion: string | null, key: string): Promise<StockWriteResult>;
+  /** The quantities the shop holds now, by SKU (null: it does not track that product's stock). */
+  readStock(refs: ReadonlyMap<string, ShopProductRef>, ubicacion: string | null): Promise<Map<string, number | null>>;
 }
 
 /** A call to a shop that failed: its status when the shop answered, and the shop's words. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createAdminApiClient, type ClientResponse } from '@shopify/admin-api-client';
 import { platformOrderReference } from '@erp/contracts';
@@ -18,6 +19,9 @@ import {
   type OrderStamp,
   type ShopApi,
   type ShopOrder,
+  type ShopProductRef,
+  type StockWriteItem,
+  type StockWriteResult,
   type SubscriptionCheck,
 } from './shop';
 
@@ -75,6 +79,39 @@ const CREATE_SUBSCRIPTION = /* GraphQL */ `
     }
   }
 `;
+
+const LOCATIONS = /* GraphQL */ `
+  query Locations {
+    locations(first: 50) {
+      nodes {
+        id
+        isActive
+      }
+    }
+  }
+`;
+const SET_QUANTITIES = /* GraphQL */ `
+  mutation SetStock($input: InventorySetQuantitiesInput!, $key: String!) {
+    inventorySetQuantities(input: $input) @idempotent(key: $key) {
+      inventoryAdjustmentGroup {
+        id
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`;
+/** SKUs resolved per query (aliased `productVariants` searches) and quantities read per query. */
+const SKUS_PER_QUERY = 25;
+const LEVELS_PER_QUERY = 50;
+/** `inventorySetQuantities` takes at most 250 quantities. */
+const QUANTITIES_PER_WRITE = 250;
+
+/** GraphQL string literal of a SKU inside Shopify's search syntax: `sku:"A-1"`. */
+const skuSearch = (sku: string) => JSON.stringify(`sku:${JSON.stringify(sku)}`);
 
 interface Throttle {
   available: number;
@@ -171,8 +208,124 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
     return out;
   };
 
+  const chunks = <T>(items: readonly T[], size: number) =>
+    Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+  let location: string | null = null;
+  /** The integration's location, or the shop's only active one. */
+  const locationOf = async (ubicacion: string | null): Promise<string> => {
+    if (ubicacion) return ubicacion;
+    if (location) return location;
+    const data = await request<{ locations: { nodes: Array<{ id: string; isActive: boolean }> } }>('locations', LOCATIONS, {});
+    const active = data.locations.nodes.filter((l) => l.isActive);
+    if (active.length !== 1) {
+      throw new ShopCallError(
+        `Shopify: la tienda tiene ${active.length} ubicaciones activas; indique en la integración cuál (tienda.ubicacion)`,
+        null,
+      );
+    }
+    return (location = active[0]!.id);
+  };
+
+  /** The `available` quantity of inventory items at a location, by item GID (null: not stocked there). */
+  const levels = async (items: readonly string[], at: string): Promise<Map<string, number | null>> => {
+    const out = new Map<string, number | null>();
+    for (const part of chunks(items, LEVELS_PER_QUERY)) {
+      const vars = part.map((_, i) => `$i${i}: ID!`).join(', ');
+      const fields = part
+        .map(
+          (_, i) =>
+            `i${i}: inventoryItem(id: $i${i}) { inventoryLevel(locationId: $loc) { quantities(names: ["available"]) { quantity } } }`,
+        )
+        .join('\n');
+      const data = await request<Record<string, { inventoryLevel: { quantities: Array<{ quantity: number }> } | null } | null>>(
+        'inventoryItem',
+        `query Levels($loc: ID!, ${vars}) {\n${fields}\n}`,
+        { loc: at, ...Object.fromEntries(part.map((id, i) => [`i${i}`, id])) },
+      );
+      part.forEach((id, i) => out.set(id, data[`i${i}`]?.inventoryLevel?.quantities[0]?.quantity ?? null));
+    }
+    return out;
+  };
+
+  type SetAnswer = { inventorySetQuantities: { userErrors: Array<{ code: string | null; field: string[] | null; message: string }> } };
+  /** One compare-and-set write of up to 250 quantities; the indexes of the stale ones when it was refused for them alone. */
+  const write = async (items: readonly StockWriteItem[], at: string): Promise<{ stale: number[]; refused: string | null }> => {
+    const input = {
+      name: 'available',
+      reason: 'correction',
+      referenceDocumentUri: 'erp://stock',
+      quantities: items.map((i) => ({
+        inventoryItemId: i.ref.id_externo,
+        locationId: at,
+        quantity: i.cantidad,
+        changeFromQuantity: i.leido,
+      })),
+    };
+    // The same write repeated (a retry after a lost answer) is the same key: Shopify applies it once.
+    const key = createHash('sha256').update(JSON.stringify(input)).digest('hex');
+    const data = await request<SetAnswer>('inventorySetQuantities', SET_QUANTITIES, { input, key });
+    const errors = data.inventorySetQuantities.userErrors;
+    if (errors.length === 0) return { stale: [], refused: null };
+    const stale = errors.filter((e) => e.code === 'CHANGE_FROM_QUANTITY_STALE').map((e) => Number(e.field?.[2]));
+    if (stale.length === errors.length) return { stale, refused: null };
+    return { stale: [], refused: errors.map((e) => `${e.code ?? ''} ${e.message}`.trim()).join('; ') };
+  };
+
   return {
     plataforma: 'shopify',
+    async findProducts(codigos) {
+      const found = new Map<string, ShopProductRef | null>(codigos.map((c) => [c, null]));
+      for (const part of chunks(codigos, SKUS_PER_QUERY)) {
+        const fields = part
+          .map((sku, i) => `v${i}: productVariants(first: 2, query: ${skuSearch(sku)}) { nodes { sku inventoryItem { id } } }`)
+          .join('\n');
+        const data = await request<Record<string, { nodes: Array<{ sku: string | null; inventoryItem: { id: string } }> }>>(
+          'productVariants',
+          `query Variants {\n${fields}\n}`,
+          {},
+        );
+        part.forEach((sku, i) => {
+          const match = data[`v${i}`]?.nodes.find((n) => n.sku === sku);
+          if (match) found.set(sku, { id_externo: match.inventoryItem.id, id_padre: null });
+        });
+      }
+      return found;
+    },
+    async setStock(items, ubicacion): Promise<StockWriteResult> {
+      const at = await locationOf(ubicacion);
+      const result: StockWriteResult = { written: [], failed: [], reread: 0 };
+      for (const part of chunks(items, QUANTITIES_PER_WRITE)) {
+        // Compare-and-set on what we last read or wrote; what we never read is read first.
+        const unknown = part.filter((i) => i.leido === null).map((i) => i.ref.id_externo);
+        const read = unknown.length > 0 ? await levels(unknown, at) : new Map<string, number | null>();
+        let batch = part.map((i) => (i.leido === null ? { ...i, leido: read.get(i.ref.id_externo) ?? 0 } : i));
+        let answer = await write(batch, at);
+        if (answer.stale.length > 0) {
+          // The shop's quantity moved (an order, a change in its admin): read again once, write again.
+          result.reread += answer.stale.length;
+          const now = await levels(
+            answer.stale.map((i) => batch[i]!.ref.id_externo),
+            at,
+          );
+          batch = batch.map((i) => (now.has(i.ref.id_externo) ? { ...i, leido: now.get(i.ref.id_externo) ?? 0 } : i));
+          answer = await write(batch, at);
+        }
+        if (answer.refused !== null || answer.stale.length > 0) {
+          const error = answer.refused ?? 'La cantidad de la tienda cambió otra vez durante la escritura';
+          for (const i of batch) result.failed.push({ codigo: i.codigo, error });
+        } else for (const i of batch) result.written.push({ codigo: i.codigo, cantidad: i.cantidad });
+      }
+      return result;
+    },
+    async readStock(refs, ubicacion) {
+      const at = await locationOf(ubicacion);
+      const read = await levels(
+        [...refs.values()].map((r) => r.id_externo),
+        at,
+      );
+      return new Map([...refs].map(([codigo, ref]) => [codigo, read.get(ref.id_externo) ?? null]));
+    },
     async ordersChangedSince(since, pages) {
       const query = `updated_at:>='${since.toISOString()}'`;
       let listed = 0;

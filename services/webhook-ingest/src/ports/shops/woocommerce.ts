@@ -1,6 +1,16 @@
 import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { platformOrderReference } from '@erp/contracts';
-import { ShopCallError, verdictFor, withRetries, type CallPolicy, type ShopApi, type ShopOrder, type SubscriptionCheck } from './shop';
+import {
+  ShopCallError,
+  verdictFor,
+  withRetries,
+  type CallPolicy,
+  type ShopApi,
+  type ShopOrder,
+  type ShopProductRef,
+  type StockWriteResult,
+  type SubscriptionCheck,
+} from './shop';
 
 /*
  * WooCommerce REST API v3 (https://woocommerce.github.io/woocommerce-rest-api-docs/): orders
@@ -63,8 +73,85 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
     return { ...order, refunds: data };
   };
 
+  /** Every page of a listing. */
+  const all = async (what: string, endpoint: string, params: Record<string, unknown>): Promise<Json[]> => {
+    const out: Json[] = [];
+    for (let page = 1; ; page++) {
+      const { data, headers } = await call<Json[]>(what, () => api.get(endpoint, { ...params, per_page: PER_PAGE, page }));
+      out.push(...data);
+      if (data.length < PER_PAGE || page >= Number(headers['x-wp-totalpages'] ?? page)) return out;
+    }
+  };
+  const chunks = <T>(items: readonly T[], size: number) =>
+    Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
   return {
     plataforma: 'woocommerce',
+    async findProducts(codigos) {
+      const found = new Map<string, ShopProductRef | null>(codigos.map((c) => [c, null]));
+      // Products by SKU, a hundred SKUs a request; variations are found under their variable products.
+      for (const part of chunks(codigos, PER_PAGE)) {
+        for (const p of await all('products', 'products', { sku: part.join(',') })) {
+          if (typeof p.sku === 'string' && found.has(p.sku)) found.set(p.sku, { id_externo: String(p.id), id_padre: null });
+        }
+      }
+      const missing = codigos.filter((c) => found.get(c) === null);
+      if (missing.length > 0) {
+        const variable = (await all('products', 'products', {})).filter((p) => p.type === 'variable');
+        for (const parent of variable) {
+          for (const part of chunks(missing, PER_PAGE)) {
+            for (const v of await all('variations', `products/${String(parent.id)}/variations`, { sku: part.join(',') })) {
+              if (typeof v.sku === 'string' && found.has(v.sku))
+                found.set(v.sku, { id_externo: String(v.id), id_padre: String(parent.id) });
+            }
+          }
+        }
+      }
+      return found;
+    },
+    async setStock(items): Promise<StockWriteResult> {
+      const result: StockWriteResult = { written: [], failed: [], reread: 0 };
+      const byParent = new Map<string, typeof items>();
+      for (const item of items) {
+        const parent = item.ref.id_padre ?? '';
+        byParent.set(parent, [...(byParent.get(parent) ?? []), item]);
+      }
+      // WooCommerce has no compare-and-set: the quantity is set, a hundred items a request.
+      for (const [parent, group] of byParent) {
+        const endpoint = parent ? `products/${parent}/variations/batch` : 'products/batch';
+        for (const part of chunks(group, PER_PAGE)) {
+          const { data } = await call<{ update?: Json[] }>('stock', () =>
+            api.post(endpoint, {
+              update: part.map((i) => ({ id: Number(i.ref.id_externo), manage_stock: true, stock_quantity: i.cantidad })),
+            }),
+          );
+          const answers = new Map((data.update ?? []).map((u) => [String(u.id), u]));
+          for (const item of part) {
+            const answer = answers.get(item.ref.id_externo);
+            const error = answer?.error as { message?: string } | undefined;
+            if (!answer || error)
+              result.failed.push({ codigo: item.codigo, error: error?.message ?? 'La tienda no respondió por este producto' });
+            else result.written.push({ codigo: item.codigo, cantidad: item.cantidad });
+          }
+        }
+      }
+      return result;
+    },
+    async readStock(refs) {
+      const out = new Map<string, number | null>();
+      const wanted = new Map([...refs].map(([codigo, ref]) => [`${ref.id_padre ?? ''}:${ref.id_externo}`, codigo]));
+      const take = (rows: Json[], parent: string) => {
+        for (const p of rows) {
+          const codigo = wanted.get(`${parent}:${String(p.id)}`);
+          if (codigo) out.set(codigo, p.manage_stock === true && typeof p.stock_quantity === 'number' ? p.stock_quantity : null);
+        }
+      };
+      take(await all('products', 'products', {}), '');
+      for (const parent of new Set([...refs.values()].flatMap((r) => (r.id_padre ? [r.id_padre] : [])))) {
+        take(await all('variations', `products/${parent}/variations`, {}), parent);
+      }
+      return out;
+    },
     async ordersChangedSince(since, pages) {
       let listed = 0;
       let cursor = since;
