@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import tls from 'node:tls';
 import type { SeedOutput, WebhookToken } from '@erp/admin';
+import { webhookSubjects } from '@erp/contracts';
 import { eventually } from '@erp/testing';
 import { Stack } from '../support/stack';
 import { webhookStore } from '../support/webhook-fixture';
@@ -117,7 +118,7 @@ describe('stock pushed to the shops through the stack', () => {
   it('a partner sale reaches both shops within the delay: ours less the buffer at WooCommerce (a variation too), ours at Shopify', async () => {
     await sell(refs.mouse, 3);
     await sell(refs.teclado, 1);
-    await eventually(() => {
+    await eventually(async () => {
       expect(shops.woo.stockOf('MOU-01')).toBe(47 - 2);
       expect(shops.woo.stockOf('KEY-02')).toBe(29 - 2);
       expect(shops.shopify.stockOf('MOU-01')).toBe(47);
@@ -130,7 +131,7 @@ describe('stock pushed to the shops through the stack', () => {
     await Promise.all(Array.from({ length: 20 }, () => sell(refs.mouse, 1)));
     const stock = await ours(refs.mouse);
     expect(stock).toBe(27);
-    await eventually(() => {
+    await eventually(async () => {
       expect(shops.woo.stockOf('MOU-01')).toBe(stock - 2);
       expect(shops.shopify.stockOf('MOU-01')).toBe(stock);
     }, 15_000);
@@ -141,7 +142,7 @@ describe('stock pushed to the shops through the stack', () => {
   it("Shopify's compare-and-set: a quantity changed at the shop is read again once, and ours is written over it", async () => {
     shops.shopify.setStock('KEY-02', 99);
     await sell(refs.teclado, 1);
-    await eventually(() => expect(shops.shopify.stockOf('KEY-02')).toBe(28), 15_000);
+    await eventually(async () => expect(shops.shopify.stockOf('KEY-02')).toBe(28), 15_000);
     const key02 = shops.shopify.stockWrites.filter((w) => w.sku === 'KEY-02');
     expect(key02.at(-2)).toMatchObject({ applied: false, before: 99, after: 28 });
     expect(key02.at(-1)).toMatchObject({ applied: true, before: 99, after: 28 });
@@ -150,7 +151,7 @@ describe('stock pushed to the shops through the stack', () => {
   it("the shop's echo of our write (WooCommerce's product.updated) changes nothing of our stock", async () => {
     shops.woo.addWebhook({ topic: 'product.updated', delivery_url: `${stack.baseUrl}${integ.woo!.path}/producto`, secret: WOO_SECRET });
     await sell(refs.mouse, 1);
-    await eventually(() => expect(shops.woo.stockOf('MOU-01')).toBe(26 - 2), 15_000);
+    await eventually(async () => expect(shops.woo.stockOf('MOU-01')).toBe(26 - 2), 15_000);
     await shops.woo.settled();
     expect(shops.woo.deliveries.filter((d) => d.topic === 'product.updated').map((d) => d.status)).toContain(200);
     await eventually(async () => {
@@ -167,7 +168,7 @@ describe('stock pushed to the shops through the stack', () => {
     await stack.stopService('webhook-ingest');
     await sell(refs.mouse, 2);
     await stack.startService('webhook-ingest');
-    await eventually(() => {
+    await eventually(async () => {
       expect(shops.woo.stockOf('MOU-01')).toBe(24 - 2);
       expect(shops.shopify.stockOf('MOU-01')).toBe(24);
     }, 30_000);
@@ -184,5 +185,44 @@ describe('stock pushed to the shops through the stack', () => {
       fallando: 0,
     });
     expect((woo!.stock.retraso_ms as { p99: number }).p99).toBeGreaterThanOrEqual(400);
+  });
+
+  it('the drift check finds stock changed at the shop, a SKU that is not ours and an order whose webhook was lost; --repair puts them right', async () => {
+    const drift = (reparar: boolean) =>
+      stack.admin.request(webhookSubjects, 'webhooks.admin.drift', { reparar }, { requestId: 'drift' }, { timeoutMs: 60_000 });
+    shops.woo.setStock('MOU-01', 77);
+    shops.shopify.setStock('KEY-02', 3);
+    shops.woo.addProduct({ sku: 'GHOST-1', stock: 4 });
+    shops.woo.setFaults({ drop: 1 });
+    const order = shops.woo.createOrder({ lines: [{ sku: 'KEY-02', quantity: 1, price: '10.00' }] });
+    shops.woo.setFaults({});
+
+    const found = await drift(false);
+    expect(
+      found.map((d) => [d.id_integracion, d.resultado, d.stock_distinto.map((x) => x.codigo), d.skus_sin_producto, d.pedidos_pendientes]),
+    ).toEqual([
+      [integ.woo!.id, 'revisada', ['KEY-02', 'MOU-01'], ['GHOST-1'], [`woo-${String(order.id)}`]],
+      [integ.shop!.id, 'revisada', ['KEY-02'], [], []],
+    ]);
+    expect(found[0]!.stock_distinto[1]).toEqual({ codigo: 'MOU-01', tienda: 77, esperado: (await ours(refs.mouse)) - 2 });
+
+    await drift(true);
+    await eventually(async () => {
+      expect(
+        await stack.query('select 1 from sales.ventas where empresa_id = $1 and referencia_externa = $2', [
+          refs.empresa,
+          `woo-${String(order.id)}`,
+        ]),
+      ).toHaveLength(1);
+      const teclado = await ours(refs.teclado);
+      expect(shops.woo.stockOf('MOU-01')).toBe((await ours(refs.mouse)) - 2);
+      expect(shops.woo.stockOf('KEY-02')).toBe(teclado - 2);
+      expect(shops.shopify.stockOf('KEY-02')).toBe(teclado);
+    }, 30_000);
+    const after = await drift(false);
+    expect(after.map((d) => [d.stock_distinto, d.pedidos_pendientes])).toEqual([
+      [[], []],
+      [[], []],
+    ]);
   });
 });

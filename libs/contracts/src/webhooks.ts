@@ -187,6 +187,20 @@ export const PasadaConciliacion = z.object({
 });
 export type PasadaConciliacion = z.output<typeof PasadaConciliacion>;
 
+/** What the drift check found of one integration: the shop's stock and orders against ours. */
+export const Deriva = z.object({
+  id_integracion: z.number().int(),
+  resultado: z.enum(['revisada', 'fallida', 'sin_tienda']),
+  error: z.string().nullable(),
+  productos_revisados: z.number().int(),
+  stock_distinto: z.array(z.object({ codigo: z.string(), tienda: z.number().int().nullable(), esperado: z.number().int() })),
+  skus_sin_producto: z.array(z.string()).meta({ description: 'SKUs de la tienda que no son productos nuestros' }),
+  pedidos_revisados: z.number().int(),
+  pedidos_pendientes: z.array(z.string()).meta({ description: 'Pedidos de la ventana que aún no tenemos en su última versión' }),
+  reparada: z.boolean(),
+});
+export type Deriva = z.output<typeof Deriva>;
+
 /** Subjects of webhook-ingest. `webhooks.receive` is asked by the gateway; the rest are back office. */
 export const webhookSubjects = defineCatalog({
   /**
@@ -261,6 +275,21 @@ export const webhookSubjects = defineCatalog({
     errors: ['VALIDATION_FAILED'],
     request: z.object({}),
     reply: z.object({ reselladas: z.number().int(), clave: z.string() }),
+  },
+  /**
+   * Compares each shop (of one integration, or every one that shows our stock) with us: every
+   * product's stock (ours less the buffer, never below 0, whole units) and every order changed in
+   * the last `dias` days; with `reparar`, pushes the stock that differs and reconciles the orders.
+   */
+  'webhooks.admin.drift': {
+    tenant: false,
+    errors: ['NOT_FOUND'],
+    request: z.object({
+      id_integracion: Id.optional(),
+      reparar: z.boolean().default(false),
+      dias: z.number().int().min(1).max(90).default(3),
+    }),
+    reply: z.array(Deriva),
   },
   /** Issues a new token for an integration; the old one stops working at once. */
   'webhooks.admin.integration.rotate-token': {

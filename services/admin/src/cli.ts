@@ -24,6 +24,10 @@ const USAGE = `Usage: npm run admin -- <command>
                                   process failed deliveries again (after fixing the catalog or the integration)
   webhooks rotate INTEGRACION_ID  issue a new webhook token (shown once; the old one stops working)
   webhooks reseal                 seal every shop credential again with the first key of PLATFORM_CREDENTIALS_KEYS
+  drift [--integracion ID] [--repair] [--dias N]
+                                  compare each shop's stock and its orders of the last N days (3) with ours,
+                                  print the differences; --repair pushes the stock and reconciles the orders
+                                  (exit 1 when a difference was found and not repaired)
   reconcile [--integracion ID]    one reconciliation pass now against the shop's API, of one integration or of
                                   every one with a shop API; prints what each pass read, stored and restored
 ${RETURNS_USAGE}
@@ -115,6 +119,21 @@ async function main(args: string[]): Promise<unknown> {
           return await bus.request(webhookSubjects, 'webhooks.admin.integration.rotate-token', { id: id(a, 'INTEGRACION_ID') }, ctx);
         if (sub === 'reseal') return await bus.request(webhookSubjects, 'webhooks.admin.credentials.reseal', {}, ctx);
         throw new Error('webhooks needs failed, replay, rotate or reseal');
+      case 'drift': {
+        const { values } = parseArgs({
+          args: args.slice(1),
+          options: { integracion: { type: 'string' }, repair: { type: 'boolean' }, dias: { type: 'string' } },
+        });
+        const request = {
+          ...(values.integracion ? { id_integracion: id(values.integracion, 'INTEGRACION_ID') } : {}),
+          reparar: values.repair === true,
+          ...(values.dias ? { dias: id(values.dias, 'N') } : {}),
+        };
+        const found = await bus.request(webhookSubjects, 'webhooks.admin.drift', request, ctx, { timeoutMs: 10 * 60_000 });
+        const drifted = found.some((d) => d.resultado === 'fallida' || d.stock_distinto.length > 0 || d.pedidos_pendientes.length > 0);
+        if (drifted && !request.reparar) process.exitCode = 1;
+        return found;
+      }
       case 'reconcile': {
         const { values } = parseArgs({ args: args.slice(1), options: { integracion: { type: 'string' } } });
         const request = values.integracion ? { id_integracion: id(values.integracion, 'INTEGRACION_ID') } : {};

@@ -15,6 +15,7 @@ import { startReconciler, type Reconciler } from './workers/reconcile.worker';
 import { startStockChangedConsumer } from './consumers/stock-changed.consumer';
 import { oldestOwedStock } from './db/stock.repository';
 import { startStockPush } from './workers/stock-push.worker';
+import { checkDrift } from './flows/drift.flow';
 import type { StockPushDeps } from './flows/push-stock.flow';
 import type { ReconcileDeps } from './flows/reconcile.flow';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
@@ -96,6 +97,20 @@ export function webhookIngestService(
             onIntegracionChanged: () => integraciones.invalidate(),
             keyring,
             reconciler: () => reconciler!,
+            drift: (id, o) =>
+              checkDrift(
+                {
+                  db,
+                  keyring,
+                  policy: { ...DEFAULT_CALL_POLICY, timeoutMs: config.PLATFORM_CALL_TIMEOUT_MS },
+                  inventory: deps.inventory,
+                  context: deps.context,
+                  openShop: options.openStockShop,
+                  reconcile: (integracionId) => reconciler!.runNow(integracionId),
+                },
+                id,
+                o,
+              ),
           }),
         },
         { queue: 'webhook-ingest' },

@@ -1,7 +1,8 @@
 import { enqueueEvent, type Handlers } from '@erp/bus';
-import { AppError, webhookEvents, webhookPath, type webhookSubjects } from '@erp/contracts';
+import { AppError, webhookEvents, webhookPath, type Deriva, type webhookSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
+import { reconciledIntegrationIds } from '../db/conciliacion.repository';
 import { listEntregas, reopenFailed } from '../db/entrega.repository';
 import { replaceToken, sealedCredentials, setTiendaCredenciales } from '../db/integracion.repository';
 import type { WebhookDb } from '../db/tables';
@@ -19,7 +20,13 @@ type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
  */
 export function adminHandlers(
   db: Kysely<WebhookDb>,
-  hooks: { onEnqueued: () => void; onIntegracionChanged: () => void; keyring: Keyring; reconciler: () => Reconciler },
+  hooks: {
+    onEnqueued: () => void;
+    onIntegracionChanged: () => void;
+    keyring: Keyring;
+    reconciler: () => Reconciler;
+    drift: (integracionId: number, options: { reparar: boolean; dias: number }) => Promise<Deriva>;
+  },
 ): Handlers<AdminSubjects> {
   const { onEnqueued, onIntegracionChanged, keyring } = hooks;
   return {
@@ -60,6 +67,15 @@ export function adminHandlers(
         return n;
       });
       return { reselladas, clave: current };
+    },
+    'webhooks.admin.drift': async ({ id_integracion, reparar, dias }) => {
+      const ids = await reconciledIntegrationIds(db);
+      if (id_integracion !== undefined && !ids.includes(id_integracion)) {
+        throw AppError.notFound('recurso_no_encontrado', 'Integración no encontrada, inactiva o sin API de la tienda');
+      }
+      const results: Deriva[] = [];
+      for (const id of id_integracion !== undefined ? [id_integracion] : ids) results.push(await hooks.drift(id, { reparar, dias }));
+      return results;
     },
     'webhooks.admin.reconcile': async ({ id_integracion }) => hooks.reconciler().runNow(id_integracion),
     'webhooks.admin.integration.rotate-token': async ({ id }) => {

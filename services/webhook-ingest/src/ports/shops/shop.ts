@@ -62,8 +62,8 @@ export interface ShopApi {
   findProducts(codigos: readonly string[]): Promise<Map<string, ShopProductRef | null>>;
   /** Sets these quantities (at `ubicacion`, Shopify's location; its only active one when null), in bulk within the platform's limits. */
   setStock(items: readonly StockWriteItem[], ubicacion: string | null, key: string): Promise<StockWriteResult>;
-  /** The quantities the shop holds now, by SKU (null: it does not track that product's stock). */
-  readStock(refs: ReadonlyMap<string, ShopProductRef>, ubicacion: string | null): Promise<Map<string, number | null>>;
+  /** Every product (and variation) of the shop with a SKU: how it is named and the quantity it holds (null: stock not tracked). */
+  listStock(ubicacion: string | null): Promise<Map<string, { ref: ShopProductRef; cantidad: number | null }>>;
 }
 
 /** A call to a shop that failed: its status when the shop answered, and the shop's words. */

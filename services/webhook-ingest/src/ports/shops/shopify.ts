@@ -104,6 +104,27 @@ const SET_QUANTITIES = /* GraphQL */ `
     }
   }
 `;
+const VARIANT_STOCK = /* GraphQL */ `
+  query VariantStock($loc: ID!, $after: String) {
+    productVariants(first: 100, after: $after) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      nodes {
+        sku
+        inventoryItem {
+          id
+          inventoryLevel(locationId: $loc) {
+            quantities(names: ["available"]) {
+              quantity
+            }
+          }
+        }
+      }
+    }
+  }
+`;
 /** SKUs resolved per query (aliased `productVariants` searches) and quantities read per query. */
 const SKUS_PER_QUERY = 25;
 const LEVELS_PER_QUERY = 50;
@@ -318,13 +339,30 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
       }
       return result;
     },
-    async readStock(refs, ubicacion) {
+    async listStock(ubicacion) {
       const at = await locationOf(ubicacion);
-      const read = await levels(
-        [...refs.values()].map((r) => r.id_externo),
-        at,
-      );
-      return new Map([...refs].map(([codigo, ref]) => [codigo, read.get(ref.id_externo) ?? null]));
+      const out = new Map<string, { ref: ShopProductRef; cantidad: number | null }>();
+      let after: string | null = null;
+      for (;;) {
+        const data: {
+          productVariants: {
+            pageInfo: { hasNextPage: boolean; endCursor: string | null };
+            nodes: Array<{
+              sku: string | null;
+              inventoryItem: { id: string; inventoryLevel: { quantities: Array<{ quantity: number }> } | null };
+            }>;
+          };
+        } = await request('productVariants', VARIANT_STOCK, { loc: at, after });
+        for (const v of data.productVariants.nodes) {
+          if (!v.sku) continue;
+          out.set(v.sku, {
+            ref: { id_externo: v.inventoryItem.id, id_padre: null },
+            cantidad: v.inventoryItem.inventoryLevel?.quantities[0]?.quantity ?? null,
+          });
+        }
+        if (!data.productVariants.pageInfo.hasNextPage) return out;
+        after = data.productVariants.pageInfo.endCursor;
+      }
     },
     async ordersChangedSince(since, pages) {
       const query = `updated_at:>='${since.toISOString()}'`;

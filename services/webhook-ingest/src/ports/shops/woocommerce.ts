@@ -137,18 +137,19 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
       }
       return result;
     },
-    async readStock(refs) {
-      const out = new Map<string, number | null>();
-      const wanted = new Map([...refs].map(([codigo, ref]) => [`${ref.id_padre ?? ''}:${ref.id_externo}`, codigo]));
-      const take = (rows: Json[], parent: string) => {
-        for (const p of rows) {
-          const codigo = wanted.get(`${parent}:${String(p.id)}`);
-          if (codigo) out.set(codigo, p.manage_stock === true && typeof p.stock_quantity === 'number' ? p.stock_quantity : null);
-        }
+    async listStock() {
+      const out = new Map<string, { ref: ShopProductRef; cantidad: number | null }>();
+      const take = (p: Json, parent: string | null) => {
+        if (typeof p.sku !== 'string' || !p.sku) return;
+        out.set(p.sku, {
+          ref: { id_externo: String(p.id), id_padre: parent },
+          cantidad: p.manage_stock === true && typeof p.stock_quantity === 'number' ? p.stock_quantity : null,
+        });
       };
-      take(await all('products', 'products', {}), '');
-      for (const parent of new Set([...refs.values()].flatMap((r) => (r.id_padre ? [r.id_padre] : [])))) {
-        take(await all('variations', `products/${parent}/variations`, {}), parent);
+      for (const p of await all('products', 'products', {})) {
+        if (p.type === 'variable') {
+          for (const v of await all('variations', `products/${String(p.id)}/variations`, {})) take(v, String(p.id));
+        } else take(p, null);
       }
       return out;
     },
