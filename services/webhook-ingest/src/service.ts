@@ -1,5 +1,3 @@
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 import { OutboxRelay } from '@erp/bus';
 import { webhookApiSubjects, webhookSubjects } from '@erp/contracts';
 import { registerCounter, registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
@@ -7,17 +5,11 @@ import { WEBHOOK_RETRY_BACKOFF_MS, withWebhookIngestDefaults, type WebhookIngest
 import { startDeliveryConsumer } from './consumers/delivery-received.consumer';
 import { migrations } from './db/migrations';
 import { entregaBacklog } from './db/entrega.repository';
-import { reconciledIntegrationIds, reconciliationHealth } from './db/conciliacion.repository';
 import { parseKeyring } from './domain/credentials';
 import { integrationsHandlers } from './handlers/integrations.handlers';
-import { DEFAULT_CALL_POLICY } from './ports/shops';
-import { startReconciler, type Reconciler } from './workers/reconcile.worker';
-import { startStockChangedConsumer } from './consumers/stock-changed.consumer';
-import { oldestOwedStock } from './db/stock.repository';
-import { startStockPush } from './workers/stock-push.worker';
-import { checkDrift } from './flows/drift.flow';
 import type { StockPushDeps } from './flows/push-stock.flow';
 import type { ReconcileDeps } from './flows/reconcile.flow';
+import { startShopSync, type ShopSync } from './shop-sync';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
 import { EntregaBatcher } from './workers/entrega-batcher.worker';
 import { startEntregaRequeue } from './workers/entrega-requeue.worker';
@@ -87,7 +79,7 @@ export function webhookIngestService(
       });
       // Every replica hears a change of integrations made by another (the one that made it applied it already).
       bus.subscribeAll('events.webhooks.integration.changed', () => integraciones.invalidate());
-      let reconciler: Reconciler | undefined;
+      let shops: ShopSync | undefined;
       bus.serve(
         webhookSubjects,
         {
@@ -96,21 +88,7 @@ export function webhookIngestService(
             onEnqueued: nudge,
             onIntegracionChanged: () => integraciones.invalidate(),
             keyring,
-            reconciler: () => reconciler!,
-            drift: (id, o) =>
-              checkDrift(
-                {
-                  db,
-                  keyring,
-                  policy: { ...DEFAULT_CALL_POLICY, timeoutMs: config.PLATFORM_CALL_TIMEOUT_MS },
-                  inventory: deps.inventory,
-                  context: deps.context,
-                  openShop: options.openStockShop,
-                  reconcile: (integracionId) => reconciler!.runNow(integracionId),
-                },
-                id,
-                o,
-              ),
+            shops: () => shops!,
           }),
         },
         { queue: 'webhook-ingest' },
@@ -147,111 +125,19 @@ export function webhookIngestService(
       });
       onShutdown('delivery-requeue', () => requeue.stop());
 
-      const passes = registerOutcomeCounter(metrics, {
-        name: 'erp_shop_reconcile_passes_total',
-        help: 'Reconciliation passes against the shops, by outcome (correcta, fallida)',
-        label: 'outcome',
-        outcomes: ['correcta', 'fallida'],
-      });
-      const recovered = registerCounter(metrics, {
-        name: 'erp_shop_orders_recovered_total',
-        help: 'Shop orders reconciliation found before any webhook of theirs had come',
-      });
-      const restored = registerCounter(metrics, {
-        name: 'erp_shop_subscriptions_restored_total',
-        help: 'Passes that re-activated or re-created a webhook subscription of ours at a shop',
-      });
-      registerSnapshotGauges(
-        metrics,
-        {
-          edad: {
-            name: 'erp_shop_reconcile_success_age_seconds',
-            help: 'Seconds since the last successful reconciliation pass of the integration (since its creation before the first)',
-            label: 'integracion',
-          },
-          perdidos: {
-            name: 'erp_shop_webhook_miss_ratio',
-            help: "Share of the integration's orders of the last day that reconciliation brought before their webhook (0 below 20 orders)",
-            label: 'integracion',
-          },
-        },
-        async () => {
-          const rows = await reconciliationHealth(db);
-          return {
-            edad: Object.fromEntries(rows.map((r) => [String(r.integracion_id), r.edad])),
-            perdidos: Object.fromEntries(rows.map((r) => [String(r.integracion_id), r.pedidos >= 20 ? r.recuperados / r.pedidos : 0])),
-          };
-        },
-      );
-      reconciler = await startReconciler({
+      shops = await startShopSync({
         db,
+        bus,
+        metrics,
+        logger,
+        config,
         keyring,
-        policy: { ...DEFAULT_CALL_POLICY, timeoutMs: config.PLATFORM_CALL_TIMEOUT_MS },
-        webhookBaseUrl: config.PLATFORM_WEBHOOK_BASE_URL,
-        overlapMs: config.PLATFORM_RECONCILE_OVERLAP_MS,
-        intervalMs: config.PLATFORM_RECONCILE_INTERVAL_MS,
-        leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
-        concurrency: config.PLATFORM_RECONCILE_CONCURRENCY,
-        owner: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-        openShop: options.openShop,
+        processing: deps,
         onStored: nudge,
-        listIds: () => reconciledIntegrationIds(db),
-        logger: logger.child({ component: 'reconciliation' }),
-        onPass: (pass) => {
-          if (pass.resultado === 'ocupada') return;
-          passes(pass.resultado);
-          if (pass.pedidos_nuevos > 0) recovered(pass.pedidos_nuevos);
-          if (pass.suscripcion === 'restaurada') restored();
-        },
+        openShop: options.openShop,
+        openStockShop: options.openStockShop,
       });
-      onShutdown('reconciliation', () => reconciler!.stop());
-
-      const stockChanges = registerCounter(metrics, {
-        name: 'erp_shop_stock_changes_total',
-        help: 'Stock changes of products some shop shows, heard from inventory',
-      });
-      const stockWrites = registerCounter(metrics, {
-        name: 'erp_shop_stock_writes_total',
-        help: 'Product quantities the shops took from the stock push',
-      });
-      const stockLag = registerCounter(metrics, {
-        name: 'erp_shop_stock_push_lag_seconds_total',
-        help: "Seconds from a product's first stock change to the shop taking it, summed over the writes (÷ erp_shop_stock_writes_total: the mean lag)",
-      });
-      const stockFailures = registerCounter(metrics, {
-        name: 'erp_shop_stock_push_failures_total',
-        help: 'Product pushes the shop refused or that failed (each retried)',
-      });
-      registerSnapshotGauges(
-        metrics,
-        {
-          oldest: {
-            name: 'erp_shop_stock_oldest_owed_age_seconds',
-            help: 'Age of the oldest stock change not yet taken by its shop (0 when none)',
-          },
-        },
-        async () => ({ oldest: await oldestOwedStock(db) }),
-      );
-      await startStockChangedConsumer(db, bus, (n) => stockChanges(n));
-      const stockPush = startStockPush({
-        db,
-        keyring,
-        policy: { ...DEFAULT_CALL_POLICY, timeoutMs: config.PLATFORM_CALL_TIMEOUT_MS },
-        owner: `${hostname()}-${process.pid}-stock`,
-        inventory: deps.inventory,
-        context: deps.context,
-        openShop: options.openStockShop,
-        logger: logger.child({ component: 'stock-push' }),
-        delayMs: config.PLATFORM_STOCK_PUSH_DELAY_MS,
-        leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
-        batch: config.PLATFORM_STOCK_PUSH_BATCH,
-        onPushed: (lagMs, writes) => {
-          stockWrites(writes);
-          stockLag((lagMs / 1000) * writes);
-        },
-        onFailed: (n) => stockFailures(n),
-      });
-      onShutdown('stock-push', () => stockPush.stop());
+      onShutdown('shop-sync', () => shops!.stop());
     },
   };
 }

@@ -1,15 +1,14 @@
 import { enqueueEvent, type Handlers } from '@erp/bus';
-import { AppError, webhookEvents, webhookPath, type Deriva, type webhookSubjects } from '@erp/contracts';
+import { AppError, webhookEvents, webhookPath, type webhookSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
-import { reconciledIntegrationIds } from '../db/conciliacion.repository';
 import { listEntregas, reopenFailed } from '../db/entrega.repository';
 import { replaceToken, sealedCredentials, setTiendaCredenciales } from '../db/integracion.repository';
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, sealSecrets, sealedWith, type Keyring } from '../domain/credentials';
 import { generateToken, hashToken, tokenPrefix } from '../domain/token';
 import { announceIntegracion, seedIntegraciones } from '../flows/seed-integraciones.flow';
-import type { Reconciler } from '../workers/reconcile.worker';
+import type { ShopSync } from '../shop-sync';
 
 type AdminSubjects = Omit<typeof webhookSubjects, 'webhooks.receive'>;
 
@@ -24,8 +23,7 @@ export function adminHandlers(
     onEnqueued: () => void;
     onIntegracionChanged: () => void;
     keyring: Keyring;
-    reconciler: () => Reconciler;
-    drift: (integracionId: number, options: { reparar: boolean; dias: number }) => Promise<Deriva>;
+    shops: () => ShopSync;
   },
 ): Handlers<AdminSubjects> {
   const { onEnqueued, onIntegracionChanged, keyring } = hooks;
@@ -68,16 +66,8 @@ export function adminHandlers(
       });
       return { reselladas, clave: current };
     },
-    'webhooks.admin.drift': async ({ id_integracion, reparar, dias }) => {
-      const ids = await reconciledIntegrationIds(db);
-      if (id_integracion !== undefined && !ids.includes(id_integracion)) {
-        throw AppError.notFound('recurso_no_encontrado', 'Integración no encontrada, inactiva o sin API de la tienda');
-      }
-      const results: Deriva[] = [];
-      for (const id of id_integracion !== undefined ? [id_integracion] : ids) results.push(await hooks.drift(id, { reparar, dias }));
-      return results;
-    },
-    'webhooks.admin.reconcile': async ({ id_integracion }) => hooks.reconciler().runNow(id_integracion),
+    'webhooks.admin.drift': async (req) => hooks.shops().drift(req),
+    'webhooks.admin.reconcile': async ({ id_integracion }) => hooks.shops().reconcile(id_integracion),
     'webhooks.admin.integration.rotate-token': async ({ id }) => {
       const token = generateToken();
       const row = await inTransaction(db, async (trx) => {
