@@ -17,7 +17,7 @@ export interface OrderLimits {
 /** Orders read several to a query: three of these stay under Shopify's 1,000-point requested cost. */
 export const BATCH_LIMITS: OrderLimits = { lines: 12, shipping: 2, refunds: 3, refundLines: 10 };
 /** One order read alone, when a batched read did not hold all of it. */
-export const ONE_ORDER_LIMITS: OrderLimits = { lines: 50, shipping: 3, refunds: 5, refundLines: 25 };
+export const ONE_ORDER_LIMITS: OrderLimits = { lines: 40, shipping: 3, refunds: 5, refundLines: 25 };
 
 /** The fields reconciliation reads of each order. */
 export function orderSelection(l: OrderLimits): string {

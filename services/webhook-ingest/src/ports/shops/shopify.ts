@@ -37,9 +37,9 @@ export const SHOPIFY_API_VERSION = '2026-04';
 export const SHOPIFY_ORDER_TOPICS = ['ORDERS_CREATE', 'ORDERS_UPDATED', 'REFUNDS_CREATE'] as const;
 /** The listing reads only which orders changed (250 a page, 252 points); those we lack are then read whole. */
 const STAMPS_PER_PAGE = 250;
-const ORDERS_PER_READ = 3;
+export const ORDERS_PER_READ = 3;
 
-const STAMPS = /* GraphQL */ `
+export const STAMPS = /* GraphQL */ `
   query ReconcileStamps($query: String!, $after: String) {
     orders(first: ${STAMPS_PER_PAGE}, after: $after, query: $query, sortKey: UPDATED_AT) {
       pageInfo { hasNextPage endCursor }
@@ -49,7 +49,7 @@ const STAMPS = /* GraphQL */ `
 `;
 
 /** Orders read whole by id, `count` of them aliased `o0`, `o1`… in one query. */
-function ordersById(count: number, limits: OrderLimits): string {
+export function ordersById(count: number, limits: OrderLimits): string {
   const vars = Array.from({ length: count }, (_, i) => `$id${i}: ID!`).join(', ');
   const fields = Array.from({ length: count }, (_, i) => `o${i}: order(id: $id${i}) { ${orderSelection(limits)} }`).join('\n');
   return `query ReconcileOrders(${vars}) {\n${fields}\n}`;
@@ -104,7 +104,7 @@ const SET_QUANTITIES = /* GraphQL */ `
     }
   }
 `;
-const VARIANT_STOCK = /* GraphQL */ `
+export const VARIANT_STOCK = /* GraphQL */ `
   query VariantStock($loc: ID!, $after: String) {
     productVariants(first: 100, after: $after) {
       pageInfo {
