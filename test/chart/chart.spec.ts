@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
@@ -95,6 +96,7 @@ interface Overrides {
   };
   services?: Record<string, { database?: string } | null>;
   monitoring?: { audit?: { enabled?: boolean } };
+  shops?: { drift?: { enabled?: boolean } };
 }
 const overridesOf = ({ values, valuesFile }: Omit<ValuesCase, 'name'>): Overrides =>
   (values ?? (valuesFile ? parse(fs.readFileSync(path.join(ROOT, valuesFile), 'utf8')) : {})) as Overrides;
@@ -169,11 +171,12 @@ describe.each<ValuesCase>([
     expect(names('Deployment')).toEqual(perService);
     expect(names('Service')).toEqual(perService);
     expect(names('ServiceAccount')).toEqual(perService);
-    // A policy for the migration Jobs of each other database server, and the audit's when it runs.
+    // A policy for the migration Jobs of each other database server, the audit's when it runs, the drift check's unless it is off.
     const elsewhere = new Set(SERVICES.flatMap((s) => endpointOf(overrides, s) ?? []));
     const extra = [
       ...[...elsewhere].map((endpoint) => `${RELEASE}-migrations-db-${endpoint}`),
       ...(overrides.monitoring?.audit?.enabled ? [`${RELEASE}-audit`] : []),
+      ...(overrides.shops?.drift?.enabled === false ? [] : [`${RELEASE}-shop-drift`]),
     ];
     expect(names('NetworkPolicy')).toEqual(
       [...perService, `${RELEASE}-migrations`, `${RELEASE}-migrations-streams`, `${RELEASE}-tests`, ...extra].sort(),
@@ -323,7 +326,7 @@ describe.each<ValuesCase>([
     }
   });
 
-  it("lets pods connect only to DNS, NATS, Postgres, the trace collector and, for the gateway alone, Redis; and subscriptions (partners) and webhook-ingest (the shops' APIs) alone to public https", () => {
+  it("lets pods connect only to DNS, NATS, Postgres, the trace collector and, for the gateway alone, Redis; and subscriptions (partners) and webhook-ingest (the shops' APIs) alone to public https; the audit only to DNS and Postgres, the drift check only to DNS and NATS", () => {
     const egress = chartValues.networkPolicy.egress;
     const portsOf = (...names: string[]) => new Set(names.flatMap((n) => egress[n]!.ports.map((p) => p.port)));
     const policies = ofKind<INetworkPolicy>(objects, 'NetworkPolicy');
@@ -332,7 +335,9 @@ describe.each<ValuesCase>([
       for (const rule of rules) expect({ owner, ports: (rule.ports ?? []).length > 0 }).toEqual({ owner, ports: true });
       const sut = new Set(rules.flatMap((r) => (r.ports ?? []).map((p) => p.port)));
       const allowed = owner.startsWith('CronJob/')
-        ? portsOf('dns', 'postgres')
+        ? owner === `CronJob/${RELEASE}-shop-drift`
+          ? portsOf('dns', 'nats')
+          : portsOf('dns', 'postgres')
         : owner.startsWith('Job/')
           ? owner === `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`
             ? portsOf('dns', 'postgres', 'nats')
@@ -520,10 +525,14 @@ describe('the chart with default values', () => {
     }
   });
 
-  it('connects every service, and the migration Job that manages JetStream, to NATS over TLS with the CA of erp-nats-tls', () => {
+  it('connects every service, the migration Job that manages JetStream and the drift check to NATS over TLS with the CA of erp-nats-tls', () => {
     const withTls = podTemplates(objects).filter(({ spec }) => (spec.volumes ?? []).some((v) => v.secret?.secretName === 'erp-nats-tls'));
     expect(withTls.map((t) => t.owner).sort()).toEqual(
-      [...SERVICES.map((s) => `Deployment/${RELEASE}-${s}`), `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`].sort(),
+      [
+        ...SERVICES.map((s) => `Deployment/${RELEASE}-${s}`),
+        `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`,
+        `CronJob/${RELEASE}-shop-drift`,
+      ].sort(),
     );
     for (const { owner, spec } of withTls) {
       const env = Object.fromEntries((spec.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
@@ -549,6 +558,83 @@ describe('the chart with default values', () => {
     const sut = mainContainer(serverDeployment(objects, 'gateway')).lifecycle?.preStop?.exec?.command;
     expect(sut?.[0]).toBe('sleep');
     expect(Number(sut?.[1])).toBeGreaterThan(0);
+  });
+
+  it("checks and repairs the shops' drift every night with the admin CLI of an image, as the admin identity over NATS", () => {
+    const sut = named(ofKind<ICronJob>(objects, 'CronJob'), `${RELEASE}-shop-drift`);
+    expect(sut.spec!.schedule).toBe('30 3 * * *');
+    expect(sut.spec!.concurrencyPolicy).toBe('Forbid');
+    const job = sut.spec!.jobTemplate.spec!;
+    expect(job.activeDeadlineSeconds).toBeGreaterThan(0);
+    const pod = job.template.spec!;
+    expect(pod.restartPolicy).toBe('Never');
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.serviceAccountName).toBeUndefined();
+    const container = pod.containers[0]!;
+    expect(container.image).toBe(`erp-gateway:${chartMeta.appVersion}@${DIGEST}`);
+    expect([...container.command!, ...(container.args ?? [])]).toEqual(['node', '/app/services/admin/dist/cli.js', 'drift', '--repair']);
+    // NATS' address from the release's config, the admin identity's password alone, the CA the services get.
+    expect(container.envFrom).toEqual([{ configMapRef: { name: `${RELEASE}-config` } }]);
+    const env = effectiveEnv(container, configMaps);
+    const config = named(ofKind<IConfigMap>(objects, 'ConfigMap'), `${RELEASE}-config`).data!;
+    expect({ NATS_URL: env.NATS_URL, SUBJECT_PREFIX: env.SUBJECT_PREFIX }).toEqual({
+      NATS_URL: config.NATS_URL,
+      SUBJECT_PREFIX: config.SUBJECT_PREFIX,
+    });
+    expect(container.env).toEqual([
+      { name: 'NATS_USER', value: ADMIN_IDENTITY },
+      {
+        name: 'NATS_PASSWORD',
+        valueFrom: { secretKeyRef: { name: chartValues.existingSecrets.nats.name, key: passwordVariable(ADMIN_IDENTITY) } },
+      },
+      { name: 'NATS_TLS_CA_FILE', value: '/etc/erp/nats-tls/ca.crt' },
+      { name: 'LOG_LEVEL', value: 'warn' },
+    ]);
+    const gateway = serverDeployment(objects, 'gateway').spec!.template.spec!;
+    expect(pod.volumes).toContainEqual(gateway.volumes!.find((v) => v.name === 'nats-tls'));
+    expect(container.volumeMounts).toContainEqual(
+      mainContainer(serverDeployment(objects, 'gateway')).volumeMounts!.find((m) => m.name === 'nats-tls'),
+    );
+    expect(pod.securityContext).toEqual(gateway.securityContext);
+    expect(container.securityContext).toEqual(gateway.containers[0]!.securityContext);
+  });
+
+  it('confines the drift check: no connection in, out only to DNS and NATS, by the labels of its pods', () => {
+    const labels = named(ofKind<ICronJob>(objects, 'CronJob'), `${RELEASE}-shop-drift`).spec!.jobTemplate.spec!.template.metadata!.labels!;
+    const sut = ofKind<INetworkPolicy>(objects, 'NetworkPolicy').filter((p) => selectsPods(p.spec!.podSelector, labels));
+    expect(sut.map((p) => p.metadata.name)).toEqual([`${RELEASE}-shop-drift`]);
+    expect(sut[0]!.spec!.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(sut[0]!.spec!.ingress).toEqual([]);
+    const { dns, nats } = chartValues.networkPolicy.egress;
+    expect(sut[0]!.spec!.egress).toEqual([
+      { ports: dns!.ports, to: dns!.to },
+      { ports: nats!.ports, to: nats!.to },
+    ]);
+  });
+});
+
+describe('the chart with the drift check of the shops', () => {
+  const driftOf = (objects: KubeObject[]) => objects.filter((o) => o.metadata.name === `${RELEASE}-shop-drift`);
+  const alertsOf = (objects: KubeObject[]) =>
+    ofKind<KubeObject & { spec: { groups: Array<{ rules: Array<{ alert?: string }> }> } }>(objects, 'PrometheusRule').flatMap((r) =>
+      r.spec.groups.flatMap((g) => g.rules.flatMap((rule) => rule.alert ?? [])),
+    );
+
+  it('alerts when its Job fails', async () => {
+    expect(alertsOf(await render())).toContain('ErpShopDriftJobFailed');
+  });
+
+  it('only compares when repair is off, with the extra arguments given', async () => {
+    const objects = await render({ values: { shops: { drift: { repair: false, args: ['--dias', '7'] } } } });
+    const container = named(ofKind<ICronJob>(objects, 'CronJob'), `${RELEASE}-shop-drift`).spec!.jobTemplate.spec!.template.spec!
+      .containers[0]!;
+    expect([...container.command!, ...(container.args ?? [])]).toEqual(['node', '/app/services/admin/dist/cli.js', 'drift', '--dias', '7']);
+  });
+
+  it('renders no CronJob, NetworkPolicy or alert of it when turned off', async () => {
+    const objects = await render({ values: { shops: { drift: { enabled: false } } } });
+    expect(driftOf(objects).map((o) => o.kind)).toEqual([]);
+    expect(alertsOf(objects)).not.toContain('ErpShopDriftJobFailed');
   });
 });
 
@@ -785,7 +871,11 @@ describe('the chart on transport and supply chain', () => {
     const objects = await render({
       values: { existingSecrets: { nats: { name: 'erp-nats', tlsSecret: 'erp-nats-tls', clientCertificate: true } } },
     });
-    const withTls = podTemplates(objects).filter(({ spec }) => (spec.volumes ?? []).some((v) => v.secret?.secretName === 'erp-nats-tls'));
+    // The admin CLI of the drift check reads the CA alone (as the documented back-office pods).
+    const withTls = podTemplates(objects).filter(
+      ({ owner, spec }) =>
+        owner !== `CronJob/${RELEASE}-shop-drift` && (spec.volumes ?? []).some((v) => v.secret?.secretName === 'erp-nats-tls'),
+    );
     expect(withTls.map((t) => t.owner).sort()).toEqual(
       [...SERVICES.map((s) => `Deployment/${RELEASE}-${s}`), `Job/${RELEASE}-${STREAMS_MIGRATION}-migrate`].sort(),
     );

@@ -63,9 +63,15 @@ describe('the chart with monitoring on', () => {
       JSON.stringify({ image: { requireDigest: false }, monitoring: { prometheusRule: { runbookBaseUrl: RUNBOOK_BASE_URL } } }),
     );
     const defaults = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', required]));
+    // The shops' drift check is a CronJob of the product, not of monitoring: it runs in both.
     const kinds = (rendered: KubeObject[]) =>
       rendered
-        .filter((o) => ['PrometheusRule', 'ServiceMonitor', 'CronJob'].includes(o.kind) || o.metadata.labels?.grafana_dashboard)
+        .filter(
+          (o) =>
+            ['PrometheusRule', 'ServiceMonitor'].includes(o.kind) ||
+            (o.kind === 'CronJob' && o.metadata.name === `${RELEASE}-audit`) ||
+            o.metadata.labels?.grafana_dashboard,
+        )
         .map((o) => o.kind)
         .sort();
     // The audit needs the read-only auditor's Secret, which a database administrator provisions first.
@@ -150,6 +156,7 @@ describe('the chart with monitoring on', () => {
         audit: { enabled: false },
         prometheusRule: { enabled: true, runbookBaseUrl: RUNBOOK_BASE_URL, alertLabels: { team: 'erp' }, for: { ErpRedisFallback: '10m' } },
       },
+      shops: { drift: { enabled: false } },
     };
     const file = toolbox.writeFile('monitoring-routing.json', JSON.stringify(values));
     const rendered = parseObjects(await toolbox.helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, '--values', file]));
@@ -157,8 +164,8 @@ describe('the chart with monitoring on', () => {
     expect(sut.filter((a) => a.labels?.team !== 'erp').map((a) => a.alert)).toEqual([]);
     expect(sut.find((a) => a.alert === 'ErpRedisFallback')?.for).toBe('10m');
     expect(sut.find((a) => a.alert === 'ErpOutboxEventsAgeing')?.for).toBe('5m');
-    // Without the audit CronJob, nothing alerts on it; without the ServiceMonitor, nothing on its targets.
-    expect(sut.filter((a) => a.alert?.startsWith('ErpAudit'))).toEqual([]);
+    // Without the audit or the drift CronJob, nothing alerts on them; without the ServiceMonitor, nothing on its targets.
+    expect(sut.filter((a) => a.alert?.startsWith('ErpAudit') || a.alert === 'ErpShopDriftJobFailed')).toEqual([]);
     expect(sut.filter((a) => ['ErpServiceDown', 'ErpTargetDown', 'ErpGatewayNoTraffic'].includes(a.alert!))).toEqual([]);
   });
 

@@ -18,6 +18,7 @@ import { SUBSCRIPTIONS_SCHEMA, subscriptionsMigrations } from '@erp/subscription
 import { WEBHOOK_INGEST_SCHEMA, webhookIngestMigrations } from '@erp/webhook-ingest';
 import { parse } from 'yaml';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
 import type { IPod } from 'kubernetes-models/v1/Pod';
 import { passwordVariable } from '@erp/bus';
 import { ADMIN_IDENTITY } from '@erp/contracts';
@@ -631,13 +632,15 @@ describe('the back-office runbook', () => {
     // Nothing failed in the demo company: both answer (exit 0) with a JSON document, nothing to replay.
     expect(await run('webhooks-failed', { EMPRESA: empresa })).toEqual(expect.any(Object));
     expect(await run('webhooks-replay', { EMPRESA: empresa })).toEqual(expect.any(Object));
+    // The demo's shop has no API to compare with: webhook-ingest answers the admin identity so.
+    await expect(run('drift', { INTEGRACION: String(woo.id) })).rejects.toThrow(/NOT_FOUND: .*sin API de la tienda/);
 
     const audit = (await runBlock('audit-all', env)).trim().split('\n');
     expect(audit.filter((line) => !line.startsWith('ok  '))).toEqual([]);
     expect(JSON.parse(await runBlock('audit-company', { ...env, EMPRESA: empresa }))).toMatchObject({ ok: true });
-  });
+  }, 120_000);
 
-  it('runs the audit and a back-office command in a pod of the release’s image, as kubectl makes it from the documented lines', async () => {
+  it('runs the audit, a back-office command and the drift check in a pod of the release’s image, as kubectl makes it from the documented lines', async () => {
     const toolbox = openToolbox();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'erp-admin-pod-'));
     const bin = path.dirname(toolbox.writeFile('.keep', ''));
@@ -725,6 +728,23 @@ describe('the back-office runbook', () => {
         secret: { secretName: served.secretName, defaultMode: parseInt(String(served.defaultMode), 8) },
       });
       expect(container.volumeMounts).toContainEqual(gateway.containers[0]!.volumeMounts!.find((m) => m.name === 'nats-tls'));
+
+      // The nightly drift check by hand: the CronJob's command, environment and labels (its NetworkPolicy).
+      const drift = JSON.parse(await runBlock(['admin-image', 'admin-pods', 'admin-run-drift'], podEnv)) as unknown;
+      expect(Array.isArray(drift)).toBe(true);
+      const driftPod = standIn.lastPod() as IPod;
+      const driftContainer = confined(driftPod);
+      const nightly = named(ofKind<ICronJob>(objects, 'CronJob'), 'erp-shop-drift').spec!.jobTemplate.spec!.template;
+      const nightlyContainer = nightly.spec!.containers[0]!;
+      expect([...driftContainer.command!, ...driftContainer.args!]).toEqual([...nightlyContainer.command!, ...nightlyContainer.args!]);
+      expect(driftContainer.envFrom).toEqual(nightlyContainer.envFrom);
+      expect(driftContainer.env).toEqual(nightlyContainer.env);
+      const driftPolicy = named(
+        ofKind<KubeObject & { spec: { podSelector: { matchLabels: Record<string, string> } } }>(objects, 'NetworkPolicy'),
+        'erp-shop-drift',
+      );
+      expect(driftPod.metadata!.labels).toEqual(driftPolicy.spec.podSelector.matchLabels);
+      expect(nightly.metadata!.labels).toMatchObject(driftPolicy.spec.podSelector.matchLabels);
     } finally {
       await standIn.stop();
       toolbox.dispose();
