@@ -149,10 +149,10 @@ describe('shop reconciliation through the stack', () => {
     });
     const cancelled = shops.woo.createOrder({ lines: [{ sku: 'MOU-01', quantity: 1, price: '19.99' }] });
     const refunded = shops.shopify.createOrder({ lines: [{ sku: 'MOU-01', quantity: 4, price: '19.99' }] });
-    // More lines than a batched read takes: read again alone, whole.
-    const big = shops.shopify.createOrder({ lines: Array.from({ length: 14 }, () => ({ sku: 'KEY-02', quantity: 1, price: '45.50' })) });
+    // More lines than a batched read takes, and than one read alone: read again, its lines page by page.
+    const big = shops.shopify.createOrder({ lines: Array.from({ length: 70 }, () => ({ sku: 'KEY-02', quantity: 1, price: '45.50' })) });
     await reconcile();
-    await saleSettled(`shop-${String(big.id)}`, (s) => expect(s.total).toBe('637.00'));
+    await saleSettled(`shop-${String(big.id)}`, (s) => expect(s.total).toBe('3185.00'));
     await saleSettled(`woo-${String(cancelled.id)}`, (s) => expect(s.estado).toBe('Completada'));
     await saleSettled(`shop-${String(refunded.id)}`, (s) => expect(s.total).toBe('79.96'));
 

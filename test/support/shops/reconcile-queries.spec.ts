@@ -1,5 +1,5 @@
 import { parse, validate, type OperationDefinitionNode } from 'graphql';
-import { ONE_ORDER_LIMITS, BATCH_LIMITS } from '../../../services/webhook-ingest/src/domain/shopify-order';
+import { BATCH_LIMITS, MORE_LINES, ONE_ORDER_LIMITS } from '../../../services/webhook-ingest/src/domain/shopify-order';
 import { ORDERS_PER_READ, STAMPS, VARIANT_STOCK, ordersById } from '../../../services/webhook-ingest/src/ports/shops/shopify';
 import { SINGLE_QUERY_MAX_COST, queryCost } from './shopify-cost';
 import { shopifySchema } from './shopify-schema';
@@ -20,6 +20,7 @@ describe("webhook-ingest's Shopify queries", () => {
     ['the listing of changed orders', STAMPS],
     [`${ORDERS_PER_READ} orders read whole at once`, ordersById(ORDERS_PER_READ, BATCH_LIMITS)],
     ['one large order read alone', ordersById(1, ONE_ORDER_LIMITS)],
+    ["a long order's further lines", MORE_LINES],
     ["the drift check's stock of every variant", VARIANT_STOCK],
   ])('%s', (_name, text) => {
     const requested = cost(text);

@@ -19,6 +19,31 @@ export const BATCH_LIMITS: OrderLimits = { lines: 12, shipping: 2, refunds: 3, r
 /** One order read alone, when a batched read did not hold all of it. */
 export const ONE_ORDER_LIMITS: OrderLimits = { lines: 40, shipping: 3, refunds: 5, refundLines: 25 };
 
+/** The fields read of each line of an order. */
+export const LINE_FIELDS = /* GraphQL */ `
+  id
+  title
+  sku
+  quantity
+  originalUnitPriceSet { shopMoney { amount } }
+  discountAllocations { allocatedAmountSet { shopMoney { amount } } }
+  taxLines(first: 2) { priceSet { shopMoney { amount } } }
+  variant { legacyResourceId }
+  product { legacyResourceId }
+`;
+
+/** The lines of a long order after the first ones, a page at a time (60 lines stay under 1,000 points). */
+export const MORE_LINES = /* GraphQL */ `
+  query MoreLines($id: ID!, $after: String!) {
+    order(id: $id) {
+      lineItems(first: 60, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes { ${LINE_FIELDS} }
+      }
+    }
+  }
+`;
+
 /** The fields reconciliation reads of each order. */
 export function orderSelection(l: OrderLimits): string {
   return /* GraphQL */ `
@@ -33,18 +58,8 @@ export function orderSelection(l: OrderLimits): string {
     totalPriceSet { shopMoney { amount } }
     totalDiscountsSet { shopMoney { amount } }
     lineItems(first: ${l.lines}) {
-      pageInfo { hasNextPage }
-      nodes {
-        id
-        title
-        sku
-        quantity
-        originalUnitPriceSet { shopMoney { amount } }
-        discountAllocations { allocatedAmountSet { shopMoney { amount } } }
-        taxLines(first: 2) { priceSet { shopMoney { amount } } }
-        variant { legacyResourceId }
-        product { legacyResourceId }
-      }
+      pageInfo { hasNextPage endCursor }
+      nodes { ${LINE_FIELDS} }
     }
     shippingLines(first: ${l.shipping}) {
       pageInfo { hasNextPage }
@@ -82,7 +97,7 @@ export interface GraphqlOrder {
   totalPriceSet: Money;
   totalDiscountsSet: Money;
   lineItems: {
-    pageInfo: { hasNextPage: boolean };
+    pageInfo: { hasNextPage: boolean; endCursor?: string | null };
     nodes: Array<{
       id: string;
       title: string;
@@ -159,10 +174,13 @@ export function restShapedOrder(o: GraphqlOrder): Record<string, unknown> {
   };
 }
 
-/** Whether the read left part of the order out (more lines, shipping lines, refunds or refund lines than it took). */
-export function truncated(o: GraphqlOrder, l: OrderLimits): boolean {
+/**
+ * Whether the read left part of the order out (more lines, shipping lines, refunds or refund
+ * lines than it took); `linesPaged`: its lines are read on, page by page, so they do not count.
+ */
+export function truncated(o: GraphqlOrder, l: OrderLimits, linesPaged = false): boolean {
   return (
-    o.lineItems.pageInfo.hasNextPage ||
+    (!linesPaged && o.lineItems.pageInfo.hasNextPage) ||
     o.shippingLines.pageInfo.hasNextPage ||
     o.refunds.length >= l.refunds ||
     o.refunds.some((r) => r.refundLineItems.pageInfo.hasNextPage)

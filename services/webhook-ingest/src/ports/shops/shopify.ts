@@ -4,6 +4,7 @@ import { createAdminApiClient, type ClientResponse } from '@shopify/admin-api-cl
 import { platformOrderReference } from '@erp/contracts';
 import {
   BATCH_LIMITS,
+  MORE_LINES,
   ONE_ORDER_LIMITS,
   orderSelection,
   restShapedOrder,
@@ -211,6 +212,22 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
       Object.fromEntries(ids.map((id, i) => [`id${i}`, `gid://shopify/Order/${id}`])),
     );
 
+  /** The order with every line: the pages after the first read, appended. */
+  const withAllLines = async (id: string, order: GraphqlOrder): Promise<GraphqlOrder> => {
+    const nodes = [...order.lineItems.nodes];
+    let page = order.lineItems.pageInfo;
+    while (page.hasNextPage && page.endCursor) {
+      const more = await request<{ order: { lineItems: GraphqlOrder['lineItems'] } | null }>('order', MORE_LINES, {
+        id: `gid://shopify/Order/${id}`,
+        after: page.endCursor,
+      });
+      if (!more.order) break;
+      nodes.push(...more.order.lineItems.nodes);
+      page = more.order.lineItems.pageInfo;
+    }
+    return { ...order, lineItems: { pageInfo: { hasNextPage: false }, nodes } };
+  };
+
   /** Orders by id, whole: a batched read, then alone each one the batch did not hold whole. */
   const readOrders = async (ids: string[]): Promise<ShopOrder[]> => {
     const batch = await byId(ids, BATCH_LIMITS);
@@ -219,9 +236,10 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
       let order = batch[`o${i}`] ?? null;
       if (order && truncated(order, BATCH_LIMITS)) {
         order = (await byId([id], ONE_ORDER_LIMITS)).o0 ?? null;
-        if (order && truncated(order, ONE_ORDER_LIMITS)) {
-          throw new ShopCallError(`Shopify: el pedido ${id} tiene más líneas o reembolsos de los que se leen de una vez`, null);
+        if (order && truncated(order, ONE_ORDER_LIMITS, true)) {
+          throw new ShopCallError(`Shopify: el pedido ${id} tiene más envíos o reembolsos de los que se leen de una vez`, null);
         }
+        if (order) order = await withAllLines(id, order);
       }
       // An order deleted since the listing has nothing left to reconcile.
       if (order) out.push(toShopOrder(order));
