@@ -27,7 +27,7 @@ const USAGE = `Usage: npm run admin -- <command>
   drift [--integracion ID] [--repair] [--dias N]
                                   compare each shop's stock and its orders of the last N days (3) with ours,
                                   print the differences; --repair pushes the stock and reconciles the orders
-                                  (exit 1 when a difference was found and not repaired)
+                                  (exit 1 when a shop could not be checked, or a difference was found and not repaired)
   reconcile [--integracion ID]    one reconciliation pass now against the shop's API, of one integration or of
                                   every one with a shop API; prints what each pass read, stored and restored
 ${RETURNS_USAGE}
@@ -130,8 +130,9 @@ async function main(args: string[]): Promise<unknown> {
           ...(values.dias ? { dias: id(values.dias, 'N') } : {}),
         };
         const found = await bus.request(webhookSubjects, 'webhooks.admin.drift', request, ctx, { timeoutMs: 10 * 60_000 });
-        const drifted = found.some((d) => d.resultado === 'fallida' || d.stock_distinto.length > 0 || d.pedidos_pendientes.length > 0);
-        if (drifted && !request.reparar) process.exitCode = 1;
+        // A shop that could not be checked fails the run either way; a difference only when it was not repaired.
+        const drifted = found.some((d) => d.stock_distinto.length > 0 || d.pedidos_pendientes.length > 0);
+        if (found.some((d) => d.resultado === 'fallida') || (drifted && !request.reparar)) process.exitCode = 1;
         return found;
       }
       case 'reconcile': {

@@ -143,6 +143,10 @@ export async function startShopSync(
     onFailed: (n) => stockFailures(n),
   });
 
+  const driftFound = registerCounter(metrics, {
+    name: 'erp_shop_drift_differences_total',
+    help: 'Differences the drift check found between a shop and us: products whose stock differed, orders we did not hold',
+  });
   const withShopApi = async (id: number | undefined): Promise<number[]> => {
     const ids = await reconciledIntegrationIds(db);
     if (id === undefined) return ids;
@@ -154,21 +158,21 @@ export async function startShopSync(
     async drift({ id_integracion, reparar, dias }) {
       const results: Deriva[] = [];
       for (const id of await withShopApi(id_integracion)) {
-        results.push(
-          await checkDrift(
-            {
-              db,
-              keyring,
-              policy,
-              inventory: processing.inventory,
-              context: processing.context,
-              openShop: input.openStockShop,
-              reconcile: (i) => reconciler.runNow(i),
-            },
-            id,
-            { reparar, dias },
-          ),
+        const found = await checkDrift(
+          {
+            db,
+            keyring,
+            policy,
+            inventory: processing.inventory,
+            context: processing.context,
+            openShop: input.openStockShop,
+            reconcile: (i) => reconciler.runNow(i),
+          },
+          id,
+          { reparar, dias },
         );
+        driftFound(found.stock_distinto.length + found.pedidos_pendientes.length);
+        results.push(found);
       }
       return results;
     },
