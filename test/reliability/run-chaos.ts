@@ -17,12 +17,15 @@ import { EventReceiver } from './support/partner-events';
 import { isolationSweep } from './support/isolation';
 import { CHAOS_PREFIX, PrivateInfra, privateInfraMissing } from './support/private-infra';
 import { Rotation, crashScenario, overloadScenario, rollingRestartScenario, type ScenarioResult } from './support/scenarios';
+import { shopsScenario } from './support/shop-scenario';
+import { caFile } from '../support/shops';
 
 /**
  * `npm run test:chaos`: the full reliability run against Postgres, NATS and Redis of its own
  * (free loopback ports, a temp directory; the shared servers on the default ports are never
  * touched), every service as its own process. Phases: tenant isolation sweep, input fuzzing,
- * crash faults under load, rolling restart under load, overload soak. Prints the figures and
+ * crash faults under load, rolling restart under load, overload soak, shops reconciled through
+ * dropped webhooks and webhook-ingest down. Prints the figures and
  * exits 1 when any guarantee was broken. Bounded: a deadline stops it whatever happens.
  *
  * CHAOS_REPEAT=N runs the crash phase N times, each on servers and services of its own (fresh
@@ -42,11 +45,12 @@ import { Rotation, crashScenario, overloadScenario, rollingRestartScenario, type
  * directory kept with the failed repeats' service and server logs, printed at the end, and a
  * summary of it on stdout.
  *
- * Environment: CHAOS_PHASES (isolation,fuzz,crash,rolling,overload), CHAOS_REPEAT (1), CHAOS_SEED,
+ * Environment: CHAOS_PHASES (isolation,fuzz,crash,rolling,overload,shops), CHAOS_REPEAT (1), CHAOS_SEED,
  * CHAOS_FUZZ_RUNS (cases per endpoint, 1000), CHAOS_FUZZ_SEED, CHAOS_SOAK_SECONDS (90),
  * CHAOS_OVERLOAD_CLIENTS (300), CHAOS_PAUSE_MS (between faults, on average; 4000),
  * CHAOS_DEADLINE_MINUTES (30, and 10 more per extra repeat), CHAOS_KEEP (1: keep a failed
- * repeat's server data).
+ * repeat's server data), CHAOS_SHOPS_INTERVAL_MS (webhook-ingest's reconciliation interval in the
+ * shops phase, 20000), CHAOS_SHOPS_DOWN_SECONDS (webhook-ingest down in it, 120).
  */
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const repeat = Math.max(1, Math.floor(env('CHAOS_REPEAT', 1)));
@@ -57,9 +61,11 @@ const settings = {
   fuzzSeed: env('CHAOS_FUZZ_SEED', Date.now() % 1_000_000),
   soakSeconds: env('CHAOS_SOAK_SECONDS', 90),
   overloadClients: env('CHAOS_OVERLOAD_CLIENTS', 300),
+  shopsIntervalMs: env('CHAOS_SHOPS_INTERVAL_MS', 20_000),
+  shopsDownSeconds: env('CHAOS_SHOPS_DOWN_SECONDS', 120),
   pauseMs: env('CHAOS_PAUSE_MS', 4_000),
   deadlineMinutes: env('CHAOS_DEADLINE_MINUTES', 30 + 10 * (repeat - 1)),
-  phases: new Set((process.env.CHAOS_PHASES ?? 'isolation,fuzz,crash,rolling,overload').split(',').map((p) => p.trim())),
+  phases: new Set((process.env.CHAOS_PHASES ?? 'isolation,fuzz,crash,rolling,overload,shops').split(',').map((p) => p.trim())),
 };
 
 const started = Date.now();
@@ -188,6 +194,8 @@ async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Om
         RATE_LIMIT_DATE_FILTERED: '100000000',
         // The fuzzing sends thousands of requests with bad keys from one address; the limit on failed authentications has its own test.
         AUTH_FAILURES_PER_WINDOW: '100000000',
+        // The shops phase's simulated shops answer over HTTPS with a certificate of the run's test CA.
+        ...(phases.has('shops') ? { NODE_EXTRA_CA_CERTS: caFile() } : {}),
       },
       {
         inventory: { RESERVATION_TIMEOUT_MS: '3000', RESERVATION_SWEEP_INTERVAL_MS: '500', RESERVATION_CHECK_TIMEOUT_MS: '1500' },
@@ -278,6 +286,16 @@ async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Om
     if (phases.has('rolling')) results.push(await rollingRestartScenario(ctx));
     if (phases.has('overload'))
       results.push(await overloadScenario(ctx, { clients: settings.overloadClients, seconds: settings.soakSeconds, maxInflight: 32 }));
+    if (phases.has('shops'))
+      results.push(
+        await shopsScenario(ctx, {
+          seed,
+          reconcileIntervalMs: settings.shopsIntervalMs,
+          downMs: settings.shopsDownSeconds * 1000,
+          processingMs: 30_000,
+          drop: 0.2,
+        }),
+      );
 
     for (const r of results) {
       const text = [

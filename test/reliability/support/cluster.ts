@@ -118,6 +118,14 @@ export class Cluster {
     }
   }
 
+  /**
+   * Adds to the environment of a service's replicas started from now on (the running ones keep
+   * theirs: replace them to apply it), as a changed Deployment does for its next pods.
+   */
+  configure(name: ServiceName, env: Record<string, string>): void {
+    this.perService[name] = { ...this.perService[name], ...env };
+  }
+
   /** Starts one more replica and resolves once its /readyz answers 200. */
   async start(name: ServiceName, extra: Record<string, string> = {}): Promise<Replica> {
     const opsPort = await freePort();

@@ -7,7 +7,7 @@ import { ChaosPlan, FaultLog, type FaultRecord } from './faults';
 import { INITIAL_CORRELATIVES, type Company, type CompanyRef } from './fixture';
 import { Tally, call } from './http';
 import { checkInvariants, settle, type InvariantResult } from './invariants';
-import { Load, type LoadLedger } from './load';
+import { Load, type LoadLedger, type LoadOptions } from './load';
 import { heapVerdict, memoryOf, type MemorySample } from './memory';
 import { checkPartnerEvents, type EventReceiver } from './partner-events';
 import { CHAOS_PREFIX, type PrivateInfra } from './private-infra';
@@ -53,7 +53,7 @@ export interface ScenarioResult {
   ledger?: LoadLedger;
 }
 
-async function finish(
+export async function finish(
   ctx: ChaosContext,
   name: string,
   load: Load,
@@ -89,7 +89,7 @@ async function finish(
  * Replicas that died by themselves are problems of the run; each is replaced (as Kubernetes
  * restarts a crashed pod) so the run goes on and shows whether the system recovers.
  */
-async function replaceCrashed(ctx: ChaosContext, problems: string[], event: (line: string) => void, during: string): Promise<void> {
+export async function replaceCrashed(ctx: ChaosContext, problems: string[], event: (line: string) => void, during: string): Promise<void> {
   while (ctx.cluster.crashes.length > 0) {
     const crash = ctx.cluster.crashes.shift()!;
     problems.push(`${crash.label} died by itself ${during} (exit ${crash.code ?? crash.signal}): ${crash.reason}`);
@@ -102,7 +102,13 @@ async function replaceCrashed(ctx: ChaosContext, problems: string[], event: (lin
   }
 }
 
-function newLoad(ctx: ChaosContext, runId: string, workers: number, seed?: number): Load {
+export function newLoad(
+  ctx: ChaosContext,
+  runId: string,
+  workers: number,
+  seed?: number,
+  more: Pick<LoadOptions, 'mix' | 'thinkMs'> = {},
+): Load {
   return new Load({
     gateways: ctx.rotation.list,
     companies: ctx.companies,
@@ -113,6 +119,7 @@ function newLoad(ctx: ChaosContext, runId: string, workers: number, seed?: numbe
     admin: ctx.admin,
     attempts: 12,
     ...(seed !== undefined ? { seed } : {}),
+    ...more,
   });
 }
 
