@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
-import { Bus, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
+import { Bus, OutboxRelay, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
 import { createPool, dbOverPool, migrateSchema, type Migrations } from '@erp/db';
 import { BUS_IDENTITIES, type BusIdentity, type ServiceName } from '@erp/contracts';
 import { natsConnection, type BaseConfig } from './config';
@@ -25,6 +25,11 @@ export interface ServiceContext<C extends BaseConfig, DB = any> {
   /** Bound to the service's own schema: unqualified table names are that schema's tables. */
   db: Kysely<DB>;
   bus: Bus;
+  /**
+   * The relay of the schema's outbox, started by the runtime before setup and stopped with the bus:
+   * `nudge()` after a commit that wrote outbox rows publishes them at once instead of at its next poll.
+   */
+  outbox: OutboxRelay;
   metrics: Registry;
   /** Registers a stop step. Steps run in reverse order of registration, under the deadline. */
   onShutdown(name: string, step: () => Promise<void>): void;
@@ -122,12 +127,17 @@ export async function startService<C extends BaseConfig, DB>(
     },
   });
 
+  // Every service schema has an outbox (createOutboxTables is part of each first migration).
+  const outbox = new OutboxRelay({ db, bus });
+  outbox.start();
+
   const ctx: ServiceContext<C, DB> = {
     name: spec.name,
     config,
     logger,
     db,
     bus,
+    outbox,
     metrics: registry,
     onShutdown,
     addReadinessCheck: (name, check, opts) => void checks.push({ name, check, required: opts?.required ?? true }),

@@ -1,4 +1,4 @@
-import { EXPORT_WRITERS, OutboxRelay, exportStore } from '@erp/bus';
+import { EXPORT_WRITERS, exportStore } from '@erp/bus';
 import { exportsSubjects } from '@erp/contracts';
 import { registerCounter, type ServiceSpec } from '@erp/runtime';
 import { withExportsDefaults, type ExportsConfig, type ExportsConfigInput } from './config';
@@ -14,17 +14,15 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
     schema: EXPORTS_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, logger, onShutdown, metrics }) {
+    async setup({ db, bus, outbox, logger, onShutdown, metrics }) {
       // Made by the operator's step (or at start in local runs and tests): refuse to start without them.
       await Promise.all(EXPORT_WRITERS.map((writer) => exportStore(bus, writer)));
-      const relay = new OutboxRelay({ db, bus });
-      relay.start();
       const worker = new ExportacionWorker({
         db,
         bus,
         logger: logger.child({ component: 'export-worker' }),
         config,
-        onEvent: () => relay.nudge(),
+        onEvent: () => outbox.nudge(),
         onFailed: registerCounter(metrics, {
           name: 'erp_exports_failed_total',
           help: 'Exports that failed for good (their last attempt, EXPORT_MAX_ATTEMPTS, failed): the partner gets no file',

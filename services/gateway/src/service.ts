@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { apiKeySubjects, gatewayDirectorySubjects, gatewayEvents, gatewaySubjects, webhookGatewaySubjects } from '@erp/contracts';
-import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
 import { Authenticator } from './auth/authenticator';
 import { KeyUsage } from './auth/key-usage';
@@ -37,25 +36,23 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
     schema: GATEWAY_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, logger, metrics, onShutdown, addReadinessCheck }) {
-      const relay = new OutboxRelay({ db, bus });
-      relay.start();
+    async setup({ db, bus, outbox, logger, metrics, onShutdown, addReadinessCheck }) {
       const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);
       bus.serve(
         gatewaySubjects,
-        adminHandlers(db, relay, (empresaId) => auth.invalidate(empresaId)),
+        adminHandlers(db, outbox, (empresaId) => auth.invalidate(empresaId)),
         { queue: 'gateway' },
       );
       bus.serve(gatewayDirectorySubjects, directoryHandlers(db), { queue: 'gateway' });
       bus.serve(
         apiKeySubjects,
-        apiKeyHandlers(db, relay, (empresaId) => auth.invalidate(empresaId)),
+        apiKeyHandlers(db, outbox, (empresaId) => auth.invalidate(empresaId)),
         { queue: 'gateway' },
       );
       const keyUsage = new KeyUsage(db);
       const usageFlush = startKeyUsageFlush(keyUsage, logger.child({ component: 'key-usage' }), config.API_KEY_USAGE_FLUSH_MS);
       onShutdown('key-usage', () => usageFlush.stop());
-      const expiry = startKeyExpiryNotices(db, relay, logger.child({ component: 'key-expiry' }), config.API_KEY_EXPIRY_SWEEP_MS);
+      const expiry = startKeyExpiryNotices(db, outbox, logger.child({ component: 'key-expiry' }), config.API_KEY_EXPIRY_SWEEP_MS);
       onShutdown('key-expiry', () => expiry.stop());
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 

@@ -1,4 +1,3 @@
-import { OutboxRelay } from '@erp/bus';
 import { inventoryExportSubjects, inventorySubjects } from '@erp/contracts';
 import { exportPacing, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { withInventoryDefaults, type InventoryConfig, type InventoryConfigInput } from './config';
@@ -46,7 +45,6 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
         },
         () => openReservas(db),
       );
-      new OutboxRelay({ db, bus }).start();
       bus.serve(
         inventorySubjects,
         {

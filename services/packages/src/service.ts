@@ -1,5 +1,4 @@
 import { packagesSubjects } from '@erp/contracts';
-import { OutboxRelay } from '@erp/bus';
 import type { ServiceSpec } from '@erp/runtime';
 import type { PackagesConfig } from './config';
 import { migrations } from './db/migrations';
@@ -12,13 +11,11 @@ export function packagesService(config: Readonly<PackagesConfig>): ServiceSpec<P
     schema: PACKAGES_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus }) {
-      const relay = new OutboxRelay({ db, bus });
-      relay.start();
+    async setup({ db, bus, outbox }) {
       bus.serve(
         packagesSubjects,
         {
-          'packages.import': importPackagesHandler(db, bus, () => relay.nudge()),
+          'packages.import': importPackagesHandler(db, bus, () => outbox.nudge()),
         },
         { queue: 'packages' },
       );

@@ -1,4 +1,3 @@
-import { OutboxRelay } from '@erp/bus';
 import {
   returnsAdminSubjects,
   returnsApiSubjects,
@@ -24,10 +23,8 @@ export function returnsService(config: Readonly<ReturnsConfig>): ServiceSpec<Ret
     schema: RETURNS_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, metrics }) {
-      const relay = new OutboxRelay({ db, bus });
-      relay.start();
-      const onCommitted = () => relay.nudge();
+    async setup({ db, bus, outbox, metrics }) {
+      const onCommitted = () => outbox.nudge();
       bus.serve(
         returnsApiSubjects,
         {

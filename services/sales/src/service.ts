@@ -1,4 +1,3 @@
-import { OutboxRelay } from '@erp/bus';
 import {
   salesAdminSubjects,
   salesApiSubjects,
@@ -33,12 +32,10 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
     schema: SALES_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, logger, onShutdown, metrics }) {
-      const relay = new OutboxRelay({ db, bus });
-      relay.start();
+    async setup({ db, bus, outbox, logger, onShutdown, metrics }) {
       if (config.SALES_FAULT_INJECTION !== 'off')
         logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
-      const createDeps = { db, bus, onCommitted: () => relay.nudge(), fault: config.SALES_FAULT_INJECTION };
+      const createDeps = { db, bus, onCommitted: () => outbox.nudge(), fault: config.SALES_FAULT_INJECTION };
       bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
       bus.serve(salesForReturnsSubjects, returnRegistrationHandlers(db, bus), { queue: 'sales' });
       bus.serve(

@@ -1,4 +1,3 @@
-import { OutboxRelay } from '@erp/bus';
 import { webhookApiSubjects, webhookSubjects } from '@erp/contracts';
 import { registerCounter, registerOutcomeCounter, registerSnapshotGauges, type ServiceSpec } from '@erp/runtime';
 import { WEBHOOK_RETRY_BACKOFF_MS, withWebhookIngestDefaults, type WebhookIngestConfig, type WebhookIngestConfigInput } from './config';
@@ -41,7 +40,7 @@ export function webhookIngestService(
     schema: WEBHOOK_INGEST_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, metrics, logger, onShutdown }) {
+    async setup({ db, bus, outbox, metrics, logger, onShutdown }) {
       // Refused at start, not at the first integration that needs it.
       const keyring = parseKeyring(config.PLATFORM_CREDENTIALS_KEYS);
       registerSnapshotGauges(
@@ -62,9 +61,7 @@ export function webhookIngestService(
         label: 'outcome',
         outcomes: ['procesada', 'ignorada', 'fallida'],
       });
-      const relay = new OutboxRelay({ db, bus });
-      relay.start();
-      const nudge = () => relay.nudge();
+      const nudge = () => outbox.nudge();
       const integraciones = new IntegracionCache(db, config.WEBHOOK_CACHE_TTL_MS);
       const entregas = new EntregaBatcher(db, {
         windowMs: config.WEBHOOK_BATCH_WINDOW_MS,
