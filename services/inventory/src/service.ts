@@ -33,7 +33,15 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
     schema: INVENTORY_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, logger, onShutdown, metrics }) {
+    async setup({ db, bus, outbox, logger, onShutdown, metrics }) {
+      // A handler that moved stock committed its `stock.changed` event: published now, not at the relay's next poll.
+      const publishing =
+        <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
+        async (...args: A): Promise<R> => {
+          const result = await handler(...args);
+          outbox.nudge();
+          return result;
+        };
       registerSnapshotGauges(
         metrics,
         {
@@ -54,12 +62,12 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
           'inventory.product.resolve': resolveProductsHandler(db),
           'inventory.sucursal.resolve': resolveSucursalHandler(db),
           'inventory.sucursal.list': listSucursalesHandler(db),
-          'inventory.stock.reserve': reserveStockHandler(db, { checkAfterMs: config.RESERVATION_TIMEOUT_MS }),
-          'inventory.stock.reserve-many': reserveStockManyHandler(db, logger, { checkAfterMs: config.RESERVATION_TIMEOUT_MS }),
-          'inventory.stock.confirm': confirmStockHandler(db),
-          'inventory.stock.release': releaseStockHandler(db),
-          'inventory.stock.adjust': adjustStockHandler(db),
-          'inventory.stock.revert': revertAdjustmentHandler(db),
+          'inventory.stock.reserve': publishing(reserveStockHandler(db, { checkAfterMs: config.RESERVATION_TIMEOUT_MS })),
+          'inventory.stock.reserve-many': publishing(reserveStockManyHandler(db, logger, { checkAfterMs: config.RESERVATION_TIMEOUT_MS })),
+          'inventory.stock.confirm': publishing(confirmStockHandler(db)),
+          'inventory.stock.release': publishing(releaseStockHandler(db)),
+          'inventory.stock.adjust': publishing(adjustStockHandler(db)),
+          'inventory.stock.revert': publishing(revertAdjustmentHandler(db)),
           'inventory.product.create': createProductHandler(db),
           'inventory.product.update': updateProductHandler(db),
           ...lugarAdminHandlers(db, { countBatch: config.LOCATION_COUNT_BATCH }),
