@@ -17,7 +17,7 @@ export interface StockPushOptions extends StockPushDeps {
  * middle of one, is pushed again later: nothing is lost on a restart.
  */
 export function startStockPush(options: StockPushOptions): PeriodicTask {
-  const tick = Math.max(100, Math.min(500, Math.floor(options.delayMs / 4)));
+  const tick = Math.max(100, Math.min(250, Math.floor(options.delayMs / 8)));
   return startPeriodic('stock push', tick, options.logger, async (stopped) => {
     for (let round = 0; round < 10 && !stopped(); round++) {
       const claimed = await claimStock(options.db, options.owner, options.leaseMs, options.delayMs, options.batch);
