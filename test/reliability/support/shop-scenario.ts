@@ -295,8 +295,8 @@ async function shopFigures(
       const recovered = n('conciliacion');
       const mined = passes.filter((p) => p.platform === platform);
       const row = state.find((r) => r.integracion_id === id);
-      figures[`${platform}: orders, refunds, cancellations`] =
-        `${mine.length}, ${mine.reduce((s, o) => s + o.refunds.length, 0)}, ${mine.filter((o) => o.cancelled).length}`;
+      figures[`${platform}: orders, refunds (most on one order), cancellations`] =
+        `${mine.length}, ${mine.reduce((s, o) => s + o.refunds.length, 0)} (${Math.max(0, ...mine.map((o) => o.refunds.length))}), ${mine.filter((o) => o.cancelled).length}`;
       figures[`${platform}: webhooks dropped by the faults; delivery attempts 2xx / refused / no answer`] =
         `${shop.dropped.length}; ${ok} / ${attempts.filter((a) => a.status !== null && (a.status < 200 || a.status >= 300)).length} / ${attempts.filter((a) => a.status === null).length}`;
       figures[`${platform}: orders first brought by a webhook / by reconciliation (the webhooks missed)`] =
