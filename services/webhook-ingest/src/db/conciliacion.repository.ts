@@ -115,8 +115,15 @@ export async function duePassesNow(db: Db): Promise<void> {
 
 /** The orders of a page we already hold at this version or newer, or whose delivery waits: by reference. */
 export async function knownOrders(db: Db, empresaId: number, integracionId: number, referencias: string[]) {
-  const { rows } = await sql<{ referencia: string; version: Date | null; cancelado: boolean | null; esperando: boolean; visto: boolean }>`
-    select r.referencia, p.version, p.cancelado,
+  const { rows } = await sql<{
+    referencia: string;
+    version: Date | null;
+    cancelado: boolean | null;
+    lineas_pendientes: boolean | null;
+    esperando: boolean;
+    visto: boolean;
+  }>`
+    select r.referencia, p.version, p.cancelado, p.lineas_pendientes,
       exists (select 1 from webhook_ingest.entregas e
               where e.integracion_id = ${integracionId} and e.referencia = r.referencia and e.estado = 'recibida') as esperando,
       p.referencia is not null or exists (select 1 from webhook_ingest.entregas e

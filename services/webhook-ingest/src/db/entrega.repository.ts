@@ -92,6 +92,7 @@ export async function lockEntrega(trx: Transaction<WebhookDb>, id: number) {
       'i.canal_id',
       'i.producto_envio_id',
       'i.sincronizar_stock',
+      'i.tienda_url',
     ])
     .where('e.id', '=', id)
     .forUpdate('e')

@@ -34,6 +34,7 @@ export interface PedidoUpdate {
     cancelado?: boolean;
     lineas?: Array<string | null>;
     reembolsos?: string[];
+    lineas_pendientes?: boolean;
   };
 }
 

@@ -68,6 +68,8 @@ export interface PedidosTable {
   /** The path that brought the order first; null for orders recorded before paths were. */
   origen: OrigenPedido | null;
   integracion_id: number | null;
+  /** A refund's lines are still to come: reconciliation reads the order again. */
+  lineas_pendientes: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

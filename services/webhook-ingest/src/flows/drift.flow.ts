@@ -82,7 +82,8 @@ export async function checkDrift(deps: DriftDeps, integracionId: number, options
         );
         for (const s of stamps) {
           const k = known.get(s.referencia);
-          if (!k?.cancelado && (!k?.version || k.version.getTime() < s.version.getTime())) out.pedidos_pendientes.push(s.referencia);
+          const behind = !k?.version || k.version.getTime() < s.version.getTime() || k.lineas_pendientes === true;
+          if (!k?.cancelado && behind) out.pedidos_pendientes.push(s.referencia);
         }
         // Only the listing: nothing is read whole nor stored by the check itself.
         return new Set<string>();

@@ -72,6 +72,7 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
     cancelado?: boolean;
     lineas?: Array<string | null>;
     reembolsos?: string[];
+    lineas_pendientes?: boolean;
   }): PedidoUpdate => ({
     empresa_id: entrega.empresa_id,
     referencia: intent.referencia,
@@ -98,13 +99,19 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
         { ...known, id_venta: decision.id_venta },
         intent.reembolsos,
         deps,
+        linesToCome(entrega),
         completion?.lineIds,
       );
       const motivo = [
         completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía',
         ...refunds.notas,
       ].join('. ');
-      return { estado: 'procesada', id_venta: decision.id_venta, motivo, pedido: remember({ reembolsos: refunds.aplicados }) };
+      return {
+        estado: 'procesada',
+        id_venta: decision.id_venta,
+        motivo,
+        pedido: remember({ reembolsos: refunds.aplicados, lineas_pendientes: refunds.esperando }),
+      };
     }
     case 'anular': {
       const ctx = await context();
@@ -165,13 +172,20 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
       });
       // Product lines come first in the sale, in the order's order: refunds find them by position.
       const lineas = intent.productos.map((p) => p.id_linea);
-      const refunds = await applyRefunds(ctx, intent.referencia, { ...known, id_venta: sale.id, lineas }, intent.reembolsos, deps);
+      const refunds = await applyRefunds(
+        ctx,
+        intent.referencia,
+        { ...known, id_venta: sale.id, lineas },
+        intent.reembolsos,
+        deps,
+        linesToCome(entrega),
+      );
       const motivo = [...(sale.idempotent ? ['La venta del pedido ya existía'] : []), ...refunds.notas].join('. ');
       return {
         estado: 'procesada',
         id_venta: sale.id,
         motivo: motivo || null,
-        pedido: remember({ id_venta: sale.id, lineas, reembolsos: refunds.aplicados }),
+        pedido: remember({ id_venta: sale.id, lineas, reembolsos: refunds.aplicados, lineas_pendientes: refunds.esperando }),
       };
     }
   }
@@ -189,7 +203,7 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   // The order's own delivery may still be on its way: retried until it has made the sale.
   if (idVenta === null)
     throw new AppError('UNAVAILABLE', `El pedido ${entrega.referencia} aún no tiene venta; el reembolso se reintentará`);
-  const refunds = await applyRefunds(ctx, entrega.referencia, { ...known, id_venta: idVenta }, [refund], deps);
+  const refunds = await applyRefunds(ctx, entrega.referencia, { ...known, id_venta: idVenta }, [refund], deps, false);
   return {
     estado: 'procesada',
     id_venta: idVenta,
@@ -203,10 +217,20 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
 }
 
 /**
+ * Whether a refund without lines in this delivery will get them later: a WooCommerce order's
+ * webhook carries only each refund's amount, and an integration with the shop's API reads the
+ * refund whole (`/orders/{id}/refunds`) by reconciliation. Read by reconciliation, or without
+ * the shop's API, a refund without lines has none.
+ */
+const linesToCome = (entrega: LockedEntrega): boolean =>
+  entrega.plataforma === 'woocommerce' && entrega.origen === 'webhook' && entrega.tienda_url !== null;
+
+/**
  * Books each refund not booked yet as returns of the sale: the restocked lines as a `devolucion`
  * (stock back), the others as a `descuento_ajuste` (money only). Each return's reference is
  * derived from the refund's id, so a crash between the return and our record of it, or the same
- * refund arriving in a `refunds/create` and again inside the order, still makes one return.
+ * refund arriving in a `refunds/create` and again inside the order, still makes one return. A
+ * refund without lines whose lines are to come (`awaitLines`) is left for then (`esperando`).
  */
 async function applyRefunds(
   ctx: TenantContext,
@@ -214,15 +238,22 @@ async function applyRefunds(
   pedido: Pick<PedidoRow, 'lineas' | 'reembolsos'> & { id_venta: number },
   refunds: RefundIntent[],
   deps: ProcessingDeps,
+  awaitLines: boolean,
   /** The sale's line ids when the caller has just read them. */
   knownLineIds?: number[],
-): Promise<{ aplicados: string[]; notas: string[] }> {
+): Promise<{ aplicados: string[]; notas: string[]; esperando: boolean }> {
   const aplicados = [...pedido.reembolsos];
   const notas: string[] = [];
+  let esperando = false;
   const pending = refunds.filter((r) => !aplicados.includes(r.id));
-  if (pending.length === 0) return { aplicados, notas };
+  if (pending.length === 0) return { aplicados, notas, esperando };
   const saleLines = knownLineIds ?? (await deps.sales.saleLineIds(ctx, pedido.id_venta));
   for (const refund of pending) {
+    if (refund.lineas.length === 0 && awaitLines) {
+      notas.push(`Reembolso ${refund.id} de ${cents(refund.monto)} sin líneas en el webhook: sus líneas llegan con la conciliación`);
+      esperando = true;
+      continue;
+    }
     if (refund.lineas.length === 0) {
       notas.push(`Reembolso ${refund.id} de ${cents(refund.monto)} sin líneas: no mueve stock ni genera devolución`);
       aplicados.push(refund.id);
@@ -255,7 +286,7 @@ async function applyRefunds(
     }
     aplicados.push(refund.id);
   }
-  return { aplicados, notas };
+  return { aplicados, notas, esperando };
 }
 
 /** A cancelled or fully refunded order whose sale already has returns: the rest of the sale is returned. */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from '@erp/bus';
 import type { EstadoSuscripcion, PasadaConciliacion } from '@erp/contracts';
@@ -135,12 +135,15 @@ type Known = Awaited<ReturnType<typeof knownOrders>>;
 
 /**
  * Whether an order listed at `version` is owed to the intake: not when we applied that version or
- * a newer one, not when it was cancelled (terminal), not while a delivery of it waits to be
- * processed (that one brings it; a newer version comes in the next pass).
+ * a newer one (unless a refund of it still lacks its lines), not when it was cancelled (terminal),
+ * not while a delivery of it waits to be processed (that one brings it; a newer version comes in
+ * the next pass).
  */
 function owed(k: Known extends Map<string, infer V> ? V | undefined : never, version: Date): boolean {
   if (!k) return true;
   if (k.cancelado || k.esperando) return false;
+  // A refund whose lines are still to come: the order is read again, with them.
+  if (k.lineas_pendientes) return true;
   return !k.version || k.version.getTime() < version.getTime();
 }
 
@@ -158,7 +161,8 @@ async function intake(deps: ReconcileDeps, claimed: ClaimedPass, orders: ShopOrd
       plataforma: claimed.plataforma,
       recurso: 'pedido' as const,
       tema: o.tema,
-      clave_dedup: `conciliacion:${o.referencia}:${o.version.toISOString()}`,
+      // The order's version, and its content: the same version read again with a refund's lines is another delivery.
+      clave_dedup: `conciliacion:${o.referencia}:${o.version.toISOString()}:${createHash('sha256').update(o.cuerpo).digest('hex').slice(0, 16)}`,
       referencia: o.referencia,
       origen: 'conciliacion' as const,
       headers: {},

@@ -6,6 +6,7 @@ import * as m0004 from './0004-requeue';
 import * as m0005 from './0005-outbox-orden';
 import * as m0006 from './0006-shops';
 import * as m0007 from './0007-stock-push';
+import * as m0008 from './0008-refund-lines';
 
 /** Ordered by name; never rename or edit a migration that has shipped. */
 export const migrations: Migrations = {
@@ -16,4 +17,5 @@ export const migrations: Migrations = {
   '0005-outbox-orden': m0005,
   '0006-shops': m0006,
   '0007-stock-push': m0007,
+  '0008-refund-lines': m0008,
 };
