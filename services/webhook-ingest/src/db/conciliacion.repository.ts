@@ -119,11 +119,12 @@ export async function knownOrders(db: Db, empresaId: number, integracionId: numb
     referencia: string;
     version: Date | null;
     cancelado: boolean | null;
+    estado_plataforma: string | null;
     lineas_pendientes: boolean | null;
     esperando: boolean;
     visto: boolean;
   }>`
-    select r.referencia, p.version, p.cancelado, p.lineas_pendientes,
+    select r.referencia, p.version, p.cancelado, p.estado_plataforma, p.lineas_pendientes,
       exists (select 1 from webhook_ingest.entregas e
               where e.integracion_id = ${integracionId} and e.referencia = r.referencia and e.estado = 'recibida') as esperando,
       p.referencia is not null or exists (select 1 from webhook_ingest.entregas e

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { Decimal, type Deriva, type TenantContext } from '@erp/contracts';
 import { knownOrders } from '../db/conciliacion.repository';
+import { owed } from './reconcile.flow';
 import { markAll, pushTargets, type PushTarget } from '../db/stock.repository';
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
@@ -82,8 +83,8 @@ export async function checkDrift(deps: DriftDeps, integracionId: number, options
         );
         for (const s of stamps) {
           const k = known.get(s.referencia);
-          const behind = !k?.version || k.version.getTime() < s.version.getTime() || k.lineas_pendientes === true;
-          if (!k?.cancelado && behind) out.pedidos_pendientes.push(s.referencia);
+          // What reconciliation would read; a delivery of it still waiting counts as behind too.
+          if (!k || owed({ ...k, esperando: false }, s)) out.pedidos_pendientes.push(s.referencia);
         }
         // Only the listing: nothing is read whole nor stored by the check itself.
         return new Set<string>();

@@ -6,7 +6,7 @@ import { finishPass, knownOrders, renewLease, type ClaimedPass } from '../db/con
 import { insertEntregas } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
-import { openShop, type CallPolicy, type ShopApi, type ShopOrder } from '../ports/shops';
+import { openShop, type CallPolicy, type OrderStamp, type ShopApi, type ShopOrder } from '../ports/shops';
 
 export interface ReconcileDeps {
   db: Kysely<WebhookDb>;
@@ -50,27 +50,40 @@ export async function reconcileIntegration(deps: ReconcileDeps, claimed: Claimed
     const shop = (deps.openShop ?? defaultShop(deps.policy))(claimed, secrets);
     const since = new Date((claimed.marca ?? claimed.creada_at).getTime() - deps.overlapMs);
     let known: Awaited<ReturnType<typeof knownOrders>> = new Map();
-    leidos = await shop.ordersChangedSince(since, {
-      wanted: async (stamps) => {
-        if (!(await renewLease(db, id, deps.owner, deps.leaseMs))) throw new LeaseLost();
-        for (const s of stamps) if (!marca || s.version > marca) marca = s.version;
-        known = await knownOrders(
-          db,
-          claimed.empresa_id,
-          id,
-          stamps.map((s) => s.referencia),
-        );
-        return new Set(stamps.filter((s) => owed(known.get(s.referencia), s.version)).map((s) => s.referencia));
-      },
-      onPage: async (orders) => {
-        const stored = await intake(deps, claimed, orders, known);
-        entregados += stored.entregados;
-        nuevos += stored.nuevos;
-      },
-    });
-    if (deps.webhookBaseUrl === undefined) suscripcion = 'sin_url';
-    else suscripcion = await shop.keepSubscriptions(new URL(secrets.ruta, deps.webhookBaseUrl).toString(), claimed.secreto);
+    let ordersFailed: unknown;
+    try {
+      leidos = await shop.ordersChangedSince(since, {
+        wanted: async (stamps) => {
+          if (!(await renewLease(db, id, deps.owner, deps.leaseMs))) throw new LeaseLost();
+          for (const s of stamps) if (!marca || s.version > marca) marca = s.version;
+          known = await knownOrders(
+            db,
+            claimed.empresa_id,
+            id,
+            stamps.map((s) => s.referencia),
+          );
+          return new Set(stamps.filter((s) => owed(known.get(s.referencia), s)).map((s) => s.referencia));
+        },
+        onPage: async (orders) => {
+          const stored = await intake(deps, claimed, orders, known);
+          entregados += stored.entregados;
+          nuevos += stored.nuevos;
+        },
+      });
+    } catch (err) {
+      if (err instanceof LeaseLost) throw err;
+      // The subscriptions are kept alive even when the orders could not all be read.
+      ordersFailed = err;
+    }
+    try {
+      if (deps.webhookBaseUrl === undefined) suscripcion = 'sin_url';
+      else suscripcion = await shop.keepSubscriptions(new URL(secrets.ruta, deps.webhookBaseUrl).toString(), claimed.secreto);
+    } catch (err) {
+      // The orders' failure, when there was one, is the pass's.
+      throw ordersFailed ?? err;
+    }
     if (suscripcion === 'restaurada') logger.warn({ integracion: id }, 'shop webhook subscription restored');
+    if (ordersFailed !== undefined) throw ordersFailed;
     await finishPass(db, id, deps.owner, {
       correcta: true,
       error: null,
@@ -139,12 +152,14 @@ type Known = Awaited<ReturnType<typeof knownOrders>>;
  * not while a delivery of it waits to be processed (that one brings it; a newer version comes in
  * the next pass).
  */
-function owed(k: Known extends Map<string, infer V> ? V | undefined : never, version: Date): boolean {
+export function owed(k: Known extends Map<string, infer V> ? V | undefined : never, stamp: OrderStamp): boolean {
   if (!k) return true;
   if (k.cancelado || k.esperando) return false;
   // A refund whose lines are still to come: the order is read again, with them.
   if (k.lineas_pendientes) return true;
-  return !k.version || k.version.getTime() < version.getTime();
+  if (!k.version || k.version.getTime() < stamp.version.getTime()) return true;
+  // Versions count seconds: a state reached within the second of the one we hold (its webhook lost) is owed too.
+  return k.version.getTime() === stamp.version.getTime() && k.estado_plataforma !== null && k.estado_plataforma !== stamp.estado;
 }
 
 /**

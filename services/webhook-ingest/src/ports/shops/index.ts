@@ -8,6 +8,7 @@ export {
   DEFAULT_CALL_POLICY,
   ShopCallError,
   type CallPolicy,
+  type OrderStamp,
   type ShopApi,
   type ShopOrder,
   type ShopProductRef,

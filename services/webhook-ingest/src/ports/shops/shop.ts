@@ -2,17 +2,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Plataforma } from '@erp/contracts';
 
 /** An order read from the shop, in the shape its webhooks send, ready for the same intake. */
-export interface ShopOrder extends OrderStamp {
+export interface ShopOrder extends Omit<OrderStamp, 'estado'> {
   /** The order as a webhook body would carry it (JSON). */
   cuerpo: Buffer;
   /** The webhook topic it stands for. */
   tema: string;
 }
 
-/** An order as the shop's listing names it: which, and when it last changed. */
+/**
+ * An order as the shop's listing names it: which, when it last changed (to the second), and its
+ * state as our order's `estado_plataforma` records it (a change within the second shows there).
+ */
 export interface OrderStamp {
   referencia: string;
   version: Date;
+  estado: string;
 }
 
 /** What reconciliation is handed, a page at a time. */

@@ -44,7 +44,7 @@ export const STAMPS = /* GraphQL */ `
   query ReconcileStamps($query: String!, $after: String) {
     orders(first: ${STAMPS_PER_PAGE}, after: $after, query: $query, sortKey: UPDATED_AT) {
       pageInfo { hasNextPage endCursor }
-      nodes { legacyResourceId updatedAt }
+      nodes { legacyResourceId updatedAt cancelledAt displayFinancialStatus }
     }
   }
 `;
@@ -390,12 +390,19 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
         const data: {
           orders: {
             pageInfo: { hasNextPage: boolean; endCursor: string | null };
-            nodes: Array<{ legacyResourceId: string; updatedAt: string }>;
+            nodes: Array<{
+              legacyResourceId: string;
+              updatedAt: string;
+              cancelledAt: string | null;
+              displayFinancialStatus: string | null;
+            }>;
           };
         } = await request('orders', STAMPS, { query, after });
         const stamps: OrderStamp[] = data.orders.nodes.map((n) => ({
           referencia: platformOrderReference('shopify', n.legacyResourceId),
           version: new Date(n.updatedAt),
+          // As the order's intake records it: `cancelled` first, else the financial status.
+          estado: n.cancelledAt ? 'cancelled' : (n.displayFinancialStatus?.toLowerCase() ?? ''),
         }));
         listed += stamps.length;
         const wanted = stamps.length > 0 ? await pages.wanted(stamps) : new Set<string>();

@@ -170,7 +170,7 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
           }),
         );
         let newest = cursor;
-        const listedHere: Array<{ raw: Json; referencia: string; version: Date }> = [];
+        const listedHere: Array<{ raw: Json; referencia: string; version: Date; estado: string }> = [];
         for (const raw of data) {
           const version = gmt(raw.date_modified_gmt);
           const id = String(raw.id);
@@ -178,7 +178,7 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
           if (version > newest) newest = version;
           if (handed.get(id) === version.getTime()) continue;
           handed.set(id, version.getTime());
-          listedHere.push({ raw, referencia: platformOrderReference('woocommerce', id), version });
+          listedHere.push({ raw, referencia: platformOrderReference('woocommerce', id), version, estado: String(raw.status ?? '') });
         }
         listed += listedHere.length;
         const wanted = listedHere.length > 0 ? await pages.wanted(listedHere) : new Set<string>();
