@@ -1,6 +1,7 @@
 import { SchemaClients, type DatabaseUrls, type InvariantResult, type Query } from '@erp/admin';
 import type { ShopifyShop, WooShop } from '../../support/shops';
-import type { ShopOrderRecord, ShopPlatform } from './shop-traffic';
+import type { Deriva } from '@erp/contracts';
+import { SHOP_PRODUCTS, type ShopOrderRecord, type ShopPlatform } from './shop-traffic';
 
 /** One reconciliation pass as seen in `webhook_ingest.conciliaciones` (its outcome once it finished). */
 export interface PassSeen {
@@ -19,6 +20,8 @@ export interface ShopRestInput {
   /** Where each shop must deliver our webhooks (the gateway's URL and the integration's path). */
   webhookUrls: Record<ShopPlatform, string>;
   passes: PassSeen[];
+  /** The drift check (`npm run admin -- drift`) of every integration, without repair. */
+  drift: () => Promise<Deriva[]>;
 }
 
 type ShopCheck = { name: string; run: (input: ShopRestInput, q: Query) => Promise<{ checked: number; violations: string[] }> };
@@ -124,7 +127,11 @@ export const SHOP_CHECKS: ShopCheck[] = [
   {
     name: 'no shop order twice: every referencia_externa of the shops’ company once, each from an order',
     run: async ({ empresaId, orders }, q) => {
-      const rows = await q(`select referencia_externa, count(*)::int as n from sales.ventas where empresa_id = $1 group by 1`, [empresaId]);
+      // The partner's own sales carry no platform reference.
+      const rows = await q(
+        `select referencia_externa, count(*)::int as n from sales.ventas where empresa_id = $1 and referencia_externa is not null group by 1`,
+        [empresaId],
+      );
       const known = new Set(orders.map((o) => o.referencia));
       const violations: string[] = [];
       for (const r of rows) {
@@ -132,6 +139,38 @@ export const SHOP_CHECKS: ShopCheck[] = [
         if (!known.has(r.referencia_externa)) violations.push(`${r.referencia_externa}: a sale of no order the shops took`);
       }
       return { checked: rows.length, violations };
+    },
+  },
+  {
+    name: 'every product’s stock at each shop is ours (whole units, never below 0): the push took every change',
+    run: async ({ empresaId, shops }, q) => {
+      const rows = await q(
+        `select p.codigo, i.stock::text as stock from inventory.inventarios i join inventory.productos p on p.id = i.producto_id
+         where p.empresa_id = $1 and p.codigo = any($2)`,
+        [empresaId, SHOP_PRODUCTS.map((p) => p.codigo)],
+      );
+      const ours = new Map(rows.map((r) => [String(r.codigo), Math.max(0, Math.floor(Number(r.stock)))]));
+      const violations: string[] = [];
+      for (const { codigo } of SHOP_PRODUCTS) {
+        const want = ours.get(codigo);
+        const woo = shops.woo.stockOf(codigo);
+        const shopify = shops.shopify.stockOf(codigo);
+        if (woo !== want) violations.push(`${codigo}: WooCommerce shows ${woo}, ours is ${want}`);
+        if (shopify !== want) violations.push(`${codigo}: Shopify shows ${shopify}, ours is ${want}`);
+      }
+      return { checked: 2 * SHOP_PRODUCTS.length, violations };
+    },
+  },
+  {
+    name: 'the drift check (admin drift, no repair) finds no difference at either shop',
+    run: async ({ drift }) => {
+      const found = await drift();
+      const violations = found.flatMap((d) => [
+        ...(d.resultado !== 'revisada' ? [`integration ${d.id_integracion}: ${d.resultado} ${d.error ?? ''}`] : []),
+        ...d.stock_distinto.map((x) => `integration ${d.id_integracion}: ${x.codigo} at ${x.tienda}, ours ${x.esperado}`),
+        ...d.pedidos_pendientes.map((r) => `integration ${d.id_integracion}: order ${r} not held at its version`),
+      ]);
+      return { checked: found.reduce((n, d) => n + d.productos_revisados + d.pedidos_revisados, 0), violations };
     },
   },
   {

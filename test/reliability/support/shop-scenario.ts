@@ -64,6 +64,54 @@ function shopCompany(shops: Awaited<ReturnType<typeof startShops>>): unknown {
 }
 
 /**
+ * A partner of the shops' own company selling the same products through the API while the shops
+ * sell them: one to three units of one product about every 700 ms (a sale refused while the system
+ * is under faults is counted, not retried).
+ */
+function partnerSalesOf(gateway: string, seeded: Record<string, unknown>, seed: number) {
+  const map = (k: string) => seeded[k] as Record<string, number>;
+  let stopped = false;
+  let made = 0;
+  let refused = 0;
+  let n = seed;
+  const loop = (async () => {
+    while (!stopped) {
+      n = (n * 1103515245 + 12345) % 2 ** 31;
+      const producto = map('productos')[SHOP_PRODUCTS[n % SHOP_PRODUCTS.length]!.ref]!;
+      const res = await fetch(`${gateway}/api/external/v1/sales`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${SHOPS_KEY}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          fecha: new Date().toISOString().slice(0, 10),
+          estado: 'Completada',
+          id_sucursal: map('sucursales').centro,
+          id_bodega: map('bodegas').principal,
+          id_documento: map('documentos').web,
+          id_canal: map('canales').web,
+          detalles: [{ id_producto: producto, cantidad: 1 + (n % 3) }],
+        }),
+      }).catch(() => undefined);
+      if (res?.status === 201) made++;
+      else refused++;
+      await res?.body?.cancel();
+      await sleep(700);
+    }
+  })();
+  return {
+    get made() {
+      return made;
+    },
+    get refused() {
+      return refused;
+    },
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/**
  * Records each reconciliation pass of the shops' integrations as it finishes (the row of
  * `webhook_ingest.conciliaciones` read every second): its time, outcome and error.
  */
@@ -182,6 +230,7 @@ export async function shopsScenario(ctx: ChaosContext, options: ShopsOptions): P
     );
     traffic.start();
     load.start();
+    const partnerSales = partnerSalesOf(gateway, seeded, options.seed);
     await sleep(20_000);
 
     const hook = [...shops.woo.webhooks.values()].find((w) => w.delivery_url === webhookUrls.woocommerce && w.topic === 'order.updated');
@@ -207,7 +256,8 @@ export async function shopsScenario(ctx: ChaosContext, options: ShopsOptions): P
     }
     stopped();
     await sleep(30_000);
-    await Promise.all([traffic.stop(), load.stop()]);
+    await Promise.all([traffic.stop(), load.stop(), partnerSales.stop()]);
+    step(`a partner of the shops' company sold ${partnerSales.made} times the same products meanwhile (${partnerSales.refused} refused)`);
     await replaceCrashed(ctx, problems, (line) => step(line, 'fault'), 'during the shops phase');
 
     const { orders, refunds, cancellations } = traffic.counts;
@@ -221,6 +271,14 @@ export async function shopsScenario(ctx: ChaosContext, options: ShopsOptions): P
       orders: traffic.orders,
       webhookUrls,
       passes: watch.passes,
+      drift: () =>
+        ctx.admin.request(
+          webhookSubjects,
+          'webhooks.admin.drift',
+          { reparar: false, dias: 1 },
+          { requestId: 'chaos-shops-drift' },
+          { timeoutMs: 60_000 },
+        ),
     };
     const budgetMs = 2 * options.reconcileIntervalMs + options.processingMs;
     // When each check began to hold (and kept holding) after the load stopped.
