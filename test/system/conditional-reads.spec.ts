@@ -62,12 +62,11 @@ describe('compressed and conditional reads', () => {
 
   beforeAll(async () => {
     stack = await Stack.start({
-      services: ['gateway', 'inventory', 'sales', 'returns', 'subscriptions', 'exports'],
+      services: ['gateway', 'inventory', 'sales', 'returns', 'subscriptions', 'exports', 'webhook-ingest'],
       gatewayOptions: { clock: () => now },
     });
     const demo = JSON.parse(readFileSync(join(__dirname, '../fixtures/demo.json'), 'utf8')) as { empresas: Array<Record<string, unknown>> };
-    // Its platform integrations belong to webhook-ingest, which these reads do not need.
-    const seeded = await stack.seed({ empresas: demo.empresas.map(({ integraciones: _, ...empresa }) => empresa) });
+    const seeded = await stack.seed(demo);
     redis = new Redis(stack.iso.redisUrl);
     const created = await stack.api(`${API_BASE}/event-subscriptions`, {
       key: KEY,

@@ -149,6 +149,7 @@ describe('responses against the OpenAPI document', () => {
     expect(
       await statuses([get('/system/rate-limit'), get('/system/rate-limit', null), get('/system/rate-limit', 'not_a_key_0123456789')]),
     ).toEqual([200, 401, 401]);
+    expect(await statuses([get('/integrations'), get('/integrations', null)])).toEqual([200, 401]);
 
     const made = await send('POST', '/api-keys', { nombre: 'Contrato', alcances: ['sales:read'] });
     expect(made.status).toBe(201);

@@ -7842,7 +7842,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            404: components["responses"]["NotFound"];
+            /** @description El id no existe en la empresa del API key (los de otras empresas tampoco). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `true` cuando la respuesta repite, byte a byte (estado y cuerpo; solo `meta.idempotent`, donde lo hay, pasa a `true`), la de la primera solicitud enviada con el mismo `Idempotency-Key`: la operación no se ejecutó otra vez. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key no encontrado",
+                     *       "code": 404,
+                     *       "reason": "recurso_no_encontrado"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -8041,6 +8063,98 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "plataforma": "woocommerce",
+                     *           "activo": true,
+                     *           "tienda": {
+                     *             "url": "https://127.0.0.1:35591"
+                     *           },
+                     *           "suscripcion": {
+                     *             "estado": "restaurada",
+                     *             "restauraciones": 2
+                     *           },
+                     *           "conciliacion": {
+                     *             "ultima_at": "2026-03-10T15:00:01.000Z",
+                     *             "resultado": "correcta",
+                     *             "error": null,
+                     *             "proxima_at": "2026-03-10T15:00:04.000Z",
+                     *             "pedidos_leidos": 5,
+                     *             "pedidos_recuperados": 3
+                     *           },
+                     *           "stock": {
+                     *             "sincronizar": true,
+                     *             "colchon": 0,
+                     *             "productos_mapeados": 2,
+                     *             "skus_sin_mapear": 0,
+                     *             "pendientes": 0,
+                     *             "fallando": 0,
+                     *             "ultimo_error": null,
+                     *             "envios_ultima_hora": 3,
+                     *             "retraso_ms": {
+                     *               "p50": 2210,
+                     *               "p99": 2567.7
+                     *             }
+                     *           },
+                     *           "webhooks_perdidos": {
+                     *             "dias": 7,
+                     *             "pedidos": 5,
+                     *             "recuperados": 3,
+                     *             "tasa": "0.6000"
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "plataforma": "shopify",
+                     *           "activo": true,
+                     *           "tienda": {
+                     *             "url": "https://127.0.0.1:34937"
+                     *           },
+                     *           "suscripcion": {
+                     *             "estado": "restaurada",
+                     *             "restauraciones": 2
+                     *           },
+                     *           "conciliacion": {
+                     *             "ultima_at": "2026-03-10T15:00:00.000Z",
+                     *             "resultado": "correcta",
+                     *             "error": null,
+                     *             "proxima_at": "2026-03-10T15:00:03.000Z",
+                     *             "pedidos_leidos": 3,
+                     *             "pedidos_recuperados": 3
+                     *           },
+                     *           "stock": {
+                     *             "sincronizar": true,
+                     *             "colchon": 0,
+                     *             "productos_mapeados": 2,
+                     *             "skus_sin_mapear": 0,
+                     *             "pendientes": 0,
+                     *             "fallando": 0,
+                     *             "ultimo_error": null,
+                     *             "envios_ultima_hora": 3,
+                     *             "retraso_ms": {
+                     *               "p50": 2208,
+                     *               "p99": 2709.76
+                     *             }
+                     *           },
+                     *           "webhooks_perdidos": {
+                     *             "dias": 7,
+                     *             "pedidos": 3,
+                     *             "recuperados": 3,
+                     *             "tasa": "1.0000"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "empresa": "Conciliada S.A.",
+                     *         "timestamp": "2026-03-10T15:00:02.000Z",
+                     *         "filters_applied": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -8119,7 +8233,29 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /** @description «API key inválido o empresa inactiva», con el caso en `reason`: sin encabezado `Authorization` (`clave_ausente`), con uno que no es `Bearer <API key>` (`clave_malformada`; en ambos `details.Authorization` dice cómo enviarlo), con un API key vencido (`clave_expirada`, desde su `expira_el` o el fin de la gracia tras rotarlo), o con uno que no se acepta: desconocido, revocado, con la suma de verificación errada o de una empresa inactiva, sin decir cuál (`clave_invalida`). Lleva `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": "API key inválido o empresa inactiva",
+                     *       "code": 401,
+                     *       "reason": "clave_ausente",
+                     *       "details": {
+                     *         "Authorization": [
+                     *           "Falta el encabezado: envíe Authorization: Bearer <API key>"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
