@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
 import { startPeriodic, type PeriodicTask } from '@erp/runtime';
-import { claimStock } from '../db/stock.repository';
+import { claimStock, type PushTarget } from '../db/stock.repository';
+import type { ShopSecrets } from '../domain/credentials';
 import { pushStock, type StockPushDeps } from '../flows/push-stock.flow';
+import { openShop, type ShopApi } from '../ports/shops';
 
 export interface StockPushOptions extends StockPushDeps {
   /** How long after a product's first change its push waits for more (a burst of sales is one write). */
@@ -17,12 +20,29 @@ export interface StockPushOptions extends StockPushDeps {
  * middle of one, is pushed again later: nothing is lost on a restart.
  */
 export function startStockPush(options: StockPushOptions): PeriodicTask {
+  // One client per integration and credentials, kept between rounds: what it learnt of the shop
+  // (Shopify's location, its cost bucket) is not asked again at every push.
+  const clients = new Map<number, { key: string; shop: ShopApi }>();
+  const open =
+    options.openShop ?? ((t: PushTarget, secrets: ShopSecrets) => openShop(t.plataforma, t.tienda_url!, secrets, options.policy));
+  const cached = (target: PushTarget, secrets: ShopSecrets): ShopApi => {
+    const key = createHash('sha256')
+      .update(`${target.tienda_url}\n${target.tienda_ubicacion}\n`)
+      .update(target.tienda_credenciales!)
+      .digest('hex');
+    const hit = clients.get(target.id);
+    if (hit?.key === key) return hit.shop;
+    const shop = open(target, secrets);
+    clients.set(target.id, { key, shop });
+    return shop;
+  };
+  const deps: StockPushDeps = { ...options, openShop: cached };
   const tick = Math.max(100, Math.min(250, Math.floor(options.delayMs / 8)));
   return startPeriodic('stock push', tick, options.logger, async (stopped) => {
     for (let round = 0; round < 10 && !stopped(); round++) {
       const claimed = await claimStock(options.db, options.owner, options.leaseMs, options.delayMs, options.batch);
       if (claimed.length === 0) return;
-      await pushStock(options, claimed);
+      await pushStock(deps, claimed);
       if (claimed.length < options.batch) return;
     }
   });
