@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { EstadoSuscripcion, IntegracionEstado } from '@erp/contracts';
 import { stockStates } from './stock.repository';
 import type { WebhookDb } from './tables';
@@ -134,6 +134,12 @@ export async function knownOrders(db: Db, empresaId: number, integracionId: numb
   return new Map(rows.map((r) => [r.referencia, r]));
 }
 
+/** An integration's orders first seen within `window`, and those of them reconciliation brought first. */
+const firstPaths = (integracion: RawBuilder<unknown>, window: RawBuilder<unknown>) => sql`
+  select count(*) as pedidos, count(*) filter (where p.origen = 'conciliacion') as recuperados
+  from webhook_ingest.pedidos p
+  where p.integracion_id = ${integracion} and p.created_at > now() - ${window} and p.origen is not null`;
+
 /** What `GET /integrations` shows of a company's integrations, with the webhook miss rate over the last `dias` days. */
 export async function integrationStates(db: Db, empresaId: number, dias: number): Promise<IntegracionEstado[]> {
   const { rows } = await sql<{
@@ -156,12 +162,10 @@ export async function integrationStates(db: Db, empresaId: number, dias: number)
   }>`
     select i.id, i.plataforma, i.activo, i.tienda_url, i.sincronizar_stock, i.stock_colchon, c.suscripcion, c.restauraciones, c.ultima_at, c.resultado, c.error,
       c.proxima_at, c.pedidos_leidos, c.pedidos_recuperados,
-      (select count(*)::int from webhook_ingest.pedidos p
-        where p.integracion_id = i.id and p.created_at > now() - ${dias} * interval '1 day' and p.origen is not null) as pedidos,
-      (select count(*)::int from webhook_ingest.pedidos p
-        where p.integracion_id = i.id and p.created_at > now() - ${dias} * interval '1 day' and p.origen = 'conciliacion') as recuperados
+      coalesce(m.pedidos, 0)::int as pedidos, coalesce(m.recuperados, 0)::int as recuperados
     from webhook_ingest.integraciones i
     left join webhook_ingest.conciliaciones c on c.integracion_id = i.id
+    left join lateral (${firstPaths(sql`i.id`, sql`${dias} * interval '1 day'`)}) m on true
     where i.empresa_id = ${empresaId}
     order by i.id`.execute(db);
   const stock = await stockStates(db, empresaId);
@@ -204,11 +208,9 @@ export async function reconciliationHealth(db: Db) {
   const { rows } = await sql<{ integracion_id: number; edad: number; pedidos: number; recuperados: number }>`
     select c.integracion_id,
       extract(epoch from now() - coalesce(c.correcta_at, i.created_at))::float8 as edad,
-      (select count(*)::int from webhook_ingest.pedidos p
-        where p.integracion_id = c.integracion_id and p.created_at > now() - interval '1 day' and p.origen is not null) as pedidos,
-      (select count(*)::int from webhook_ingest.pedidos p
-        where p.integracion_id = c.integracion_id and p.created_at > now() - interval '1 day' and p.origen = 'conciliacion') as recuperados
+      coalesce(m.pedidos, 0)::int as pedidos, coalesce(m.recuperados, 0)::int as recuperados
     from webhook_ingest.conciliaciones c join webhook_ingest.integraciones i on i.id = c.integracion_id
+    left join lateral (${firstPaths(sql`c.integracion_id`, sql`interval '1 day'`)}) m on true
     where i.activo and i.tienda_url is not null`.execute(db);
   return rows;
 }

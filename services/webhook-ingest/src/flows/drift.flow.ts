@@ -6,7 +6,7 @@ import { markAll, pushTargets, type PushTarget } from '../db/stock.repository';
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
 import type { InventoryPort } from '../ports/inventory.port';
-import { openShop, type CallPolicy, type ShopApi } from '../ports/shops';
+import { openTargetShop, type CallPolicy, type ShopApi } from '../ports/shops';
 
 export interface DriftDeps {
   db: Kysely<WebhookDb>;
@@ -44,7 +44,7 @@ export async function checkDrift(deps: DriftDeps, integracionId: number, options
   if (!target?.tienda_url || !target.tienda_credenciales) return empty;
   try {
     const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
-    const shop = deps.openShop ? deps.openShop(target, secrets) : openShop(target.plataforma, target.tienda_url, secrets, deps.policy);
+    const shop = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
     const out: Deriva = { ...empty, resultado: 'revisada' };
 
     if (target.sincronizar_stock) {

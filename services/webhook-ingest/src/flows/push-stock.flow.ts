@@ -14,7 +14,7 @@ import {
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
 import type { InventoryPort } from '../ports/inventory.port';
-import { openShop, type CallPolicy, type ShopApi, type StockWriteItem } from '../ports/shops';
+import { openTargetShop, type CallPolicy, type ShopApi, type StockWriteItem } from '../ports/shops';
 
 export interface StockPushDeps {
   db: Kysely<WebhookDb>;
@@ -86,7 +86,7 @@ async function pushIntegration(deps: StockPushDeps, target: PushTarget | undefin
     return;
   }
   const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
-  const shop = deps.openShop ? deps.openShop(target, secrets) : openShop(target.plataforma, target.tienda_url, secrets, deps.policy);
+  const shop = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
 
   // Our stock now, in the integration's warehouse.
   const ctx = await deps.context(target.empresa_id, target.usuario_id, `stock-${integracionId}-${Date.now()}`);

@@ -1,4 +1,5 @@
 import type { Plataforma } from '@erp/contracts';
+import type { PushTarget } from '../../db/stock.repository';
 import type { ShopSecrets } from '../../domain/credentials';
 import type { CallPolicy, ShopApi } from './shop';
 import { shopifyShop } from './shopify';
@@ -21,3 +22,9 @@ export function openShop(plataforma: Plataforma, url: string, secrets: ShopSecre
   if (plataforma === 'woocommerce') return wooShop({ url, clave: secrets.clave ?? '', secreto: secrets.secreto ?? '' }, policy);
   return shopifyShop({ url, token: secrets.token ?? '' }, policy);
 }
+
+/** The client of an integration's shop, from its row (`tienda_url` set). */
+export const openTargetShop =
+  (policy: CallPolicy) =>
+  (target: PushTarget, secrets: ShopSecrets): ShopApi =>
+    openShop(target.plataforma, target.tienda_url!, secrets, policy);

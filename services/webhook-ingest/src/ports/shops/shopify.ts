@@ -14,6 +14,7 @@ import {
 } from '../../domain/shopify-order';
 import {
   ShopCallError,
+  chunks,
   verdictFor,
   withRetries,
   type CallPolicy,
@@ -246,9 +247,6 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
     }
     return out;
   };
-
-  const chunks = <T>(items: readonly T[], size: number) =>
-    Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
   let location: string | null = null;
   /** The integration's location, or the shop's only active one. */

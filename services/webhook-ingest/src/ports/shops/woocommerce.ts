@@ -2,6 +2,7 @@ import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { platformOrderReference } from '@erp/contracts';
 import {
   ShopCallError,
+  chunks,
   verdictFor,
   withRetries,
   type CallPolicy,
@@ -82,9 +83,6 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
       if (data.length < PER_PAGE || page >= Number(headers['x-wp-totalpages'] ?? page)) return out;
     }
   };
-  const chunks = <T>(items: readonly T[], size: number) =>
-    Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
-
   return {
     plataforma: 'woocommerce',
     async findProducts(codigos) {
