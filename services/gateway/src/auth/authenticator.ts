@@ -11,11 +11,15 @@ const MAX_ENTRIES = 10_000;
  * publishes an event that clears the cache of every replica; the TTL bounds staleness if that
  * event is missed. Unknown keys are cached too (by hash, for `negativeTtlMs`), so a client
  * repeating a bad key costs no Postgres query each time; any change of credentials (a key
- * created, a company reactivated) clears them, so a new key works at once.
+ * created, a company reactivated) clears them, so a new key works at once. A lookup that was
+ * under way when the cache was cleared answers its request but caches nothing: it may have read
+ * the key before the change committed.
  */
 export class Authenticator {
   private readonly cache = new Map<string, { credential: Credential; expires: number }>();
   private readonly unknown = new Map<string, number>();
+  /** Bumped by every `invalidate`; a lookup caches its answer only when it is unchanged since it began. */
+  private generation = 0;
 
   constructor(
     private readonly db: Kysely<GatewayDb>,
@@ -36,7 +40,9 @@ export class Authenticator {
     const hit = this.cache.get(cacheKey);
     if (hit && hit.expires > now) return hit.credential;
     if ((this.unknown.get(cacheKey) ?? 0) > now) return undefined;
+    const generation = this.generation;
     const credential = await findCredential(this.db, hash);
+    if (generation !== this.generation) return credential;
     if (credential && this.ttlMs > 0) {
       if (this.cache.size > MAX_ENTRIES) this.cache.clear();
       this.cache.set(cacheKey, { credential, expires: Date.now() + this.ttlMs });
@@ -50,6 +56,7 @@ export class Authenticator {
 
   /** Drops cached credentials of a company (all of them when no company is given), and every cached unknown key. */
   invalidate(empresaId?: number): void {
+    this.generation += 1;
     this.unknown.clear();
     if (empresaId === undefined) return this.cache.clear();
     for (const [k, v] of this.cache) if (v.credential.empresa.id === empresaId) this.cache.delete(k);

@@ -87,5 +87,11 @@ function handle(route: AnyRoute, deps: AppDeps, locals: Locals, input: RouteInpu
 function apiContext(deps: AppDeps, locals: Locals): ApiContext {
   const credential = locals.credential!;
   const ctx: TenantContext = { requestId: locals.requestId, empresa: credential.empresa, usuario: credential.usuario };
-  return { ctx, bus: deps.bus, credential, rate: locals.rate! };
+  return {
+    ctx,
+    bus: deps.bus,
+    credential,
+    rate: locals.rate!,
+    credentialsChanged: () => deps.auth.invalidate(credential.empresa.id),
+  };
 }

@@ -11,6 +11,11 @@ export interface ApiContext {
   bus: Bus;
   credential: Credential;
   rate: RateDecision;
+  /**
+   * Forgets this replica's cached credentials of the caller's company. A change of keys is made by
+   * whichever replica takes the bus request; the one that answers the client forgets at once too.
+   */
+  credentialsChanged(): void;
 }
 
 /** A result sent inside the success envelope (`success`, `data`, `pagination`, `meta`). */

@@ -37,6 +37,7 @@ export const apiKeysRoutes = [
     response: { kind: 'single', schema: ApiKeyCreated, statuses: { 201: 'API key creado' } },
     handle: async ({ body }, api) => {
       const created = await api.bus.request(apiKeySubjects, 'gateway.apikeys.create', { caller: caller(api), ...body }, api.ctx);
+      api.credentialsChanged();
       return { status: 201, data: created, location: `/api-keys/${created.id}` };
     },
   }),
@@ -69,6 +70,7 @@ export const apiKeysRoutes = [
         { caller: caller(api), id: params.id, gracia_segundos },
         api.ctx,
       );
+      api.credentialsChanged();
       return { status: 201, data: created, location: `/api-keys/${created.id}` };
     },
   }),
@@ -81,8 +83,10 @@ export const apiKeysRoutes = [
     params: IdParam,
     errors: [403, 422],
     response: { kind: 'single', schema: z.object({ id: z.number().int() }) },
-    handle: async ({ params }, api) => ({
-      data: await api.bus.request(apiKeySubjects, 'gateway.apikeys.revoke', { caller: caller(api), id: params.id }, api.ctx),
-    }),
+    handle: async ({ params }, api) => {
+      const revoked = await api.bus.request(apiKeySubjects, 'gateway.apikeys.revoke', { caller: caller(api), id: params.id }, api.ctx);
+      api.credentialsChanged();
+      return { data: revoked };
+    },
   }),
 ];
