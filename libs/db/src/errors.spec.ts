@@ -7,6 +7,8 @@ describe('database errors', () => {
     ['a value Postgres cannot take', { code: '22P05' }, 'invalid_data'],
     ['a connection refused', { code: 'ECONNREFUSED' }, 'unavailable'],
     ['a connection pg ended', new Error('Connection terminated unexpectedly'), 'unavailable'],
+    ['a statement a lost server never answered', new Error('Query read timeout'), 'unavailable'],
+    ['a write on a server that is no longer the primary', { code: '25006' }, 'unavailable'],
   ])('classifies %s', (_what, err, kind) => {
     expect(pgErrorKind(err)).toBe(kind);
   });

@@ -26,7 +26,9 @@ export function pgErrorKind(err: unknown): PgErrorKind | undefined {
   const code = typeof raw === 'string' ? raw : undefined;
   if (!code) {
     // pg's own errors for a connection that is gone, or was never made, carry no code.
-    return /Connection terminated|timeout exceeded when trying to connect|is not queryable/i.test(String((err as Error).message))
+    return /Connection terminated|timeout exceeded when trying to connect|is not queryable|Query read timeout/i.test(
+      String((err as Error).message),
+    )
       ? 'unavailable'
       : undefined;
   }
@@ -39,6 +41,9 @@ export function pgErrorKind(err: unknown): PgErrorKind | undefined {
   if (code === '40001') return 'serialization_failure';
   if (code === '40P01') return 'deadlock';
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return 'unavailable';
+  // A write that reached a server which is no longer the primary (a connection made before a
+  // failover, to the node that is now a standby): the primary is elsewhere, the write can be retried.
+  if (code === '25006') return 'unavailable';
   if (UNAVAILABLE_NODE_CODES.has(code)) return 'unavailable';
   return undefined;
 }

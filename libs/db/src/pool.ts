@@ -31,24 +31,75 @@ export interface DbOptions {
   /** Pool size; keep services × replicas × max under Postgres max_connections. */
   max?: number;
   applicationName?: string;
+  /** Server-side limit of one statement (`statement_timeout`); 30 s unless told. */
   statementTimeoutMs?: number;
+  /** How long a new connection may take (TCP, TLS, startup) before the request fails as unavailable; 5 s unless told. */
+  connectTimeoutMs?: number;
 }
 
+/**
+ * How long the client waits for a statement's answer beyond the server's own `statement_timeout`:
+ * past it the server is taken as gone (a host lost, a network cut: no reset ever arrives) and the
+ * connection is destroyed, so the caller gets an unavailable error instead of a hang.
+ */
+export const CLIENT_READ_MARGIN_MS = 5_000;
+
+/** The message of pg's error for a statement whose answer did not come within `query_timeout`. */
+export const QUERY_READ_TIMEOUT = 'Query read timeout';
+
+/**
+ * A pool that notices a lost server quickly and never hands out a broken connection twice:
+ * - a connection attempt fails after `connectTimeoutMs` (a dead primary behind a Service, an address
+ *   that swallows packets);
+ * - TCP keepalive on every socket, so idle connections through proxies and NAT are neither dropped
+ *   silently nor kept on a peer that is gone;
+ * - a statement waits at most its `statement_timeout` plus CLIENT_READ_MARGIN_MS for an answer; past
+ *   that its connection is destroyed (pg alone would keep the socket and the stale answer);
+ * - a connection whose server ended it (a failover, a terminated backend) leaves the pool: idle, by
+ *   the pool's own error handling; checked out, on release, since pg marks it not queryable.
+ */
 export function createPool(options: DbOptions): pg.Pool {
+  const statementTimeout = options.statementTimeoutMs ?? 30_000;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName,
     types: typeParsers,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
-    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + CLIENT_READ_MARGIN_MS,
   });
   // A client that loses its server must not crash the process: an idle one reports on the pool,
   // a checked-out one (a transaction waiting on NATS) on itself; its query fails, the next reconnects.
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    destroyOnReadTimeout(client);
+  });
   return pool;
+}
+
+/**
+ * pg rejects a statement past `query_timeout` but keeps the connection, its statement still in
+ * flight: destroying the socket ends it, pg marks the client not queryable and the pool drops it
+ * on release instead of reusing a connection to a server that may never answer.
+ */
+function destroyOnReadTimeout(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (result && typeof (result as Promise<unknown>).then === 'function') {
+      (result as Promise<unknown>).catch((err: unknown) => {
+        if (err instanceof Error && err.message === QUERY_READ_TIMEOUT) {
+          (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        }
+      });
+    }
+    return result;
+  };
 }
 
 /** A Kysely instance over its own pool. `db.destroy()` closes the pool. */

@@ -13,6 +13,13 @@ export const BaseConfig = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/erp'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** A new Postgres connection that takes longer fails as unavailable (503 with Retry-After), never a hang. */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /**
+   * Server-side limit of one statement; the client gives up on an answer 5 s past it (a server that
+   * is gone without a reset) and drops the connection.
+   */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /**
    * The service's bus identity and password when NATS requires them (the chart gives the service's

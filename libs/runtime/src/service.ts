@@ -81,7 +81,13 @@ export async function startService<C extends BaseConfig, DB>(
   const checks: Array<{ name: string; check: ReadinessCheck; required: boolean }> = [];
   let stopping = false;
 
-  const pool = createPool({ connectionString: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: spec.name });
+  const pool = createPool({
+    connectionString: config.DATABASE_URL,
+    max: config.DB_POOL_MAX,
+    applicationName: spec.name,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+  });
   const rootDb = dbOverPool<unknown>(pool);
   onShutdown('db', () => rootDb.destroy());
   try {
