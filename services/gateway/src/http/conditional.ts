@@ -7,11 +7,12 @@ import { hasDateFilters } from '../domain/rate-limit';
 import { localsOf, type AppDeps, type RouteInput } from './context';
 import { ambiguousQuery } from './edges';
 import { applyQuota } from './quota';
-import type { AnyRoute } from './route';
+import type { AnyRoute, ApiContext } from './route';
 
 // Conditional GETs, and the rule that a 304 costs no quota: a GET with If-None-Match has its quota
-// only checked when it is authenticated (`mayAnswerNotModified`), and is counted by
-// `countDeferred` once it answers anything but a 304.
+// only checked when it is authenticated (`mayAnswerNotModified`); it answers 304 uncounted when the
+// data's version (`unchangedEtag`) or its answer's ETag (`settleConditional`) still holds, and is
+// counted by `countDeferred` once it answers anything else.
 
 /**
  * A GET (or HEAD) with `If-None-Match` may answer 304. One whose query is refused anyway is
@@ -32,6 +33,52 @@ export async function countDeferred(deps: AppDeps, req: Request, res: Response):
   locals.uncounted = false;
   const rate = await deps.limiter.consume(locals.credential!.empresa.id, hasDateFilters(req.query));
   return applyQuota(deps, res, rate);
+}
+
+/**
+ * The ETag of the data's version when it still holds for a request that waits to be counted: its
+ * 304 is answered before the data is read. Undefined otherwise; a request already counted, or a
+ * route without a version, does not ask the service for one.
+ */
+export async function unchangedEtag(
+  req: Request,
+  res: Response,
+  route: AnyRoute,
+  input: RouteInput,
+  api: ApiContext,
+): Promise<string | undefined> {
+  const locals = localsOf(res);
+  if (!locals.uncounted || !route.version) return undefined;
+  const version = await route.version(input as Parameters<AnyRoute['handle']>[0], api);
+  const etag = version === undefined ? undefined : versionEtag(route, input, locals.credential!, version);
+  return etag !== undefined && notModified(req, etag) ? etag : undefined;
+}
+
+/**
+ * Settles the quota of a GET once its answer's ETag is known: a request that waits to be counted
+ * answers 304 uncounted when the ETag still holds, and is counted now otherwise. `answered`: a 304
+ * (or the 429 of the count) was sent; `counted`: it was counted when it was authenticated;
+ * `counted-now`: counted here, so an answer that shows the quota is out of date.
+ */
+export async function settleConditional(
+  deps: AppDeps,
+  req: Request,
+  res: Response,
+  etag: string,
+): Promise<'answered' | 'counted' | 'counted-now'> {
+  if (!localsOf(res).uncounted) return 'counted';
+  if (notModified(req, etag)) {
+    sendNotModified(res, etag);
+    return 'answered';
+  }
+  return (await countDeferred(deps, req, res)) ? 'counted-now' : 'answered';
+}
+
+export function sendNotModified(res: Response, etag: string): void {
+  res.setHeader('ETag', etag);
+  // As the 200 would: the compression middleware adds it only to answers with a body.
+  res.vary('Accept-Encoding');
+  res.status(304).end();
 }
 
 /**

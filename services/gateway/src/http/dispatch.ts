@@ -1,6 +1,6 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { TenantContext } from '@erp/contracts';
-import { countDeferred, notModified, versionEtag } from './conditional';
+import { countDeferred, sendNotModified, settleConditional, unchangedEtag } from './conditional';
 import { localsOf, type AppDeps, type Locals, type RouteInput } from './context';
 import { sendFile } from './downloads';
 import { sendError } from './errors';
@@ -22,12 +22,8 @@ type Outcome =
 export function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const locals = localsOf(res);
-    const outcome = await run(route, deps, req, locals);
-    if (outcome.kind === 'unchanged') {
-      res.setHeader('ETag', outcome.etag);
-      res.vary('Accept-Encoding');
-      return void res.status(304).end();
-    }
+    const outcome = await run(route, deps, req, res);
+    if (outcome.kind === 'unchanged') return sendNotModified(res, outcome.etag);
     if (outcome.kind !== 'answer') {
       if (!(await countDeferred(deps, req, res))) return;
       if (outcome.kind === 'thrown') throw outcome.err;
@@ -43,20 +39,14 @@ export function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
     if (body.etag) {
       res.statusCode = body.status;
       res.setHeader('ETag', body.etag);
-      if (locals.uncounted) {
-        if (notModified(req, body.etag)) {
-          // As the 200 would: the compression middleware adds it only to answers with a body.
-          res.vary('Accept-Encoding');
-          return void res.status(304).end();
-        }
-        if (!(await countDeferred(deps, req, res))) return;
-        // The quota's own page shows the count: built again now that this request is counted.
-        if (route.showsQuota) {
-          const again = await handle(route, deps, locals, outcome.input);
-          if ('file' in again) throw new Error(`${route.path} showed the quota and answered a file`);
-          body = render(again, locals.credential!, etagged);
-          res.setHeader('ETag', body.etag!);
-        }
+      const settled = await settleConditional(deps, req, res, body.etag);
+      if (settled === 'answered') return;
+      // The quota's own page shows the count: built again now that this request is counted.
+      if (settled === 'counted-now' && route.showsQuota) {
+        const again = await handle(route, deps, locals, outcome.input);
+        if ('file' in again) throw new Error(`${route.path} showed the quota and answered a file`);
+        body = render(again, locals.credential!, etagged);
+        res.setHeader('ETag', body.etag!);
       }
     }
     sendRendered(res, body);
@@ -64,16 +54,14 @@ export function dispatch(route: AnyRoute, deps: AppDeps): RequestHandler {
 }
 
 /** Validates the input and calls the route: what to answer, or why not. */
-async function run(route: AnyRoute, deps: AppDeps, req: Request, locals: Locals): Promise<Outcome> {
+async function run(route: AnyRoute, deps: AppDeps, req: Request, res: Response): Promise<Outcome> {
   const validated = validateInput(route, req);
   if ('refusal' in validated) return { kind: 'refusal', ...validated.refusal };
   const { input } = validated;
+  const locals = localsOf(res);
   try {
-    if (locals.uncounted && route.version) {
-      const version = await route.version(input as Parameters<AnyRoute['handle']>[0], apiContext(deps, locals));
-      const etag = version === undefined ? undefined : versionEtag(route, input, locals.credential!, version);
-      if (etag !== undefined && notModified(req, etag)) return { kind: 'unchanged', etag };
-    }
+    const etag = await unchangedEtag(req, res, route, input, apiContext(deps, locals));
+    if (etag !== undefined) return { kind: 'unchanged', etag };
     return { kind: 'answer', result: await handle(route, deps, locals, input), input };
   } catch (err) {
     return { kind: 'thrown', err };
