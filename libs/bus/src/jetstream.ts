@@ -174,8 +174,11 @@ const RETRYABLE_CODES = new Set(['UNAVAILABLE', 'TIMEOUT', 'INTERNAL']);
 
 /** How long a delivered event may stay unacknowledged before it is redelivered. */
 const ACK_WAIT_MS = 30_000;
-/** Events delivered and not yet settled, over all replicas of the service (each takes at most its concurrency). */
-const MAX_ACK_PENDING = 64;
+/**
+ * Events delivered and not yet settled, over all replicas of the service (each takes at most its
+ * concurrency): room for two replicas of webhook-ingest, whose deliveries wait in groups of 100.
+ */
+const MAX_ACK_PENDING = 512;
 
 /** The durable consumer `durable` as it must be on the stream: pull, explicit acks, reading only `subjects`. */
 function consumerConfig(bus: Bus, durable: string, subjects: readonly string[]): Partial<ConsumerConfig> {

@@ -147,7 +147,7 @@ export const BUS_IDENTITIES = {
         'inventory.stock.adjust',
       ),
       ...callsOf(returnsPlatformSubjects, 'returns.platform.create'),
-      ...callsOf(salesApiSubjects, 'sales.create', 'sales.sale.get', 'sales.update'),
+      ...callsOf(salesApiSubjects, 'sales.create', 'sales.batch.create', 'sales.sale.get', 'sales.update'),
       ...callsOf(salesPlatformSubjects, 'sales.customer.find-or-create', 'sales.sale.annul', 'sales.sale.by-reference'),
       ...callsOf(webhookGatewaySubjects, 'gateway.webhook.context'),
     ],

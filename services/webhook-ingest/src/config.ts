@@ -18,6 +18,15 @@ const webhookIngestKeys = {
   /** Batches stored at once; while that many are, arriving deliveries gather for the next. */
   WEBHOOK_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(2),
   /**
+   * Most new-order deliveries of one integration processed together, their sales made by one
+   * `sales.batch.create` (at most its 100); 1 processes each delivery alone.
+   */
+  WEBHOOK_GROUP_MAX: z.coerce.number().int().min(1).max(100).default(100),
+  /** How long the first delivery waits for others before its group is formed, when no group is under way. */
+  WEBHOOK_GROUP_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(20),
+  /** Groups processed at once by one replica; while that many are, arriving deliveries gather for the next. */
+  WEBHOOK_GROUPS_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(2),
+  /**
    * How long a token's integration (or its absence) is trusted without asking Postgres (changes
    * made in this replica, or announced by another, apply at once), and a company's context without
    * asking the gateway (a company deactivated stops processing within it).

@@ -10,6 +10,7 @@ import type { StockPushDeps } from './flows/push-stock.flow';
 import type { ReconcileDeps } from './flows/reconcile.flow';
 import { startShopSync, type ShopSync } from './shop-sync';
 import { WEBHOOK_INGEST_SCHEMA, type WebhookDb } from './db/tables';
+import { DeliveryGrouper } from './workers/delivery-grouper.worker';
 import { EntregaBatcher } from './workers/entrega-batcher.worker';
 import { startEntregaRequeue } from './workers/entrega-requeue.worker';
 import { IntakePace } from './workers/intake-pace.worker';
@@ -99,8 +100,33 @@ export function webhookIngestService(
         context: gatewayContexts(bus, config.WEBHOOK_CACHE_TTL_MS),
         ...options.deps,
       };
+      const groups = registerCounter(metrics, {
+        name: 'erp_webhook_delivery_groups_total',
+        help: 'Groups of new-order deliveries processed together (their sales made by one sales.batch.create)',
+      });
+      const grouped = registerCounter(metrics, {
+        name: 'erp_webhook_deliveries_grouped_total',
+        help: 'Deliveries finished in a group; the rest of each group was processed alone',
+      });
+      const grouper = new DeliveryGrouper(
+        db,
+        deps,
+        {
+          maxGroup: config.WEBHOOK_GROUP_MAX,
+          windowMs: config.WEBHOOK_GROUP_WINDOW_MS,
+          maxInFlight: config.WEBHOOK_GROUPS_IN_FLIGHT,
+          pace,
+          onGroup: (_size, finished) => {
+            groups();
+            grouped(finished);
+          },
+        },
+        logger.child({ component: 'delivery-grouper' }),
+      );
       await startDeliveryConsumer(db, bus, deps, {
-        concurrency: config.WEBHOOK_CONCURRENCY,
+        // Deliveries waiting for their group hold no connection: enough are taken to fill the groups under way.
+        concurrency: config.WEBHOOK_CONCURRENCY + config.WEBHOOK_GROUP_MAX * config.WEBHOOK_GROUPS_IN_FLIGHT,
+        grouper,
         pace,
         backoffMs: WEBHOOK_RETRY_BACKOFF_MS,
         maxDeliver: config.WEBHOOK_MAX_ATTEMPTS,

@@ -7,6 +7,7 @@ import {
   webhookGatewaySubjects,
   webhookSubjects,
   type ResolvedProduct,
+  type SaleCreateRequest,
   type SaleInput,
 } from '@erp/contracts';
 import { eventually, harness, tenant, type Harness } from '@erp/testing';
@@ -23,6 +24,8 @@ class Fakes {
   sales = new Map<string, { id: number; estado: 'Completada' | 'Pendiente'; anulada: boolean }>();
   customers = new Map<string, number>();
   creates: Array<Record<string, unknown>> = [];
+  /** The size of each `sales.batch.create` asked. */
+  batches: number[] = [];
   annuls: number[] = [];
   adjusts: Array<Record<string, unknown>> = [];
   catalogUpdates: Array<{ id: number; changes: Record<string, unknown> }> = [];
@@ -115,17 +118,22 @@ class Fakes {
       },
       { queue: 'inventory' },
     );
+    const create = (req: SaleCreateRequest) => {
+      this.creates.push(req);
+      const ref = req.referencia_externa!;
+      const existing = this.sales.get(ref);
+      if (existing) return { venta: this.sale(existing.id, ref, existing.estado), idempotent: true };
+      const id = this.sales.size + 100;
+      this.sales.set(ref, { id, estado: req.estado === 'Pendiente' ? 'Pendiente' : 'Completada', anulada: false });
+      return { venta: this.sale(id, ref, 'Completada'), idempotent: false };
+    };
     bus.serve(
-      { 'sales.create': salesApiSubjects['sales.create'] },
+      { 'sales.create': salesApiSubjects['sales.create'], 'sales.batch.create': salesApiSubjects['sales.batch.create'] },
       {
-        'sales.create': async (req) => {
-          this.creates.push(req);
-          const ref = req.referencia_externa!;
-          const existing = this.sales.get(ref);
-          if (existing) return { venta: this.sale(existing.id, ref, existing.estado), idempotent: true };
-          const id = this.sales.size + 100;
-          this.sales.set(ref, { id, estado: req.estado === 'Pendiente' ? 'Pendiente' : 'Completada', anulada: false });
-          return { venta: this.sale(id, ref, 'Completada'), idempotent: false };
+        'sales.create': async (req) => create(req),
+        'sales.batch.create': async ({ ventas }) => {
+          this.batches.push(ventas.length);
+          return { resultados: ventas.map(({ indice, venta }) => ({ indice, ...create(venta) })) };
         },
       },
       { queue: 'sales' },
@@ -320,6 +328,46 @@ describe('webhook-ingest against Postgres and NATS', () => {
     expect((await h.pool.query("select producto_id from webhook_ingest.mapeos_producto where id_externo = '93'")).rows).toEqual([
       { producto_id: 1 },
     ]);
+  });
+
+  it('makes a burst of new orders in groups: one sale each, a later version after its group, an unprocessable order failing alone', async () => {
+    fakes.product(40, 'GRP-01');
+    const batchesBefore = fakes.batches.length;
+    const order = (id: number, status: string, modified: string, sku = 'GRP-01') =>
+      wooDelivery(
+        wooOrder({
+          id,
+          status,
+          date_modified_gmt: modified,
+          email: `cliente${id % 3}@example.com`,
+          line_items: [{ product_id: sku === 'GRP-01' ? 400 : 401, sku, quantity: 1, total: '8.00', total_tax: '1.04' }],
+        }),
+      );
+    const ids = Array.from({ length: 24 }, (_, i) => 9000 + i);
+    // Each order twice (one stored), the last one also cancelled later, one with an unknown SKU.
+    const orders = ids.map((id) => order(id, 'processing', '2026-03-12T16:00:00', id === 9005 ? 'NO-EXISTE' : 'GRP-01'));
+    const deliveries = [...orders, ...orders, order(9023, 'cancelled', '2026-03-12T17:00:00')];
+    // A retry of WooCommerce carries a new delivery id; the body is the same.
+    const replies = await Promise.all(
+      deliveries.map((d) => receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', SECRET))),
+    );
+    const stored = replies.filter((r) => r.estado === 'recibida').map((r) => r.id_entrega!);
+    expect(stored).toHaveLength(ids.length + 1);
+    const rows = await Promise.all(stored.map((id) => settled(id)));
+
+    const byRef = (ref: string) => rows.filter((r) => r.referencia === ref);
+    expect(byRef('woo-9005')).toMatchObject([{ estado: 'fallida', motivo: expect.stringContaining('NO-EXISTE') }]);
+    for (const id of ids.filter((id) => id !== 9005 && id !== 9023))
+      expect(byRef(`woo-${id}`)).toMatchObject([{ estado: 'procesada', id_venta: fakes.sales.get(`woo-${id}`)!.id }]);
+    // The cancelled version applied after its order's sale was made: annulled once.
+    expect(byRef('woo-9023').map((r) => r.estado)).toEqual(['procesada', 'procesada']);
+    expect(fakes.sales.get('woo-9023')).toMatchObject({ anulada: true });
+    // Each order made one sale, and some were made by batches of several.
+    const made = fakes.creates.filter((c) => String(c.referencia_externa).startsWith('woo-90'));
+    expect(new Set(made.map((c) => c.referencia_externa)).size).toBe(ids.length - 1);
+    expect(fakes.batches.slice(batchesBefore).some((n) => n > 1)).toBe(true);
+    // Three customers for 23 orders: each looked up once per group, never once per order.
+    expect([...fakes.customers.keys()].filter((e) => /^cliente\d@/.test(e))).toHaveLength(3);
   });
 
   it('processing → cancelled → stale processing: the sale ends annulled once', async () => {

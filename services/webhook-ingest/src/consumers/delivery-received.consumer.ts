@@ -3,13 +3,17 @@ import { startConsumer, type Bus } from '@erp/bus';
 import { webhookEvents, type ConsumerName } from '@erp/contracts';
 import type { WebhookDb } from '../db/tables';
 import { processDelivery, type ProcessResult } from '../flows/process-delivery.flow';
+import type { DeliveryGrouper } from '../workers/delivery-grouper.worker';
 import type { IntakePace } from '../workers/intake-pace.worker';
 import type { ProcessingDeps } from '../flows/process-order.flow';
 
 export const DELIVERY_CONSUMER: ConsumerName<'webhook-ingest'> = 'webhook-ingest-deliveries';
 
 export interface DeliveryConsumerOptions {
+  /** Events taken at once: those waiting for their group or their turn hold no connection. */
   concurrency: number;
+  /** Processes new orders together; what it does not finish is processed here, alone. */
+  grouper: DeliveryGrouper;
   /** Gives each processing its turn: fewer at once while deliveries arrive fast. */
   pace: IntakePace;
   backoffMs: readonly number[];
@@ -22,8 +26,9 @@ export interface DeliveryConsumerOptions {
  * Processes stored deliveries. Idempotent on the delivery itself (only a `recibida` one is
  * processed, under its row lock), so a redelivered event or a replay's new event is harmless.
  * Transient failures (a service down) are retried with backoff; the last attempt keeps the
- * delivery as failed with its reason. Up to `concurrency` events are taken at once; each waits for
- * its turn from `pace`, so processing yields to a burst being received.
+ * delivery as failed with its reason. Up to `concurrency` events are taken at once. A delivery's
+ * first attempt is offered to the grouper; a retry, or what the grouper leaves, is processed alone
+ * after waiting for its turn from `pace`, so processing yields to a burst being received.
  */
 export async function startDeliveryConsumer(
   db: Kysely<WebhookDb>,
@@ -39,6 +44,12 @@ export async function startDeliveryConsumer(
     backoffMs: options.backoffMs,
     maxDeliver: options.maxDeliver,
     handler: async (_subject, event, meta) => {
+      // A retried delivery is processed alone: its group, if it had one, was tried.
+      const grouped = meta.deliveryCount === 1 ? await options.grouper.submit(event.id_entrega, meta.deliveryCount) : undefined;
+      if (grouped !== undefined) {
+        options.onProcessed?.(grouped);
+        return;
+      }
       const release = await options.pace.acquire();
       try {
         const outcome = await processDelivery(db, deps, event.id_entrega, {

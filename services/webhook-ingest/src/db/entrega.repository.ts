@@ -70,6 +70,15 @@ export async function findEntregaIds(
 
 /** A delivery with its integration, locked for processing (one worker at a time per delivery). */
 export async function lockEntrega(trx: Transaction<WebhookDb>, id: number) {
+  return lockedEntregas(trx, [id]).executeTakeFirst();
+}
+
+/** Deliveries with their integrations, locked in id order (as every group locks them, so two never wait on each other in a circle). */
+export async function lockEntregas(trx: Transaction<WebhookDb>, ids: readonly number[]) {
+  return ids.length === 0 ? [] : lockedEntregas(trx, ids).orderBy('e.id').execute();
+}
+
+function lockedEntregas(trx: Transaction<WebhookDb>, ids: readonly number[]) {
   return trx
     .selectFrom('entregas as e')
     .innerJoin('integraciones as i', 'i.id', 'e.integracion_id')
@@ -94,12 +103,22 @@ export async function lockEntrega(trx: Transaction<WebhookDb>, id: number) {
       'i.sincronizar_stock',
       'i.tienda_url',
     ])
-    .where('e.id', '=', id)
-    .forUpdate('e')
-    .executeTakeFirst();
+    .where('e.id', 'in', ids)
+    .forUpdate('e');
 }
 
 export type LockedEntrega = NonNullable<Awaited<ReturnType<typeof lockEntrega>>>;
+
+/** What tells whether stored deliveries can be processed together: their integration, kind and order. Read without locks. */
+export async function entregaHeads(db: Db, ids: readonly number[]) {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('entregas')
+    .select(['id', 'integracion_id', 'recurso', 'tema', 'referencia', 'estado'])
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
+}
 
 export async function finishEntrega(
   db: Db,

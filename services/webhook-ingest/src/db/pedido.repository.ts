@@ -23,6 +23,26 @@ export async function lockPedido(
 
 export type PedidoRow = Awaited<ReturnType<typeof lockPedido>>;
 
+/**
+ * `lockPedido` for several orders of one company in one statement, in reference order (as every
+ * group locks them), each created when new with its delivery's path. Answers each by reference.
+ */
+export async function lockPedidos(
+  trx: Transaction<WebhookDb>,
+  empresaId: number,
+  orders: ReadonlyArray<{ referencia: string; origen: OrigenPedido; integracion_id: number }>,
+): Promise<Map<string, PedidoRow>> {
+  if (orders.length === 0) return new Map();
+  const sorted = [...orders].sort((a, b) => (a.referencia < b.referencia ? -1 : a.referencia > b.referencia ? 1 : 0));
+  const rows = await trx
+    .insertInto('pedidos')
+    .values(sorted.map((o) => ({ empresa_id: empresaId, estado_plataforma: null, version: null, id_venta: null, ...o })))
+    .onConflict((oc) => oc.columns(['empresa_id', 'referencia']).doUpdateSet({ referencia: (eb) => eb.ref('excluded.referencia') }))
+    .returning(['referencia', 'version', 'id_venta', 'cancelado', 'lineas', 'reembolsos'])
+    .execute();
+  return new Map(rows.map(({ referencia, ...row }) => [referencia, row]));
+}
+
 /** Changes to a platform order's row, written by the statement that finishes its delivery. */
 export interface PedidoUpdate {
   empresa_id: number;

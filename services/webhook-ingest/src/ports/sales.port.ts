@@ -1,6 +1,9 @@
 import type { Bus } from '@erp/bus';
 import { salesApiSubjects, salesPlatformSubjects, type TenantContext } from '@erp/contracts';
 
+/** How long one batch of platform sales may go on starting sales: its reply comes well within the bus's timeout. */
+const BATCH_BUDGET_MS = 5_000;
+
 export interface SaleLine {
   id_producto: number;
   cantidad: string;
@@ -30,6 +33,12 @@ export interface CreateSaleInput {
 export interface SalesPort {
   /** Creates the sale through the invoicing pipeline; the same `referencia_externa` gives the same sale. */
   createSale(ctx: TenantContext, input: CreateSaleInput): Promise<{ id: number; idempotent: boolean }>;
+  /**
+   * Creates the sales through the batch pipeline (`sales.batch.create`), in order, each as
+   * `createSale` would. A sale refused, or not started because the batch ran out of time,
+   * answers undefined: its caller makes it alone, where its refusal is told as usual.
+   */
+  createSales(ctx: TenantContext, inputs: readonly CreateSaleInput[]): Promise<Array<{ id: number; idempotent: boolean } | undefined>>;
   /** Annuls the sale (stock returned once; annulling again moves nothing). */
   annulSale(ctx: TenantContext, idVenta: number): Promise<void>;
   /** The company's customer with this email (case-insensitive), created with this name when missing. */
@@ -42,28 +51,36 @@ export interface SalesPort {
   saleLineIds(ctx: TenantContext, idVenta: number): Promise<number[]>;
 }
 
-/** Sales over the bus: `sales.create` with the platform as origin, and the platform subjects. */
+/** The pipeline's request for a sale, with the platform as origin. */
+const saleRequest = ({ detalles, ...rest }: CreateSaleInput) => ({
+  ...rest,
+  // The pipeline takes JSON numbers; these have at most 4 decimals (prices 2), so they are exact.
+  detalles: detalles.map((l) => ({
+    id_producto: l.id_producto,
+    cantidad: Number(l.cantidad),
+    precio: Number(l.precio),
+    descuento: Number(l.descuento),
+  })),
+});
+
+/** Sales over the bus: `sales.create` and `sales.batch.create` with the platform as origin, and the platform subjects. */
 export function busSales(bus: Bus): SalesPort {
   return {
     createSale: async (ctx, input) => {
-      const { detalles, ...rest } = input;
+      const reply = await bus.request(salesApiSubjects, 'sales.create', saleRequest(input), ctx);
+      return { id: reply.venta.id, idempotent: reply.idempotent };
+    },
+    createSales: async (ctx, inputs) => {
       const reply = await bus.request(
         salesApiSubjects,
-        'sales.create',
-        {
-          ...rest,
-          origen: input.origen,
-          // The pipeline takes JSON numbers; these have at most 4 decimals (prices 2), so they are exact.
-          detalles: detalles.map((l) => ({
-            id_producto: l.id_producto,
-            cantidad: Number(l.cantidad),
-            precio: Number(l.precio),
-            descuento: Number(l.descuento),
-          })),
-        },
+        'sales.batch.create',
+        { ventas: inputs.map((input, indice) => ({ indice, venta: saleRequest(input) })), plazo_ms: BATCH_BUDGET_MS },
         ctx,
       );
-      return { id: reply.venta.id, idempotent: reply.idempotent };
+      const made = new Map(
+        reply.resultados.flatMap((r) => (r.venta ? [[r.indice, { id: r.venta.id, idempotent: r.idempotent ?? false }]] : [])),
+      );
+      return inputs.map((_, indice) => made.get(indice));
     },
     annulSale: async (ctx, idVenta) => {
       await bus.request(salesPlatformSubjects, 'sales.sale.annul', { id_venta: idVenta }, ctx);

@@ -122,7 +122,3 @@ export async function withRetries<T>(
     }
   }
 }
-
-/** `items` in consecutive slices of at most `size` (a platform's limit per request). */
-export const chunks = <T>(items: readonly T[], size: number): T[][] =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));

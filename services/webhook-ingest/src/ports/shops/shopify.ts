@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createAdminApiClient, type ClientResponse } from '@shopify/admin-api-client';
 import { platformOrderReference } from '@erp/contracts';
+import { chunks } from '../../domain/chunks';
 import {
   BATCH_LIMITS,
   MORE_LINES,
@@ -14,7 +15,6 @@ import {
 } from '../../domain/shopify-order';
 import {
   ShopCallError,
-  chunks,
   verdictFor,
   withRetries,
   type CallPolicy,

@@ -1,8 +1,8 @@
 import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { platformOrderReference } from '@erp/contracts';
+import { chunks } from '../../domain/chunks';
 import {
   ShopCallError,
-  chunks,
   verdictFor,
   withRetries,
   type CallPolicy,

@@ -1,0 +1,79 @@
+import type { Kysely } from 'kysely';
+import { inTransaction } from '@erp/db';
+import { finishEntrega, lockEntregas, type LockedEntrega } from '../db/entrega.repository';
+import { lockPedidos } from '../db/pedido.repository';
+import type { WebhookDb } from '../db/tables';
+import { decideOrder, orderIntent, type OrderIntent } from '../domain/orders';
+import type { ProcessResult } from './process-delivery.flow';
+import { makeOrderSales, type NewOrder } from './order-sales.flow';
+import { parseBody, saleMade, type ProcessingDeps } from './process-order.flow';
+
+/**
+ * Processes order deliveries of one integration together, in one transaction: each delivery
+ * locked and taken only while `recibida`, each order's row locked (in reference order), and the
+ * sales of the new orders made by one `sales.batch.create`. Answers the outcome of each delivery
+ * it finished; the others (an order already known, a second delivery of one order, a refund, an
+ * order that cannot be made, a sale the batch refused) are left untouched, to be processed alone
+ * after this commits, where their outcome or failure is recorded as for any delivery. A crash or
+ * a failure of the whole group rolls every delivery back: the sales the batch had made are found
+ * again by their references when the deliveries are processed again, so none is made twice.
+ */
+export async function processOrderGroup(
+  db: Kysely<WebhookDb>,
+  deps: ProcessingDeps,
+  /** The deliveries, with the attempt of each (counted when it finishes). */
+  attempts: ReadonlyMap<number, number>,
+): Promise<Map<number, ProcessResult>> {
+  return inTransaction(db, async (trx) => {
+    const results = new Map<number, ProcessResult>();
+    const candidates: Array<{ entrega: LockedEntrega; intent: OrderIntent }> = [];
+    const seen = new Set<string>();
+    for (const entrega of await lockEntregas(trx, [...attempts.keys()])) {
+      if (entrega.estado !== 'recibida') {
+        results.set(entrega.id, 'omitida');
+        continue;
+      }
+      if (entrega.recurso !== 'pedido' || entrega.tema === 'refunds/create') continue;
+      if (candidates.length > 0 && entrega.integracion_id !== candidates[0]!.entrega.integracion_id) continue;
+      const intent = readIntent(entrega);
+      // An order's refunds and second deliveries are applied alone, after its sale is made.
+      if (!intent || intent.reembolsos.length > 0 || seen.has(intent.referencia)) continue;
+      seen.add(intent.referencia);
+      candidates.push({ entrega, intent });
+    }
+    if (candidates.length === 0) return results;
+    const [{ entrega: first }] = candidates as [(typeof candidates)[number]];
+    const known = await lockPedidos(
+      trx,
+      first.empresa_id,
+      candidates.map(({ entrega, intent }) => ({
+        referencia: intent.referencia,
+        origen: entrega.origen,
+        integracion_id: entrega.integracion_id,
+      })),
+    );
+    const orders: Array<NewOrder> = [];
+    for (const { entrega, intent } of candidates) {
+      const decision = decideOrder(intent, known.get(intent.referencia));
+      if (decision.kind === 'crear') orders.push({ entrega, intent, estado: decision.estado });
+    }
+    const made = await makeOrderSales(trx, orders, deps, `webhook-${first.id}+${orders.length}`);
+    for (const [i, { entrega, intent }] of orders.entries()) {
+      const sale = made[i];
+      if (sale === undefined || sale instanceof Error) continue;
+      const outcome = await saleMade(entrega, intent, known.get(intent.referencia)!, sale, deps);
+      await finishEntrega(trx, entrega.id, outcome, attempts.get(entrega.id));
+      results.set(entrega.id, outcome.estado);
+    }
+    return results;
+  });
+}
+
+/** What the delivery's order asks, or undefined when it cannot be read (processed alone, it fails with the reason). */
+function readIntent(entrega: LockedEntrega): OrderIntent | undefined {
+  try {
+    return orderIntent(entrega.plataforma, parseBody(entrega));
+  } catch {
+    return undefined;
+  }
+}
