@@ -22,7 +22,7 @@ const webhookIngestKeys = {
    * `sales.batch.create` (at most its 100); 1 processes each delivery alone.
    */
   WEBHOOK_GROUP_MAX: z.coerce.number().int().min(1).max(100).default(100),
-  /** How long the first delivery waits for others before its group is formed, when no group is under way. */
+  /** How long the first delivery waits for others before its group is formed (a full group is formed at once). */
   WEBHOOK_GROUP_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(20),
   /** Groups processed at once by one replica; while that many are, arriving deliveries gather for the next. */
   WEBHOOK_GROUPS_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(2),

@@ -11,7 +11,7 @@ import type { IntakePace } from './intake-pace.worker';
 export interface DeliveryGrouperOptions {
   /** Most deliveries processed together (at most a sales batch); below 2 nothing is grouped. */
   maxGroup: number;
-  /** How long the first delivery waits for others before its group is formed, when no group is under way. */
+  /** How long the first delivery waits for others before its group is formed (a full group is formed at once). */
   windowMs: number;
   /** Groups processed at once; while that many are, arriving deliveries gather for the next ones. */
   maxInFlight: number;
@@ -29,7 +29,7 @@ interface Waiting {
 
 /**
  * Gathers the deliveries the consumer hands over and processes new orders together: deliveries
- * that arrive together (within `windowMs`, or while groups are under way) and are orders of one
+ * that arrive together (within `windowMs`, or while `maxInFlight` groups are under way) and are orders of one
  * integration, one delivery per order, in the order they came, up to `maxGroup` at a time, go
  * through `processOrderGroup`. Each caller is answered its delivery's outcome, or undefined when
  * it is to be processed alone: a delivery that is no new order, a later delivery of an order in a
@@ -59,14 +59,14 @@ export class DeliveryGrouper {
 
   private schedule(): void {
     if (this.pending.length === 0 || this.inFlight >= this.options.maxInFlight) return;
-    if (this.inFlight > 0 || this.pending.length >= this.options.maxGroup) return this.flush();
+    if (this.pending.length >= this.options.maxGroup) return this.flush();
     this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
   }
 
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const taken = this.pending.splice(0, this.options.maxGroup * this.options.maxInFlight);
+    const taken = this.pending.splice(0, this.options.maxGroup);
     if (taken.length === 0) return;
     this.inFlight++;
     void this.process(taken).finally(() => {
