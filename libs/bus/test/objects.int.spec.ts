@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { defineCatalog } from '@erp/contracts';
 import {
   changeCursorAfterSnapshot,
+  createDb,
   decodeChangeCursor,
   inTransaction,
   installChangeStamp,
@@ -392,6 +393,46 @@ describe('an export read by several transactions on one snapshot', () => {
     const merged = new Map([...file, ...followed]);
     const now = await db.selectFrom('cambios').select(['id', 'version']).orderBy('id').execute();
     expect([...merged].sort(([x], [y]) => x - y)).toEqual(now.map((r) => [r.id, r.version]));
+  });
+
+  it('reads the export from the primary when the replica is out of reach, or has a transaction in flight in every snapshot it gives', async () => {
+    const sources: string[] = [];
+    const onSource = (source: string) => void sources.push(source);
+    const unreachable = createDb({ connectionString: 'postgres://postgres@127.0.0.1:1/erp', max: 1, connectTimeoutMs: 500 });
+    try {
+      const written = await writeExportFile(
+        h.bus,
+        h.db,
+        'sales/sin-replica.ndjson.gz',
+        { cursor: changeCursorAfterSnapshot, rows },
+        { batchSize: 500, readers: 2, replica: unreachable, onSource },
+      );
+      expect(written.objetos).toBeGreaterThanOrEqual(2_000);
+    } finally {
+      await unreachable.destroy();
+    }
+    // A transaction holding an id, and a later one committed: every snapshot after has the first in
+    // flight below its xmax, which a replica's snapshot would not name.
+    const inFlight = await h.pool.connect();
+    try {
+      await inFlight.query('begin');
+      await inFlight.query('select pg_current_xact_id()');
+      await sql`select pg_current_xact_id()`.execute(h.db);
+      const written = await writeExportFile(
+        h.bus,
+        h.db,
+        'sales/replica-ocupada.ndjson.gz',
+        { cursor: changeCursorAfterSnapshot, rows },
+        { batchSize: 500, readers: 2, replica: h.db, onSource },
+      );
+      expect(written.objetos).toBeGreaterThanOrEqual(2_000);
+      // Read on the primary: its snapshot names the transaction in flight, so the cursor carries it.
+      expect(decodeChangeCursor(written.cursor)?.snapshot).toBeDefined();
+    } finally {
+      await inFlight.query('rollback');
+      inFlight.release();
+    }
+    expect(sources).toEqual(['primary', 'primary']);
   });
 });
 

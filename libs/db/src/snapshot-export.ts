@@ -1,4 +1,5 @@
 import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
+import { pgErrorKind } from './errors';
 import { batchEnds, jsonLineRange } from './json';
 import { inTransaction } from './transaction';
 
@@ -32,6 +33,17 @@ export interface SnapshotExportOptions {
   /** Told of each such pause, in milliseconds (a metric counts them). */
   onPause?: (ms: number) => void;
   /**
+   * The service's schema through a read-only endpoint (a replica, `DATABASE_URL_READ`): the export
+   * is read from one snapshot of it when it has one without a transaction in flight (see
+   * REPLICA_SNAPSHOT_TRIES), and from the primary otherwise or when the replica cannot be reached.
+   * Either way the cursor continues delta sync on the primary without a gap or a repeat.
+   */
+  // The options do not know the service's tables; the replica is the same schema as `db`.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  replica?: Kysely<any>;
+  /** Told where each export was read from (a metric counts them). */
+  onSource?: (source: 'replica' | 'primary') => void;
+  /**
    * How many requests the service has begun to handle so far (the bus counts them): a reader
    * pauses after a batch only when this moved meanwhile. Without it an export never pauses.
    */
@@ -57,70 +69,128 @@ export async function writeSnapshotExport<DB, F extends object>(
   file: SnapshotFile<F>,
   options: SnapshotExportOptions = {},
 ): Promise<F & { cursor: string }> {
+  if (options.replica) {
+    try {
+      const written = await exportFrom(options.replica as Kysely<DB>, reader, file, options, { onReplica: true });
+      if (written) {
+        options.onSource?.('replica');
+        return written;
+      }
+    } catch (err) {
+      // A replica that is down or being promoted: the primary serves the export.
+      if (pgErrorKind(err) !== 'unavailable') throw err;
+    }
+  }
+  const written = await exportFrom(db, reader, file, options, { onReplica: false });
+  options.onSource?.('primary');
+  return written!;
+}
+
+/**
+ * How many snapshots an export tries on a replica, each a few milliseconds after the last, for
+ * one without a transaction in flight before it reads from the primary instead.
+ */
+export const REPLICA_SNAPSHOT_TRIES = 20;
+
+/**
+ * Whether a replica's snapshot, just taken by the transaction's first statement, has no
+ * transaction in flight (xmin = xmax). On a hot standby Postgres keeps the transactions in flight
+ * out of the snapshot's `xip` (`pg_current_snapshot()` lists none there), so a hand-over cursor
+ * taken from it would pass over whatever was in flight: only a snapshot with none in flight, whose
+ * every transaction before xmax is committed or aborted, gives an exact cursor.
+ */
+async function quietSnapshot<DB>(trx: Transaction<DB>): Promise<boolean> {
+  const { rows } = await sql<{ quiet: boolean }>`
+    select pg_snapshot_xmin(pg_current_snapshot()) = pg_snapshot_xmax(pg_current_snapshot()) as quiet`.execute(trx);
+  return rows[0]!.quiet;
+}
+
+/** The export from `source`; on a replica, undefined when no quiet snapshot came within REPLICA_SNAPSHOT_TRIES. */
+async function exportFrom<DB, F extends object>(
+  source: Kysely<DB>,
+  reader: SnapshotReader<DB>,
+  file: SnapshotFile<F>,
+  options: SnapshotExportOptions,
+  where: { onReplica: boolean },
+): Promise<(F & { cursor: string }) | undefined> {
   const batchSize = options.batchSize ?? 1_000;
   const readers = Math.max(1, options.readers ?? 1);
   const yieldTo = options.yieldToRequests ?? 0;
-  return inTransaction(
-    db,
-    async (trx) => {
-      await sql`set transaction read only`.execute(trx);
-      const cursor = await reader.cursor(trx);
-      const ends = await batchEnds(trx, reader.rows(trx), batchSize);
-      // (previous end, end]; the last batch runs to the end.
-      const ranges = [...ends, null].map((end, i) => ({ afterId: i === 0 ? 0 : ends[i - 1]!, throughId: end }));
-      const queue = new BatchQueue(ranges.length, readers + 1);
-      const reading = Math.min(readers, ranges.length);
-      // Each of n readers busy 1 / (n (1 + yieldTo)) of its time: together, 1 / (1 + yieldTo).
-      const pauseFactor = yieldTo > 0 ? reading * (1 + yieldTo) - 1 : 0;
-      const read = async (t: Transaction<DB>) => {
-        for (let i = queue.take(); i !== undefined; i = queue.take()) {
-          // A batch's time runs from here to its end: its wait for the file to catch up included, the pause before it not.
-          const started = performance.now();
-          const requests = options.requestsReceived?.();
-          if (!(await queue.turn(i))) return;
-          const { afterId, throughId } = ranges[i]!;
-          queue.resolve(i, await jsonLineRange(t, reader.rows(t), afterId, throughId));
-          if (pauseFactor > 0 && options.requestsReceived?.() !== requests) {
-            const ms = (performance.now() - started) * pauseFactor;
-            options.onPause?.(ms);
-            await queue.pause(ms);
-          }
-        }
-      };
-      const others = async (snapshot: string) =>
-        inTransaction(
-          db,
-          async (t) => {
-            await sql`set transaction read only`.execute(t);
-            await sql`set transaction snapshot ${sql.lit(snapshot)}`.execute(t);
-            await read(t);
-          },
-          { isolation: 'repeatable read', attempts: 1 },
-        );
-      let workers: Array<Promise<void>> = [];
-      try {
-        if (reading > 1) {
-          const { rows } = await sql<{ snapshot: string }>`select pg_export_snapshot() as snapshot`.execute(trx);
-          if (!/^[0-9A-F-]+$/.test(rows[0]!.snapshot)) throw new Error(`unexpected snapshot id ${rows[0]!.snapshot}`);
-          workers = Array.from({ length: reading - 1 }, () => others(rows[0]!.snapshot));
-        }
-        workers.push(read(trx));
-        for (const worker of workers) void worker.catch((err: unknown) => queue.fail(err));
-        const batches = async function* () {
-          for (let i = 0; i < ranges.length; i++) {
-            const batch = await queue.result(i);
-            if (batch.count > 0) yield batch;
+  for (let attempt = 1; ; attempt++) {
+    const written = await inTransaction(
+      source,
+      async (trx) => {
+        await sql`set transaction read only`.execute(trx);
+        // The first statement takes the snapshot; on a replica it must be a quiet one.
+        if (where.onReplica && !(await quietSnapshot(trx))) return undefined;
+        const cursor = await reader.cursor(trx);
+        const ends = await batchEnds(trx, reader.rows(trx), batchSize);
+        // (previous end, end]; the last batch runs to the end.
+        const ranges = [...ends, null].map((end, i) => ({ afterId: i === 0 ? 0 : ends[i - 1]!, throughId: end }));
+        const queue = new BatchQueue(ranges.length, readers + 1);
+        const reading = Math.min(readers, ranges.length);
+        // Each of n readers busy 1 / (n (1 + yieldTo)) of its time: together, 1 / (1 + yieldTo).
+        const pauseFactor = yieldTo > 0 ? reading * (1 + yieldTo) - 1 : 0;
+        const read = async (t: Transaction<DB>) => {
+          for (let i = queue.take(); i !== undefined; i = queue.take()) {
+            // A batch's time runs from here to its end: its wait for the file to catch up included, the pause before it not.
+            const started = performance.now();
+            const requests = options.requestsReceived?.();
+            if (!(await queue.turn(i))) return;
+            const { afterId, throughId } = ranges[i]!;
+            queue.resolve(i, await jsonLineRange(t, reader.rows(t), afterId, throughId));
+            if (pauseFactor > 0 && options.requestsReceived?.() !== requests) {
+              const ms = (performance.now() - started) * pauseFactor;
+              options.onPause?.(ms);
+              await queue.pause(ms);
+            }
           }
         };
-        return { ...(await file.write(batches())), cursor };
-      } finally {
-        // The readers stop taking batches, and the snapshot's transactions end before this one does.
-        queue.fail(new Error('export ended'));
-        await Promise.allSettled(workers);
-      }
-    },
-    { isolation: 'repeatable read' },
-  );
+        const others = async (snapshot: string) =>
+          inTransaction(
+            source,
+            async (t) => {
+              await sql`set transaction read only`.execute(t);
+              try {
+                await sql`set transaction snapshot ${sql.lit(snapshot)}`.execute(t);
+              } catch (err) {
+                // Behind a read-only endpoint that balances connections over several replicas this
+                // reader may have reached another one, which does not know the snapshot: it leaves
+                // the batches to the readers that share it.
+                if (where.onReplica && (err as { code?: string }).code === '22023') return;
+                throw err;
+              }
+              await read(t);
+            },
+            { isolation: 'repeatable read', attempts: 1 },
+          );
+        let workers: Array<Promise<void>> = [];
+        try {
+          if (reading > 1) {
+            const { rows } = await sql<{ snapshot: string }>`select pg_export_snapshot() as snapshot`.execute(trx);
+            if (!/^[0-9A-F-]+$/.test(rows[0]!.snapshot)) throw new Error(`unexpected snapshot id ${rows[0]!.snapshot}`);
+            workers = Array.from({ length: reading - 1 }, () => others(rows[0]!.snapshot));
+          }
+          workers.push(read(trx));
+          for (const worker of workers) void worker.catch((err: unknown) => queue.fail(err));
+          const batches = async function* () {
+            for (let i = 0; i < ranges.length; i++) {
+              const batch = await queue.result(i);
+              if (batch.count > 0) yield batch;
+            }
+          };
+          return { ...(await file.write(batches())), cursor };
+        } finally {
+          // The readers stop taking batches, and the snapshot's transactions end before this one does.
+          queue.fail(new Error('export ended'));
+          await Promise.allSettled(workers);
+        }
+      },
+      { isolation: 'repeatable read' },
+    );
+    if (written || !where.onReplica || attempt >= REPLICA_SNAPSHOT_TRIES) return written;
+    await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+  }
 }
 
 /**

@@ -12,6 +12,11 @@ export const BaseConfig = z.object({
   VALIDATE_REPLIES: z.enum(['true', 'false']).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/erp'),
+  /**
+   * A read-only endpoint of the same database (a replica: CloudNativePG's `-ro` Service) for the
+   * reads that may lag: exports read their snapshot there when it gives an exact hand-over cursor.
+   */
+  DATABASE_URL_READ: z.string().url().optional(),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** A new Postgres connection that takes longer fails as unavailable (503 with Retry-After), never a hang. */
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),

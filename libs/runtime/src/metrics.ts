@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Bus, BusObserver } from '@erp/bus';
-import type { SnapshotExportOptions } from '@erp/db';
+import type { Kysely, SnapshotExportOptions } from '@erp/db';
 import { API_VERSION, streamName } from '@erp/contracts';
 import type { BaseConfig } from './config';
 
@@ -214,9 +214,24 @@ export function registerCounter(registry: Registry, metric: { name: string; help
 }
 
 /**
+ * The read-only endpoint (`DATABASE_URL_READ`) of the service whose metrics are `registry`, as the
+ * runtime opened it at start: its exports read their snapshots there (exportPacing).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const exportReplicas = new WeakMap<Registry, Kysely<any>>();
+
+/** Called by the runtime when the service has a read-only endpoint: its exports are read there. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function registerExportReplica(registry: Registry, replica: Kysely<any>): void {
+  exportReplicas.set(registry, replica);
+}
+
+/**
  * How a service that owns data writes export files: readers from `EXPORT_READERS`, yielding to
  * its requests as `EXPORT_YIELD_TO_REQUESTS` says, the pauses counted in
- * `erp_export_paused_seconds_total` (an export slowed by the service's load shows there).
+ * `erp_export_paused_seconds_total` (an export slowed by the service's load shows there); with a
+ * read-only endpoint, read from a replica's snapshot when it has an exact one, each export counted
+ * by where it was read in `erp_export_snapshots_total{source}`.
  */
 export function exportPacing(
   registry: Registry,
@@ -226,7 +241,20 @@ export function exportPacing(
     name: 'erp_export_paused_seconds_total',
     help: 'Seconds export readers paused to leave the service to its requests',
   });
-  return { readers: config.EXPORT_READERS, yieldToRequests: config.EXPORT_YIELD_TO_REQUESTS, onPause: (ms) => paused(ms / 1000) };
+  const sources = registerOutcomeCounter(registry, {
+    name: 'erp_export_snapshots_total',
+    help: 'Exports written, by where their snapshot was read (replica: DATABASE_URL_READ; primary: DATABASE_URL)',
+    label: 'source',
+    outcomes: ['replica', 'primary'] as const,
+  });
+  const replica = exportReplicas.get(registry);
+  return {
+    readers: config.EXPORT_READERS,
+    yieldToRequests: config.EXPORT_YIELD_TO_REQUESTS,
+    onPause: (ms) => paused(ms / 1000),
+    onSource: sources,
+    ...(replica ? { replica } : {}),
+  };
 }
 
 /** What a connection pool reports about itself (pg.Pool's counts). */

@@ -7,7 +7,14 @@ import { createPool, dbOverPool, migrateSchema, type Migrations } from '@erp/db'
 import { BUS_IDENTITIES, type BusIdentity, type ServiceName } from '@erp/contracts';
 import { natsConnection, type BaseConfig } from './config';
 import { createLogger, type AppLogger } from './logger';
-import { createMetrics, jetStreamConsumerStates, registerConsumerMetrics, registerOutboxMetrics, registerPoolMetrics } from './metrics';
+import {
+  createMetrics,
+  jetStreamConsumerStates,
+  registerConsumerMetrics,
+  registerExportReplica,
+  registerOutboxMetrics,
+  registerPoolMetrics,
+} from './metrics';
 
 /** A readiness check: resolves with a short status, throws when not ready. */
 export type ReadinessCheck = () => Promise<string>;
@@ -101,6 +108,21 @@ export async function startService<C extends BaseConfig, DB>(
   const db = rootDb.withSchema(spec.schema) as Kysely<DB>;
 
   const { registry, busObserver } = createMetrics(spec.name);
+  // A read-only endpoint (a replica) for the reads that may lag: its own pool, as large as the
+  // export readers need, and a readiness check that only reports (the primary serves when it is down).
+  if (config.DATABASE_URL_READ) {
+    const readPool = createPool({
+      connectionString: config.DATABASE_URL_READ,
+      max: config.EXPORT_READERS + 1,
+      applicationName: `${spec.name}-read`,
+      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    });
+    const readDb = dbOverPool<unknown>(readPool);
+    onShutdown('db-read', () => readDb.destroy());
+    registerExportReplica(registry, readDb.withSchema(spec.schema));
+    checks.push({ name: 'postgres-read', required: false, check: async () => (await sql`select 1`.execute(readDb), 'ok') });
+  }
   // Every service schema has an outbox (createOutboxTables is part of each first migration).
   // Collected in registration order: the pool is read before the scrape's own queries take a connection.
   registerPoolMetrics(registry, pool, config.DB_POOL_MAX);
