@@ -11,7 +11,9 @@ import { Cluster } from './support/cluster';
 import { formatEvidence, formatFaults, gatherEvidence, problemTails } from './support/evidence';
 import { repeatSeed } from './support/faults';
 import { companiesOf, reliabilityFixture, type Company, type CompanyRef } from './support/fixture';
+import { failoverScenario } from './support/failover';
 import { formatFuzzReport, fuzzApi } from './support/fuzz';
+import { HaPostgres } from './support/ha-postgres';
 import { formatInvariants } from './support/invariants';
 import { EventReceiver } from './support/partner-events';
 import { isolationSweep } from './support/isolation';
@@ -25,7 +27,10 @@ import { caFile } from '../support/shops';
  * (free loopback ports, a temp directory; the shared servers on the default ports are never
  * touched), every service as its own process. Phases: tenant isolation sweep, input fuzzing,
  * crash faults under load, rolling restart under load, overload soak, shops reconciled through
- * dropped webhooks and webhook-ingest down. Prints the figures and
+ * dropped webhooks and webhook-ingest down; and, asked for by name only, the primary's loss under
+ * load (`failover`: every schema on a Patroni cluster of a primary and a synchronous standby behind
+ * HAProxy, its Debian packages installed when missing; it cannot run with the crash phase, whose
+ * Postgres faults are the single servers'). Prints the figures and
  * exits 1 when any guarantee was broken. Bounded: a deadline stops it whatever happens.
  *
  * CHAOS_REPEAT=N runs the crash phase N times, each on servers and services of its own (fresh
@@ -45,12 +50,13 @@ import { caFile } from '../support/shops';
  * directory kept with the failed repeats' service and server logs, printed at the end, and a
  * summary of it on stdout.
  *
- * Environment: CHAOS_PHASES (isolation,fuzz,crash,rolling,overload,shops), CHAOS_REPEAT (1), CHAOS_SEED,
+ * Environment: CHAOS_PHASES (isolation,fuzz,crash,rolling,overload,shops; failover on request), CHAOS_REPEAT (1), CHAOS_SEED,
  * CHAOS_FUZZ_RUNS (cases per endpoint, 1000), CHAOS_FUZZ_SEED, CHAOS_SOAK_SECONDS (90),
  * CHAOS_OVERLOAD_CLIENTS (300), CHAOS_PAUSE_MS (between faults, on average; 4000),
  * CHAOS_DEADLINE_MINUTES (30, and 10 more per extra repeat), CHAOS_KEEP (1: keep a failed
  * repeat's server data), CHAOS_SHOPS_INTERVAL_MS (webhook-ingest's reconciliation interval in the
- * shops phase, 20000), CHAOS_SHOPS_DOWN_SECONDS (webhook-ingest down in it, 120).
+ * shops phase, 20000), CHAOS_SHOPS_DOWN_SECONDS (webhook-ingest down in it, 120),
+ * CHAOS_FAILOVER_ROUNDS (primaries killed in the failover phase, alternately each node; 2).
  */
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const repeat = Math.max(1, Math.floor(env('CHAOS_REPEAT', 1)));
@@ -63,10 +69,14 @@ const settings = {
   overloadClients: env('CHAOS_OVERLOAD_CLIENTS', 300),
   shopsIntervalMs: env('CHAOS_SHOPS_INTERVAL_MS', 20_000),
   shopsDownSeconds: env('CHAOS_SHOPS_DOWN_SECONDS', 120),
+  failoverRounds: env('CHAOS_FAILOVER_ROUNDS', 2),
   pauseMs: env('CHAOS_PAUSE_MS', 4_000),
   deadlineMinutes: env('CHAOS_DEADLINE_MINUTES', 30 + 10 * (repeat - 1)),
   phases: new Set((process.env.CHAOS_PHASES ?? 'isolation,fuzz,crash,rolling,overload,shops').split(',').map((p) => p.trim())),
 };
+
+/** The services' bus request timeout in the run: the gateway answers 504 past it. */
+const REQUEST_TIMEOUT_MS = 8_000;
 
 const started = Date.now();
 let current = '';
@@ -89,6 +99,12 @@ async function main(): Promise<number> {
   const missing = privateInfraMissing();
   if (missing.length > 0) {
     console.error(`The chaos run starts its own Postgres, NATS and Redis, and needs: ${missing.join(', ')}`);
+    return 2;
+  }
+  if (settings.phases.has('failover') && settings.phases.has('crash')) {
+    console.error(
+      'The failover phase runs every schema on the HA cluster, the crash phase restarts the single servers: ask for them in separate runs',
+    );
     return 2;
   }
   mkdirSync(runDir, { recursive: true });
@@ -154,7 +170,13 @@ async function main(): Promise<number> {
 /** One run on servers and services of its own: the phases asked for, the crash phase with `seed`. */
 async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Omit<RepeatOutcome, 'k' | 'seed' | 'minutes'>> {
   const begun = Date.now();
-  const infra = await PrivateInfra.start({ natsNodes: 3 });
+  // The failover phase keeps every schema on the HA cluster (its read-write endpoint): no second server.
+  const infra = await PrivateInfra.start({ natsNodes: 3, salesServer: !phases.has('failover') });
+  const ha = phases.has('failover') ? await HaPostgres.start({ dir: path.join(infra.dir, 'ha') }) : undefined;
+  if (ha)
+    log(
+      `HA Postgres: Patroni nodes ${ha.nodes.map((n) => `${n.name} :${n.pgPort}`).join(', ')}, read-write endpoint :${ha.rwPort}, read-only :${ha.roPort}`,
+    );
   log(
     `private Postgres :${infra.postgres.port} and :${infra.salesPostgres.port} (sales), NATS cluster ${infra.nats.map((n) => `${n.name} :${n.port}`).join(', ')}, Redis :${infra.redisPort} in ${infra.dir}`,
   );
@@ -169,15 +191,22 @@ async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Om
   let admin: Bus | undefined;
   let receiver: EventReceiver | undefined;
   try {
-    for (const server of [infra.postgres, infra.salesPostgres]) {
-      const postgres = new pg.Client({ connectionString: server.url() });
-      await postgres.connect();
-      await postgres.query('create database erp');
-      await postgres.end();
+    if (ha) {
+      // Every schema behind the read-write endpoint (the HA cluster made the database).
+      databases = { databaseUrl: ha.rwUrl('erp'), databaseUrls: { sales: ha.rwUrl('erp') } };
+    } else {
+      for (const server of [infra.postgres, infra.salesPostgres]) {
+        const postgres = new pg.Client({ connectionString: server.url() });
+        await postgres.connect();
+        await postgres.query('create database erp');
+        await postgres.end();
+      }
+      // The sales schema on a server of its own, as a deployment that split its heaviest schema off.
+      databases = { databaseUrl: infra.postgres.url('erp'), databaseUrls: { sales: infra.salesPostgres.url('erp') } };
     }
-    // The sales schema on a server of its own, as a deployment that split its heaviest schema off.
-    databases = { databaseUrl: infra.postgres.url('erp'), databaseUrls: { sales: infra.salesPostgres.url('erp') } };
 
+    // With the HA cluster, the owners of exported data read their exports from its read-only endpoint.
+    const replicaReads: Record<string, string> = ha ? { DATABASE_URL_READ: ha.roUrl('erp') } : {};
     cluster = new Cluster(
       {
         DATABASE_URL: databases.databaseUrl,
@@ -188,7 +217,7 @@ async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Om
         SUBJECT_PREFIX: CHAOS_PREFIX,
         REDIS_KEY_PREFIX: CHAOS_PREFIX,
         DB_POOL_MAX: '5',
-        REQUEST_TIMEOUT_MS: '8000',
+        REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
         SHUTDOWN_TIMEOUT_MS: '20000',
         RATE_LIMIT_STANDARD: '100000000',
         RATE_LIMIT_DATE_FILTERED: '100000000',
@@ -198,8 +227,15 @@ async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Om
         ...(phases.has('shops') ? { NODE_EXTRA_CA_CERTS: caFile() } : {}),
       },
       {
-        inventory: { RESERVATION_TIMEOUT_MS: '3000', RESERVATION_SWEEP_INTERVAL_MS: '500', RESERVATION_CHECK_TIMEOUT_MS: '1500' },
+        inventory: {
+          RESERVATION_TIMEOUT_MS: '3000',
+          RESERVATION_SWEEP_INTERVAL_MS: '500',
+          RESERVATION_CHECK_TIMEOUT_MS: '1500',
+          ...replicaReads,
+        },
+        returns: replicaReads,
         sales: {
+          ...replicaReads,
           DATABASE_URL: databases.databaseUrls!.sales!,
           REGISTRATION_SWEEP_INTERVAL_MS: '500',
           REGISTRATION_SQUARE_AFTER_MS: '2000',
@@ -283,6 +319,7 @@ async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Om
     log('a loopback receiver subscribed to every event of companies A and B');
     const ctx = { infra, cluster, companies, admin, rotation, databases, receiver, updates, log };
     if (phases.has('crash')) results.push(await crashScenario(ctx, { pauseMs: settings.pauseMs, seed }));
+    if (ha) results.push(await failoverScenario(ctx, ha, { requestTimeoutMs: REQUEST_TIMEOUT_MS, rounds: settings.failoverRounds }));
     if (phases.has('rolling')) results.push(await rollingRestartScenario(ctx));
     if (phases.has('overload'))
       results.push(await overloadScenario(ctx, { clients: settings.overloadClients, seconds: settings.soakSeconds, maxInflight: 32 }));
@@ -337,6 +374,7 @@ async function runOnce(k: number, seed: number, phases: Set<string>): Promise<Om
     }
     // CHAOS_KEEP=1 keeps the servers' data of a failed run, to read the rows behind a violation.
     const keep = failures.length > 0 && process.env.CHAOS_KEEP === '1';
+    await ha?.stop({ keep: true });
     await infra.stop({ keep });
     if (keep) log(`server data kept in ${infra.dir}`);
   }
@@ -394,6 +432,11 @@ function serverLogs(infra: PrivateInfra): string[] {
     path.join(infra.dir, 'redis.log'),
     path.join(infra.dir, 'pg', 'postgres.log'),
     path.join(infra.dir, 'pg-sales', 'postgres.log'),
+    // The failover phase's cluster: etcd, HAProxy, each Patroni node (its Postgres logs there too).
+    path.join(infra.dir, 'ha', 'etcd.log'),
+    path.join(infra.dir, 'ha', 'haproxy.log'),
+    path.join(infra.dir, 'ha', 'pg1', 'patroni.log'),
+    path.join(infra.dir, 'ha', 'pg2', 'patroni.log'),
   ].filter((file) => existsSync(file));
 }
 
