@@ -281,8 +281,8 @@ async function main(): Promise<void> {
       let base: LoadResult | undefined;
       if (s.baseline) {
         const baselineUrl = baseline.url;
-        if (o.warmup > 0) await load(baselineUrl, s, connections, o.warmup);
-        base = await timed(() => load(baselineUrl, s, connections, o.duration));
+        if (o.warmup > 0 && s.amount === undefined) await load(baselineUrl, s, connections, o.warmup);
+        base = await timed(() => load(baselineUrl, s, connections, o.duration, s.amount));
       }
       measuredSoFar.set(s.name, { full: full.result, rss, handlers });
       measured.push({

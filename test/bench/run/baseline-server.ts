@@ -6,7 +6,9 @@ import type { InventoryDb } from '../../../services/inventory/src/db/tables';
 import type { ReturnsDb } from '../../../services/returns/src/db/tables';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 import type { GatewayDb } from '../../../services/gateway/src/db/tables';
+import type { WebhookDb } from '../../../services/webhook-ingest/src/db/tables';
 import { directQueries, runDirect } from './direct-queries';
+import { webhookRoutes } from './webhook-baseline';
 import { writeRoutes } from './write-baseline';
 
 /**
@@ -14,7 +16,8 @@ import { writeRoutes } from './write-baseline';
  * repository functions (so the very same SQL, statement for statement) for one company, with no
  * gateway, API key, quota, NATS hop, validation of replies or logging in between. It is the line
  * the microservice path is compared to. Writes (POST and PUT) go to the write baseline
- * (write-baseline.ts). Started by the harness as its own process.
+ * (write-baseline.ts), webhook deliveries to theirs (webhook-baseline.ts). Started by the harness
+ * as its own process.
  */
 const port = Number(process.env.BASELINE_PORT ?? 0);
 const empresaId = Number(process.env.BASELINE_EMPRESA_ID);
@@ -28,10 +31,13 @@ const inventory = new Kysely<InventoryDb>({ dialect: new PostgresDialect({ pool 
 const sales = new Kysely<SalesDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('sales');
 const returns = new Kysely<ReturnsDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('returns');
 const routes = directQueries({ inventory, sales, returns }, empresaId);
-const writesReady = writeRoutes(
-  { gateway: new Kysely<GatewayDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('gateway'), inventory, sales },
-  { id: empresaId, clave: 'bench-grande' },
-);
+const writesReady = Promise.all([
+  writeRoutes(
+    { gateway: new Kysely<GatewayDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('gateway'), inventory, sales },
+    { id: empresaId, clave: 'bench-grande' },
+  ),
+  webhookRoutes(new Kysely<WebhookDb>({ dialect: new PostgresDialect({ pool }) }).withSchema('webhook_ingest')),
+]);
 
 /** The body: JSON text the services pass on is written as it is, as the gateway writes it. */
 function body(data: unknown): string {
@@ -64,7 +70,10 @@ function serveWrite(req: http.IncomingMessage, res: http.ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const pending = writes!(req.method!, req.url ?? '/', Buffer.concat(chunks).toString('utf8'));
+    const body = Buffer.concat(chunks);
+    const [writes, webhooks] = routesOf!;
+    const pending =
+      webhooks(req.url ?? '/', req.headers as Record<string, string>, body) ?? writes(req.method!, req.url ?? '/', body.toString('utf8'));
     if (!pending) return void res.writeHead(404).end();
     pending
       .then(({ status, data }) => {
@@ -79,9 +88,9 @@ function serveWrite(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 server.keepAliveTimeout = 65_000;
-let writes: Awaited<typeof writesReady> | undefined;
-void writesReady.then((route) => {
-  writes = route;
+let routesOf: Awaited<typeof writesReady> | undefined;
+void writesReady.then((routes) => {
+  routesOf = routes;
   server.listen(port, '127.0.0.1', () => {
     const address = server.address();
     console.log(JSON.stringify({ msg: 'baseline listening', port: typeof address === 'object' && address ? address.port : port }));
