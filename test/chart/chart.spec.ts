@@ -87,6 +87,8 @@ const REQUIRED = {
 const DEV_VALUES = 'deploy/values-dev.yaml';
 /** The sales schema on a Postgres server of its own (postgres.endpoints.sales). */
 const SPLIT_VALUES = 'deploy/values-split.yaml';
+/** Postgres as a CloudNativePG cluster: its -rw Service (through the Pooler) and, for exports, its -ro Service. */
+const HA_VALUES = 'deploy/values-ha.yaml';
 
 /** What a values case sets: the part of the values this test reads to know where each schema lives. */
 interface Overrides {
@@ -143,6 +145,7 @@ describe.each<ValuesCase>([
   { name: 'values for a fixed-size installation', values: FIXED_SIZE },
   { name: 'the development values (deploy/values-dev.yaml)', valuesFile: DEV_VALUES, bare: true },
   { name: 'the sales schema on a server of its own (deploy/values-split.yaml)', valuesFile: SPLIT_VALUES },
+  { name: 'Postgres as a CloudNativePG cluster with a read replica (deploy/values-ha.yaml)', valuesFile: HA_VALUES },
 ])('the chart with $name', (valuesCase) => {
   const overrides = overridesOf(valuesCase);
   let objects: KubeObject[];
@@ -843,6 +846,50 @@ describe('the chart with a schema on a server of its own (deploy/values-split.ya
     ],
   ])('refuses %s', async (_case, values, message) => {
     await expect(render({ valuesFile: SPLIT_VALUES, values })).rejects.toThrow(message);
+  });
+});
+
+describe('the chart with Postgres as a CloudNativePG cluster (deploy/values-ha.yaml)', () => {
+  const readEnv = (objects: KubeObject[], service: string) =>
+    mainContainer(serverDeployment(objects, service)).env?.find((e) => e.name === 'DATABASE_URL_READ');
+
+  it('gives the owners of exports DATABASE_URL_READ from their database Secret, and no other service or Job', async () => {
+    const objects = await render({ valuesFile: HA_VALUES });
+    for (const service of SERVICES) {
+      const env = readEnv(objects, service);
+      if (['sales', 'returns', 'inventory'].includes(service))
+        expect({ service, env }).toEqual({
+          service,
+          env: { name: 'DATABASE_URL_READ', valueFrom: { secretKeyRef: { name: `erp-database-${service}`, key: 'DATABASE_URL_READ' } } },
+        });
+      else expect({ service, env }).toEqual({ service, env: undefined });
+    }
+    const jobs = ofKind<IJob>(objects, 'Job');
+    expect(jobs.length).toBeGreaterThan(0);
+    for (const job of jobs)
+      expect(job.spec!.template.spec!.containers.flatMap((c) => c.env ?? []).map((e) => e.name)).not.toContain('DATABASE_URL_READ');
+  });
+
+  it("takes a service's own readDatabaseSecret over its database Secret, and gives nobody a read endpoint by default", async () => {
+    const own = await render({
+      valuesFile: HA_VALUES,
+      values: { services: { sales: { readDatabaseSecret: { name: 'erp-pg-ro-sales', key: 'uri' } } } },
+    });
+    expect(readEnv(own, 'sales')?.valueFrom).toEqual({ secretKeyRef: { name: 'erp-pg-ro-sales', key: 'uri' } });
+    const defaults = await render();
+    for (const service of SERVICES) expect({ service, env: readEnv(defaults, service) }).toEqual({ service, env: undefined });
+  });
+
+  it('lets the services reach every instance of the cluster and its Pooler, whichever is the primary', async () => {
+    const objects = await render({ valuesFile: HA_VALUES });
+    const rules = ofKind<INetworkPolicy>(objects, 'NetworkPolicy').flatMap((p) => p.spec!.egress ?? []);
+    const peers = rules.filter((rule) => (rule.ports ?? []).some((port) => port.port === 5432)).flatMap((rule) => rule.to ?? []);
+    expect(peers).toEqual(
+      expect.arrayContaining([
+        { podSelector: { matchLabels: { 'cnpg.io/cluster': 'erp-pg' } } },
+        { podSelector: { matchLabels: { 'cnpg.io/poolerName': 'erp-pg-pooler-rw' } } },
+      ]),
+    );
   });
 });
 

@@ -18,7 +18,8 @@ export const MONITORING_ON = {
   monitoring: {
     labels: { release: 'kube-prometheus-stack' },
     serviceMonitor: { enabled: true },
-    prometheusRule: { enabled: true, runbookBaseUrl: RUNBOOK_BASE_URL },
+    // A Postgres cluster with a synchronous standby, as deploy/values-ha.yaml: its standby's absence pages.
+    prometheusRule: { enabled: true, runbookBaseUrl: RUNBOOK_BASE_URL, infrastructure: { postgres: { standbys: 1 } } },
     dashboards: { enabled: true },
     audit: { enabled: true, databaseSecret: { name: 'erp-auditor', key: 'DATABASE_URL' } },
   },

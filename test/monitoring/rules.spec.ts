@@ -85,6 +85,9 @@ describe('the chart with monitoring on', () => {
     const infrastructure = ruleGroups(rule).find((g) => g.name === 'erp-infrastructure.alerts')!;
     expect(infrastructure.rules.map((r) => r.alert)).toEqual([
       'ErpPostgresDown',
+      'ErpPostgresReplicationLagging',
+      'ErpPostgresStandbyMissing',
+      'ErpPostgresFailover',
       'ErpRedisDown',
       'ErpNatsJetStreamNoQuorum',
       'ErpNatsJetStreamServersMissing',

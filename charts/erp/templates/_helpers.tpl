@@ -146,6 +146,16 @@ exists, and what only a running server needs (ports, Redis) is left out.
     secretKeyRef:
       name: {{ $database.name }}
       key: {{ $database.key }}
+{{- with $root.Values.postgres.readReplica }}
+{{- if and .enabled (has $.name .services) (not $.job) }}
+{{- $read := $.svc.readDatabaseSecret | default (dict "name" $database.name "key" "DATABASE_URL_READ") }}
+- name: DATABASE_URL_READ
+  valueFrom:
+    secretKeyRef:
+      name: {{ $read.name }}
+      key: {{ $read.key }}
+{{- end }}
+{{- end }}
 {{- with $root.Values.existingSecrets.nats }}
 {{- if and .name (not $.job) }}
 - name: NATS_USER
