@@ -31,7 +31,7 @@ export interface DbOptions {
   /** Pool size; keep services × replicas × max under Postgres max_connections. */
   max?: number;
   applicationName?: string;
-  /** Server-side limit of one statement (`statement_timeout`); 30 s unless told. */
+  /** Server-side limit of one statement (`statement_timeout`), and the client's wait past it; 30 s unless told, 0 for none. */
   statementTimeoutMs?: number;
   /** How long a new connection may take (TCP, TLS, startup) before the request fails as unavailable; 5 s unless told. */
   connectTimeoutMs?: number;
@@ -69,8 +69,8 @@ export function createPool(options: DbOptions): pg.Pool {
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    statement_timeout: statementTimeout,
-    query_timeout: statementTimeout + CLIENT_READ_MARGIN_MS,
+    // 0 is no limit (migrations): then the client waits as long as the server works, too.
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + CLIENT_READ_MARGIN_MS } : {}),
   });
   // A client that loses its server must not crash the process: an idle one reports on the pool,
   // a checked-out one (a transaction waiting on NATS) on itself; its query fails, the next reconnects.

@@ -100,6 +100,17 @@ describe('the pool when Postgres is lost', () => {
     }
   }, 20_000);
 
+  it('puts no limit on the client when the statement has none (a migration): a statement longer than the margin completes', async () => {
+    const db = dbOverPool(createPool({ connectionString: iso.databaseUrl, max: 1, statementTimeoutMs: 0 }));
+    try {
+      const seconds = (CLIENT_READ_MARGIN_MS + 500) / 1000;
+      const { rows } = await sql<{ ok: number }>`select 1 as ok from pg_sleep(${seconds})`.execute(db);
+      expect(rows).toEqual([{ ok: 1 }]);
+    } finally {
+      await db.destroy();
+    }
+  }, 20_000);
+
   it('gives up on a connection the server never completes after the connect timeout, as unavailable', async () => {
     // Accepts the TCP connection and never answers the startup message: a server that hangs.
     const silent = net.createServer(() => undefined);

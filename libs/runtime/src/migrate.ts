@@ -23,7 +23,13 @@ export type MigrateConfig = z.output<typeof MigrateConfig>;
 export function runMigrations(schema: string, migrations: Migrations): void {
   const config = loadConfig(MigrateConfig);
   const logger = createLogger(`${schema}-migrate`, config.LOG_LEVEL);
-  const db = createDb<unknown>({ connectionString: config.DATABASE_URL, max: 1, applicationName: `${schema}-migrate` });
+  // The client waits as long as a migration's statements may run (no limit unless MIGRATION_STATEMENT_TIMEOUT_MS says).
+  const db = createDb<unknown>({
+    connectionString: config.DATABASE_URL,
+    max: 1,
+    applicationName: `${schema}-migrate`,
+    statementTimeoutMs: config.MIGRATION_STATEMENT_TIMEOUT_MS,
+  });
   migrateSchema(db, schema, migrations, {
     statementTimeoutMs: config.MIGRATION_STATEMENT_TIMEOUT_MS,
     lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS,
