@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { SCOPES, SERVICES, databaseUrlOf, gatewaySubjects, isAppError, schemaOf, webhookSubjects, type Scope } from '@erp/contracts';
-import { auditBooks, formatInvariants } from './audit';
+import { auditBooks, formatInvariants } from './audit/audit-books';
 import { connectAdminBus } from './connect';
 import { RETURNS_USAGE, returnsCommand } from './returns-command';
 import { seedFixture } from './seed';

@@ -1,4 +1,5 @@
 export * from './seed';
 export * from './connect';
-export * from './audit';
+export { auditBooks, formatInvariants } from './audit/audit-books';
+export type { AuditOptions, InvariantResult } from './audit/check';
 export * from './schema-clients';
