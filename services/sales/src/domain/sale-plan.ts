@@ -128,6 +128,9 @@ export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: Sale
   return planDraft(createDraft(req, ctx), ctx, found);
 }
 
+/** Records a problem of a field; the first problem recorded gives the refusal its reason. */
+type Fail = (field: string, message: string, why?: Reason) => void;
+
 /**
  * Checks everything the draft points to and computes the lines, the totals and the payment.
  * Pure: the caller resolves the references first; every problem is reported at once, by field.
@@ -135,27 +138,40 @@ export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: Sale
 export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResolutions): PlanResult {
   const details: Record<string, string[]> = {};
   let reason: Reason | undefined;
-  const fail = (field: string, message: string, why: Reason = 'dato_relacionado_invalido') => {
+  const fail: Fail = (field, message, why = 'dato_relacionado_invalido') => {
     reason ??= why;
     (details[field] ??= []).push(message);
   };
   const estado = storedEstado(draft.estado);
 
-  const sucursalField = 'id_sucursal' in draft.sucursal ? 'id_sucursal' : 'sucursal';
-  if (!found.sucursal.ok) fail(sucursalField, found.sucursal.message);
-  const sucursalId = found.sucursal.ok ? found.sucursal.value.id : undefined;
-
-  if (!found.bodega.ok) fail('id_bodega', found.bodega.message);
-  else if (sucursalId !== undefined && found.bodega.value.id_sucursal !== sucursalId) {
-    fail(
-      'id_bodega',
-      `La bodega ${draft.id_bodega} no pertenece a la sucursal ${found.sucursal.ok ? found.sucursal.value.nombre : sucursalId}`,
-    );
-  }
-
-  const docProblem = documentoProblem(found.documento, draft.id_documento, sucursalId, estado);
+  const sucursal = checkSucursalBodega(draft, found, fail);
+  const docProblem = documentoProblem(found.documento, draft.id_documento, sucursal?.id, estado);
   if (docProblem) fail('id_documento', docProblem);
+  checkParties(draft, found, fail);
 
+  const lines = planLines(draft, found.productos, ctx.empresa.iva, fail);
+  const totals = saleTotals(lines);
+  // The sale's total is only weighed when every line could be priced.
+  if (lines.length === draft.detalles.length && new Decimal(totals.total).gt(MAX_SALE_AMOUNT)) {
+    fail('detalles', `El total de la venta supera el máximo de ${MAX_SALE_AMOUNT}`, 'importe_invalido');
+  }
+  if (reason) return { ok: false, details, reason };
+  return { ok: true, plan: acceptedPlan(draft, ctx, found, estado, lines, totals) };
+}
+
+/** Checks the branch, and that the warehouse belongs to it; returns the branch when it was found. */
+function checkSucursalBodega(draft: SaleDraft, found: SaleResolutions, fail: Fail): { id: number; nombre: string } | undefined {
+  const sucursal = found.sucursal.ok ? found.sucursal.value : undefined;
+  if (!found.sucursal.ok) fail('id_sucursal' in draft.sucursal ? 'id_sucursal' : 'sucursal', found.sucursal.message);
+  if (!found.bodega.ok) fail('id_bodega', found.bodega.message);
+  else if (sucursal && found.bodega.value.id_sucursal !== sucursal.id) {
+    fail('id_bodega', `La bodega ${draft.id_bodega} no pertenece a la sucursal ${sucursal.nombre}`);
+  }
+  return sucursal;
+}
+
+/** Checks the channel and the customer the draft names (they exist and are active), and that someone issues it. */
+function checkParties(draft: SaleDraft, found: SaleResolutions, fail: Fail): void {
   if (draft.id_canal !== null) {
     if (!found.canal) fail('id_canal', `El canal ${draft.id_canal} no existe`);
     else if (!found.canal.activo) fail('id_canal', `El canal "${found.canal.nombre}" está inactivo`);
@@ -170,65 +186,111 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
       'La empresa no tiene un usuario activo: asocie la API key a un usuario o active un usuario administrador',
       'sin_usuario_activo',
     );
+}
 
-  const lines: PlannedLine[] = [];
-  draft.detalles.forEach((input, index) => {
-    const productField = 'id_producto' in input.producto ? `detalles.${index}.id_producto` : `detalles.${index}.codigo_producto`;
-    const resolved = found.productos[index];
-    if (!resolved || !resolved.ok) return fail(productField, resolved?.message ?? 'El producto no existe', 'producto_no_encontrado');
-    const producto = resolved.value;
-    if (producto.enable !== 1) return fail(productField, `El producto ${producto.codigo} está inactivo`, 'producto_no_encontrado');
-    const kept = input.kept && input.kept.id_producto === producto.id ? input.kept : undefined;
-    const taxed = taxLine({
-      cantidad: input.cantidad,
-      precio: input.precio ?? kept?.precio ?? producto.precio,
-      descuento: input.descuento,
-      porcentaje_impuesto: resolveRate(
-        input.porcentaje_impuesto ?? kept?.porcentaje_impuesto,
-        producto.porcentaje_impuesto,
-        ctx.empresa.iva,
-      ),
-    });
-    if (!taxed.ok) return fail(`detalles.${index}.${taxed.field}`, taxed.message, 'importe_invalido');
-    if (new Decimal(taxed.line.total).gt(MAX_SALE_AMOUNT))
-      return fail(`detalles.${index}.cantidad`, `El total de la línea supera el máximo de ${MAX_SALE_AMOUNT}`, 'importe_invalido');
-    lines.push({
-      ...taxed.line,
-      index,
-      lineId: input.id ?? null,
-      producto,
-      id_presentacion: input.id_presentacion !== undefined ? input.id_presentacion : (kept?.id_presentacion ?? null),
-      costo: producto.costo_promedio,
-      mueve_stock: producto.tipo === 'Producto',
-    });
-  });
+/** The lines that could be planned, in order; each line that could not is reported instead. */
+function planLines(draft: SaleDraft, productos: SaleResolutions['productos'], iva: string, fail: Fail): PlannedLine[] {
+  return draft.detalles.flatMap((input, index) => planLine(input, index, productos[index], iva, fail) ?? []);
+}
 
-  const totals = saleTotals(lines);
-  if (lines.length === draft.detalles.length && new Decimal(totals.total).gt(MAX_SALE_AMOUNT)) {
-    fail('detalles', `El total de la venta supera el máximo de ${MAX_SALE_AMOUNT}`, 'importe_invalido');
+/** One line: its product, then its amounts at its rate. `iva` is the company's rate. */
+function planLine(
+  input: DraftLine,
+  index: number,
+  resolved: Resolution<ResolvedProduct> | undefined,
+  iva: string,
+  fail: Fail,
+): PlannedLine | undefined {
+  const producto = activeProducto(input, index, resolved, fail);
+  if (!producto) return undefined;
+  const kept = input.kept && input.kept.id_producto === producto.id ? input.kept : undefined;
+  const taxed = taxedLine(input, index, producto, kept, iva, fail);
+  if (!taxed) return undefined;
+  return {
+    ...taxed,
+    index,
+    lineId: input.id ?? null,
+    producto,
+    id_presentacion: input.id_presentacion !== undefined ? input.id_presentacion : (kept?.id_presentacion ?? null),
+    costo: producto.costo_promedio,
+    mueve_stock: producto.tipo === 'Producto',
+  };
+}
+
+/** The line's product, when it was found and is active. */
+function activeProducto(
+  input: DraftLine,
+  index: number,
+  resolved: Resolution<ResolvedProduct> | undefined,
+  fail: Fail,
+): ResolvedProduct | undefined {
+  const field = 'id_producto' in input.producto ? `detalles.${index}.id_producto` : `detalles.${index}.codigo_producto`;
+  if (!resolved || !resolved.ok) {
+    fail(field, resolved?.message ?? 'El producto no existe', 'producto_no_encontrado');
+    return undefined;
   }
-  if (reason) return { ok: false, details, reason };
+  if (resolved.value.enable !== 1) {
+    fail(field, `El producto ${resolved.value.codigo} está inactivo`, 'producto_no_encontrado');
+    return undefined;
+  }
+  return resolved.value;
+}
 
+/**
+ * The line's amounts, within the sale maximum. Price and rate are the line's, else the kept line's
+ * (an update that keeps the product), else the product's; the rate falls back to the company's `iva`.
+ */
+function taxedLine(
+  input: DraftLine,
+  index: number,
+  producto: ResolvedProduct,
+  kept: DraftLine['kept'],
+  iva: string,
+  fail: Fail,
+): TaxedLine | undefined {
+  const taxed = taxLine({
+    cantidad: input.cantidad,
+    precio: input.precio ?? kept?.precio ?? producto.precio,
+    descuento: input.descuento,
+    porcentaje_impuesto: resolveRate(input.porcentaje_impuesto ?? kept?.porcentaje_impuesto, producto.porcentaje_impuesto, iva),
+  });
+  if (!taxed.ok) {
+    fail(`detalles.${index}.${taxed.field}`, taxed.message, 'importe_invalido');
+    return undefined;
+  }
+  if (new Decimal(taxed.line.total).gt(MAX_SALE_AMOUNT)) {
+    fail(`detalles.${index}.cantidad`, `El total de la línea supera el máximo de ${MAX_SALE_AMOUNT}`, 'importe_invalido');
+    return undefined;
+  }
+  return taxed.line;
+}
+
+/** The plan of a draft without problems: every reference it names was found. */
+function acceptedPlan(
+  draft: SaleDraft,
+  ctx: TenantContext,
+  found: SaleResolutions,
+  estado: SalePlan['estado'],
+  lines: PlannedLine[],
+  totals: SaleTotals,
+): SalePlan {
   const sucursal = (found.sucursal as { ok: true; value: { id: number; nombre: string } }).value;
   const bodega = (found.bodega as { ok: true; value: { id: number; nombre: string } }).value;
   return {
-    ok: true,
-    plan: {
-      empresaId: ctx.empresa.id,
-      referencia: draft.referencia,
-      estado,
-      cotizacion: estado === 'Cotizacion',
-      sucursal: { id: sucursal.id, nombre: sucursal.nombre },
-      bodega: { id: bodega.id, nombre: bodega.nombre },
-      documento: found.documento!,
-      canal: found.canal ? { id: found.canal.id, nombre: found.canal.nombre } : null,
-      cliente: found.cliente ? { id: found.cliente.id, nombre: found.cliente.nombre, limite_credito: found.cliente.limite_credito } : null,
-      usuario: draft.usuario!,
-      lines,
-      totals,
-      payment: payment(draft.estado, totals.total, draft.monto_pago, draft.cambio),
-      stockLines: takesStock(estado) ? lines.filter((l) => l.mueve_stock) : [],
-    },
+    empresaId: ctx.empresa.id,
+    referencia: draft.referencia,
+    estado,
+    cotizacion: estado === 'Cotizacion',
+    sucursal: { id: sucursal.id, nombre: sucursal.nombre },
+    bodega: { id: bodega.id, nombre: bodega.nombre },
+    documento: found.documento!,
+    canal: found.canal ? { id: found.canal.id, nombre: found.canal.nombre } : null,
+    cliente: found.cliente ? { id: found.cliente.id, nombre: found.cliente.nombre, limite_credito: found.cliente.limite_credito } : null,
+    usuario: draft.usuario!,
+    lines,
+    totals,
+    payment: payment(draft.estado, totals.total, draft.monto_pago, draft.cambio),
+    stockLines: takesStock(estado) ? lines.filter((l) => l.mueve_stock) : [],
   };
 }
 
