@@ -438,6 +438,15 @@ describe('moving a schema to its own server: a promoted physical replica', () =>
     ]);
   });
 
+  it('tells which server each endpoint reaches, that the standby streams, and how far behind it is', async () => {
+    const out = await runBlock('postgres-endpoints', { ...env, RW_URL: old.url(), RO_URL: standby!.url() });
+    const [primary, replica, streaming, lag, ...rest] = out.trim().split('\n');
+    expect({ primary, replica, rest }).toEqual({ primary: 'f', replica: 't', rest: [] });
+    // This standby is asynchronous (nothing names it in synchronous_standby_names); a cluster's synchronous one says sync.
+    expect(streaming).toMatch(/^[^|]*\|streaming\|async\|\d\d:\d\d:\d\d/);
+    expect(lag).toMatch(/^\d\d:\d\d:\d\d/);
+  });
+
   it('promotes it once the service stopped and it caught up: the service carries on there, every partner’s cursor with it', async () => {
     await stack.stopService('sales');
     await run('move-caught-up');
