@@ -1,5 +1,6 @@
-export * from './seed';
-export * from './connect';
+// What the tests and the benchmark use of the admin: the fixture loader, the schema clients and the audit.
+// The CLI and the launcher (cli.ts, start.ts) are its entries and export nothing.
+export { seedFixture, type SeedOutput, type SeededEmpresa, type WebhookToken } from './seed';
+export { SchemaClients, type DatabaseUrls, type Query, type Row } from './schema-clients';
 export { auditBooks, formatInvariants } from './audit/audit-books';
 export type { AuditOptions, InvariantResult } from './audit/check';
-export * from './schema-clients';
