@@ -59,6 +59,9 @@ export function updateRefusal(
   return undefined;
 }
 
+/** Records a problem of a field of the change. */
+type Fail = (field: string, message: string) => void;
+
 export type MergeResult = { ok: true; draft: SaleDraft } | { ok: false; details: Record<string, string[]> };
 
 /**
@@ -70,31 +73,84 @@ export type MergeResult = { ok: true; draft: SaleDraft } | { ok: false; details:
  */
 export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUser: { id: number; nombre: string } | null): MergeResult {
   const details: Record<string, string[]> = {};
-  const fail = (field: string, message: string) => void (details[field] ??= []).push(message);
-  const has = <K extends keyof SaleUpdateBody>(key: K) => changes[key] !== undefined;
+  const fail: Fail = (field, message) => void (details[field] ??= []).push(message);
 
-  const estado: EstadoVentaCreacion =
-    changes.estado === undefined
-      ? (venta.estado as 'Pendiente' | 'Cotizacion')
-      : changes.estado === 'Pre-venta'
-        ? 'Cotizacion'
-        : changes.estado;
-  const fecha = changes.fecha ?? venta.fecha;
-  const fechaExpiracion = changes.fecha_expiracion !== undefined ? changes.fecha_expiracion : venta.fecha_expiracion;
-  const canal = changes.id_canal ?? venta.canal_id;
-  const cliente = changes.id_cliente !== undefined ? changes.id_cliente : venta.cliente_id;
+  const ruled = mergeRuledFields(venta, changes);
+  checkFieldRules(ruled, changes, fail);
+  const detalles = changes.detalles ? mergeDetalles(venta.lines, changes.detalles, fail) : venta.lines.map(keptLine);
+  if (Object.keys(details).length > 0) return { ok: false, details };
 
+  return {
+    ok: true,
+    draft: {
+      estado: ruled.estado,
+      referencia: venta.referencia_externa,
+      fecha: ruled.fecha,
+      fecha_expiracion: ruled.fecha_expiracion,
+      forma_pago: changes.forma_pago !== undefined ? changes.forma_pago : venta.forma_pago,
+      observaciones: changes.observaciones !== undefined ? changes.observaciones : venta.observaciones,
+      sucursal: mergeSucursal(venta, changes),
+      id_bodega: changes.id_bodega ?? venta.bodega_id,
+      id_documento: changes.id_documento ?? venta.documento_id,
+      id_canal: ruled.id_canal,
+      id_cliente: ruled.id_cliente,
+      ...mergePago(venta, changes, ruled.estado),
+      usuario:
+        venta.usuario_id !== null && venta.nombre_usuario !== null ? { id: venta.usuario_id, nombre: venta.nombre_usuario } : actingUser,
+      detalles,
+    },
+  };
+}
+
+/** The merged fields the rules between fields read. */
+type RuledFields = Pick<SaleDraft, 'estado' | 'fecha' | 'fecha_expiracion' | 'id_canal' | 'id_cliente'>;
+
+function mergeRuledFields(venta: StoredSale, changes: SaleUpdateBody): RuledFields {
+  return {
+    estado:
+      changes.estado === undefined
+        ? (venta.estado as 'Pendiente' | 'Cotizacion')
+        : changes.estado === 'Pre-venta'
+          ? 'Cotizacion'
+          : changes.estado,
+    fecha: changes.fecha ?? venta.fecha,
+    fecha_expiracion: changes.fecha_expiracion !== undefined ? changes.fecha_expiracion : venta.fecha_expiracion,
+    id_canal: changes.id_canal ?? venta.canal_id,
+    id_cliente: changes.id_cliente !== undefined ? changes.id_cliente : venta.cliente_id,
+  };
+}
+
+/** The rules between fields, on the sale as merged; a problem is told on the field the change sent when it can be. */
+function checkFieldRules(ruled: RuledFields, changes: SaleUpdateBody, fail: Fail): void {
+  const { estado, fecha, fecha_expiracion: fechaExpiracion, id_canal: canal, id_cliente: cliente } = ruled;
   if (estado !== 'Cotizacion' && canal === null) fail('id_canal', 'Es obligatorio salvo cuando el estado es Cotizacion');
   if (estado === 'Pendiente' && cliente === null) fail('id_cliente', 'Es obligatorio cuando el estado es Pendiente');
   if (changes.cotizacion === true && estado !== 'Cotizacion') fail('cotizacion', 'Solo puede ser true cuando el estado es Cotizacion');
   if (fechaExpiracion !== null && fechaExpiracion < fecha)
     fail(
-      has('fecha_expiracion') ? 'fecha_expiracion' : 'fecha',
+      changes.fecha_expiracion !== undefined ? 'fecha_expiracion' : 'fecha',
       `La fecha de expiración (${fechaExpiracion}) no puede ser anterior a la fecha (${fecha})`,
     );
+}
 
-  const byId = new Map(venta.lines.map((l) => [l.id, l]));
-  const keep = (stored: StoredLine): DraftLine => ({
+type SentLine = NonNullable<SaleUpdateBody['detalles']>[number];
+
+/** The lines sent, each merged with the stored line its `id` names; an `id` of no line of this sale is refused. */
+function mergeDetalles(stored: readonly StoredLine[], sent: readonly SentLine[], fail: Fail): DraftLine[] {
+  const byId = new Map(stored.map((l) => [l.id, l]));
+  return sent.flatMap((input, index) => {
+    const line = input.id !== undefined ? byId.get(input.id) : undefined;
+    if (input.id !== undefined && !line) {
+      fail(`detalles.${index}.id`, `La línea ${input.id} no pertenece a esta venta`);
+      return [];
+    }
+    return [mergeLine(input, line ? keptLine(line) : undefined)];
+  });
+}
+
+/** A stored line kept as it is. */
+function keptLine(stored: StoredLine): DraftLine {
+  return {
     id: stored.id,
     producto: { id_producto: stored.id_producto },
     cantidad: stored.cantidad,
@@ -105,70 +161,48 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
       porcentaje_impuesto: stored.porcentaje_impuesto,
       id_presentacion: stored.id_presentacion,
     },
-  });
-  const detalles: DraftLine[] = !changes.detalles
-    ? venta.lines.map(keep)
-    : changes.detalles.flatMap((input, index) => {
-        const stored = input.id !== undefined ? byId.get(input.id) : undefined;
-        if (input.id !== undefined && !stored) {
-          fail(`detalles.${index}.id`, `La línea ${input.id} no pertenece a esta venta`);
-          return [];
-        }
-        const base = stored ? keep(stored) : undefined;
-        const producto =
-          input.id_producto !== undefined
-            ? { id_producto: input.id_producto }
-            : input.codigo_producto !== undefined
-              ? { codigo: input.codigo_producto }
-              : base!.producto;
-        return [
-          {
-            ...(base ? { id: base.id, kept: base.kept } : {}),
-            producto,
-            cantidad: fromNumber(input.cantidad),
-            precio: input.precio !== undefined ? fromNumber(input.precio) : undefined,
-            descuento: input.descuento !== undefined ? fromNumber(input.descuento) : (base?.descuento ?? '0'),
-            porcentaje_impuesto: input.porcentaje_impuesto !== undefined ? fromNumber(input.porcentaje_impuesto) : undefined,
-            id_presentacion: input.id_presentacion,
-          },
-        ];
-      });
-  if (Object.keys(details).length > 0) return { ok: false, details };
+  };
+}
 
-  const sucursal =
-    changes.id_sucursal !== undefined
-      ? { id_sucursal: changes.id_sucursal }
-      : changes.sucursal !== undefined
-        ? { sucursal: changes.sucursal }
-        : { id_sucursal: venta.sucursal_id };
+/** A line sent: new without `base`, else an update of the stored line `base` keeps, which fills what the line omits. */
+function mergeLine(input: SentLine, base: DraftLine | undefined): DraftLine {
+  const producto =
+    input.id_producto !== undefined
+      ? { id_producto: input.id_producto }
+      : input.codigo_producto !== undefined
+        ? { codigo: input.codigo_producto }
+        : base!.producto;
   return {
-    ok: true,
-    draft: {
-      estado,
-      referencia: venta.referencia_externa,
-      fecha,
-      fecha_expiracion: fechaExpiracion,
-      forma_pago: changes.forma_pago !== undefined ? changes.forma_pago : venta.forma_pago,
-      observaciones: changes.observaciones !== undefined ? changes.observaciones : venta.observaciones,
-      sucursal,
-      id_bodega: changes.id_bodega ?? venta.bodega_id,
-      id_documento: changes.id_documento ?? venta.documento_id,
-      id_canal: canal,
-      id_cliente: cliente,
-      // `Pagada` means paid in full: without an amount sent, monto_pago becomes the total again.
-      monto_pago:
-        changes.monto_pago !== undefined
-          ? changes.monto_pago === null
-            ? undefined
-            : fromNumber(changes.monto_pago)
-          : estado === 'Pagada'
-            ? undefined
-            : (venta.monto_pago ?? undefined),
-      cambio: changes.cambio === undefined ? venta.cambio : changes.cambio === null ? undefined : fromNumber(changes.cambio),
-      usuario:
-        venta.usuario_id !== null && venta.nombre_usuario !== null ? { id: venta.usuario_id, nombre: venta.nombre_usuario } : actingUser,
-      detalles,
-    },
+    ...(base ? { id: base.id, kept: base.kept } : {}),
+    producto,
+    cantidad: fromNumber(input.cantidad),
+    precio: input.precio !== undefined ? fromNumber(input.precio) : undefined,
+    descuento: input.descuento !== undefined ? fromNumber(input.descuento) : (base?.descuento ?? '0'),
+    porcentaje_impuesto: input.porcentaje_impuesto !== undefined ? fromNumber(input.porcentaje_impuesto) : undefined,
+    id_presentacion: input.id_presentacion,
+  };
+}
+
+/** The branch sent, by id or by name, else the stored one. */
+function mergeSucursal(venta: StoredSale, changes: SaleUpdateBody): SaleDraft['sucursal'] {
+  if (changes.id_sucursal !== undefined) return { id_sucursal: changes.id_sucursal };
+  if (changes.sucursal !== undefined) return { sucursal: changes.sucursal };
+  return { id_sucursal: venta.sucursal_id };
+}
+
+/** The payment as merged: a sent amount replaces the stored one, and null clears it. */
+function mergePago(venta: StoredSale, changes: SaleUpdateBody, estado: EstadoVentaCreacion): Pick<SaleDraft, 'monto_pago' | 'cambio'> {
+  return {
+    // `Pagada` means paid in full: without an amount sent, monto_pago becomes the total again.
+    monto_pago:
+      changes.monto_pago !== undefined
+        ? changes.monto_pago === null
+          ? undefined
+          : fromNumber(changes.monto_pago)
+        : estado === 'Pagada'
+          ? undefined
+          : (venta.monto_pago ?? undefined),
+    cambio: changes.cambio === undefined ? venta.cambio : changes.cambio === null ? undefined : fromNumber(changes.cambio),
   };
 }
 
