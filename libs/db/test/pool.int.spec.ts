@@ -2,7 +2,16 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { isAppError } from '@erp/contracts';
 import { isolate, type Isolation } from '@erp/testing';
-import { CLIENT_READ_MARGIN_MS, createPool, dbOverPool, pgErrorKind, sql, translatePgError } from '../src';
+import {
+  CLIENT_READ_MARGIN_MS,
+  UNSTARTED_RETRY_DELAY_MS,
+  createPool,
+  dbOverPool,
+  inTransaction,
+  pgErrorKind,
+  sql,
+  translatePgError,
+} from '../src';
 
 /**
  * A TCP relay in front of Postgres that can be cut as a lost host or a network partition cuts a
@@ -10,11 +19,18 @@ import { CLIENT_READ_MARGIN_MS, createPool, dbOverPool, pgErrorKind, sql, transl
  */
 class Relay {
   private cut = false;
+  /** Connections still to be reset as soon as they are made (a server going away). */
+  private refusing = 0;
   private readonly sockets = new Set<net.Socket>();
   readonly server: net.Server;
 
   constructor(target: { host: string; port: number }) {
     this.server = net.createServer((client) => {
+      if (this.refusing > 0) {
+        this.refusing--;
+        client.resetAndDestroy();
+        return;
+      }
       const upstream = net.connect(target.port, target.host);
       for (const [from, to] of [
         [client, upstream],
@@ -36,6 +52,10 @@ class Relay {
   async listen(): Promise<number> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     return (this.server.address() as AddressInfo).port;
+  }
+
+  refuseNext(connections: number): void {
+    this.refusing = connections;
   }
 
   partition(): void {
@@ -150,6 +170,69 @@ describe('the pool when Postgres is lost', () => {
       expect(answers.map((a) => a.rows[0]!.ok)).toEqual([1, 1, 1]);
     } finally {
       await db.destroy();
+    }
+  });
+
+  it('tries a transaction that could not begin once more, and never one that began', async () => {
+    const db = dbOverPool(createPool({ connectionString: relayUrl, max: 1 }));
+    try {
+      await sql`create table if not exists retried (id serial primary key, n int)`.execute(db);
+      await sql`truncate retried`.execute(db);
+      await db.destroy().catch(() => undefined);
+    } catch (err) {
+      await db.destroy();
+      throw err;
+    }
+    const fresh = () => dbOverPool(createPool({ connectionString: relayUrl, max: 1 }));
+    const write = (target: typeof db, calls: { n: number }) =>
+      inTransaction(target, async (trx) => {
+        calls.n++;
+        await sql`insert into retried (n) values (1)`.execute(trx);
+      });
+
+    // Its connection reset as it was made: nothing reached the server, one retry writes it once.
+    let target = fresh();
+    try {
+      relay.refuseNext(1);
+      const calls = { n: 0 };
+      const started = Date.now();
+      await write(target, calls);
+      expect(calls.n).toBe(1);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(UNSTARTED_RETRY_DELAY_MS);
+      // Two in a row: the one retry fails too, and the caller hears of it (503).
+      await target.destroy();
+      target = fresh();
+      relay.refuseNext(2);
+      const err = await write(target, calls).catch((e: unknown) => e);
+      expect(pgErrorKind(err)).toBe('unavailable');
+      expect(calls.n).toBe(1);
+    } finally {
+      relay.refuseNext(0);
+      await target.destroy();
+    }
+
+    // Ended by the server after it began: not tried again, whatever it may have written.
+    target = fresh();
+    try {
+      const calls = { n: 0 };
+      const err = await inTransaction(target, async (trx) => {
+        calls.n++;
+        await sql`insert into retried (n) values (2)`.execute(trx);
+        await sql`select pg_terminate_backend(pg_backend_pid())`.execute(trx);
+      }).catch((e: unknown) => e);
+      expect(pgErrorKind(err)).toBe('unavailable');
+      expect(calls.n).toBe(1);
+    } finally {
+      await target.destroy();
+    }
+    const check = dbOverPool(createPool({ connectionString: iso.databaseUrl, max: 1 }));
+    try {
+      const { rows } = await sql<{ n: number; count: number }>`select n, count(*)::int as count from retried group by n order by n`.execute(
+        check,
+      );
+      expect(rows).toEqual([{ n: 1, count: 1 }]);
+    } finally {
+      await check.destroy();
     }
   });
 
