@@ -5,7 +5,7 @@ import { SCOPES, SERVICES, databaseUrlOf, gatewaySubjects, isAppError, schemaOf,
 import { auditBooks, formatInvariants } from './audit/audit-books';
 import { connectAdminBus } from './connect';
 import { RETURNS_USAGE, returnsCommand } from './returns-command';
-import { seedFixture } from './seed';
+import { seedFixture } from './fixtures/seed';
 
 /** Where `npm start` keeps the databases unless DATABASE_URL says otherwise. */
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/erp';

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { SERVICES, databaseUrlOf, type ServiceName } from '@erp/contracts';
 import { missingDependencies } from '@erp/runtime';
 import { connectAdminBus } from './connect';
-import { seedFixture } from './seed';
+import { seedFixture } from './fixtures/seed';
 
 /**
  * `npm start`: the whole stack on this machine, one process per service as in production.
