@@ -54,6 +54,18 @@ const q3 = (value: Decimal) => value.toFixed(RETURN_QUANTITY_SCALE);
 export const returnableQuantity = (line: Pick<DetalleVenta, 'cantidad'>): Decimal =>
   new Decimal(line.cantidad).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_HALF_UP);
 
+/** Records a problem of a field of the request. */
+type Problem = (key: string, message: string) => void;
+
+/** A share of one sale line that one requested line (at `index`) takes. */
+interface Piece {
+  line: DetalleVenta;
+  cantidad: Decimal;
+  /** Unit price credited, when asked for. */
+  precio?: string;
+  index: number;
+}
+
 /**
  * Plans a return from a sale's lines. Each requested quantity comes from one sale line (by id)
  * or from the sale's lines of a product in order, never more than sold minus what active returns
@@ -65,120 +77,156 @@ export const returnableQuantity = (line: Pick<DetalleVenta, 'cantidad'>): Decima
  */
 export function planReturn(input: PlanInput): PlanResult {
   const details: ErrorDetails = {};
-  const problem = (key: string, message: string) => (details[key] ??= []).push(message);
+  const problem: Problem = (key, message) => (details[key] ??= []).push(message);
   /** Quantity taken per sale line: active returns, then the pieces planned so far. */
-  const taken = new Map<number, Decimal>(input.detallesVenta.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
-  const left = (line: DetalleVenta) => Decimal.max(returnableQuantity(line).minus(taken.get(line.id)!), 0);
-  const pieces: Array<{ line: DetalleVenta; cantidad: Decimal; precio?: string; index: number }> = [];
+  const taken = returnedBefore(input);
 
-  const requested: ReturnLineRequest[] =
-    input.requested.length > 0 || input.tipo !== 'anulacion_factura'
-      ? [...input.requested]
-      : // Annulling the invoice without lines returns whatever is left of each line.
-        input.detallesVenta.flatMap((l) => {
-          const rest = left(l).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_DOWN);
-          return rest.gt(0) ? [{ id_detalle: l.id, cantidad: rest.toNumber() }] : [];
-        });
+  const requested = requestedLines(input, taken);
   if (requested.length === 0) {
     const message = 'La venta ya fue devuelta por completo';
     return { ok: false, message, details: { detalles: [message] } };
   }
+  const pieces = requested.flatMap((req, index) => takePieces(req, index, input.detallesVenta, taken, problem));
+  if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
 
-  requested.forEach((req, index) => {
-    const candidates =
-      req.id_detalle !== undefined
-        ? input.detallesVenta.filter((l) => l.id === req.id_detalle)
-        : input.detallesVenta.filter((l) => l.id_producto === req.id_producto);
-    if (candidates.length === 0) {
-      if (req.id_detalle !== undefined) problem(`detalles.${index}.id_detalle`, `La línea ${req.id_detalle} no pertenece a la venta`);
-      else problem(`detalles.${index}.id_producto`, `El producto ${req.id_producto} no está en la venta`);
-      return;
-    }
-    let wanted = new Decimal(fromNumber(req.cantidad));
-    const available = sum(candidates.map(left));
-    if (wanted.gt(available)) {
-      const vendido = sum(candidates.map(returnableQuantity));
-      problem(
-        `detalles.${index}.cantidad`,
-        `Excede lo que queda por devolver: vendido ${vendido.toFixed()}, ya devuelto ${vendido.minus(available).toFixed()}, disponible ${available.toFixed()}`,
-      );
-      return;
-    }
-    for (const line of candidates) {
-      if (wanted.isZero()) break;
-      const piece = Decimal.min(wanted, left(line));
-      if (piece.isZero()) continue;
-      pieces.push({ line, cantidad: piece, index, ...(req.precio !== undefined ? { precio: fromNumber(req.precio) } : {}) });
-      taken.set(line.id, taken.get(line.id)!.plus(piece));
-      wanted = wanted.minus(piece);
-    }
+  const lines = priceLines(pieces, input, problem);
+  if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
+  return { ok: true, plan: { lines, totals: returnTotals(lines), stock: stockToPutBack(lines) } };
+}
+
+/** Quantity that active returns already took back, per sale line. */
+function returnedBefore(input: PlanInput): Map<number, Decimal> {
+  return new Map(input.detallesVenta.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
+}
+
+/** What is left to return of a sale line once `taken` is back. */
+const leftOf = (line: DetalleVenta, taken: ReadonlyMap<number, Decimal>): Decimal =>
+  Decimal.max(returnableQuantity(line).minus(taken.get(line.id)!), 0);
+
+/** The lines requested. Annulling the invoice without lines returns whatever is left of each line. */
+function requestedLines(input: PlanInput, taken: ReadonlyMap<number, Decimal>): readonly ReturnLineRequest[] {
+  if (input.requested.length > 0 || input.tipo !== 'anulacion_factura') return input.requested;
+  return input.detallesVenta.flatMap((l) => {
+    const rest = leftOf(l, taken).toDecimalPlaces(RETURN_QUANTITY_SCALE, Decimal.ROUND_DOWN);
+    return rest.gt(0) ? [{ id_detalle: l.id, cantidad: rest.toNumber() }] : [];
   });
-  if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
+}
 
-  // Amounts are shares of each line from the quantity taken before the piece; once all it took
-  // from stock is back, the whole line is (its quantity may have a fourth decimal the stock has not).
-  const before = new Map<number, Decimal>(input.detallesVenta.map((l) => [l.id, new Decimal(input.returned.get(l.id) ?? 0)]));
-  const lines: PlannedLine[] = [];
-  for (const { line, cantidad, precio, index } of pieces) {
-    const from = before.get(line.id)!;
-    const to = from.plus(cantidad);
-    before.set(line.id, to);
-    const whole = returnableQuantity(line);
-    const part = (taken: Decimal) => (taken.gte(whole) ? new Decimal(line.cantidad) : Decimal.min(taken, line.cantidad));
-    const share = (amount: string) =>
-      toCents(new Decimal(amount).times(part(to)).div(line.cantidad)).minus(
-        toCents(new Decimal(amount).times(part(from)).div(line.cantidad)),
-      );
-    const rate = new Decimal(line.porcentaje_impuesto);
-    let total = share(line.total);
-    let subTotal = share(line.sub_total);
-    let descuento = share(line.descuento);
-    if (precio !== undefined) {
-      const credited = toCents(cantidad.times(precio));
-      if (credited.gt(total)) {
-        problem(
-          `detalles.${index}.precio`,
-          `Excede el precio efectivo de la línea de la venta: como máximo ${total.toFixed(2)} por ${cantidad.toFixed()} unidades`,
-        );
-        continue;
-      }
-      total = credited;
-      subTotal = rate.isZero() ? credited : toCents(credited.div(rate.div(100).plus(1)));
-      descuento = new Decimal(0);
-    }
-    lines.push({
-      detalleVenta: line,
-      cantidad: q3(cantidad),
-      precio: precio ?? line.precio,
-      costo: line.costo,
-      descuento: descuento.toFixed(2),
-      porcentaje_impuesto: line.porcentaje_impuesto,
-      sub_total: subTotal.toFixed(2),
-      iva: total.minus(subTotal).toFixed(2),
-      total: total.toFixed(2),
-      exenta: rate.isZero() ? total.toFixed(2) : '0.00',
-      mueve_stock: line.mueve_stock && input.tipo !== 'descuento_ajuste',
-    });
+/**
+ * The pieces one requested line takes: from the sale line its `id_detalle` names, or from the sale's
+ * lines of its product in order, each up to what is left of it. What it takes is added to `taken`.
+ */
+function takePieces(
+  req: ReturnLineRequest,
+  index: number,
+  detallesVenta: readonly DetalleVenta[],
+  taken: Map<number, Decimal>,
+  problem: Problem,
+): Piece[] {
+  const candidates =
+    req.id_detalle !== undefined
+      ? detallesVenta.filter((l) => l.id === req.id_detalle)
+      : detallesVenta.filter((l) => l.id_producto === req.id_producto);
+  if (candidates.length === 0) {
+    if (req.id_detalle !== undefined) problem(`detalles.${index}.id_detalle`, `La línea ${req.id_detalle} no pertenece a la venta`);
+    else problem(`detalles.${index}.id_producto`, `El producto ${req.id_producto} no está en la venta`);
+    return [];
   }
-  if (Object.keys(details).length > 0) return { ok: false, message: summaryMessage(details), details };
+  let wanted = new Decimal(fromNumber(req.cantidad));
+  const available = sum(candidates.map((l) => leftOf(l, taken)));
+  if (wanted.gt(available)) {
+    const vendido = sum(candidates.map(returnableQuantity));
+    problem(
+      `detalles.${index}.cantidad`,
+      `Excede lo que queda por devolver: vendido ${vendido.toFixed()}, ya devuelto ${vendido.minus(available).toFixed()}, disponible ${available.toFixed()}`,
+    );
+    return [];
+  }
+  const pieces: Piece[] = [];
+  for (const line of candidates) {
+    if (wanted.isZero()) break;
+    const piece = Decimal.min(wanted, leftOf(line, taken));
+    if (piece.isZero()) continue;
+    pieces.push({ line, cantidad: piece, index, ...(req.precio !== undefined ? { precio: fromNumber(req.precio) } : {}) });
+    taken.set(line.id, taken.get(line.id)!.plus(piece));
+    wanted = wanted.minus(piece);
+  }
+  return pieces;
+}
 
+/** The lines of the pieces, in order: each piece's amounts are shares of its sale line from the quantity taken before it. */
+function priceLines(pieces: readonly Piece[], input: PlanInput, problem: Problem): PlannedLine[] {
+  const before = returnedBefore(input);
+  return pieces.flatMap((piece) => {
+    const from = before.get(piece.line.id)!;
+    before.set(piece.line.id, from.plus(piece.cantidad));
+    return priceLine(piece, from, input.tipo, problem) ?? [];
+  });
+}
+
+/** The line of one piece, once `from` of its sale line was taken before it; a credited `precio` above its share is refused. */
+function priceLine(piece: Piece, from: Decimal, tipo: TipoDevolucion, problem: Problem): PlannedLine | undefined {
+  const { line, cantidad, precio, index } = piece;
+  const rate = new Decimal(line.porcentaje_impuesto);
+  let { total, subTotal, descuento } = shareOf(line, from, from.plus(cantidad));
+  if (precio !== undefined) {
+    const credited = toCents(cantidad.times(precio));
+    if (credited.gt(total)) {
+      problem(
+        `detalles.${index}.precio`,
+        `Excede el precio efectivo de la línea de la venta: como máximo ${total.toFixed(2)} por ${cantidad.toFixed()} unidades`,
+      );
+      return undefined;
+    }
+    total = credited;
+    subTotal = rate.isZero() ? credited : toCents(credited.div(rate.div(100).plus(1)));
+    descuento = new Decimal(0);
+  }
+  return {
+    detalleVenta: line,
+    cantidad: q3(cantidad),
+    precio: precio ?? line.precio,
+    costo: line.costo,
+    descuento: descuento.toFixed(2),
+    porcentaje_impuesto: line.porcentaje_impuesto,
+    sub_total: subTotal.toFixed(2),
+    iva: total.minus(subTotal).toFixed(2),
+    total: total.toFixed(2),
+    exenta: rate.isZero() ? total.toFixed(2) : '0.00',
+    mueve_stock: line.mueve_stock && tipo !== 'descuento_ajuste',
+  };
+}
+
+/**
+ * The amounts of a sale line between the quantities `from` and `to` returned of it, in cents. Once
+ * all it took from stock is back, the whole line is (its quantity may have a fourth decimal the stock has not).
+ */
+function shareOf(line: DetalleVenta, from: Decimal, to: Decimal): { total: Decimal; subTotal: Decimal; descuento: Decimal } {
+  const whole = returnableQuantity(line);
+  const part = (taken: Decimal) => (taken.gte(whole) ? new Decimal(line.cantidad) : Decimal.min(taken, line.cantidad));
+  const share = (amount: string) =>
+    toCents(new Decimal(amount).times(part(to)).div(line.cantidad)).minus(
+      toCents(new Decimal(amount).times(part(from)).div(line.cantidad)),
+    );
+  return { total: share(line.total), subTotal: share(line.sub_total), descuento: share(line.descuento) };
+}
+
+function returnTotals(lines: readonly PlannedLine[]): ReturnTotals {
+  return {
+    sub_total: cents(sum(lines.map((l) => l.sub_total))),
+    iva: cents(sum(lines.map((l) => l.iva))),
+    total: cents(sum(lines.map((l) => l.total))),
+    descuento: cents(sum(lines.map((l) => l.descuento))),
+    exenta: cents(sum(lines.map((l) => l.exenta))),
+  };
+}
+
+/** Stock to put back per product, in order of first appearance, from the lines that move it. */
+function stockToPutBack(lines: readonly PlannedLine[]): ReturnPlan['stock'] {
   const stock = new Map<number, Decimal>();
   for (const l of lines)
     if (l.mueve_stock) stock.set(l.detalleVenta.id_producto, (stock.get(l.detalleVenta.id_producto) ?? new Decimal(0)).plus(l.cantidad));
-  return {
-    ok: true,
-    plan: {
-      lines,
-      totals: {
-        sub_total: cents(sum(lines.map((l) => l.sub_total))),
-        iva: cents(sum(lines.map((l) => l.iva))),
-        total: cents(sum(lines.map((l) => l.total))),
-        descuento: cents(sum(lines.map((l) => l.descuento))),
-        exenta: cents(sum(lines.map((l) => l.exenta))),
-      },
-      stock: [...stock].filter(([, qty]) => qty.gt(0)).map(([id_producto, qty]) => ({ id_producto, cantidad: q3(qty) })),
-    },
-  };
+  return [...stock].filter(([, qty]) => qty.gt(0)).map(([id_producto, qty]) => ({ id_producto, cantidad: q3(qty) }));
 }
 
 /** One sentence for the error envelope: the first problem, and how many more there are. */
