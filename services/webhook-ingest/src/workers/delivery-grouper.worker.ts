@@ -6,6 +6,7 @@ import { chunks } from '../domain/chunks';
 import type { ProcessResult } from '../flows/process-delivery.flow';
 import { processOrderGroup } from '../flows/process-orders.flow';
 import type { ProcessingDeps } from '../flows/process-order.flow';
+import { Gatherer } from './gatherer.worker';
 import type { IntakePace } from './intake-pace.worker';
 
 export interface DeliveryGrouperOptions {
@@ -37,42 +38,26 @@ interface Waiting {
  * of a group that failed. Nothing is ever dropped: whatever a group did not finish, its caller does.
  */
 export class DeliveryGrouper {
-  private pending: Waiting[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
+  private readonly gatherer: Gatherer<Waiting>;
 
   constructor(
     private readonly db: Kysely<WebhookDb>,
     private readonly deps: ProcessingDeps,
     private readonly options: DeliveryGrouperOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.gatherer = new Gatherer({
+      windowMs: options.windowMs,
+      maxBatch: options.maxGroup,
+      maxInFlight: options.maxInFlight,
+      handle: (taken) => this.process(taken),
+    });
+  }
 
   /** The delivery's outcome when it was processed in a group; undefined when the caller is to process it alone. */
   submit(id: number, attempt: number): Promise<ProcessResult | undefined> {
     if (this.options.maxGroup < 2) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      this.pending.push({ id, attempt, resolve });
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    if (this.pending.length === 0 || this.inFlight >= this.options.maxInFlight) return;
-    if (this.pending.length >= this.options.maxGroup) return this.flush();
-    this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
-  }
-
-  private flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const taken = this.pending.splice(0, this.options.maxGroup);
-    if (taken.length === 0) return;
-    this.inFlight++;
-    void this.process(taken).finally(() => {
-      this.inFlight--;
-      this.schedule();
-    });
+    return new Promise((resolve) => this.gatherer.add({ id, attempt, resolve }));
   }
 
   private async process(taken: Waiting[]): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { dedupKey, findEntregaIds, insertEntregas, type NuevaEntrega } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
+import { Gatherer } from './gatherer.worker';
 
 export type Almacenada = { estado: 'recibida' | 'duplicada'; id_entrega: number | null };
 
@@ -30,40 +31,17 @@ export interface EntregaBatcherOptions {
  * delivery at a time, so one bad delivery fails only its caller.
  */
 export class EntregaBatcher {
-  private pending: Waiting[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
+  private readonly gatherer: Gatherer<Waiting>;
 
   constructor(
     private readonly db: Kysely<WebhookDb>,
     private readonly options: EntregaBatcherOptions,
-  ) {}
+  ) {
+    this.gatherer = new Gatherer({ ...options, handle: (batch) => this.write(batch, true) });
+  }
 
   store(entrega: NuevaEntrega): Promise<Almacenada> {
-    return new Promise<Almacenada>((resolve, reject) => {
-      this.pending.push({ entrega, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    // At the limit, the batch in flight that finishes calls this again.
-    if (this.pending.length === 0 || this.inFlight >= this.options.maxInFlight) return;
-    if (this.pending.length >= this.options.maxBatch) return this.flush();
-    this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
-  }
-
-  private flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.pending.splice(0, this.options.maxBatch);
-    if (batch.length === 0) return;
-    this.inFlight++;
-    void this.write(batch, true).finally(() => {
-      this.inFlight--;
-      this.schedule();
-    });
-    this.schedule();
+    return new Promise<Almacenada>((resolve, reject) => this.gatherer.add({ entrega, resolve, reject }));
   }
 
   private async write(batch: Waiting[], splitOnFailure: boolean): Promise<void> {
