@@ -83,7 +83,7 @@ const ERROR_STATUSES = new Set([400, 401, 404, 405, 409, 413, 414, 415, 422, 429
  * and after). Accepted writes are allowed to change data; the system is let to settle after them.
  */
 export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise<FuzzReport> {
-  const endpoints = endpointsOf(target);
+  const endpoints = endpointsOf(target, await keysToFuzz(target));
   const report: FuzzReport = { seed: options.seed, cases: 0, byEndpoint: {}, violations: [], refusedWritesChecked: 0 };
   const db = await SchemaClients.connect(target.databases);
   try {
@@ -606,11 +606,48 @@ function validPackages(c: Company): fc.Arbitrary<unknown> {
   return fc.array(item, { minLength: 1, maxLength: 5 }).map((packages) => ({ packages }));
 }
 
-function endpointsOf(target: FuzzTarget): Endpoint[] {
+/**
+ * The API keys the fuzzing may revoke and rotate: three of company A made for it. The keys company
+ * A had before (the one the fuzzing and every later phase of the run send) are never a path id of
+ * `/api-keys/{id}`, however the id is written: revoking or rotating them would only lock the run
+ * out of its own company.
+ */
+async function keysToFuzz(target: FuzzTarget): Promise<{ own: number[]; kept: Set<number> }> {
+  const key = target.companies.a.key;
+  const listed = await call(`${target.baseUrl}${API_BASE}/api-keys`, { key });
+  if (listed.status !== 200) throw new Error(`listing company A's keys answered ${listed.status}: ${listed.text.slice(0, 200)}`);
+  const kept = new Set((listed.body as { data: Array<{ id: number }> }).data.map((k) => k.id));
+  const own: number[] = [];
+  for (let i = 1; i <= 3; i++) {
+    const made = await call(`${target.baseUrl}${API_BASE}/api-keys`, {
+      method: 'POST',
+      key,
+      json: { nombre: `fuzz ${i}`, alcances: ['sales:read'] },
+    });
+    if (made.status !== 201) throw new Error(`creating a key to fuzz answered ${made.status}: ${made.text.slice(0, 200)}`);
+    own.push((made.body as { data: { id: number } }).data.id);
+  }
+  return { own, kept };
+}
+
+/** The id a path of `/api-keys/{id}` is sent with: one of the fuzzing's own keys instead of a key the run keeps. */
+function sparingKeys(id: string, keys: { own: number[]; kept: Set<number> }): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(id);
+  } catch {
+    return id;
+  }
+  const n = Number(decoded.trim());
+  return Number.isInteger(n) && keys.kept.has(n) ? String(keys.own[n % keys.own.length]) : id;
+}
+
+function endpointsOf(target: FuzzTarget, keys: { own: number[]; kept: Set<number> }): Endpoint[] {
   const { a, b } = target.companies;
   const valid = validQueryValues(target.companies);
   const auth = authArb(target.companies);
-  const ownIds = (path: string) => (path.startsWith('/inventory') ? Object.values(a.productos) : Object.values(a.ventas));
+  const ownIds = (path: string) =>
+    path.startsWith('/inventory') ? Object.values(a.productos) : path.startsWith('/api-keys') ? keys.own : Object.values(a.ventas);
   const otherIds = (path: string) => (path.startsWith('/inventory') ? Object.values(b.productos) : Object.values(b.ventas));
   const validBodies: Record<string, fc.Arbitrary<unknown>> = {
     'post /sales': validSaleBody(a),
@@ -635,8 +672,9 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
             : bodyArb(validBodies[`${route.method} ${route.path}`]),
       })
       .map(({ method, auth: who, ids, query, body }): FuzzCase => {
+        const sent = route.path.startsWith('/api-keys') ? ids.map((id) => sparingKeys(id!, keys)) : ids;
         let path = route.path;
-        params.forEach((p, i) => (path = path.replace(`:${p}`, ids[i]!)));
+        params.forEach((p, i) => (path = path.replace(`:${p}`, sent[i]!)));
         const sendsBody = method !== 'GET' && method !== 'HEAD' && body.body !== undefined;
         return {
           endpoint: label,
@@ -648,7 +686,7 @@ function endpointsOf(target: FuzzTarget): Endpoint[] {
           },
           ...(sendsBody ? { body: body.body } : {}),
           // Ids that change the route (empty, dots, escapes) may land on no route at all, before authentication.
-          authenticated: who.valid && method === route.method.toUpperCase() && ids.every((id) => /^[^%./]+$/.test(id!)),
+          authenticated: who.valid && method === route.method.toUpperCase() && sent.every((id) => /^[^%./]+$/.test(id!)),
         };
       });
     return { label, method: route.method, path: route.path, arb };
