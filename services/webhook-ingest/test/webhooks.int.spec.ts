@@ -346,11 +346,11 @@ describe('webhook-ingest against Postgres and NATS', () => {
     const ids = Array.from({ length: 24 }, (_, i) => 9000 + i);
     // Each order twice (one stored), the last one also cancelled later, one with an unknown SKU.
     const orders = ids.map((id) => order(id, 'processing', '2026-03-12T16:00:00', id === 9005 ? 'NO-EXISTE' : 'GRP-01'));
-    const deliveries = [...orders, ...orders, order(9023, 'cancelled', '2026-03-12T17:00:00')];
     // A retry of WooCommerce carries a new delivery id; the body is the same.
-    const replies = await Promise.all(
-      deliveries.map((d) => receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', SECRET))),
-    );
+    const send = (deliveries: typeof orders) =>
+      Promise.all(deliveries.map((d) => receive('woocommerce', woo.token, d.body, wooHeaders(d.body, 'order.updated', SECRET))));
+    // The cancellation is received after its order (received first, it would leave no sale to make).
+    const replies = [...(await send([...orders, ...orders])), ...(await send([order(9023, 'cancelled', '2026-03-12T17:00:00')]))];
     const stored = replies.filter((r) => r.estado === 'recibida').map((r) => r.id_entrega!);
     expect(stored).toHaveLength(ids.length + 1);
     const rows = await Promise.all(stored.map((id) => settled(id)));
