@@ -225,6 +225,18 @@ export async function ensureConsumer(bus: Bus, durable: string, subjects: readon
 }
 
 /**
+ * Reads how far `durable` has settled the stream: the sequence at and before which every event it
+ * was given has been acknowledged or terminated, by whichever replica handled it (the consumer's
+ * ack floor). An event past it may still be in a handler's hands, waiting a retry, or held by a
+ * replica that died (until the ack wait ends).
+ */
+export async function settledSequence(bus: Bus, durable: string): Promise<() => Promise<number>> {
+  const jsm = await jetstreamManager(bus.nc);
+  const stream = streamName(bus.options.prefix);
+  return async () => (await jsm.consumers.info(stream, durable)).ack_floor.stream_seq;
+}
+
+/**
  * Binds to the durable pull consumer made by `ensureConsumer`, with bounded concurrency. Every
  * message is parsed with its contract first (a payload that breaks it is terminated); success
  * acks, a retryable failure naks with backoff (however many times it failed), a poison event or a

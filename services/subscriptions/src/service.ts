@@ -23,7 +23,7 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
           pending: { name: 'erp_partner_deliveries_pending', help: 'Events owed to enabled partner subscriptions, not delivered yet' },
           oldestAgeSeconds: {
             name: 'erp_partner_oldest_pending_age_seconds',
-            help: 'Time since the oldest event still owed to an enabled subscription happened (0 when none)',
+            help: 'Time since the oldest event still owed to an enabled subscription, or received and not in the log yet, happened (0 when none)',
           },
         },
         () => entregaBacklog(db),
@@ -43,7 +43,12 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
       });
       bus.serve(subscriptionsSubjects, subscriptionHandlers(db, config), { queue: 'subscriptions' });
       const dispatcher = new Dispatcher({ db, config, logger: logger.child({ component: 'dispatcher' }), onAttempt: attempted });
-      await startSourceEventsConsumer(db, bus, () => dispatcher.nudge());
+      const stopSequencer = await startSourceEventsConsumer(db, bus, {
+        logger: logger.child({ component: 'event log' }),
+        pollMs: config.EVENTS_POLL_MS,
+        onLogged: () => dispatcher.nudge(),
+      });
+      onShutdown('event log', stopSequencer);
       dispatcher.start();
       onShutdown('dispatcher', () => dispatcher.stop());
     },

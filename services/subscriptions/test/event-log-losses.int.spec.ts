@@ -4,18 +4,23 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { publishEvent } from '@erp/bus';
 import { streamName, subscriptionsSubjects } from '@erp/contracts';
 import { configuredUrls, tenant, until, type Harness } from '@erp/testing';
+import type { Kysely } from 'kysely';
 import { EVENT_LOG_CONSUMER } from '../src/consumers/source-events.consumer';
+import { entregaBacklog } from '../src/db/entrega.repository';
+import type { SubscriptionsDb } from '../src/db/tables';
 import { partnerEventId } from '../src/domain/partner-events';
 import { startReceiver, startSubscriptions, subscribe } from './subscriptions.factories';
 
 /**
- * Interleavings that lost partner events of acknowledged writes: the event log's write failed for
- * a reason that was not the event's own, the consumer took the failure for the event's and
- * terminated it, and with it every event written in the same transaction. Forced here with the
- * real service, its stream and its database: a subscription deleted while an event is being
- * logged, an event the database refuses sharing a write with a package import's.
+ * Interleavings that lost partner events of acknowledged writes, or put them out of order: the
+ * event log's write failed for a reason that was not the event's own, the consumer took the
+ * failure for the event's and terminated it, and with it every event written in the same
+ * transaction; an event whose write failed came back after a later event of its resource and was
+ * logged and delivered after it. Forced here with the real service, its stream and its database: a
+ * subscription deleted while an event is being logged, an event the database refuses sharing a
+ * write with a package import's, a sale's first event failing its first writes.
  */
-describe('the event log loses no event of an acknowledged write', () => {
+describe('the event log loses no event of an acknowledged write, and keeps their order', () => {
   let h: Harness<unknown>;
   let admin: pg.Client;
 
@@ -75,29 +80,20 @@ describe('the event log loses no event of an acknowledged write', () => {
   });
 
   it('logs the events written with one the database refuses, and terminates only that one', async () => {
-    // The writer is held on its lock, so the events that follow queue up for one transaction.
+    // The writer is held on the table it receives into, so the events that follow queue up for one transaction.
     const lock = new pg.Client({ connectionString: h.iso.databaseUrl });
     lock.on('error', () => undefined);
     await lock.connect();
     h.onClose(() => lock.end());
-    await lock.query(`select pg_advisory_lock(hashtext('subscriptions.eventos'))`);
+    await lock.query('begin');
+    await lock.query('lock table subscriptions.eventos_recibidos in share mode');
     const first = await publish('events.sales.sale.created', {
       empresa_id: 402,
       id_venta: 1,
       clave_reserva: null,
       venta: { id: 1, version: 1 },
     });
-    await until(
-      async () =>
-        (
-          await h.query<{ n: number }>(
-            `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event = 'advisory'`,
-          )
-        )[0]!.n > 0,
-      10_000,
-      20,
-      'the event log waiting on its lock',
-    );
+    await until(() => waitingOn('eventos_recibidos'), 10_000, 20, 'the event log waiting on its table');
     // A company id past the log's integer column: no retry can ever write it.
     const refused = await publish('events.sales.sale.created', {
       empresa_id: 3_000_000_000,
@@ -113,7 +109,7 @@ describe('the event log loses no event of an acknowledged write', () => {
       20,
       'the three events in the consumer’s hands',
     );
-    await lock.query(`select pg_advisory_unlock(hashtext('subscriptions.eventos'))`);
+    await lock.query('commit');
 
     await untilLogged(402, pkg);
     expect(await feed(402)).toEqual([first, pkg]);
@@ -126,6 +122,51 @@ describe('the event log loses no event of an acknowledged write', () => {
       50,
       'every event settled',
     );
+  });
+
+  it('logs and delivers a resource’s events in stream order when the first one’s write fails and the next one’s does not', async () => {
+    const receiver = await startReceiver(h);
+    await subscribe(h.bus, 404, receiver.url);
+    const created = randomUUID();
+    const createdId = partnerEventId(created, 0);
+    // The first three writes of the sale's creation fail (a fault of the database, retried): the
+    // update, published right after it, is handled while the creation waits its retry.
+    await admin.query(`
+      create sequence subscriptions.fallos_creacion;
+      create function subscriptions.fallar_creacion() returns trigger language plpgsql as $$
+      begin
+        if new.id = '${createdId}' and nextval('subscriptions.fallos_creacion') <= 3 then
+          raise exception 'write of % failed', new.id;
+        end if;
+        return new;
+      end $$;
+      create trigger fallar_creacion before insert on subscriptions.eventos_recibidos
+        for each row execute function subscriptions.fallar_creacion();`);
+    await publishEvent(
+      h.bus,
+      'events.sales.sale.created',
+      { empresa_id: 404, id_venta: 7, clave_reserva: null, venta: { id: 7, version: 1 } },
+      { msgId: created },
+    );
+    const updated = await publish('events.sales.sale.updated', { empresa_id: 404, id_venta: 7, venta: { id: 7, version: 2 } });
+    // The update is received while the creation waits: held out of the log, and counted as owed.
+    await until(
+      async () => (await admin.query('select 1 from subscriptions.eventos_recibidos where id = $1', [updated])).rowCount === 1,
+      10_000,
+      5,
+      'the update received',
+    );
+    expect(await feed(404)).toEqual([]);
+    expect((await entregaBacklog(h.db as Kysely<SubscriptionsDb>)).oldestAgeSeconds).toBeGreaterThan(0);
+
+    await untilLogged(404, updated);
+    await untilLogged(404, createdId);
+    expect(await feed(404)).toEqual([createdId, updated]);
+    // The creation's first writes did fail: it was written on the fourth.
+    const { rows } = await admin.query<{ n: string }>('select last_value as n from subscriptions.fallos_creacion');
+    expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(4);
+    await until(() => receiver.delivered().length >= 2, 10_000, 50, 'both events delivered');
+    expect(receiver.delivered().map((e) => e.id)).toEqual([createdId, updated]);
   });
 
   it('logs an event that came while its database refused connections within seconds of its return', async () => {

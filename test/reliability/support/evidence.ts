@@ -274,6 +274,13 @@ async function itemsOf(violation: string, input: EvidenceInput, clients: SchemaC
       [eventId],
     );
     trail.push(`subscriptions.eventos ${row ? JSON.stringify(row) : `${eventId}: no row`}`);
+    // Received from the stream but not in the log yet: it waits for an earlier event still unsettled.
+    if (!row)
+      for (const r of await q(
+        'select id, empresa_id, tipo, recurso, orden, recibido_at from subscriptions.eventos_recibidos where id = $1',
+        [eventId],
+      ))
+        trail.push(`  subscriptions.eventos_recibidos ${JSON.stringify(r)}`);
     for (const d of deliveries) trail.push(`  subscriptions.entregas ${JSON.stringify(d)}`);
     for (const a of attempts) trail.push(`  subscriptions.intentos ${JSON.stringify(a)}`);
     const producer = String(row?.tipo ?? '').split('.')[0] ?? '';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { startConsumer, type Bus } from '@erp/bus';
+import { settledSequence, startConsumer, type Bus, type Logger } from '@erp/bus';
 import {
   exportsEvents,
   gatewayEvents,
@@ -11,10 +11,11 @@ import {
   type ConsumerName,
   type EventCatalog,
 } from '@erp/contracts';
-import { inTransaction, pgErrorKind } from '@erp/db';
-import { recordEventos } from '../db/evento.repository';
+import { pgErrorKind } from '@erp/db';
+import { receiveEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
 import { partnerEventsOf, type PartnerEventDraft } from '../domain/partner-events';
+import { EventSequencer } from '../workers/event-sequencer.worker';
 
 /** Every event of the stream has its contract here: the consumer reads them all, in stream order. */
 const ALL_EVENTS: EventCatalog = {
@@ -43,14 +44,27 @@ const LOG_BACKOFF_MS = [250, 1_000, 2_000, 5_000];
 /**
  * Feeds the company event log from the stream. One durable over `events.>` (one filter subject
  * works on every JetStream server). Up to `BATCH` events are in hand at once; each handler queues
- * its partner events synchronously, in the order the stream delivered them, and the queue is
- * written by one transaction at a time, so the log keeps stream order while a burst costs one
- * transaction instead of one per event. Partner ids derive from the source event's id, so a
- * redelivered event writes nothing twice. `onRecorded` tells this process's dispatcher that
- * deliveries are owed (other replicas poll).
+ * its partner events, everything queued meanwhile is received in one transaction, and the event is
+ * acknowledged once that committed. Received events enter the log only in stream order, once
+ * every earlier event is settled (`EventSequencer`): a redelivery that brings an event back after
+ * later ones were handled puts it before them all the same. Partner ids derive from the source
+ * event's id, so a redelivered event writes nothing twice. `onLogged` tells this process's
+ * dispatcher that deliveries are owed (other replicas poll). Answers how to stop the sequencer.
  */
-export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus: Bus, onRecorded: () => void): Promise<void> {
-  const log = new EventLogWriter(db, onRecorded);
+export async function startSourceEventsConsumer(
+  db: Kysely<SubscriptionsDb>,
+  bus: Bus,
+  options: { logger: Logger; pollMs: number; onLogged: () => void },
+): Promise<() => Promise<void>> {
+  const sequencer = new EventSequencer({
+    db,
+    settled: await settledSequence(bus, EVENT_LOG_CONSUMER),
+    logger: options.logger,
+    onLogged: options.onLogged,
+    pollMs: options.pollMs,
+  });
+  sequencer.start();
+  const log = new EventLogWriter(db, () => sequencer.nudge());
   await startConsumer(bus, {
     durable: EVENT_LOG_CONSUMER,
     events: ALL_EVENTS,
@@ -62,6 +76,7 @@ export async function startSourceEventsConsumer(db: Kysely<SubscriptionsDb>, bus
       if (drafts.length > 0) await log.record(drafts);
     },
   });
+  return () => sequencer.stop();
 }
 
 interface Queued {
@@ -71,10 +86,10 @@ interface Queued {
 }
 
 /**
- * Writes queued partner events in the order they were queued, everything queued meanwhile in one
- * transaction. A batch that fails for another reason than a database that is gone is written again
- * one event at a time, in the same order: an event the database refuses (a value out of its range)
- * fails alone, and is terminated alone, instead of taking every event queued with it down too.
+ * Receives queued partner events, everything queued meanwhile in one transaction. A batch that
+ * fails for another reason than a database that is gone is written again one event at a time: an
+ * event the database refuses (a value out of its range) fails alone, and is terminated alone,
+ * instead of taking every event queued with it down too.
  */
 class EventLogWriter {
   private queue: Queued[] = [];
@@ -82,7 +97,7 @@ class EventLogWriter {
 
   constructor(
     private readonly db: Kysely<SubscriptionsDb>,
-    private readonly onRecorded: () => void,
+    private readonly onReceived: () => void,
   ) {}
 
   record(drafts: readonly PartnerEventDraft[]): Promise<void> {
@@ -121,7 +136,9 @@ class EventLogWriter {
   private async commit(drafts: readonly PartnerEventDraft[]): Promise<void> {
     // A redelivered event may sit in the same batch as its first delivery: one row per id.
     const unique = [...new Map(drafts.map((d) => [d.id, d])).values()];
-    const recorded = await inTransaction(this.db, (trx) => recordEventos(trx, unique, new Date()));
-    if (recorded.length > 0) this.onRecorded();
+    await receiveEventos(this.db, unique);
+    // Also when every one was received before: the first copy's handler may have died before its
+    // acknowledgement, and this one's is what lets them into the log.
+    this.onReceived();
   }
 }

@@ -234,8 +234,14 @@ export async function listIntentos(db: Db, suscripcionId: number, page: PageRequ
  * metrics). A disabled subscription's deliveries wait for it to be enabled again and count apart.
  */
 export async function entregaBacklog(db: Db): Promise<{ pending: number; oldestAgeSeconds: number }> {
+  // An event received and not in the log yet (it waits for an earlier one still unsettled) is
+  // owed too: to the log, then to the subscriptions that asked for it.
   const { rows } = await sql<{ pending: number; oldest: number }>`
-    select count(*)::int as pending, coalesce(extract(epoch from now() - min(ev.ocurrido_at)), 0)::float8 as oldest
+    select count(*)::int as pending,
+      greatest(
+        coalesce(extract(epoch from now() - min(ev.ocurrido_at)), 0),
+        coalesce((select extract(epoch from now() - min(r.recibido_at)) from ${sql.table('subscriptions.eventos_recibidos')} r), 0)
+      )::float8 as oldest
     from ${sql.table('subscriptions.entregas')} e
     join ${sql.table('subscriptions.suscripciones')} s on s.id = e.suscripcion_id and s.enable
     join ${sql.table('subscriptions.eventos')} ev on ev.id = e.evento_id

@@ -10,22 +10,14 @@ type Db = Kysely<SubscriptionsDb> | Transaction<SubscriptionsDb>;
 export const PING = 'ping';
 
 /**
- * Writes partner events to the log once per id and owes each new one to every enabled
- * subscription of its company that asked for its type. The advisory lock makes positions commit
- * in order: the feed pages by position and must never pass over one that commits later. The
- * subscriptions owed an event are locked as they are read (`for key share`): one deleted by a
- * transaction that commits meanwhile is left out instead of failing the delivery's foreign key,
- * which would fail the whole write (and, before, had its events terminated: lost from the log).
+ * Keeps partner events as the stream brings them, once per id, until they can enter the log in
+ * stream order (`logReceivedEventos`). A redelivered event is written again only while its first
+ * copy waits; one already in the log is dropped when its turn comes.
  */
-export async function recordEventos(
-  trx: Transaction<SubscriptionsDb>,
-  drafts: readonly PartnerEventDraft[],
-  ocurrido: Date,
-): Promise<string[]> {
-  if (drafts.length === 0) return [];
-  await sql`select pg_advisory_xact_lock(hashtext('subscriptions.eventos'))`.execute(trx);
-  const inserted = await trx
-    .insertInto('eventos')
+export async function receiveEventos(db: Db, drafts: readonly PartnerEventDraft[]): Promise<number> {
+  if (drafts.length === 0) return 0;
+  const inserted = await db
+    .insertInto('eventos_recibidos')
     .values(
       drafts.map((d) => ({
         id: d.id,
@@ -33,14 +25,42 @@ export async function recordEventos(
         tipo: d.tipo,
         recurso: d.recurso,
         orden: d.orden,
-        ocurrido_at: ocurrido,
         data: JSON.stringify(d.data),
       })),
     )
     .onConflict((oc) => oc.column('id').doNothing())
-    .returning('id')
-    .execute();
-  const ids = inserted.map((r) => r.id);
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0);
+}
+
+/** Whether any received event waits to enter the log. */
+export async function hasReceivedEventos(db: Db): Promise<boolean> {
+  return (await db.selectFrom('eventos_recibidos').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/**
+ * Moves the received events ordered before `ordenLimite` (every event of the stream before it has
+ * been handled) into the log, in `orden`, and owes each new one to every enabled subscription of
+ * its company that asked for its type. The advisory lock makes positions commit in order: the
+ * feed pages by position and must never pass over one that commits later. The subscriptions owed
+ * an event are locked as they are read (`for key share`): one deleted by a transaction that
+ * commits meanwhile is left out instead of failing the delivery's foreign key, which would fail
+ * the whole write. Answers how many entered the log and how many received events still wait.
+ */
+export async function logReceivedEventos(
+  trx: Transaction<SubscriptionsDb>,
+  ordenLimite: number,
+): Promise<{ logged: number; waiting: number }> {
+  await sql`select pg_advisory_xact_lock(hashtext('subscriptions.eventos'))`.execute(trx);
+  const { rows: logged } = await sql<{ id: string }>`
+    with movidos as (
+      delete from ${sql.table('subscriptions.eventos_recibidos')} where orden < ${ordenLimite} returning *
+    )
+    insert into ${sql.table('subscriptions.eventos')} (id, empresa_id, tipo, recurso, orden, ocurrido_at, data)
+    select id, empresa_id, tipo, recurso, orden, recibido_at, data from movidos order by orden
+    on conflict (id) do nothing
+    returning id`.execute(trx);
+  const ids = logged.map((r) => r.id);
   if (ids.length > 0) {
     await sql`
       insert into ${sql.table('subscriptions.entregas')} (suscripcion_id, evento_id, recurso, orden)
@@ -51,7 +71,8 @@ export async function recordEventos(
       for key share of s
       on conflict do nothing`.execute(trx);
   }
-  return ids;
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table('subscriptions.eventos_recibidos')}`.execute(trx);
+  return { logged: ids.length, waiting: rows[0]!.n };
 }
 
 /**

@@ -31,6 +31,17 @@ export interface EventosTable {
   data: ColumnType<Record<string, unknown>, string, string>;
 }
 
+/** Received from the stream, waiting for every earlier event of it before entering the log. */
+export interface EventosRecibidosTable {
+  id: string;
+  empresa_id: number;
+  tipo: string;
+  recurso: string;
+  orden: number;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  recibido_at: Generated<Date>;
+}
+
 export interface EntregasTable {
   id: Generated<number>;
   suscripcion_id: number;
@@ -60,6 +71,7 @@ export interface IntentosTable {
 export interface SubscriptionsDb extends OutboxTables {
   suscripciones: SuscripcionesTable;
   eventos: EventosTable;
+  eventos_recibidos: EventosRecibidosTable;
   entregas: EntregasTable;
   intentos: IntentosTable;
 }

@@ -42,6 +42,11 @@ export function partnerEventId(sourceId: string, index: number): string {
   return `evt_${createHash('sha256').update(`${sourceId}:${index}`).digest('hex').slice(0, 32)}`;
 }
 
+/** The first `orden` of the partner events of stream events after `streamSequence`. */
+export function ordenAfter(streamSequence: number): number {
+  return (streamSequence + 1) * PER_SOURCE;
+}
+
 /**
  * The partner events one stream event stands for; none for events partners do not see (or that
  * were recorded before they carried the resource, interface < 1.5.0).
