@@ -41,3 +41,62 @@ export function startPeriodic(
     },
   };
 }
+
+/** A task run in a loop, at once when nudged. */
+export interface LoopTask {
+  /** Work is waiting: run again as soon as the run in progress (if any) ends, not after its pause. */
+  nudge(): void;
+  /** Runs no more and waits for a run in progress to end. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `task` in a loop: after each run it waits the milliseconds the run answered (0: again at
+ * once), unless it is nudged meanwhile, which ends the wait, or was nudged during the run, which
+ * skips it. A failed run is logged and tried again after `retryMs`. Runs never overlap, and the
+ * timer does not keep the process alive.
+ */
+export function startLoop(
+  name: string,
+  options: { retryMs: number; logger: Pick<AppLogger, 'warn'> },
+  task: (stopped: () => boolean) => Promise<number>,
+): LoopTask {
+  let stopped = false;
+  let nudged = false;
+  let wake: (() => void) | undefined;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  const loop = (async () => {
+    while (!stopped) {
+      nudged = false;
+      let waitMs: number;
+      try {
+        waitMs = await task(() => stopped);
+      } catch (err) {
+        options.logger.warn({ err }, `${name} failed; will retry`);
+        waitMs = options.retryMs;
+      }
+      if (!stopped && !nudged && waitMs > 0) await pause(waitMs);
+    }
+  })();
+  return {
+    nudge() {
+      nudged = true;
+      wake?.();
+    },
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+    },
+  };
+}

@@ -15,7 +15,7 @@ import { pgErrorKind } from '@erp/db';
 import { receiveEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
 import { partnerEventsOf, type PartnerEventDraft } from '../domain/partner-events';
-import { EventSequencer } from '../workers/event-sequencer.worker';
+import { startEventSequencer } from '../workers/event-sequencer.worker';
 
 /** Every event of the stream has its contract here: the consumer reads them all, in stream order. */
 const ALL_EVENTS: EventCatalog = {
@@ -46,7 +46,7 @@ const LOG_BACKOFF_MS = [250, 1_000, 2_000, 5_000];
  * works on every JetStream server). Up to `BATCH` events are in hand at once; each handler queues
  * its partner events, everything queued meanwhile is received in one transaction, and the event is
  * acknowledged once that committed. Received events enter the log only in stream order, once
- * every earlier event is settled (`EventSequencer`): a redelivery that brings an event back after
+ * every earlier event is settled (`startEventSequencer`): a redelivery that brings an event back after
  * later ones were handled puts it before them all the same. Partner ids derive from the source
  * event's id, so a redelivered event writes nothing twice. `onLogged` tells this process's
  * dispatcher that deliveries are owed (other replicas poll). Answers how to stop the sequencer.
@@ -56,14 +56,13 @@ export async function startSourceEventsConsumer(
   bus: Bus,
   options: { logger: Logger; pollMs: number; onLogged: () => void },
 ): Promise<() => Promise<void>> {
-  const sequencer = new EventSequencer({
+  const sequencer = startEventSequencer({
     db,
     settled: await settledSequence(bus, EVENT_LOG_CONSUMER),
     logger: options.logger,
     onLogged: options.onLogged,
     pollMs: options.pollMs,
   });
-  sequencer.start();
   const log = new EventLogWriter(db, () => sequencer.nudge());
   await startConsumer(bus, {
     durable: EVENT_LOG_CONSUMER,

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from '@erp/bus';
 import { inTransaction } from '@erp/db';
+import { startLoop, type LoopTask } from '@erp/runtime';
 import { hasReceivedEventos, logReceivedEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
 import { ordenAfter } from '../domain/partner-events';
@@ -29,65 +30,27 @@ const WAIT_MS = [5, 10, 25, 50, 100, 250];
  * enters the log only when every event before it on the stream has been settled (the consumer's
  * ack floor has passed it), and then in stream order. So the feed's positions and each resource's
  * deliveries follow the order the events happened in, whichever replica handled each and however
- * many times.
+ * many times. `nudge()` when events were received.
  */
-export class EventSequencer {
-  private stopped = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
-  private nudged = false;
-
-  constructor(private readonly options: EventSequencerOptions) {}
-
-  start(): void {
-    this.loop = this.run();
-  }
-
-  /** Events were received: look now instead of at the next poll. */
-  nudge(): void {
-    this.nudged = true;
-    this.wake?.();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.loop;
-  }
-
-  private async run(): Promise<void> {
-    const { db, settled, logger, onLogged, pollMs } = this.options;
-    let waits = 0;
-    while (!this.stopped) {
-      const nudged = this.nudged;
-      this.nudged = false;
-      let waiting = false;
-      try {
-        if (nudged || waits > 0 || (await hasReceivedEventos(db))) {
-          const horizon = ordenAfter(await settled());
-          const moved = await inTransaction(db, (trx) => logReceivedEventos(trx, horizon));
-          if (moved.logged > 0) onLogged();
-          waiting = moved.waiting > 0;
-        }
-      } catch (err) {
-        logger.warn({ err }, 'could not move received events into the log; will retry');
-        waiting = true;
-      }
-      waits = waiting ? waits + 1 : 0;
-      if (this.nudged) continue;
-      await this.sleep(waiting ? WAIT_MS[Math.min(waits - 1, WAIT_MS.length - 1)]! : pollMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
+export function startEventSequencer(options: EventSequencerOptions): LoopTask {
+  const { db, settled, logger, onLogged, pollMs } = options;
+  let received = false;
+  let waits = 0;
+  const loop = startLoop('moving received events into the log', { retryMs: WAIT_MS.at(-1)!, logger }, async () => {
+    const look = received || waits > 0;
+    received = false;
+    if (!look && !(await hasReceivedEventos(db))) return pollMs;
+    const horizon = ordenAfter(await settled());
+    const moved = await inTransaction(db, (trx) => logReceivedEventos(trx, horizon));
+    if (moved.logged > 0) onLogged();
+    waits = moved.waiting > 0 ? waits + 1 : 0;
+    return waits > 0 ? WAIT_MS[Math.min(waits, WAIT_MS.length) - 1]! : pollMs;
+  });
+  return {
+    nudge() {
+      received = true;
+      loop.nudge();
+    },
+    stop: () => loop.stop(),
+  };
 }
