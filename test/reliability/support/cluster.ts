@@ -88,10 +88,13 @@ export class Cluster {
     /** Where each replica's output goes (one file per replica); discarded when undefined. */
     private readonly logDir?: string,
   ) {
-    process.once('exit', () => {
-      for (const r of this.replicas) if (r.child.exitCode === null) r.child.kill('SIGKILL');
-    });
+    process.once('exit', this.killOnExit);
   }
+
+  /** Whatever happens to the run, its replicas die with it (until `stop`: a run of several repeats adds one per repeat). */
+  private readonly killOnExit = () => {
+    for (const r of this.replicas) if (r.child.exitCode === null) r.child.kill('SIGKILL');
+  };
 
   /** Migrates every service's schema and sets up JetStream, as the chart's hook Jobs do before the services start. */
   async migrate(): Promise<void> {
@@ -265,5 +268,6 @@ export class Cluster {
     const gateways = this.of('gateway');
     await Promise.all(gateways.map((r) => this.signal(r, 'SIGTERM')));
     await Promise.all([...this.replicas].map((r) => this.signal(r, 'SIGTERM')));
+    process.removeListener('exit', this.killOnExit);
   }
 }

@@ -163,6 +163,7 @@ export class NatsNode {
 export class PrivateInfra {
   private redis?: ChildProcess;
   private stopped = false;
+  readonly killOnExit = () => this.killAllSync();
 
   private constructor(
     readonly dir: string,
@@ -200,8 +201,8 @@ export class PrivateInfra {
       nodes,
       await freePort(),
     );
-    // Whatever happens to the run, these servers die with it.
-    process.once('exit', () => infra.killAllSync());
+    // Whatever happens to the run, these servers die with it (until `stop`).
+    process.once('exit', infra.killOnExit);
     for (const pg of options.salesServer === false ? [infra.postgres] : [infra.postgres, infra.salesPostgres]) {
       pg.init();
       await pg.start();
@@ -286,6 +287,7 @@ export class PrivateInfra {
   async stop(options: { keep?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    process.removeListener('exit', this.killOnExit);
     for (const node of this.nats) node.resume();
     await Promise.all([...this.nats.map((n) => n.kill('SIGTERM')), killAndWait(this.redis, 'SIGTERM')]);
     this.postgres.stop();
