@@ -13,6 +13,17 @@ export function databaseUrlOf(service: ServiceName, env: Readonly<Record<string,
   return env[`DATABASE_URL_${schemaOf(service).toUpperCase()}`] ?? env.DATABASE_URL ?? fallback;
 }
 
+/**
+ * The read-only endpoint (a streaming replica) of a service's schema: `DATABASE_URL_READ_<SCHEMA>`
+ * (e.g. `DATABASE_URL_READ_SALES`), else the shared `DATABASE_URL_READ`, but only for a schema
+ * still in the shared database: a replica of that database does not hold a schema moved to a
+ * server of its own. Undefined: every read goes to the schema's own database.
+ */
+export function readDatabaseUrlOf(service: ServiceName, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const schema = schemaOf(service).toUpperCase();
+  return env[`DATABASE_URL_READ_${schema}`] ?? (env[`DATABASE_URL_${schema}`] === undefined ? env.DATABASE_URL_READ : undefined);
+}
+
 /** Name of the one JetStream stream that carries every `events.>` subject under a prefix. */
 export function streamName(prefix: string): string {
   return `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_EVENTS`;

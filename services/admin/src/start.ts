@@ -5,7 +5,7 @@ import path from 'node:path';
 import net from 'node:net';
 import readline from 'node:readline';
 import pg from 'pg';
-import { SERVICES, databaseUrlOf, type ServiceName } from '@erp/contracts';
+import { SERVICES, databaseUrlOf, readDatabaseUrlOf, type ServiceName } from '@erp/contracts';
 import { missingDependencies } from '@erp/runtime';
 import { connectAdminBus } from './connect';
 import { seedFixture } from './fixtures/seed';
@@ -43,9 +43,10 @@ const ports = { gateway: 0, ops: {} as Record<ServiceName, number> };
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
-function node(script: string, extraEnv: Record<string, string>, label: string): ChildProcess {
+function node(script: string, extraEnv: Record<string, string | undefined>, label: string): ChildProcess {
   const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', script], {
     cwd: ROOT,
+    // A key given as undefined is left out of the child's environment.
     env: { ...env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -188,6 +189,7 @@ async function main(): Promise<void> {
         OPS_PORT: String(ports.ops[name]),
         OTEL_SERVICE_NAME: name,
         DATABASE_URL: databaseOf(name),
+        DATABASE_URL_READ: readDatabaseUrlOf(name, env),
         // The shops of a development stack deliver to this gateway.
         PLATFORM_WEBHOOK_BASE_URL: process.env.PLATFORM_WEBHOOK_BASE_URL ?? `http://${connectHost()}:${ports.gateway}`,
       },
