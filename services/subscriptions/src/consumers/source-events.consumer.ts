@@ -46,8 +46,8 @@ const LOG_BACKOFF_MS = [250, 1_000, 2_000, 5_000];
  * works on every JetStream server). Up to `BATCH` events are in hand at once; each handler queues
  * its partner events, everything queued meanwhile is received in one transaction, and the event is
  * acknowledged once that committed. Received events enter the log only in stream order, once
- * every earlier event is settled (`startEventSequencer`): a redelivery that brings an event back after
- * later ones were handled puts it before them all the same. Partner ids derive from the source
+ * every earlier event is settled (`startEventSequencer`): a redelivery that brings an event back
+ * after later ones were handled puts it before them all the same. Partner ids derive from the source
  * event's id, so a redelivered event writes nothing twice. `onLogged` tells this process's
  * dispatcher that deliveries are owed (other replicas poll). Answers how to stop the sequencer.
  */
@@ -64,17 +64,22 @@ export async function startSourceEventsConsumer(
     pollMs: options.pollMs,
   });
   const log = new EventLogWriter(db, () => sequencer.nudge());
-  await startConsumer(bus, {
-    durable: EVENT_LOG_CONSUMER,
-    events: ALL_EVENTS,
-    subjects: ['events.>'],
-    concurrency: BATCH,
-    backoffMs: LOG_BACKOFF_MS,
-    handler: async (subject, payload, meta) => {
-      const drafts = partnerEventsOf({ subject, payload, eventId: meta.eventId, streamSequence: meta.streamSequence });
-      if (drafts.length > 0) await log.record(drafts);
-    },
-  });
+  try {
+    await startConsumer(bus, {
+      durable: EVENT_LOG_CONSUMER,
+      events: ALL_EVENTS,
+      subjects: ['events.>'],
+      concurrency: BATCH,
+      backoffMs: LOG_BACKOFF_MS,
+      handler: async (subject, payload, meta) => {
+        const drafts = partnerEventsOf({ subject, payload, eventId: meta.eventId, streamSequence: meta.streamSequence });
+        if (drafts.length > 0) await log.record(drafts);
+      },
+    });
+  } catch (err) {
+    await sequencer.stop();
+    throw err;
+  }
   return () => sequencer.stop();
 }
 
