@@ -42,7 +42,8 @@ describe('measureCapacity', () => {
     expect(sut.nats.cpuSeconds).toBeGreaterThanOrEqual(0);
     expect(sut.redis.commands).toBeGreaterThan(0);
     expect(sut.redis.usedMemoryBytes).toBeGreaterThan(0);
-    expect(sut.processes.map((p) => p.label).sort()).toEqual(ALL_SERVICES.map((service) => `${service}#1`).sort());
+    // One process of each service (a start given up and made again is numbered on).
+    expect(sut.processes.map((p) => p.label.replace(/#\d+$/, '')).sort()).toEqual([...ALL_SERVICES].sort());
     for (const p of sut.processes) {
       expect(p.cpuSeconds).toBeGreaterThanOrEqual(0);
       expect(p.rssBytes).toBeGreaterThan(0);

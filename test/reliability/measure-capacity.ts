@@ -122,7 +122,16 @@ export async function measureCapacity(settings: CapacitySettings, log: (line: st
   try {
     await cluster.migrate();
     // The stream and every durable exist now: the services may start together.
-    const replicas = await Promise.all(ALL_SERVICES.map((service) => cluster.start(service)));
+    // As Kubernetes keeps a pod's place filled: a replica that gives up starting (a dependency
+    // slow to answer on a loaded machine) is started again, and said.
+    const replicas = await Promise.all(
+      ALL_SERVICES.map((service) =>
+        cluster.startRetrying(service, {
+          attempts: 3,
+          onFailedStart: (label, reason) => log(`${label} exited while starting (${reason}); started again`),
+        }),
+      ),
+    );
     const gateway = replicas.find((r) => r.name === 'gateway')!;
     admin = await Bus.connect({
       servers: infra.natsUrl,

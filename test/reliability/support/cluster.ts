@@ -68,6 +68,10 @@ export interface Crash {
   reason: string;
 }
 
+/** The first error line of a replica's last output lines, else its last line. */
+const errorLine = (tail: readonly string[]) =>
+  tail.find((l) => /^\w*Error\b|^Error:|"level":(50|60|"error"|"fatal")/.test(l)) ?? tail.at(-1) ?? '';
+
 /**
  * Services as production runs them, one process per replica, against one database, NATS prefix
  * and Redis: replicas can be added, killed with any signal, and replaced the way a rolling
@@ -176,8 +180,14 @@ export class Cluster {
       this.replicas.delete(replica);
       log?.end();
       if (!replica.stopping) {
-        const reason = tail.find((l) => /^\w*Error\b|^Error:|"level":(50|60|"error"|"fatal")/.test(l)) ?? tail[tail.length - 1] ?? '';
-        this.crashes.push({ label, name, ...(replica.url ? { url: replica.url } : {}), code, signal, reason: reason.slice(0, 300) });
+        this.crashes.push({
+          label,
+          name,
+          ...(replica.url ? { url: replica.url } : {}),
+          code,
+          signal,
+          reason: errorLine(tail).slice(0, 300),
+        });
       }
     });
     this.started++;
@@ -200,7 +210,7 @@ export class Cluster {
       try {
         return await this.start(name);
       } catch (err) {
-        const label = /^(\S+) exited while starting$/.exec((err as Error).message)?.[1];
+        const label = /^(\S+) exited while starting/.exec((err as Error).message)?.[1];
         if (!label || attempt >= attempts) throw err;
         // Its exit is recorded right after the exit event that made start give up.
         await sleep(50);
@@ -216,7 +226,8 @@ export class Cluster {
   async waitReady(replica: Replica, timeoutMs = 90_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if (replica.child.exitCode !== null || replica.child.signalCode !== null) throw new Error(`${replica.label} exited while starting`);
+      if (replica.child.exitCode !== null || replica.child.signalCode !== null)
+        throw new Error(`${replica.label} exited while starting: ${errorLine(replica.tail).slice(0, 300)}`);
       try {
         const res = await fetch(`${replica.opsUrl}/readyz`, { signal: AbortSignal.timeout(2_000) });
         if (res.status === 200) return;
