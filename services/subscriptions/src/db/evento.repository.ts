@@ -14,9 +14,9 @@ export const PING = 'ping';
  * stream order (`logReceivedEventos`). A redelivered event is written again only while its first
  * copy waits; one already in the log is dropped when its turn comes.
  */
-export async function receiveEventos(db: Db, drafts: readonly PartnerEventDraft[]): Promise<number> {
-  if (drafts.length === 0) return 0;
-  const inserted = await db
+export async function receiveEventos(db: Db, drafts: readonly PartnerEventDraft[]): Promise<void> {
+  if (drafts.length === 0) return;
+  await db
     .insertInto('eventos_recibidos')
     .values(
       drafts.map((d) => ({
@@ -29,8 +29,7 @@ export async function receiveEventos(db: Db, drafts: readonly PartnerEventDraft[
       })),
     )
     .onConflict((oc) => oc.column('id').doNothing())
-    .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0);
+    .execute();
 }
 
 /** Whether any received event waits to enter the log. */
@@ -45,12 +44,12 @@ export async function hasReceivedEventos(db: Db): Promise<boolean> {
  * feed pages by position and must never pass over one that commits later. The subscriptions owed
  * an event are locked as they are read (`for key share`): one deleted by a transaction that
  * commits meanwhile is left out instead of failing the delivery's foreign key, which would fail
- * the whole write. Answers how many entered the log and how many received events still wait.
+ * the whole write. Answers how many entered the log and whether received events still wait.
  */
 export async function logReceivedEventos(
   trx: Transaction<SubscriptionsDb>,
   ordenLimite: number,
-): Promise<{ logged: number; waiting: number }> {
+): Promise<{ logged: number; waiting: boolean }> {
   await sql`select pg_advisory_xact_lock(hashtext('subscriptions.eventos'))`.execute(trx);
   const { rows: logged } = await sql<{ id: string }>`
     with movidos as (
@@ -71,8 +70,7 @@ export async function logReceivedEventos(
       for key share of s
       on conflict do nothing`.execute(trx);
   }
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table('subscriptions.eventos_recibidos')}`.execute(trx);
-  return { logged: ids.length, waiting: rows[0]!.n };
+  return { logged: ids.length, waiting: await hasReceivedEventos(trx) };
 }
 
 /**

@@ -43,7 +43,7 @@ export function startEventSequencer(options: EventSequencerOptions): LoopTask {
     const horizon = ordenAfter(await settled());
     const moved = await inTransaction(db, (trx) => logReceivedEventos(trx, horizon));
     if (moved.logged > 0) onLogged();
-    waits = moved.waiting > 0 ? waits + 1 : 0;
+    waits = moved.waiting ? waits + 1 : 0;
     return waits > 0 ? WAIT_MS[Math.min(waits, WAIT_MS.length) - 1]! : pollMs;
   });
   return {
