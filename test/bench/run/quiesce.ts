@@ -39,7 +39,9 @@ export async function quiesce(options: { databaseUrl: string; natsUrl: string; p
         .rows[0]!.n;
       const partners = (
         await db.query<{ n: number }>(
-          `select count(*)::int as n from subscriptions.entregas where estado = 'pendiente' and proximo_intento_at <= now()`,
+          // Received events wait to enter the log (and to be owed) until the event log's consumer has settled every earlier one.
+          `select ((select count(*) from subscriptions.entregas where estado = 'pendiente' and proximo_intento_at <= now())
+             + (select count(*) from subscriptions.eventos_recibidos))::int as n`,
         )
       ).rows[0]!.n;
       return { outbox, consumers, webhooks, partners };
