@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { DAILY_SUMMARY_TRIGGERS } from '@erp/sales';
-import { auditBooks } from '@erp/admin';
+import { auditBooks } from '@erp/back-office';
 import { createDb } from '@erp/db';
 import { isolate, type Isolation } from '@erp/testing';
 import { summarizeInventario } from '../../services/inventory/src/db/producto-list.repository';

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import type { WebhookToken } from '@erp/admin';
+import type { WebhookToken } from '@erp/back-office';
 import { streamName } from '@erp/contracts';
 import { freePort } from '@erp/testing';
 import type { IPrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { SERVICES } from '@erp/contracts';
-import type { DatabaseUrls } from '@erp/admin';
+import type { DatabaseUrls } from '@erp/back-office';
 import { createDb, migrateSchema, type Migrations } from '@erp/db';
 import { EXPORTS_SCHEMA, exportsMigrations } from '@erp/exports';
 import { GATEWAY_SCHEMA, gatewayMigrations } from '@erp/gateway';

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { seedFixture } from '@erp/admin';
+import { seedFixture } from '@erp/back-office';
 import { Bus } from '@erp/bus';
 import { schemaOf, type ServiceName } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';

@@ -3,7 +3,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { seedFixture, type DatabaseUrls } from '@erp/admin';
+import { seedFixture, type DatabaseUrls } from '@erp/back-office';
 import { Bus } from '@erp/bus';
 import { createLogger } from '@erp/runtime';
 import { apiRoutes } from '../../services/gateway/src/http/routes';

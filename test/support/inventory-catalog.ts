@@ -1,5 +1,5 @@
 import { createDb, sql } from '@erp/db';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import type { Stack } from './stack';
 
 export const CATALOG_KEY_A = 'test_key_catalog_a_0123456789abcdef';

@@ -1,4 +1,4 @@
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { BaseConfig, loadConfig, startService, type RunningService } from '@erp/runtime';
 import { inventoryService } from '@erp/inventory';
 import { type Stack, json, stackEnv } from './stack';

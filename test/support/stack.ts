@@ -5,7 +5,7 @@ import { Bus, EXPORT_WRITERS, exportStoreName } from '@erp/bus';
 import { schemaOf, streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
 import { eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
-import { seedFixture, type SeedOutput } from '@erp/admin';
+import { seedFixture, type SeedOutput } from '@erp/back-office';
 import { GatewayConfig, gatewayService, type GatewayOptions } from '@erp/gateway';
 import { inventoryService } from '@erp/inventory';
 import { SalesConfig, salesService } from '@erp/sales';

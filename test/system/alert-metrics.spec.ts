@@ -1,4 +1,4 @@
-import type { WebhookToken } from '@erp/admin';
+import type { WebhookToken } from '@erp/back-office';
 import { API_VERSION, type ServiceName } from '@erp/contracts';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { eventually } from '@erp/testing';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { auditBooks, type InvariantResult } from '@erp/admin';
+import { auditBooks, type InvariantResult } from '@erp/back-office';
 import { returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
 import { Stack } from '../support/stack';
 import { eventually } from '@erp/testing';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gatewaySubjects } from '@erp/contracts';
 import { KEY_A, KEY_B, Stack, json, msUntilStatus, twoCompanies } from '../support/stack';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 
 const UNAUTHORIZED = { success: false, error: 'API key inválido o empresa inactiva', code: 401, reason: 'clave_invalida' };
 // Every 401 says the spec's message; the reason and the header's detail tell the cases apart.

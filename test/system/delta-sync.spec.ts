@@ -1,4 +1,4 @@
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { returnsAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { API, SALES_KEY_A, SALES_KEY_B, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';

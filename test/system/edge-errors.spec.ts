@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import pg from 'pg';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { eventually } from '@erp/testing';
 import { recordResponse } from '../support/recording';
 import { KEY_A, Stack, json, twoCompanies } from '../support/stack';

@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { PartnerApiClient } from '@erp/client';
 import { returnsAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';

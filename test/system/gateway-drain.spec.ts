@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { KEY_A, Stack, stackEnv, twoCompanies } from '../support/stack';
 

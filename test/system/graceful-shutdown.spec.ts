@@ -1,6 +1,6 @@
 import { spawnService } from '../support/processes';
 import { KEY_A, Stack, stackEnv, twoCompanies } from '../support/stack';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 
 describe('graceful shutdown of the gateway', () => {
   let stack: Stack;

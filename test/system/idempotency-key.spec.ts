@@ -1,4 +1,4 @@
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { Stack } from '../support/stack';
 import { eventually } from '@erp/testing';
 import { API, SALES_KEY_A, SALES_KEY_B, dataSnapshot, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_BASE } from '@erp/contracts';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { Stack, json } from '../support/stack';
 
 const KEY_A = 'demo_4f9c2b7e1a6d8305c2e9b1f7a4d6c8e0';

@@ -1,7 +1,7 @@
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { KEY_A, Stack, stackEnv, twoCompanies } from '../support/stack';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 
 interface Span {
   traceId: string;

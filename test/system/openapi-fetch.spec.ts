@@ -1,5 +1,5 @@
 import createClient from 'openapi-fetch';
-import type { WebhookToken } from '@erp/admin';
+import type { WebhookToken } from '@erp/back-office';
 import type { paths } from '../../libs/client/src/openapi';
 import type { paths as webhookPaths } from '../../libs/client/src/openapi-webhooks';
 import { SALES_KEY_A, refsOf, salesFixture, type SalesRefs } from '../support/sales-fixture';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { KEY_A, KEY_B, Stack, json } from '../support/stack';
 
 const PATH = '/api/external/v1/packages/import';

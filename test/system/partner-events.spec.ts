@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { components } from '@erp/client';
 import { MAX_SUBSCRIPTIONS } from '@erp/contracts';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { TestReceiver } from '../../services/subscriptions/test/receiver';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';

@@ -1,4 +1,4 @@
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { inventorySubjects, webhookSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { deliver, webhookStore } from '../support/webhook-fixture';

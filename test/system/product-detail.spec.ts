@@ -1,5 +1,5 @@
 import { KEY_A, KEY_B, Stack, json, twoCompanies } from '../support/stack';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 
 describe('GET /inventory/{id} through gateway, NATS and the inventory service', () => {
   let stack: Stack;

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { Stack, json } from '../support/stack';
 import {
   API,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';
 import { API, SALES_KEY_A, SALES_KEY_B, refsOf, salesFixture } from '../support/sales-fixture';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { publishEvent } from '@erp/bus';
 import { isAppError, returnsAdminSubjects, salesAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';

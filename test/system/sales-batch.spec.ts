@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { eventually } from '@erp/testing';
 import { Stack, json } from '../support/stack';
 import {

@@ -1,4 +1,4 @@
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { spawnService } from '../support/processes';
 import { Stack, stackEnv } from '../support/stack';
 import { eventually } from '@erp/testing';

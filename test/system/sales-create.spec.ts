@@ -1,4 +1,4 @@
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { salesAdminSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { eventually } from '@erp/testing';

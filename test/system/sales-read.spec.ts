@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { SeedOutput } from '@erp/admin';
+import type { SeedOutput } from '@erp/back-office';
 import { Stack, json } from '../support/stack';
 import { API, SALES_KEY_A, SALES_KEY_B, salesFixture, refsOf } from '../support/sales-fixture';
 import { stockOf } from '../../services/inventory/test/inventory.factories';

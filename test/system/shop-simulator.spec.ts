@@ -1,4 +1,4 @@
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { eventually } from '@erp/testing';
 import { Stack } from '../support/stack';
 import { webhookStore } from '../support/webhook-fixture';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import tls from 'node:tls';
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { webhookSubjects } from '@erp/contracts';
 import { eventually } from '@erp/testing';
 import { Stack } from '../support/stack';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { InvariantResult } from '@erp/admin';
+import type { InvariantResult } from '@erp/back-office';
 import { returnsAdminSubjects } from '@erp/contracts';
 import { eventually, isolate, type Isolation } from '@erp/testing';
 import { API, SALES_KEY_A, postSale, refsOf, saleBody, salesFixture, type SalesRefs } from '../support/sales-fixture';

@@ -1,4 +1,4 @@
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { returnsAdminSubjects } from '@erp/contracts';
 import { eventually } from '@erp/testing';
 import { Stack, json } from '../support/stack';

@@ -1,4 +1,4 @@
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { gatewaySubjects, webhookSubjects, type ServiceName } from '@erp/contracts';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { spawnService, type ServiceProcess } from '../support/processes';

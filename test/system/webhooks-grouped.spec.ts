@@ -1,4 +1,4 @@
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { BaseConfig, loadConfig, startService, type RunningService } from '@erp/runtime';
 import { busSales, webhookIngestService, type SalesPort } from '@erp/webhook-ingest';
 import { Stack, json, stackEnv } from '../support/stack';

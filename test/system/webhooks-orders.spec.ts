@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { inventorySubjects, webhookSubjects } from '@erp/contracts';
 import { Stack, json } from '../support/stack';
 import { deliver, webhookStore } from '../support/webhook-fixture';

@@ -1,4 +1,4 @@
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { Stack, json } from '../support/stack';
 import { deliver } from '../support/webhook-fixture';
 import { wooHeaders } from '../../services/webhook-ingest/test/platform.factories';

@@ -2,10 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { SCOPES, SERVICES, databaseUrlOf, gatewaySubjects, isAppError, schemaOf, webhookSubjects, type Scope } from '@erp/contracts';
-import { auditBooks, formatInvariants } from './audit/audit-books';
+import { auditBooks, formatInvariants, seedFixture } from '@erp/back-office';
 import { connectAdminBus } from './connect';
 import { RETURNS_USAGE, returnsCommand } from './returns-command';
-import { seedFixture } from './fixtures/seed';
 
 /** Where `npm start` keeps the databases unless DATABASE_URL says otherwise. */
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/erp';

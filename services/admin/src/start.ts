@@ -7,8 +7,8 @@ import readline from 'node:readline';
 import pg from 'pg';
 import { SERVICES, databaseUrlOf, readDatabaseUrlOf, type ServiceName } from '@erp/contracts';
 import { missingDependencies } from '@erp/runtime';
+import { seedFixture } from '@erp/back-office';
 import { connectAdminBus } from './connect';
-import { seedFixture } from './fixtures/seed';
 
 /**
  * `npm start`: the whole stack on this machine, one process per service as in production.

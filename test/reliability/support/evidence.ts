@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { SchemaClients, type DatabaseUrls, type Row } from '@erp/admin';
+import { SchemaClients, type DatabaseUrls, type Row } from '@erp/back-office';
 import type { ServiceName } from '@erp/contracts';
 import type { FaultRecord } from './faults';
 import type { Company, CompanyRef } from './fixture';

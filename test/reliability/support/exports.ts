@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { API_BASE } from '@erp/contracts';
-import type { InvariantResult } from '@erp/admin';
+import type { InvariantResult } from '@erp/back-office';
 import type { Company, CompanyRef } from './fixture';
 import { call } from './http';
 import { sleep } from './wait';

@@ -1,4 +1,4 @@
-import type { SeedOutput, WebhookToken } from '@erp/admin';
+import type { SeedOutput, WebhookToken } from '@erp/back-office';
 
 /**
  * Companies for the reliability suites. A and B are lookalikes: the same branch, warehouse,

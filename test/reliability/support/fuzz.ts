@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { SchemaClients, type DatabaseUrls, type Query } from '@erp/admin';
+import { SchemaClients, type DatabaseUrls, type Query } from '@erp/back-office';
 import { z } from 'zod';
 import {
   API_BASE,

@@ -1,10 +1,10 @@
-import { SchemaClients, auditBooks, type DatabaseUrls, type InvariantResult, type Row } from '@erp/admin';
+import { SchemaClients, auditBooks, type DatabaseUrls, type InvariantResult, type Row } from '@erp/back-office';
 import type { Company, CompanyRef } from './fixture';
 import { call } from './http';
 import type { LineRecord, LoadLedger } from './load';
 import { sleep } from './wait';
 
-export { formatInvariants, type InvariantResult } from '@erp/admin';
+export { formatInvariants, type InvariantResult } from '@erp/back-office';
 
 export interface InvariantInput {
   databases: DatabaseUrls;

@@ -1,4 +1,4 @@
-import { SchemaClients, type DatabaseUrls, type Query, type Row } from '@erp/admin';
+import { SchemaClients, type DatabaseUrls, type Query, type Row } from '@erp/back-office';
 import { API_BASE } from '@erp/contracts';
 import { apiRoutes } from '../../../services/gateway/src/http/routes';
 import { wooHeaders, wooOrder } from '../../../services/webhook-ingest/test/platform.factories';

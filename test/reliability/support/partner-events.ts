@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { InvariantResult } from '@erp/admin';
+import type { InvariantResult } from '@erp/back-office';
 import type { Company, CompanyRef } from './fixture';
 import { call } from './http';
 import type { LoadLedger } from './load';

@@ -1,4 +1,4 @@
-import type { DatabaseUrls } from '@erp/admin';
+import type { DatabaseUrls } from '@erp/back-office';
 import type { Bus } from '@erp/bus';
 import { streamName } from '@erp/contracts';
 import { ALL_SERVICES, type Cluster, type Replica } from './cluster';

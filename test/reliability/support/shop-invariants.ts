@@ -1,4 +1,4 @@
-import { SchemaClients, type DatabaseUrls, type InvariantResult, type Query } from '@erp/admin';
+import { SchemaClients, type DatabaseUrls, type InvariantResult, type Query } from '@erp/back-office';
 import type { ShopifyShop, WooShop } from '../../support/shops';
 import type { Deriva } from '@erp/contracts';
 import { SHOP_PRODUCTS, type ShopOrderRecord, type ShopPlatform } from './shop-traffic';

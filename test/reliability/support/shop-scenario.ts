@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SchemaClients, seedFixture, type WebhookToken } from '@erp/admin';
+import { SchemaClients, seedFixture, type WebhookToken } from '@erp/back-office';
 import { webhookSubjects } from '@erp/contracts';
 import { startShops } from '../../support/shops';
 import { FaultLog, type FaultRecord } from './faults';
