@@ -5,10 +5,10 @@ import { lockPedido, type PedidoRow, type PedidoUpdate } from '../db/pedido.repo
 import type { WebhookDb } from '../db/tables';
 import { parseJsonExact } from '../domain/json';
 import { quantityFixed } from '../domain/money';
-import { decideOrder, orderIntent, shopifyRefundIntent, type OrderIntent, type RefundIntent } from '../domain/orders';
+import { decideOrder, orderIntent, shopifyRefundIntent, type OrderDecision, type OrderIntent, type RefundIntent } from '../domain/orders';
 import { Unprocessable } from '../domain/failures';
 import type { ReturnsPort } from '../ports/returns.port';
-import { intentOf, makeOrderSales, type MadeSale, type OrderSaleDeps } from './order-sales.flow';
+import { intentOf, makeOrderSales, type MadeSale, type NewOrder, type OrderSaleDeps } from './order-sales.flow';
 
 export interface ProcessingDeps extends OrderSaleDeps {
   returns: ReturnsPort;
@@ -31,6 +31,17 @@ export function parseBody(entrega: LockedEntrega): unknown {
 /** What a delivery records on its order's row when it is the order's first. */
 const firstPath = (entrega: LockedEntrega) => ({ origen: entrega.origen, integracion_id: entrega.integracion_id });
 
+/** The context of the calls a delivery makes, its request named after it. */
+const contextOf = (entrega: LockedEntrega, deps: ProcessingDeps) =>
+  deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
+
+/** An order delivery being applied: the delivery, what its order asks, and what we applied of that order before. */
+interface Applying {
+  entrega: LockedEntrega;
+  intent: OrderIntent;
+  known: PedidoRow;
+}
+
 /**
  * Applies one order delivery. Runs inside the delivery's transaction with the order's row locked,
  * so deliveries of the same order apply one at a time and in a consistent order.
@@ -40,60 +51,78 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
   const intent = intentOf(() => orderIntent(entrega.plataforma, parseBody(entrega)));
   const known = await lockPedido(trx, entrega.empresa_id, intent.referencia, firstPath(entrega));
   const decision = decideOrder(intent, known);
-  const remember = (changes: PedidoUpdate['changes']): PedidoUpdate => pedidoUpdate(entrega, intent, known, changes);
-  const context = () => deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
-
   switch (decision.kind) {
     case 'ignorar':
       return { estado: 'ignorada', motivo: decision.motivo };
     case 'ya-creada':
-    case 'completar': {
-      const ctx = await context();
-      // Completing reads the sale: its line ids serve the refunds, which need not read it again.
-      const completion = decision.kind === 'completar' ? await deps.sales.completeIfPending(ctx, decision.id_venta) : undefined;
-      const completed = completion?.completed ?? false;
-      const refunds = await applyRefunds(
-        ctx,
-        intent.referencia,
-        { ...known, id_venta: decision.id_venta },
-        intent.reembolsos,
-        deps,
-        linesToCome(entrega),
-        completion?.lineIds,
-      );
-      const motivo = [
-        completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía',
-        ...refunds.notas,
-      ].join('. ');
-      return {
-        estado: 'procesada',
-        id_venta: decision.id_venta,
-        motivo,
-        pedido: remember({ reembolsos: refunds.aplicados, lineas_pendientes: refunds.esperando }),
-      };
-    }
-    case 'anular': {
-      const ctx = await context();
-      // A crash after sales.create and before we recorded its id leaves a sale we do not know of: ask sales.
-      const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, intent.referencia));
-      if (idVenta === null) {
-        return { estado: 'ignorada', motivo: 'El pedido se canceló antes de generar una venta', pedido: remember({ cancelado: true }) };
-      }
-      if (known.reembolsos.length > 0) {
-        // Refunds already returned part of the sale, and a sale with returns cannot be annulled:
-        // what is left comes back as one more return.
-        const motivo = await returnTheRest(ctx, intent.referencia, idVenta, deps);
-        return { estado: 'procesada', id_venta: idVenta, motivo, pedido: remember({ cancelado: true, id_venta: idVenta }) };
-      }
-      await deps.sales.annulSale(ctx, idVenta);
-      return { estado: 'procesada', id_venta: idVenta, motivo: 'Venta anulada', pedido: remember({ cancelado: true, id_venta: idVenta }) };
-    }
-    case 'crear': {
-      const [made] = await makeOrderSales(trx, [{ entrega, intent, estado: decision.estado }], deps, `webhook-${entrega.id}`);
-      if (made instanceof Error) throw made;
-      return saleMade(entrega, intent, known, made!, deps);
-    }
+    case 'completar':
+      return answerKnown({ entrega, intent, known }, decision, deps);
+    case 'anular':
+      return annulOrder({ entrega, intent, known }, deps);
+    case 'crear':
+      return makeSale(trx, { entrega, intent, known }, decision.estado, deps);
   }
+}
+
+/** An order whose sale we made: a sale still pending is completed when the order is paid, and the order's new refunds are booked. */
+async function answerKnown(
+  { entrega, intent, known }: Applying,
+  decision: Extract<OrderDecision, { kind: 'ya-creada' | 'completar' }>,
+  deps: ProcessingDeps,
+): Promise<Outcome> {
+  const ctx = await contextOf(entrega, deps);
+  // Completing reads the sale: its line ids serve the refunds, which need not read it again.
+  const completion = decision.kind === 'completar' ? await deps.sales.completeIfPending(ctx, decision.id_venta) : undefined;
+  const completed = completion?.completed ?? false;
+  const refunds = await applyRefunds(
+    ctx,
+    intent.referencia,
+    { ...known, id_venta: decision.id_venta },
+    intent.reembolsos,
+    deps,
+    linesToCome(entrega),
+    completion?.lineIds,
+  );
+  const motivo = [
+    completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía',
+    ...refunds.notas,
+  ].join('. ');
+  return {
+    estado: 'procesada',
+    id_venta: decision.id_venta,
+    motivo,
+    pedido: pedidoUpdate(entrega, intent, known, { reembolsos: refunds.aplicados, lineas_pendientes: refunds.esperando }),
+  };
+}
+
+/** A cancelled order: its sale, if one was made, is annulled. */
+async function annulOrder({ entrega, intent, known }: Applying, deps: ProcessingDeps): Promise<Outcome> {
+  const ctx = await contextOf(entrega, deps);
+  // A crash after sales.create and before we recorded its id leaves a sale we do not know of: ask sales.
+  const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, intent.referencia));
+  if (idVenta === null) {
+    return {
+      estado: 'ignorada',
+      motivo: 'El pedido se canceló antes de generar una venta',
+      pedido: pedidoUpdate(entrega, intent, known, { cancelado: true }),
+    };
+  }
+  const pedido = pedidoUpdate(entrega, intent, known, { cancelado: true, id_venta: idVenta });
+  if (known.reembolsos.length > 0) {
+    // Refunds already returned part of the sale, and a sale with returns cannot be annulled:
+    // what is left comes back as one more return.
+    const motivo = await returnTheRest(ctx, intent.referencia, idVenta, deps);
+    return { estado: 'procesada', id_venta: idVenta, motivo, pedido };
+  }
+  await deps.sales.annulSale(ctx, idVenta);
+  return { estado: 'procesada', id_venta: idVenta, motivo: 'Venta anulada', pedido };
+}
+
+/** A new order: its sale is made alone, by the pipeline a group's sales take. */
+async function makeSale(trx: Transaction<WebhookDb>, order: Applying, estado: NewOrder['estado'], deps: ProcessingDeps): Promise<Outcome> {
+  const [made] = await makeOrderSales(trx, [{ entrega: order.entrega, intent: order.intent, estado }], deps, `webhook-${order.entrega.id}`);
+  if (made instanceof Error) throw made;
+  return saleMade(order.entrega, order.intent, order.known, made!, deps);
 }
 
 /**
@@ -112,7 +141,7 @@ export async function saleMade(
   const refunds =
     intent.reembolsos.length > 0
       ? await applyRefunds(
-          await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`),
+          await contextOf(entrega, deps),
           intent.referencia,
           { ...known, id_venta: sale.id, lineas },
           intent.reembolsos,
@@ -154,7 +183,7 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   if (!refund || !entrega.referencia) throw new Unprocessable('El reembolso no trae id o no indica su pedido (order_id)');
   const known = await lockPedido(trx, entrega.empresa_id, entrega.referencia, firstPath(entrega));
   if (known.cancelado) return { estado: 'ignorada', motivo: 'El pedido ya fue cancelado: su venta ya no tiene qué devolver' };
-  const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
+  const ctx = await contextOf(entrega, deps);
   const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, entrega.referencia));
   // The order's own delivery may still be on its way: retried until it has made the sale.
   if (idVenta === null)
@@ -210,39 +239,49 @@ async function applyRefunds(
       esperando = true;
       continue;
     }
-    if (refund.lineas.length === 0) {
+    if (refund.lineas.length === 0)
       notas.push(`Reembolso ${refund.id} de ${cents(refund.monto)} sin líneas: no mueve stock ni genera devolución`);
-      aplicados.push(refund.id);
-      continue;
-    }
-    const detalle = (idLinea: string) => {
-      const position = pedido.lineas.indexOf(idLinea);
-      const id = position >= 0 ? saleLines[position] : undefined;
-      if (id === undefined)
-        throw new Unprocessable(`El reembolso ${refund.id} nombra la línea ${idLinea}, que no está en la venta del pedido`);
-      return id;
-    };
-    for (const [tipo, reponer, sufijo] of [
-      ['devolucion', true, ''],
-      ['descuento_ajuste', false, '-sin-reposicion'],
-    ] as const) {
-      const lineas = refund.lineas.filter((l) => l.reponer === reponer);
-      if (lineas.length === 0) continue;
-      const devolucion = await deps.returns.createReturn(ctx, {
-        id_venta: pedido.id_venta,
-        fecha: new Date().toISOString().slice(0, 10),
-        tipo,
-        referencia: `${referencia}-reembolso-${refund.id}${sufijo}`,
-        observaciones: `Reembolso ${refund.id} del pedido ${referencia} (${cents(refund.monto)} reembolsado por la plataforma)`,
-        detalles: lineas.map((l) => ({ id_detalle: detalle(l.id_linea), cantidad: quantityFixed(l.cantidad) })),
-      });
-      notas.push(
-        `Reembolso ${refund.id}: devolución ${devolucion.id} por ${devolucion.total}${reponer ? ' con reposición de stock' : ' sin reposición de stock'}`,
-      );
-    }
+    else notas.push(...(await bookRefund(ctx, referencia, { ...pedido, saleLines }, refund, deps)));
     aplicados.push(refund.id);
   }
   return { aplicados, notas, esperando };
+}
+
+/** Books the lines of one refund as returns of the sale, one per kind (restocked or not); answers a note of each. */
+async function bookRefund(
+  ctx: TenantContext,
+  referencia: string,
+  pedido: Pick<PedidoRow, 'lineas'> & { id_venta: number; saleLines: number[] },
+  refund: RefundIntent,
+  deps: ProcessingDeps,
+): Promise<string[]> {
+  const detalle = (idLinea: string) => {
+    const position = pedido.lineas.indexOf(idLinea);
+    const id = position >= 0 ? pedido.saleLines[position] : undefined;
+    if (id === undefined)
+      throw new Unprocessable(`El reembolso ${refund.id} nombra la línea ${idLinea}, que no está en la venta del pedido`);
+    return id;
+  };
+  const notas: string[] = [];
+  for (const [tipo, reponer, sufijo] of [
+    ['devolucion', true, ''],
+    ['descuento_ajuste', false, '-sin-reposicion'],
+  ] as const) {
+    const lineas = refund.lineas.filter((l) => l.reponer === reponer);
+    if (lineas.length === 0) continue;
+    const devolucion = await deps.returns.createReturn(ctx, {
+      id_venta: pedido.id_venta,
+      fecha: new Date().toISOString().slice(0, 10),
+      tipo,
+      referencia: `${referencia}-reembolso-${refund.id}${sufijo}`,
+      observaciones: `Reembolso ${refund.id} del pedido ${referencia} (${cents(refund.monto)} reembolsado por la plataforma)`,
+      detalles: lineas.map((l) => ({ id_detalle: detalle(l.id_linea), cantidad: quantityFixed(l.cantidad) })),
+    });
+    notas.push(
+      `Reembolso ${refund.id}: devolución ${devolucion.id} por ${devolucion.total}${reponer ? ' con reposición de stock' : ' sin reposición de stock'}`,
+    );
+  }
+  return notas;
 }
 
 /** A cancelled or fully refunded order whose sale already has returns: the rest of the sale is returned. */
