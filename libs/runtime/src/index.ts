@@ -6,3 +6,4 @@ export * from './service';
 export * from './migrate';
 export * from './dependencies';
 export * from './crash';
+export type { ReadinessCheck } from './ops-server';

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
 import { Bus, OutboxRelay, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
@@ -15,9 +13,8 @@ import {
   registerOutboxMetrics,
   registerPoolMetrics,
 } from './metrics';
-
-/** A readiness check: resolves with a short status, throws when not ready. */
-export type ReadinessCheck = () => Promise<string>;
+import { createReadinessChecks, startOpsServer, type ReadinessCheck } from './ops-server';
+import { createShutdown } from './shutdown';
 
 /**
  * What a service's `setup` is given. `DB` is the service's table interfaces (its `db/tables.ts`),
@@ -38,7 +35,11 @@ export interface ServiceContext<C extends BaseConfig, DB = any> {
    */
   outbox: OutboxRelay;
   metrics: Registry;
-  /** Registers a stop step. Steps run in reverse order of registration, under the deadline. */
+  /**
+   * Registers a stop step of what takes work in (a server, a consumer, its clients). These steps run
+   * first, in reverse order of registration, under the deadline; the workers, the bus and the
+   * databases stop after them.
+   */
   onShutdown(name: string, step: () => Promise<void>): void;
   /** A check that must pass for /readyz (`required`), or that only reports a degraded state. */
   addReadinessCheck(name: string, check: ReadinessCheck, options?: { required?: boolean }): void;
@@ -69,13 +70,13 @@ export interface RunningService<C extends BaseConfig, DB = any> {
   ctx: ServiceContext<C, DB>;
   /** Port of the ops server (/healthz, /readyz, /metrics). */
   opsPort: number;
-  /** Stops in reverse start order under the configured deadline. Resolves false when the deadline hit. */
+  /** Stops phase by phase (see SHUTDOWN_PHASES) under the configured deadline. Resolves false when the deadline hit. */
   stop(): Promise<boolean>;
 }
 
 /**
  * Starts a service in the fixed order: db → NATS → event stream → handlers (setup) → ops server,
- * and prepares the reverse stop order. Telemetry is started earlier, by the entry point's first import.
+ * and prepares the stop, phase by phase (see SHUTDOWN_PHASES). Telemetry is started earlier, by the entry point's first import.
  */
 export async function startService<C extends BaseConfig, DB>(
   spec: ServiceSpec<C, DB>,
@@ -83,9 +84,8 @@ export async function startService<C extends BaseConfig, DB>(
 ): Promise<RunningService<C, DB>> {
   const { config } = spec;
   const logger = options.logger ?? createLogger(spec.name, config.LOG_LEVEL);
-  const steps: Array<{ name: string; step: () => Promise<void> }> = [];
-  const onShutdown = (name: string, step: () => Promise<void>) => void steps.push({ name, step });
-  const checks: Array<{ name: string; check: ReadinessCheck; required: boolean }> = [];
+  const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
+  const readiness = createReadinessChecks();
   let stopping = false;
 
   const pool = createPool({
@@ -96,7 +96,7 @@ export async function startService<C extends BaseConfig, DB>(
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
   });
   const rootDb = dbOverPool<unknown>(pool);
-  onShutdown('db', () => rootDb.destroy());
+  shutdown.add('databases', 'db', () => rootDb.destroy());
   try {
     await sql`select 1`.execute(rootDb);
     if (options.migrateOnStart) await migrateSchema(rootDb, spec.schema, spec.migrations);
@@ -119,9 +119,9 @@ export async function startService<C extends BaseConfig, DB>(
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     });
     const readDb = dbOverPool<unknown>(readPool);
-    onShutdown('db-read', () => readDb.destroy());
+    shutdown.add('databases', 'db-read', () => readDb.destroy());
     registerExportReplica(registry, readDb.withSchema(spec.schema));
-    checks.push({ name: 'postgres-read', required: false, check: async () => (await sql`select 1`.execute(readDb), 'ok') });
+    readiness.add('postgres-read', async () => (await sql`select 1`.execute(readDb), 'ok'), { required: false });
   }
   // Every service schema has an outbox (createOutboxTables is part of each first migration).
   // Collected in registration order: the pool is read before the scrape's own queries take a connection.
@@ -136,7 +136,7 @@ export async function startService<C extends BaseConfig, DB>(
     observer: busObserver,
     validateReplies: config.VALIDATE_REPLIES === undefined ? config.NODE_ENV !== 'production' : config.VALIDATE_REPLIES === 'true',
   });
-  onShutdown('nats', () => bus.drain());
+  shutdown.add('bus', 'nats', () => bus.drain());
   // The lag of the durable consumers the service reads (BUS_IDENTITIES), as JetStream counts it.
   const durables = Object.keys((BUS_IDENTITIES as Readonly<Record<string, BusIdentity>>)[spec.name]?.consumers ?? {});
   if (durables.length > 0) registerConsumerMetrics(registry, jetStreamConsumerStates(bus, durables));
@@ -145,14 +145,10 @@ export async function startService<C extends BaseConfig, DB>(
   if (options.migrateOnStart) await provisionJetStream(bus, [spec.name]);
   else await checkEventStream(bus);
 
-  checks.push({ name: 'postgres', required: true, check: async () => (await sql`select 1`.execute(rootDb), 'ok') });
-  checks.push({
-    name: 'nats',
-    required: true,
-    check: async () => {
-      if (!bus.isConnected()) throw new Error('disconnected');
-      return 'ok';
-    },
+  readiness.add('postgres', async () => (await sql`select 1`.execute(rootDb), 'ok'));
+  readiness.add('nats', async () => {
+    if (!bus.isConnected()) throw new Error('disconnected');
+    return 'ok';
   });
 
   // Every service schema has an outbox (createOutboxTables is part of each first migration).
@@ -167,73 +163,35 @@ export async function startService<C extends BaseConfig, DB>(
     bus,
     outbox,
     metrics: registry,
-    onShutdown,
-    addReadinessCheck: (name, check, opts) => void checks.push({ name, check, required: opts?.required ?? true }),
+    onShutdown: (name, step) => shutdown.add('intake', name, step),
+    addReadinessCheck: (name, check, opts) => readiness.add(name, check, opts),
   };
   await spec.setup(ctx);
   // The subscriptions setup made are known to the server once this round trip returns: a request
   // sent the moment the service says it started (or ready) finds a responder, never "no responders".
   await bus.nc.flush();
 
-  const ops = http.createServer((req, res) => {
-    void handleOps(req, res).catch(() => {
-      res.statusCode = 500;
-      res.end();
-    });
+  const ops = await startOpsServer({
+    port: config.OPS_PORT,
+    host: config.BIND_ADDRESS,
+    metrics: registry,
+    readiness,
+    stopping: () => stopping,
   });
-  const handleOps = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path === '/healthz') return json(res, 200, { status: 'ok' });
-    if (path === '/metrics') {
-      res.setHeader('Content-Type', registry.contentType);
-      return res.end(await registry.metrics());
-    }
-    if (path === '/readyz') {
-      const results: Record<string, string> = {};
-      let ready = !stopping;
-      await Promise.all(
-        checks.map(async ({ name, check, required }) => {
-          try {
-            results[name] = await withTimeout(check(), 2_000);
-          } catch (err) {
-            results[name] = `${required ? 'down' : 'degraded'}: ${(err as Error).message}`;
-            if (required) ready = false;
-          }
-        }),
-      );
-      if (stopping) results.shutdown = 'in progress';
-      return json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks: results });
-    }
-    return json(res, 404, { status: 'not found' });
-  };
-  await new Promise<void>((resolve) => ops.listen(config.OPS_PORT, config.BIND_ADDRESS, resolve));
-  onShutdown('ops-server', () => new Promise((resolve) => ops.close(() => resolve())));
-  const opsPort = (ops.address() as AddressInfo).port;
-  logger.info({ opsPort, schema: spec.schema, prefix: config.SUBJECT_PREFIX }, 'service started');
+  shutdown.add('ops', 'ops-server', () => ops.close());
+  logger.info({ opsPort: ops.port, schema: spec.schema, prefix: config.SUBJECT_PREFIX }, 'service started');
 
   let stopped: Promise<boolean> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
       stopping = true;
       logger.info({}, 'stopping');
-      const run = (async () => {
-        // The ops server answers /readyz 503 until the end, so it closes last of the servers:
-        // stop steps run newest first, except that it is moved to the very end.
-        const ordered = [...steps].reverse().sort((a, b) => Number(a.name === 'ops-server') - Number(b.name === 'ops-server'));
-        for (const { name, step } of ordered) {
-          try {
-            await step();
-          } catch (err) {
-            logger.warn({ err, step: name }, 'stop step failed');
-          }
-        }
-      })();
-      const inTime = await Promise.race([run.then(() => true), delay(config.SHUTDOWN_TIMEOUT_MS).then(() => false)]);
+      const inTime = await shutdown.run();
       logger.info({ inTime }, 'stopped');
       return inTime;
     })());
 
-  return { ctx, opsPort, stop };
+  return { ctx, opsPort: ops.port, stop };
 }
 
 /**
@@ -259,23 +217,4 @@ export function runService<C extends BaseConfig, DB>(spec: ServiceSpec<C, DB>, o
       process.exit(1);
     },
   );
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify(body));
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
