@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
 import { webhookEvents, type ConsumerName } from '@erp/contracts';
 import type { WebhookDb } from '../db/tables';
-import { processDelivery, type ProcessResult } from '../flows/process-delivery.flow';
+import { processEntrega, type ProcessResult } from '../flows/process-delivery.flow';
 import type { DeliveryGrouper } from '../workers/delivery-grouper.worker';
 import type { IntakePace } from '../workers/intake-pace.worker';
 import type { ProcessingDeps } from '../flows/process-order.flow';
@@ -52,7 +52,7 @@ export async function startDeliveryConsumer(
       }
       const release = await options.pace.acquire();
       try {
-        const outcome = await processDelivery(db, deps, event.id_entrega, {
+        const outcome = await processEntrega(db, deps, event.id_entrega, {
           attempt: meta.deliveryCount,
           lastAttempt: meta.deliveryCount >= options.maxDeliver,
           logger: bus.logger,

@@ -4,8 +4,8 @@ import type { Logger } from '@erp/bus';
 import { finishEntrega, lockEntrega } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
 import { isPermanent, reasonOf } from '../domain/failures';
-import { processOrder, type ProcessingDeps } from './process-order.flow';
-import { processProduct } from './process-product.flow';
+import { processPedido, type ProcessingDeps } from './process-order.flow';
+import { processProducto } from './process-producto.flow';
 
 export type ProcessResult = 'procesada' | 'ignorada' | 'fallida' | 'omitida';
 
@@ -16,7 +16,7 @@ export type ProcessResult = 'procesada' | 'ignorada' | 'fallida' | 'omitida';
  * reason; a transient one throws so the event is retried, unless `lastAttempt`, when it is kept
  * as failed too: nothing is dropped silently.
  */
-export async function processDelivery(
+export async function processEntrega(
   db: Kysely<WebhookDb>,
   deps: ProcessingDeps,
   idEntrega: number,
@@ -27,7 +27,7 @@ export async function processDelivery(
       const entrega = await lockEntrega(trx, idEntrega);
       if (!entrega || entrega.estado !== 'recibida') return 'omitida';
       try {
-        const outcome = entrega.recurso === 'pedido' ? await processOrder(trx, entrega, deps) : await processProduct(trx, entrega, deps);
+        const outcome = entrega.recurso === 'pedido' ? await processPedido(trx, entrega, deps) : await processProducto(trx, entrega, deps);
         await finishEntrega(trx, entrega.id, outcome, options.attempt);
         return outcome.estado;
       } catch (err) {

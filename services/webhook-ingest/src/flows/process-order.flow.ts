@@ -8,9 +8,9 @@ import { quantityFixed } from '../domain/money';
 import { decideOrder, orderIntent, shopifyRefundIntent, type OrderDecision, type OrderIntent, type RefundIntent } from '../domain/orders';
 import { Unprocessable } from '../domain/failures';
 import type { ReturnsPort } from '../ports/returns.port';
-import { intentOf, makeOrderSales, type MadeSale, type NewOrder, type OrderSaleDeps } from './order-sales.flow';
+import { intentOf, makePedidoVentas, type MadeVenta, type NuevoPedido, type PedidoVentaDeps } from './pedido-ventas.flow';
 
-export interface ProcessingDeps extends OrderSaleDeps {
+export interface ProcessingDeps extends PedidoVentaDeps {
   returns: ReturnsPort;
 }
 
@@ -46,8 +46,8 @@ interface Applying {
  * Applies one order delivery. Runs inside the delivery's transaction with the order's row locked,
  * so deliveries of the same order apply one at a time and in a consistent order.
  */
-export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
-  if (entrega.tema === 'refunds/create') return processRefund(trx, entrega, deps);
+export async function processPedido(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
+  if (entrega.tema === 'refunds/create') return processReembolso(trx, entrega, deps);
   const intent = intentOf(() => orderIntent(entrega.plataforma, parseBody(entrega)));
   const known = await lockPedido(trx, entrega.empresa_id, intent.referencia, firstPath(entrega));
   const decision = decideOrder(intent, known);
@@ -58,9 +58,9 @@ export async function processOrder(trx: Transaction<WebhookDb>, entrega: LockedE
     case 'completar':
       return answerKnown({ entrega, intent, known }, decision, deps);
     case 'anular':
-      return annulOrder({ entrega, intent, known }, deps);
+      return annulVenta({ entrega, intent, known }, deps);
     case 'crear':
-      return makeSale(trx, { entrega, intent, known }, decision.estado, deps);
+      return makeVenta(trx, { entrega, intent, known }, decision.estado, deps);
   }
 }
 
@@ -74,29 +74,29 @@ async function answerKnown(
   // Completing reads the sale: its line ids serve the refunds, which need not read it again.
   const completion = decision.kind === 'completar' ? await deps.sales.completeIfPending(ctx, decision.id_venta) : undefined;
   const completed = completion?.completed ?? false;
-  const refunds = await applyRefunds(
+  const reembolsos = await applyReembolsos(
     ctx,
     intent.referencia,
     { ...known, id_venta: decision.id_venta },
     intent.reembolsos,
     deps,
-    linesToCome(entrega),
+    lineasToCome(entrega),
     completion?.lineIds,
   );
   const motivo = [
     completed ? 'Venta pendiente completada: el pedido ya está pagado' : 'La venta del pedido ya existía',
-    ...refunds.notas,
+    ...reembolsos.notas,
   ].join('. ');
   return {
     estado: 'procesada',
     id_venta: decision.id_venta,
     motivo,
-    pedido: pedidoUpdate(entrega, intent, known, { reembolsos: refunds.aplicados, lineas_pendientes: refunds.esperando }),
+    pedido: pedidoUpdate(entrega, intent, known, { reembolsos: reembolsos.aplicados, lineas_pendientes: reembolsos.esperando }),
   };
 }
 
 /** A cancelled order: its sale, if one was made, is annulled. */
-async function annulOrder({ entrega, intent, known }: Applying, deps: ProcessingDeps): Promise<Outcome> {
+async function annulVenta({ entrega, intent, known }: Applying, deps: ProcessingDeps): Promise<Outcome> {
   const ctx = await contextOf(entrega, deps);
   // A crash after sales.create and before we recorded its id leaves a sale we do not know of: ask sales.
   const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, intent.referencia));
@@ -119,46 +119,56 @@ async function annulOrder({ entrega, intent, known }: Applying, deps: Processing
 }
 
 /** A new order: its sale is made alone, by the pipeline a group's sales take. */
-async function makeSale(trx: Transaction<WebhookDb>, order: Applying, estado: NewOrder['estado'], deps: ProcessingDeps): Promise<Outcome> {
-  const [made] = await makeOrderSales(trx, [{ entrega: order.entrega, intent: order.intent, estado }], deps, `webhook-${order.entrega.id}`);
+async function makeVenta(
+  trx: Transaction<WebhookDb>,
+  pedido: Applying,
+  estado: NuevoPedido['estado'],
+  deps: ProcessingDeps,
+): Promise<Outcome> {
+  const [made] = await makePedidoVentas(
+    trx,
+    [{ entrega: pedido.entrega, intent: pedido.intent, estado }],
+    deps,
+    `webhook-${pedido.entrega.id}`,
+  );
   if (made instanceof Error) throw made;
-  return saleMade(order.entrega, order.intent, order.known, made!, deps);
+  return ventaMade(pedido.entrega, pedido.intent, pedido.known, made!, deps);
 }
 
 /**
  * The delivery's outcome once its order's sale is made: the refunds the order already carries are
  * booked against it, and the order's row records the sale and its lines.
  */
-export async function saleMade(
+export async function ventaMade(
   entrega: LockedEntrega,
   intent: OrderIntent,
   known: PedidoRow,
-  sale: MadeSale,
+  venta: MadeVenta,
   deps: ProcessingDeps,
 ): Promise<Outcome> {
   // Product lines come first in the sale, in the order's order: refunds find them by position.
   const lineas = intent.productos.map((p) => p.id_linea);
-  const refunds =
+  const reembolsos =
     intent.reembolsos.length > 0
-      ? await applyRefunds(
+      ? await applyReembolsos(
           await contextOf(entrega, deps),
           intent.referencia,
-          { ...known, id_venta: sale.id, lineas },
+          { ...known, id_venta: venta.id, lineas },
           intent.reembolsos,
           deps,
-          linesToCome(entrega),
+          lineasToCome(entrega),
         )
       : { aplicados: known.reembolsos, notas: [], esperando: false };
-  const motivo = [...(sale.idempotent ? ['La venta del pedido ya existía'] : []), ...refunds.notas].join('. ');
+  const motivo = [...(venta.idempotent ? ['La venta del pedido ya existía'] : []), ...reembolsos.notas].join('. ');
   return {
     estado: 'procesada',
-    id_venta: sale.id,
+    id_venta: venta.id,
     motivo: motivo || null,
     pedido: pedidoUpdate(entrega, intent, known, {
-      id_venta: sale.id,
+      id_venta: venta.id,
       lineas,
-      reembolsos: refunds.aplicados,
-      lineas_pendientes: refunds.esperando,
+      reembolsos: reembolsos.aplicados,
+      lineas_pendientes: reembolsos.esperando,
     }),
   };
 }
@@ -177,10 +187,10 @@ function pedidoUpdate(entrega: LockedEntrega, intent: OrderIntent, known: Pedido
 }
 
 /** A Shopify `refunds/create` delivery: the refund of an order whose sale we made. */
-async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
+async function processReembolso(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
   const body = parseBody(entrega) as Record<string, unknown> | null;
-  const refund = shopifyRefundIntent(body);
-  if (!refund || !entrega.referencia) throw new Unprocessable('El reembolso no trae id o no indica su pedido (order_id)');
+  const reembolso = shopifyRefundIntent(body);
+  if (!reembolso || !entrega.referencia) throw new Unprocessable('El reembolso no trae id o no indica su pedido (order_id)');
   const known = await lockPedido(trx, entrega.empresa_id, entrega.referencia, firstPath(entrega));
   if (known.cancelado) return { estado: 'ignorada', motivo: 'El pedido ya fue cancelado: su venta ya no tiene qué devolver' };
   const ctx = await contextOf(entrega, deps);
@@ -188,15 +198,15 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
   // The order's own delivery may still be on its way: retried until it has made the sale.
   if (idVenta === null)
     throw new AppError('UNAVAILABLE', `El pedido ${entrega.referencia} aún no tiene venta; el reembolso se reintentará`);
-  const refunds = await applyRefunds(ctx, entrega.referencia, { ...known, id_venta: idVenta }, [refund], deps, false);
+  const reembolsos = await applyReembolsos(ctx, entrega.referencia, { ...known, id_venta: idVenta }, [reembolso], deps, false);
   return {
     estado: 'procesada',
     id_venta: idVenta,
-    motivo: refunds.notas.join('. ') || null,
+    motivo: reembolsos.notas.join('. ') || null,
     pedido: {
       empresa_id: entrega.empresa_id,
       referencia: entrega.referencia,
-      changes: { id_venta: idVenta, reembolsos: refunds.aplicados },
+      changes: { id_venta: idVenta, reembolsos: reembolsos.aplicados },
     },
   };
 }
@@ -207,7 +217,7 @@ async function processRefund(trx: Transaction<WebhookDb>, entrega: LockedEntrega
  * refund whole (`/orders/{id}/refunds`) by reconciliation. Read by reconciliation, or without
  * the shop's API, a refund without lines has none.
  */
-const linesToCome = (entrega: LockedEntrega): boolean =>
+const lineasToCome = (entrega: LockedEntrega): boolean =>
   entrega.plataforma === 'woocommerce' && entrega.origen === 'webhook' && entrega.tienda_url !== null;
 
 /**
@@ -217,49 +227,49 @@ const linesToCome = (entrega: LockedEntrega): boolean =>
  * refund arriving in a `refunds/create` and again inside the order, still makes one return. A
  * refund without lines whose lines are to come (`awaitLines`) is left for then (`esperando`).
  */
-async function applyRefunds(
+async function applyReembolsos(
   ctx: TenantContext,
   referencia: string,
   pedido: Pick<PedidoRow, 'lineas' | 'reembolsos'> & { id_venta: number },
-  refunds: RefundIntent[],
+  reembolsos: RefundIntent[],
   deps: ProcessingDeps,
-  awaitLines: boolean,
+  awaitLineas: boolean,
   /** The sale's line ids when the caller has just read them. */
-  knownLineIds?: number[],
+  knownDetalleIds?: number[],
 ): Promise<{ aplicados: string[]; notas: string[]; esperando: boolean }> {
   const aplicados = [...pedido.reembolsos];
   const notas: string[] = [];
   let esperando = false;
-  const pending = refunds.filter((r) => !aplicados.includes(r.id));
+  const pending = reembolsos.filter((r) => !aplicados.includes(r.id));
   if (pending.length === 0) return { aplicados, notas, esperando };
-  const saleLines = knownLineIds ?? (await deps.sales.saleLineIds(ctx, pedido.id_venta));
-  for (const refund of pending) {
-    if (refund.lineas.length === 0 && awaitLines) {
-      notas.push(`Reembolso ${refund.id} de ${cents(refund.monto)} sin líneas en el webhook: sus líneas llegan con la conciliación`);
+  const idsDetalle = knownDetalleIds ?? (await deps.sales.saleLineIds(ctx, pedido.id_venta));
+  for (const reembolso of pending) {
+    if (reembolso.lineas.length === 0 && awaitLineas) {
+      notas.push(`Reembolso ${reembolso.id} de ${cents(reembolso.monto)} sin líneas en el webhook: sus líneas llegan con la conciliación`);
       esperando = true;
       continue;
     }
-    if (refund.lineas.length === 0)
-      notas.push(`Reembolso ${refund.id} de ${cents(refund.monto)} sin líneas: no mueve stock ni genera devolución`);
-    else notas.push(...(await bookRefund(ctx, referencia, { ...pedido, saleLines }, refund, deps)));
-    aplicados.push(refund.id);
+    if (reembolso.lineas.length === 0)
+      notas.push(`Reembolso ${reembolso.id} de ${cents(reembolso.monto)} sin líneas: no mueve stock ni genera devolución`);
+    else notas.push(...(await bookReembolso(ctx, referencia, { ...pedido, idsDetalle }, reembolso, deps)));
+    aplicados.push(reembolso.id);
   }
   return { aplicados, notas, esperando };
 }
 
 /** Books the lines of one refund as returns of the sale, one per kind (restocked or not); answers a note of each. */
-async function bookRefund(
+async function bookReembolso(
   ctx: TenantContext,
   referencia: string,
-  pedido: Pick<PedidoRow, 'lineas'> & { id_venta: number; saleLines: number[] },
-  refund: RefundIntent,
+  pedido: Pick<PedidoRow, 'lineas'> & { id_venta: number; idsDetalle: number[] },
+  reembolso: RefundIntent,
   deps: ProcessingDeps,
 ): Promise<string[]> {
   const detalle = (idLinea: string) => {
     const position = pedido.lineas.indexOf(idLinea);
-    const id = position >= 0 ? pedido.saleLines[position] : undefined;
+    const id = position >= 0 ? pedido.idsDetalle[position] : undefined;
     if (id === undefined)
-      throw new Unprocessable(`El reembolso ${refund.id} nombra la línea ${idLinea}, que no está en la venta del pedido`);
+      throw new Unprocessable(`El reembolso ${reembolso.id} nombra la línea ${idLinea}, que no está en la venta del pedido`);
     return id;
   };
   const notas: string[] = [];
@@ -267,18 +277,18 @@ async function bookRefund(
     ['devolucion', true, ''],
     ['descuento_ajuste', false, '-sin-reposicion'],
   ] as const) {
-    const lineas = refund.lineas.filter((l) => l.reponer === reponer);
+    const lineas = reembolso.lineas.filter((l) => l.reponer === reponer);
     if (lineas.length === 0) continue;
     const devolucion = await deps.returns.createReturn(ctx, {
       id_venta: pedido.id_venta,
       fecha: new Date().toISOString().slice(0, 10),
       tipo,
-      referencia: `${referencia}-reembolso-${refund.id}${sufijo}`,
-      observaciones: `Reembolso ${refund.id} del pedido ${referencia} (${cents(refund.monto)} reembolsado por la plataforma)`,
+      referencia: `${referencia}-reembolso-${reembolso.id}${sufijo}`,
+      observaciones: `Reembolso ${reembolso.id} del pedido ${referencia} (${cents(reembolso.monto)} reembolsado por la plataforma)`,
       detalles: lineas.map((l) => ({ id_detalle: detalle(l.id_linea), cantidad: quantityFixed(l.cantidad) })),
     });
     notas.push(
-      `Reembolso ${refund.id}: devolución ${devolucion.id} por ${devolucion.total}${reponer ? ' con reposición de stock' : ' sin reposición de stock'}`,
+      `Reembolso ${reembolso.id}: devolución ${devolucion.id} por ${devolucion.total}${reponer ? ' con reposición de stock' : ' sin reposición de stock'}`,
     );
   }
   return notas;

@@ -5,8 +5,8 @@ import { lockPedidos } from '../db/pedido.repository';
 import type { WebhookDb } from '../db/tables';
 import { decideOrder, orderIntent, type OrderIntent } from '../domain/orders';
 import type { ProcessResult } from './process-delivery.flow';
-import { makeOrderSales, type NewOrder } from './order-sales.flow';
-import { parseBody, saleMade, type ProcessingDeps } from './process-order.flow';
+import { makePedidoVentas, type NuevoPedido } from './pedido-ventas.flow';
+import { parseBody, ventaMade, type ProcessingDeps } from './process-order.flow';
 
 /**
  * Processes order deliveries of one integration together, in one transaction: each delivery
@@ -52,16 +52,16 @@ export async function processOrderGroup(
         integracion_id: entrega.integracion_id,
       })),
     );
-    const orders: Array<NewOrder> = [];
+    const pedidos: Array<NuevoPedido> = [];
     for (const { entrega, intent } of candidates) {
       const decision = decideOrder(intent, known.get(intent.referencia));
-      if (decision.kind === 'crear') orders.push({ entrega, intent, estado: decision.estado });
+      if (decision.kind === 'crear') pedidos.push({ entrega, intent, estado: decision.estado });
     }
-    const made = await makeOrderSales(trx, orders, deps, `webhook-${first.id}+${orders.length}`);
-    for (const [i, { entrega, intent }] of orders.entries()) {
-      const sale = made[i];
-      if (sale === undefined || sale instanceof Error) continue;
-      const outcome = await saleMade(entrega, intent, known.get(intent.referencia)!, sale, deps);
+    const made = await makePedidoVentas(trx, pedidos, deps, `webhook-${first.id}+${pedidos.length}`);
+    for (const [i, { entrega, intent }] of pedidos.entries()) {
+      const venta = made[i];
+      if (venta === undefined || venta instanceof Error) continue;
+      const outcome = await ventaMade(entrega, intent, known.get(intent.referencia)!, venta, deps);
       await finishEntrega(trx, entrega.id, outcome, attempts.get(entrega.id));
       results.set(entrega.id, outcome.estado);
     }

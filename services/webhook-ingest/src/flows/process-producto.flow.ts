@@ -13,23 +13,23 @@ import { parseBody, type Outcome, type ProcessingDeps } from './process-order.fl
  * by the delivery so a replay moves nothing twice) unless the integration pushes our stock to the
  * shop, then name, price and enabled when they differ.
  */
-export async function processProduct(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
+export async function processProducto(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
   const intent = wooProductIntent(parseBody(entrega));
   if (!intent) throw new Unprocessable('El producto no trae id');
-  const mapping = await lockMapeo(trx, entrega.empresa_id, entrega.plataforma, intent.id_externo);
-  if (mapping?.version && intent.version && intent.version < mapping.version) {
+  const mapeo = await lockMapeo(trx, entrega.empresa_id, entrega.plataforma, intent.id_externo);
+  if (mapeo?.version && intent.version && intent.version < mapeo.version) {
     return { estado: 'ignorada', motivo: 'Entrega desactualizada: ya se aplicó una versión más reciente del producto' };
   }
   const ctx = await deps.context(entrega.empresa_id, entrega.usuario_id, `webhook-${entrega.id}`);
 
   if (intent.eliminado) {
-    if (!mapping) return { estado: 'ignorada', motivo: 'Producto eliminado en la plataforma sin producto vinculado' };
-    await deps.catalog.updateProduct(ctx, mapping.producto_id, { enable: 0 });
+    if (!mapeo) return { estado: 'ignorada', motivo: 'Producto eliminado en la plataforma sin producto vinculado' };
+    await deps.catalog.updateProduct(ctx, mapeo.producto_id, { enable: 0 });
     return { estado: 'procesada', motivo: 'Producto deshabilitado' };
   }
 
   let current: ResolvedProduct | undefined;
-  const query = mapping ? { id_producto: mapping.producto_id } : intent.sku ? { codigo: intent.sku } : undefined;
+  const query = mapeo ? { id_producto: mapeo.producto_id } : intent.sku ? { codigo: intent.sku } : undefined;
   if (!query) throw new Unprocessable('El producto no tiene SKU ni producto vinculado');
   const resolved = await deps.inventory.resolve(ctx, { items: [query] });
   const item = resolved.items[0];

@@ -11,7 +11,7 @@ import type { CatalogPort, InventoryPort } from '../ports/inventory.port';
 import type { CreateSaleInput, SalesPort } from '../ports/sales.port';
 
 /** What making orders' sales needs of the other services. */
-export interface OrderSaleDeps {
+export interface PedidoVentaDeps {
   sales: SalesPort;
   catalog: CatalogPort;
   inventory: InventoryPort;
@@ -19,20 +19,20 @@ export interface OrderSaleDeps {
 }
 
 /** A new order whose sale is to be made: its delivery (locked), what it asks, and the sale's state. */
-export interface NewOrder {
+export interface NuevoPedido {
   entrega: LockedEntrega;
   intent: OrderIntent;
   estado: 'Completada' | 'Pendiente';
 }
 
 /** The sale made for an order; `idempotent` when it had been made before (a delivery replayed after a crash). */
-export type MadeSale = { id: number; idempotent: boolean };
+export type MadeVenta = { id: number; idempotent: boolean };
 
 /** The code of the service product a company's platform shipping and fees are sold as, when its integration names none. */
 export const CODIGO_ENVIO = 'ENVIO';
 
 /** Customers looked up or created at once while a group's sales are prepared. */
-const CUSTOMERS_AT_ONCE = 8;
+const CLIENTES_AT_ONCE = 8;
 
 /** Items one `inventory.product.resolve` takes. */
 const RESOLVE_MAX = 500;
@@ -56,52 +56,54 @@ export const intentOf = <T>(read: () => T): T => {
  * right whatever happens to the order, may stay). A sale the batch refused or did not reach
  * answers `Deferred`: made alone, its refusal is told as usual.
  */
-export async function makeOrderSales(
+export async function makePedidoVentas(
   trx: Transaction<WebhookDb>,
-  orders: readonly NewOrder[],
-  deps: OrderSaleDeps,
+  pedidos: readonly NuevoPedido[],
+  deps: PedidoVentaDeps,
   requestId: string,
-): Promise<Array<MadeSale | Error>> {
-  if (orders.length === 0) return [];
-  const { entrega: first } = orders[0]!;
-  const results: Array<MadeSale | Error | undefined> = orders.map(() => undefined);
+): Promise<Array<MadeVenta | Error>> {
+  if (pedidos.length === 0) return [];
+  const { entrega: first } = pedidos[0]!;
+  const results: Array<MadeVenta | Error | undefined> = pedidos.map(() => undefined);
   const fail = (i: number) => (err: unknown) => {
     results[i] = err instanceof Error ? err : new Error(String(err));
   };
-  const plans = orders.map((order, i) => attempt(() => planSale(order), fail(i)));
+  const plans = pedidos.map((pedido, i) => attempt(() => planVenta(pedido), fail(i)));
   if (plans.every((plan) => plan === undefined)) return results as Error[];
   const ctx = await deps.context(first.empresa_id, first.usuario_id, requestId);
 
-  const lookup = await lookUpLines(
+  const lookup = await lookUpLineas(
     trx,
     first,
-    orders.flatMap((o, i) => (plans[i] ? o.intent.productos : [])),
+    pedidos.flatMap((o, i) => (plans[i] ? o.intent.productos : [])),
     ctx,
     deps.inventory,
   );
   const productos: Array<number[] | undefined> = [];
-  for (const [i, order] of orders.entries()) {
-    productos[i] = plans[i] ? await attemptAsync(() => productsOf(trx, order.entrega, order.intent.productos, lookup), fail(i)) : undefined;
+  for (const [i, pedido] of pedidos.entries()) {
+    productos[i] = plans[i]
+      ? await attemptAsync(() => productosOf(trx, pedido.entrega, pedido.intent.productos, lookup), fail(i))
+      : undefined;
   }
-  const needService = orders.filter((_, i) => productos[i] && plans[i]!.lineas.some((l) => 'servicio' in l.origen));
+  const needServicio = pedidos.filter((_, i) => productos[i] && plans[i]!.lineas.some((l) => 'servicio' in l.origen));
   let servicio: number | null = null;
-  if (needService.length > 0) {
+  if (needServicio.length > 0) {
     servicio =
       (await attemptAsync(
-        () => serviceProduct(trx, first, ctx, deps),
-        (err) => orders.forEach((o, i) => needService.includes(o) && fail(i)(err)),
+        () => productoServicio(trx, first, ctx, deps),
+        (err) => pedidos.forEach((o, i) => needServicio.includes(o) && fail(i)(err)),
       )) ?? null;
   }
-  const clientes = await customersOf(
+  const clientes = await clientesOf(
     ctx,
-    orders.filter((_, i) => results[i] === undefined),
+    pedidos.filter((_, i) => results[i] === undefined),
     deps.sales,
   );
 
   const ready: Array<{ i: number; input: CreateSaleInput }> = [];
-  for (const [i, order] of orders.entries()) {
+  for (const [i, pedido] of pedidos.entries()) {
     if (results[i] !== undefined) continue;
-    const input = attempt(() => saleInput(order, plans[i]!, productos[i]!, servicio, clientes), fail(i));
+    const input = attempt(() => ventaInput(pedido, plans[i]!, productos[i]!, servicio, clientes), fail(i));
     if (input) ready.push({ i, input });
   }
   if (ready.length === 1) {
@@ -146,7 +148,7 @@ async function attemptAsync<T>(step: () => Promise<T>, onError: (err: unknown) =
 }
 
 /** What a new order must have before anything is looked up for its sale: a sale document, lines, a plan. */
-function planSale({ entrega, intent }: NewOrder): SalePlan {
+function planVenta({ entrega, intent }: NuevoPedido): SalePlan {
   if (entrega.documento_id === null) throw new Unprocessable('La integración no tiene documento de venta configurado');
   if (intent.productos.length === 0) throw new Unprocessable('El pedido no tiene líneas');
   return intentOf(() => planOrderSale(intent));
@@ -156,12 +158,12 @@ function planSale({ entrega, intent }: NewOrder): SalePlan {
  * The customers of the orders by email, each looked up (or created) once, a few at a time. An
  * email whose lookup failed answers the error, which fails the orders of that email only.
  */
-async function customersOf(ctx: TenantContext, orders: readonly NewOrder[], sales: SalesPort): Promise<Map<string, number | Error>> {
+async function clientesOf(ctx: TenantContext, pedidos: readonly NuevoPedido[], sales: SalesPort): Promise<Map<string, number | Error>> {
   const byEmail = new Map<string, string | null>();
-  for (const { intent } of orders)
+  for (const { intent } of pedidos)
     if (intent.cliente.email && !byEmail.has(intent.cliente.email)) byEmail.set(intent.cliente.email, intent.cliente.nombre);
   const found = new Map<string, number | Error>();
-  for (const part of chunks([...byEmail], CUSTOMERS_AT_ONCE)) {
+  for (const part of chunks([...byEmail], CLIENTES_AT_ONCE)) {
     await Promise.all(
       part.map(async ([email, nombre]) => {
         found.set(
@@ -177,8 +179,8 @@ async function customersOf(ctx: TenantContext, orders: readonly NewOrder[], sale
 }
 
 /** The sale of a new order as the pipeline takes it. */
-function saleInput(
-  { entrega, intent, estado }: NewOrder,
+function ventaInput(
+  { entrega, intent, estado }: NuevoPedido,
   plan: SalePlan,
   productos: number[],
   servicio: number | null,
@@ -222,11 +224,11 @@ function saleInput(
  * company's `ENVIO` (created as a `Servicio` the first time, so it never moves stock), which the
  * integration then remembers.
  */
-async function serviceProduct(
+async function productoServicio(
   trx: Transaction<WebhookDb>,
   entrega: LockedEntrega,
   ctx: TenantContext,
-  deps: Pick<OrderSaleDeps, 'inventory' | 'catalog'>,
+  deps: Pick<PedidoVentaDeps, 'inventory' | 'catalog'>,
 ): Promise<number> {
   const query = entrega.producto_envio_id !== null ? { id_producto: entrega.producto_envio_id } : { codigo: CODIGO_ENVIO };
   const [item] = (await deps.inventory.resolve(ctx, { items: [query] })).items;
@@ -252,23 +254,23 @@ async function serviceProduct(
 }
 
 /** The platform id whose stored mapping serves a line: its variant's, or its product's when it has no variant. */
-const mappingKey = (l: ProductLine): string | null => l.id_variante ?? l.id_producto_externo;
+const mapeoKey = (l: ProductLine): string | null => l.id_variante ?? l.id_producto_externo;
 
 /** What the catalog says of each SKU (a product, or why none) and the stored mapping of each platform id: read once for many orders. */
-interface LineLookup {
+interface LineaLookup {
   bySku: Map<string, { id: number } | { problem: string }>;
-  mapped: Map<string, number>;
+  mapeos: Map<string, number>;
 }
 
-async function lookUpLines(
+async function lookUpLineas(
   trx: Transaction<WebhookDb>,
   entrega: LockedEntrega,
-  lines: readonly ProductLine[],
+  lineas: readonly ProductLine[],
   ctx: TenantContext,
   inventory: InventoryPort,
-): Promise<LineLookup> {
-  const bySku: LineLookup['bySku'] = new Map();
-  const skus = [...new Set(lines.flatMap((l) => (l.sku !== null ? [l.sku] : [])))];
+): Promise<LineaLookup> {
+  const bySku: LineaLookup['bySku'] = new Map();
+  const skus = [...new Set(lineas.flatMap((l) => (l.sku !== null ? [l.sku] : [])))];
   for (const part of chunks(skus, RESOLVE_MAX)) {
     const reply = await inventory.resolve(ctx, { items: part.map((codigo) => ({ codigo })) });
     part.forEach((sku, k) => {
@@ -277,8 +279,8 @@ async function lookUpLines(
       else if (item) bySku.set(sku, { problem: item.message });
     });
   }
-  const keys = [...new Set(lines.flatMap((l) => (mappingKey(l) !== null ? [mappingKey(l)!] : [])))];
-  return { bySku, mapped: await findMapeos(trx, entrega.empresa_id, entrega.plataforma, keys) };
+  const keys = [...new Set(lineas.flatMap((l) => (mapeoKey(l) !== null ? [mapeoKey(l)!] : [])))];
+  return { bySku, mapeos: await findMapeos(trx, entrega.empresa_id, entrega.plataforma, keys) };
 }
 
 /**
@@ -289,20 +291,20 @@ async function lookUpLines(
  * apart only by SKU). Any line without a product makes the whole order unprocessable, listing
  * every such line, before anything is written.
  */
-async function productsOf(
+async function productosOf(
   trx: Transaction<WebhookDb>,
   entrega: LockedEntrega,
-  lines: readonly ProductLine[],
-  { bySku, mapped }: LineLookup,
+  lineas: readonly ProductLine[],
+  { bySku, mapeos }: LineaLookup,
 ): Promise<number[]> {
   const bySkuOf = (l: ProductLine) => (l.sku !== null ? bySku.get(l.sku) : undefined);
-  const result = lines.map((l) => {
+  const result = lineas.map((l) => {
     const found = bySkuOf(l);
     if (found && 'id' in found) return found.id;
-    const key = mappingKey(l);
-    return key !== null ? mapped.get(key) : undefined;
+    const key = mapeoKey(l);
+    return key !== null ? mapeos.get(key) : undefined;
   });
-  const problems = lines.flatMap((l, i) => {
+  const problems = lineas.flatMap((l, i) => {
     if (result[i] !== undefined) return [];
     const ids = [l.id_variante, l.id_producto_externo].filter(Boolean).join('/') || '?';
     const found = bySkuOf(l);
@@ -315,17 +317,17 @@ async function productsOf(
   if (problems.length > 0) throw new Unprocessable(`Producto no encontrado: ${problems.join('; ')}`);
 
   const byKey = new Map<string, Set<number>>();
-  lines.forEach((l, i) => {
-    const key = mappingKey(l);
+  lineas.forEach((l, i) => {
+    const key = mapeoKey(l);
     const found = bySkuOf(l);
     if (key !== null && found && 'id' in found) byKey.set(key, (byKey.get(key) ?? new Set()).add(result[i]!));
   });
   for (const [key, productos] of byKey) {
     if (productos.size !== 1) continue;
     const [productoId] = productos;
-    if (mapped.get(key) === productoId) continue;
+    if (mapeos.get(key) === productoId) continue;
     await upsertMapeo(trx, { empresa_id: entrega.empresa_id, plataforma: entrega.plataforma, id_externo: key, producto_id: productoId! });
-    mapped.set(key, productoId!);
+    mapeos.set(key, productoId!);
   }
   return result as number[];
 }
