@@ -6,11 +6,12 @@ import {
   salesPlatformSubjects,
   salesSubjects,
 } from '@erp/contracts';
-import { crash, exportPacing, type ServiceSpec } from '@erp/runtime';
+import { exportPacing, type ServiceSpec } from '@erp/runtime';
 import { withSalesDefaults, type SalesConfig, type SalesConfigInput } from './config';
 import { startReturnsConsumers } from './consumers/returns.consumer';
 import { migrations } from './db/migrations';
 import { SALES_SCHEMA, type SalesDb } from './db/tables';
+import { faultHooks } from './fault-injection';
 import { adminHandlers } from './handlers/admin.handlers';
 import { createSaleHandler } from './handlers/create-sale.handler';
 import { createSalesBatchHandler } from './handlers/create-sales-batch.handler';
@@ -35,7 +36,8 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
     async setup({ db, bus, outbox, logger, onShutdown, metrics }) {
       if (config.SALES_FAULT_INJECTION !== 'off')
         logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
-      const createDeps = { db, bus, onCommitted: () => outbox.nudge(), fault: config.SALES_FAULT_INJECTION };
+      const after = faultHooks(config.SALES_FAULT_INJECTION);
+      const createDeps = { db, bus, onCommitted: () => outbox.nudge(), after: after.create };
       bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
       bus.serve(salesForReturnsSubjects, returnRegistrationHandlers(db, bus), { queue: 'sales' });
       bus.serve(
@@ -43,11 +45,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
         {
           'sales.create': createSaleHandler(createDeps),
           'sales.batch.create': createSalesBatchHandler(createDeps, logger.child({ component: 'sales-batch' })),
-          'sales.update': updateSaleHandler({
-            db,
-            bus,
-            ...(config.SALES_FAULT_INJECTION === 'exit-after-update-adjust' ? { afterAdjust: crash } : {}),
-          }),
+          'sales.update': updateSaleHandler({ db, bus, ...after.update }),
           'sales.sale.get': getSaleHandler(db),
           'sales.sale.list': listSalesHandler(db),
           'sales.sale.version': salesPageVersionHandler(db),

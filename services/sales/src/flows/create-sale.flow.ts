@@ -13,8 +13,6 @@ import {
   type salesApiSubjects,
 } from '@erp/contracts';
 import { inTransaction, isUniqueViolation } from '@erp/db';
-import { crash } from '@erp/runtime';
-import type { FaultInjection } from '../config';
 import { findCliente, findDocumento, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { REFERENCIA_INDEX, issueVenta, lockReferencia, nextVentaId, type DetalleToIssue, type VentaToIssue } from '../db/venta.repository';
@@ -36,7 +34,14 @@ export interface CreateSaleDeps {
   inventory?: InventoryPort;
   /** Called after a sale commits (nudges the outbox relay). */
   onCommitted?: () => void;
-  fault?: FaultInjection;
+  /** Called as the pipeline passes its stages (the chaos tests' fault points). */
+  after?: CreateStageHooks;
+}
+
+/** The stages of the pipeline a caller may hear of: stock reserved, sales committed. */
+export interface CreateStageHooks {
+  reserved?: () => void;
+  committed?: () => void;
 }
 
 /** Where the reservation of the sale being created stands, for the undo on failure. */
@@ -185,7 +190,7 @@ async function commitSale(
     const causa = saleStockCause({ id, origen: req.origen, referencia_externa: plan.referencia });
     await reserveStock(inventory, trx, plan, clave, causa, req.permitir_sin_stock, ctx, state);
     state.reserve = 'taken';
-    if (deps.fault === 'exit-after-reserve') crash();
+    deps.after?.reserved?.();
   };
   try {
     // Without a reference nothing has to happen in the transaction before the stock is taken:
@@ -231,7 +236,7 @@ async function commitSale(
       );
       return { venta };
     }).then((outcome) => {
-      if ('venta' in outcome && deps.fault === 'exit-after-commit') crash();
+      if ('venta' in outcome) deps.after?.committed?.();
       return outcome;
     });
   } catch (err) {

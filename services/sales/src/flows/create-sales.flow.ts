@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { appErrorOf, enqueueEvents } from '@erp/bus';
 import { AppError, MAX_RESERVATIONS_PER_REQUEST, Sale, isAppError, salesEvents, type SaleInput, type TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { crash } from '@erp/runtime';
 import { findVentas, findVentasReferenciadas, type VentaReferenciada } from '../db/venta-read.repository';
 import { insertVentasNumeradas, lockDocumentos, lockReferencias, nextVentaIds, type VentaNumerada } from '../db/venta.repository';
 import { huellaOf } from '../domain/huella';
@@ -184,7 +183,7 @@ async function createSalesTogether(deps: CreateSaleDeps, reqs: readonly CreateRe
           const err = appErrorOf(error);
           reservas.set(p.index, { clave: claves[k]!, refusal: reserveRefusal(err, p.plan) ?? err });
         });
-        if (deps.fault === 'exit-after-reserve') crash();
+        deps.after?.reserved?.();
       }
 
       const issuable = left.filter((p) => {
@@ -262,7 +261,7 @@ async function createSalesTogether(deps: CreateSaleDeps, reqs: readonly CreateRe
     }
     return outcomes as SaleOutcome[];
   }
-  if (deps.fault === 'exit-after-commit') crash();
+  deps.after?.committed?.();
 
   const sold = written!;
   const unsold = [...reservas].flatMap(([index, r]) => ('taken' in r && !sold.has(index) ? [r.clave] : []));
