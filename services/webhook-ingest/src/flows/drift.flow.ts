@@ -8,7 +8,7 @@ import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from 
 import type { InventoryPort } from '../ports/inventory.port';
 import { openTargetShop, type CallPolicy, type ShopApi } from '../ports/shops';
 
-export interface DriftDeps {
+export interface DerivaDeps {
   db: Kysely<WebhookDb>;
   keyring: Keyring;
   policy: CallPolicy;
@@ -28,7 +28,7 @@ const RESOLVE_MAX = 500;
  * the window against what we hold. With `reparar`, the products that differ are owed to the shop
  * at once (the stock push writes them) and a reconciliation pass runs.
  */
-export async function checkDrift(deps: DriftDeps, integracionId: number, options: { reparar: boolean; dias: number }): Promise<Deriva> {
+export async function checkDrift(deps: DerivaDeps, integracionId: number, options: { reparar: boolean; dias: number }): Promise<Deriva> {
   const empty: Deriva = {
     id_integracion: integracionId,
     resultado: 'sin_tienda',
@@ -44,11 +44,11 @@ export async function checkDrift(deps: DriftDeps, integracionId: number, options
   if (!target?.tienda_url || !target.tienda_credenciales) return empty;
   try {
     const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
-    const shop = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
+    const tienda = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
     const out: Deriva = { ...empty, resultado: 'revisada' };
 
     if (target.sincronizar_stock) {
-      const listed = await shop.listStock(target.tienda_ubicacion);
+      const listed = await tienda.listStock(target.tienda_ubicacion);
       const ctx = await deps.context(target.empresa_id, target.usuario_id, `drift-${integracionId}`);
       const skus = [...listed.keys()];
       const differing: Array<{ id: number; codigo: string }> = [];
@@ -60,9 +60,9 @@ export async function checkDrift(deps: DriftDeps, integracionId: number, options
           if (!item.ok || item.producto.tipo !== 'Producto') return void out.skus_sin_producto.push(codigo);
           out.productos_revisados++;
           const esperado = Math.max(0, new Decimal(item.producto.stock ?? 0).floor().minus(target.stock_colchon).toNumber());
-          const tienda = listed.get(codigo)!.cantidad;
-          if (tienda !== esperado) {
-            out.stock_distinto.push({ codigo, tienda, esperado });
+          const enTienda = listed.get(codigo)!.cantidad;
+          if (enTienda !== esperado) {
+            out.stock_distinto.push({ codigo, tienda: enTienda, esperado });
             differing.push({ id: item.producto.id, codigo });
           }
         });
@@ -73,7 +73,7 @@ export async function checkDrift(deps: DriftDeps, integracionId: number, options
     }
 
     const since = new Date(Date.now() - options.dias * 86_400_000);
-    out.pedidos_revisados = await shop.ordersChangedSince(since, {
+    out.pedidos_revisados = await tienda.ordersChangedSince(since, {
       wanted: async (stamps) => {
         const known = await knownOrders(
           deps.db,

@@ -48,13 +48,13 @@ const RESOLVE_MAX = 500;
  * call that failed, leaves the product owed again with its reason, retried with backoff.
  */
 export async function pushStock(deps: StockPushDeps, claimed: readonly ClaimedStock[]): Promise<void> {
-  const byIntegration = new Map<number, ClaimedStock[]>();
-  for (const c of claimed) byIntegration.set(c.integracion_id, [...(byIntegration.get(c.integracion_id) ?? []), c]);
-  const targets = new Map((await pushTargets(deps.db, [...byIntegration.keys()])).map((t) => [t.id, t]));
+  const byIntegracion = new Map<number, ClaimedStock[]>();
+  for (const c of claimed) byIntegracion.set(c.integracion_id, [...(byIntegracion.get(c.integracion_id) ?? []), c]);
+  const targets = new Map((await pushTargets(deps.db, [...byIntegracion.keys()])).map((t) => [t.id, t]));
   await Promise.all(
-    [...byIntegration].map(async ([id, rows]) => {
+    [...byIntegracion].map(async ([id, rows]) => {
       try {
-        await pushIntegration(deps, targets.get(id), rows);
+        await pushIntegracion(deps, targets.get(id), rows);
       } catch (err) {
         const error = (err as Error).message.slice(0, 500);
         deps.logger.warn({ integracion: id, productos: rows.length, err: error }, 'stock push failed; retried');
@@ -72,7 +72,7 @@ export async function pushStock(deps: StockPushDeps, claimed: readonly ClaimedSt
   );
 }
 
-async function pushIntegration(deps: StockPushDeps, target: PushTarget | undefined, rows: ClaimedStock[]): Promise<void> {
+async function pushIntegracion(deps: StockPushDeps, target: PushTarget | undefined, rows: ClaimedStock[]): Promise<void> {
   const { db, owner } = deps;
   const integracionId = rows[0]!.integracion_id;
   // An integration that no longer shows our stock owes its shop nothing.
@@ -86,7 +86,7 @@ async function pushIntegration(deps: StockPushDeps, target: PushTarget | undefin
     return;
   }
   const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
-  const shop = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
+  const tienda = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
 
   // Our stock now, in the integration's warehouse.
   const ctx = await deps.context(target.empresa_id, target.usuario_id, `stock-${integracionId}-${Date.now()}`);
@@ -99,7 +99,7 @@ async function pushIntegration(deps: StockPushDeps, target: PushTarget | undefin
     });
     answer.items.forEach((item, k) => stock.set(part[k]!.producto_id, item.ok ? item.producto.stock : null));
   }
-  const quantity = (productoId: number) => {
+  const cantidadOf = (productoId: number) => {
     const units = new Decimal(stock.get(productoId) ?? 0).floor().minus(target.stock_colchon);
     return Math.max(0, units.toNumber());
   };
@@ -112,7 +112,7 @@ async function pushIntegration(deps: StockPushDeps, target: PushTarget | undefin
     return !k || (k.id_externo === null && Date.now() - k.revisado_at.getTime() > RECHECK_UNMAPPED_MS);
   });
   if (ask.length > 0) {
-    const found = await shop.findProducts(ask);
+    const found = await tienda.findProducts(ask);
     const learnt = ask.map((codigo) => ({
       codigo,
       id_externo: found.get(codigo)?.id_externo ?? null,
@@ -131,7 +131,7 @@ async function pushIntegration(deps: StockPushDeps, target: PushTarget | undefin
     else
       items.push({
         codigo: row.codigo,
-        cantidad: quantity(row.producto_id),
+        cantidad: cantidadOf(row.producto_id),
         ref: { id_externo: ref.id_externo, id_padre: ref.id_padre },
         leido: ref.leido,
         row,
@@ -145,7 +145,7 @@ async function pushIntegration(deps: StockPushDeps, target: PushTarget | undefin
   );
   if (items.length === 0) return;
 
-  const result = await shop.setStock(items, target.tienda_ubicacion, `stock-${integracionId}`);
+  const result = await tienda.setStock(items, target.tienda_ubicacion, `stock-${integracionId}`);
   const byCodigo = new Map(items.map((i) => [i.codigo, i]));
   const written = result.written.map((w) => ({ ...w, item: byCodigo.get(w.codigo)! }));
   await saveShopProducts(

@@ -47,12 +47,12 @@ export async function reconcileIntegration(deps: ReconcileDeps, claimed: Claimed
   let marca = claimed.marca;
   try {
     const secrets = openSecrets(deps.keyring, claimed.tienda_credenciales, credentialsContext(claimed.empresa_id, claimed.plataforma));
-    const shop = (deps.openShop ?? defaultShop(deps.policy))(claimed, secrets);
+    const tienda = (deps.openShop ?? defaultTienda(deps.policy))(claimed, secrets);
     const since = new Date((claimed.marca ?? claimed.creada_at).getTime() - deps.overlapMs);
     let known: Awaited<ReturnType<typeof knownOrders>> = new Map();
-    let ordersFailed: unknown;
+    let pedidosFailed: unknown;
     try {
-      leidos = await shop.ordersChangedSince(since, {
+      leidos = await tienda.ordersChangedSince(since, {
         wanted: async (stamps) => {
           if (!(await renewLease(db, id, deps.owner, deps.leaseMs))) throw new LeaseLost();
           for (const s of stamps) if (!marca || s.version > marca) marca = s.version;
@@ -64,8 +64,8 @@ export async function reconcileIntegration(deps: ReconcileDeps, claimed: Claimed
           );
           return new Set(stamps.filter((s) => owed(known.get(s.referencia), s)).map((s) => s.referencia));
         },
-        onPage: async (orders) => {
-          const stored = await intake(deps, claimed, orders, known);
+        onPage: async (pedidos) => {
+          const stored = await intake(deps, claimed, pedidos, known);
           entregados += stored.entregados;
           nuevos += stored.nuevos;
         },
@@ -73,17 +73,17 @@ export async function reconcileIntegration(deps: ReconcileDeps, claimed: Claimed
     } catch (err) {
       if (err instanceof LeaseLost) throw err;
       // The subscriptions are kept alive even when the orders could not all be read.
-      ordersFailed = err;
+      pedidosFailed = err;
     }
     try {
       if (deps.webhookBaseUrl === undefined) suscripcion = 'sin_url';
-      else suscripcion = await shop.keepSubscriptions(new URL(secrets.ruta, deps.webhookBaseUrl).toString(), claimed.secreto);
+      else suscripcion = await tienda.keepSubscriptions(new URL(secrets.ruta, deps.webhookBaseUrl).toString(), claimed.secreto);
     } catch (err) {
       // The orders' failure, when there was one, is the pass's.
-      throw ordersFailed ?? err;
+      throw pedidosFailed ?? err;
     }
     if (suscripcion === 'restaurada') logger.warn({ integracion: id }, 'shop webhook subscription restored');
-    if (ordersFailed !== undefined) throw ordersFailed;
+    if (pedidosFailed !== undefined) throw pedidosFailed;
     await finishPass(db, id, deps.owner, {
       correcta: true,
       error: null,
@@ -141,7 +141,7 @@ export async function reconcileIntegration(deps: ReconcileDeps, claimed: Claimed
 
 class LeaseLost extends Error {}
 
-const defaultShop = (policy: CallPolicy) => (claimed: ClaimedPass, secrets: ShopSecrets) =>
+const defaultTienda = (policy: CallPolicy) => (claimed: ClaimedPass, secrets: ShopSecrets) =>
   openShop(claimed.plataforma, claimed.tienda_url, secrets, policy);
 
 type Known = Awaited<ReturnType<typeof knownOrders>>;
@@ -166,11 +166,11 @@ export function owed(k: Known extends Map<string, infer V> ? V | undefined : nev
  * Stores the orders read whole as deliveries of origin `conciliacion`. `nuevos`: orders never
  * seen by any path before, the webhooks that did not come.
  */
-async function intake(deps: ReconcileDeps, claimed: ClaimedPass, orders: ShopOrder[], known: Known) {
+async function intake(deps: ReconcileDeps, claimed: ClaimedPass, pedidos: ShopOrder[], known: Known) {
   const requestId = `conciliacion-${claimed.integracion_id}-${randomUUID()}`;
   const stored = await insertEntregas(
     deps.db,
-    orders.map((o) => ({
+    pedidos.map((o) => ({
       integracion_id: claimed.integracion_id,
       empresa_id: claimed.empresa_id,
       plataforma: claimed.plataforma,
@@ -186,6 +186,6 @@ async function intake(deps: ReconcileDeps, claimed: ClaimedPass, orders: ShopOrd
     })),
   );
   if (stored.size > 0) deps.onStored();
-  const nuevos = orders.filter((o) => !known.get(o.referencia)?.visto).length;
+  const nuevos = pedidos.filter((o) => !known.get(o.referencia)?.visto).length;
   return { entregados: stored.size, nuevos };
 }
