@@ -2,6 +2,7 @@ export * from './config';
 export * from './logger';
 export * from './metrics';
 export * from './periodic';
+export * from './worker';
 export * from './service';
 export * from './migrate';
 export * from './dependencies';

@@ -1,10 +1,8 @@
 import type { AppLogger } from './logger';
+import type { Worker } from './worker';
 
-/** A task run again `intervalMs` after each run ends, until stopped. */
-export interface PeriodicTask {
-  /** Runs no more and waits for a run in progress to end. */
-  stop(): Promise<void>;
-}
+/** What sales' sweepers still name the worker `startPeriodic` answers. */
+export type PeriodicTask = Worker;
 
 /**
  * Runs `task` every `intervalMs` (measured from the end of the previous run, so runs never
@@ -16,7 +14,7 @@ export function startPeriodic(
   intervalMs: number,
   logger: Pick<AppLogger, 'warn'>,
   task: (stopped: () => boolean) => Promise<unknown>,
-): PeriodicTask {
+): Worker {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = false;
@@ -42,14 +40,6 @@ export function startPeriodic(
   };
 }
 
-/** A task run in a loop, at once when nudged. */
-export interface LoopTask {
-  /** Work is waiting: run again as soon as the run in progress (if any) ends, not after its pause. */
-  nudge(): void;
-  /** Runs no more and waits for a run in progress to end. */
-  stop(): Promise<void>;
-}
-
 /**
  * Runs `task` in a loop: after each run it waits the milliseconds the run answered (0: again at
  * once), unless it is nudged meanwhile, which ends the wait, or was nudged during the run, which
@@ -60,7 +50,7 @@ export function startLoop(
   name: string,
   options: { retryMs: number; logger: Pick<AppLogger, 'warn'> },
   task: (stopped: () => boolean) => Promise<number>,
-): LoopTask {
+): Required<Worker> {
   let stopped = false;
   let nudged = false;
   let wake: (() => void) | undefined;

@@ -15,6 +15,7 @@ import {
 } from './metrics';
 import { createReadinessChecks, startOpsServer, type ReadinessCheck } from './ops-server';
 import { createShutdown } from './shutdown';
+import type { Worker } from './worker';
 
 /**
  * What a service's `setup` is given. `DB` is the service's table interfaces (its `db/tables.ts`),
@@ -41,6 +42,12 @@ export interface ServiceContext<C extends BaseConfig, DB = any> {
    * databases stop after them.
    */
   onShutdown(name: string, step: () => Promise<void>): void;
+  /**
+   * Registers a worker the service started (`startPeriodic`, `startLoop`): the runtime stops it
+   * after what takes work in and before the bus, workers in reverse order of registration.
+   * Answers the worker.
+   */
+  addWorker<W extends Worker>(name: string, worker: W): W;
   /** A check that must pass for /readyz (`required`), or that only reports a degraded state. */
   addReadinessCheck(name: string, check: ReadinessCheck, options?: { required?: boolean }): void;
 }
@@ -164,6 +171,10 @@ export async function startService<C extends BaseConfig, DB>(
     outbox,
     metrics: registry,
     onShutdown: (name, step) => shutdown.add('intake', name, step),
+    addWorker: (name, worker) => {
+      shutdown.add('workers', name, () => worker.stop());
+      return worker;
+    },
     addReadinessCheck: (name, check, opts) => readiness.add(name, check, opts),
   };
   await spec.setup(ctx);

@@ -126,6 +126,21 @@ describe('service lifecycle', () => {
     expect(await opsClosed(service)).toBe(true);
   });
 
+  it('stops its workers after the steps of what takes work in, newest first, and before NATS closes', async () => {
+    const log: string[] = [];
+    let service!: RunningService<BaseConfig>;
+    const worker = (name: string) => ({ stop: async () => void log.push(`${name} ${service.ctx.bus.isConnected()}`) });
+    service = await start(async (ctx) => {
+      ctx.addWorker('sweeper', worker('sweeper'));
+      ctx.onShutdown('http', async () => void log.push('http'));
+      ctx.addWorker('dispatcher', worker('dispatcher'));
+    });
+
+    expect(await service.stop()).toBe(true);
+    expect(log).toEqual(['http', 'dispatcher true', 'sweeper true']);
+    expect(service.ctx.bus.isConnected()).toBe(false);
+  });
+
   it('resolves false when the steps outlast SHUTDOWN_TIMEOUT_MS, and still finishes them; a second stop is the same stop', async () => {
     const service = await start(async () => undefined, { SHUTDOWN_TIMEOUT_MS: '200' });
     service.ctx.onShutdown('slow', () => new Promise((resolve) => setTimeout(resolve, 1_500)));

@@ -14,7 +14,7 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
     schema: EXPORTS_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, outbox, logger, onShutdown, metrics }) {
+    async setup({ db, bus, outbox, logger, addWorker, metrics }) {
       // Made by the operator's step (or at start in local runs and tests): refuse to start without them.
       await Promise.all(EXPORT_WRITERS.map((writer) => exportStore(bus, writer)));
       const worker = new ExportacionWorker({
@@ -34,7 +34,7 @@ export function exportsService(input: Readonly<ExportsConfigInput>): ServiceSpec
         { queue: 'exports' },
       );
       worker.start();
-      onShutdown('export-worker', () => worker.stop());
+      addWorker('export-worker', worker);
     },
   };
 }

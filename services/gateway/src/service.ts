@@ -36,7 +36,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
     schema: GATEWAY_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, outbox, logger, metrics, onShutdown, addReadinessCheck }) {
+    async setup({ db, bus, outbox, logger, metrics, onShutdown, addWorker, addReadinessCheck }) {
       const auth = new Authenticator(db, config.AUTH_CACHE_TTL_MS, config.AUTH_NEGATIVE_CACHE_TTL_MS);
       bus.serve(
         gatewaySubjects,
@@ -50,10 +50,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         { queue: 'gateway' },
       );
       const keyUsage = new KeyUsage(db);
-      const usageFlush = startKeyUsageFlush(keyUsage, logger.child({ component: 'key-usage' }), config.API_KEY_USAGE_FLUSH_MS);
-      onShutdown('key-usage', () => usageFlush.stop());
-      const expiry = startKeyExpiryNotices(db, outbox, logger.child({ component: 'key-expiry' }), config.API_KEY_EXPIRY_SWEEP_MS);
-      onShutdown('key-expiry', () => expiry.stop());
+      addWorker('key-usage', startKeyUsageFlush(keyUsage, logger.child({ component: 'key-usage' }), config.API_KEY_USAGE_FLUSH_MS));
+      addWorker('key-expiry', startKeyExpiryNotices(db, outbox, logger.child({ component: 'key-expiry' }), config.API_KEY_EXPIRY_SWEEP_MS));
       bus.serve(webhookGatewaySubjects, webhookContextHandlers(db), { queue: 'gateway' });
 
       const credentialsChanged = gatewayEvents['events.gateway.credentials.changed'].payload;
@@ -99,8 +97,10 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
         { required: false },
       );
 
-      const purge = startIdempotenciaPurge(db, logger.child({ component: 'idempotency-purge' }), config.IDEMPOTENCY_PURGE_INTERVAL_MS);
-      onShutdown('idempotency-purge', () => purge.stop());
+      addWorker(
+        'idempotency-purge',
+        startIdempotenciaPurge(db, logger.child({ component: 'idempotency-purge' }), config.IDEMPOTENCY_PURGE_INTERVAL_MS),
+      );
 
       const app = createApp({
         bus,
@@ -132,7 +132,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, options: Gateway
       const port = (server.address() as AddressInfo).port;
       logger.info({ port }, 'gateway listening');
       options.onListening?.(port);
-      // First of the stop steps: answers still in progress are served over NATS, which closes after.
+      // Last registered of the first stop phase, so the first step: answers still in progress are
+      // served over NATS, which closes after.
       // Readiness says 503 from the stop's start; the drain serves what still comes, then closes
       // every connection without resetting one (see HttpDrain).
       onShutdown('http', () => drain.stop());

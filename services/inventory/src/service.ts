@@ -33,7 +33,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
     schema: INVENTORY_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, outbox, logger, onShutdown, metrics }) {
+    async setup({ db, bus, outbox, logger, addWorker, metrics }) {
       // A handler that moved stock committed its `stock.changed` event: published now, not at the relay's next poll.
       const publishing =
         <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
@@ -99,7 +99,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
         checkTimeoutMs: config.RESERVATION_CHECK_TIMEOUT_MS,
       });
       sweeper.start();
-      onShutdown('reservation-sweeper', () => sweeper.stop());
+      addWorker('reservation-sweeper', sweeper);
     },
   };
 }

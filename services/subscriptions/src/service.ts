@@ -16,7 +16,7 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
     schema: SUBSCRIPTIONS_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, logger, onShutdown, metrics }) {
+    async setup({ db, bus, logger, addWorker, metrics }) {
       registerSnapshotGauges(
         metrics,
         {
@@ -48,9 +48,9 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
         pollMs: config.EVENTS_POLL_MS,
         onLogged: () => dispatcher.nudge(),
       });
-      onShutdown('event log', stopSequencer);
+      addWorker('event log', { stop: stopSequencer });
       dispatcher.start();
-      onShutdown('dispatcher', () => dispatcher.stop());
+      addWorker('dispatcher', dispatcher);
     },
   };
 }

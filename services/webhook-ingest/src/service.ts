@@ -41,7 +41,7 @@ export function webhookIngestService(
     schema: WEBHOOK_INGEST_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, outbox, metrics, logger, onShutdown }) {
+    async setup({ db, bus, outbox, metrics, logger, addWorker }) {
       // Refused at start, not at the first integration that needs it.
       const keyring = parseKeyring(config.PLATFORM_CREDENTIALS_KEYS);
       registerSnapshotGauges(
@@ -136,23 +136,26 @@ export function webhookIngestService(
         name: 'erp_webhook_deliveries_requeued_total',
         help: 'Stored deliveries given a new event because theirs never settled them (an event lost by the stream)',
       });
-      const requeue = startEntregaRequeue({
-        db,
-        logger: logger.child({ component: 'delivery-requeue' }),
-        intervalMs: config.WEBHOOK_REQUEUE_INTERVAL_MS,
-        afterMs: config.WEBHOOK_REQUEUE_AFTER_MS,
-        onRequeued: (n) => {
-          requeued(n);
-          nudge();
-        },
-      });
-      onShutdown('delivery-requeue', () => requeue.stop());
+      addWorker(
+        'delivery-requeue',
+        startEntregaRequeue({
+          db,
+          logger: logger.child({ component: 'delivery-requeue' }),
+          intervalMs: config.WEBHOOK_REQUEUE_INTERVAL_MS,
+          afterMs: config.WEBHOOK_REQUEUE_AFTER_MS,
+          onRequeued: (n) => {
+            requeued(n);
+            nudge();
+          },
+        }),
+      );
 
       shops = await startShopSync({
         db,
         bus,
         metrics,
         logger,
+        addWorker,
         config,
         keyring,
         processing: deps,
@@ -160,7 +163,6 @@ export function webhookIngestService(
         openShop: options.openShop,
         openStockShop: options.openStockShop,
       });
-      onShutdown('shop-sync', () => shops!.stop());
     },
   };
 }

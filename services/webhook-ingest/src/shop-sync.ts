@@ -20,15 +20,15 @@ import { startStockPush } from './workers/stock-push.worker';
 export interface ShopSync {
   reconcile(integracionId?: number): Promise<PasadaConciliacion[]>;
   drift(request: { id_integracion?: number; reparar: boolean; dias: number }): Promise<Deriva[]>;
-  stop(): Promise<void>;
 }
 
 /**
  * Everything webhook-ingest does towards the shops of integrations with a shop API: the order
- * reconciliation (docs/shops.md), the stock push and the drift check, with their metrics.
+ * reconciliation (docs/shops.md), the stock push and the drift check, with their metrics. Its
+ * workers (the reconciliation, the stock push) are registered with `addWorker`.
  */
 export async function startShopSync(
-  input: Pick<ServiceContext<WebhookIngestConfig, WebhookDb>, 'db' | 'bus' | 'metrics' | 'logger'> & {
+  input: Pick<ServiceContext<WebhookIngestConfig, WebhookDb>, 'db' | 'bus' | 'metrics' | 'logger' | 'addWorker'> & {
     config: Readonly<WebhookIngestConfig>;
     keyring: Keyring;
     processing: ProcessingDeps;
@@ -37,7 +37,7 @@ export async function startShopSync(
     openStockShop?: StockPushDeps['openShop'];
   },
 ): Promise<ShopSync> {
-  const { db, bus, metrics, logger, config, keyring, processing } = input;
+  const { db, bus, metrics, logger, addWorker, config, keyring, processing } = input;
   const policy = { ...DEFAULT_CALL_POLICY, timeoutMs: config.PLATFORM_CALL_TIMEOUT_MS };
   const passes = registerOutcomeCounter(metrics, {
     name: 'erp_shop_reconcile_passes_total',
@@ -75,27 +75,30 @@ export async function startShopSync(
       };
     },
   );
-  const reconciler = await startReconciler({
-    db,
-    keyring,
-    policy,
-    webhookBaseUrl: config.PLATFORM_WEBHOOK_BASE_URL,
-    overlapMs: config.PLATFORM_RECONCILE_OVERLAP_MS,
-    intervalMs: config.PLATFORM_RECONCILE_INTERVAL_MS,
-    leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
-    concurrency: config.PLATFORM_RECONCILE_CONCURRENCY,
-    owner: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-    openShop: input.openShop,
-    onStored: input.onStored,
-    listIds: () => reconciledIntegrationIds(db),
-    logger: logger.child({ component: 'reconciliation' }),
-    onPass: (pass) => {
-      if (pass.resultado === 'ocupada') return;
-      passes(pass.resultado);
-      if (pass.pedidos_nuevos > 0) recovered(pass.pedidos_nuevos);
-      if (pass.suscripcion === 'restaurada') restored();
-    },
-  });
+  const reconciler = addWorker(
+    'reconciliation',
+    await startReconciler({
+      db,
+      keyring,
+      policy,
+      webhookBaseUrl: config.PLATFORM_WEBHOOK_BASE_URL,
+      overlapMs: config.PLATFORM_RECONCILE_OVERLAP_MS,
+      intervalMs: config.PLATFORM_RECONCILE_INTERVAL_MS,
+      leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
+      concurrency: config.PLATFORM_RECONCILE_CONCURRENCY,
+      owner: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+      openShop: input.openShop,
+      onStored: input.onStored,
+      listIds: () => reconciledIntegrationIds(db),
+      logger: logger.child({ component: 'reconciliation' }),
+      onPass: (pass) => {
+        if (pass.resultado === 'ocupada') return;
+        passes(pass.resultado);
+        if (pass.pedidos_nuevos > 0) recovered(pass.pedidos_nuevos);
+        if (pass.suscripcion === 'restaurada') restored();
+      },
+    }),
+  );
 
   const stockChanges = registerCounter(metrics, {
     name: 'erp_shop_stock_changes_total',
@@ -124,24 +127,27 @@ export async function startShopSync(
     async () => ({ oldest: await oldestOwedStock(db) }),
   );
   await startStockChangedConsumer(db, bus, (n) => stockChanges(n));
-  const stockPush = startStockPush({
-    db,
-    keyring,
-    policy,
-    owner: `${hostname()}-${process.pid}-stock`,
-    inventory: processing.inventory,
-    context: processing.context,
-    openShop: input.openStockShop,
-    logger: logger.child({ component: 'stock-push' }),
-    delayMs: config.PLATFORM_STOCK_PUSH_DELAY_MS,
-    leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
-    batch: config.PLATFORM_STOCK_PUSH_BATCH,
-    onPushed: (lagMs, writes) => {
-      stockWrites(writes);
-      stockLag((lagMs / 1000) * writes);
-    },
-    onFailed: (n) => stockFailures(n),
-  });
+  addWorker(
+    'stock-push',
+    startStockPush({
+      db,
+      keyring,
+      policy,
+      owner: `${hostname()}-${process.pid}-stock`,
+      inventory: processing.inventory,
+      context: processing.context,
+      openShop: input.openStockShop,
+      logger: logger.child({ component: 'stock-push' }),
+      delayMs: config.PLATFORM_STOCK_PUSH_DELAY_MS,
+      leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
+      batch: config.PLATFORM_STOCK_PUSH_BATCH,
+      onPushed: (lagMs, writes) => {
+        stockWrites(writes);
+        stockLag((lagMs / 1000) * writes);
+      },
+      onFailed: (n) => stockFailures(n),
+    }),
+  );
 
   const driftFound = registerCounter(metrics, {
     name: 'erp_shop_drift_differences_total',
@@ -175,9 +181,6 @@ export async function startShopSync(
         results.push(found);
       }
       return results;
-    },
-    async stop() {
-      await Promise.all([reconciler.stop(), stockPush.stop()]);
     },
   };
 }

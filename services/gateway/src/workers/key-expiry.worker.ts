@@ -1,7 +1,7 @@
 import { inTransaction } from '@erp/db';
 import type { OutboxRelay } from '@erp/bus';
 import type { Kysely } from 'kysely';
-import { startPeriodic, type AppLogger, type PeriodicTask } from '@erp/runtime';
+import { startPeriodic, type AppLogger, type Worker } from '@erp/runtime';
 import { claimExpiringApiKeys } from '../db/api-key.repository';
 import type { GatewayDb } from '../db/tables';
 import { announceKeyChange } from '../handlers/api-keys.handlers';
@@ -13,7 +13,7 @@ export const EXPIRY_NOTICE_MS = 7 * 24 * 3600_000;
  * Every `intervalMs`, announces once each key that expires within seven days: the mark and the
  * event are written in one transaction, so several replicas announce a key once between them.
  */
-export function startKeyExpiryNotices(db: Kysely<GatewayDb>, relay: OutboxRelay, logger: AppLogger, intervalMs: number): PeriodicTask {
+export function startKeyExpiryNotices(db: Kysely<GatewayDb>, relay: OutboxRelay, logger: AppLogger, intervalMs: number): Worker {
   return startPeriodic('API key expiry notices', intervalMs, logger, async () => {
     const announced = await inTransaction(db, async (trx) => {
       const keys = await claimExpiringApiKeys(trx, EXPIRY_NOTICE_MS);

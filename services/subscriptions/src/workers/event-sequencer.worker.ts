@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from '@erp/bus';
 import { inTransaction } from '@erp/db';
-import { startLoop, type LoopTask } from '@erp/runtime';
+import { startLoop, type Worker } from '@erp/runtime';
 import { hasReceivedEventos, logReceivedEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
 import { ordenAfter } from '../domain/partner-events';
@@ -32,7 +32,7 @@ const WAIT_MS = [5, 10, 25, 50, 100, 250];
  * deliveries follow the order the events happened in, whichever replica handled each and however
  * many times. `nudge()` when events were received.
  */
-export function startEventSequencer(options: EventSequencerOptions): LoopTask {
+export function startEventSequencer(options: EventSequencerOptions): Required<Worker> {
   const { db, settled, logger, onLogged, pollMs } = options;
   let received = false;
   let waits = 0;

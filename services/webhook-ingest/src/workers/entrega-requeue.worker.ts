@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { enqueueEvent, type Logger } from '@erp/bus';
 import { webhookEvents } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { startPeriodic, type PeriodicTask } from '@erp/runtime';
+import { startPeriodic, type Worker } from '@erp/runtime';
 import { takeStaleRecibidas } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
 
@@ -26,7 +26,7 @@ export interface EntregaRequeueOptions {
  * one; processing takes only a `recibida` delivery under its row lock, so an event that was merely
  * slow and arrives as well changes nothing. Replicas may sweep at once (`SKIP LOCKED`).
  */
-export function startEntregaRequeue(options: EntregaRequeueOptions): PeriodicTask {
+export function startEntregaRequeue(options: EntregaRequeueOptions): Worker {
   const { db, logger } = options;
   const batchSize = options.batchSize ?? 100;
   return startPeriodic('delivery requeue', options.intervalMs, logger, async (stopped) => {

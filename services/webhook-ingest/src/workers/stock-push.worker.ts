@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { startPeriodic, type PeriodicTask } from '@erp/runtime';
+import { startPeriodic, type Worker } from '@erp/runtime';
 import { claimStock, type PushTarget } from '../db/stock.repository';
 import type { ShopSecrets } from '../domain/credentials';
 import { pushStock, type StockPushDeps } from '../flows/push-stock.flow';
@@ -19,7 +19,7 @@ export interface StockPushOptions extends StockPushDeps {
  * its own. What is owed lives in Postgres, so a push that failed, or a replica that died in the
  * middle of one, is pushed again later: nothing is lost on a restart.
  */
-export function startStockPush(options: StockPushOptions): PeriodicTask {
+export function startStockPush(options: StockPushOptions): Worker {
   // One client per integration and credentials, kept between rounds: what it learnt of the shop
   // (Shopify's location, its cost bucket) is not asked again at every push.
   const clients = new Map<number, { key: string; shop: ShopApi }>();
