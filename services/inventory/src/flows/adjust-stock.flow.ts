@@ -22,7 +22,7 @@ export async function adjustStock(
   const replayed = await findAjuste(trx, empresaId, req.clave);
   if (replayed) return { clave: req.clave, aplicado: false, movimientos: replayed.movimientos };
 
-  const products = await findStockProductos(
+  const productos = await findStockProductos(
     trx,
     empresaId,
     req.lineas.map((l) => l.id_producto),
@@ -34,10 +34,10 @@ export async function adjustStock(
   );
   const details: Record<string, string[]> = {};
   const seen = new Set<string>();
-  req.lineas.forEach((line, i) => {
-    if (!products.has(line.id_producto)) (details[`lineas.${i}.id_producto`] ??= []).push(`El producto ${line.id_producto} no existe`);
-    if (!bodegas.has(line.id_bodega)) (details[`lineas.${i}.id_bodega`] ??= []).push(`La bodega ${line.id_bodega} no existe`);
-    const key = `${line.id_producto}:${line.id_bodega}`;
+  req.lineas.forEach((linea, i) => {
+    if (!productos.has(linea.id_producto)) (details[`lineas.${i}.id_producto`] ??= []).push(`El producto ${linea.id_producto} no existe`);
+    if (!bodegas.has(linea.id_bodega)) (details[`lineas.${i}.id_bodega`] ??= []).push(`La bodega ${linea.id_bodega} no existe`);
+    const key = `${linea.id_producto}:${linea.id_bodega}`;
     if (seen.has(key)) (details[`lineas.${i}`] ??= []).push('El producto y la bodega ya aparecen en otra línea');
     seen.add(key);
   });
@@ -60,19 +60,19 @@ export async function adjustStock(
     return { clave: req.clave, aplicado: false, movimientos: winner.movimientos };
   }
 
-  const lines: AdjustmentLine[] = req.lineas.flatMap((l, lineIndex) =>
-    products.get(l.id_producto)?.tipo === 'Producto'
+  const lineas: AdjustmentLine[] = req.lineas.flatMap((l, lineIndex) =>
+    productos.get(l.id_producto)?.tipo === 'Producto'
       ? [{ productoId: l.id_producto, bodegaId: l.id_bodega, cantidad: l.cantidad, stock: l.stock, lineIndex }]
       : [],
   );
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
-  const locked = await lockStock(trx, empresaId, lines, { create: true });
-  const plan = planAdjustment(lines, lockedStockOf(locked), allowNegative);
+  const locked = await lockStock(trx, empresaId, lineas, { create: true });
+  const plan = planAdjustment(lineas, lockedStockOf(locked), allowNegative);
   if (plan.shortfalls.length > 0) {
     throw AppError.rule(
       'stock_insuficiente',
       'Stock insuficiente y la empresa no permite vender sin stock',
-      shortfallDetails(plan.shortfalls, (id) => products.get(id)?.codigo ?? String(id)),
+      shortfallDetails(plan.shortfalls, (id) => productos.get(id)?.codigo ?? String(id)),
     );
   }
   const applied = await applyMoves(trx, empresaId, locked, plan.moves, {

@@ -47,16 +47,16 @@ function toReply(row: ReservaRow, aplicado: boolean): Reservation {
   };
 }
 
-const stockLines = (lineas: readonly ReservaLinea[]): AggregatedLine[] =>
+const stockLineas = (lineas: readonly ReservaLinea[]): AggregatedLine[] =>
   lineas.filter((l) => l.mueve_stock).map((l) => ({ productoId: l.id_producto, cantidad: l.cantidad, lineIndexes: [] }));
 
-const sameLines = (a: readonly ReservaLinea[], b: readonly ReservaLinea[]) =>
+const sameLineas = (a: readonly ReservaLinea[], b: readonly ReservaLinea[]) =>
   a.length === b.length && a.every((l, i) => l.id_producto === b[i]!.id_producto && l.cantidad === b[i]!.cantidad);
 
 /** A replay of a key answers what was recorded; the same key for different lines is a caller's bug. */
 function replay(existing: ReservaRow, bodegaId: number, lineas: readonly ReservaLinea[]): Reservation {
   const tombstone = existing.estado === 'liberada' && existing.bodega_id === null;
-  if (!tombstone && (existing.bodega_id !== bodegaId || !sameLines(existing.lineas, lineas))) {
+  if (!tombstone && (existing.bodega_id !== bodegaId || !sameLineas(existing.lineas, lineas))) {
     throw new AppError('CONFLICT', `La clave ${existing.clave} ya se usó para otra reserva`);
   }
   return toReply(existing, false);
@@ -74,13 +74,13 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
   // below needs only its entries.
   const bodegaRow = await findBodega(trx, empresaId, req.id_bodega, { lock: true });
   const bodega = checkBodega(req.id_bodega, bodegaRow);
-  const products = await findStockProductos(
+  const productos = await findStockProductos(
     trx,
     empresaId,
     aggregated.map((l) => l.productoId),
     { lock: true },
   );
-  const lineas = reservaLineas(aggregated, products);
+  const lineas = reservaLineas(aggregated, productos);
 
   // Recorded first (a key seen before answers what it recorded, whatever changed since); the
   // checks below roll the row back with everything else when they refuse.
@@ -101,17 +101,17 @@ export async function reserveStock(trx: Transaction<InventoryDb>, req: ReserveRe
     if (existing) return replay(existing, req.id_bodega, lineas);
   }
 
-  const invalid = invalidReserva(req, products, bodega);
+  const invalid = invalidReserva(req, productos, bodega);
   if (invalid) throw invalid;
   if (!inserted) throw AppError.validation('La reserva tiene datos inválidos', {}, 'producto_no_encontrado');
 
-  const moving = movingLines(aggregated, products);
+  const moving = movingLineas(aggregated, productos);
   const keys = moving.map((l) => ({ productoId: l.productoId, bodegaId: req.id_bodega }));
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
   const locked = await lockStock(trx, empresaId, keys, { create: allowNegative, heldLugaresAndProductos: true });
   const stockOf = lockedStockOf(locked);
   const plan = planTake(moving, req.id_bodega, (productoId) => stockOf({ productoId, bodegaId: req.id_bodega }), allowNegative);
-  if (plan.shortfalls.length > 0) throw shortfallError(plan.shortfalls, products);
+  if (plan.shortfalls.length > 0) throw shortfallError(plan.shortfalls, productos);
   await applyMoves(trx, empresaId, locked, plan.moves, reservaMeta(req));
   return toReply(inserted, true);
 }
@@ -136,10 +136,10 @@ export async function reserveStockMany(
     reqs.map((req) => req.id_bodega),
     { lock: true },
   );
-  const products = await findStockProductos(
+  const productos = await findStockProductos(
     trx,
     empresaId,
-    aggregated.flatMap((lines) => lines.map((l) => l.productoId)),
+    aggregated.flatMap((lineas) => lineas.map((l) => l.productoId)),
     { lock: true },
   );
   const existing = await findReservas(
@@ -151,15 +151,15 @@ export async function reserveStockMany(
   // A key seen before answers what it recorded, whatever changed since (as `reserveStock` does).
   const replayed = (seen: ReservaRow, i: number): { reserva: Reservation } | { error: AppError } => {
     try {
-      return { reserva: replay(seen, reqs[i]!.id_bodega, reservaLineas(aggregated[i]!, products)) };
+      return { reserva: replay(seen, reqs[i]!.id_bodega, reservaLineas(aggregated[i]!, productos)) };
     } catch (err) {
       return { error: err as AppError };
     }
   };
   const checked = reqs.map((req, i): { invalid: AppError } | { moving: AggregatedLine[]; allowNegative: boolean } => {
-    const invalid = invalidReserva(req, products, checkBodega(req.id_bodega, bodegaRows.get(req.id_bodega)));
+    const invalid = invalidReserva(req, productos, checkBodega(req.id_bodega, bodegaRows.get(req.id_bodega)));
     if (invalid) return { invalid };
-    return { moving: movingLines(aggregated[i]!, products), allowNegative: req.permitir_sin_stock ?? options.allowNegative };
+    return { moving: movingLineas(aggregated[i]!, productos), allowNegative: req.permitir_sin_stock ?? options.allowNegative };
   });
   const keysOf = (i: number, moving: readonly AggregatedLine[]) =>
     moving.map((l) => ({ productoId: l.productoId, bodegaId: reqs[i]!.id_bodega }));
@@ -183,7 +183,7 @@ export async function reserveStockMany(
     const c = checked[i]!;
     if ('invalid' in c) return { error: c.invalid };
     const plan = planTake(c.moving, req.id_bodega, (productoId) => running.get(`${productoId}:${req.id_bodega}`), c.allowNegative);
-    if (plan.shortfalls.length > 0) return { error: shortfallError(plan.shortfalls, products) };
+    if (plan.shortfalls.length > 0) return { error: shortfallError(plan.shortfalls, productos) };
     for (const move of plan.moves) running.set(`${move.productoId}:${move.bodegaId}`, move.stockResultante);
     takenBy.set(req.clave, i);
     return { moves: plan.moves };
@@ -201,7 +201,7 @@ export async function reserveStockMany(
         causa: req.causa,
         bodegaId: req.id_bodega,
         estado: 'reservada' as const,
-        lineas: reservaLineas(aggregated[i]!, products),
+        lineas: reservaLineas(aggregated[i]!, productos),
         revisarEnMs: options.checkAfterMs,
       };
     }),
@@ -224,15 +224,15 @@ export async function reserveStockMany(
   });
 }
 
-const reservaLineas = (aggregated: readonly AggregatedLine[], products: Map<number, StockProducto>): ReservaLinea[] =>
+const reservaLineas = (aggregated: readonly AggregatedLine[], productos: Map<number, StockProducto>): ReservaLinea[] =>
   aggregated.map((l) => ({
     id_producto: l.productoId,
     cantidad: l.cantidad,
-    mueve_stock: products.get(l.productoId)?.tipo === 'Producto',
+    mueve_stock: productos.get(l.productoId)?.tipo === 'Producto',
   }));
 
-const movingLines = (aggregated: readonly AggregatedLine[], products: Map<number, StockProducto>) =>
-  aggregated.filter((l) => products.get(l.productoId)?.tipo === 'Producto');
+const movingLineas = (aggregated: readonly AggregatedLine[], productos: Map<number, StockProducto>) =>
+  aggregated.filter((l) => productos.get(l.productoId)?.tipo === 'Producto');
 
 const reservaMeta = (req: ReserveRequest) => ({
   tipo: 'reserva' as const,
@@ -245,12 +245,12 @@ const reservaMeta = (req: ReserveRequest) => ({
 /** The refusal of a reservation naming products or a warehouse that do not exist (or cannot hold stock). */
 function invalidReserva(
   req: ReserveRequest,
-  products: Map<number, StockProducto>,
+  productos: Map<number, StockProducto>,
   bodega: ReturnType<typeof checkBodega>,
 ): AppError | undefined {
   const details: Record<string, string[]> = {};
-  req.lineas.forEach((line, i) => {
-    if (!products.has(line.id_producto)) details[`lineas.${i}.id_producto`] = [`El producto ${line.id_producto} no existe`];
+  req.lineas.forEach((linea, i) => {
+    if (!productos.has(linea.id_producto)) details[`lineas.${i}.id_producto`] = [`El producto ${linea.id_producto} no existe`];
   });
   if (!bodega.ok) details.id_bodega = [bodega.message];
   if (Object.keys(details).length === 0) return undefined;
@@ -261,11 +261,11 @@ function invalidReserva(
   );
 }
 
-function shortfallError(shortfalls: readonly Shortfall[], products: Map<number, StockProducto>): AppError {
+function shortfallError(shortfalls: readonly Shortfall[], productos: Map<number, StockProducto>): AppError {
   return AppError.rule(
     'stock_insuficiente',
     'Stock insuficiente y la empresa no permite vender sin stock',
-    shortfallDetails(shortfalls, (id) => products.get(id)?.codigo ?? String(id)),
+    shortfallDetails(shortfalls, (id) => productos.get(id)?.codigo ?? String(id)),
   );
 }
 
@@ -281,11 +281,11 @@ export async function confirmReservation(trx: Transaction<InventoryDb>, empresaI
   if (transition.kind === 'refuse') throw new AppError('CONFLICT', transition.message);
   if (transition.stock === 'take' && row.bodega_id !== null) {
     const bodegaId = row.bodega_id;
-    const lines = stockLines(row.lineas);
-    const keys = lines.map((l) => ({ productoId: l.productoId, bodegaId }));
+    const lineas = stockLineas(row.lineas);
+    const keys = lineas.map((l) => ({ productoId: l.productoId, bodegaId }));
     const locked = await lockStock(trx, empresaId, keys, { create: true });
     const stockOf = lockedStockOf(locked);
-    const plan = planTake(lines, bodegaId, (productoId) => stockOf({ productoId, bodegaId }), true);
+    const plan = planTake(lineas, bodegaId, (productoId) => stockOf({ productoId, bodegaId }), true);
     await applyMoves(trx, empresaId, locked, plan.moves, {
       tipo: 'reserva',
       origen: row.origen,
@@ -322,11 +322,11 @@ export async function releaseReservation(trx: Transaction<InventoryDb>, empresaI
   if (transition.kind === 'refuse') throw new AppError('CONFLICT', transition.message);
   if (row.bodega_id !== null) {
     const bodegaId = row.bodega_id;
-    const lines = stockLines(row.lineas);
-    const keys = lines.map((l) => ({ productoId: l.productoId, bodegaId }));
+    const lineas = stockLineas(row.lineas);
+    const keys = lineas.map((l) => ({ productoId: l.productoId, bodegaId }));
     const locked = await lockStock(trx, empresaId, keys, { create: true });
     const stockOf = lockedStockOf(locked);
-    const moves = planReturn(lines, bodegaId, (productoId) => stockOf({ productoId, bodegaId }));
+    const moves = planReturn(lineas, bodegaId, (productoId) => stockOf({ productoId, bodegaId }));
     await applyMoves(trx, empresaId, locked, moves, {
       tipo: 'liberacion',
       origen: row.origen,

@@ -12,12 +12,12 @@ export type SeedRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.a
  * transaction; answers the ids given to each `ref`.
  */
 export async function seedInventory(trx: Transaction<InventoryDb>, req: SeedRequest) {
-  const { sucursales, bodegas } = await seedLocations(trx, req);
+  const { sucursales, bodegas } = await seedLugares(trx, req);
   const productos = await seedProductos(trx, req, bodegas);
   return { sucursales, bodegas, productos };
 }
 
-async function seedLocations(trx: Transaction<InventoryDb>, req: SeedRequest) {
+async function seedLugares(trx: Transaction<InventoryDb>, req: SeedRequest) {
   const sucursales: Record<string, number> = {};
   const bodegas: Record<string, number> = {};
   for (const s of req.sucursales) {

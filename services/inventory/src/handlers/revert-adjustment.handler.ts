@@ -2,10 +2,10 @@ import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/con
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
-import { revertAdjustment } from '../flows/revert-adjustment.flow';
+import { revertAjuste } from '../flows/revert-ajuste.flow';
 
 type RevertRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.stock.revert'>;
 
 export function revertAdjustmentHandler(db: Kysely<InventoryDb>) {
-  return async (req: RevertRequest, ctx: TenantContext) => inTransaction(db, (trx) => revertAdjustment(trx, req, ctx.empresa.id));
+  return async (req: RevertRequest, ctx: TenantContext) => inTransaction(db, (trx) => revertAjuste(trx, req, ctx.empresa.id));
 }

@@ -15,7 +15,7 @@ type RevertReply = ReplyInputOf<typeof inventorySubjects, 'inventory.stock.rever
  * be on its way); one already reverted answers as it is. Reversing never refuses for lack of stock:
  * it takes back what the adjustment gave.
  */
-export async function revertAdjustment(trx: Transaction<InventoryDb>, req: RevertRequest, empresaId: number): Promise<RevertReply> {
+export async function revertAjuste(trx: Transaction<InventoryDb>, req: RevertRequest, empresaId: number): Promise<RevertReply> {
   const spent = await insertAjuste(trx, { empresaId, clave: req.clave, origen: 'revertido', causa: {}, concepto: null });
   const ajuste = await lockAjuste(trx, empresaId, req.clave);
   if (!ajuste) throw new Error(`Adjustment ${req.clave} vanished while it was locked`);
@@ -24,14 +24,14 @@ export async function revertAdjustment(trx: Transaction<InventoryDb>, req: Rever
     return { clave: req.clave, existia: false, revertido: false, movimientos: [] };
   }
   if (ajuste.revertido_at) return { clave: req.clave, existia: true, revertido: false, movimientos: [] };
-  const lines: AdjustmentLine[] = ajuste.movimientos.map((m, lineIndex) => ({
+  const lineas: AdjustmentLine[] = ajuste.movimientos.map((m, lineIndex) => ({
     productoId: m.id_producto,
     bodegaId: m.id_bodega,
     cantidad: m.cantidad.startsWith('-') ? m.cantidad.slice(1) : `-${m.cantidad}`,
     lineIndex,
   }));
-  const locked = await lockStock(trx, empresaId, lines, { create: true });
-  const plan = planAdjustment(lines, lockedStockOf(locked), true);
+  const locked = await lockStock(trx, empresaId, lineas, { create: true });
+  const plan = planAdjustment(lineas, lockedStockOf(locked), true);
   const applied = await applyMoves(trx, empresaId, locked, plan.moves, {
     tipo: 'ajuste',
     origen: ajuste.origen,
