@@ -1,7 +1,7 @@
 import type { RequestContext } from '@erp/contracts';
-import { annulReturn, type AnnulRequest, type AnnulReturnDeps } from '../flows/annul-return.flow';
+import { annulDevolucionFlow, type AnnulRequest, type AnnulDevolucionDeps } from '../flows/annul-devolucion.flow';
 
 /** `returns.admin.annul`: the flow annuls the return, then reverses its stock movement. */
-export function annulReturnHandler(deps: AnnulReturnDeps) {
-  return (req: AnnulRequest, reqCtx: RequestContext) => annulReturn(deps, req, reqCtx);
+export function annulReturnHandler(deps: AnnulDevolucionDeps) {
+  return (req: AnnulRequest, reqCtx: RequestContext) => annulDevolucionFlow(deps, req, reqCtx);
 }

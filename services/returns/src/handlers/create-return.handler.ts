@@ -1,7 +1,7 @@
 import type { RequestContext } from '@erp/contracts';
-import { createReturn, type CreateRequest, type CreateReturnDeps } from '../flows/create-return.flow';
+import { createDevolucion, type CreateRequest, type CreateDevolucionDeps } from '../flows/create-devolucion.flow';
 
 /** `returns.admin.create`: the flow registers with the sale, writes the return and puts its stock back. */
-export function createReturnHandler(deps: CreateReturnDeps) {
-  return (req: CreateRequest, reqCtx: RequestContext) => createReturn(deps, req, reqCtx);
+export function createReturnHandler(deps: CreateDevolucionDeps) {
+  return (req: CreateRequest, reqCtx: RequestContext) => createDevolucion(deps, req, reqCtx);
 }

@@ -18,7 +18,7 @@ import { settleStock } from './settle-stock.flow';
 export type AnnulRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.annul'>;
 type AnnulReply = ReplyInputOf<typeof returnsAdminSubjects, 'returns.admin.annul'>;
 
-export interface AnnulReturnDeps {
+export interface AnnulDevolucionDeps {
   db: Kysely<ReturnsDb>;
   bus: Bus;
   onCommitted?: () => void;
@@ -29,8 +29,8 @@ export interface AnnulReturnDeps {
  * row, then its stock movement reversed once. Annulling it again changes nothing, but still
  * completes a reversal an earlier call could not (inventory unreachable).
  */
-export async function annulReturn(
-  deps: AnnulReturnDeps,
+export async function annulDevolucionFlow(
+  deps: AnnulDevolucionDeps,
   { empresa_id, id_devolucion }: AnnulRequest,
   reqCtx: RequestContext,
 ): Promise<AnnulReply> {

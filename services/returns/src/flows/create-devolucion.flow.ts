@@ -27,7 +27,7 @@ import { settleStock } from './settle-stock.flow';
 export type CreateRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin.create'>;
 type CreateReply = ReplyInputOf<typeof returnsAdminSubjects, 'returns.admin.create'>;
 
-export interface CreateReturnDeps {
+export interface CreateDevolucionDeps {
   db: Kysely<ReturnsDb>;
   bus: Bus;
   /** Called after a return commits (nudges the outbox relay). */
@@ -46,7 +46,7 @@ export interface CreateReturnDeps {
  * event puts the stock back later. A return that registered and then failed asks sales to square
  * the sale's registrations, so the sale stops counting it.
  */
-export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> {
+export async function createDevolucion(deps: CreateDevolucionDeps, req: CreateRequest, reqCtx: RequestContext): Promise<CreateReply> {
   const { db, bus } = deps;
   const sales = busSales(bus);
   const inventory = busInventory(bus);
@@ -69,7 +69,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
   const venta = await sales.returnable(ctx, { id_venta: req.id_venta });
   const problem = ventaProblem(venta.estado);
   if (problem) throw AppError.rule('estado_no_modificable', problem, { id_venta: [problem] });
-  let marcas = await brandsOf(inventory, venta, ctx);
+  let marcas = await marcasOf(inventory, venta, ctx);
   // Chosen before the transaction: a retried transaction keeps it, so inventory still applies it
   // once and the sale counts its registration once.
   const clave = `devolucion-${randomUUID()}`;
@@ -88,7 +88,7 @@ export async function createReturn(deps: CreateReturnDeps, req: CreateRequest, r
       const problemNow = ventaProblem(registrada.estado);
       if (problemNow) throw AppError.rule('estado_no_modificable', problemNow, { id_venta: [problemNow] });
       if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto)))
-        marcas = await brandsOf(inventory, registrada, ctx);
+        marcas = await marcasOf(inventory, registrada, ctx);
       const planned = planReturn({
         tipo: req.tipo,
         detallesVenta: registrada.detalles,
@@ -154,7 +154,7 @@ async function squareRegistrations(sales: SalesPort, logger: Logger, ventaId: nu
 }
 
 /** Brands of the sale's products, from inventory (the sale lines do not keep them). */
-async function brandsOf(inventory: InventoryPort, venta: ReturnableSale, ctx: TenantContext): Promise<Map<number, string>> {
+async function marcasOf(inventory: InventoryPort, venta: ReturnableSale, ctx: TenantContext): Promise<Map<number, string>> {
   const ids = [...new Set(venta.detalles.map((d) => d.id_producto))];
   if (ids.length === 0) return new Map();
   const resolved = await inventory.resolve(ctx, { items: ids.map((id_producto) => ({ id_producto })) });
