@@ -20,28 +20,28 @@ interface AcceptedItem extends ValidItem {
  * for every branch and one to the gateway for every advisor code (in parallel), then one
  * insert, at most one select for the wr that already existed, and one outbox row.
  */
-export async function importPackages(
+export async function importPaquetes(
   deps: { db: Kysely<PackagesDb>; bus: Bus; onCommitted: () => void },
-  { packages }: ImportRequest,
+  { packages: paquetes }: ImportRequest,
   ctx: TenantContext,
 ) {
   const { db, bus, onCommitted } = deps;
   const empresaId = ctx.empresa.id;
-  const { valid, errors } = validateItems(packages);
+  const { valid, errors } = validateItems(paquetes);
 
   const accepted: AcceptedItem[] = [];
   const refused: PackageImportError[] = [...errors];
   if (valid.length > 0) {
     const codigos = [...new Set(valid.map((v) => v.item.codigo_asesor))];
-    const [branches, usuarios] = await Promise.all([
+    const [sucursales, usuarios] = await Promise.all([
       busInventory(bus).resolveSucursal(ctx, { items: valid.map((v) => branchQuery(v.item)) }),
       busGateway(bus).usuariosByCodigo(ctx, { codigos }),
     ]);
     valid.forEach((entry, i) => {
-      const branch = branches[i];
-      if (!branch) throw new Error('inventory.sucursal.resolve answered fewer items than asked');
-      if (!branch.ok) refused.push({ index: entry.index, wr: entry.item.wr, message: branch.message });
-      else accepted.push({ ...entry, sucursalId: branch.id_sucursal, usuarioId: usuarios[entry.item.codigo_asesor] ?? null });
+      const sucursal = sucursales[i];
+      if (!sucursal) throw new Error('inventory.sucursal.resolve answered fewer items than asked');
+      if (!sucursal.ok) refused.push({ index: entry.index, wr: entry.item.wr, message: sucursal.message });
+      else accepted.push({ ...entry, sucursalId: sucursal.id_sucursal, usuarioId: usuarios[entry.item.codigo_asesor] ?? null });
     });
   }
 
