@@ -23,7 +23,7 @@ import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
 import { removeExportHandler } from './handlers/remove-export.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
-import { ReservationSweeper } from './workers/reservation-sweeper.worker';
+import { startReservationSweeper } from './workers/reservation-sweeper.worker';
 import { finishConteosPendientes } from './flows/set-lugar-active.flow';
 
 export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig, InventoryDb> {
@@ -91,15 +91,16 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
         },
         (err: unknown) => logger.warn({ err }, 'stock counts of changed places not finished; the next start or change finishes them'),
       );
-      const sweeper = new ReservationSweeper({
-        db,
-        bus,
-        logger: logger.child({ component: 'reservation-sweeper' }),
-        intervalMs: config.RESERVATION_SWEEP_INTERVAL_MS,
-        checkTimeoutMs: config.RESERVATION_CHECK_TIMEOUT_MS,
-      });
-      sweeper.start();
-      addWorker('reservation-sweeper', sweeper);
+      addWorker(
+        'reservation-sweeper',
+        startReservationSweeper({
+          db,
+          bus,
+          logger: logger.child({ component: 'reservation-sweeper' }),
+          intervalMs: config.RESERVATION_SWEEP_INTERVAL_MS,
+          checkTimeoutMs: config.RESERVATION_CHECK_TIMEOUT_MS,
+        }),
+      );
     },
   };
 }
