@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { EXPORT_WRITERS, enqueueEvent, exportStore, type Bus } from '@erp/bus';
 import { Exportacion, exportsEvents, isAppError } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
-import { startPeriodic, type AppLogger, type PeriodicTask } from '@erp/runtime';
+import { startLoop, type AppLogger, type Worker } from '@erp/runtime';
 import type { ExportsConfig } from '../config';
 import {
   claimExportacion,
@@ -40,73 +40,20 @@ export interface ExportacionWorkerDeps {
  * job. A worker that dies stops renewing: its job is claimed again, as a new attempt with its own
  * object, by any replica. Each attempt's file is recorded before its owner is asked to write it,
  * so the files no job points to are found in those records. Also removes the files of exports
- * past `expira`.
+ * past `expira`. `nudge()` when a job was created; `stop()` takes no more jobs and gives back the
+ * ones it runs (their lease ends now), so another replica or the next start takes them over
+ * without waiting for the lease to run out.
  */
-export class ExportacionWorker {
+export function startExportacionWorker(deps: ExportacionWorkerDeps): Required<Worker> {
+  const { db, bus, config, logger } = deps;
   /**
    * The attempts this process runs, each counted apart: after a stall longer than its lease, this
    * process may claim a job it still runs (a new attempt), and both hold a snapshot in the owner
    * until the first one ends, so both count against the concurrency.
    */
-  private readonly running = new Set<{ id: number; intento: number }>();
-  private periodic: PeriodicTask | undefined;
-  private stopped = false;
-  private ticking: Promise<void> | undefined;
-  private lastOrphanSweep = 0;
-
-  constructor(private readonly deps: ExportacionWorkerDeps) {}
-
-  start(): void {
-    this.periodic = startPeriodic('export worker', this.deps.config.EXPORT_POLL_MS, this.deps.logger, () => this.tick());
-  }
-
-  /** Looks for work now (a job was just created). */
-  nudge(): void {
-    void this.tick().catch((err: unknown) => this.deps.logger.warn({ err }, 'export worker failed; will retry'));
-  }
-
-  /**
-   * Takes no more jobs and gives back the ones it runs (their lease ends now), so another replica
-   * or the next start takes them over without waiting for the lease to run out.
-   */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.periodic?.stop();
-    await this.ticking?.catch(() => undefined);
-    for (const { id, intento } of this.running) {
-      await giveBackLease(this.deps.db, id, intento).catch((err: unknown) =>
-        this.deps.logger.warn({ err, exportacion: id }, 'export lease not given back; it runs out by itself'),
-      );
-    }
-  }
-
-  private tick(): Promise<void> {
-    // One tick at a time: the timer and a nudge never claim past the concurrency together.
-    return (this.ticking ??= this.claimAndExpire().finally(() => (this.ticking = undefined)));
-  }
-
-  private async claimAndExpire(): Promise<void> {
-    const { db, config } = this.deps;
-    while (!this.stopped && this.running.size < config.EXPORT_CONCURRENCY) {
-      const exportacion = await claimExportacion(db, config.EXPORT_LEASE_MS);
-      if (!exportacion) break;
-      const attempt = { id: exportacion.id, intento: exportacion.intento };
-      this.running.add(attempt);
-      void this.run(exportacion)
-        .catch((err: unknown) =>
-          this.deps.logger.warn({ err, exportacion: exportacion.id }, 'export attempt left unsettled; its lease runs out'),
-        )
-        .finally(() => this.running.delete(attempt));
-    }
-    for (const { id, recurso, objeto } of await expiredObjetos(db, 100)) {
-      await removeArchivo(this.deps.bus, recurso, objeto, `exportacion-${id}-expira`);
-      await forgetObjeto(db, id, objeto);
-    }
-    if (Date.now() - this.lastOrphanSweep >= config.EXPORT_ORPHAN_SWEEP_MS) {
-      this.lastOrphanSweep = Date.now();
-      await this.removeStrayArchivos();
-    }
-  }
+  const running = new Set<{ id: number; intento: number }>();
+  let stopped = false;
+  let lastOrphanSweep = 0;
 
   /**
    * Removes the recorded files no job points to and no running attempt will complete: written by
@@ -115,15 +62,13 @@ export class ExportacionWorker {
    * removed; one whose file is not there stays, as its owner may still be writing it, until it is
    * older than the store keeps any file.
    */
-  private async removeStrayArchivos(exportacionId?: number): Promise<void> {
-    const { db, bus } = this.deps;
+  const removeStrayArchivos = async (exportacionId?: number): Promise<void> => {
     for (const { recurso, objeto, vencido } of await strayArchivos(db, await longestFileAgeMs(bus), exportacionId)) {
       if ((await removeArchivo(bus, recurso, objeto, `archivos-${exportacionId ?? 'barrido'}`)) || vencido) await forgetArchivo(db, objeto);
     }
-  }
+  };
 
-  private async run(exportacion: ClaimedExportacion): Promise<void> {
-    const { db, bus, config, logger } = this.deps;
+  const run = async (exportacion: ClaimedExportacion): Promise<void> => {
     const objeto = objetoOf(exportacion);
     const log = logger.child({ exportacion: exportacion.id, intento: exportacion.intento });
     const heartbeat = setInterval(
@@ -150,16 +95,14 @@ export class ExportacionWorker {
       });
       if (!done) {
         // Cancelled, or taken over by another attempt, while this one wrote: its file is nobody's.
-        await this.removeStrayArchivos(exportacion.id);
+        await removeStrayArchivos(exportacion.id);
         return;
       }
-      this.deps.onEvent();
+      deps.onEvent();
       // Files of earlier attempts whose writers finished after their worker died.
-      await this.removeStrayArchivos(exportacion.id).catch((err: unknown) =>
-        log.warn({ err }, 'files of earlier attempts left to the sweep'),
-      );
+      await removeStrayArchivos(exportacion.id).catch((err: unknown) => log.warn({ err }, 'files of earlier attempts left to the sweep'));
     } catch (err) {
-      if (this.stopped) return;
+      if (stopped) return;
       log.warn({ err }, 'export attempt failed');
       const reason = isAppError(err) ? err.message : 'Error interno al escribir el archivo de la exportación';
       const row = await inTransaction(db, async (trx) => {
@@ -174,14 +117,49 @@ export class ExportacionWorker {
         return failed;
       });
       if (row?.estado === 'fallida') {
-        this.deps.onEvent();
-        this.deps.onFailed?.();
+        deps.onEvent();
+        deps.onFailed?.();
       }
-      await this.removeStrayArchivos(exportacion.id).catch(() => undefined);
+      await removeStrayArchivos(exportacion.id).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);
     }
-  }
+  };
+
+  // One pass at a time (the loop's runs never overlap): the poll and a nudge never claim past the concurrency together.
+  const loop = startLoop('export worker', { retryMs: config.EXPORT_POLL_MS, logger }, async () => {
+    while (!stopped && running.size < config.EXPORT_CONCURRENCY) {
+      const exportacion = await claimExportacion(db, config.EXPORT_LEASE_MS);
+      if (!exportacion) break;
+      const attempt = { id: exportacion.id, intento: exportacion.intento };
+      running.add(attempt);
+      void run(exportacion)
+        .catch((err: unknown) => logger.warn({ err, exportacion: exportacion.id }, 'export attempt left unsettled; its lease runs out'))
+        .finally(() => running.delete(attempt));
+    }
+    for (const { id, recurso, objeto } of await expiredObjetos(db, 100)) {
+      await removeArchivo(bus, recurso, objeto, `exportacion-${id}-expira`);
+      await forgetObjeto(db, id, objeto);
+    }
+    if (Date.now() - lastOrphanSweep >= config.EXPORT_ORPHAN_SWEEP_MS) {
+      lastOrphanSweep = Date.now();
+      await removeStrayArchivos();
+    }
+    return config.EXPORT_POLL_MS;
+  });
+
+  return {
+    nudge: () => loop.nudge(),
+    async stop() {
+      stopped = true;
+      await loop.stop();
+      for (const { id, intento } of running) {
+        await giveBackLease(db, id, intento).catch((err: unknown) =>
+          logger.warn({ err, exportacion: id }, 'export lease not given back; it runs out by itself'),
+        );
+      }
+    },
+  };
 }
 
 /** The longest any export store keeps a file (0: one keeps them for ever): a record older than that has no file left. */
