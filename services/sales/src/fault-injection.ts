@@ -1,6 +1,6 @@
 import { crash } from '@erp/runtime';
 import type { FaultInjection } from './config';
-import type { CreateStageHooks } from './flows/create-sale.flow';
+import type { CreateStageHooks } from './flows/venta-pipeline.flow';
 import type { UpdateSaleDeps } from './flows/update-sale.flow';
 
 /**

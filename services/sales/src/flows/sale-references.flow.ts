@@ -45,6 +45,8 @@ export async function resolveReferencesOfMany(
   drafts: readonly SaleDraft[],
   ctx: TenantContext,
 ): Promise<SaleResolutions[]> {
+  // One draft's document type, channel and customer come in one statement.
+  if (drafts.length === 1) return [await resolveReferences(db, inventory, drafts[0]!, ctx)];
   const refKey = (p: ProductRef) => ('id_producto' in p ? `id:${p.id_producto}` : `codigo:${p.codigo}`);
   const groups = new Map<string, { draft: SaleDraft; refs: Map<string, ProductRef> }>();
   const groupOf = (draft: SaleDraft) => JSON.stringify([draft.sucursal, draft.id_bodega]);

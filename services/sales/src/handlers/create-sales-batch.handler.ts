@@ -1,6 +1,6 @@
 import { wireErrorOf, type Logger } from '@erp/bus';
 import type { ParsedRequestOf, ReplyInputOf, TenantContext, salesApiSubjects } from '@erp/contracts';
-import type { CreateSaleDeps } from '../flows/create-sale.flow';
+import type { CreateVentaDeps } from '../flows/venta-pipeline.flow';
 import { createSales } from '../flows/create-sales.flow';
 
 type BatchRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.batch.create'>;
@@ -20,7 +20,7 @@ const replyBytesOf = (venta: BatchRequest['ventas'][number]['venta']) => 1024 + 
  * within the caller's timeout and fits the bus, so the caller learns the outcome of everything
  * this request committed.
  */
-export function createSalesBatchHandler(deps: CreateSaleDeps, logger: Logger) {
+export function createSalesBatchHandler(deps: CreateVentaDeps, logger: Logger) {
   return async ({ ventas, plazo_ms }: BatchRequest, ctx: TenantContext): Promise<BatchReply> => {
     const started = performance.now();
     const resultados: BatchReply['resultados'] = [];
