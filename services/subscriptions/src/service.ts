@@ -6,7 +6,7 @@ import { entregaBacklog } from './db/entrega.repository';
 import { migrations } from './db/migrations';
 import { countSuscripcionesByEstado } from './db/suscripcion.repository';
 import { SUBSCRIPTIONS_SCHEMA, type SubscriptionsDb } from './db/tables';
-import { Dispatcher } from './workers/dispatcher.worker';
+import { startDispatcher } from './workers/dispatcher.worker';
 import { subscriptionHandlers } from './handlers/subscription.handlers';
 
 export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>): ServiceSpec<SubscriptionsConfig, SubscriptionsDb> {
@@ -42,15 +42,16 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
         outcomes: ['delivered', 'failed'],
       });
       bus.serve(subscriptionsSubjects, subscriptionHandlers(db, config), { queue: 'subscriptions' });
-      const dispatcher = new Dispatcher({ db, config, logger: logger.child({ component: 'dispatcher' }), onAttempt: attempted });
+      const dispatcher = addWorker(
+        'dispatcher',
+        startDispatcher({ db, config, logger: logger.child({ component: 'dispatcher' }), onAttempt: attempted }),
+      );
       const stopSequencer = await startSourceEventsConsumer(db, bus, {
         logger: logger.child({ component: 'event log' }),
         pollMs: config.EVENTS_POLL_MS,
         onLogged: () => dispatcher.nudge(),
       });
       addWorker('event log', { stop: stopSequencer });
-      dispatcher.start();
-      addWorker('dispatcher', dispatcher);
     },
   };
 }
