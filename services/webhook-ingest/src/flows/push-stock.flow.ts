@@ -87,43 +87,10 @@ async function pushIntegracion(deps: StockPushDeps, target: PushTarget | undefin
   }
   const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
   const tienda = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
+  const cantidadOf = await stockNow(deps, target, rows);
+  const known = await tiendaProductos(db, tienda, integracionId, rows);
 
-  // Our stock now, in the integration's warehouse.
-  const ctx = await deps.context(target.empresa_id, target.usuario_id, `stock-${integracionId}-${Date.now()}`);
-  const stock = new Map<number, string | null>();
-  for (let i = 0; i < rows.length; i += RESOLVE_MAX) {
-    const part = rows.slice(i, i + RESOLVE_MAX);
-    const answer = await deps.inventory.resolve(ctx, {
-      id_bodega: target.bodega_id,
-      items: part.map((r) => ({ id_producto: r.producto_id })),
-    });
-    answer.items.forEach((item, k) => stock.set(part[k]!.producto_id, item.ok ? item.producto.stock : null));
-  }
-  const cantidadOf = (productoId: number) => {
-    const units = new Decimal(stock.get(productoId) ?? 0).floor().minus(target.stock_colchon);
-    return Math.max(0, units.toNumber());
-  };
-
-  // How the shop names them: from what we learnt, else asked (a SKU it lacked is asked again after an hour).
-  const codigos = rows.map((r) => r.codigo);
-  const known = await shopProducts(db, integracionId, codigos);
-  const ask = codigos.filter((c) => {
-    const k = known.get(c);
-    return !k || (k.id_externo === null && Date.now() - k.revisado_at.getTime() > RECHECK_UNMAPPED_MS);
-  });
-  if (ask.length > 0) {
-    const found = await tienda.findProducts(ask);
-    const learnt = ask.map((codigo) => ({
-      codigo,
-      id_externo: found.get(codigo)?.id_externo ?? null,
-      id_padre: found.get(codigo)?.id_padre ?? null,
-      leido: null,
-    }));
-    await saveShopProducts(db, integracionId, learnt);
-    for (const l of learnt) known.set(l.codigo, { ...l, revisado_at: new Date() });
-  }
-
-  const items: Array<StockWriteItem & { row: ClaimedStock }> = [];
+  const items: WriteItem[] = [];
   const unmapped: ClaimedStock[] = [];
   for (const row of rows) {
     const ref = known.get(row.codigo);
@@ -144,8 +111,66 @@ async function pushIntegracion(deps: StockPushDeps, target: PushTarget | undefin
     unmapped.map((r) => ({ producto_id: r.producto_id, enviado: null, cambios: r.cambios })),
   );
   if (items.length === 0) return;
+  await recordWrites(deps, integracionId, items, await tienda.setStock(items, target.tienda_ubicacion, `stock-${integracionId}`));
+}
 
-  const result = await tienda.setStock(items, target.tienda_ubicacion, `stock-${integracionId}`);
+/** A product's write to the shop, with the claimed row it settles. */
+type WriteItem = StockWriteItem & { row: ClaimedStock };
+
+/**
+ * Our stock now, in the integration's warehouse, as the quantity the shop is to show of each
+ * product: less `stock_colchon`, never below 0, whole units.
+ */
+async function stockNow(deps: StockPushDeps, target: PushTarget, rows: readonly ClaimedStock[]): Promise<(productoId: number) => number> {
+  const ctx = await deps.context(target.empresa_id, target.usuario_id, `stock-${target.id}-${Date.now()}`);
+  const stock = new Map<number, string | null>();
+  for (let i = 0; i < rows.length; i += RESOLVE_MAX) {
+    const part = rows.slice(i, i + RESOLVE_MAX);
+    const answer = await deps.inventory.resolve(ctx, {
+      id_bodega: target.bodega_id,
+      items: part.map((r) => ({ id_producto: r.producto_id })),
+    });
+    answer.items.forEach((item, k) => stock.set(part[k]!.producto_id, item.ok ? item.producto.stock : null));
+  }
+  return (productoId) => {
+    const units = new Decimal(stock.get(productoId) ?? 0).floor().minus(target.stock_colchon);
+    return Math.max(0, units.toNumber());
+  };
+}
+
+/** How the shop names the products: from what we learnt, else asked (a SKU it lacked is asked again after an hour). */
+async function tiendaProductos(db: Kysely<WebhookDb>, tienda: ShopApi, integracionId: number, rows: readonly ClaimedStock[]) {
+  const codigos = rows.map((r) => r.codigo);
+  const known = await shopProducts(db, integracionId, codigos);
+  const ask = codigos.filter((c) => {
+    const k = known.get(c);
+    return !k || (k.id_externo === null && Date.now() - k.revisado_at.getTime() > RECHECK_UNMAPPED_MS);
+  });
+  if (ask.length > 0) {
+    const found = await tienda.findProducts(ask);
+    const learnt = ask.map((codigo) => ({
+      codigo,
+      id_externo: found.get(codigo)?.id_externo ?? null,
+      id_padre: found.get(codigo)?.id_padre ?? null,
+      leido: null,
+    }));
+    await saveShopProducts(db, integracionId, learnt);
+    for (const l of learnt) known.set(l.codigo, { ...l, revisado_at: new Date() });
+  }
+  return known;
+}
+
+/**
+ * What the shop answered to the writes: a written product is settled with the quantity it now
+ * shows, a refused one is owed again with its reason.
+ */
+async function recordWrites(
+  deps: StockPushDeps,
+  integracionId: number,
+  items: readonly WriteItem[],
+  result: Awaited<ReturnType<ShopApi['setStock']>>,
+): Promise<void> {
+  const { db, owner } = deps;
   const byCodigo = new Map(items.map((i) => [i.codigo, i]));
   const written = result.written.map((w) => ({ ...w, item: byCodigo.get(w.codigo)! }));
   await saveShopProducts(
