@@ -12,7 +12,7 @@ import { resolveProductsHandler } from '../../../services/inventory/src/handlers
 import { resolveSucursalHandler } from '../../../services/inventory/src/handlers/resolve-sucursal.handler';
 import { adjustStock } from '../../../services/inventory/src/flows/adjust-stock.flow';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
-import { createSale } from '../../../services/sales/src/flows/create-sale.flow';
+import { createVenta } from '../../../services/sales/src/flows/create-venta.flow';
 import type { InventoryPort } from '../../../services/sales/src/ports/inventory.port';
 import { updateSale } from '../../../services/sales/src/flows/update-sale.flow';
 import { benchApiKey } from '../data/plan';
@@ -53,7 +53,7 @@ export async function writeRoutes(
     const update = /^\/sales\/(\d+)$/.exec(path);
     if (method === 'POST' && path === '/sales') {
       return answer(201, () =>
-        createSale(deps, SaleCreateRequest.parse({ ...JSON.parse(body), origen: 'api' }), contextOf()).then((r) => r.venta),
+        createVenta(deps, SaleCreateRequest.parse({ ...JSON.parse(body), origen: 'api' }), contextOf()).then((r) => r.venta),
       );
     }
     if (method === 'PUT' && update) {

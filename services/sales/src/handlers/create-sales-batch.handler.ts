@@ -1,19 +1,19 @@
 import { wireErrorOf, type Logger } from '@erp/bus';
 import type { ParsedRequestOf, ReplyInputOf, TenantContext, salesApiSubjects } from '@erp/contracts';
-import { createSales } from '../flows/create-sales.flow';
+import { createVentas } from '../flows/create-ventas.flow';
 import type { CreateVentaDeps } from '../flows/venta-pipeline.flow';
 
 type BatchRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.batch.create'>;
 type BatchReply = ReplyInputOf<typeof salesApiSubjects, 'sales.batch.create'>;
 
 /**
- * `sales.batch.create`: the sales through `createSales`, in the order sent, within its budget
+ * `sales.batch.create`: the sales through `createVentas`, in the order sent, within its budget
  * (`plazo_ms`, the reply's size); each one's refusal is its result and stops nothing else. The
  * reply answers the prefix of the items started.
  */
 export function createSalesBatchHandler(deps: CreateVentaDeps, logger: Logger) {
   return async ({ ventas, plazo_ms }: BatchRequest, ctx: TenantContext): Promise<BatchReply> => {
-    const outcomes = await createSales(
+    const outcomes = await createVentas(
       deps,
       ventas.map((i) => i.venta),
       ctx,

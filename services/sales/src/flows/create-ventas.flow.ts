@@ -9,7 +9,7 @@ const MAX_REPLY_BYTES = 512 * 1024;
 const replyBytesOf = (req: CreateVentaRequest) => 1024 + 512 * req.detalles.length;
 
 /**
- * The sales of a batch, in order, each with the outcome `createSale` would have given it had the
+ * The sales of a batch, in order, each with the outcome `createVenta` would have given it had the
  * sales been sent one after another: the same plans, refusals and idempotent answers, stock taken
  * and correlatives given in that order. Consecutive sales that share no reference and check no
  * customer's credit go through the pipeline together (`runVentaPipeline` over the group); any
@@ -21,7 +21,7 @@ const replyBytesOf = (req: CreateVentaRequest) => 1024 + 512 * req.detalles.leng
  * of `reqs` (never empty), so the reply comes within the caller's timeout and fits the bus, and
  * the caller learns the outcome of everything committed.
  */
-export async function createSales(
+export async function createVentas(
   deps: CreateVentaDeps,
   reqs: readonly CreateVentaRequest[],
   ctx: TenantContext,

@@ -5,7 +5,7 @@ import { runVentaPipeline, type CreateVentaDeps, type CreateVentaRequest } from 
  * `POST /sales`, platform orders and the fixture loader: the invoicing pipeline
  * (`runVentaPipeline`) over one sale; what refuses it is thrown.
  */
-export async function createSale(
+export async function createVenta(
   deps: CreateVentaDeps,
   req: CreateVentaRequest,
   ctx: TenantContext,
