@@ -40,80 +40,23 @@ export const retryAfterFailureMs = (failures: number, intervalMs: number) => Mat
 export async function reconcileIntegration(deps: ReconcileDeps, claimed: ClaimedPass): Promise<PasadaConciliacion> {
   const { db, logger } = deps;
   const id = claimed.integracion_id;
-  let leidos = 0;
-  let entregados = 0;
-  let nuevos = 0;
-  let suscripcion: EstadoSuscripcion | null = null;
-  let marca = claimed.marca;
+  const tally: Tally = { leidos: 0, entregados: 0, nuevos: 0, suscripcion: null, marca: claimed.marca };
   try {
-    const secrets = openSecrets(deps.keyring, claimed.tienda_credenciales, credentialsContext(claimed.empresa_id, claimed.plataforma));
-    const tienda = (deps.openShop ?? defaultTienda(deps.policy))(claimed, secrets);
-    const since = new Date((claimed.marca ?? claimed.creada_at).getTime() - deps.overlapMs);
-    let known: Awaited<ReturnType<typeof knownOrders>> = new Map();
-    let pedidosFailed: unknown;
-    try {
-      leidos = await tienda.ordersChangedSince(since, {
-        wanted: async (stamps) => {
-          if (!(await renewLease(db, id, deps.owner, deps.leaseMs))) throw new LeaseLost();
-          for (const s of stamps) if (!marca || s.version > marca) marca = s.version;
-          known = await knownOrders(
-            db,
-            claimed.empresa_id,
-            id,
-            stamps.map((s) => s.referencia),
-          );
-          return new Set(stamps.filter((s) => owed(known.get(s.referencia), s)).map((s) => s.referencia));
-        },
-        onPage: async (pedidos) => {
-          const stored = await intake(deps, claimed, pedidos, known);
-          entregados += stored.entregados;
-          nuevos += stored.nuevos;
-        },
-      });
-    } catch (err) {
-      if (err instanceof LeaseLost) throw err;
-      // The subscriptions are kept alive even when the orders could not all be read.
-      pedidosFailed = err;
-    }
-    try {
-      if (deps.webhookBaseUrl === undefined) suscripcion = 'sin_url';
-      else suscripcion = await tienda.keepSubscriptions(new URL(secrets.ruta, deps.webhookBaseUrl).toString(), claimed.secreto);
-    } catch (err) {
-      // The orders' failure, when there was one, is the pass's.
-      throw pedidosFailed ?? err;
-    }
-    if (suscripcion === 'restaurada') logger.warn({ integracion: id }, 'shop webhook subscription restored');
-    if (pedidosFailed !== undefined) throw pedidosFailed;
+    await runPass(deps, claimed, tally);
     await finishPass(db, id, deps.owner, {
       correcta: true,
       error: null,
-      marca,
-      leidos,
-      recuperados: nuevos,
-      suscripcion,
+      marca: tally.marca,
+      leidos: tally.leidos,
+      recuperados: tally.nuevos,
+      suscripcion: tally.suscripcion,
       siguienteEnMs: deps.intervalMs,
     });
-    return {
-      id_integracion: id,
-      resultado: 'correcta',
-      error: null,
-      pedidos_leidos: leidos,
-      pedidos_entregados: entregados,
-      pedidos_nuevos: nuevos,
-      suscripcion,
-    };
+    return pasada(id, 'correcta', null, tally);
   } catch (err) {
     if (err instanceof LeaseLost) {
       logger.warn({ integracion: id }, 'reconciliation lease lost during the pass; another replica carries on');
-      return {
-        id_integracion: id,
-        resultado: 'ocupada',
-        error: null,
-        pedidos_leidos: leidos,
-        pedidos_entregados: entregados,
-        pedidos_nuevos: nuevos,
-        suscripcion: suscripcion ?? 'desconocida',
-      };
+      return pasada(id, 'ocupada', null, tally);
     }
     const error = (err as Error).message.slice(0, 500);
     logger.warn({ integracion: id, err: error }, 'reconciliation pass failed');
@@ -122,20 +65,84 @@ export async function reconcileIntegration(deps: ReconcileDeps, claimed: Claimed
       correcta: false,
       error,
       marca: claimed.marca,
-      leidos,
-      recuperados: nuevos,
-      suscripcion,
+      leidos: tally.leidos,
+      recuperados: tally.nuevos,
+      suscripcion: tally.suscripcion,
       siguienteEnMs: retryAfterFailureMs(claimed.fallos_seguidos, deps.intervalMs),
     });
-    return {
-      id_integracion: id,
-      resultado: 'fallida',
-      error,
-      pedidos_leidos: leidos,
-      pedidos_entregados: entregados,
-      pedidos_nuevos: nuevos,
-      suscripcion: suscripcion ?? 'desconocida',
-    };
+    return pasada(id, 'fallida', error, tally);
+  }
+}
+
+/** What a pass has done so far: kept when it fails or loses its lease halfway. */
+interface Tally {
+  leidos: number;
+  entregados: number;
+  nuevos: number;
+  suscripcion: EstadoSuscripcion | null;
+  /** The newest version read: the watermark once the whole read succeeded. */
+  marca: Date | null;
+}
+
+const pasada = (id: number, resultado: PasadaConciliacion['resultado'], error: string | null, tally: Tally): PasadaConciliacion => ({
+  id_integracion: id,
+  resultado,
+  error,
+  pedidos_leidos: tally.leidos,
+  pedidos_entregados: tally.entregados,
+  pedidos_nuevos: tally.nuevos,
+  suscripcion: tally.suscripcion ?? 'desconocida',
+});
+
+/** The pass's work with the shop: the orders read and stored, then the subscriptions checked. Throws what failed the pass. */
+async function runPass(deps: ReconcileDeps, claimed: ClaimedPass, tally: Tally): Promise<void> {
+  const secrets = openSecrets(deps.keyring, claimed.tienda_credenciales, credentialsContext(claimed.empresa_id, claimed.plataforma));
+  const tienda = (deps.openShop ?? defaultTienda(deps.policy))(claimed, secrets);
+  const pedidosFailed = await readPedidos(deps, claimed, tienda, tally);
+  try {
+    if (deps.webhookBaseUrl === undefined) tally.suscripcion = 'sin_url';
+    else tally.suscripcion = await tienda.keepSubscriptions(new URL(secrets.ruta, deps.webhookBaseUrl).toString(), claimed.secreto);
+  } catch (err) {
+    // The orders' failure, when there was one, is the pass's.
+    throw pedidosFailed ?? err;
+  }
+  if (tally.suscripcion === 'restaurada') deps.logger.warn({ integracion: claimed.integracion_id }, 'shop webhook subscription restored');
+  if (pedidosFailed !== undefined) throw pedidosFailed;
+}
+
+/**
+ * Reads the orders the shop changed since the watermark (less the overlap), renewing the lease
+ * with every page, and stores those owed. Answers the read's failure, if it failed: the
+ * subscriptions are kept alive even when the orders could not all be read.
+ */
+async function readPedidos(deps: ReconcileDeps, claimed: ClaimedPass, tienda: ShopApi, tally: Tally): Promise<unknown> {
+  const { db } = deps;
+  const id = claimed.integracion_id;
+  const since = new Date((claimed.marca ?? claimed.creada_at).getTime() - deps.overlapMs);
+  let known: Known = new Map();
+  try {
+    tally.leidos = await tienda.ordersChangedSince(since, {
+      wanted: async (stamps) => {
+        if (!(await renewLease(db, id, deps.owner, deps.leaseMs))) throw new LeaseLost();
+        for (const s of stamps) if (!tally.marca || s.version > tally.marca) tally.marca = s.version;
+        known = await knownOrders(
+          db,
+          claimed.empresa_id,
+          id,
+          stamps.map((s) => s.referencia),
+        );
+        return new Set(stamps.filter((s) => owed(known.get(s.referencia), s)).map((s) => s.referencia));
+      },
+      onPage: async (pedidos) => {
+        const stored = await intake(deps, claimed, pedidos, known);
+        tally.entregados += stored.entregados;
+        tally.nuevos += stored.nuevos;
+      },
+    });
+    return undefined;
+  } catch (err) {
+    if (err instanceof LeaseLost) throw err;
+    return err;
   }
 }
 
