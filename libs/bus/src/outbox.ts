@@ -132,15 +132,6 @@ export async function claimEvent(trx: Transaction<any>, consumer: string, eventI
   return inserted !== undefined;
 }
 
-export interface OutboxRelayOptions {
-  db: AnyDb;
-  bus: Bus;
-  pollMs?: number;
-  batchSize?: number;
-  /** Published rows older than this are deleted (JetStream's dedup window is far shorter). */
-  retentionMs?: number;
-}
-
 /** Events recorded but not yet published, and how long the oldest has waited (for metrics). */
 export async function outboxBacklog(db: AnyDb): Promise<{ pending: number; oldestAgeSeconds: number }> {
   const row = await asOutbox(db)
@@ -154,107 +145,65 @@ export async function outboxBacklog(db: AnyDb): Promise<{ pending: number; oldes
   return { pending: row.pending, oldestAgeSeconds: row.oldest };
 }
 
+/** What code that writes events is handed to have them published at once: the relay of its schema's outbox, run by the runtime. */
+export interface OutboxRelay {
+  /** Events were just committed: publish them now instead of at the next poll. */
+  nudge(): void;
+}
+
+/** Rows a publishing pass claims at a time. */
+const PUBLISH_BATCH = 200;
+
 /**
- * Publishes outbox rows to JetStream in commit order. Several replicas can run it: rows are
- * claimed with `FOR UPDATE SKIP LOCKED`, and a row published twice (crash between publish and
- * mark) is dropped by JetStream's deduplication on its id.
+ * Publishes outbox rows to JetStream in commit order, until none is pending; answers how many it
+ * published. Several replicas can run it: rows are claimed with `FOR UPDATE SKIP LOCKED`, and a
+ * row published twice (crash between publish and mark) is dropped by JetStream's deduplication on
+ * its id.
  */
-export class OutboxRelay {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
-  private lastCleanup = 0;
-
-  constructor(private readonly options: OutboxRelayOptions) {}
-
-  start(): void {
-    this.options.bus.onDrain(() => this.stop());
-    this.schedule(0);
+export async function publishOutbox(db: AnyDb, bus: Bus, batchSize = PUBLISH_BATCH): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await publishBatch(asOutbox(db), bus, batchSize);
+    total += n;
+    if (n < batchSize) return total;
   }
+}
 
-  /** Asks for a run now (after a commit that enqueued events). */
-  nudge(): void {
-    if (this.stopped) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
-  }
+/** Deletes the rows published before `before` (JetStream's dedup window is far shorter than any retention). */
+export async function purgeOutbox(db: AnyDb, before: Date): Promise<void> {
+  await asOutbox(db).deleteFrom('outbox').where('published_at', '<', before).execute();
+}
 
-  /** Publishes what is pending now; resolves when the outbox is empty or publishing fails. */
-  async flush(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const n = await this.publishBatch();
-      total += n;
-      if (n < (this.options.batchSize ?? 200)) return total;
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running?.catch(() => undefined);
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.run().finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.schedule(0);
-        } else this.schedule(this.options.pollMs ?? 500);
+async function publishBatch(db: Kysely<OutboxTables>, bus: Bus, batchSize: number): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('outbox')
+      .selectAll()
+      .where('published_at', 'is', null)
+      .orderBy('created_at')
+      .orderBy('orden')
+      .limit(batchSize)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    for (const row of rows) {
+      await publishEvent(bus, row.subject, row.payload, {
+        msgId: row.id,
+        ctx: (row.context ?? undefined) as RequestContext | undefined,
+        trace: (row.trace ?? undefined) as Record<string, string> | undefined,
       });
-    }, ms);
-  }
-
-  private async run(): Promise<void> {
-    try {
-      await this.flush();
-      if (Date.now() - this.lastCleanup > 60_000) {
-        this.lastCleanup = Date.now();
-        const cutoff = new Date(Date.now() - (this.options.retentionMs ?? 24 * 3600_000));
-        await asOutbox(this.options.db).deleteFrom('outbox').where('published_at', '<', cutoff).execute();
-      }
-    } catch (err) {
-      this.options.bus.logger.warn({ err }, 'outbox relay failed; will retry');
     }
-  }
-
-  private async publishBatch(): Promise<number> {
-    const db = asOutbox(this.options.db) as Kysely<OutboxTables>;
-    return db.transaction().execute(async (trx) => {
-      const rows = await trx
-        .selectFrom('outbox')
-        .selectAll()
-        .where('published_at', 'is', null)
-        .orderBy('created_at')
-        .orderBy('orden')
-        .limit(this.options.batchSize ?? 200)
-        .forUpdate()
-        .skipLocked()
+    if (rows.length > 0) {
+      await trx
+        .updateTable('outbox')
+        .set({ published_at: sql<Date>`now()` })
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
         .execute();
-      for (const row of rows) {
-        await publishEvent(this.options.bus, row.subject, row.payload, {
-          msgId: row.id,
-          ctx: (row.context ?? undefined) as RequestContext | undefined,
-          trace: (row.trace ?? undefined) as Record<string, string> | undefined,
-        });
-      }
-      if (rows.length > 0) {
-        await trx
-          .updateTable('outbox')
-          .set({ published_at: sql<Date>`now()` })
-          .where(
-            'id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .execute();
-      }
-      return rows.length;
-    });
-  }
+    }
+    return rows.length;
+  });
 }

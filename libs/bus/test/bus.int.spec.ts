@@ -6,12 +6,11 @@ import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@
 import { z } from 'zod';
 import { AppError, DecimalNumber, defineCatalog, defineEvents, isAppError, pageReply, paginate, streamName } from '@erp/contracts';
 import { inTransaction, sql } from '@erp/db';
-import { createLogger } from '@erp/runtime';
+import { createLogger, startOutboxRelay, type Worker } from '@erp/runtime';
 import { harness, tenant, until, type Harness } from '@erp/testing';
 import {
   Bus,
   JsonText,
-  OutboxRelay,
   PoisonEventError,
   addOutboxOrder,
   checkEventStream,
@@ -255,7 +254,7 @@ describe('Bus replies given as JSON text', () => {
 describe('outbox, JetStream publishing and durable consumers', () => {
   let h: Harness<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   let bus: Bus;
-  let relay: OutboxRelay;
+  let relay: Required<Worker>;
   const seen: Array<{ n: number; meta: EventMeta }> = [];
   const failOnce = new Set<number>([2]);
 
@@ -266,8 +265,8 @@ describe('outbox, JetStream publishing and durable consumers', () => {
       poolMax: 4,
     });
     bus = h.bus;
-    relay = new OutboxRelay({ db: h.db, bus, pollMs: 50 });
-    relay.start();
+    relay = startOutboxRelay({ db: h.db, bus, pollMs: 50 });
+    bus.onDrain(() => relay.stop());
     await ensureEventStream(bus);
     await ensureConsumer(bus, 'spec-consumer', ['events.test.thing.happened']);
     await startConsumer(bus, {

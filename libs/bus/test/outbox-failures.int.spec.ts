@@ -2,9 +2,9 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { defineEvents } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
+import { startOutboxRelay, type Worker } from '@erp/runtime';
 import { harness, until, type Harness } from '@erp/testing';
 import {
-  OutboxRelay,
   addOutboxOrder,
   createOutboxTables,
   enqueueEvent,
@@ -31,7 +31,7 @@ describe('the outbox relay across a fault between publish and mark', () => {
   /** What the relay's next publish meets once JetStream has answered it. */
   let afterPublish: (() => Promise<void>) | undefined;
   let publishes = 0;
-  let relay: OutboxRelay;
+  let relay: Worker;
 
   /** The bus as the relay sees it: every JetStream publish goes through, then meets `afterPublish`. */
   const faultyBus = (bus: Bus): Bus => {
@@ -72,8 +72,7 @@ describe('the outbox relay across a fault between publish and mark', () => {
       subjects: ['events.test.thing.happened'],
       handler: async (_subject, { n }, meta) => void delivered.push({ n, meta }),
     });
-    relay = new OutboxRelay({ db: h.openDb({ max: 2 }), bus: faultyBus(h.bus), pollMs: 50 });
-    relay.start();
+    relay = startOutboxRelay({ db: h.openDb({ max: 2 }), bus: faultyBus(h.bus), pollMs: 50 });
     h.onClose(() => relay.stop());
   });
   afterAll(() => h?.close());

@@ -3,6 +3,7 @@ export * from './logger';
 export * from './metrics';
 export * from './periodic';
 export * from './worker';
+export * from './outbox-relay';
 export * from './service';
 export * from './migrate';
 export * from './dependencies';

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
-import { Bus, OutboxRelay, checkEventStream, outboxBacklog, provisionJetStream } from '@erp/bus';
+import { Bus, checkEventStream, outboxBacklog, provisionJetStream, type OutboxRelay } from '@erp/bus';
 import { createPool, dbOverPool, migrateSchema, type Migrations } from '@erp/db';
 import { BUS_IDENTITIES, type BusIdentity, type ServiceName } from '@erp/contracts';
 import { natsConnection, type BaseConfig } from './config';
@@ -14,6 +14,7 @@ import {
   registerPoolMetrics,
 } from './metrics';
 import { createReadinessChecks, startOpsServer, type ReadinessCheck } from './ops-server';
+import { startOutboxRelay } from './outbox-relay';
 import { createShutdown } from './shutdown';
 import type { Worker } from './worker';
 
@@ -158,9 +159,11 @@ export async function startService<C extends BaseConfig, DB>(
     return 'ok';
   });
 
-  // Every service schema has an outbox (createOutboxTables is part of each first migration).
-  const outbox = new OutboxRelay({ db, bus });
-  outbox.start();
+  // Every service schema has an outbox (createOutboxTables is part of each first migration). The
+  // relay stops while the bus drains, once its subscriptions have: what the handlers still
+  // answering commit is published before the connection closes.
+  const outbox = startOutboxRelay({ db, bus });
+  bus.onDrain(() => outbox.stop());
 
   const ctx: ServiceContext<C, DB> = {
     name: spec.name,
