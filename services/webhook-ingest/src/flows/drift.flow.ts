@@ -46,55 +46,75 @@ export async function checkDrift(deps: DerivaDeps, integracionId: number, option
     const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
     const tienda = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
     const out: Deriva = { ...empty, resultado: 'revisada' };
-
-    if (target.sincronizar_stock) {
-      const listed = await tienda.listStock(target.tienda_ubicacion);
-      const ctx = await deps.context(target.empresa_id, target.usuario_id, `drift-${integracionId}`);
-      const skus = [...listed.keys()];
-      const differing: Array<{ id: number; codigo: string }> = [];
-      for (let i = 0; i < skus.length; i += RESOLVE_MAX) {
-        const part = skus.slice(i, i + RESOLVE_MAX);
-        const answer = await deps.inventory.resolve(ctx, { id_bodega: target.bodega_id, items: part.map((codigo) => ({ codigo })) });
-        answer.items.forEach((item, k) => {
-          const codigo = part[k]!;
-          if (!item.ok || item.producto.tipo !== 'Producto') return void out.skus_sin_producto.push(codigo);
-          out.productos_revisados++;
-          const esperado = Math.max(0, new Decimal(item.producto.stock ?? 0).floor().minus(target.stock_colchon).toNumber());
-          const enTienda = listed.get(codigo)!.cantidad;
-          if (enTienda !== esperado) {
-            out.stock_distinto.push({ codigo, tienda: enTienda, esperado });
-            differing.push({ id: item.producto.id, codigo });
-          }
-        });
-      }
-      out.stock_distinto.sort((a, b) => a.codigo.localeCompare(b.codigo));
-      out.skus_sin_producto.sort();
-      if (options.reparar) await markAll(deps.db, integracionId, target.empresa_id, differing);
-    }
-
-    const since = new Date(Date.now() - options.dias * 86_400_000);
-    out.pedidos_revisados = await tienda.ordersChangedSince(since, {
-      wanted: async (stamps) => {
-        const known = await knownOrders(
-          deps.db,
-          target.empresa_id,
-          integracionId,
-          stamps.map((s) => s.referencia),
-        );
-        for (const s of stamps) {
-          const k = known.get(s.referencia);
-          // What reconciliation would read; a delivery of it still waiting counts as behind too.
-          if (!k || owed({ ...k, esperando: false }, s)) out.pedidos_pendientes.push(s.referencia);
-        }
-        // Only the listing: nothing is read whole nor stored by the check itself.
-        return new Set<string>();
-      },
-      onPage: async () => undefined,
-    });
+    if (target.sincronizar_stock) await checkStock(deps, integracionId, target, tienda, out, options.reparar);
+    out.pedidos_revisados = await checkPedidos(deps, integracionId, target, tienda, out, options.dias);
     if (options.reparar && out.pedidos_pendientes.length > 0) await deps.reconcile(integracionId);
     out.reparada = options.reparar;
     return out;
   } catch (err) {
     return { ...empty, resultado: 'fallida', error: (err as Error).message.slice(0, 500) };
   }
+}
+
+/** Every SKU the shop lists against what it should show of ours; with `reparar`, the products that differ are owed to the shop. */
+async function checkStock(
+  deps: DerivaDeps,
+  integracionId: number,
+  target: PushTarget,
+  tienda: ShopApi,
+  out: Deriva,
+  reparar: boolean,
+): Promise<void> {
+  const listed = await tienda.listStock(target.tienda_ubicacion);
+  const ctx = await deps.context(target.empresa_id, target.usuario_id, `drift-${integracionId}`);
+  const skus = [...listed.keys()];
+  const differing: Array<{ id: number; codigo: string }> = [];
+  for (let i = 0; i < skus.length; i += RESOLVE_MAX) {
+    const part = skus.slice(i, i + RESOLVE_MAX);
+    const answer = await deps.inventory.resolve(ctx, { id_bodega: target.bodega_id, items: part.map((codigo) => ({ codigo })) });
+    answer.items.forEach((item, k) => {
+      const codigo = part[k]!;
+      if (!item.ok || item.producto.tipo !== 'Producto') return void out.skus_sin_producto.push(codigo);
+      out.productos_revisados++;
+      const esperado = Math.max(0, new Decimal(item.producto.stock ?? 0).floor().minus(target.stock_colchon).toNumber());
+      const enTienda = listed.get(codigo)!.cantidad;
+      if (enTienda !== esperado) {
+        out.stock_distinto.push({ codigo, tienda: enTienda, esperado });
+        differing.push({ id: item.producto.id, codigo });
+      }
+    });
+  }
+  out.stock_distinto.sort((a, b) => a.codigo.localeCompare(b.codigo));
+  out.skus_sin_producto.sort();
+  if (reparar) await markAll(deps.db, integracionId, target.empresa_id, differing);
+}
+
+/** Every order the shop changed in the last `dias` against what we hold; answers how many the shop listed. */
+async function checkPedidos(
+  deps: DerivaDeps,
+  integracionId: number,
+  target: PushTarget,
+  tienda: ShopApi,
+  out: Deriva,
+  dias: number,
+): Promise<number> {
+  const since = new Date(Date.now() - dias * 86_400_000);
+  return tienda.ordersChangedSince(since, {
+    wanted: async (stamps) => {
+      const known = await knownOrders(
+        deps.db,
+        target.empresa_id,
+        integracionId,
+        stamps.map((s) => s.referencia),
+      );
+      for (const s of stamps) {
+        const k = known.get(s.referencia);
+        // What reconciliation would read; a delivery of it still waiting counts as behind too.
+        if (!k || owed({ ...k, esperando: false }, s)) out.pedidos_pendientes.push(s.referencia);
+      }
+      // Only the listing: nothing is read whole nor stored by the check itself.
+      return new Set<string>();
+    },
+    onPage: async () => undefined,
+  });
 }
