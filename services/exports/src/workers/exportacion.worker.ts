@@ -63,7 +63,7 @@ export function startExportacionWorker(deps: ExportacionWorkerDeps): Required<Wo
    * older than the store keeps any file.
    */
   const removeStrayArchivos = async (exportacionId?: number): Promise<void> => {
-    for (const { recurso, objeto, vencido } of await strayArchivos(db, await longestFileAgeMs(bus), exportacionId)) {
+    for (const { recurso, objeto, vencido } of await strayArchivos(db, await longestArchivoAgeMs(bus), exportacionId)) {
       if ((await removeArchivo(bus, recurso, objeto, `archivos-${exportacionId ?? 'barrido'}`)) || vencido) await forgetArchivo(db, objeto);
     }
   };
@@ -131,11 +131,11 @@ export function startExportacionWorker(deps: ExportacionWorkerDeps): Required<Wo
     while (!stopped && running.size < config.EXPORT_CONCURRENCY) {
       const exportacion = await claimExportacion(db, config.EXPORT_LEASE_MS);
       if (!exportacion) break;
-      const attempt = { id: exportacion.id, intento: exportacion.intento };
-      running.add(attempt);
+      const intento = { id: exportacion.id, intento: exportacion.intento };
+      running.add(intento);
       void run(exportacion)
         .catch((err: unknown) => logger.warn({ err, exportacion: exportacion.id }, 'export attempt left unsettled; its lease runs out'))
-        .finally(() => running.delete(attempt));
+        .finally(() => running.delete(intento));
     }
     for (const { id, recurso, objeto } of await expiredObjetos(db, 100)) {
       await removeArchivo(bus, recurso, objeto, `exportacion-${id}-expira`);
@@ -163,7 +163,7 @@ export function startExportacionWorker(deps: ExportacionWorkerDeps): Required<Wo
 }
 
 /** The longest any export store keeps a file (0: one keeps them for ever): a record older than that has no file left. */
-async function longestFileAgeMs(bus: Bus): Promise<number> {
+async function longestArchivoAgeMs(bus: Bus): Promise<number> {
   const ages = await Promise.all(EXPORT_WRITERS.map(async (writer) => (await exportStore(bus, writer)).maxAgeMs));
   return ages.includes(0) ? 0 : Math.max(...ages);
 }

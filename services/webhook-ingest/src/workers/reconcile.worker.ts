@@ -1,12 +1,12 @@
 import { AppError, type PasadaConciliacion } from '@erp/contracts';
-import { startPeriodic } from '@erp/runtime';
+import { startPeriodic, type Worker } from '@erp/runtime';
 import { claimPasses, duePassesNow, type ClaimedPass } from '../db/conciliacion.repository';
 import { reconcileIntegration, type ReconcileDeps } from '../flows/reconcile.flow';
 
-export interface Reconciler {
+/** The reconciliation worker, which also runs a pass when the back office asks for one. */
+export interface Reconciler extends Worker {
   /** One pass now of the integration named, or of every one with a shop API; `ocupada` where another replica holds it. */
   runNow(integracionId?: number): Promise<PasadaConciliacion[]>;
-  stop(): Promise<void>;
 }
 
 /**
