@@ -1,10 +1,10 @@
 import type { Transaction } from 'kysely';
-import type { ResolvedProduct } from '@erp/contracts';
+import type { TenantContext } from '@erp/contracts';
 import type { LockedEntrega } from '../db/entrega.repository';
 import { lockMapeo, upsertMapeo } from '../db/mapeo.repository';
 import type { WebhookDb } from '../db/tables';
 import { Unprocessable } from '../domain/failures';
-import { wooProductIntent } from '../domain/products';
+import { wooProductIntent, type ProductIntent } from '../domain/products';
 import { parseBody, type Outcome, type ProcessingDeps } from './process-order.flow';
 
 /**
@@ -28,33 +28,7 @@ export async function processProducto(trx: Transaction<WebhookDb>, entrega: Lock
     return { estado: 'procesada', motivo: 'Producto deshabilitado' };
   }
 
-  let current: ResolvedProduct | undefined;
-  const query = mapeo ? { id_producto: mapeo.producto_id } : intent.sku ? { codigo: intent.sku } : undefined;
-  if (!query) throw new Unprocessable('El producto no tiene SKU ni producto vinculado');
-  const resolved = await deps.inventory.resolve(ctx, { items: [query] });
-  const item = resolved.items[0];
-  if (item?.ok) current = item.producto;
-
-  let productoId: number;
-  if (current) {
-    productoId = current.id;
-    const changes: { nombre?: string; precio?: string; enable?: 0 | 1 } = {};
-    if (intent.nombre && intent.nombre !== current.nombre) changes.nombre = intent.nombre;
-    if (intent.precio !== null && Number(intent.precio) !== Number(current.precio)) changes.precio = intent.precio;
-    if ((intent.activo ? 1 : 0) !== current.enable) changes.enable = intent.activo ? 1 : 0;
-    await applyStock();
-    if (Object.keys(changes).length > 0) await deps.catalog.updateProduct(ctx, productoId, changes);
-  } else {
-    if (!intent.sku) throw new Unprocessable('El producto vinculado ya no existe y el producto no trae SKU');
-    productoId = await deps.catalog.createProduct(ctx, {
-      codigo: intent.sku,
-      nombre: intent.nombre ?? intent.sku,
-      precio: intent.precio ?? '0',
-      enable: intent.activo ? 1 : 0,
-    });
-    await applyStock();
-  }
-
+  const productoId = await applyProducto(ctx, entrega, intent, mapeo?.producto_id, deps);
   await upsertMapeo(trx, {
     empresa_id: entrega.empresa_id,
     plataforma: entrega.plataforma,
@@ -63,18 +37,60 @@ export async function processProducto(trx: Transaction<WebhookDb>, entrega: Lock
     version: intent.version,
   });
   return { estado: 'procesada' };
+}
 
-  async function applyStock(): Promise<void> {
-    // A shop that shows our stock takes it from us: what it says of stock (our own write's echo
-    // among it) changes nothing here.
-    if (intent!.stock === null || entrega.sincronizar_stock) return;
-    await deps.inventory.adjust(ctx, {
-      clave: `webhook-entrega-${entrega.id}`,
-      origen: 'webhook',
-      causa: { plataforma: entrega.plataforma },
-      concepto: `Stock de WooCommerce (producto ${intent!.id_externo})`,
-      permitir_sin_stock: true,
-      lineas: [{ id_producto: productoId, id_bodega: entrega.bodega_id, stock: intent!.stock }],
-    });
+/**
+ * Our product for the shop's, its stock set: the one mapped (else the one of its SKU) with name,
+ * price and enabled brought up to date, or a new one of its SKU. Answers its id.
+ */
+async function applyProducto(
+  ctx: TenantContext,
+  entrega: LockedEntrega,
+  intent: ProductIntent,
+  mapeado: number | undefined,
+  deps: ProcessingDeps,
+): Promise<number> {
+  const query = mapeado !== undefined ? { id_producto: mapeado } : intent.sku ? { codigo: intent.sku } : undefined;
+  if (!query) throw new Unprocessable('El producto no tiene SKU ni producto vinculado');
+  const resolved = await deps.inventory.resolve(ctx, { items: [query] });
+  const item = resolved.items[0];
+  if (item?.ok) {
+    const current = item.producto;
+    const changes: { nombre?: string; precio?: string; enable?: 0 | 1 } = {};
+    if (intent.nombre && intent.nombre !== current.nombre) changes.nombre = intent.nombre;
+    if (intent.precio !== null && Number(intent.precio) !== Number(current.precio)) changes.precio = intent.precio;
+    if ((intent.activo ? 1 : 0) !== current.enable) changes.enable = intent.activo ? 1 : 0;
+    await applyStock(ctx, entrega, intent, current.id, deps);
+    if (Object.keys(changes).length > 0) await deps.catalog.updateProduct(ctx, current.id, changes);
+    return current.id;
   }
+  if (!intent.sku) throw new Unprocessable('El producto vinculado ya no existe y el producto no trae SKU');
+  const productoId = await deps.catalog.createProduct(ctx, {
+    codigo: intent.sku,
+    nombre: intent.nombre ?? intent.sku,
+    precio: intent.precio ?? '0',
+    enable: intent.activo ? 1 : 0,
+  });
+  await applyStock(ctx, entrega, intent, productoId, deps);
+  return productoId;
+}
+
+async function applyStock(
+  ctx: TenantContext,
+  entrega: LockedEntrega,
+  intent: ProductIntent,
+  productoId: number,
+  deps: ProcessingDeps,
+): Promise<void> {
+  // A shop that shows our stock takes it from us: what it says of stock (our own write's echo
+  // among it) changes nothing here.
+  if (intent.stock === null || entrega.sincronizar_stock) return;
+  await deps.inventory.adjust(ctx, {
+    clave: `webhook-entrega-${entrega.id}`,
+    origen: 'webhook',
+    causa: { plataforma: entrega.plataforma },
+    concepto: `Stock de WooCommerce (producto ${intent.id_externo})`,
+    permitir_sin_stock: true,
+    lineas: [{ id_producto: productoId, id_bodega: entrega.bodega_id, stock: intent.stock }],
+  });
 }
