@@ -44,10 +44,14 @@ export async function writeRoutes(
     empresa: credential.empresa,
     usuario: credential.usuario,
   });
-  const inventory = sharedTransactionInventory(dbs.inventory);
   // The flows log through the bus only when an undo fails; nothing here is sent over it.
   const bus = { logger: createLogger('bench-baseline', 'warn') } as unknown as Bus;
-  const deps = { db: dbs.sales, bus, inventory };
+  const deps = {
+    db: dbs.sales,
+    bus,
+    inventory: sharedTransactionInventory(dbs.inventory),
+    inventoryIn: (trx: Transaction<SalesDb>) => sharedTransactionInventory(dbs.inventory, trx),
+  };
 
   return (method, path, body) => {
     const update = /^\/sales\/(\d+)$/.exec(path);
@@ -77,39 +81,31 @@ async function answer(status: number, run: () => Promise<unknown>): Promise<Writ
 }
 
 /**
- * Inventory reached in process: resolutions through its handlers, and the reservation and the
- * adjustment of stock (and an update's resolutions) in the sales transaction (the same connection, inventory's schema), so a
- * sale and its stock commit or roll back together. A failed sale's reservation is rolled back
- * with it: there is nothing to release.
+ * Inventory reached in process: resolutions through its handlers and, given the sales transaction
+ * `trx`, the reservation and the adjustment of stock (and an update's resolutions) in it (the same
+ * connection, inventory's schema), so a sale and its stock commit or roll back together. A failed
+ * sale's reservation is rolled back with it: there is nothing to release.
  */
-function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
-  const inventoryOf = (trx: Transaction<SalesDb>) => trx.withSchema('inventory') as unknown as Transaction<InventoryDb>;
+function sharedTransactionInventory(db: Kysely<InventoryDb>, trx?: Transaction<SalesDb>): InventoryPort {
   // In the sale's transaction when there is one: a pool connection held by it never waits for another.
-  const dbOf = (trx: Transaction<SalesDb> | undefined) => (trx ? inventoryOf(trx) : db);
+  const inTransaction = trx?.withSchema('inventory') as unknown as Transaction<InventoryDb> | undefined;
+  const stockDb = () => {
+    if (!inTransaction) throw new Error('the baseline moves stock only inside a sale’s transaction');
+    return inTransaction;
+  };
+  const options = (ctx: TenantContext) => ({ empresaId: ctx.empresa.id, allowNegative: ctx.empresa.venderSinStock });
   return {
-    sharesTransaction: true,
-    resolve: (ctx, req, trx) => resolveProductsHandler(dbOf(trx))(inventorySubjects['inventory.product.resolve'].request.parse(req), ctx),
-    resolveSucursal: (ctx, req, trx) =>
-      resolveSucursalHandler(dbOf(trx))(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
-    reserve: (ctx, req, trx) => {
-      if (!trx) throw new Error('the baseline reserves stock only inside a sale’s transaction');
-      return reserveStock(inventoryOf(trx), inventorySubjects['inventory.stock.reserve'].request.parse(req), {
-        empresaId: ctx.empresa.id,
-        allowNegative: ctx.empresa.venderSinStock,
+    resolve: (ctx, req) =>
+      resolveProductsHandler(inTransaction ?? db)(inventorySubjects['inventory.product.resolve'].request.parse(req), ctx),
+    resolveSucursal: (ctx, req) =>
+      resolveSucursalHandler(inTransaction ?? db)(inventorySubjects['inventory.sucursal.resolve'].request.parse(req), ctx),
+    reserve: (ctx, req) =>
+      reserveStock(stockDb(), inventorySubjects['inventory.stock.reserve'].request.parse(req), { ...options(ctx), checkAfterMs: 60_000 }),
+    reserveMany: async (ctx, req) => {
+      const resultados = await reserveStockMany(stockDb(), inventorySubjects['inventory.stock.reserve-many'].request.parse(req).reservas, {
+        ...options(ctx),
         checkAfterMs: 60_000,
       });
-    },
-    reserveMany: async (ctx, req, trx) => {
-      if (!trx) throw new Error('the baseline reserves stock only inside a sale’s transaction');
-      const resultados = await reserveStockMany(
-        inventoryOf(trx),
-        inventorySubjects['inventory.stock.reserve-many'].request.parse(req).reservas,
-        {
-          empresaId: ctx.empresa.id,
-          allowNegative: ctx.empresa.venderSinStock,
-          checkAfterMs: 60_000,
-        },
-      );
       return {
         resultados: resultados.map((r) =>
           'error' in r ? { clave: r.clave, error: wireErrorOf(r.error, () => createLogger('bench-baseline', 'warn')) } : r,
@@ -119,12 +115,6 @@ function sharedTransactionInventory(db: Kysely<InventoryDb>): InventoryPort {
     release: async () => undefined,
     // A change that dies rolls its adjustment back with it: no revision is left to revert.
     revert: async (_ctx, req) => ({ clave: req.clave, existia: false, revertido: false, movimientos: [] }),
-    adjust: (ctx, req, trx) => {
-      if (!trx) throw new Error('the baseline adjusts stock only inside a sale’s transaction');
-      return adjustStock(inventoryOf(trx), inventorySubjects['inventory.stock.adjust'].request.parse(req), {
-        empresaId: ctx.empresa.id,
-        allowNegative: ctx.empresa.venderSinStock,
-      });
-    },
+    adjust: (ctx, req) => adjustStock(stockDb(), inventorySubjects['inventory.stock.adjust'].request.parse(req), options(ctx)),
   };
 }

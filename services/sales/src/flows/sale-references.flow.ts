@@ -15,8 +15,8 @@ const MAX_RESOLVE_ITEMS = 500;
 /**
  * Looks up everything a draft points to, at once: the branch, the warehouse and the products
  * from inventory in one request, the document type, channel and customer here in one statement.
- * `trx`, when given, is the transaction that holds the sale being updated: the lookups run in it,
- * so they never wait for another connection.
+ * `trx`, when given, is the transaction that holds the sale being updated: the lookup here runs
+ * in it, so it never waits for another connection.
  */
 export async function resolveReferences(
   db: Kysely<SalesDb>,
@@ -27,10 +27,10 @@ export async function resolveReferences(
 ): Promise<SaleResolutions> {
   const empresaId = ctx.empresa.id;
   const [products, catalog] = await Promise.all([
-    inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }, trx),
+    inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }),
     findVentaCatalog(trx ?? db, empresaId, { documentoId: draft.id_documento, canalId: draft.id_canal, clienteId: draft.id_cliente }),
   ]);
-  const branch = await branchOf(inventory, ctx, draft, products, trx);
+  const branch = await branchOf(inventory, ctx, draft, products);
   return resolutionsOf(products, branch, products.items, catalog, draft);
 }
 
@@ -96,8 +96,8 @@ export async function resolveReferencesOfMany(
 }
 
 /** An inventory that predates branch resolution in `inventory.product.resolve` answers without it: asked apart. */
-async function branchOf(inventory: InventoryPort, ctx: TenantContext, draft: SaleDraft, products: Resolved, trx?: Transaction<SalesDb>) {
-  return products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }, trx))[0];
+async function branchOf(inventory: InventoryPort, ctx: TenantContext, draft: SaleDraft, products: Resolved) {
+  return products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }))[0];
 }
 
 function resolutionsOf(products: Resolved, branch: Branch, items: Resolved['items'], catalog: Catalog, draft: SaleDraft): SaleResolutions {

@@ -39,19 +39,14 @@ export interface StockRevisionRequest {
  * sale. The caller holds the sale's row lock and stores the answer; orphaned revisions are
  * squared here, as `docs/stock-revisions.md` tells.
  */
-export async function adjustStockRevision(
-  inventory: InventoryPort,
-  ctx: TenantContext,
-  request: StockRevisionRequest,
-  trx?: Transaction<SalesDb>,
-): Promise<number> {
+export async function adjustStockRevision(inventory: InventoryPort, ctx: TenantContext, request: StockRevisionRequest): Promise<number> {
   let revision = request.revision;
   let moves = request.moves;
   for (let orphans = 0; moves.length > 0 || (request.final && orphans === 0); orphans++) {
     if (orphans > MAX_ORPHANED_REVISIONS)
       throw new Error(`Sale ${request.ventaId}: more than ${MAX_ORPHANED_REVISIONS} orphaned stock revisions after ${request.revision}`);
     revision += 1;
-    const reply = await adjust(inventory, ctx, revisionKey(request.ventaId, revision), moves, request, trx);
+    const reply = await adjust(inventory, ctx, revisionKey(request.ventaId, revision), moves, request);
     if (reply.aplicado) return revision;
     moves = remainingMoves(moves, reply.movimientos);
   }
@@ -117,26 +112,15 @@ export async function squareRevisions(
   });
 }
 
-async function adjust(
-  inventory: InventoryPort,
-  ctx: TenantContext,
-  clave: string,
-  moves: StockMove[],
-  request: StockRevisionRequest,
-  trx: Transaction<SalesDb> | undefined,
-) {
+async function adjust(inventory: InventoryPort, ctx: TenantContext, clave: string, moves: StockMove[], request: StockRevisionRequest) {
   try {
-    return await inventory.adjust(
-      ctx,
-      {
-        clave,
-        origen: request.origen,
-        causa: request.causa,
-        concepto: request.concepto,
-        lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })),
-      },
-      trx,
-    );
+    return await inventory.adjust(ctx, {
+      clave,
+      origen: request.origen,
+      causa: request.causa,
+      concepto: request.concepto,
+      lineas: moves.map((m) => ({ id_producto: m.id_producto, id_bodega: m.id_bodega, cantidad: m.cantidad })),
+    });
   } catch (err) {
     if (isAppError(err) && (err.code === 'BUSINESS_RULE' || err.code === 'VALIDATION_FAILED')) {
       // Refused whole: nothing moved under the key.

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { enqueueEvent, type Bus } from '@erp/bus';
 import {
   AppError,
@@ -29,8 +29,11 @@ type UpdateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.update'>;
 export interface UpdateSaleDeps {
   db: Kysely<SalesDb>;
   bus: Bus;
-  /** Inventory as the flow reaches it; over `bus` unless given. */
-  inventory?: InventoryPort;
+  /**
+   * Inventory as reached from inside the update's transaction; over `bus` unless given (the
+   * benchmark's baseline runs inventory's statements in that transaction).
+   */
+  inventoryIn?: (trx: Transaction<SalesDb>) => InventoryPort;
   /** Chaos-testing hook: called right after inventory applied the stock difference, before the commit. */
   afterAdjust?: () => void;
 }
@@ -47,7 +50,6 @@ export interface UpdateSaleDeps {
  */
 export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRequest, ctx: TenantContext): Promise<SaleInput> {
   const { db, bus } = deps;
-  const inventory = deps.inventory ?? busInventory(bus);
   const empresaId = ctx.empresa.id;
   // Registrations of returns that never committed stop counting first; a return registers under
   // the lock taken below before it commits, so none slips in after the check.
@@ -55,6 +57,7 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
   return trackedChange(db, empresaId, id, (committed) =>
     inTransaction(db, async (trx) => {
       await committed(trx);
+      const inventory = deps.inventoryIn?.(trx) ?? busInventory(bus);
       const venta = await lockVentaForEdit(trx, empresaId, id);
       if (!venta) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
       const refusal = updateRefusal(venta);
@@ -80,21 +83,16 @@ export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRe
         plan.bodega.id,
         plan.lines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad, mueve_stock: l.mueve_stock })),
       );
-      const revision = await adjustStockRevision(
-        inventory,
-        ctx,
-        {
-          ventaId: venta.id,
-          revision: venta.revision_stock,
-          moves: stockDiff(before, after),
-          origen: 'actualizacion_venta',
-          causa: saleStockCause(venta),
-          concepto: `Actualización de la venta ${venta.correlativo}`,
-          linesOf: (move) =>
-            move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : [],
-        },
-        trx,
-      );
+      const revision = await adjustStockRevision(inventory, ctx, {
+        ventaId: venta.id,
+        revision: venta.revision_stock,
+        moves: stockDiff(before, after),
+        origen: 'actualizacion_venta',
+        causa: saleStockCause(venta),
+        concepto: `Actualización de la venta ${venta.correlativo}`,
+        linesOf: (move) =>
+          move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : [],
+      });
       if (revision !== venta.revision_stock) deps.afterAdjust?.();
 
       const now = new Date();

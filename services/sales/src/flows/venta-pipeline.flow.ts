@@ -31,6 +31,11 @@ export interface CreateVentaDeps {
   bus: Bus;
   /** Inventory as the pipeline reaches it; over `bus` unless given. */
   inventory?: InventoryPort;
+  /**
+   * Inventory as reached from inside the sales transaction, when it works in that transaction (the
+   * benchmark's baseline): the stock is then always taken in it, and a rollback gives it back.
+   */
+  inventoryIn?: (trx: Transaction<SalesDb>) => InventoryPort;
   /** Called after ventas commit (nudges the outbox relay). */
   onCommitted?: () => void;
   /** Called as the pipeline passes its stages (the chaos tests' fault points). */
@@ -179,7 +184,7 @@ async function writeVentas(
   try {
     // Without references nothing has to happen in the transaction before the stock is taken:
     // taken first, it holds no connection while inventory answers.
-    if (!planned.some((p) => p.plan.referencia) && !inventory.sharesTransaction)
+    if (!planned.some((p) => p.plan.referencia) && !deps.inventoryIn)
       await reserveVentas(deps, inventory, planned, reservas, new Map(), ctx);
     const writable = planned.filter((p) => !reservas.get(p.index)?.refusal);
     attempt =
@@ -219,7 +224,7 @@ async function writeAttempt(
   // reserve (its insert gives it one otherwise). A reserved venta keeps the id its stock names.
   const ids = new Map([...reservas].map(([index, r]) => [index, r.id]));
   if (left.length > 1) await takeIds(trx, left, ids);
-  await reserveVentas(deps, inventory, left, reservas, ids, ctx, trx);
+  await reserveVentas(deps, deps.inventoryIn?.(trx) ?? inventory, left, reservas, ids, ctx, trx);
 
   const refused = new Map<number, AppError>();
   const issuable: Planned[] = [];
@@ -270,7 +275,7 @@ async function reserveVentas(
   if (asked.length === 1) {
     const [{ p, reserva, req }] = asked as [(typeof asked)[number]];
     try {
-      await inventory.reserve(ctx, req, trx);
+      await inventory.reserve(ctx, req);
       reserva.taken = true;
     } catch (err) {
       const refusal = reserveRefusal(err, p.plan);
@@ -278,7 +283,7 @@ async function reserveVentas(
       reserva.refusal = refusal;
     }
   } else {
-    const { resultados } = await inventory.reserveMany(ctx, { reservas: asked.map((a) => a.req) }, trx);
+    const { resultados } = await inventory.reserveMany(ctx, { reservas: asked.map((a) => a.req) });
     asked.forEach(({ p, reserva }, k) => {
       const error = resultados[k]?.error;
       if (!error) reserva.taken = true;
