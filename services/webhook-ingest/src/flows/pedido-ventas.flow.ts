@@ -71,7 +71,43 @@ export async function makePedidoVentas(
   const plans = pedidos.map((pedido, i) => attempt(() => planVenta(pedido), fail(i)));
   if (plans.every((plan) => plan === undefined)) return results as Error[];
   const ctx = await deps.context(first.empresa_id, first.usuario_id, requestId);
+  const ready = await ventaInputs(trx, ctx, { pedidos, plans, results, fail }, deps);
+  if (ready.length === 1) {
+    const [{ i, input }] = ready as [(typeof ready)[number]];
+    results[i] = await deps.sales.createSale(ctx, input).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+  } else if (ready.length > 1) {
+    const made = await deps.sales.createSales(
+      ctx,
+      ready.map((r) => r.input),
+    );
+    ready.forEach(({ i }, k) => {
+      results[i] = made[k] ?? new Deferred();
+    });
+  }
+  return results.map((r) => r ?? new Deferred());
+}
 
+/** New orders whose sales are made together: the plan of each, and each one's result once it has one. */
+interface Grupo {
+  pedidos: readonly NuevoPedido[];
+  plans: ReadonlyArray<SalePlan | undefined>;
+  results: Array<MadeVenta | Error | undefined>;
+  /** Records the failure of the order at `i`. */
+  fail: (i: number) => (err: unknown) => void;
+}
+
+/**
+ * The sale of each order of the group not failed yet, as the pipeline takes it: the catalog and
+ * the stored mappings are read once for all their lines, the service product and each customer
+ * once. What keeps an order from its sale fails that order alone.
+ */
+async function ventaInputs(
+  trx: Transaction<WebhookDb>,
+  ctx: TenantContext,
+  { pedidos, plans, results, fail }: Grupo,
+  deps: PedidoVentaDeps,
+): Promise<Array<{ i: number; input: CreateSaleInput }>> {
+  const { entrega: first } = pedidos[0]!;
   const lookup = await lookUpLineas(
     trx,
     first,
@@ -99,26 +135,13 @@ export async function makePedidoVentas(
     pedidos.filter((_, i) => results[i] === undefined),
     deps.sales,
   );
-
   const ready: Array<{ i: number; input: CreateSaleInput }> = [];
   for (const [i, pedido] of pedidos.entries()) {
     if (results[i] !== undefined) continue;
     const input = attempt(() => ventaInput(pedido, plans[i]!, productos[i]!, servicio, clientes), fail(i));
     if (input) ready.push({ i, input });
   }
-  if (ready.length === 1) {
-    const [{ i, input }] = ready as [(typeof ready)[number]];
-    results[i] = await deps.sales.createSale(ctx, input).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
-  } else if (ready.length > 1) {
-    const made = await deps.sales.createSales(
-      ctx,
-      ready.map((r) => r.input),
-    );
-    ready.forEach(({ i }, k) => {
-      results[i] = made[k] ?? new Deferred();
-    });
-  }
-  return results.map((r) => r ?? new Deferred());
+  return ready;
 }
 
 /** A sale a group could not make: the order is made alone. */
