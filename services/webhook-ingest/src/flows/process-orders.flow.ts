@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { inTransaction } from '@erp/db';
 import { finishEntrega, lockEntregas, type LockedEntrega } from '../db/entrega.repository';
 import { lockPedidos } from '../db/pedido.repository';
@@ -26,21 +26,7 @@ export async function processOrderGroup(
 ): Promise<Map<number, ProcessResult>> {
   return inTransaction(db, async (trx) => {
     const results = new Map<number, ProcessResult>();
-    const candidates: Array<{ entrega: LockedEntrega; intent: OrderIntent }> = [];
-    const seen = new Set<string>();
-    for (const entrega of await lockEntregas(trx, [...attempts.keys()])) {
-      if (entrega.estado !== 'recibida') {
-        results.set(entrega.id, 'omitida');
-        continue;
-      }
-      if (entrega.recurso !== 'pedido' || entrega.tema === 'refunds/create') continue;
-      if (candidates.length > 0 && entrega.integracion_id !== candidates[0]!.entrega.integracion_id) continue;
-      const intent = readIntent(entrega);
-      // An order's refunds and second deliveries are applied alone, after its sale is made.
-      if (!intent || intent.reembolsos.length > 0 || seen.has(intent.referencia)) continue;
-      seen.add(intent.referencia);
-      candidates.push({ entrega, intent });
-    }
+    const candidates = await candidatesOf(trx, [...attempts.keys()], results);
     if (candidates.length === 0) return results;
     const [{ entrega: first }] = candidates as [(typeof candidates)[number]];
     const known = await lockPedidos(
@@ -67,6 +53,34 @@ export async function processOrderGroup(
     }
     return results;
   });
+}
+
+/**
+ * The deliveries whose orders' sales may be made together, each locked: `recibida`, of the first
+ * one's integration, the first delivery of a new order. One no longer `recibida` is answered
+ * `omitida` in `results`.
+ */
+async function candidatesOf(
+  trx: Transaction<WebhookDb>,
+  ids: readonly number[],
+  results: Map<number, ProcessResult>,
+): Promise<Array<{ entrega: LockedEntrega; intent: OrderIntent }>> {
+  const candidates: Array<{ entrega: LockedEntrega; intent: OrderIntent }> = [];
+  const seen = new Set<string>();
+  for (const entrega of await lockEntregas(trx, ids)) {
+    if (entrega.estado !== 'recibida') {
+      results.set(entrega.id, 'omitida');
+      continue;
+    }
+    if (entrega.recurso !== 'pedido' || entrega.tema === 'refunds/create') continue;
+    if (candidates.length > 0 && entrega.integracion_id !== candidates[0]!.entrega.integracion_id) continue;
+    const intent = readIntent(entrega);
+    // An order's refunds and second deliveries are applied alone, after its sale is made.
+    if (!intent || intent.reembolsos.length > 0 || seen.has(intent.referencia)) continue;
+    seen.add(intent.referencia);
+    candidates.push({ entrega, intent });
+  }
+  return candidates;
 }
 
 /** What the delivery's order asks, or undefined when it cannot be read (processed alone, it fails with the reason). */
