@@ -14,7 +14,7 @@ import { adjustStock } from '../../../services/inventory/src/flows/adjust-stock.
 import type { SalesDb } from '../../../services/sales/src/db/tables';
 import { createVenta } from '../../../services/sales/src/flows/create-venta.flow';
 import type { InventoryPort } from '../../../services/sales/src/ports/inventory.port';
-import { updateSale } from '../../../services/sales/src/flows/update-sale.flow';
+import { updateVenta } from '../../../services/sales/src/flows/update-venta.flow';
 import { benchApiKey } from '../data/plan';
 
 /** What a write route answers: the status and the data of the envelope. */
@@ -62,7 +62,7 @@ export async function writeRoutes(
     }
     if (method === 'PUT' && update) {
       return answer(200, () =>
-        updateSale(deps, SaleUpdateRequest.parse({ id: Number(update[1]), cambios: JSON.parse(body) }), contextOf()),
+        updateVenta(deps, SaleUpdateRequest.parse({ id: Number(update[1]), cambios: JSON.parse(body) }), contextOf()),
       );
     }
     return undefined;

@@ -6,7 +6,7 @@ import { insertCanal, insertCliente, insertDocumento } from '../db/catalog.repos
 import type { SalesDb } from '../db/tables';
 import { lockVenta, updateVenta } from '../db/venta.repository';
 import { findVenta } from '../db/venta-read.repository';
-import { annulSale } from '../flows/annul-sale.flow';
+import { annulVenta } from '../flows/annul-venta.flow';
 
 /** Back office: fixture loading, annulment and the fiscal document mark. */
 export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof salesAdminSubjects> {
@@ -46,7 +46,7 @@ export function adminHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof sa
         return { documentos, canales, clientes };
       }),
 
-    'sales.admin.annul': async (req, ctx) => annulSale(db, bus, req, ctx),
+    'sales.admin.annul': async (req, ctx) => annulVenta(db, bus, req, ctx),
 
     'sales.admin.fiscal-emitted': async ({ empresa_id, id_venta }) => {
       await inTransaction(db, async (trx) => {

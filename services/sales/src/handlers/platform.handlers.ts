@@ -5,7 +5,7 @@ import { inTransaction } from '@erp/db';
 import { findClienteIdByEmail, findOrCreateClienteByEmail } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { findVentaByReferencia } from '../db/venta-read.repository';
-import { annulSale } from '../flows/annul-sale.flow';
+import { annulVenta } from '../flows/annul-venta.flow';
 
 /** Subjects of e-commerce integrations: customers by email, sales by reference, annulment. */
 export function platformHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof salesPlatformSubjects> {
@@ -20,6 +20,6 @@ export function platformHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof
     'sales.sale.by-reference': async ({ referencia_externa }, ctx) => findVentaByReferencia(db, ctx.empresa.id, referencia_externa),
 
     // The same annulment as the back office's, for the caller's company only.
-    'sales.sale.annul': async ({ id_venta }, ctx) => annulSale(db, bus, { empresa_id: ctx.empresa.id, id_venta }, ctx),
+    'sales.sale.annul': async ({ id_venta }, ctx) => annulVenta(db, bus, { empresa_id: ctx.empresa.id, id_venta }, ctx),
   };
 }

@@ -1,10 +1,10 @@
 import type { ParsedRequestOf, ReplyInputOf, TenantContext, salesApiSubjects } from '@erp/contracts';
-import { updateSale, type UpdateSaleDeps } from '../flows/update-sale.flow';
+import { updateVenta, type UpdateVentaDeps } from '../flows/update-venta.flow';
 
 type UpdateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.update'>;
 type UpdateReply = ReplyInputOf<typeof salesApiSubjects, 'sales.update'>;
 
-/** `PUT /sales/{id}` (see `updateSale`). */
-export function updateSaleHandler(deps: UpdateSaleDeps) {
-  return (req: UpdateRequest, ctx: TenantContext): Promise<UpdateReply> => updateSale(deps, req, ctx);
+/** `PUT /sales/{id}` (see `updateVenta`). */
+export function updateSaleHandler(deps: UpdateVentaDeps) {
+  return (req: UpdateRequest, ctx: TenantContext): Promise<UpdateReply> => updateVenta(deps, req, ctx);
 }

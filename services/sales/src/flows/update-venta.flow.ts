@@ -26,7 +26,7 @@ import { adjustStockRevision, trackedChange } from './stock-revision.flow';
 
 type UpdateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.update'>;
 
-export interface UpdateSaleDeps {
+export interface UpdateVentaDeps {
   db: Kysely<SalesDb>;
   bus: Bus;
   /**
@@ -48,7 +48,7 @@ export interface UpdateSaleDeps {
  * the stock move is the revision itself: a change that dies after inventory applied it is
  * squared by the next one, or by the revision sweeper (`docs/stock-revisions.md`).
  */
-export async function updateSale(deps: UpdateSaleDeps, { id, cambios }: UpdateRequest, ctx: TenantContext): Promise<SaleInput> {
+export async function updateVenta(deps: UpdateVentaDeps, { id, cambios }: UpdateRequest, ctx: TenantContext): Promise<SaleInput> {
   const { db, bus } = deps;
   const empresaId = ctx.empresa.id;
   // Registrations of returns that never committed stop counting first; a return registers under

@@ -19,7 +19,7 @@ import { adjustStockRevision, trackedChange } from './stock-revision.flow';
  * The state changes in the transaction that holds the sale's row, after the adjustment answered;
  * an annulled sale is answered as it is.
  */
-export async function annulSale(
+export async function annulVenta(
   db: Kysely<SalesDb>,
   bus: Bus,
   { empresa_id, id_venta }: { empresa_id: number; id_venta: number },
