@@ -321,27 +321,47 @@ async function numberAndInsert(
   ctx: TenantContext,
   refused: Map<number, AppError>,
 ): Promise<Map<number, SaleInput>> {
+  const issue = ventas.length === 1 ? issueAlone : issueTogether;
+  return issue(trx, ventas, reservas, ids, ctx, refused);
+}
+
+async function issueAlone(
+  trx: Transaction<SalesDb>,
+  [p]: readonly Planned[],
+  reservas: ReadonlyMap<number, Reserva>,
+  ids: ReadonlyMap<number, number>,
+  ctx: TenantContext,
+  refused: Map<number, AppError>,
+): Promise<Map<number, SaleInput>> {
+  const { index, plan, draft } = p!;
+  const id = ids.get(index);
+  const emitidoEn = new Date();
+  const venta = await issueVenta(
+    trx,
+    {
+      ...(id !== undefined ? { id } : {}),
+      ...ventaColumns(p!, reservas.get(index)?.clave ?? null, emitidoEn),
+      // The number and correlative are filled in by issueVenta from the locked document type.
+      documento: saleDocument(plan, draft, ctx, { correlativo: '', numero: 0, emitido_en: emitidoEn.toISOString() }),
+    },
+    detallesOf(plan, emitidoEn),
+  );
+  if (venta) return new Map([[index, venta]]);
+  const documento = await findDocumento(trx, plan.empresaId, plan.documento.id);
+  refused.set(index, documentoRefusal(documentoProblem(documento, plan.documento.id, plan.sucursal.id, plan.estado), plan));
+  return new Map();
+}
+
+async function issueTogether(
+  trx: Transaction<SalesDb>,
+  ventas: readonly Planned[],
+  reservas: ReadonlyMap<number, Reserva>,
+  ids: ReadonlyMap<number, number>,
+  ctx: TenantContext,
+  refused: Map<number, AppError>,
+): Promise<Map<number, SaleInput>> {
   const empresaId = ctx.empresa.id;
   const emitidoEn = new Date();
-  if (ventas.length === 1) {
-    const [p] = ventas as [Planned];
-    const id = ids.get(p.index);
-    const venta = await issueVenta(
-      trx,
-      {
-        ...(id !== undefined ? { id } : {}),
-        ...ventaColumns(p, reservas.get(p.index)?.clave ?? null, emitidoEn),
-        // The number and correlative are filled in by issueVenta from the locked document type.
-        documento: saleDocument(p.plan, p.draft, ctx, { correlativo: '', numero: 0, emitido_en: emitidoEn.toISOString() }),
-      },
-      detallesOf(p.plan, emitidoEn),
-    );
-    if (venta) return new Map([[p.index, venta]]);
-    const documento = await findDocumento(trx, empresaId, p.plan.documento.id);
-    refused.set(p.index, documentoRefusal(documentoProblem(documento, p.plan.documento.id, p.plan.sucursal.id, p.plan.estado), p.plan));
-    return new Map();
-  }
-
   const documentos = await lockDocumentos(
     trx,
     empresaId,
