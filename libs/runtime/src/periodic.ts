@@ -1,9 +1,6 @@
 import type { AppLogger } from './logger';
 import type { Worker } from './worker';
 
-/** What sales' sweepers still name the worker `startPeriodic` answers. */
-export type PeriodicTask = Worker;
-
 /**
  * Runs `task` every `intervalMs` (measured from the end of the previous run, so runs never
  * overlap), logging a failed run and trying again at the next tick. The timer does not keep the

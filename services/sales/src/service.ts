@@ -33,7 +33,7 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
     schema: SALES_SCHEMA,
     migrations,
     config,
-    async setup({ db, bus, outbox, logger, onShutdown, metrics }) {
+    async setup({ db, bus, outbox, logger, addWorker, metrics }) {
       if (config.SALES_FAULT_INJECTION !== 'off')
         logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
       const after = faultHooks(config.SALES_FAULT_INJECTION);
@@ -65,22 +65,26 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
         { queue: 'sales' },
       );
       await startReturnsConsumers(db, bus);
-      const sweeper = startRegistrationSweeper({
-        db,
-        bus,
-        logger: logger.child({ component: 'registration-sweeper' }),
-        intervalMs: config.REGISTRATION_SWEEP_INTERVAL_MS,
-        afterMs: config.REGISTRATION_SQUARE_AFTER_MS,
-      });
-      onShutdown('registration-sweeper', () => sweeper.stop());
-      const revisions = startRevisionSweeper({
-        db,
-        bus,
-        logger: logger.child({ component: 'revision-sweeper' }),
-        intervalMs: config.REVISION_SWEEP_INTERVAL_MS,
-        afterMs: config.REVISION_SQUARE_AFTER_MS,
-      });
-      onShutdown('revision-sweeper', () => revisions.stop());
+      addWorker(
+        'registration-sweeper',
+        startRegistrationSweeper({
+          db,
+          bus,
+          logger: logger.child({ component: 'registration-sweeper' }),
+          intervalMs: config.REGISTRATION_SWEEP_INTERVAL_MS,
+          afterMs: config.REGISTRATION_SQUARE_AFTER_MS,
+        }),
+      );
+      addWorker(
+        'revision-sweeper',
+        startRevisionSweeper({
+          db,
+          bus,
+          logger: logger.child({ component: 'revision-sweeper' }),
+          intervalMs: config.REVISION_SWEEP_INTERVAL_MS,
+          afterMs: config.REVISION_SQUARE_AFTER_MS,
+        }),
+      );
     },
   };
 }

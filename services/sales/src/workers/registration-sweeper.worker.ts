@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startPeriodic, type PeriodicTask } from '@erp/runtime';
+import { startPeriodic, type Worker } from '@erp/runtime';
 import { ventasWithStaleRegistros } from '../db/registro-devolucion.repository';
 import { squareRegistrations } from '../flows/square-registrations.flow';
 import type { SweeperOptions } from './sweeper-options';
@@ -11,7 +11,7 @@ import type { SweeperOptions } from './sweeper-options';
  * until the sale's next annulment or update. Squaring is safe at any moment (a return still being
  * made keeps its registration counting), so replicas may sweep at once.
  */
-export function startRegistrationSweeper(options: SweeperOptions): PeriodicTask {
+export function startRegistrationSweeper(options: SweeperOptions): Worker {
   const { db, bus, logger } = options;
   return startPeriodic('registration sweep', options.intervalMs, logger, async (stopped) => {
     const stale = await ventasWithStaleRegistros(db, options.afterMs, options.batchSize ?? 100);

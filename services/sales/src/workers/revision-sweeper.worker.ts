@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startPeriodic, type PeriodicTask } from '@erp/runtime';
+import { startPeriodic, type Worker } from '@erp/runtime';
 import { ventasWithStaleCambios } from '../db/cambio-en-curso.repository';
 import { busInventory } from '../ports/inventory.port';
 import { squareRevisions } from '../flows/stock-revision.flow';
@@ -11,7 +11,7 @@ import type { SweeperOptions } from './sweeper-options';
  * stock off until the sale's next change. Squaring holds the sale's row lock, so replicas may
  * sweep at once.
  */
-export function startRevisionSweeper(options: SweeperOptions): PeriodicTask {
+export function startRevisionSweeper(options: SweeperOptions): Worker {
   const { db, bus, logger } = options;
   const inventory = busInventory(bus);
   return startPeriodic('revision sweep', options.intervalMs, logger, async (stopped) => {
