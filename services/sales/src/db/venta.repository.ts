@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput } from '@erp/contracts';
 import type { DocumentoRow } from '../domain/sale-rules';
-import type { StoredSale } from '../domain/sale-update';
+import type { StoredVenta } from '../domain/sale-update';
 import { toVenta, type VentaRow } from '../domain/venta-row';
 import { DETALLE_COLUMNS, VENTA_COLUMNS } from './venta-read.repository';
 import { SALES_SCHEMA, salesTable, type SalesDb, type VentaDetallesTable, type VentasTable } from './tables';
@@ -208,7 +208,7 @@ export async function updateVenta(
     .execute();
 }
 
-export type EditableVenta = StoredSale & { origen: string; numero: number; correlativo: string; created_at: Date };
+export type EditableVenta = StoredVenta & { origen: string; numero: number; correlativo: string; created_at: Date };
 
 /**
  * The sale an update starts from, with its lines, its row locked until the transaction ends:

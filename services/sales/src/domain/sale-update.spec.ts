@@ -1,8 +1,8 @@
 import { SaleUpdateBody, type ResolvedProduct, type TenantContext } from '@erp/contracts';
-import { planDraft, type SaleDraft, type SaleResolutions } from './sale-plan';
-import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal, type StoredSale } from './sale-update';
+import { planDraft, type VentaDraft, type VentaResolutions } from './venta-plan';
+import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal, type StoredVenta } from './sale-update';
 
-const stored = (over: Partial<StoredSale> = {}): StoredSale => ({
+const stored = (over: Partial<StoredVenta> = {}): StoredVenta => ({
   id: 40,
   estado: 'Pendiente',
   documento_fiscal_emitido: false,
@@ -51,14 +51,14 @@ const stored = (over: Partial<StoredSale> = {}): StoredSale => ({
 
 const body = (input: unknown) => SaleUpdateBody.parse(input);
 const merge = (changes: unknown, venta = stored()) => mergeUpdate(venta, body(changes), { id: 99, nombre: 'Quien edita' });
-const draftOf = (changes: unknown, venta = stored()): SaleDraft => {
+const draftOf = (changes: unknown, venta = stored()): VentaDraft => {
   const sut = merge(changes, venta);
   if (!sut.ok) throw new Error(JSON.stringify(sut.details));
   return sut.draft;
 };
 
 describe('updateRefusal', () => {
-  const venta = (over: Partial<Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>>) => ({
+  const venta = (over: Partial<Pick<StoredVenta, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>>) => ({
     estado: 'Pendiente' as const,
     documento_fiscal_emitido: false,
     devoluciones_activas: 0,
@@ -254,7 +254,7 @@ describe('planDraft of an update', () => {
     empresa: { id: 1, nombre: 'E', iva: '13', venderSinStock: true },
     usuario: { id: 99, nombre: 'Quien edita' },
   };
-  const found = (productos: ResolvedProduct[]): SaleResolutions => ({
+  const found = (productos: ResolvedProduct[]): VentaResolutions => ({
     sucursal: { ok: true, value: { id: 1, nombre: 'Centro' } },
     bodega: { ok: true, value: { id: 2, nombre: 'Principal', id_sucursal: 1 } },
     productos: productos.map((p) => ({ ok: true as const, value: p })),

@@ -1,6 +1,6 @@
 import { ESTADOS_VENTA_EDITABLES, type EstadoVenta, type EstadoVentaCreacion, type SaleUpdateBody } from '@erp/contracts';
 import { Decimal, fromNumber } from '@erp/contracts';
-import type { DraftLine, SaleDraft } from './sale-plan';
+import type { DraftLine, VentaDraft } from './venta-plan';
 
 /** A stored line, as an update reads it. Decimals are exact strings. */
 export interface StoredLine {
@@ -15,7 +15,7 @@ export interface StoredLine {
 }
 
 /** The stored sale an update starts from, read under its row lock. */
-export interface StoredSale {
+export interface StoredVenta {
   id: number;
   estado: EstadoVenta;
   documento_fiscal_emitido: boolean;
@@ -43,7 +43,7 @@ export interface StoredSale {
 
 /** Why the sale cannot be updated at all (with the field it is about), or undefined when it can. */
 export function updateRefusal(
-  venta: Pick<StoredSale, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>,
+  venta: Pick<StoredVenta, 'estado' | 'documento_fiscal_emitido' | 'devoluciones_activas'>,
 ): { field: string; message: string } | undefined {
   if (venta.estado === 'Anulada') return { field: 'estado', message: 'La venta está anulada y no se puede modificar' };
   if (venta.documento_fiscal_emitido)
@@ -62,7 +62,7 @@ export function updateRefusal(
 /** Records a problem of a field of the change. */
 type Fail = (field: string, message: string) => void;
 
-export type MergeResult = { ok: true; draft: SaleDraft } | { ok: false; details: Record<string, string[]> };
+export type MergeResult = { ok: true; draft: VentaDraft } | { ok: false; details: Record<string, string[]> };
 
 /**
  * The sale as it would be after the change: every omitted field keeps its stored value; `detalles`,
@@ -71,7 +71,7 @@ export type MergeResult = { ok: true; draft: SaleDraft } | { ok: false; details:
  * line of this sale is refused, never looked up elsewhere. The rules between fields are checked on
  * the result, as on creation. `Pre-venta` is a quotation.
  */
-export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUser: { id: number; nombre: string } | null): MergeResult {
+export function mergeUpdate(venta: StoredVenta, changes: SaleUpdateBody, actingUser: { id: number; nombre: string } | null): MergeResult {
   const details: Record<string, string[]> = {};
   const fail: Fail = (field, message) => void (details[field] ??= []).push(message);
 
@@ -103,9 +103,9 @@ export function mergeUpdate(venta: StoredSale, changes: SaleUpdateBody, actingUs
 }
 
 /** The merged fields the rules between fields read. */
-type RuledFields = Pick<SaleDraft, 'estado' | 'fecha' | 'fecha_expiracion' | 'id_canal' | 'id_cliente'>;
+type RuledFields = Pick<VentaDraft, 'estado' | 'fecha' | 'fecha_expiracion' | 'id_canal' | 'id_cliente'>;
 
-function mergeRuledFields(venta: StoredSale, changes: SaleUpdateBody): RuledFields {
+function mergeRuledFields(venta: StoredVenta, changes: SaleUpdateBody): RuledFields {
   return {
     estado:
       changes.estado === undefined
@@ -184,14 +184,14 @@ function mergeLine(input: SentLine, base: DraftLine | undefined): DraftLine {
 }
 
 /** The branch sent, by id or by name, else the stored one. */
-function mergeSucursal(venta: StoredSale, changes: SaleUpdateBody): SaleDraft['sucursal'] {
+function mergeSucursal(venta: StoredVenta, changes: SaleUpdateBody): VentaDraft['sucursal'] {
   if (changes.id_sucursal !== undefined) return { id_sucursal: changes.id_sucursal };
   if (changes.sucursal !== undefined) return { sucursal: changes.sucursal };
   return { id_sucursal: venta.sucursal_id };
 }
 
 /** The payment as merged: a sent amount replaces the stored one, and null clears it. */
-function mergePago(venta: StoredSale, changes: SaleUpdateBody, estado: EstadoVentaCreacion): Pick<SaleDraft, 'monto_pago' | 'cambio'> {
+function mergePago(venta: StoredVenta, changes: SaleUpdateBody, estado: EstadoVentaCreacion): Pick<VentaDraft, 'monto_pago' | 'cambio'> {
   return {
     // `Pagada` means paid in full: without an amount sent, monto_pago becomes the total again.
     monto_pago:
@@ -211,7 +211,7 @@ function mergePago(venta: StoredSale, changes: SaleUpdateBody, estado: EstadoVen
  * customer while Pendiente, or owes more than it did. Lowering what a customer owes is never refused.
  */
 export function needsCreditCheck(
-  before: Pick<StoredSale, 'estado' | 'cliente_id' | 'saldo'>,
+  before: Pick<StoredVenta, 'estado' | 'cliente_id' | 'saldo'>,
   after: { estado: EstadoVenta; cliente_id: number | null; saldo: string },
 ): boolean {
   if (after.estado !== 'Pendiente' || after.cliente_id === null) return false;
@@ -224,7 +224,7 @@ export function needsCreditCheck(
  * changes, so a sale moved to another type remembers the one whose counter issued it (null while
  * it is on that type).
  */
-export function documentoEmisor(venta: Pick<StoredSale, 'documento_id' | 'documento_emisor_id'>, nuevoDocumentoId: number): number | null {
+export function documentoEmisor(venta: Pick<StoredVenta, 'documento_id' | 'documento_emisor_id'>, nuevoDocumentoId: number): number | null {
   const emisor = venta.documento_emisor_id ?? venta.documento_id;
   return emisor === nuevoDocumentoId ? null : emisor;
 }

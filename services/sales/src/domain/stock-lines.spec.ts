@@ -1,4 +1,4 @@
-import { heldStock, remainingMoves, saleStockCause, stockDiff } from './stock-lines';
+import { heldStock, remainingMoves, ventaStockCause, stockDiff } from './stock-lines';
 
 const line = (id_producto: number, cantidad: string, mueve_stock = true) => ({ id_producto, cantidad, mueve_stock });
 
@@ -73,19 +73,19 @@ describe('remainingMoves', () => {
   });
 });
 
-describe('saleStockCause', () => {
+describe('ventaStockCause', () => {
   it('names the sale alone when it was not made from a platform order', () => {
-    expect(saleStockCause({ id: 12, origen: 'api', referencia_externa: 'woo-727' })).toEqual({ id_venta: 12 });
-    expect(saleStockCause({ id: 12, origen: 'fixture', referencia_externa: null })).toEqual({ id_venta: 12 });
+    expect(ventaStockCause({ id: 12, origen: 'api', referencia_externa: 'woo-727' })).toEqual({ id_venta: 12 });
+    expect(ventaStockCause({ id: 12, origen: 'fixture', referencia_externa: null })).toEqual({ id_venta: 12 });
   });
 
   it('names the platform and its order id for a sale made from a platform order', () => {
-    expect(saleStockCause({ id: 12, origen: 'woocommerce', referencia_externa: 'woo-727' })).toEqual({
+    expect(ventaStockCause({ id: 12, origen: 'woocommerce', referencia_externa: 'woo-727' })).toEqual({
       id_venta: 12,
       plataforma: 'woocommerce',
       id_pedido_plataforma: '727',
     });
-    expect(saleStockCause({ id: 13, origen: 'shopify', referencia_externa: 'shop-450789469' })).toEqual({
+    expect(ventaStockCause({ id: 13, origen: 'shopify', referencia_externa: 'shop-450789469' })).toEqual({
       id_venta: 13,
       plataforma: 'shopify',
       id_pedido_plataforma: '450789469',
@@ -93,6 +93,6 @@ describe('saleStockCause', () => {
   });
 
   it('names the platform without an order id when the reference does not name one of its orders', () => {
-    expect(saleStockCause({ id: 14, origen: 'shopify', referencia_externa: 'woo-727' })).toEqual({ id_venta: 14, plataforma: 'shopify' });
+    expect(ventaStockCause({ id: 14, origen: 'shopify', referencia_externa: 'woo-727' })).toEqual({ id_venta: 14, plataforma: 'shopify' });
   });
 });

@@ -5,7 +5,7 @@ import { Decimal, PLATAFORMAS, STOCK_SCALE, platformOrderId, toStock, type Causa
  * from a platform order (its `origen` is the platform, its `referencia_externa` the order's) that
  * order too.
  */
-export function saleStockCause(venta: { id: number; origen: string; referencia_externa: string | null }): CausaStock {
+export function ventaStockCause(venta: { id: number; origen: string; referencia_externa: string | null }): CausaStock {
   const plataforma = PLATAFORMAS.find((p) => p === venta.origen);
   const idPedido = plataforma && venta.referencia_externa !== null ? platformOrderId(plataforma, venta.referencia_externa) : undefined;
   return {

@@ -1,5 +1,5 @@
 import { Decimal } from '@erp/contracts';
-import { resolveRate, saleTotals, taxLine, type TaxedLine } from './tax';
+import { resolveRate, ventaTotals, taxLine, type TaxedLine } from './tax';
 
 const line = (cantidad: string, precio: string, porcentaje_impuesto: string, descuento = '0') => {
   const result = taxLine({ cantidad, precio, descuento, porcentaje_impuesto });
@@ -59,13 +59,13 @@ describe('resolveRate', () => {
   it('then 13', () => expect(resolveRate(undefined, null, null)).toBe('13'));
 });
 
-describe('saleTotals', () => {
+describe('ventaTotals', () => {
   it('sums the lines so total = sub_total + iva holds for the sale', () => {
     const lines: TaxedLine[] = [line('1', '649.99', '13'), line('2', '19.95', '13', '1.9'), line('4', '12', '0'), line('20', '9.85', '5')];
-    expect(saleTotals(lines)).toEqual({ sub_total: '844.46', iva: '88.53', total: '932.99', descuento: '1.90', exenta: '48.00' });
+    expect(ventaTotals(lines)).toEqual({ sub_total: '844.46', iva: '88.53', total: '932.99', descuento: '1.90', exenta: '48.00' });
   });
 
   it('is all zeros without lines', () => {
-    expect(saleTotals([])).toEqual({ sub_total: '0.00', iva: '0.00', total: '0.00', descuento: '0.00', exenta: '0.00' });
+    expect(ventaTotals([])).toEqual({ sub_total: '0.00', iva: '0.00', total: '0.00', descuento: '0.00', exenta: '0.00' });
   });
 });

@@ -61,7 +61,7 @@ export function taxLine(input: LineAmounts): LineResult {
   return { ok: true, line: { ...base, sub_total: subTotal.toFixed(2), iva: total.minus(subTotal).toFixed(2), exenta: '0.00' } };
 }
 
-export interface SaleTotals {
+export interface VentaTotals {
   sub_total: string;
   iva: string;
   total: string;
@@ -70,7 +70,7 @@ export interface SaleTotals {
 }
 
 /** The sale's amounts are the sums of its lines, so total = sub_total + iva holds for the sale too. */
-export function saleTotals(lines: readonly TaxedLine[]): SaleTotals {
+export function ventaTotals(lines: readonly TaxedLine[]): VentaTotals {
   const of = (key: keyof TaxedLine) => sum(lines.map((l) => l[key])).toFixed(2);
   return { sub_total: of('sub_total'), iva: of('iva'), total: of('total'), descuento: of('descuento'), exenta: of('exenta') };
 }

@@ -1,12 +1,12 @@
 import type { SaleInput } from '@erp/contracts';
 import type { VentasTable } from '../db/tables';
-import { CONSUMIDOR_FINAL, type PlannedLine, type SaleDraft, type SalePlan } from './sale-plan';
+import { CONSUMIDOR_FINAL, type PlannedLine, type VentaDraft, type VentaPlan } from './venta-plan';
 
 /**
  * The columns of a sale that follow from its plan, as creation and update both store them; each
  * adds what only it decides (the number and reference, the issuing type and stock revision).
  */
-export function plannedVentaColumns(plan: SalePlan, draft: SaleDraft) {
+export function plannedVentaColumns(plan: VentaPlan, draft: VentaDraft) {
   return {
     sucursal_id: plan.sucursal.id,
     bodega_id: plan.bodega.id,

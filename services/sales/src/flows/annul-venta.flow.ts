@@ -7,7 +7,7 @@ import type { SalesDb } from '../db/tables';
 import { lockVenta, updateVenta } from '../db/venta.repository';
 import { findVenta, stockDetallesOf } from '../db/venta-read.repository';
 import { takesStock } from '../domain/sale-rules';
-import { heldStock, saleStockCause, stockDiff } from '../domain/stock-lines';
+import { heldStock, ventaStockCause, stockDiff } from '../domain/stock-lines';
 import { busInventory } from '../ports/inventory.port';
 import { squareIfReturned } from './square-registrations.flow';
 import { adjustStockRevision, trackedChange } from './stock-revision.flow';
@@ -49,7 +49,7 @@ export async function annulVenta(
         revision: venta.revision_stock,
         moves,
         origen: 'anulacion_venta',
-        causa: saleStockCause(venta),
+        causa: ventaStockCause(venta),
         concepto: `Anulación de la venta ${id_venta}`,
         final: true,
       });

@@ -2,12 +2,12 @@ import type { Kysely, Transaction } from 'kysely';
 import type { ReplyOf, TenantContext, inventorySubjects } from '@erp/contracts';
 import { findVentaCatalog, findVentaCatalogs } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
-import type { ProductRef, SaleDraft, SaleResolutions } from '../domain/sale-plan';
+import type { ProductRef, VentaDraft, VentaResolutions } from '../domain/venta-plan';
 import type { InventoryPort } from '../ports/inventory.port';
 
 type Resolved = ReplyOf<typeof inventorySubjects, 'inventory.product.resolve'>;
 type Branch = ReplyOf<typeof inventorySubjects, 'inventory.sucursal.resolve'>[number] | undefined;
-type Catalog = Pick<SaleResolutions, 'documento' | 'canal' | 'cliente'>;
+type Catalog = Pick<VentaResolutions, 'documento' | 'canal' | 'cliente'>;
 
 /** Products per `inventory.product.resolve` request (its limit). */
 const MAX_RESOLVE_ITEMS = 500;
@@ -21,10 +21,10 @@ const MAX_RESOLVE_ITEMS = 500;
 export async function resolveReferences(
   db: Kysely<SalesDb>,
   inventory: InventoryPort,
-  draft: SaleDraft,
+  draft: VentaDraft,
   ctx: TenantContext,
   trx?: Transaction<SalesDb>,
-): Promise<SaleResolutions> {
+): Promise<VentaResolutions> {
   const empresaId = ctx.empresa.id;
   const [products, catalog] = await Promise.all([
     inventory.resolve(ctx, { sucursal: draft.sucursal, id_bodega: draft.id_bodega, items: draft.detalles.map((d) => d.producto) }),
@@ -42,20 +42,20 @@ export async function resolveReferences(
 export async function resolveReferencesOfMany(
   db: Kysely<SalesDb>,
   inventory: InventoryPort,
-  drafts: readonly SaleDraft[],
+  drafts: readonly VentaDraft[],
   ctx: TenantContext,
-): Promise<SaleResolutions[]> {
+): Promise<VentaResolutions[]> {
   // One draft's document type, channel and customer come in one statement.
   if (drafts.length === 1) return [await resolveReferences(db, inventory, drafts[0]!, ctx)];
   const refKey = (p: ProductRef) => ('id_producto' in p ? `id:${p.id_producto}` : `codigo:${p.codigo}`);
-  const groups = new Map<string, { draft: SaleDraft; refs: Map<string, ProductRef> }>();
-  const groupOf = (draft: SaleDraft) => JSON.stringify([draft.sucursal, draft.id_bodega]);
+  const groups = new Map<string, { draft: VentaDraft; refs: Map<string, ProductRef> }>();
+  const groupOf = (draft: VentaDraft) => JSON.stringify([draft.sucursal, draft.id_bodega]);
   for (const draft of drafts) {
     const group = groups.get(groupOf(draft)) ?? { draft, refs: new Map<string, ProductRef>() };
     for (const d of draft.detalles) group.refs.set(refKey(d.producto), d.producto);
     groups.set(groupOf(draft), group);
   }
-  const resolveGroup = async ({ draft, refs }: { draft: SaleDraft; refs: Map<string, ProductRef> }) => {
+  const resolveGroup = async ({ draft, refs }: { draft: VentaDraft; refs: Map<string, ProductRef> }) => {
     const keys = [...refs.keys()];
     const chunks = Array.from({ length: Math.max(1, Math.ceil(keys.length / MAX_RESOLVE_ITEMS)) }, (_, i) =>
       keys.slice(i * MAX_RESOLVE_ITEMS, (i + 1) * MAX_RESOLVE_ITEMS),
@@ -96,11 +96,17 @@ export async function resolveReferencesOfMany(
 }
 
 /** An inventory that predates branch resolution in `inventory.product.resolve` answers without it: asked apart. */
-async function branchOf(inventory: InventoryPort, ctx: TenantContext, draft: SaleDraft, products: Resolved) {
+async function branchOf(inventory: InventoryPort, ctx: TenantContext, draft: VentaDraft, products: Resolved) {
   return products.sucursal ?? (await inventory.resolveSucursal(ctx, { items: [draft.sucursal] }))[0];
 }
 
-function resolutionsOf(products: Resolved, branch: Branch, items: Resolved['items'], catalog: Catalog, draft: SaleDraft): SaleResolutions {
+function resolutionsOf(
+  products: Resolved,
+  branch: Branch,
+  items: Resolved['items'],
+  catalog: Catalog,
+  draft: VentaDraft,
+): VentaResolutions {
   const bodega = products.bodega;
   return {
     sucursal: !branch

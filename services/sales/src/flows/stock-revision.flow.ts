@@ -21,7 +21,7 @@ export interface StockRevisionRequest {
   /** What inventory must change to go from what the sale held to what it will hold. */
   moves: StockMove[];
   origen: 'actualizacion_venta' | 'anulacion_venta';
-  /** The sale as every movement of it names it (`saleStockCause`). */
+  /** The sale as every movement of it names it (`ventaStockCause`). */
   causa: CausaStock;
   concepto: string;
   /** For a refusal: the `detalles` positions behind a move, to name them in the answer. */

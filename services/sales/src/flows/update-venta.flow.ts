@@ -14,10 +14,10 @@ import { findCliente, pendingBalance } from '../db/catalog.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVentaForEdit, replaceDetalles, saveEditedVenta } from '../db/venta.repository';
 import { findVenta } from '../db/venta-read.repository';
-import { planDraft, saleDocument } from '../domain/sale-plan';
+import { planDraft, ventaDocument } from '../domain/venta-plan';
 import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
-import { heldStock, saleStockCause, stockDiff } from '../domain/stock-lines';
+import { heldStock, ventaStockCause, stockDiff } from '../domain/stock-lines';
 import { detalleColumns, plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferences } from './sale-references.flow';
@@ -88,7 +88,7 @@ export async function updateVenta(deps: UpdateVentaDeps, { id, cambios }: Update
         revision: venta.revision_stock,
         moves: stockDiff(before, after),
         origen: 'actualizacion_venta',
-        causa: saleStockCause(venta),
+        causa: ventaStockCause(venta),
         concepto: `Actualización de la venta ${venta.correlativo}`,
         linesOf: (move) =>
           move.id_bodega === plan.bodega.id ? plan.stockLines.filter((l) => l.producto.id === move.id_producto).map((l) => l.index) : [],
@@ -102,7 +102,7 @@ export async function updateVenta(deps: UpdateVentaDeps, { id, cambios }: Update
         nombre_documento: plan.documento.nombre,
         // Issued again with the same correlative: the document always matches the sale.
         documento: JSON.stringify(
-          saleDocument(plan, draft, ctx, {
+          ventaDocument(plan, draft, ctx, {
             correlativo: venta.correlativo,
             numero: venta.numero,
             emitido_en: venta.created_at.toISOString(),

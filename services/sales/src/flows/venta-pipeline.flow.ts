@@ -17,9 +17,9 @@ import type { SalesDb } from '../db/tables';
 import { REFERENCIA_INDEX, insertVentasNumeradas, issueVenta, lockDocumentos, lockReferencias, nextVentaIds } from '../db/venta.repository';
 import { findVenta, findVentas, findVentasReferenciadas, type VentaReferenciada } from '../db/venta-read.repository';
 import { huellaOf, referenciaConflict } from '../domain/huella';
-import { createDraft, planDraft, saleDocument, type PlanResult, type SaleDraft, type SalePlan } from '../domain/sale-plan';
+import { createDraft, planDraft, ventaDocument, type PlanResult, type VentaDraft, type VentaPlan } from '../domain/venta-plan';
 import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
-import { saleStockCause } from '../domain/stock-lines';
+import { ventaStockCause } from '../domain/stock-lines';
 import { detalleColumns, plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { resolveReferencesOfMany } from './sale-references.flow';
@@ -60,8 +60,8 @@ interface Pending {
 }
 
 interface Planned extends Pending {
-  draft: SaleDraft;
-  plan: SalePlan;
+  draft: VentaDraft;
+  plan: VentaPlan;
 }
 
 /**
@@ -300,7 +300,7 @@ async function takeIds(db: Kysely<SalesDb> | Transaction<SalesDb>, ventas: reado
 }
 
 /** Under the customer's lock, so two ventas cannot both take the last of its credit. */
-async function creditUnderLock(trx: Transaction<SalesDb>, plan: SalePlan): Promise<AppError | undefined> {
+async function creditUnderLock(trx: Transaction<SalesDb>, plan: VentaPlan): Promise<AppError | undefined> {
   if (plan.estado !== 'Pendiente' || !plan.cliente) return undefined;
   const cliente = await findCliente(trx, plan.empresaId, plan.cliente.id, { lock: true });
   const problem = cliente && creditProblem(cliente, await pendingBalance(trx, plan.empresaId, cliente.id), plan.payment.saldo);
@@ -342,7 +342,7 @@ async function issueAlone(
       ...(id !== undefined ? { id } : {}),
       ...ventaColumns(p!, reservas.get(index)?.clave ?? null, emitidoEn),
       // The number and correlative are filled in by issueVenta from the locked document type.
-      documento: saleDocument(plan, draft, ctx, { correlativo: '', numero: 0, emitido_en: emitidoEn.toISOString() }),
+      documento: ventaDocument(plan, draft, ctx, { correlativo: '', numero: 0, emitido_en: emitidoEn.toISOString() }),
     },
     detallesOf(plan, emitidoEn),
   );
@@ -386,7 +386,7 @@ async function issueTogether(
       numero,
       correlativo,
       nombre_documento: doc.nombre,
-      documento: saleDocument(plan, draft, ctx, { correlativo, numero, emitido_en: emitidoEn.toISOString() }),
+      documento: ventaDocument(plan, draft, ctx, { correlativo, numero, emitido_en: emitidoEn.toISOString() }),
     };
     numeradas.push({ p, venta });
   }
@@ -483,7 +483,7 @@ function creditRefusal(problem: string): AppError {
   return AppError.rule('limite_credito', problem, { id_cliente: [problem] });
 }
 
-function documentoRefusal(problem: string | undefined, plan: SalePlan): AppError {
+function documentoRefusal(problem: string | undefined, plan: VentaPlan): AppError {
   const message = problem ?? `El tipo de documento ${plan.documento.id} no puede emitir la venta`;
   return AppError.rule('dato_relacionado_invalido', message, { id_documento: [message] });
 }
@@ -492,7 +492,7 @@ function documentoRefusal(problem: string | undefined, plan: SalePlan): AppError
  * Inventory's refusal of a venta's reservation (nothing was taken), naming the venta's lines;
  * undefined for any other failure.
  */
-function reserveRefusal(err: unknown, plan: SalePlan): AppError | undefined {
+function reserveRefusal(err: unknown, plan: VentaPlan): AppError | undefined {
   if (!isAppError(err) || (err.code !== 'BUSINESS_RULE' && err.code !== 'VALIDATION_FAILED')) return undefined;
   const details = remapReserveDetails(
     err.details,
@@ -506,7 +506,7 @@ function reservaOf({ req, plan }: Planned, { id, clave }: Reserva) {
   return {
     clave,
     origen: 'venta' as const,
-    causa: saleStockCause({ id, origen: req.origen, referencia_externa: plan.referencia }),
+    causa: ventaStockCause({ id, origen: req.origen, referencia_externa: plan.referencia }),
     id_bodega: plan.bodega.id,
     ...(req.permitir_sin_stock !== undefined ? { permitir_sin_stock: req.permitir_sin_stock } : {}),
     lineas: plan.stockLines.map((l) => ({ id_producto: l.producto.id, cantidad: l.cantidad })),
@@ -531,7 +531,7 @@ function ventaColumns({ plan, draft, req, huella }: Planned, clave: string | nul
   };
 }
 
-function detallesOf(plan: SalePlan, emitidoEn: Date) {
+function detallesOf(plan: VentaPlan, emitidoEn: Date) {
   return plan.lines.map((l) => ({ ...detalleColumns(l, plan.empresaId), created_at: emitidoEn, updated_at: emitidoEn }));
 }
 

@@ -2,12 +2,12 @@ import type { EstadoVentaCreacion, Reason, ResolvedProduct, SaleCreateRequest, T
 import { MAX_SALE_AMOUNT } from '@erp/contracts';
 import { Decimal, fromNumber } from '@erp/contracts';
 import { documentoProblem, payment, storedEstado, takesStock, type DocumentoRow, type Payment } from './sale-rules';
-import { resolveRate, saleTotals, taxLine, type SaleTotals, type TaxedLine } from './tax';
+import { resolveRate, ventaTotals, taxLine, type VentaTotals, type TaxedLine } from './tax';
 
 export type Resolution<T> = { ok: true; value: T } | { ok: false; message: string };
 
 /** What the pipeline found for a request before anything is written. */
-export interface SaleResolutions {
+export interface VentaResolutions {
   sucursal: Resolution<{ id: number; nombre: string }>;
   bodega: Resolution<{ id: number; nombre: string; id_sucursal: number }>;
   productos: Array<Resolution<ResolvedProduct>>;
@@ -43,7 +43,7 @@ export interface DraftLine {
  * What a sale should be, whoever asks: `POST /sales` from its request, `PUT /sales/{id}` from the
  * stored sale with the changes sent. The same plan, tax and checks apply to both.
  */
-export interface SaleDraft {
+export interface VentaDraft {
   /** As accepted on create: `Pagada` is a `Completada` paid in full. */
   estado: EstadoVentaCreacion;
   referencia: string | null;
@@ -74,7 +74,7 @@ export interface PlannedLine extends TaxedLine {
   mueve_stock: boolean;
 }
 
-export interface SalePlan {
+export interface VentaPlan {
   empresaId: number;
   referencia: string | null;
   estado: ReturnType<typeof storedEstado>;
@@ -86,17 +86,17 @@ export interface SalePlan {
   cliente: { id: number; nombre: string; limite_credito: string } | null;
   usuario: { id: number; nombre: string };
   lines: PlannedLine[];
-  totals: SaleTotals;
+  totals: VentaTotals;
   payment: Payment;
   /** Lines whose stock the sale takes (none for quotations and services). */
   stockLines: PlannedLine[];
 }
 
 /** A refused plan names every problem by field, and the reason of the first. */
-export type PlanResult = { ok: true; plan: SalePlan } | { ok: false; details: Record<string, string[]>; reason: Reason };
+export type PlanResult = { ok: true; plan: VentaPlan } | { ok: false; details: Record<string, string[]>; reason: Reason };
 
 /** The draft of `POST /sales`: JSON numbers become the exact decimals they were written as. */
-export function createDraft(req: SaleCreateRequest, ctx: TenantContext): SaleDraft {
+export function createDraft(req: SaleCreateRequest, ctx: TenantContext): VentaDraft {
   return {
     estado: req.estado,
     referencia: req.referencia_externa ?? req.referencia ?? null,
@@ -124,7 +124,7 @@ export function createDraft(req: SaleCreateRequest, ctx: TenantContext): SaleDra
 }
 
 /** Plans the sale of a `POST /sales` request. */
-export function planSale(req: SaleCreateRequest, ctx: TenantContext, found: SaleResolutions): PlanResult {
+export function planVenta(req: SaleCreateRequest, ctx: TenantContext, found: VentaResolutions): PlanResult {
   return planDraft(createDraft(req, ctx), ctx, found);
 }
 
@@ -135,7 +135,7 @@ type Fail = (field: string, message: string, why?: Reason) => void;
  * Checks everything the draft points to and computes the lines, the totals and the payment.
  * Pure: the caller resolves the references first; every problem is reported at once, by field.
  */
-export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResolutions): PlanResult {
+export function planDraft(draft: VentaDraft, ctx: TenantContext, found: VentaResolutions): PlanResult {
   const details: Record<string, string[]> = {};
   let reason: Reason | undefined;
   const fail: Fail = (field, message, why = 'dato_relacionado_invalido') => {
@@ -150,7 +150,7 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
   checkParties(draft, found, fail);
 
   const lines = planLines(draft, found.productos, ctx.empresa.iva, fail);
-  const totals = saleTotals(lines);
+  const totals = ventaTotals(lines);
   // The sale's total is only weighed when every line could be priced.
   if (lines.length === draft.detalles.length && new Decimal(totals.total).gt(MAX_SALE_AMOUNT)) {
     fail('detalles', `El total de la venta supera el máximo de ${MAX_SALE_AMOUNT}`, 'importe_invalido');
@@ -160,7 +160,7 @@ export function planDraft(draft: SaleDraft, ctx: TenantContext, found: SaleResol
 }
 
 /** Checks the branch, and that the warehouse belongs to it; returns the branch when it was found. */
-function checkSucursalBodega(draft: SaleDraft, found: SaleResolutions, fail: Fail): { id: number; nombre: string } | undefined {
+function checkSucursalBodega(draft: VentaDraft, found: VentaResolutions, fail: Fail): { id: number; nombre: string } | undefined {
   const sucursal = found.sucursal.ok ? found.sucursal.value : undefined;
   if (!found.sucursal.ok) fail('id_sucursal' in draft.sucursal ? 'id_sucursal' : 'sucursal', found.sucursal.message);
   if (!found.bodega.ok) fail('id_bodega', found.bodega.message);
@@ -171,7 +171,7 @@ function checkSucursalBodega(draft: SaleDraft, found: SaleResolutions, fail: Fai
 }
 
 /** Checks the channel and the customer the draft names (they exist and are active), and that someone issues it. */
-function checkParties(draft: SaleDraft, found: SaleResolutions, fail: Fail): void {
+function checkParties(draft: VentaDraft, found: VentaResolutions, fail: Fail): void {
   if (draft.id_canal !== null) {
     if (!found.canal) fail('id_canal', `El canal ${draft.id_canal} no existe`);
     else if (!found.canal.activo) fail('id_canal', `El canal "${found.canal.nombre}" está inactivo`);
@@ -189,7 +189,7 @@ function checkParties(draft: SaleDraft, found: SaleResolutions, fail: Fail): voi
 }
 
 /** The lines that could be planned, in order; each line that could not is reported instead. */
-function planLines(draft: SaleDraft, productos: SaleResolutions['productos'], iva: string, fail: Fail): PlannedLine[] {
+function planLines(draft: VentaDraft, productos: VentaResolutions['productos'], iva: string, fail: Fail): PlannedLine[] {
   return draft.detalles.flatMap((input, index) => planLine(input, index, productos[index], iva, fail) ?? []);
 }
 
@@ -267,13 +267,13 @@ function taxedLine(
 
 /** The plan of a draft without problems: every reference it names was found. */
 function acceptedPlan(
-  draft: SaleDraft,
+  draft: VentaDraft,
   ctx: TenantContext,
-  found: SaleResolutions,
-  estado: SalePlan['estado'],
+  found: VentaResolutions,
+  estado: VentaPlan['estado'],
   lines: PlannedLine[],
-  totals: SaleTotals,
-): SalePlan {
+  totals: VentaTotals,
+): VentaPlan {
   const sucursal = (found.sucursal as { ok: true; value: { id: number; nombre: string } }).value;
   const bodega = (found.bodega as { ok: true; value: { id: number; nombre: string } }).value;
   return {
@@ -301,9 +301,9 @@ export const CONSUMIDOR_FINAL = 'Consumidor Final';
  * The sale document: an immutable snapshot of the sale as issued (company, document type,
  * correlative, parties, lines and tax breakdown), stored with the sale and never updated.
  */
-export function saleDocument(
-  plan: SalePlan,
-  draft: SaleDraft,
+export function ventaDocument(
+  plan: VentaPlan,
+  draft: VentaDraft,
   ctx: TenantContext,
   issued: { correlativo: string; numero: number; emitido_en: string; actualizado_en?: string },
 ) {

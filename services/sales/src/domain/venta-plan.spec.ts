@@ -1,5 +1,5 @@
 import { SaleCreateRequest, type ResolvedProduct, type TenantContext } from '@erp/contracts';
-import { planSale, type SaleResolutions } from './sale-plan';
+import { planVenta, type VentaResolutions } from './venta-plan';
 
 const product = (id: number, over: Partial<ResolvedProduct> = {}): ResolvedProduct => ({
   id,
@@ -24,7 +24,7 @@ const ctx: TenantContext = {
   usuario: { id: 4, nombre: 'Ana' },
 };
 
-const found = (over: Partial<SaleResolutions> = {}): SaleResolutions => ({
+const found = (over: Partial<VentaResolutions> = {}): VentaResolutions => ({
   sucursal: { ok: true, value: { id: 1, nombre: 'Centro' } },
   bodega: { ok: true, value: { id: 2, nombre: 'Principal', id_sucursal: 1 } },
   productos: [{ ok: true, value: product(7) }],
@@ -46,9 +46,9 @@ const request = (over: Record<string, unknown> = {}) =>
     ...over,
   });
 
-describe('planSale', () => {
+describe('planVenta', () => {
   it('prices a line at the product price with the company rate and takes its stock', () => {
-    const sut = planSale(request(), ctx, found());
+    const sut = planVenta(request(), ctx, found());
     expect(sut.ok).toBe(true);
     if (!sut.ok) return;
     expect(sut.plan.lines[0]).toMatchObject({
@@ -64,24 +64,24 @@ describe('planSale', () => {
   });
 
   it('prefers the product rate over the company rate', () => {
-    const sut = planSale(request(), ctx, found({ productos: [{ ok: true, value: product(7, { porcentaje_impuesto: '0.0000' }) }] }));
+    const sut = planVenta(request(), ctx, found({ productos: [{ ok: true, value: product(7, { porcentaje_impuesto: '0.0000' }) }] }));
     expect(sut.ok && sut.plan.lines[0]).toMatchObject({ porcentaje_impuesto: '0', exenta: '22.60', iva: '0.00' });
   });
 
   it('never takes stock for services or quotations', () => {
-    const services = planSale(request(), ctx, found({ productos: [{ ok: true, value: product(7, { tipo: 'Servicio' }) }] }));
+    const services = planVenta(request(), ctx, found({ productos: [{ ok: true, value: product(7, { tipo: 'Servicio' }) }] }));
     expect(services.ok && services.plan.stockLines).toEqual([]);
-    const quote = planSale(request({ estado: 'Cotizacion' }), ctx, found());
+    const quote = planVenta(request({ estado: 'Cotizacion' }), ctx, found());
     expect(quote.ok && quote.plan).toMatchObject({ estado: 'Cotizacion', cotizacion: true, stockLines: [] });
   });
 
   it('stores Pagada as Completada with monto_pago = total', () => {
-    const sut = planSale(request({ estado: 'Pagada' }), ctx, found());
+    const sut = planVenta(request({ estado: 'Pagada' }), ctx, found());
     expect(sut.ok && sut.plan).toMatchObject({ estado: 'Completada', payment: { monto_pago: '22.60', cambio: '0.00', saldo: '0.00' } });
   });
 
   it('reports every problem at once, by field', () => {
-    const sut = planSale(
+    const sut = planVenta(
       request({
         id_canal: 9,
         id_cliente: 8,
@@ -117,7 +117,7 @@ describe('planSale', () => {
   });
 
   it('names the branch field that was sent', () => {
-    const sut = planSale(
+    const sut = planVenta(
       request({ id_sucursal: undefined, sucursal: 'Nada' }),
       ctx,
       found({ sucursal: { ok: false, message: 'No existe una sucursal activa llamada "Nada"' } }),
@@ -126,7 +126,7 @@ describe('planSale', () => {
   });
 
   it('refuses a sale whose total exceeds what the columns keep', () => {
-    const sut = planSale(request({ detalles: [{ id_producto: 7, cantidad: 999_999_999, precio: 999_999_999 }] }), ctx, found());
+    const sut = planVenta(request({ detalles: [{ id_producto: 7, cantidad: 999_999_999, precio: 999_999_999 }] }), ctx, found());
     expect(!sut.ok && Object.keys(sut.details)).toEqual(['detalles.0.cantidad']);
   });
 });
