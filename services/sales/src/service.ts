@@ -13,13 +13,13 @@ import { migrations } from './db/migrations';
 import { SALES_SCHEMA, type SalesDb } from './db/tables';
 import { faultHooks } from './fault-injection';
 import { adminHandlers } from './handlers/admin.handlers';
-import { createSaleHandler } from './handlers/create-sale.handler';
-import { createSalesBatchHandler } from './handlers/create-sales-batch.handler';
+import { createVentaHandler } from './handlers/create-venta.handler';
+import { createVentasBatchHandler } from './handlers/create-ventas-batch.handler';
 import { lookupHandlers } from './handlers/lookup.handlers';
-import { getSaleHandler, listSalesHandler, salesPageVersionHandler, salesSummaryHandler } from './handlers/read-sales.handler';
-import { saleExistsHandler } from './handlers/sale-exists.handler';
+import { getVentaHandler, listVentasHandler, ventasPageVersionHandler, ventasSummaryHandler } from './handlers/read-ventas.handler';
+import { ventaExistsHandler } from './handlers/venta-exists.handler';
 import { returnRegistrationHandlers } from './handlers/return-registration.handlers';
-import { updateSaleHandler } from './handlers/update-sale.handler';
+import { updateVentaHandler } from './handlers/update-venta.handler';
 import { removeExportHandler } from './handlers/remove-export.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
 import { platformHandlers } from './handlers/platform.handlers';
@@ -38,18 +38,18 @@ export function salesService(input: Readonly<SalesConfigInput>): ServiceSpec<Sal
         logger.warn({ fault: config.SALES_FAULT_INJECTION }, 'fault injection is on: this process will kill itself');
       const after = faultHooks(config.SALES_FAULT_INJECTION);
       const createDeps = { db, bus, onCommitted: () => outbox.nudge(), after: after.create };
-      bus.serve(salesSubjects, { 'sales.sale.exists': saleExistsHandler(db) }, { queue: 'sales' });
+      bus.serve(salesSubjects, { 'sales.sale.exists': ventaExistsHandler(db) }, { queue: 'sales' });
       bus.serve(salesForReturnsSubjects, returnRegistrationHandlers(db, bus), { queue: 'sales' });
       bus.serve(
         salesApiSubjects,
         {
-          'sales.create': createSaleHandler(createDeps),
-          'sales.batch.create': createSalesBatchHandler(createDeps, logger.child({ component: 'sales-batch' })),
-          'sales.update': updateSaleHandler({ db, bus, ...after.update }),
-          'sales.sale.get': getSaleHandler(db),
-          'sales.sale.list': listSalesHandler(db),
-          'sales.sale.version': salesPageVersionHandler(db),
-          'sales.summary': salesSummaryHandler(db),
+          'sales.create': createVentaHandler(createDeps),
+          'sales.batch.create': createVentasBatchHandler(createDeps, logger.child({ component: 'sales-batch' })),
+          'sales.update': updateVentaHandler({ db, bus, ...after.update }),
+          'sales.sale.get': getVentaHandler(db),
+          'sales.sale.list': listVentasHandler(db),
+          'sales.sale.version': ventasPageVersionHandler(db),
+          'sales.summary': ventasSummaryHandler(db),
           ...lookupHandlers(db),
         },
         { queue: 'sales' },

@@ -5,10 +5,10 @@ import { createLogger } from '@erp/runtime';
 import { tenant, type Harness } from '@erp/testing';
 import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
-import { createSaleHandler } from '../src/handlers/create-sale.handler';
-import { createSalesBatchHandler } from '../src/handlers/create-sales-batch.handler';
-import { listSalesHandler } from '../src/handlers/read-sales.handler';
-import { saleExistsHandler } from '../src/handlers/sale-exists.handler';
+import { createVentaHandler } from '../src/handlers/create-venta.handler';
+import { createVentasBatchHandler } from '../src/handlers/create-ventas-batch.handler';
+import { listVentasHandler } from '../src/handlers/read-ventas.handler';
+import { ventaExistsHandler } from '../src/handlers/venta-exists.handler';
 import { STUB_BODEGA, serveInventory, stubProducto, stubReserva } from './inventory-stub';
 import { ANA, saleRequest, salesHarness, seedSales } from './sales.factories';
 
@@ -16,7 +16,7 @@ const ctx = tenant(1, { usuario: ANA });
 
 describe('sales.create against Postgres and NATS', () => {
   let h: Harness<SalesDb>;
-  let sut: ReturnType<typeof createSaleHandler>;
+  let sut: ReturnType<typeof createVentaHandler>;
   let documentoId: number;
   let canalId: number;
   const reserved: string[] = [];
@@ -43,7 +43,7 @@ describe('sales.create against Postgres and NATS', () => {
       },
     });
     ({ documentoId, canalId } = await seedSales(h.db, h.bus, ctx));
-    sut = createSaleHandler({ db: h.db, bus: h.bus });
+    sut = createVentaHandler({ db: h.db, bus: h.bus });
   });
 
   afterAll(() => h?.close());
@@ -173,7 +173,7 @@ describe('sales.create against Postgres and NATS', () => {
   });
 
   it('starts no sale of a batch once its time budget has passed, answering the first always', async () => {
-    const batch = createSalesBatchHandler({ db: h.db, bus: h.bus }, createLogger('sales-int', 'silent'));
+    const batch = createVentasBatchHandler({ db: h.db, bus: h.bus }, createLogger('sales-int', 'silent'));
     const ventas = [0, 1, 2].map((indice) => ({ indice, venta: request({ referencia_externa: `LOTE-${indice}` }) }));
     const late = await batch({ ventas, plazo_ms: 0 }, ctx);
     expect(late.resultados.map((r) => [r.indice, r.idempotent])).toEqual([[0, false]]);
@@ -191,7 +191,7 @@ describe('sales.create against Postgres and NATS', () => {
       .select(['clave_reserva', 'empresa_id'])
       .where('referencia_externa', '=', 'ORD-1')
       .executeTakeFirstOrThrow();
-    const exists = saleExistsHandler(h.db);
+    const exists = ventaExistsHandler(h.db);
     expect(await exists({ empresa_id: 1, clave: row.clave_reserva! })).toEqual({ exists: true });
     expect(await exists({ empresa_id: 2, clave: row.clave_reserva! })).toEqual({ exists: false });
     expect(await exists({ empresa_id: 1, clave: 'nunca' })).toEqual({ exists: false });
@@ -220,7 +220,7 @@ describe('sales.create against Postgres and NATS', () => {
 
   it('lists a page of sales with their lines in two statements, whatever the page size', async () => {
     const statements: string[] = [];
-    const list = listSalesHandler(h.openDb({ onQuery: (text) => statements.push(text) }));
+    const list = listVentasHandler(h.openDb({ onQuery: (text) => statements.push(text) }));
     const page = await list({ page: 1, per_page: 50, order_by: 'fecha', order_direction: 'desc' }, ctx);
     const items = Sale.array().parse(JSON.parse((page.items as JsonText).text));
     expect(items).toHaveLength(50);

@@ -6,8 +6,8 @@ import { findVentaJson } from '../src/db/venta-json.repository';
 import { listVentas, summarizeVentas } from '../src/db/venta-list.repository';
 import { findVenta } from '../src/db/venta-read.repository';
 import { adminHandlers } from '../src/handlers/admin.handlers';
-import { createSaleHandler } from '../src/handlers/create-sale.handler';
-import { updateSaleHandler } from '../src/handlers/update-sale.handler';
+import { createVentaHandler } from '../src/handlers/create-venta.handler';
+import { updateVentaHandler } from '../src/handlers/update-venta.handler';
 import { STUB_BODEGA, serveInventory, stubProducto } from './inventory-stub';
 import { ANA, saleRequest, salesHarness, seedSales } from './sales.factories';
 
@@ -26,8 +26,8 @@ describe('ventas_resumen_diario against Postgres', () => {
   let factura: number;
   let ticket: number;
   let canalId: number;
-  let create: ReturnType<typeof createSaleHandler>;
-  let update: ReturnType<typeof updateSaleHandler>;
+  let create: ReturnType<typeof createVentaHandler>;
+  let update: ReturnType<typeof updateVentaHandler>;
   let annul: ReturnType<typeof adminHandlers>['sales.admin.annul'];
 
   beforeAll(async () => {
@@ -49,8 +49,8 @@ describe('ventas_resumen_diario against Postgres', () => {
     factura = seeded.documentoId;
     ticket = seeded.documentos.t!;
     canalId = seeded.canalId;
-    create = createSaleHandler({ db: h.db, bus: h.bus });
-    update = updateSaleHandler({ db: h.db, bus: h.bus });
+    create = createVentaHandler({ db: h.db, bus: h.bus });
+    update = updateVentaHandler({ db: h.db, bus: h.bus });
     annul = adminHandlers(h.db, h.bus)['sales.admin.annul'];
   });
 

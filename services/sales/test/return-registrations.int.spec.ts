@@ -4,7 +4,7 @@ import { returnsForSalesSubjects } from '@erp/contracts';
 import { tenant, type Harness } from '@erp/testing';
 import { RETURNS_CONSUMERS, startReturnsConsumers } from '../src/consumers/returns.consumer';
 import type { SalesDb } from '../src/db/tables';
-import { createSaleHandler } from '../src/handlers/create-sale.handler';
+import { createVentaHandler } from '../src/handlers/create-venta.handler';
 import { returnRegistrationHandlers } from '../src/handlers/return-registration.handlers';
 import { serveInventory } from './inventory-stub';
 import { ANA, saleRequest, salesHarness, seedSales } from './sales.factories';
@@ -20,7 +20,7 @@ const RETURN_TOTAL = '19.95';
  */
 describe('return registrations squared before or while their created event is consumed', () => {
   let h: Harness<SalesDb>;
-  let createSale: ReturnType<typeof createSaleHandler>;
+  let createVenta: ReturnType<typeof createVentaHandler>;
   let sut: ReturnType<typeof returnRegistrationHandlers>;
   let documentoId: number;
   let canalId: number;
@@ -44,7 +44,7 @@ describe('return registrations squared before or while their created event is co
       { queue: 'returns' },
     );
     ({ documentoId, canalId } = await seedSales(h.db, h.bus, ctx));
-    createSale = createSaleHandler({ db: h.db, bus: h.bus });
+    createVenta = createVentaHandler({ db: h.db, bus: h.bus });
     sut = returnRegistrationHandlers(h.db, h.bus);
     // The stream and the durables as the migration step makes them.
     await provisionJetStream(h.bus, ['sales']);
@@ -55,7 +55,7 @@ describe('return registrations squared before or while their created event is co
 
   /** A sale with one registered return that has committed (as the returns service would answer). */
   const saleWithCommittedReturn = async () => {
-    const { venta } = await createSale(saleRequest({ documentoId, canalId }, { detalles: [{ id_producto: 5, cantidad: 2 }] }), ctx);
+    const { venta } = await createVenta(saleRequest({ documentoId, canalId }, { detalles: [{ id_producto: 5, cantidad: 2 }] }), ctx);
     const clave = randomUUID();
     await sut['sales.sale.return.register']({ id_venta: venta.id, clave }, ctx);
     const idDevolucion = nextReturnId++;

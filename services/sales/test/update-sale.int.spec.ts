@@ -2,8 +2,8 @@ import { AppError, SaleUpdateRequest, isAppError } from '@erp/contracts';
 import { tenant, type Harness } from '@erp/testing';
 import type { SalesDb } from '../src/db/tables';
 import { adminHandlers } from '../src/handlers/admin.handlers';
-import { createSaleHandler } from '../src/handlers/create-sale.handler';
-import { updateSaleHandler } from '../src/handlers/update-sale.handler';
+import { createVentaHandler } from '../src/handlers/create-venta.handler';
+import { updateVentaHandler } from '../src/handlers/update-venta.handler';
 import { serveInventory, stubProducto, stubReserva } from './inventory-stub';
 import { ANA, saleRequest, salesHarness, seedSales } from './sales.factories';
 
@@ -37,8 +37,8 @@ describe('sales.update against Postgres and NATS', () => {
   const ledger = new LedgerStub();
   /** Fails the transaction right after the adjustment answered, as many times as set. */
   let failAfterAdjust = 0;
-  let create: ReturnType<typeof createSaleHandler>;
-  let update: ReturnType<typeof updateSaleHandler>;
+  let create: ReturnType<typeof createVentaHandler>;
+  let update: ReturnType<typeof updateVentaHandler>;
   let annul: ReturnType<typeof adminHandlers>['sales.admin.annul'];
 
   beforeAll(async () => {
@@ -82,8 +82,8 @@ describe('sales.update against Postgres and NATS', () => {
     ({ documentoId, canalId } = await seedSales(h.db, h.bus, ctx, {
       clientes: [{ ref: 'c', nombre: 'Cliente', limite_credito: '0', activo: true }],
     }));
-    create = createSaleHandler({ db: h.db, bus: h.bus });
-    update = updateSaleHandler({
+    create = createVentaHandler({ db: h.db, bus: h.bus });
+    update = updateVentaHandler({
       db: h.db,
       bus: h.bus,
       afterAdjust: () => {

@@ -36,7 +36,7 @@ export async function squareRegistrations(
     if (!venta) return undefined;
     const claves = await pendingRegistros(trx, empresaId, ventaId);
     if (claves.length === 0) return venta.devoluciones_activas;
-    const answer = await busReturns(bus).saleRegistrations({ requestId }, { empresa_id: empresaId, id_venta: ventaId, claves });
+    const answer = await busReturns(bus).ventaRegistrations({ requestId }, { empresa_id: empresaId, id_venta: ventaId, claves });
     if (answer.ocupada) return venta.devoluciones_activas;
     const committed = new Map(answer.devoluciones.map((d) => [d.clave, d]));
     let discarded = 0;

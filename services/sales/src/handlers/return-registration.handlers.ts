@@ -8,12 +8,12 @@ import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
 import { takesStock } from '../domain/sale-rules';
 import { squareRegistrations } from '../flows/square-registrations.flow';
-import { saleReturnableHandler } from './sale-returnable.handler';
+import { ventaReturnableHandler } from './venta-returnable.handler';
 
 /** What the sales service answers the returns service: the sale to return, and the registration of a return with it. */
 export function returnRegistrationHandlers(db: Kysely<SalesDb>, bus: Bus): Handlers<typeof salesForReturnsSubjects> {
   return {
-    'sales.sale.returnable': saleReturnableHandler(db),
+    'sales.sale.returnable': ventaReturnableHandler(db),
     'sales.sale.return.register': async ({ id_venta, clave }, ctx) =>
       inTransaction(db, async (trx) => {
         const venta = await lockVenta(trx, ctx.empresa.id, id_venta);

@@ -7,11 +7,11 @@ type Reply<S extends keyof typeof returnsForSalesSubjects> = ReplyOf<typeof retu
 /** What the sales flows ask of the returns service. */
 export interface ReturnsPort {
   /** Which of a sale's pending registrations became committed returns (`ocupada` while one of its returns is being made). */
-  saleRegistrations(ctx: RequestContext, req: Req<'returns.sale.registrations'>): Promise<Reply<'returns.sale.registrations'>>;
+  ventaRegistrations(ctx: RequestContext, req: Req<'returns.sale.registrations'>): Promise<Reply<'returns.sale.registrations'>>;
 }
 
 export function busReturns(bus: Bus): ReturnsPort {
   return {
-    saleRegistrations: (ctx, req) => bus.request(returnsForSalesSubjects, 'returns.sale.registrations', req, ctx),
+    ventaRegistrations: (ctx, req) => bus.request(returnsForSalesSubjects, 'returns.sale.registrations', req, ctx),
   };
 }

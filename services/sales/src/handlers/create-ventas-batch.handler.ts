@@ -11,7 +11,7 @@ type BatchReply = ReplyInputOf<typeof salesApiSubjects, 'sales.batch.create'>;
  * (`plazo_ms`, the reply's size); each one's refusal is its result and stops nothing else. The
  * reply answers the prefix of the items started.
  */
-export function createSalesBatchHandler(deps: CreateVentaDeps, logger: Logger) {
+export function createVentasBatchHandler(deps: CreateVentaDeps, logger: Logger) {
   return async ({ ventas, plazo_ms }: BatchRequest, ctx: TenantContext): Promise<BatchReply> => {
     const outcomes = await createVentas(
       deps,

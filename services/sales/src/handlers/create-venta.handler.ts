@@ -6,6 +6,6 @@ type CreateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
 type CreateReply = ReplyInputOf<typeof salesApiSubjects, 'sales.create'>;
 
 /** `sales.create`: the invoicing pipeline (see `createVenta`). */
-export function createSaleHandler(deps: CreateVentaDeps) {
+export function createVentaHandler(deps: CreateVentaDeps) {
   return (req: CreateRequest, ctx: TenantContext): Promise<CreateReply> => createVenta(deps, req, ctx);
 }

@@ -5,6 +5,6 @@ type UpdateRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.update'>;
 type UpdateReply = ReplyInputOf<typeof salesApiSubjects, 'sales.update'>;
 
 /** `PUT /sales/{id}` (see `updateVenta`). */
-export function updateSaleHandler(deps: UpdateVentaDeps) {
+export function updateVentaHandler(deps: UpdateVentaDeps) {
   return (req: UpdateRequest, ctx: TenantContext): Promise<UpdateReply> => updateVenta(deps, req, ctx);
 }

@@ -19,7 +19,7 @@ import { summarize } from '../domain/summary';
 
 type Api = typeof salesApiSubjects;
 
-export function getSaleHandler(db: Kysely<SalesDb>) {
+export function getVentaHandler(db: Kysely<SalesDb>) {
   return async ({ id }: ParsedRequestOf<Api, 'sales.sale.get'>, ctx: TenantContext) => {
     const venta = await findVentaJson(db, ctx.empresa.id, id);
     if (venta === undefined) throw AppError.notFound('venta_no_encontrada', 'Venta no encontrada');
@@ -27,7 +27,7 @@ export function getSaleHandler(db: Kysely<SalesDb>) {
   };
 }
 
-export function listSalesHandler(db: Kysely<SalesDb>) {
+export function listVentasHandler(db: Kysely<SalesDb>) {
   return async (
     request: ParsedRequestOf<Api, 'sales.sale.list'>,
     ctx: TenantContext,
@@ -44,7 +44,7 @@ export function listSalesHandler(db: Kysely<SalesDb>) {
 }
 
 /** The version of the page `sales.sale.list` would answer, without building it; none in cursor mode. */
-export function salesPageVersionHandler(db: Kysely<SalesDb>) {
+export function ventasPageVersionHandler(db: Kysely<SalesDb>) {
   return async (
     request: ParsedRequestOf<Api, 'sales.sale.version'>,
     ctx: TenantContext,
@@ -55,7 +55,7 @@ export function salesPageVersionHandler(db: Kysely<SalesDb>) {
   };
 }
 
-export function salesSummaryHandler(db: Kysely<SalesDb>) {
+export function ventasSummaryHandler(db: Kysely<SalesDb>) {
   return async (filters: ParsedRequestOf<Api, 'sales.summary'>, ctx: TenantContext): Promise<ReplyInputOf<Api, 'sales.summary'>> => {
     const rows = await summarizeVentas(db, ctx.empresa.id, filters);
     return summarize(rows, filters.estado ? [filters.estado] : ESTADOS_VENTA);
