@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
-import type { DocumentoRow } from '../domain/sale-rules';
+import type { DocumentoRow } from '../domain/venta-rules';
 import { salesTable, type CanalesTable, type ClientesTable, type DocumentosTable, type SalesDb } from './tables';
 
 type Db = Kysely<SalesDb> | Transaction<SalesDb>;

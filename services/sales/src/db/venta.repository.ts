@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { SaleInput } from '@erp/contracts';
-import type { DocumentoRow } from '../domain/sale-rules';
-import type { StoredVenta } from '../domain/sale-update';
+import type { DocumentoRow } from '../domain/venta-rules';
+import type { StoredVenta } from '../domain/venta-update';
 import { toVenta, type VentaRow } from '../domain/venta-row';
 import { DETALLE_COLUMNS, VENTA_COLUMNS } from './venta-read.repository';
 import { SALES_SCHEMA, salesTable, type SalesDb, type VentaDetallesTable, type VentasTable } from './tables';

@@ -1,7 +1,7 @@
 import type { EstadoVentaCreacion, Reason, ResolvedProduct, SaleCreateRequest, TenantContext } from '@erp/contracts';
 import { MAX_SALE_AMOUNT } from '@erp/contracts';
 import { Decimal, fromNumber } from '@erp/contracts';
-import { documentoProblem, payment, storedEstado, takesStock, type DocumentoRow, type Payment } from './sale-rules';
+import { documentoProblem, payment, storedEstado, takesStock, type DocumentoRow, type Payment } from './venta-rules';
 import { resolveRate, ventaTotals, taxLine, type VentaTotals, type TaxedLine } from './tax';
 
 export type Resolution<T> = { ok: true; value: T } | { ok: false; message: string };

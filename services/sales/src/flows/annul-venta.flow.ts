@@ -6,7 +6,7 @@ import { inTransaction } from '@erp/db';
 import type { SalesDb } from '../db/tables';
 import { lockVenta, updateVenta } from '../db/venta.repository';
 import { findVenta, stockDetallesOf } from '../db/venta-read.repository';
-import { takesStock } from '../domain/sale-rules';
+import { takesStock } from '../domain/venta-rules';
 import { heldStock, ventaStockCause, stockDiff } from '../domain/stock-lines';
 import { busInventory } from '../ports/inventory.port';
 import { squareIfReturned } from './square-registrations.flow';

@@ -1,5 +1,5 @@
 import { MAX_RESERVATIONS_PER_REQUEST, type TenantContext } from '@erp/contracts';
-import { storedEstado } from '../domain/sale-rules';
+import { storedEstado } from '../domain/venta-rules';
 import { runAlone, runVentaPipeline, type CreateVentaDeps, type CreateVentaRequest, type VentaOutcome } from './venta-pipeline.flow';
 
 /** The reply stays well under NATS's default 1 MB payload: a sale of 100 lines is about 40 KB of JSON. */

@@ -4,7 +4,7 @@ import { inTransaction } from '@erp/db';
 import { deleteCambioEnCurso, deleteStaleCambios, insertCambioEnCurso } from '../db/cambio-en-curso.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
-import { remapReserveDetails, summaryMessage } from '../domain/sale-rules';
+import { remapReserveDetails, summaryMessage } from '../domain/venta-rules';
 import { remainingMoves, type StockMove } from '../domain/stock-lines';
 import type { InventoryPort } from '../ports/inventory.port';
 

@@ -15,12 +15,12 @@ import type { SalesDb } from '../db/tables';
 import { lockVentaForEdit, replaceDetalles, saveEditedVenta } from '../db/venta.repository';
 import { findVenta } from '../db/venta-read.repository';
 import { planDraft, ventaDocument } from '../domain/venta-plan';
-import { creditProblem, summaryMessage, takesStock } from '../domain/sale-rules';
-import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/sale-update';
+import { creditProblem, summaryMessage, takesStock } from '../domain/venta-rules';
+import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal } from '../domain/venta-update';
 import { heldStock, ventaStockCause, stockDiff } from '../domain/stock-lines';
 import { detalleColumns, plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
-import { resolveReferences } from './sale-references.flow';
+import { resolveReferences } from './venta-references.flow';
 import { squareIfReturned } from './square-registrations.flow';
 import { adjustStockRevision, trackedChange } from './stock-revision.flow';
 

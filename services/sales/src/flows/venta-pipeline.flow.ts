@@ -18,11 +18,11 @@ import { REFERENCIA_INDEX, insertVentasNumeradas, issueVenta, lockDocumentos, lo
 import { findVenta, findVentas, findVentasReferenciadas, type VentaReferenciada } from '../db/venta-read.repository';
 import { huellaOf, referenciaConflict } from '../domain/huella';
 import { createDraft, planDraft, ventaDocument, type PlanResult, type VentaDraft, type VentaPlan } from '../domain/venta-plan';
-import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/sale-rules';
+import { creditProblem, documentoProblem, remapReserveDetails, summaryMessage } from '../domain/venta-rules';
 import { ventaStockCause } from '../domain/stock-lines';
 import { detalleColumns, plannedVentaColumns } from '../domain/venta-row';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
-import { resolveReferencesOfMany } from './sale-references.flow';
+import { resolveReferencesOfMany } from './venta-references.flow';
 
 export type CreateVentaRequest = ParsedRequestOf<typeof salesApiSubjects, 'sales.create'>;
 

@@ -6,7 +6,7 @@ import { findReturnableVenta } from '../db/returnable.repository';
 import { registerDevolucion } from '../db/registro-devolucion.repository';
 import type { SalesDb } from '../db/tables';
 import { lockVenta } from '../db/venta.repository';
-import { takesStock } from '../domain/sale-rules';
+import { takesStock } from '../domain/venta-rules';
 import { squareRegistrations } from '../flows/square-registrations.flow';
 import { ventaReturnableHandler } from './venta-returnable.handler';
 

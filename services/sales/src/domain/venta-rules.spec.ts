@@ -8,7 +8,7 @@ import {
   summaryMessage,
   takesStock,
   type DocumentoRow,
-} from './sale-rules';
+} from './venta-rules';
 import { summarize } from './summary';
 
 describe('sale states', () => {

@@ -1,6 +1,6 @@
 import { SaleUpdateBody, type ResolvedProduct, type TenantContext } from '@erp/contracts';
 import { planDraft, type VentaDraft, type VentaResolutions } from './venta-plan';
-import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal, type StoredVenta } from './sale-update';
+import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal, type StoredVenta } from './venta-update';
 
 const stored = (over: Partial<StoredVenta> = {}): StoredVenta => ({
   id: 40,
