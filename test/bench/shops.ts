@@ -10,7 +10,7 @@ import { insertIntegracion } from '../../services/webhook-ingest/src/db/integrac
 import type { WebhookDb } from '../../services/webhook-ingest/src/db/tables';
 import { credentialsContext, parseKeyring, sealSecrets, type ShopSecrets } from '../../services/webhook-ingest/src/domain/credentials';
 import { hashToken } from '../../services/webhook-ingest/src/domain/token';
-import { reconcileIntegration } from '../../services/webhook-ingest/src/flows/reconcile.flow';
+import { reconcileIntegracion } from '../../services/webhook-ingest/src/flows/reconcile.flow';
 import { DEFAULT_CALL_POLICY, openShop } from '../../services/webhook-ingest/src/ports/shops';
 import { startShops, testCa } from '../support/shops';
 import { Stack } from '../support/stack';
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
       const pass = async () => {
         const [claimed] = await claimPasses(h.db, 'bench', 600_000, { integracionId: id });
         const start = performance.now();
-        const r = await reconcileIntegration(
+        const r = await reconcileIntegracion(
           {
             db: h.db,
             keyring,

@@ -17,7 +17,7 @@ import { IntakePace } from './workers/intake-pace.worker';
 import { IntegracionCache } from './workers/integracion-cache.worker';
 import { adminHandlers } from './handlers/admin.handlers';
 import { receiveHandler } from './handlers/receive.handler';
-import type { ProcessingDeps } from './flows/process-order.flow';
+import type { ProcessingDeps } from './flows/process-pedido.flow';
 import { gatewayContexts } from './ports/gateway.port';
 import { busCatalog, busInventory } from './ports/inventory.port';
 import { busReturns } from './ports/returns.port';
@@ -27,8 +27,8 @@ export interface WebhookIngestOptions {
   /** Replaces the services processing talks to (tests). */
   deps?: Partial<ProcessingDeps>;
   /** Replaces the shops' clients (tests). */
-  openShop?: ReconcileDeps['openShop'];
-  openStockShop?: StockPushDeps['openShop'];
+  openTienda?: ReconcileDeps['openTienda'];
+  openStockTienda?: StockPushDeps['openTienda'];
 }
 
 export function webhookIngestService(
@@ -160,8 +160,8 @@ export function webhookIngestService(
         keyring,
         processing: deps,
         onStored: nudge,
-        openShop: options.openShop,
-        openStockShop: options.openStockShop,
+        openTienda: options.openTienda,
+        openStockTienda: options.openStockTienda,
       });
     },
   };

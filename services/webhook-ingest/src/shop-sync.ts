@@ -8,8 +8,8 @@ import { reconciledIntegrationIds, reconciliationHealth } from './db/conciliacio
 import { oldestOwedStock } from './db/stock.repository';
 import type { WebhookDb } from './db/tables';
 import type { Keyring } from './domain/credentials';
-import { checkDrift } from './flows/drift.flow';
-import type { ProcessingDeps } from './flows/process-order.flow';
+import { checkDeriva } from './flows/deriva.flow';
+import type { ProcessingDeps } from './flows/process-pedido.flow';
 import type { StockPushDeps } from './flows/push-stock.flow';
 import type { ReconcileDeps } from './flows/reconcile.flow';
 import { DEFAULT_CALL_POLICY } from './ports/shops';
@@ -33,8 +33,8 @@ export async function startShopSync(
     keyring: Keyring;
     processing: ProcessingDeps;
     onStored: () => void;
-    openShop?: ReconcileDeps['openShop'];
-    openStockShop?: StockPushDeps['openShop'];
+    openTienda?: ReconcileDeps['openTienda'];
+    openStockTienda?: StockPushDeps['openTienda'];
   },
 ): Promise<ShopSync> {
   const { db, bus, metrics, logger, addWorker, config, keyring, processing } = input;
@@ -87,7 +87,7 @@ export async function startShopSync(
       leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
       concurrency: config.PLATFORM_RECONCILE_CONCURRENCY,
       owner: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-      openShop: input.openShop,
+      openTienda: input.openTienda,
       onStored: input.onStored,
       listIds: () => reconciledIntegrationIds(db),
       logger: logger.child({ component: 'reconciliation' }),
@@ -136,7 +136,7 @@ export async function startShopSync(
       owner: `${hostname()}-${process.pid}-stock`,
       inventory: processing.inventory,
       context: processing.context,
-      openShop: input.openStockShop,
+      openTienda: input.openStockTienda,
       logger: logger.child({ component: 'stock-push' }),
       delayMs: config.PLATFORM_STOCK_PUSH_DELAY_MS,
       leaseMs: config.PLATFORM_RECONCILE_LEASE_MS,
@@ -164,14 +164,14 @@ export async function startShopSync(
     async drift({ id_integracion, reparar, dias }) {
       const results: Deriva[] = [];
       for (const id of await withShopApi(id_integracion)) {
-        const found = await checkDrift(
+        const found = await checkDeriva(
           {
             db,
             keyring,
             policy,
             inventory: processing.inventory,
             context: processing.context,
-            openShop: input.openStockShop,
+            openTienda: input.openStockTienda,
             reconcile: (i) => reconciler.runNow(i),
           },
           id,

@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
 import { webhookEvents, type ConsumerName } from '@erp/contracts';
 import type { WebhookDb } from '../db/tables';
-import { processEntrega, type ProcessResult } from '../flows/process-delivery.flow';
+import { processEntrega, type ProcessResult } from '../flows/process-entrega.flow';
 import type { DeliveryGrouper } from '../workers/delivery-grouper.worker';
 import type { IntakePace } from '../workers/intake-pace.worker';
-import type { ProcessingDeps } from '../flows/process-order.flow';
+import type { ProcessingDeps } from '../flows/process-pedido.flow';
 
 export const DELIVERY_CONSUMER: ConsumerName<'webhook-ingest'> = 'webhook-ingest-deliveries';
 

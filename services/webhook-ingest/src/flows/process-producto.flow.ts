@@ -5,7 +5,7 @@ import { lockMapeo, upsertMapeo } from '../db/mapeo.repository';
 import type { WebhookDb } from '../db/tables';
 import { Unprocessable } from '../domain/failures';
 import { wooProductIntent, type ProductIntent } from '../domain/products';
-import { parseBody, type Outcome, type ProcessingDeps } from './process-order.flow';
+import { parseBody, type Outcome, type ProcessingDeps } from './process-pedido.flow';
 
 /**
  * Applies a WooCommerce product delivery: finds our product (mapping, then SKU; an unknown SKU

@@ -24,7 +24,7 @@ export interface StockPushDeps {
   inventory: Pick<InventoryPort, 'resolve'>;
   context(empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext>;
   /** The shop's client (tests may put another in its place). */
-  openShop?: (target: PushTarget, secrets: ShopSecrets) => ShopApi;
+  openTienda?: (target: PushTarget, secrets: ShopSecrets) => ShopApi;
   logger: Logger;
   /** A push the shop took: its lag (first change → written), products written and changes they carried. */
   onPushed?: (lagMs: number, writes: number, cambios: number) => void;
@@ -86,7 +86,7 @@ async function pushIntegracion(deps: StockPushDeps, target: PushTarget | undefin
     return;
   }
   const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
-  const tienda = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
+  const tienda = (deps.openTienda ?? openTargetShop(deps.policy))(target, secrets);
   const cantidadOf = await stockNow(deps, target, rows);
   const known = await tiendaProductos(db, tienda, integracionId, rows);
 

@@ -20,7 +20,7 @@ export interface ReconcileDeps {
   /** This replica's name in the leases it holds. */
   owner: string;
   /** The shop's client (tests may put another in its place). */
-  openShop?: (claimed: ClaimedPass, secrets: ShopSecrets) => ShopApi;
+  openTienda?: (claimed: ClaimedPass, secrets: ShopSecrets) => ShopApi;
   /** Deliveries were stored: their events wait in the outbox. */
   onStored: () => void;
   logger: Logger;
@@ -37,7 +37,7 @@ export const retryAfterFailureMs = (failures: number, intervalMs: number) => Mat
  * then our webhook subscriptions are checked and restored. The watermark moves only when the
  * whole read succeeded; the lease is renewed after every page and the pass stops if it was lost.
  */
-export async function reconcileIntegration(deps: ReconcileDeps, claimed: ClaimedPass): Promise<PasadaConciliacion> {
+export async function reconcileIntegracion(deps: ReconcileDeps, claimed: ClaimedPass): Promise<PasadaConciliacion> {
   const { db, logger } = deps;
   const id = claimed.integracion_id;
   const tally: Tally = { leidos: 0, entregados: 0, nuevos: 0, suscripcion: null, marca: claimed.marca };
@@ -97,7 +97,7 @@ const pasada = (id: number, resultado: PasadaConciliacion['resultado'], error: s
 /** The pass's work with the shop: the orders read and stored, then the subscriptions checked. Throws what failed the pass. */
 async function runPass(deps: ReconcileDeps, claimed: ClaimedPass, tally: Tally): Promise<void> {
   const secrets = openSecrets(deps.keyring, claimed.tienda_credenciales, credentialsContext(claimed.empresa_id, claimed.plataforma));
-  const tienda = (deps.openShop ?? defaultTienda(deps.policy))(claimed, secrets);
+  const tienda = (deps.openTienda ?? defaultTienda(deps.policy))(claimed, secrets);
   const pedidosFailed = await readPedidos(deps, claimed, tienda, tally);
   try {
     if (deps.webhookBaseUrl === undefined) tally.suscripcion = 'sin_url';

@@ -3,9 +3,9 @@ import type { Logger } from '@erp/bus';
 import { entregaHeads } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
 import { chunks } from '../domain/chunks';
-import type { ProcessResult } from '../flows/process-delivery.flow';
-import { processOrderGroup } from '../flows/process-orders.flow';
-import type { ProcessingDeps } from '../flows/process-order.flow';
+import type { ProcessResult } from '../flows/process-entrega.flow';
+import { processPedidoGroup } from '../flows/process-pedidos.flow';
+import type { ProcessingDeps } from '../flows/process-pedido.flow';
 import { Gatherer } from './gatherer.worker';
 import type { IntakePace } from './intake-pace.worker';
 
@@ -32,7 +32,7 @@ interface Waiting {
  * Gathers the deliveries the consumer hands over and processes new orders together: deliveries
  * that arrive together (within `windowMs`, or while `maxInFlight` groups are under way) and are orders of one
  * integration, one delivery per order, in the order they came, up to `maxGroup` at a time, go
- * through `processOrderGroup`. Each caller is answered its delivery's outcome, or undefined when
+ * through `processPedidoGroup`. Each caller is answered its delivery's outcome, or undefined when
  * it is to be processed alone: a delivery that is no new order, a later delivery of an order in a
  * group (answered once that group committed, so it applies after it), one the group left, or all
  * of a group that failed. Nothing is ever dropped: whatever a group did not finish, its caller does.
@@ -74,7 +74,7 @@ export class DeliveryGrouper {
       const release = await this.options.pace.acquire();
       let results = new Map<number, ProcessResult>();
       try {
-        results = await processOrderGroup(this.db, this.deps, new Map(group.map((w) => [w.id, w.attempt])));
+        results = await processPedidoGroup(this.db, this.deps, new Map(group.map((w) => [w.id, w.attempt])));
       } catch (err) {
         this.logger.warn({ err, deliveries: group.length }, 'a group of deliveries failed; each is processed alone');
       } finally {

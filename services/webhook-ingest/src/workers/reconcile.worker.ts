@@ -1,7 +1,7 @@
 import { AppError, type PasadaConciliacion } from '@erp/contracts';
 import { startPeriodic, type Worker } from '@erp/runtime';
 import { claimPasses, duePassesNow, type ClaimedPass } from '../db/conciliacion.repository';
-import { reconcileIntegration, type ReconcileDeps } from '../flows/reconcile.flow';
+import { reconcileIntegracion, type ReconcileDeps } from '../flows/reconcile.flow';
 
 /** The reconciliation worker, which also runs a pass when the back office asks for one. */
 export interface Reconciler extends Worker {
@@ -20,7 +20,7 @@ export async function startReconciler(
 ): Promise<Reconciler> {
   const running = new Set<Promise<unknown>>();
   const run = (claimed: ClaimedPass) => {
-    const pass = reconcileIntegration(deps, claimed).then((result) => {
+    const pass = reconcileIntegracion(deps, claimed).then((result) => {
       deps.onPass(result);
       return result;
     });

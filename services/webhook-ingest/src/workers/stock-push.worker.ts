@@ -23,7 +23,7 @@ export function startStockPush(options: StockPushOptions): Worker {
   // One client per integration and credentials, kept between rounds: what it learnt of the shop
   // (Shopify's location, its cost bucket) is not asked again at every push.
   const clients = new Map<number, { key: string; shop: ShopApi }>();
-  const open = options.openShop ?? openTargetShop(options.policy);
+  const open = options.openTienda ?? openTargetShop(options.policy);
   const cached = (target: PushTarget, secrets: ShopSecrets): ShopApi => {
     const key = createHash('sha256')
       .update(`${target.tienda_url}\n${target.tienda_ubicacion}\n`)
@@ -35,7 +35,7 @@ export function startStockPush(options: StockPushOptions): Worker {
     clients.set(target.id, { key, shop });
     return shop;
   };
-  const deps: StockPushDeps = { ...options, openShop: cached };
+  const deps: StockPushDeps = { ...options, openTienda: cached };
   const tick = Math.max(100, Math.min(250, Math.floor(options.delayMs / 8)));
   return startPeriodic('stock push', tick, options.logger, async (stopped) => {
     for (let round = 0; round < 10 && !stopped(); round++) {

@@ -4,7 +4,7 @@ import type { Logger } from '@erp/bus';
 import { finishEntrega, lockEntrega } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
 import { isPermanent, reasonOf } from '../domain/failures';
-import { processPedido, type ProcessingDeps } from './process-order.flow';
+import { processPedido, type ProcessingDeps } from './process-pedido.flow';
 import { processProducto } from './process-producto.flow';
 
 export type ProcessResult = 'procesada' | 'ignorada' | 'fallida' | 'omitida';

@@ -14,7 +14,7 @@ export interface DerivaDeps {
   policy: CallPolicy;
   inventory: Pick<InventoryPort, 'resolve'>;
   context(empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext>;
-  openShop?: (target: PushTarget, secrets: ShopSecrets) => ShopApi;
+  openTienda?: (target: PushTarget, secrets: ShopSecrets) => ShopApi;
   /** A reconciliation pass of the integration now (the repair of its orders). */
   reconcile(integracionId: number): Promise<unknown>;
 }
@@ -28,7 +28,7 @@ const RESOLVE_MAX = 500;
  * the window against what we hold. With `reparar`, the products that differ are owed to the shop
  * at once (the stock push writes them) and a reconciliation pass runs.
  */
-export async function checkDrift(deps: DerivaDeps, integracionId: number, options: { reparar: boolean; dias: number }): Promise<Deriva> {
+export async function checkDeriva(deps: DerivaDeps, integracionId: number, options: { reparar: boolean; dias: number }): Promise<Deriva> {
   const empty: Deriva = {
     id_integracion: integracionId,
     resultado: 'sin_tienda',
@@ -44,7 +44,7 @@ export async function checkDrift(deps: DerivaDeps, integracionId: number, option
   if (!target?.tienda_url || !target.tienda_credenciales) return empty;
   try {
     const secrets = openSecrets(deps.keyring, target.tienda_credenciales, credentialsContext(target.empresa_id, target.plataforma));
-    const tienda = (deps.openShop ?? openTargetShop(deps.policy))(target, secrets);
+    const tienda = (deps.openTienda ?? openTargetShop(deps.policy))(target, secrets);
     const out: Deriva = { ...empty, resultado: 'revisada' };
     if (target.sincronizar_stock) await checkStock(deps, integracionId, target, tienda, out, options.reparar);
     out.pedidos_revisados = await checkPedidos(deps, integracionId, target, tienda, out, options.dias);

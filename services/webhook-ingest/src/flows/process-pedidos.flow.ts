@@ -4,9 +4,9 @@ import { finishEntrega, lockEntregas, type LockedEntrega } from '../db/entrega.r
 import { lockPedidos } from '../db/pedido.repository';
 import type { WebhookDb } from '../db/tables';
 import { decideOrder, orderIntent, type OrderIntent } from '../domain/orders';
-import type { ProcessResult } from './process-delivery.flow';
+import type { ProcessResult } from './process-entrega.flow';
 import { makePedidoVentas, type NuevoPedido } from './pedido-ventas.flow';
-import { parseBody, ventaMade, type ProcessingDeps } from './process-order.flow';
+import { parseBody, ventaMade, type ProcessingDeps } from './process-pedido.flow';
 
 /**
  * Processes order deliveries of one integration together, in one transaction: each delivery
@@ -18,7 +18,7 @@ import { parseBody, ventaMade, type ProcessingDeps } from './process-order.flow'
  * a failure of the whole group rolls every delivery back: the sales the batch had made are found
  * again by their references when the deliveries are processed again, so none is made twice.
  */
-export async function processOrderGroup(
+export async function processPedidoGroup(
   db: Kysely<WebhookDb>,
   deps: ProcessingDeps,
   /** The deliveries, with the attempt of each (counted when it finishes). */
