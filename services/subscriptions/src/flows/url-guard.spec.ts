@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { postEvent } from './post-event.flow';
+import { postEvento } from './post-evento.flow';
 import { isPublicAddress, urlProblem, urlShapeProblem } from './url-guard';
 
 const strict = { allowPrivate: false, allowHttp: false };
@@ -40,7 +40,7 @@ describe('url guard', () => {
   });
 });
 
-describe('postEvent', () => {
+describe('postEvento', () => {
   let server: http.Server;
   let hits = 0;
   let answer: (res: http.ServerResponse) => void = (res) => res.end();
@@ -61,7 +61,7 @@ describe('postEvent', () => {
 
   it('never connects to a loopback receiver when private addresses are refused, checked at delivery on the resolved name', async () => {
     const before = hits;
-    const outcome = await postEvent(`http://localhost:${port()}/hook`, '{}', {}, { ...open, allowPrivate: false });
+    const outcome = await postEvento(`http://localhost:${port()}/hook`, '{}', {}, { ...open, allowPrivate: false });
     expect(outcome).toMatchObject({ status: null, error: expect.stringMatching(/privada o local/) });
     expect(hits).toBe(before);
   });
@@ -71,7 +71,7 @@ describe('postEvent', () => {
       res.writeHead(302, { location: 'https://example.com/' });
       res.end();
     };
-    expect(await postEvent(`http://127.0.0.1:${port()}/hook`, '{}', {}, open)).toMatchObject({ status: 302, error: null });
+    expect(await postEvento(`http://127.0.0.1:${port()}/hook`, '{}', {}, open)).toMatchObject({ status: 302, error: null });
   });
 
   it('reads at most 64 KiB of an endless answer', async () => {
@@ -84,7 +84,7 @@ describe('postEvent', () => {
       };
       pump();
     };
-    const outcome = await postEvent(`http://127.0.0.1:${port()}/hook`, '{}', {}, { ...open, timeoutMs: 5_000 });
+    const outcome = await postEvento(`http://127.0.0.1:${port()}/hook`, '{}', {}, { ...open, timeoutMs: 5_000 });
     expect(outcome).toMatchObject({ status: 200, error: null });
     expect(outcome.durationMs).toBeLessThan(5_000);
   });

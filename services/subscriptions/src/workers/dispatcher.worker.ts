@@ -17,7 +17,7 @@ import { currentData } from '../domain/partner-events';
 import { retryDelayMs, retryWindowSpent } from '../domain/retry';
 import { signDelivery } from '../domain/signature';
 import type { SubscriptionsConfig } from '../config';
-import { postEvent } from '../flows/post-event.flow';
+import { postEvento } from '../flows/post-evento.flow';
 
 export interface DispatcherOptions {
   db: Kysely<SubscriptionsDb>;
@@ -115,7 +115,7 @@ export function startDispatcher(options: DispatcherOptions): Required<Worker> {
     });
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = entrega.secreto_anterior ? [entrega.secreto, entrega.secreto_anterior] : [entrega.secreto];
-    const result = await postEvent(
+    const result = await postEvento(
       entrega.url,
       body,
       {

@@ -25,7 +25,7 @@ export interface PostOutcome {
  * (a 3xx is a failure), the URL's address is checked as the socket connects, and at most 64 KiB
  * of the answer is read.
  */
-export async function postEvent(
+export async function postEvento(
   url: string,
   body: string,
   headers: Record<string, string>,
