@@ -46,12 +46,14 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
         'dispatcher',
         startDispatcher({ db, config, logger: logger.child({ component: 'dispatcher' }), onAttempt: attempted }),
       );
-      const stopSequencer = await startSourceEventsConsumer(db, bus, {
-        logger: logger.child({ component: 'event log' }),
-        pollMs: config.EVENTS_POLL_MS,
-        onLogged: () => dispatcher.nudge(),
-      });
-      addWorker('event log', { stop: stopSequencer });
+      addWorker(
+        'event log',
+        await startSourceEventsConsumer(db, bus, {
+          logger: logger.child({ component: 'event log' }),
+          pollMs: config.EVENTS_POLL_MS,
+          onLogged: () => dispatcher.nudge(),
+        }),
+      );
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   type EventCatalog,
 } from '@erp/contracts';
 import { pgErrorKind } from '@erp/db';
+import type { Worker } from '@erp/runtime';
 import { receiveEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
 import { partnerEventsOf, type PartnerEventDraft } from '../domain/partner-events';
@@ -49,13 +50,14 @@ const LOG_BACKOFF_MS = [250, 1_000, 2_000, 5_000];
  * every earlier event is settled (`startEventSequencer`): a redelivery that brings an event back
  * after later ones were handled puts it before them all the same. Partner ids derive from the source
  * event's id, so a redelivered event writes nothing twice. `onLogged` tells this process's
- * dispatcher that deliveries are owed (other replicas poll). Answers how to stop the sequencer.
+ * dispatcher that deliveries are owed (other replicas poll). Answers the sequencer, the worker to
+ * register.
  */
 export async function startSourceEventsConsumer(
   db: Kysely<SubscriptionsDb>,
   bus: Bus,
   options: { logger: Logger; pollMs: number; onLogged: () => void },
-): Promise<() => Promise<void>> {
+): Promise<Worker> {
   const sequencer = startEventSequencer({
     db,
     settled: await settledSequence(bus, EVENT_LOG_CONSUMER),
@@ -80,7 +82,7 @@ export async function startSourceEventsConsumer(
     await sequencer.stop();
     throw err;
   }
-  return () => sequencer.stop();
+  return sequencer;
 }
 
 interface Queued {
