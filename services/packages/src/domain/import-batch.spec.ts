@@ -1,5 +1,5 @@
 import { PackagesImportBody } from '@erp/contracts';
-import { branchQuery, buildReply, splitRepeats, validateItems, wrOf, type ValidItem } from './import-batch';
+import { sucursalQuery, buildReply, splitRepeats, validateItems, wrOf, type ValidItem } from './import-batch';
 
 const item = (over: Record<string, unknown> = {}) => ({
   cliente: 'Juan Pérez',
@@ -98,11 +98,11 @@ describe('wrOf', () => {
   });
 });
 
-describe('branchQuery', () => {
+describe('sucursalQuery', () => {
   it('asks by id when both are sent, else by name', () => {
     const [byId, byName] = validateItems([item({ sucursal: 'Centro' }), item({ id_sucursal: undefined, sucursal: ' Centro ' })]).valid;
-    expect(branchQuery(byId!.item)).toEqual({ id_sucursal: 7 });
-    expect(branchQuery(byName!.item)).toEqual({ sucursal: 'Centro' });
+    expect(sucursalQuery(byId!.item)).toEqual({ id_sucursal: 7 });
+    expect(sucursalQuery(byName!.item)).toEqual({ sucursal: 'Centro' });
   });
 });
 

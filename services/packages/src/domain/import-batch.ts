@@ -16,7 +16,7 @@ export interface ValidItem {
   item: PackageImportItem;
 }
 
-export type BranchQuery = { id_sucursal: number } | { sucursal: string };
+export type SucursalQuery = { id_sucursal: number } | { sucursal: string };
 
 /** The wr an error report shows: the text sent, or '' when the item has none. */
 export function wrOf(raw: unknown): string {
@@ -66,7 +66,7 @@ export function validateItems(packages: readonly unknown[]): { valid: ValidItem[
 }
 
 /** How the inventory service is asked for the item's branch: the id wins when both are sent. */
-export function branchQuery(item: PackageImportItem): BranchQuery {
+export function sucursalQuery(item: PackageImportItem): SucursalQuery {
   return item.id_sucursal != null ? { id_sucursal: item.id_sucursal } : { sucursal: item.sucursal! };
 }
 

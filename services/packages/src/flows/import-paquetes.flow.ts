@@ -4,7 +4,7 @@ import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { findPaqueteIdsByWr, insertNewPaquetes, type NewPaquete } from '../db/paquete.repository';
 import type { PackagesDb } from '../db/tables';
-import { ESTADO_EN_BODEGA, branchQuery, buildReply, splitRepeats, validateItems, type ValidItem } from '../domain/import-batch';
+import { ESTADO_EN_BODEGA, sucursalQuery, buildReply, splitRepeats, validateItems, type ValidItem } from '../domain/import-batch';
 import { busGateway } from '../ports/gateway.port';
 import { busInventory } from '../ports/inventory.port';
 
@@ -34,7 +34,7 @@ export async function importPaquetes(
   if (valid.length > 0) {
     const codigos = [...new Set(valid.map((v) => v.item.codigo_asesor))];
     const [sucursales, usuarios] = await Promise.all([
-      busInventory(bus).resolveSucursal(ctx, { items: valid.map((v) => branchQuery(v.item)) }),
+      busInventory(bus).resolveSucursal(ctx, { items: valid.map((v) => sucursalQuery(v.item)) }),
       busGateway(bus).usuariosByCodigo(ctx, { codigos }),
     ]);
     valid.forEach((entry, i) => {

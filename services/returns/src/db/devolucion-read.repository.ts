@@ -33,7 +33,7 @@ export async function findDevolucionIdByReferencia(db: Db, empresaId: number, re
 }
 
 /** Sale line id → quantity the sale's active returns took back. */
-export async function returnedByDetalle(db: Db, empresaId: number, ventaId: number): Promise<Map<number, string>> {
+export async function devueltoByDetalle(db: Db, empresaId: number, ventaId: number): Promise<Map<number, string>> {
   const rows = await db
     .selectFrom('devolucion_detalles as dd')
     .innerJoin('devoluciones as d', 'd.id', 'dd.devolucion_id')

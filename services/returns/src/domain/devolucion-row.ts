@@ -16,7 +16,7 @@ type CreateRequest = ParsedRequestOf<typeof returnsAdminSubjects, 'returns.admin
 export const BACK_OFFICE_USER = 'Administración';
 
 /**
- * The columns of a new return, as `createReturn` writes them but for its timestamps: the sale as
+ * The columns of a new return, as `createDevolucion` writes them but for its timestamps: the sale as
  * it was registered, the number the document's series gave it, what the request says and its
  * plan's totals. The return's key registers it with the sale, and is its stock key when it puts
  * stock back.
@@ -55,7 +55,7 @@ export function devolucionColumns(source: {
 }
 
 /**
- * The stored columns of a planned line at position `linea`, as `createReturn` writes them but for
+ * The stored columns of a planned line at position `linea`, as `createDevolucion` writes them but for
  * the return's id and the timestamps; `marca` is inventory's (the sale's lines do not keep it).
  */
 export function detalleColumns(

@@ -1,4 +1,4 @@
-import { planReturn, ventaProblem, type PlanInput, type DetalleVenta } from './return-plan';
+import { planDevolucion, ventaProblem, type PlanInput, type DetalleVenta } from './return-plan';
 import { summarize } from './summary';
 
 const line = (over: Partial<DetalleVenta> & Pick<DetalleVenta, 'id' | 'id_producto'>): DetalleVenta => ({
@@ -76,12 +76,12 @@ const input = (over: Partial<PlanInput>): PlanInput => ({
 });
 
 const ok = (over: Partial<PlanInput>) => {
-  const result = planReturn(input(over));
+  const result = planDevolucion(input(over));
   if (!result.ok) throw new Error(`planned a refusal: ${JSON.stringify(result.details)}`);
   return result.plan;
 };
 
-describe('planReturn', () => {
+describe('planDevolucion', () => {
   it('takes price, cost, tax and a share of the discount from the sale line', () => {
     const sut = ok({ requested: [{ id_detalle: 11, cantidad: 1 }] });
     expect(sut.lines).toEqual([
@@ -137,7 +137,7 @@ describe('planReturn', () => {
     const rest = ok({ detallesVenta: [raro], returned: new Map([[21, '0.500']]), requested: [{ id_detalle: 21, cantidad: 0.501 }] })
       .lines[0]!;
     expect(Math.round(Number(first.total) * 100) + Math.round(Number(rest.total) * 100)).toBe(1001);
-    const annulled = planReturn(input({ tipo: 'anulacion_factura', detallesVenta: [raro], returned: new Map([[21, '1.001']]) }));
+    const annulled = planDevolucion(input({ tipo: 'anulacion_factura', detallesVenta: [raro], returned: new Map([[21, '1.001']]) }));
     expect(annulled).toEqual({
       ok: false,
       message: 'La venta ya fue devuelta por completo',
@@ -148,14 +148,14 @@ describe('planReturn', () => {
       ok({ tipo: 'anulacion_factura', detallesVenta: [raro], returned: new Map([[21, '0.500']]) }).lines.map((l) => [l.cantidad, l.total]),
     ).toEqual([['0.501', rest.total]]);
     // More than the stock took is refused.
-    const over = planReturn(input({ detallesVenta: [raro], requested: [{ id_detalle: 21, cantidad: 1.002 }] }));
+    const over = planDevolucion(input({ detallesVenta: [raro], requested: [{ id_detalle: 21, cantidad: 1.002 }] }));
     expect(over.ok || over.details).toEqual({
       'detalles.0.cantidad': ['Excede lo que queda por devolver: vendido 1.001, ya devuelto 0, disponible 1.001'],
     });
   });
 
   it('refuses more than sold minus what active returns took, naming the line', () => {
-    const sut = planReturn(
+    const sut = planDevolucion(
       input({
         returned: new Map([[11, '2.500']]),
         requested: [
@@ -173,7 +173,7 @@ describe('planReturn', () => {
   });
 
   it('counts what earlier lines of the same request take', () => {
-    const sut = planReturn(
+    const sut = planDevolucion(
       input({
         requested: [
           { id_detalle: 12, cantidad: 3 },
@@ -192,11 +192,11 @@ describe('planReturn', () => {
       [14, '1.000'],
     ]);
     expect(sut.stock).toEqual([{ id_producto: 2, cantidad: '2.000' }]);
-    expect(planReturn(input({ returned: new Map([[11, '2.000']]), requested: [{ id_producto: 2, cantidad: 2.001 }] })).ok).toBe(false);
+    expect(planDevolucion(input({ returned: new Map([[11, '2.000']]), requested: [{ id_producto: 2, cantidad: 2.001 }] })).ok).toBe(false);
   });
 
   it('refuses lines and products that are not in the sale', () => {
-    const sut = planReturn(
+    const sut = planDevolucion(
       input({
         requested: [
           { id_detalle: 99, cantidad: 1 },
@@ -243,7 +243,7 @@ describe('planReturn', () => {
   });
 
   it('refuses a credited price above the line’s effective price', () => {
-    const sut = planReturn(input({ tipo: 'descuento_ajuste', requested: [{ id_detalle: 11, cantidad: 1, precio: 19.95 }] }));
+    const sut = planDevolucion(input({ tipo: 'descuento_ajuste', requested: [{ id_detalle: 11, cantidad: 1, precio: 19.95 }] }));
     expect(sut.ok).toBe(false);
     if (!sut.ok) expect(Object.keys(sut.details)).toEqual(['detalles.0.precio']);
   });
@@ -261,7 +261,7 @@ describe('planReturn', () => {
       [13, '2.000'],
       [14, '1.000'],
     ]);
-    const refused = planReturn(
+    const refused = planDevolucion(
       input({
         tipo: 'anulacion_factura',
         returned: new Map([

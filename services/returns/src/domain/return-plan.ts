@@ -75,7 +75,7 @@ interface Piece {
  * `total = sub_total + iva` holds for every line. A credited `precio` replaces the share's amount
  * (at most the share of the line's total) and is taxed at the line's rate.
  */
-export function planReturn(input: PlanInput): PlanResult {
+export function planDevolucion(input: PlanInput): PlanResult {
   const details: ErrorDetails = {};
   const problem: Problem = (key, message) => (details[key] ??= []).push(message);
   /** Quantity taken per sale line: active returns, then the pieces planned so far. */

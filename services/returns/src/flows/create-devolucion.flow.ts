@@ -16,10 +16,10 @@ import {
 import { inTransaction, isUniqueViolation } from '@erp/db';
 import { advanceCorrelativo, lockDocumento } from '../db/documento.repository';
 import { REFERENCIA_INDEX, insertDetalles, insertDevolucion, lockVentaDevoluciones } from '../db/devolucion.repository';
-import { findDevolucion, findDevolucionIdByReferencia, returnedByDetalle } from '../db/devolucion-read.repository';
+import { findDevolucion, findDevolucionIdByReferencia, devueltoByDetalle } from '../db/devolucion-read.repository';
 import type { ReturnsDb } from '../db/tables';
 import { detalleColumns, devolucionColumns } from '../domain/devolucion-row';
-import { planReturn, ventaProblem } from '../domain/return-plan';
+import { planDevolucion, ventaProblem } from '../domain/return-plan';
 import { busInventory, type InventoryPort } from '../ports/inventory.port';
 import { busSales, type SalesPort } from '../ports/sales.port';
 import { settleStock } from './settle-stock.flow';
@@ -89,10 +89,10 @@ export async function createDevolucion(deps: CreateDevolucionDeps, req: CreateRe
       if (problemNow) throw AppError.rule('estado_no_modificable', problemNow, { id_venta: [problemNow] });
       if (registrada.detalles.some((d) => !venta.detalles.some((v) => v.id_producto === d.id_producto)))
         marcas = await marcasOf(inventory, registrada, ctx);
-      const planned = planReturn({
+      const planned = planDevolucion({
         tipo: req.tipo,
         detallesVenta: registrada.detalles,
-        returned: await returnedByDetalle(trx, empresaId, venta.id),
+        returned: await devueltoByDetalle(trx, empresaId, venta.id),
         requested: req.detalles,
       });
       if (!planned.ok) throw AppError.rule('regla_de_negocio', planned.message, planned.details);
