@@ -23,7 +23,7 @@ import { seedHandler } from './handlers/seed.handler';
 import { updateProductHandler } from './handlers/update-product.handler';
 import { removeExportHandler } from './handlers/remove-export.handler';
 import { writeExportHandler } from './handlers/write-export.handler';
-import { startReservationSweeper } from './workers/reservation-sweeper.worker';
+import { startReservaSweeper } from './workers/reserva-sweeper.worker';
 import { finishConteosPendientes } from './flows/set-lugar-active.flow';
 
 export function inventoryService(input: Readonly<InventoryConfigInput>): ServiceSpec<InventoryConfig, InventoryDb> {
@@ -93,7 +93,7 @@ export function inventoryService(input: Readonly<InventoryConfigInput>): Service
       );
       addWorker(
         'reservation-sweeper',
-        startReservationSweeper({
+        startReservaSweeper({
           db,
           bus,
           logger: logger.child({ component: 'reservation-sweeper' }),

@@ -4,7 +4,7 @@ import { isAppError, salesEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { confirmIfReservada } from '../db/reserva.repository';
 import type { InventoryDb } from '../db/tables';
-import { confirmReservation } from '../flows/reservations.flow';
+import { confirmReserva } from '../flows/reservations.flow';
 
 export const SALE_CREATED_CONSUMER: ConsumerName<'inventory'> = 'inventory-sale-created';
 
@@ -26,7 +26,7 @@ export async function startSaleCreatedConsumer(db: Kysely<InventoryDb>, bus: Bus
       try {
         await inTransaction(db, async (trx) => {
           if (!(await claimEvent(trx, SALE_CREATED_CONSUMER, meta.eventId))) return;
-          await confirmReservation(trx, event.empresa_id, clave);
+          await confirmReserva(trx, event.empresa_id, clave);
         });
       } catch (err) {
         // A sale whose key never reserved anything has nothing to confirm.

@@ -1,4 +1,4 @@
-import { aggregateLines, planAdjustment, planReturn, planTake, shortfallDetails, trim } from './stock-plan';
+import { aggregateLines, planAjuste, planReturn, planTake, shortfallDetails, trim } from './stock-plan';
 
 describe('aggregateLines', () => {
   it('sums the lines of one product exactly and remembers where each came from', () => {
@@ -50,11 +50,11 @@ describe('planReturn', () => {
   });
 });
 
-describe('planAdjustment', () => {
+describe('planAjuste', () => {
   const stockOf = () => '4.000';
 
   it('adds relative changes and moves the difference to an absolute value', () => {
-    const sut = planAdjustment(
+    const sut = planAjuste(
       [
         { productoId: 1, bodegaId: 1, cantidad: '-1.5', lineIndex: 0 },
         { productoId: 2, bodegaId: 1, stock: '10', lineIndex: 1 },
@@ -75,10 +75,10 @@ describe('planAdjustment', () => {
       { productoId: 1, bodegaId: 1, cantidad: '-5', lineIndex: 0 },
       { productoId: 2, bodegaId: 1, stock: '-2', lineIndex: 1 },
     ];
-    const refused = planAdjustment(lines, stockOf, false);
+    const refused = planAjuste(lines, stockOf, false);
     expect(refused.shortfalls).toEqual([{ productoId: 1, bodegaId: 1, disponible: '4.000', solicitado: '5.000', lineIndexes: [0] }]);
     expect(refused.moves).toEqual([{ productoId: 2, bodegaId: 1, cantidad: '-6.000', stockResultante: '-2.000' }]);
-    expect(planAdjustment(lines, stockOf, true).shortfalls).toEqual([]);
+    expect(planAjuste(lines, stockOf, true).shortfalls).toEqual([]);
   });
 });
 

@@ -96,7 +96,7 @@ export function planReturn(
     });
 }
 
-export interface AdjustmentLine extends StockKey {
+export interface AjusteLine extends StockKey {
   /** Relative, signed. */
   cantidad?: string;
   /** Absolute. */
@@ -109,11 +109,7 @@ export interface AdjustmentLine extends StockKey {
  * it already has that value). A decrease that would leave the stock below zero is a shortfall
  * unless `allowNegative`; increases and absolute values are never refused.
  */
-export function planAdjustment(
-  lines: readonly AdjustmentLine[],
-  stockOf: (key: StockKey) => string | undefined,
-  allowNegative: boolean,
-): Plan {
+export function planAjuste(lines: readonly AjusteLine[], stockOf: (key: StockKey) => string | undefined, allowNegative: boolean): Plan {
   const moves: PlannedMove[] = [];
   const shortfalls: Shortfall[] = [];
   for (const line of lines) {

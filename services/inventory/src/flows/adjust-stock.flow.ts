@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import { findAjuste, insertAjuste, recordAjusteMovimientos } from '../db/ajuste.repository';
 import { applyMoves, companyBodegaIds, findStockProductos, lockStock, lockedStockOf } from '../db/stock.repository';
 import type { AjusteMovimiento, InventoryDb } from '../db/tables';
-import { planAdjustment, shortfallDetails, type AdjustmentLine } from '../domain/stock-plan';
+import { planAjuste, shortfallDetails, type AjusteLine } from '../domain/stock-plan';
 
 type AdjustRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.stock.adjust'>;
 type AdjustReply = ReplyInputOf<typeof inventorySubjects, 'inventory.stock.adjust'>;
@@ -60,14 +60,14 @@ export async function adjustStock(
     return { clave: req.clave, aplicado: false, movimientos: winner.movimientos };
   }
 
-  const lineas: AdjustmentLine[] = req.lineas.flatMap((l, lineIndex) =>
+  const lineas: AjusteLine[] = req.lineas.flatMap((l, lineIndex) =>
     productos.get(l.id_producto)?.tipo === 'Producto'
       ? [{ productoId: l.id_producto, bodegaId: l.id_bodega, cantidad: l.cantidad, stock: l.stock, lineIndex }]
       : [],
   );
   const allowNegative = req.permitir_sin_stock ?? options.allowNegative;
   const locked = await lockStock(trx, empresaId, lineas, { create: true });
-  const plan = planAdjustment(lineas, lockedStockOf(locked), allowNegative);
+  const plan = planAjuste(lineas, lockedStockOf(locked), allowNegative);
   if (plan.shortfalls.length > 0) {
     throw AppError.rule(
       'stock_insuficiente',

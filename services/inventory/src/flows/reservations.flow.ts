@@ -273,7 +273,7 @@ function shortfallError(shortfalls: readonly Shortfall[], productos: Map<number,
  * Confirms a reservation. One released before (its sale committed after all) takes its stock
  * again, even below zero: the sale exists, so the stock is already gone.
  */
-export async function confirmReservation(trx: Transaction<InventoryDb>, empresaId: number, clave: string): Promise<Reservation> {
+export async function confirmReserva(trx: Transaction<InventoryDb>, empresaId: number, clave: string): Promise<Reservation> {
   const row = await findReserva(trx, empresaId, clave, { lock: true });
   if (!row) throw AppError.notFound('recurso_no_encontrado', `La reserva ${clave} no existe`);
   const transition = confirmTransition(row.estado);
@@ -301,7 +301,7 @@ export async function confirmReservation(trx: Transaction<InventoryDb>, empresaI
  * Gives a reservation's stock back once. An unknown key is recorded as released, so a reserve
  * delivered after its own release (a retry that overtook it) finds it and moves nothing.
  */
-export async function releaseReservation(trx: Transaction<InventoryDb>, empresaId: number, clave: string): Promise<Reservation> {
+export async function releaseReserva(trx: Transaction<InventoryDb>, empresaId: number, clave: string): Promise<Reservation> {
   let row = await findReserva(trx, empresaId, clave, { lock: true });
   if (!row) {
     const tombstone = await insertReserva(trx, {

@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import { insertAjuste, lockAjuste, markAjusteRevertido } from '../db/ajuste.repository';
 import { applyMoves, lockStock, lockedStockOf } from '../db/stock.repository';
 import type { InventoryDb } from '../db/tables';
-import { planAdjustment, type AdjustmentLine } from '../domain/stock-plan';
+import { planAjuste, type AjusteLine } from '../domain/stock-plan';
 
 type RevertRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.stock.revert'>;
 type RevertReply = ReplyInputOf<typeof inventorySubjects, 'inventory.stock.revert'>;
@@ -24,14 +24,14 @@ export async function revertAjuste(trx: Transaction<InventoryDb>, req: RevertReq
     return { clave: req.clave, existia: false, revertido: false, movimientos: [] };
   }
   if (ajuste.revertido_at) return { clave: req.clave, existia: true, revertido: false, movimientos: [] };
-  const lineas: AdjustmentLine[] = ajuste.movimientos.map((m, lineIndex) => ({
+  const lineas: AjusteLine[] = ajuste.movimientos.map((m, lineIndex) => ({
     productoId: m.id_producto,
     bodegaId: m.id_bodega,
     cantidad: m.cantidad.startsWith('-') ? m.cantidad.slice(1) : `-${m.cantidad}`,
     lineIndex,
   }));
   const locked = await lockStock(trx, empresaId, lineas, { create: true });
-  const plan = planAdjustment(lineas, lockedStockOf(locked), true);
+  const plan = planAjuste(lineas, lockedStockOf(locked), true);
   const applied = await applyMoves(trx, empresaId, locked, plan.moves, {
     tipo: 'ajuste',
     origen: ajuste.origen,

@@ -2,9 +2,8 @@ import type { TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
-import { confirmReservation } from '../flows/reservations.flow';
+import { confirmReserva } from '../flows/reservations.flow';
 
 export function confirmStockHandler(db: Kysely<InventoryDb>) {
-  return async ({ clave }: { clave: string }, ctx: TenantContext) =>
-    inTransaction(db, (trx) => confirmReservation(trx, ctx.empresa.id, clave));
+  return async ({ clave }: { clave: string }, ctx: TenantContext) => inTransaction(db, (trx) => confirmReserva(trx, ctx.empresa.id, clave));
 }

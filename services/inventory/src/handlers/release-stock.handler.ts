@@ -2,9 +2,8 @@ import type { TenantContext } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
-import { releaseReservation } from '../flows/reservations.flow';
+import { releaseReserva } from '../flows/reservations.flow';
 
 export function releaseStockHandler(db: Kysely<InventoryDb>) {
-  return async ({ clave }: { clave: string }, ctx: TenantContext) =>
-    inTransaction(db, (trx) => releaseReservation(trx, ctx.empresa.id, clave));
+  return async ({ clave }: { clave: string }, ctx: TenantContext) => inTransaction(db, (trx) => releaseReserva(trx, ctx.empresa.id, clave));
 }

@@ -7,10 +7,10 @@ import { startPeriodic, type Worker } from '@erp/runtime';
 import { findDueReservas, postponeReserva, type DueReserva } from '../db/reserva.repository';
 import type { InventoryDb } from '../db/tables';
 import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
-import { confirmReservation, releaseReservation } from '../flows/reservations.flow';
+import { confirmReserva, releaseReserva } from '../flows/reservations.flow';
 import { busSales } from '../ports/sales.port';
 
-export interface ReservationSweeperOptions {
+export interface ReservaSweeperOptions {
   db: Kysely<InventoryDb>;
   bus: Bus;
   logger: Logger;
@@ -26,7 +26,7 @@ export interface ReservationSweeperOptions {
  * (not running, no responders, timeout) the reservation waits for a later sweep with a growing
  * pause. Replicas may sweep at once: every transition is conditional, so the loser does nothing.
  */
-export function startReservationSweeper(options: ReservationSweeperOptions): Worker {
+export function startReservaSweeper(options: ReservaSweeperOptions): Worker {
   const { db, logger } = options;
   const sales = busSales(options.bus);
 
@@ -53,11 +53,11 @@ export function startReservationSweeper(options: ReservationSweeperOptions): Wor
     }
     try {
       if (decision === 'confirm') {
-        await inTransaction(db, (trx) => confirmReservation(trx, reserva.empresa_id, reserva.clave));
+        await inTransaction(db, (trx) => confirmReserva(trx, reserva.empresa_id, reserva.clave));
         logger.info(log, 'overdue reservation confirmed: its origin exists');
         return;
       }
-      await inTransaction(db, (trx) => releaseReservation(trx, reserva.empresa_id, reserva.clave));
+      await inTransaction(db, (trx) => releaseReserva(trx, reserva.empresa_id, reserva.clave));
       logger.info(log, 'overdue reservation released: its origin does not exist');
     } catch (err) {
       // Confirmed meanwhile by its event (a release then conflicts): nothing left to do.
