@@ -94,7 +94,7 @@ async function main(): Promise<void> {
       // Baseline: the same reads through the same client, nothing stored.
       const shop = openShop(plataforma, url, sealedSecrets, policy);
       let t = performance.now();
-      const listed = await shop.ordersChangedSince(new Date(0), {
+      const listed = await shop.pedidosChangedSince(new Date(0), {
         wanted: async (s) => new Set(s.map((o) => o.referencia)),
         onPage: async () => undefined,
       });

@@ -1,6 +1,6 @@
 import type { SeedOutput, WebhookToken } from '@erp/back-office';
 import { BaseConfig, loadConfig, startService, type RunningService } from '@erp/runtime';
-import { busSales, webhookIngestService, type SalesPort } from '@erp/webhook-ingest';
+import { busSales, webhookIngestService, type VentasPort } from '@erp/webhook-ingest';
 import { Stack, json, stackEnv } from '../support/stack';
 import { deliver, webhookStore } from '../support/webhook-fixture';
 import { wooHeaders, wooOrder } from '../../services/webhook-ingest/test/platform.factories';
@@ -27,10 +27,10 @@ describe('a burst of shop orders becomes sales in groups, each order once', () =
   beforeAll(async () => {
     stack = await Stack.start({ services: ['gateway', 'inventory', 'sales'] });
     const real = busSales(stack.admin);
-    const sales: SalesPort = {
+    const sales: VentasPort = {
       ...real,
-      createSales: async (ctx, inputs) => {
-        const made = await real.createSales(ctx, inputs);
+      createVentas: async (ctx, inputs) => {
+        const made = await real.createVentas(ctx, inputs);
         if (failAfterBatch) {
           failAfterBatch = false;
           batchesFailed++;

@@ -4,6 +4,6 @@ export { WebhookIngestConfig } from './config';
 export { migrations as webhookIngestMigrations } from './db/migrations';
 export { signBody } from './domain/signature';
 export type { CatalogPort, InventoryPort } from './ports/inventory.port';
-export { busSales, type CreateSaleInput, type SalesPort } from './ports/sales.port';
+export { busSales, type CreateVentaInput, type VentasPort } from './ports/sales.port';
 export type { ReturnsPort } from './ports/returns.port';
 export type { ProcessingDeps } from './flows/process-pedido.flow';

@@ -167,8 +167,8 @@ describe('webhook-ingest against Postgres and NATS', () => {
   let h: Harness<unknown>;
   const fakes = new Fakes();
   const catalog: CatalogPort = {
-    updateProduct: async (_ctx, id, changes) => void fakes.catalogUpdates.push({ id, changes }),
-    createProduct: async (_ctx, p) => {
+    updateProducto: async (_ctx, id, changes) => void fakes.catalogUpdates.push({ id, changes }),
+    createProducto: async (_ctx, p) => {
       fakes.product(500 + fakes.products.size, p.codigo, { nombre: p.nombre, precio: p.precio, ...(p.tipo ? { tipo: p.tipo } : {}) });
       return fakes.products.get(p.codigo)!.id;
     },

@@ -1,6 +1,6 @@
 import { createAdminApiClient, type AdminApiClient } from '@shopify/admin-api-client';
 import { classify } from '../../../services/webhook-ingest/src/domain/classify';
-import { planOrderSale, shopifyOrderIntent, shopifyRefundIntent } from '../../../services/webhook-ingest/src/domain/orders';
+import { planPedidoVenta, shopifyPedidoIntent, shopifyReembolsoIntent } from '../../../services/webhook-ingest/src/domain/pedidos';
 import { verifySignature } from '../../../services/webhook-ingest/src/domain/signature';
 import { caFetch } from './https';
 import { webhookReceiver } from './receiver';
@@ -310,11 +310,11 @@ describe('Shopify shop simulator', () => {
       }
       const created = JSON.parse(receiver.received[0]!.body.toString()) as Json;
       expect(created.total_price).toBe('64.22');
-      expect(planOrderSale(shopifyOrderIntent(created)).total).toBe('64.22');
-      const refund = shopifyRefundIntent(JSON.parse(receiver.received[1]!.body.toString()));
+      expect(planPedidoVenta(shopifyPedidoIntent(created)).total).toBe('64.22');
+      const refund = shopifyReembolsoIntent(JSON.parse(receiver.received[1]!.body.toString()));
       expect(refund?.monto.toFixed(2)).toBe('19.99');
       expect(refund?.lineas).toEqual([expect.objectContaining({ id_linea: String((created.line_items as Json[])[0]!.id), reponer: true })]);
-      expect(shopifyOrderIntent(JSON.parse(receiver.received[2]!.body.toString())).accion).toBe('anular');
+      expect(shopifyPedidoIntent(JSON.parse(receiver.received[2]!.body.toString())).accion).toBe('anular');
     } finally {
       await receiver.close();
     }

@@ -2,7 +2,7 @@ import { Agent, get } from 'node:https';
 import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { eventually } from '@erp/testing';
 import { classify } from '../../../services/webhook-ingest/src/domain/classify';
-import { planOrderSale, wooOrderIntent } from '../../../services/webhook-ingest/src/domain/orders';
+import { planPedidoVenta, wooPedidoIntent } from '../../../services/webhook-ingest/src/domain/pedidos';
 import { verifySignature } from '../../../services/webhook-ingest/src/domain/signature';
 import { testCa } from './tls';
 import { webhookReceiver } from './receiver';
@@ -103,7 +103,7 @@ describe('WooCommerce shop simulator', () => {
     expect(order.total).toBe('115.64'); // 59.97 + 45.50 + 5.92 + 4.25
     // The shop takes the stock of a processing order (and gives back what a refund restocks).
     expect(shop.stockOf('MOU-01')).toBe(7);
-    const plan = planOrderSale(wooOrderIntent(order));
+    const plan = planPedidoVenta(wooPedidoIntent(order));
     expect(plan.total).toBe('115.64');
 
     const refund = shop.refundOrder(order.id as number, { lines: [{ sku: 'MOU-01', quantity: 2 }], reason: 'dañado' });
@@ -112,7 +112,7 @@ describe('WooCommerce shop simulator', () => {
     const { data: refunds } = await api.get(`orders/${String(order.id)}/refunds`);
     expect(refunds).toEqual([refund]);
     const { data: again } = await api.get(`orders/${String(order.id)}`);
-    const intent = wooOrderIntent({ ...(again as Json), refunds });
+    const intent = wooPedidoIntent({ ...(again as Json), refunds });
     expect(intent.reembolsos).toHaveLength(1);
     expect(intent.reembolsos[0]!.monto.toFixed(2)).toBe('39.98');
     expect(intent.reembolsos[0]!.lineas).toEqual([expect.objectContaining({ id_linea: String((order.line_items as Json[])[0]!.id) })]);

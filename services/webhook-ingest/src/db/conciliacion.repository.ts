@@ -114,7 +114,7 @@ export async function duePassesNow(db: Db): Promise<void> {
 }
 
 /** The orders of a page we already hold at this version or newer, or whose delivery waits: by reference. */
-export async function knownOrders(db: Db, empresaId: number, integracionId: number, referencias: string[]) {
+export async function knownPedidos(db: Db, empresaId: number, integracionId: number, referencias: string[]) {
   const { rows } = await sql<{
     referencia: string;
     version: Date | null;

@@ -134,7 +134,7 @@ export async function pushTargets(db: Db, ids: readonly number[]) {
 export type PushTarget = Awaited<ReturnType<typeof pushTargets>>[number];
 
 /** How the shop names these SKUs, as far as known. */
-export async function shopProducts(db: Db, integracionId: number, codigos: readonly string[]) {
+export async function knownTiendaProductos(db: Db, integracionId: number, codigos: readonly string[]) {
   type Row = { codigo: string; id_externo: string | null; id_padre: string | null; leido: number | null; revisado_at: Date };
   if (codigos.length === 0) return new Map<string, Row>();
   const rows = await db
@@ -146,7 +146,7 @@ export async function shopProducts(db: Db, integracionId: number, codigos: reado
   return new Map<string, Row>(rows.map((r) => [r.codigo, r]));
 }
 
-export async function saveShopProducts(
+export async function saveTiendaProductos(
   db: Db,
   integracionId: number,
   rows: ReadonlyArray<{ codigo: string; id_externo: string | null; id_padre: string | null; leido: number | null }>,

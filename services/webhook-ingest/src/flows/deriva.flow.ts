@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import { Decimal, type Deriva, type TenantContext } from '@erp/contracts';
-import { knownOrders } from '../db/conciliacion.repository';
+import { knownPedidos } from '../db/conciliacion.repository';
 import { owed } from './reconcile.flow';
 import { markAll, pushTargets, type PushTarget } from '../db/stock.repository';
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
 import type { InventoryPort } from '../ports/inventory.port';
-import { openTargetShop, type CallPolicy, type ShopApi } from '../ports/shops';
+import { openTargetShop, type CallPolicy, type TiendaApi } from '../ports/shops';
 
 export interface DerivaDeps {
   db: Kysely<WebhookDb>;
@@ -14,7 +14,7 @@ export interface DerivaDeps {
   policy: CallPolicy;
   inventory: Pick<InventoryPort, 'resolve'>;
   context(empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext>;
-  openTienda?: (target: PushTarget, secrets: ShopSecrets) => ShopApi;
+  openTienda?: (target: PushTarget, secrets: ShopSecrets) => TiendaApi;
   /** A reconciliation pass of the integration now (the repair of its orders). */
   reconcile(integracionId: number): Promise<unknown>;
 }
@@ -61,7 +61,7 @@ async function checkStock(
   deps: DerivaDeps,
   integracionId: number,
   target: PushTarget,
-  tienda: ShopApi,
+  tienda: TiendaApi,
   out: Deriva,
   reparar: boolean,
 ): Promise<void> {
@@ -94,14 +94,14 @@ async function checkPedidos(
   deps: DerivaDeps,
   integracionId: number,
   target: PushTarget,
-  tienda: ShopApi,
+  tienda: TiendaApi,
   out: Deriva,
   dias: number,
 ): Promise<number> {
   const since = new Date(Date.now() - dias * 86_400_000);
-  return tienda.ordersChangedSince(since, {
+  return tienda.pedidosChangedSince(since, {
     wanted: async (stamps) => {
-      const known = await knownOrders(
+      const known = await knownPedidos(
         deps.db,
         target.empresa_id,
         integracionId,

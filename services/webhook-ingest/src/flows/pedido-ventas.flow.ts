@@ -6,13 +6,13 @@ import { findMapeos, upsertMapeo } from '../db/mapeo.repository';
 import type { WebhookDb } from '../db/tables';
 import { chunks } from '../domain/chunks';
 import { Unprocessable } from '../domain/failures';
-import { UnprocessableOrder, planOrderSale, type OrderIntent, type ProductLine, type SalePlan } from '../domain/orders';
+import { UnprocessablePedido, planPedidoVenta, type PedidoIntent, type ProductoLine, type VentaPlan } from '../domain/pedidos';
 import type { CatalogPort, InventoryPort } from '../ports/inventory.port';
-import type { CreateSaleInput, SalesPort } from '../ports/sales.port';
+import type { CreateVentaInput, VentasPort } from '../ports/sales.port';
 
 /** What making orders' sales needs of the other services. */
 export interface PedidoVentaDeps {
-  sales: SalesPort;
+  sales: VentasPort;
   catalog: CatalogPort;
   inventory: InventoryPort;
   context(empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext>;
@@ -21,7 +21,7 @@ export interface PedidoVentaDeps {
 /** A new order whose sale is to be made: its delivery (locked), what it asks, and the sale's state. */
 export interface NuevoPedido {
   entrega: LockedEntrega;
-  intent: OrderIntent;
+  intent: PedidoIntent;
   estado: 'Completada' | 'Pendiente';
 }
 
@@ -42,7 +42,7 @@ export const intentOf = <T>(read: () => T): T => {
   try {
     return read();
   } catch (err) {
-    if (err instanceof UnprocessableOrder) throw new Unprocessable(err.message);
+    if (err instanceof UnprocessablePedido) throw new Unprocessable(err.message);
     throw err;
   }
 };
@@ -74,9 +74,9 @@ export async function makePedidoVentas(
   const ready = await ventaInputs(trx, ctx, { pedidos, plans, results, fail }, deps);
   if (ready.length === 1) {
     const [{ i, input }] = ready as [(typeof ready)[number]];
-    results[i] = await deps.sales.createSale(ctx, input).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    results[i] = await deps.sales.createVenta(ctx, input).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
   } else if (ready.length > 1) {
-    const made = await deps.sales.createSales(
+    const made = await deps.sales.createVentas(
       ctx,
       ready.map((r) => r.input),
     );
@@ -90,7 +90,7 @@ export async function makePedidoVentas(
 /** New orders whose sales are made together: the plan of each, and each one's result once it has one. */
 interface Grupo {
   pedidos: readonly NuevoPedido[];
-  plans: ReadonlyArray<SalePlan | undefined>;
+  plans: ReadonlyArray<VentaPlan | undefined>;
   results: Array<MadeVenta | Error | undefined>;
   /** Records the failure of the order at `i`. */
   fail: (i: number) => (err: unknown) => void;
@@ -106,7 +106,7 @@ async function ventaInputs(
   ctx: TenantContext,
   { pedidos, plans, results, fail }: Grupo,
   deps: PedidoVentaDeps,
-): Promise<Array<{ i: number; input: CreateSaleInput }>> {
+): Promise<Array<{ i: number; input: CreateVentaInput }>> {
   const { entrega: first } = pedidos[0]!;
   const lookup = await lookUpLineas(
     trx,
@@ -135,7 +135,7 @@ async function ventaInputs(
     pedidos.filter((_, i) => results[i] === undefined),
     deps.sales,
   );
-  const ready: Array<{ i: number; input: CreateSaleInput }> = [];
+  const ready: Array<{ i: number; input: CreateVentaInput }> = [];
   for (const [i, pedido] of pedidos.entries()) {
     if (results[i] !== undefined) continue;
     const input = attempt(() => ventaInput(pedido, plans[i]!, productos[i]!, servicio, clientes), fail(i));
@@ -171,17 +171,17 @@ async function attemptAsync<T>(step: () => Promise<T>, onError: (err: unknown) =
 }
 
 /** What a new order must have before anything is looked up for its sale: a sale document, lines, a plan. */
-function planVenta({ entrega, intent }: NuevoPedido): SalePlan {
+function planVenta({ entrega, intent }: NuevoPedido): VentaPlan {
   if (entrega.documento_id === null) throw new Unprocessable('La integración no tiene documento de venta configurado');
   if (intent.productos.length === 0) throw new Unprocessable('El pedido no tiene líneas');
-  return intentOf(() => planOrderSale(intent));
+  return intentOf(() => planPedidoVenta(intent));
 }
 
 /**
  * The customers of the orders by email, each looked up (or created) once, a few at a time. An
  * email whose lookup failed answers the error, which fails the orders of that email only.
  */
-async function clientesOf(ctx: TenantContext, pedidos: readonly NuevoPedido[], sales: SalesPort): Promise<Map<string, number | Error>> {
+async function clientesOf(ctx: TenantContext, pedidos: readonly NuevoPedido[], sales: VentasPort): Promise<Map<string, number | Error>> {
   const byEmail = new Map<string, string | null>();
   for (const { intent } of pedidos)
     if (intent.cliente.email && !byEmail.has(intent.cliente.email)) byEmail.set(intent.cliente.email, intent.cliente.nombre);
@@ -192,7 +192,7 @@ async function clientesOf(ctx: TenantContext, pedidos: readonly NuevoPedido[], s
         found.set(
           email,
           await sales
-            .findOrCreateCustomer(ctx, { email, nombre })
+            .findOrCreateCliente(ctx, { email, nombre })
             .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
         );
       }),
@@ -204,11 +204,11 @@ async function clientesOf(ctx: TenantContext, pedidos: readonly NuevoPedido[], s
 /** The sale of a new order as the pipeline takes it. */
 function ventaInput(
   { entrega, intent, estado }: NuevoPedido,
-  plan: SalePlan,
+  plan: VentaPlan,
   productos: number[],
   servicio: number | null,
   clientes: Map<string, number | Error>,
-): CreateSaleInput {
+): CreateVentaInput {
   const cliente = intent.cliente.email ? clientes.get(intent.cliente.email) : undefined;
   if (cliente instanceof Error) throw cliente;
   if (cliente === undefined && estado === 'Pendiente') throw new Unprocessable('Un pedido pendiente necesita el email del cliente');
@@ -264,7 +264,7 @@ async function productoServicio(
   } else if (entrega.producto_envio_id !== null) {
     throw new Unprocessable(`El producto de envíos y cargos de la integración (id ${entrega.producto_envio_id}) no existe`);
   } else {
-    id = await deps.catalog.createProduct(ctx, {
+    id = await deps.catalog.createProducto(ctx, {
       codigo: CODIGO_ENVIO,
       nombre: 'Envío y cargos de pedidos en línea',
       precio: '0',
@@ -277,7 +277,7 @@ async function productoServicio(
 }
 
 /** The platform id whose stored mapping serves a line: its variant's, or its product's when it has no variant. */
-const mapeoKey = (l: ProductLine): string | null => l.id_variante ?? l.id_producto_externo;
+const mapeoKey = (l: ProductoLine): string | null => l.id_variante ?? l.id_producto_externo;
 
 /** What the catalog says of each SKU (a product, or why none) and the stored mapping of each platform id: read once for many orders. */
 interface LineaLookup {
@@ -288,7 +288,7 @@ interface LineaLookup {
 async function lookUpLineas(
   trx: Transaction<WebhookDb>,
   entrega: LockedEntrega,
-  lineas: readonly ProductLine[],
+  lineas: readonly ProductoLine[],
   ctx: TenantContext,
   inventory: InventoryPort,
 ): Promise<LineaLookup> {
@@ -317,10 +317,10 @@ async function lookUpLineas(
 async function productosOf(
   trx: Transaction<WebhookDb>,
   entrega: LockedEntrega,
-  lineas: readonly ProductLine[],
+  lineas: readonly ProductoLine[],
   { bySku, mapeos }: LineaLookup,
 ): Promise<number[]> {
-  const bySkuOf = (l: ProductLine) => (l.sku !== null ? bySku.get(l.sku) : undefined);
+  const bySkuOf = (l: ProductoLine) => (l.sku !== null ? bySku.get(l.sku) : undefined);
   const result = lineas.map((l) => {
     const found = bySkuOf(l);
     if (found && 'id' in found) return found.id;

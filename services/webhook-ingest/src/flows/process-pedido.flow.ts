@@ -5,7 +5,14 @@ import { lockPedido, type PedidoRow, type PedidoUpdate } from '../db/pedido.repo
 import type { WebhookDb } from '../db/tables';
 import { parseJsonExact } from '../domain/json';
 import { quantityFixed } from '../domain/money';
-import { decideOrder, orderIntent, shopifyRefundIntent, type OrderDecision, type OrderIntent, type RefundIntent } from '../domain/orders';
+import {
+  decidePedido,
+  pedidoIntent,
+  shopifyReembolsoIntent,
+  type PedidoDecision,
+  type PedidoIntent,
+  type ReembolsoIntent,
+} from '../domain/pedidos';
 import { Unprocessable } from '../domain/failures';
 import type { ReturnsPort } from '../ports/returns.port';
 import { intentOf, makePedidoVentas, type MadeVenta, type NuevoPedido, type PedidoVentaDeps } from './pedido-ventas.flow';
@@ -38,7 +45,7 @@ const contextOf = (entrega: LockedEntrega, deps: ProcessingDeps) =>
 /** An order delivery being applied: the delivery, what its order asks, and what we applied of that order before. */
 interface Applying {
   entrega: LockedEntrega;
-  intent: OrderIntent;
+  intent: PedidoIntent;
   known: PedidoRow;
 }
 
@@ -48,9 +55,9 @@ interface Applying {
  */
 export async function processPedido(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
   if (entrega.tema === 'refunds/create') return processReembolso(trx, entrega, deps);
-  const intent = intentOf(() => orderIntent(entrega.plataforma, parseBody(entrega)));
+  const intent = intentOf(() => pedidoIntent(entrega.plataforma, parseBody(entrega)));
   const known = await lockPedido(trx, entrega.empresa_id, intent.referencia, firstPath(entrega));
-  const decision = decideOrder(intent, known);
+  const decision = decidePedido(intent, known);
   switch (decision.kind) {
     case 'ignorar':
       return { estado: 'ignorada', motivo: decision.motivo };
@@ -67,7 +74,7 @@ export async function processPedido(trx: Transaction<WebhookDb>, entrega: Locked
 /** An order whose sale we made: a sale still pending is completed when the order is paid, and the order's new refunds are booked. */
 async function answerKnown(
   { entrega, intent, known }: Applying,
-  decision: Extract<OrderDecision, { kind: 'ya-creada' | 'completar' }>,
+  decision: Extract<PedidoDecision, { kind: 'ya-creada' | 'completar' }>,
   deps: ProcessingDeps,
 ): Promise<Outcome> {
   const ctx = await contextOf(entrega, deps);
@@ -99,7 +106,7 @@ async function answerKnown(
 async function annulVenta({ entrega, intent, known }: Applying, deps: ProcessingDeps): Promise<Outcome> {
   const ctx = await contextOf(entrega, deps);
   // A crash after sales.create and before we recorded its id leaves a sale we do not know of: ask sales.
-  const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, intent.referencia));
+  const idVenta = known.id_venta ?? (await deps.sales.ventaByReferencia(ctx, intent.referencia));
   if (idVenta === null) {
     return {
       estado: 'ignorada',
@@ -114,7 +121,7 @@ async function annulVenta({ entrega, intent, known }: Applying, deps: Processing
     const motivo = await returnTheRest(ctx, intent.referencia, idVenta, deps);
     return { estado: 'procesada', id_venta: idVenta, motivo, pedido };
   }
-  await deps.sales.annulSale(ctx, idVenta);
+  await deps.sales.annulVenta(ctx, idVenta);
   return { estado: 'procesada', id_venta: idVenta, motivo: 'Venta anulada', pedido };
 }
 
@@ -141,7 +148,7 @@ async function makeVenta(
  */
 export async function ventaMade(
   entrega: LockedEntrega,
-  intent: OrderIntent,
+  intent: PedidoIntent,
   known: PedidoRow,
   venta: MadeVenta,
   deps: ProcessingDeps,
@@ -174,7 +181,7 @@ export async function ventaMade(
 }
 
 /** The changes a delivery makes to its order's row: `changes`, the platform's state, and the newer version. */
-function pedidoUpdate(entrega: LockedEntrega, intent: OrderIntent, known: PedidoRow, changes: PedidoUpdate['changes']): PedidoUpdate {
+function pedidoUpdate(entrega: LockedEntrega, intent: PedidoIntent, known: PedidoRow, changes: PedidoUpdate['changes']): PedidoUpdate {
   return {
     empresa_id: entrega.empresa_id,
     referencia: intent.referencia,
@@ -189,12 +196,12 @@ function pedidoUpdate(entrega: LockedEntrega, intent: OrderIntent, known: Pedido
 /** A Shopify `refunds/create` delivery: the refund of an order whose sale we made. */
 async function processReembolso(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
   const body = parseBody(entrega) as Record<string, unknown> | null;
-  const reembolso = shopifyRefundIntent(body);
+  const reembolso = shopifyReembolsoIntent(body);
   if (!reembolso || !entrega.referencia) throw new Unprocessable('El reembolso no trae id o no indica su pedido (order_id)');
   const known = await lockPedido(trx, entrega.empresa_id, entrega.referencia, firstPath(entrega));
   if (known.cancelado) return { estado: 'ignorada', motivo: 'El pedido ya fue cancelado: su venta ya no tiene qué devolver' };
   const ctx = await contextOf(entrega, deps);
-  const idVenta = known.id_venta ?? (await deps.sales.saleByReference(ctx, entrega.referencia));
+  const idVenta = known.id_venta ?? (await deps.sales.ventaByReferencia(ctx, entrega.referencia));
   // The order's own delivery may still be on its way: retried until it has made the sale.
   if (idVenta === null)
     throw new AppError('UNAVAILABLE', `El pedido ${entrega.referencia} aún no tiene venta; el reembolso se reintentará`);
@@ -231,7 +238,7 @@ async function applyReembolsos(
   ctx: TenantContext,
   referencia: string,
   pedido: Pick<PedidoRow, 'lineas' | 'reembolsos'> & { id_venta: number },
-  reembolsos: RefundIntent[],
+  reembolsos: ReembolsoIntent[],
   deps: ProcessingDeps,
   awaitLineas: boolean,
   /** The sale's line ids when the caller has just read them. */
@@ -242,7 +249,7 @@ async function applyReembolsos(
   let esperando = false;
   const pending = reembolsos.filter((r) => !aplicados.includes(r.id));
   if (pending.length === 0) return { aplicados, notas, esperando };
-  const idsDetalle = knownDetalleIds ?? (await deps.sales.saleLineIds(ctx, pedido.id_venta));
+  const idsDetalle = knownDetalleIds ?? (await deps.sales.ventaLineIds(ctx, pedido.id_venta));
   for (const reembolso of pending) {
     if (reembolso.lineas.length === 0 && awaitLineas) {
       notas.push(`Reembolso ${reembolso.id} de ${cents(reembolso.monto)} sin líneas en el webhook: sus líneas llegan con la conciliación`);
@@ -262,7 +269,7 @@ async function bookReembolso(
   ctx: TenantContext,
   referencia: string,
   pedido: Pick<PedidoRow, 'lineas'> & { id_venta: number; idsDetalle: number[] },
-  reembolso: RefundIntent,
+  reembolso: ReembolsoIntent,
   deps: ProcessingDeps,
 ): Promise<string[]> {
   const detalle = (idLinea: string) => {
@@ -279,7 +286,7 @@ async function bookReembolso(
   ] as const) {
     const lineas = reembolso.lineas.filter((l) => l.reponer === reponer);
     if (lineas.length === 0) continue;
-    const devolucion = await deps.returns.createReturn(ctx, {
+    const devolucion = await deps.returns.createDevolucion(ctx, {
       id_venta: pedido.id_venta,
       fecha: new Date().toISOString().slice(0, 10),
       tipo,
@@ -297,7 +304,7 @@ async function bookReembolso(
 /** A cancelled or fully refunded order whose sale already has returns: the rest of the sale is returned. */
 async function returnTheRest(ctx: TenantContext, referencia: string, idVenta: number, deps: ProcessingDeps): Promise<string> {
   try {
-    const devolucion = await deps.returns.createReturn(ctx, {
+    const devolucion = await deps.returns.createDevolucion(ctx, {
       id_venta: idVenta,
       fecha: new Date().toISOString().slice(0, 10),
       tipo: 'anulacion_factura',

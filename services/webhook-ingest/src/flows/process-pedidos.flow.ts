@@ -3,7 +3,7 @@ import { inTransaction } from '@erp/db';
 import { finishEntrega, lockEntregas, type LockedEntrega } from '../db/entrega.repository';
 import { lockPedidos } from '../db/pedido.repository';
 import type { WebhookDb } from '../db/tables';
-import { decideOrder, orderIntent, type OrderIntent } from '../domain/orders';
+import { decidePedido, pedidoIntent, type PedidoIntent } from '../domain/pedidos';
 import type { ProcessResult } from './process-entrega.flow';
 import { makePedidoVentas, type NuevoPedido } from './pedido-ventas.flow';
 import { parseBody, ventaMade, type ProcessingDeps } from './process-pedido.flow';
@@ -40,7 +40,7 @@ export async function processPedidoGroup(
     );
     const pedidos: Array<NuevoPedido> = [];
     for (const { entrega, intent } of candidates) {
-      const decision = decideOrder(intent, known.get(intent.referencia));
+      const decision = decidePedido(intent, known.get(intent.referencia));
       if (decision.kind === 'crear') pedidos.push({ entrega, intent, estado: decision.estado });
     }
     const made = await makePedidoVentas(trx, pedidos, deps, `webhook-${first.id}+${pedidos.length}`);
@@ -64,8 +64,8 @@ async function candidatesOf(
   trx: Transaction<WebhookDb>,
   ids: readonly number[],
   results: Map<number, ProcessResult>,
-): Promise<Array<{ entrega: LockedEntrega; intent: OrderIntent }>> {
-  const candidates: Array<{ entrega: LockedEntrega; intent: OrderIntent }> = [];
+): Promise<Array<{ entrega: LockedEntrega; intent: PedidoIntent }>> {
+  const candidates: Array<{ entrega: LockedEntrega; intent: PedidoIntent }> = [];
   const seen = new Set<string>();
   for (const entrega of await lockEntregas(trx, ids)) {
     if (entrega.estado !== 'recibida') {
@@ -84,9 +84,9 @@ async function candidatesOf(
 }
 
 /** What the delivery's order asks, or undefined when it cannot be read (processed alone, it fails with the reason). */
-function readIntent(entrega: LockedEntrega): OrderIntent | undefined {
+function readIntent(entrega: LockedEntrega): PedidoIntent | undefined {
   try {
-    return orderIntent(entrega.plataforma, parseBody(entrega));
+    return pedidoIntent(entrega.plataforma, parseBody(entrega));
   } catch {
     return undefined;
   }

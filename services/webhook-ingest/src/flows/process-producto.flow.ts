@@ -4,7 +4,7 @@ import type { LockedEntrega } from '../db/entrega.repository';
 import { lockMapeo, upsertMapeo } from '../db/mapeo.repository';
 import type { WebhookDb } from '../db/tables';
 import { Unprocessable } from '../domain/failures';
-import { wooProductIntent, type ProductIntent } from '../domain/products';
+import { wooProductoIntent, type ProductoIntent } from '../domain/productos';
 import { parseBody, type Outcome, type ProcessingDeps } from './process-pedido.flow';
 
 /**
@@ -14,7 +14,7 @@ import { parseBody, type Outcome, type ProcessingDeps } from './process-pedido.f
  * shop, then name, price and enabled when they differ.
  */
 export async function processProducto(trx: Transaction<WebhookDb>, entrega: LockedEntrega, deps: ProcessingDeps): Promise<Outcome> {
-  const intent = wooProductIntent(parseBody(entrega));
+  const intent = wooProductoIntent(parseBody(entrega));
   if (!intent) throw new Unprocessable('El producto no trae id');
   const mapeo = await lockMapeo(trx, entrega.empresa_id, entrega.plataforma, intent.id_externo);
   if (mapeo?.version && intent.version && intent.version < mapeo.version) {
@@ -24,7 +24,7 @@ export async function processProducto(trx: Transaction<WebhookDb>, entrega: Lock
 
   if (intent.eliminado) {
     if (!mapeo) return { estado: 'ignorada', motivo: 'Producto eliminado en la plataforma sin producto vinculado' };
-    await deps.catalog.updateProduct(ctx, mapeo.producto_id, { enable: 0 });
+    await deps.catalog.updateProducto(ctx, mapeo.producto_id, { enable: 0 });
     return { estado: 'procesada', motivo: 'Producto deshabilitado' };
   }
 
@@ -46,7 +46,7 @@ export async function processProducto(trx: Transaction<WebhookDb>, entrega: Lock
 async function applyProducto(
   ctx: TenantContext,
   entrega: LockedEntrega,
-  intent: ProductIntent,
+  intent: ProductoIntent,
   mapeado: number | undefined,
   deps: ProcessingDeps,
 ): Promise<number> {
@@ -61,11 +61,11 @@ async function applyProducto(
     if (intent.precio !== null && Number(intent.precio) !== Number(current.precio)) changes.precio = intent.precio;
     if ((intent.activo ? 1 : 0) !== current.enable) changes.enable = intent.activo ? 1 : 0;
     await applyStock(ctx, entrega, intent, current.id, deps);
-    if (Object.keys(changes).length > 0) await deps.catalog.updateProduct(ctx, current.id, changes);
+    if (Object.keys(changes).length > 0) await deps.catalog.updateProducto(ctx, current.id, changes);
     return current.id;
   }
   if (!intent.sku) throw new Unprocessable('El producto vinculado ya no existe y el producto no trae SKU');
-  const productoId = await deps.catalog.createProduct(ctx, {
+  const productoId = await deps.catalog.createProducto(ctx, {
     codigo: intent.sku,
     nombre: intent.nombre ?? intent.sku,
     precio: intent.precio ?? '0',
@@ -78,7 +78,7 @@ async function applyProducto(
 async function applyStock(
   ctx: TenantContext,
   entrega: LockedEntrega,
-  intent: ProductIntent,
+  intent: ProductoIntent,
   productoId: number,
   deps: ProcessingDeps,
 ): Promise<void> {

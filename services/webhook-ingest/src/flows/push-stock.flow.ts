@@ -5,16 +5,16 @@ import {
   failStock,
   pushTargets,
   recordPush,
-  saveShopProducts,
+  saveTiendaProductos,
   settleStock,
-  shopProducts,
+  knownTiendaProductos,
   type ClaimedStock,
   type PushTarget,
 } from '../db/stock.repository';
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
 import type { InventoryPort } from '../ports/inventory.port';
-import { openTargetShop, type CallPolicy, type ShopApi, type StockWriteItem } from '../ports/shops';
+import { openTargetShop, type CallPolicy, type TiendaApi, type StockWriteItem } from '../ports/shops';
 
 export interface StockPushDeps {
   db: Kysely<WebhookDb>;
@@ -24,7 +24,7 @@ export interface StockPushDeps {
   inventory: Pick<InventoryPort, 'resolve'>;
   context(empresaId: number, usuarioId: number, requestId: string): Promise<TenantContext>;
   /** The shop's client (tests may put another in its place). */
-  openTienda?: (target: PushTarget, secrets: ShopSecrets) => ShopApi;
+  openTienda?: (target: PushTarget, secrets: ShopSecrets) => TiendaApi;
   logger: Logger;
   /** A push the shop took: its lag (first change → written), products written and changes they carried. */
   onPushed?: (lagMs: number, writes: number, cambios: number) => void;
@@ -139,22 +139,22 @@ async function stockNow(deps: StockPushDeps, target: PushTarget, rows: readonly 
 }
 
 /** How the shop names the products: from what we learnt, else asked (a SKU it lacked is asked again after an hour). */
-async function tiendaProductos(db: Kysely<WebhookDb>, tienda: ShopApi, integracionId: number, rows: readonly ClaimedStock[]) {
+async function tiendaProductos(db: Kysely<WebhookDb>, tienda: TiendaApi, integracionId: number, rows: readonly ClaimedStock[]) {
   const codigos = rows.map((r) => r.codigo);
-  const known = await shopProducts(db, integracionId, codigos);
+  const known = await knownTiendaProductos(db, integracionId, codigos);
   const ask = codigos.filter((c) => {
     const k = known.get(c);
     return !k || (k.id_externo === null && Date.now() - k.revisado_at.getTime() > RECHECK_UNMAPPED_MS);
   });
   if (ask.length > 0) {
-    const found = await tienda.findProducts(ask);
+    const found = await tienda.findProductos(ask);
     const learnt = ask.map((codigo) => ({
       codigo,
       id_externo: found.get(codigo)?.id_externo ?? null,
       id_padre: found.get(codigo)?.id_padre ?? null,
       leido: null,
     }));
-    await saveShopProducts(db, integracionId, learnt);
+    await saveTiendaProductos(db, integracionId, learnt);
     for (const l of learnt) known.set(l.codigo, { ...l, revisado_at: new Date() });
   }
   return known;
@@ -168,12 +168,12 @@ async function recordWrites(
   deps: StockPushDeps,
   integracionId: number,
   items: readonly WriteItem[],
-  result: Awaited<ReturnType<ShopApi['setStock']>>,
+  result: Awaited<ReturnType<TiendaApi['setStock']>>,
 ): Promise<void> {
   const { db, owner } = deps;
   const byCodigo = new Map(items.map((i) => [i.codigo, i]));
   const written = result.written.map((w) => ({ ...w, item: byCodigo.get(w.codigo)! }));
-  await saveShopProducts(
+  await saveTiendaProductos(
     db,
     integracionId,
     written.map((w) => ({ codigo: w.codigo, id_externo: w.item.ref.id_externo, id_padre: w.item.ref.id_padre, leido: w.cantidad })),
@@ -193,7 +193,7 @@ async function recordWrites(
   for (const f of result.failed) {
     const row = byCodigo.get(f.codigo)!.row;
     // Forget what we thought the shop held: the next attempt reads it again.
-    await saveShopProducts(db, integracionId, [
+    await saveTiendaProductos(db, integracionId, [
       { codigo: f.codigo, id_externo: byCodigo.get(f.codigo)!.ref.id_externo, id_padre: byCodigo.get(f.codigo)!.ref.id_padre, leido: null },
     ]);
     await failStock(db, owner, integracionId, [row.producto_id], f.error.slice(0, 500), stockRetryMs(row.intentos));

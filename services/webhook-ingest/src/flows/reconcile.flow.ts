@@ -2,11 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from '@erp/bus';
 import type { EstadoSuscripcion, PasadaConciliacion } from '@erp/contracts';
-import { finishPass, knownOrders, renewLease, type ClaimedPass } from '../db/conciliacion.repository';
+import { finishPass, knownPedidos, renewLease, type ClaimedPass } from '../db/conciliacion.repository';
 import { insertEntregas } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
 import { credentialsContext, openSecrets, type Keyring, type ShopSecrets } from '../domain/credentials';
-import { openShop, type CallPolicy, type OrderStamp, type ShopApi, type ShopOrder } from '../ports/shops';
+import { openShop, type CallPolicy, type PedidoStamp, type TiendaApi, type PedidoTienda } from '../ports/shops';
 
 export interface ReconcileDeps {
   db: Kysely<WebhookDb>;
@@ -20,7 +20,7 @@ export interface ReconcileDeps {
   /** This replica's name in the leases it holds. */
   owner: string;
   /** The shop's client (tests may put another in its place). */
-  openTienda?: (claimed: ClaimedPass, secrets: ShopSecrets) => ShopApi;
+  openTienda?: (claimed: ClaimedPass, secrets: ShopSecrets) => TiendaApi;
   /** Deliveries were stored: their events wait in the outbox. */
   onStored: () => void;
   logger: Logger;
@@ -115,17 +115,17 @@ async function runPass(deps: ReconcileDeps, claimed: ClaimedPass, tally: Tally):
  * with every page, and stores those owed. Answers the read's failure, if it failed: the
  * subscriptions are kept alive even when the orders could not all be read.
  */
-async function readPedidos(deps: ReconcileDeps, claimed: ClaimedPass, tienda: ShopApi, tally: Tally): Promise<unknown> {
+async function readPedidos(deps: ReconcileDeps, claimed: ClaimedPass, tienda: TiendaApi, tally: Tally): Promise<unknown> {
   const { db } = deps;
   const id = claimed.integracion_id;
   const since = new Date((claimed.marca ?? claimed.creada_at).getTime() - deps.overlapMs);
   let known: Known = new Map();
   try {
-    tally.leidos = await tienda.ordersChangedSince(since, {
+    tally.leidos = await tienda.pedidosChangedSince(since, {
       wanted: async (stamps) => {
         if (!(await renewLease(db, id, deps.owner, deps.leaseMs))) throw new LeaseLost();
         for (const s of stamps) if (!tally.marca || s.version > tally.marca) tally.marca = s.version;
-        known = await knownOrders(
+        known = await knownPedidos(
           db,
           claimed.empresa_id,
           id,
@@ -151,7 +151,7 @@ class LeaseLost extends Error {}
 const defaultTienda = (policy: CallPolicy) => (claimed: ClaimedPass, secrets: ShopSecrets) =>
   openShop(claimed.plataforma, claimed.tienda_url, secrets, policy);
 
-type Known = Awaited<ReturnType<typeof knownOrders>>;
+type Known = Awaited<ReturnType<typeof knownPedidos>>;
 
 /**
  * Whether an order listed at `version` is owed to the intake: not when we applied that version or
@@ -159,7 +159,7 @@ type Known = Awaited<ReturnType<typeof knownOrders>>;
  * not while a delivery of it waits to be processed (that one brings it; a newer version comes in
  * the next pass).
  */
-export function owed(k: Known extends Map<string, infer V> ? V | undefined : never, stamp: OrderStamp): boolean {
+export function owed(k: Known extends Map<string, infer V> ? V | undefined : never, stamp: PedidoStamp): boolean {
   if (!k) return true;
   if (k.cancelado || k.esperando) return false;
   // A refund whose lines are still to come: the order is read again, with them.
@@ -173,7 +173,7 @@ export function owed(k: Known extends Map<string, infer V> ? V | undefined : nev
  * Stores the orders read whole as deliveries of origin `conciliacion`. `nuevos`: orders never
  * seen by any path before, the webhooks that did not come.
  */
-async function intake(deps: ReconcileDeps, claimed: ClaimedPass, pedidos: ShopOrder[], known: Known) {
+async function intake(deps: ReconcileDeps, claimed: ClaimedPass, pedidos: PedidoTienda[], known: Known) {
   const requestId = `conciliacion-${claimed.integracion_id}-${randomUUID()}`;
   const stored = await insertEntregas(
     deps.db,

@@ -3,8 +3,8 @@ import { inventorySubjects, type ReplyOf, type RequestOf, type TenantContext } f
 
 /** What product updates need of the inventory's catalog besides stock. */
 export interface CatalogPort {
-  updateProduct(ctx: TenantContext, id: number, changes: { nombre?: string; precio?: string; enable?: 0 | 1 }): Promise<void>;
-  createProduct(
+  updateProducto(ctx: TenantContext, id: number, changes: { nombre?: string; precio?: string; enable?: 0 | 1 }): Promise<void>;
+  createProducto(
     ctx: TenantContext,
     product: { codigo: string; nombre: string; precio: string; enable: 0 | 1; tipo?: 'Producto' | 'Servicio' },
   ): Promise<number>;
@@ -13,11 +13,11 @@ export interface CatalogPort {
 /** The catalog over the bus: `inventory.product.update` and `inventory.product.create`. */
 export function busCatalog(bus: Bus): CatalogPort {
   return {
-    updateProduct: async (ctx, id, cambios) => {
+    updateProducto: async (ctx, id, cambios) => {
       await bus.request(inventorySubjects, 'inventory.product.update', { id, cambios }, ctx);
     },
     // A code that exists already answers its product, so a replayed creation makes no second one.
-    createProduct: async (ctx, product) => (await bus.request(inventorySubjects, 'inventory.product.create', product, ctx)).id,
+    createProducto: async (ctx, product) => (await bus.request(inventorySubjects, 'inventory.product.create', product, ctx)).id,
   };
 }
 

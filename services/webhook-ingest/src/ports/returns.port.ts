@@ -1,7 +1,7 @@
 import type { Bus } from '@erp/bus';
 import { returnsPlatformSubjects, type TenantContext, type TipoDevolucion } from '@erp/contracts';
 
-export interface ReturnInput {
+export interface DevolucionInput {
   id_venta: number;
   fecha: string;
   tipo: TipoDevolucion;
@@ -14,13 +14,13 @@ export interface ReturnInput {
 /** What refunds need of the returns service. */
 export interface ReturnsPort {
   /** Books a return (stock back unless `descuento_ajuste`); the same `referencia` answers the same return. */
-  createReturn(ctx: TenantContext, input: ReturnInput): Promise<{ id: number; total: string; idempotent: boolean }>;
+  createDevolucion(ctx: TenantContext, input: DevolucionInput): Promise<{ id: number; total: string; idempotent: boolean }>;
 }
 
 /** Returns over the bus: `returns.platform.create`, as the integration's user. */
 export function busReturns(bus: Bus): ReturnsPort {
   return {
-    createReturn: async (ctx, input) => {
+    createDevolucion: async (ctx, input) => {
       const reply = await bus.request(
         returnsPlatformSubjects,
         'returns.platform.create',

@@ -4,7 +4,7 @@ import { salesApiSubjects, salesPlatformSubjects, type TenantContext } from '@er
 /** How long one batch of platform sales may go on starting sales: its reply comes well within the bus's timeout. */
 const BATCH_BUDGET_MS = 5_000;
 
-export interface SaleLine {
+export interface VentaLine {
   id_producto: number;
   cantidad: string;
   /** Unit price including tax. */
@@ -12,7 +12,7 @@ export interface SaleLine {
   descuento: string;
 }
 
-export interface CreateSaleInput {
+export interface CreateVentaInput {
   referencia_externa: string;
   fecha: string;
   estado: 'Completada' | 'Pendiente';
@@ -26,33 +26,33 @@ export interface CreateSaleInput {
   /** Platform orders are already taken: their stock may go below zero. */
   permitir_sin_stock: true;
   origen: 'woocommerce' | 'shopify';
-  detalles: SaleLine[];
+  detalles: VentaLine[];
 }
 
 /** What order processing needs of the sales service. */
-export interface SalesPort {
+export interface VentasPort {
   /** Creates the sale through the invoicing pipeline; the same `referencia_externa` gives the same sale. */
-  createSale(ctx: TenantContext, input: CreateSaleInput): Promise<{ id: number; idempotent: boolean }>;
+  createVenta(ctx: TenantContext, input: CreateVentaInput): Promise<{ id: number; idempotent: boolean }>;
   /**
    * Creates the sales through the batch pipeline (`sales.batch.create`), in order, each as
-   * `createSale` would. A sale refused, or not started because the batch ran out of time,
+   * `createVenta` would. A sale refused, or not started because the batch ran out of time,
    * answers undefined: its caller makes it alone, where its refusal is told as usual.
    */
-  createSales(ctx: TenantContext, inputs: readonly CreateSaleInput[]): Promise<Array<{ id: number; idempotent: boolean } | undefined>>;
+  createVentas(ctx: TenantContext, inputs: readonly CreateVentaInput[]): Promise<Array<{ id: number; idempotent: boolean } | undefined>>;
   /** Annuls the sale (stock returned once; annulling again moves nothing). */
-  annulSale(ctx: TenantContext, idVenta: number): Promise<void>;
+  annulVenta(ctx: TenantContext, idVenta: number): Promise<void>;
   /** The company's customer with this email (case-insensitive), created with this name when missing. */
-  findOrCreateCustomer(ctx: TenantContext, cliente: { email: string; nombre: string | null }): Promise<number>;
-  /** Turns the sale into Completada when it is still Pendiente; answers whether it changed it, and the ids of the sale's lines as `saleLineIds` does. */
+  findOrCreateCliente(ctx: TenantContext, cliente: { email: string; nombre: string | null }): Promise<number>;
+  /** Turns the sale into Completada when it is still Pendiente; answers whether it changed it, and the ids of the sale's lines as `ventaLineIds` does. */
   completeIfPending(ctx: TenantContext, idVenta: number): Promise<{ completed: boolean; lineIds: number[] }>;
   /** The sale made for this reference, if one was (it may exist without our record of it after a crash). */
-  saleByReference(ctx: TenantContext, referencia: string): Promise<number | null>;
+  ventaByReferencia(ctx: TenantContext, referencia: string): Promise<number | null>;
   /** The ids of the sale's lines, in the order they were created. */
-  saleLineIds(ctx: TenantContext, idVenta: number): Promise<number[]>;
+  ventaLineIds(ctx: TenantContext, idVenta: number): Promise<number[]>;
 }
 
 /** The pipeline's request for a sale, with the platform as origin. */
-const saleRequest = ({ detalles, ...rest }: CreateSaleInput) => ({
+const saleRequest = ({ detalles, ...rest }: CreateVentaInput) => ({
   ...rest,
   // The pipeline takes JSON numbers; these have at most 4 decimals (prices 2), so they are exact.
   detalles: detalles.map((l) => ({
@@ -64,13 +64,13 @@ const saleRequest = ({ detalles, ...rest }: CreateSaleInput) => ({
 });
 
 /** Sales over the bus: `sales.create` and `sales.batch.create` with the platform as origin, and the platform subjects. */
-export function busSales(bus: Bus): SalesPort {
+export function busSales(bus: Bus): VentasPort {
   return {
-    createSale: async (ctx, input) => {
+    createVenta: async (ctx, input) => {
       const reply = await bus.request(salesApiSubjects, 'sales.create', saleRequest(input), ctx);
       return { id: reply.venta.id, idempotent: reply.idempotent };
     },
-    createSales: async (ctx, inputs) => {
+    createVentas: async (ctx, inputs) => {
       const reply = await bus.request(
         salesApiSubjects,
         'sales.batch.create',
@@ -82,7 +82,7 @@ export function busSales(bus: Bus): SalesPort {
       );
       return inputs.map((_, indice) => made.get(indice));
     },
-    annulSale: async (ctx, idVenta) => {
+    annulVenta: async (ctx, idVenta) => {
       await bus.request(salesPlatformSubjects, 'sales.sale.annul', { id_venta: idVenta }, ctx);
     },
     completeIfPending: async (ctx, idVenta) => {
@@ -93,11 +93,11 @@ export function busSales(bus: Bus): SalesPort {
       await bus.request(salesApiSubjects, 'sales.update', { id: idVenta, cambios: { estado: 'Completada' } }, ctx);
       return { completed: true, lineIds };
     },
-    findOrCreateCustomer: async (ctx, cliente) =>
+    findOrCreateCliente: async (ctx, cliente) =>
       (await bus.request(salesPlatformSubjects, 'sales.customer.find-or-create', cliente, ctx)).id,
-    saleByReference: async (ctx, referencia) =>
+    ventaByReferencia: async (ctx, referencia) =>
       (await bus.request(salesPlatformSubjects, 'sales.sale.by-reference', { referencia_externa: referencia }, ctx))?.id ?? null,
-    saleLineIds: async (ctx, idVenta) =>
+    ventaLineIds: async (ctx, idVenta) =>
       (await bus.request(salesApiSubjects, 'sales.sale.get', { id: idVenta }, ctx)).detalles.map((d) => d.id),
   };
 }

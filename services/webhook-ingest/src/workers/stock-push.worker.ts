@@ -3,7 +3,7 @@ import { startPeriodic, type Worker } from '@erp/runtime';
 import { claimStock, type PushTarget } from '../db/stock.repository';
 import type { ShopSecrets } from '../domain/credentials';
 import { pushStock, type StockPushDeps } from '../flows/push-stock.flow';
-import { openTargetShop, type ShopApi } from '../ports/shops';
+import { openTargetShop, type TiendaApi } from '../ports/shops';
 
 export interface StockPushOptions extends StockPushDeps {
   /** How long after a product's first change its push waits for more (a burst of sales is one write). */
@@ -22,9 +22,9 @@ export interface StockPushOptions extends StockPushDeps {
 export function startStockPush(options: StockPushOptions): Worker {
   // One client per integration and credentials, kept between rounds: what it learnt of the shop
   // (Shopify's location, its cost bucket) is not asked again at every push.
-  const clients = new Map<number, { key: string; shop: ShopApi }>();
+  const clients = new Map<number, { key: string; shop: TiendaApi }>();
   const open = options.openTienda ?? openTargetShop(options.policy);
-  const cached = (target: PushTarget, secrets: ShopSecrets): ShopApi => {
+  const cached = (target: PushTarget, secrets: ShopSecrets): TiendaApi => {
     const key = createHash('sha256')
       .update(`${target.tienda_url}\n${target.tienda_ubicacion}\n`)
       .update(target.tienda_credenciales!)

@@ -1,7 +1,7 @@
 import type { Plataforma } from '@erp/contracts';
 import type { PushTarget } from '../../db/stock.repository';
 import type { ShopSecrets } from '../../domain/credentials';
-import type { CallPolicy, ShopApi } from './shop';
+import type { CallPolicy, TiendaApi } from './shop';
 import { shopifyShop } from './shopify';
 import { wooShop } from './woocommerce';
 
@@ -9,16 +9,16 @@ export {
   DEFAULT_CALL_POLICY,
   ShopCallError,
   type CallPolicy,
-  type OrderStamp,
-  type ShopApi,
-  type ShopOrder,
+  type PedidoStamp,
+  type TiendaApi,
+  type PedidoTienda,
   type ShopProductRef,
   type StockWriteItem,
   type SubscriptionCheck,
 } from './shop';
 
 /** The shop's Admin API client for an integration's platform, URL and credentials. */
-export function openShop(plataforma: Plataforma, url: string, secrets: ShopSecrets, policy: CallPolicy): ShopApi {
+export function openShop(plataforma: Plataforma, url: string, secrets: ShopSecrets, policy: CallPolicy): TiendaApi {
   if (plataforma === 'woocommerce') return wooShop({ url, clave: secrets.clave ?? '', secreto: secrets.secreto ?? '' }, policy);
   return shopifyShop({ url, token: secrets.token ?? '' }, policy);
 }
@@ -26,5 +26,5 @@ export function openShop(plataforma: Plataforma, url: string, secrets: ShopSecre
 /** The client of an integration's shop, from its row (`tienda_url` set). */
 export const openTargetShop =
   (policy: CallPolicy) =>
-  (target: PushTarget, secrets: ShopSecrets): ShopApi =>
+  (target: PushTarget, secrets: ShopSecrets): TiendaApi =>
     openShop(target.plataforma, target.tienda_url!, secrets, policy);

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Plataforma } from '@erp/contracts';
 
 /** An order read from the shop, in the shape its webhooks send, ready for the same intake. */
-export interface ShopOrder extends Omit<OrderStamp, 'estado'> {
+export interface PedidoTienda extends Omit<PedidoStamp, 'estado'> {
   /** The order as a webhook body would carry it (JSON). */
   cuerpo: Buffer;
   /** The webhook topic it stands for. */
@@ -13,18 +13,18 @@ export interface ShopOrder extends Omit<OrderStamp, 'estado'> {
  * An order as the shop's listing names it: which, when it last changed (to the second), and its
  * state as our order's `estado_plataforma` records it (a change within the second shows there).
  */
-export interface OrderStamp {
+export interface PedidoStamp {
   referencia: string;
   version: Date;
   estado: string;
 }
 
 /** What reconciliation is handed, a page at a time. */
-export interface OrderPages {
+export interface PedidoPages {
   /** Of a page's orders, the ones we do not hold at their version (only those are read whole). */
-  wanted(stamps: OrderStamp[]): Promise<Set<string>>;
+  wanted(stamps: PedidoStamp[]): Promise<Set<string>>;
   /** The wanted orders of a page, whole. */
-  onPage(orders: ShopOrder[]): Promise<void>;
+  onPage(orders: PedidoTienda[]): Promise<void>;
 }
 
 /** What a pass found of our webhook subscriptions at the shop. */
@@ -53,17 +53,17 @@ export interface StockWriteResult {
 }
 
 /** The part of a shop's Admin API reconciliation and the stock push use. */
-export interface ShopApi {
+export interface TiendaApi {
   readonly plataforma: Plataforma;
   /** Every order changed at or after `since`, oldest change first, a page at a time; returns how many it listed. */
-  ordersChangedSince(since: Date, pages: OrderPages): Promise<number>;
+  pedidosChangedSince(since: Date, pages: PedidoPages): Promise<number>;
   /**
    * Our subscriptions for the order topics at `endpoint`: a disabled one re-activated, a missing
    * one created (signed with `secret` where the shop takes one).
    */
   keepSubscriptions(endpoint: string, secret: string | null): Promise<SubscriptionCheck>;
   /** How the shop names these SKUs; null for one it does not have. */
-  findProducts(codigos: readonly string[]): Promise<Map<string, ShopProductRef | null>>;
+  findProductos(codigos: readonly string[]): Promise<Map<string, ShopProductRef | null>>;
   /** Sets these quantities (at `ubicacion`, Shopify's location; its only active one when null), in bulk within the platform's limits. */
   setStock(items: readonly StockWriteItem[], ubicacion: string | null, key: string): Promise<StockWriteResult>;
   /** Every product (and variation) of the shop with a SKU: how it is named and the quantity it holds (null: stock not tracked). */

@@ -18,9 +18,9 @@ import {
   verdictFor,
   withRetries,
   type CallPolicy,
-  type OrderStamp,
-  type ShopApi,
-  type ShopOrder,
+  type PedidoStamp,
+  type TiendaApi,
+  type PedidoTienda,
   type ShopProductRef,
   type StockWriteItem,
   type StockWriteResult,
@@ -142,7 +142,7 @@ interface Throttle {
   at: number;
 }
 
-export function shopifyShop(shop: { url: string; token: string }, policy: CallPolicy): ShopApi {
+export function shopifyShop(shop: { url: string; token: string }, policy: CallPolicy): TiendaApi {
   const client = createAdminApiClient({
     storeDomain: shop.url,
     apiVersion: SHOPIFY_API_VERSION,
@@ -199,7 +199,7 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
       },
     );
 
-  const toShopOrder = (o: GraphqlOrder): ShopOrder => ({
+  const toShopOrder = (o: GraphqlOrder): PedidoTienda => ({
     referencia: platformOrderReference('shopify', o.legacyResourceId),
     version: new Date(o.updatedAt),
     cuerpo: Buffer.from(JSON.stringify(restShapedOrder(o))),
@@ -230,9 +230,9 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
   };
 
   /** Orders by id, whole: a batched read, then alone each one the batch did not hold whole. */
-  const readOrders = async (ids: string[]): Promise<ShopOrder[]> => {
+  const readOrders = async (ids: string[]): Promise<PedidoTienda[]> => {
     const batch = await byId(ids, BATCH_LIMITS);
-    const out: ShopOrder[] = [];
+    const out: PedidoTienda[] = [];
     for (const [i, id] of ids.entries()) {
       let order = batch[`o${i}`] ?? null;
       if (order && truncated(order, BATCH_LIMITS)) {
@@ -311,7 +311,7 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
 
   return {
     plataforma: 'shopify',
-    async findProducts(codigos) {
+    async findProductos(codigos) {
       const found = new Map<string, ShopProductRef | null>(codigos.map((c) => [c, null]));
       for (const part of chunks(codigos, SKUS_PER_QUERY)) {
         const fields = part
@@ -380,7 +380,7 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
         after = data.productVariants.pageInfo.endCursor;
       }
     },
-    async ordersChangedSince(since, pages) {
+    async pedidosChangedSince(since, pages) {
       const query = `updated_at:>='${since.toISOString()}'`;
       let listed = 0;
       let after: string | null = null;
@@ -396,7 +396,7 @@ export function shopifyShop(shop: { url: string; token: string }, policy: CallPo
             }>;
           };
         } = await request('orders', STAMPS, { query, after });
-        const stamps: OrderStamp[] = data.orders.nodes.map((n) => ({
+        const stamps: PedidoStamp[] = data.orders.nodes.map((n) => ({
           referencia: platformOrderReference('shopify', n.legacyResourceId),
           version: new Date(n.updatedAt),
           // As the order's intake records it: `cancelled` first, else the financial status.

@@ -6,8 +6,8 @@ import {
   verdictFor,
   withRetries,
   type CallPolicy,
-  type ShopApi,
-  type ShopOrder,
+  type TiendaApi,
+  type PedidoTienda,
   type ShopProductRef,
   type StockWriteResult,
   type SubscriptionCheck,
@@ -39,7 +39,7 @@ const gmt = (text: unknown): Date | null => {
 /** `2026-03-12T10:04:35`: the form WooCommerce's date parameters take (GMT with `dates_are_gmt`). */
 const wooTime = (d: Date) => d.toISOString().slice(0, 19);
 
-export function wooShop(shop: { url: string; clave: string; secreto: string }, policy: CallPolicy): ShopApi {
+export function wooShop(shop: { url: string; clave: string; secreto: string }, policy: CallPolicy): TiendaApi {
   const api = new WooCommerceRestApi({
     url: shop.url,
     consumerKey: shop.clave,
@@ -85,7 +85,7 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
   };
   return {
     plataforma: 'woocommerce',
-    async findProducts(codigos) {
+    async findProductos(codigos) {
       const found = new Map<string, ShopProductRef | null>(codigos.map((c) => [c, null]));
       // Products by SKU, a hundred SKUs a request; variations are found under their variable products.
       for (const part of chunks(codigos, PER_PAGE)) {
@@ -151,7 +151,7 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
       }
       return out;
     },
-    async ordersChangedSince(since, pages) {
+    async pedidosChangedSince(since, pages) {
       let listed = 0;
       let cursor = since;
       let page = 1;
@@ -180,7 +180,7 @@ export function wooShop(shop: { url: string; clave: string; secreto: string }, p
         }
         listed += listedHere.length;
         const wanted = listedHere.length > 0 ? await pages.wanted(listedHere) : new Set<string>();
-        const fresh: ShopOrder[] = [];
+        const fresh: PedidoTienda[] = [];
         for (const { raw, referencia, version } of listedHere) {
           if (!wanted.has(referencia)) continue;
           const order = await withRefundLines(raw);

@@ -1,8 +1,8 @@
 import { parseJsonExact } from './json';
 import { Decimal } from '@erp/contracts';
 import { parseAmount, unitPriceAndDiscount } from './money';
-import { decideOrder, planOrderSale, shopifyOrderIntent, spread, wooOrderIntent, type OrderIntent } from './orders';
-import { wooProductIntent } from './products';
+import { decidePedido, planPedidoVenta, shopifyPedidoIntent, spread, wooPedidoIntent, type PedidoIntent } from './pedidos';
+import { wooProductoIntent } from './productos';
 import { shopifyOrderBody, wooOrder, wooProduct } from '../../test/platform.factories';
 
 describe('unitPriceAndDiscount', () => {
@@ -13,9 +13,9 @@ describe('unitPriceAndDiscount', () => {
   });
 });
 
-describe('wooOrderIntent', () => {
+describe('wooPedidoIntent', () => {
   it('reads status, customer, payment method, version and lines (tax added to each line charge)', () => {
-    const sut = wooOrderIntent(
+    const sut = wooPedidoIntent(
       wooOrder({
         id: 727,
         status: 'processing',
@@ -63,7 +63,7 @@ describe('wooOrderIntent', () => {
   });
 
   it('reads shipping and fee lines, a negative fee included, each at its total plus its tax', () => {
-    const sut = wooOrderIntent({
+    const sut = wooPedidoIntent({
       ...wooOrder({
         id: 728,
         status: 'processing',
@@ -81,11 +81,11 @@ describe('wooOrderIntent', () => {
       { tipo: 'cargo', nombre: 'Empaque de regalo', cargo: parseAmount('2.26') },
       { tipo: 'cargo', nombre: 'Descuento fidelidad', cargo: parseAmount('-5.00') },
     ]);
-    expect(planOrderSale(sut).total).toBe('31.16');
+    expect(planPedidoVenta(sut).total).toBe('31.16');
   });
 
   it('reads refunds: the amount, and the lines the refund resource names (restocked, as the store refunded them)', () => {
-    const sut = wooOrderIntent({
+    const sut = wooPedidoIntent({
       ...wooOrder({ id: 723, status: 'completed', line_items: [] }),
       refunds: [
         { id: 726, reason: '', total: '-10.00' },
@@ -112,11 +112,11 @@ describe('wooOrderIntent', () => {
     ['failed', 'anular'],
     ['checkout-draft', 'ninguna'],
   ])('maps status %s to %s', (status, accion) => {
-    expect(wooOrderIntent(wooOrder({ id: 1, status, line_items: [] })).accion).toBe(accion);
+    expect(wooPedidoIntent(wooOrder({ id: 1, status, line_items: [] })).accion).toBe(accion);
   });
 });
 
-describe('shopifyOrderIntent', () => {
+describe('shopifyPedidoIntent', () => {
   const line = {
     id: '866550311766439020',
     product_id: '632910392',
@@ -128,7 +128,7 @@ describe('shopifyOrderIntent', () => {
   };
 
   it('reads an order with ids beyond 2^53 exactly', () => {
-    const sut = shopifyOrderIntent(
+    const sut = shopifyPedidoIntent(
       parseJsonExact(shopifyOrderBody({ id: '820982911946154508', financial_status: 'paid', gateway: 'bogus', line_items: [line] })),
     );
     expect(sut).toMatchObject({
@@ -155,7 +155,7 @@ describe('shopifyOrderIntent', () => {
       const order = JSON.parse(shopifyOrderBody({ id: '1', financial_status: 'paid', line_items: [{ ...line, id: '11', quantity: 1 }] }));
       order.taxes_included = taxes_included;
       order.line_items[0].tax_lines = [{ price: '13.00', rate: 0.13, title: 'IVA' }];
-      return shopifyOrderIntent(order).productos[0]!.cargo;
+      return shopifyPedidoIntent(order).productos[0]!.cargo;
     };
     expect(withTax(false)).toEqual(parseAmount('212.00'));
     expect(withTax(true)).toEqual(parseAmount('199.00'));
@@ -171,29 +171,29 @@ describe('shopifyOrderIntent', () => {
     ['paid', '2026-03-12T11:00:00-06:00', 'anular'],
   ])('maps financial_status %s (cancelled_at %s) to %s', (financial_status, cancelled_at, accion) => {
     expect(
-      shopifyOrderIntent(parseJsonExact(shopifyOrderBody({ id: '1', financial_status, cancelled_at, line_items: [line] }))).accion,
+      shopifyPedidoIntent(parseJsonExact(shopifyOrderBody({ id: '1', financial_status, cancelled_at, line_items: [line] }))).accion,
     ).toBe(accion);
   });
 });
 
-describe('decideOrder', () => {
-  const intent = (accion: OrderIntent['accion'], version: string) => ({ accion, estado_plataforma: accion, version: new Date(version) });
+describe('decidePedido', () => {
+  const intent = (accion: PedidoIntent['accion'], version: string) => ({ accion, estado_plataforma: accion, version: new Date(version) });
 
   it('creates once, then recognises the sale', () => {
-    expect(decideOrder(intent('completar', '2026-03-12T10:00:00Z'), undefined)).toEqual({ kind: 'crear', estado: 'Completada' });
-    expect(decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), { version: null, id_venta: null, cancelado: false })).toEqual({
+    expect(decidePedido(intent('completar', '2026-03-12T10:00:00Z'), undefined)).toEqual({ kind: 'crear', estado: 'Completada' });
+    expect(decidePedido(intent('pendiente', '2026-03-12T10:00:00Z'), { version: null, id_venta: null, cancelado: false })).toEqual({
       kind: 'crear',
       estado: 'Pendiente',
     });
     expect(
-      decideOrder(intent('completar', '2026-03-12T10:00:00Z'), {
+      decidePedido(intent('completar', '2026-03-12T10:00:00Z'), {
         version: new Date('2026-03-12T10:00:00Z'),
         id_venta: 9,
         cancelado: false,
       }),
     ).toEqual({ kind: 'completar', id_venta: 9 });
     expect(
-      decideOrder(intent('pendiente', '2026-03-12T10:00:00Z'), {
+      decidePedido(intent('pendiente', '2026-03-12T10:00:00Z'), {
         version: new Date('2026-03-12T10:00:00Z'),
         id_venta: 9,
         cancelado: false,
@@ -203,22 +203,30 @@ describe('decideOrder', () => {
 
   it('never resurrects a cancelled order, and ignores deliveries older than the newest applied', () => {
     expect(
-      decideOrder(intent('anular', '2026-03-12T11:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
+      decidePedido(intent('anular', '2026-03-12T11:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
     ).toEqual({ kind: 'anular' });
     expect(
-      decideOrder(intent('completar', '2026-03-12T12:00:00Z'), { version: new Date('2026-03-12T11:00:00Z'), id_venta: 9, cancelado: true }),
+      decidePedido(intent('completar', '2026-03-12T12:00:00Z'), {
+        version: new Date('2026-03-12T11:00:00Z'),
+        id_venta: 9,
+        cancelado: true,
+      }),
     ).toMatchObject({ kind: 'ignorar' });
     expect(
-      decideOrder(intent('anular', '2026-03-12T09:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
+      decidePedido(intent('anular', '2026-03-12T09:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
     ).toMatchObject({ kind: 'ignorar' });
   });
 
   it('applies a cancellation with the same modification time as the sale it cancels (one-second resolution)', () => {
     expect(
-      decideOrder(intent('anular', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
+      decidePedido(intent('anular', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: false }),
     ).toEqual({ kind: 'anular' });
     expect(
-      decideOrder(intent('completar', '2026-03-12T10:00:00Z'), { version: new Date('2026-03-12T10:00:00Z'), id_venta: 9, cancelado: true }),
+      decidePedido(intent('completar', '2026-03-12T10:00:00Z'), {
+        version: new Date('2026-03-12T10:00:00Z'),
+        id_venta: 9,
+        cancelado: true,
+      }),
     ).toMatchObject({ kind: 'ignorar' });
   });
 });
@@ -233,8 +241,8 @@ describe('spread', () => {
   });
 });
 
-describe('planOrderSale', () => {
-  const base = (over: Partial<OrderIntent>): OrderIntent => ({
+describe('planPedidoVenta', () => {
+  const base = (over: Partial<PedidoIntent>): PedidoIntent => ({
     referencia: 'woo-1',
     accion: 'completar',
     estado_plataforma: 'processing',
@@ -258,11 +266,11 @@ describe('planOrderSale', () => {
     cantidad: parseAmount(cantidad)!,
     cargo: parseAmount(cargo)!,
   });
-  const charged = (plan: ReturnType<typeof planOrderSale>) =>
+  const charged = (plan: ReturnType<typeof planPedidoVenta>) =>
     plan.lineas.map((l) => (Math.round(Number(l.cantidad) * Number(l.precio) * 100) - Math.round(Number(l.descuento) * 100)) / 100);
 
   it('sells shipping and fees as service lines, so the sale adds up to the order total', () => {
-    const sut = planOrderSale(
+    const sut = planPedidoVenta(
       base({
         total: parseAmount('29.35'),
         productos: [product(2, '6.45'), product(1, '12.90')],
@@ -276,7 +284,7 @@ describe('planOrderSale', () => {
   });
 
   it('spreads a negative fee and the unallocated discount over the lines to the cent', () => {
-    const sut = planOrderSale(
+    const sut = planPedidoVenta(
       base({
         total: parseAmount('80.00'),
         productos: [product(3, '60.00'), product(1, '30.00')],
@@ -290,26 +298,26 @@ describe('planOrderSale', () => {
   });
 
   it('takes the platform total as the authority: a surplus of the parts is a discount, a shortfall a charge line, both noted', () => {
-    const over = planOrderSale(base({ total: parseAmount('9.99'), productos: [product(1, '10.00')] }));
+    const over = planPedidoVenta(base({ total: parseAmount('9.99'), productos: [product(1, '10.00')] }));
     expect(over).toMatchObject({ total: '9.99', notas: [expect.stringContaining('0.01 se registra como descuento')] });
-    const under = planOrderSale(base({ total: parseAmount('10.50'), productos: [product(1, '10.00')] }));
+    const under = planPedidoVenta(base({ total: parseAmount('10.50'), productos: [product(1, '10.00')] }));
     expect(under.lineas.map((l) => l.origen)).toEqual([{ producto: 0 }, { servicio: 'Ajuste al total del pedido' }]);
     expect(charged(under)).toEqual([10, 0.5]);
     expect(under.notas).toEqual([expect.stringContaining('0.50 se registra como cargo')]);
   });
 
   it('refuses an order whose discounts exceed its lines, or a line charged a negative amount', () => {
-    expect(() => planOrderSale(base({ productos: [product(1, '10.00')], descuento: parseAmount('10.01')! }))).toThrow(
+    expect(() => planPedidoVenta(base({ productos: [product(1, '10.00')], descuento: parseAmount('10.01')! }))).toThrow(
       'superan la suma de sus líneas (10.00)',
     );
-    expect(() => planOrderSale(base({ productos: [product(1, '-1.00')] }))).toThrow('importe negativo (-1.00)');
+    expect(() => planPedidoVenta(base({ productos: [product(1, '-1.00')] }))).toThrow('importe negativo (-1.00)');
   });
 });
 
-describe('wooProductIntent', () => {
+describe('wooProductoIntent', () => {
   it('takes the sale price over the regular one, status publish as enabled, and stock when managed', () => {
     expect(
-      wooProductIntent(
+      wooProductoIntent(
         wooProduct({ id: 794, name: 'Camiseta', sku: 'CAM-01', regular_price: '21.99', sale_price: '19.99', stock_quantity: 12 }),
       ),
     ).toEqual({
@@ -323,7 +331,7 @@ describe('wooProductIntent', () => {
       stock: '12',
     });
     expect(
-      wooProductIntent(
+      wooProductoIntent(
         wooProduct({ id: 794, name: 'Camiseta', sku: 'CAM-01', regular_price: '21.99', status: 'draft', manage_stock: false }),
       ),
     ).toMatchObject({
@@ -334,6 +342,6 @@ describe('wooProductIntent', () => {
   });
 
   it('reads a deletion ({id} only)', () => {
-    expect(wooProductIntent({ id: 794 })).toMatchObject({ id_externo: '794', eliminado: true });
+    expect(wooProductoIntent({ id: 794 })).toMatchObject({ id_externo: '794', eliminado: true });
   });
 });

@@ -3,7 +3,7 @@ import { cents } from '@erp/contracts';
 import { parseAmount, quantityText } from './money';
 
 /** What a WooCommerce product delivery asks of us. */
-export interface ProductIntent {
+export interface ProductoIntent {
   id_externo: string;
   eliminado: boolean;
   version: Date | null;
@@ -22,7 +22,7 @@ const price = (v: unknown): string | null => {
   return amount !== null && amount.gte(0) ? cents(amount) : null;
 };
 
-export function wooProductIntent(payload: unknown): ProductIntent | null {
+export function wooProductoIntent(payload: unknown): ProductoIntent | null {
   const p = (payload && typeof payload === 'object' ? payload : {}) as Obj;
   const id = idText(p.id);
   if (!id) return null;

@@ -6,7 +6,7 @@ import { parseAmount, quantityText, unitPriceAndDiscount } from './money';
 export type AccionPedido = 'completar' | 'pendiente' | 'anular' | 'ninguna';
 
 /** A line of goods or services the shop sold. Amounts are exact decimals to four places (see `money.ts`). */
-export interface ProductLine {
+export interface ProductoLine {
   /** The platform's id of the line (refunds name it). */
   id_linea: string | null;
   /** Variation (WooCommerce) or variant (Shopify) id; null for a product without variants. */
@@ -34,13 +34,13 @@ export interface RefundLine {
 }
 
 /** A refund of part of an order; `lineas` is empty when the platform sends only the amount. */
-export interface RefundIntent {
+export interface ReembolsoIntent {
   id: string;
   monto: Decimal;
   lineas: RefundLine[];
 }
 
-export interface OrderIntent {
+export interface PedidoIntent {
   referencia: string;
   accion: AccionPedido;
   estado_plataforma: string;
@@ -51,14 +51,14 @@ export interface OrderIntent {
   forma_pago: string | null;
   /** What the platform says the customer was charged, the authority for the sale's total. */
   total: Decimal | null;
-  productos: ProductLine[];
+  productos: ProductoLine[];
   cargos: ChargeLine[];
   /** Order-level discount that the platform did not allocate to any line. */
   descuento: Decimal;
-  reembolsos: RefundIntent[];
+  reembolsos: ReembolsoIntent[];
 }
 
-export class UnprocessableOrder extends Error {
+export class UnprocessablePedido extends Error {
   override readonly name = 'UnprocessableOrder';
 }
 
@@ -104,7 +104,7 @@ const fullName = (first: unknown, last: unknown): string | null => [text(first),
 
 function quantityOf(value: unknown, nombre: string): Decimal {
   const qty = parseAmount(value);
-  if (qty === null || qty.lte(0)) throw new UnprocessableOrder(`La línea "${nombre}" no tiene una cantidad válida`);
+  if (qty === null || qty.lte(0)) throw new UnprocessablePedido(`La línea "${nombre}" no tiene una cantidad válida`);
   return qty;
 }
 
@@ -113,10 +113,10 @@ function quantityOf(value: unknown, nombre: string): Decimal {
  * `total`s are after coupons and before tax in both tax modes (`prices_include_tax` only changes
  * how the shop displayed them), so each charge is `total + total_tax`.
  */
-export function wooOrderIntent(payload: unknown): OrderIntent {
+export function wooPedidoIntent(payload: unknown): PedidoIntent {
   const o = obj(payload);
   const id = idText(o.id);
-  if (!id) throw new UnprocessableOrder('El pedido no trae id');
+  if (!id) throw new UnprocessablePedido('El pedido no trae id');
   const status = text(o.status) ?? '';
   const billing = obj(o.billing);
   return {
@@ -154,7 +154,7 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
     ],
     // Coupons are already inside the line totals.
     descuento: new Decimal(0),
-    reembolsos: list(o.refunds).flatMap((r): RefundIntent[] => {
+    reembolsos: list(o.refunds).flatMap((r): ReembolsoIntent[] => {
       const refundId = idText(r.id);
       if (!refundId) return [];
       // The order carries each refund's amount, negative; the refund resource also carries its lines
@@ -173,7 +173,7 @@ export function wooOrderIntent(payload: unknown): OrderIntent {
 }
 
 /** One Shopify refund (the body of `refunds/create`, or an entry of an order's `refunds`). */
-export function shopifyRefundIntent(refund: unknown): RefundIntent | null {
+export function shopifyReembolsoIntent(refund: unknown): ReembolsoIntent | null {
   const r = obj(refund);
   const id = idText(r.id);
   if (!id) return null;
@@ -197,10 +197,10 @@ export function shopifyRefundIntent(refund: unknown): RefundIntent | null {
  * exclude tax (`taxes_included` false); shipping lines likewise. What `total_discounts` holds
  * beyond the allocated discounts is an order-level discount.
  */
-export function shopifyOrderIntent(payload: unknown): OrderIntent {
+export function shopifyPedidoIntent(payload: unknown): PedidoIntent {
   const o = obj(payload);
   const id = idText(o.id);
-  if (!id) throw new UnprocessableOrder('El pedido no trae id');
+  if (!id) throw new UnprocessablePedido('El pedido no trae id');
   const financial = text(o.financial_status) ?? '';
   const customer = obj(o.customer);
   const billing = obj(o.billing_address);
@@ -247,14 +247,14 @@ export function shopifyOrderIntent(payload: unknown): OrderIntent {
     })),
     descuento: unallocated.gt(0) ? unallocated : new Decimal(0),
     reembolsos: list(o.refunds).flatMap((r) => {
-      const refund = shopifyRefundIntent(r);
+      const refund = shopifyReembolsoIntent(r);
       return refund ? [refund] : [];
     }),
   };
 }
 
-export function orderIntent(plataforma: Plataforma, payload: unknown): OrderIntent {
-  return plataforma === 'woocommerce' ? wooOrderIntent(payload) : shopifyOrderIntent(payload);
+export function pedidoIntent(plataforma: Plataforma, payload: unknown): PedidoIntent {
+  return plataforma === 'woocommerce' ? wooPedidoIntent(payload) : shopifyPedidoIntent(payload);
 }
 
 /** A line of the sale to create: a product line of the order (by its index) or the service product. */
@@ -266,7 +266,7 @@ export interface PlannedLine {
   descuento: string;
 }
 
-export interface SalePlan {
+export interface VentaPlan {
   lineas: PlannedLine[];
   total: string;
   /** What the sale's `observaciones` must say about how the platform's amounts were booked. */
@@ -281,12 +281,12 @@ export interface SalePlan {
  * to less, a charge line of the service product makes it up; both are noted. An order whose total
  * is negative, or a line charged a negative amount, cannot be a sale.
  */
-export function planOrderSale(intent: OrderIntent): SalePlan {
+export function planPedidoVenta(intent: PedidoIntent): VentaPlan {
   const notas: string[] = [];
   const lines: Array<{ origen: PlannedLine['origen']; cantidad: Decimal; cargo: Decimal }> = [];
   for (const [i, p] of intent.productos.entries()) {
     const cargo = toCents(p.cargo);
-    if (cargo.lt(0)) throw new UnprocessableOrder(`La línea "${p.nombre}" tiene un importe negativo (${cents(cargo)})`);
+    if (cargo.lt(0)) throw new UnprocessablePedido(`La línea "${p.nombre}" tiene un importe negativo (${cents(cargo)})`);
     lines.push({ origen: { producto: i }, cantidad: p.cantidad, cargo });
   }
   let descuento = toCents(intent.descuento);
@@ -302,7 +302,7 @@ export function planOrderSale(intent: OrderIntent): SalePlan {
   const partes = sum(lines.map((l) => l.cargo)).minus(descuento);
   if (intent.total !== null) {
     const total = toCents(intent.total);
-    if (total.lt(0)) throw new UnprocessableOrder(`El total del pedido es negativo (${cents(total)})`);
+    if (total.lt(0)) throw new UnprocessablePedido(`El total del pedido es negativo (${cents(total)})`);
     if (partes.gt(total)) {
       descuento = descuento.plus(partes.minus(total));
       notas.push(
@@ -317,7 +317,7 @@ export function planOrderSale(intent: OrderIntent): SalePlan {
   }
   const bruto = sum(lines.map((l) => l.cargo));
   if (descuento.gt(bruto)) {
-    throw new UnprocessableOrder(`Los descuentos del pedido (${cents(descuento)}) superan la suma de sus líneas (${cents(bruto)})`);
+    throw new UnprocessablePedido(`Los descuentos del pedido (${cents(descuento)}) superan la suma de sus líneas (${cents(bruto)})`);
   }
   const shares = spread(
     descuento,
@@ -355,13 +355,13 @@ export function spread(amount: Decimal, weights: Decimal[]): Decimal[] {
   return shares.map((s) => s.div(100));
 }
 
-export interface KnownOrder {
+export interface KnownPedido {
   version: Date | null;
   id_venta: number | null;
   cancelado: boolean;
 }
 
-export type OrderDecision =
+export type PedidoDecision =
   | { kind: 'ignorar'; motivo: string }
   | { kind: 'crear'; estado: 'Completada' | 'Pendiente' }
   | { kind: 'ya-creada'; id_venta: number }
@@ -375,10 +375,10 @@ export type OrderDecision =
  * applied changes nothing. Deliveries with the same modification time all apply, in the order
  * they are processed: a terminal state among them therefore wins whichever comes first.
  */
-export function decideOrder(
-  intent: Pick<OrderIntent, 'accion' | 'estado_plataforma' | 'version'>,
-  known: KnownOrder | undefined,
-): OrderDecision {
+export function decidePedido(
+  intent: Pick<PedidoIntent, 'accion' | 'estado_plataforma' | 'version'>,
+  known: KnownPedido | undefined,
+): PedidoDecision {
   if (known?.cancelado) return { kind: 'ignorar', motivo: 'El pedido ya fue cancelado; la entrega no lo reactiva' };
   if (known?.version && intent.version && intent.version.getTime() < known.version.getTime()) {
     return { kind: 'ignorar', motivo: 'Entrega desactualizada: ya se aplicó una versión más reciente del pedido' };
