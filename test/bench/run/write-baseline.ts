@@ -7,7 +7,7 @@ import { AppError, SaleCreateRequest, SaleUpdateRequest, inventorySubjects, type
 import { findCredential } from '../../../services/gateway/src/db/credentials.repository';
 import type { GatewayDb } from '../../../services/gateway/src/db/tables';
 import type { InventoryDb } from '../../../services/inventory/src/db/tables';
-import { reserveStock, reserveStockMany } from '../../../services/inventory/src/flows/reservations.flow';
+import { reserveStock, reserveStockMany } from '../../../services/inventory/src/flows/reservas.flow';
 import { resolveProductsHandler } from '../../../services/inventory/src/handlers/resolve-products.handler';
 import { resolveSucursalHandler } from '../../../services/inventory/src/handlers/resolve-sucursal.handler';
 import { adjustStock } from '../../../services/inventory/src/flows/adjust-stock.flow';

@@ -4,7 +4,7 @@ import { isAppError, salesEvents, type ConsumerName } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { confirmIfReservada } from '../db/reserva.repository';
 import type { InventoryDb } from '../db/tables';
-import { confirmReserva } from '../flows/reservations.flow';
+import { confirmReserva } from '../flows/reservas.flow';
 
 export const SALE_CREATED_CONSUMER: ConsumerName<'inventory'> = 'inventory-sale-created';
 

@@ -3,7 +3,7 @@ import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/con
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
-import { reserveStockMany } from '../flows/reservations.flow';
+import { reserveStockMany } from '../flows/reservas.flow';
 
 type ReserveManyRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.stock.reserve-many'>;
 

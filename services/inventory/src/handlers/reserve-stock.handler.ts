@@ -2,7 +2,7 @@ import type { ParsedRequestOf, TenantContext, inventorySubjects } from '@erp/con
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import type { InventoryDb } from '../db/tables';
-import { reserveStock } from '../flows/reservations.flow';
+import { reserveStock } from '../flows/reservas.flow';
 
 type ReserveRequest = ParsedRequestOf<typeof inventorySubjects, 'inventory.stock.reserve'>;
 

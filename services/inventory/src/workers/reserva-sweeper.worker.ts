@@ -7,7 +7,7 @@ import { startPeriodic, type Worker } from '@erp/runtime';
 import { findDueReservas, postponeReserva, type DueReserva } from '../db/reserva.repository';
 import type { InventoryDb } from '../db/tables';
 import { nextCheckDelayMs, sweepDecision } from '../domain/reservation';
-import { confirmReserva, releaseReserva } from '../flows/reservations.flow';
+import { confirmReserva, releaseReserva } from '../flows/reservas.flow';
 import { busSales } from '../ports/sales.port';
 
 export interface ReservaSweeperOptions {
