@@ -27,7 +27,7 @@ export interface StackOptions {
   subscriptions?: Record<string, string>;
   /**
    * Settings of webhook-ingest beyond the stack's (the shops' credential keys, the reconciliation's
-   * pace), read when it starts: after the gateway, so they may name its URL. `openShop` replaces the shops' clients.
+   * pace), read when it starts: after the gateway, so they may name its URL. `openTienda` replaces the shops' clients.
    */
   webhookIngest?: (stack: Stack) => Partial<Omit<WebhookIngestConfig, keyof BaseConfig>>;
   /** Settings of the exports service beyond the stack's (a short file lifetime, lease). */
