@@ -266,9 +266,14 @@ describe('export files read chunk by chunk', () => {
  */
 describe('an export read by several transactions on one snapshot', () => {
   let h: Harness<unknown>;
+  // Each batch's read takes 20 ms at least (pg_sleep runs once per statement): the ~40 batches take
+  // the first reader most of a second, time for the others to connect and import the snapshot. At
+  // full speed a reader took every batch before the others had begun on a machine busy with other
+  // suites, which this test must not mistake for one snapshot's readers not sharing the work.
   const rows = () =>
     sql<{ id: number; json: string }>`
-      select f.id, json_build_object('id', f.id, 'version', f.version, 'lector', pg_backend_pid())::text as json from filas f`;
+      select f.id, json_build_object('id', f.id, 'version', f.version, 'lector', pg_backend_pid())::text as json
+      from filas f cross join pg_sleep(0.02)`;
 
   beforeAll(async () => {
     h = await harness('snapshot-export', { poolMax: 6 });
