@@ -17,8 +17,16 @@ export interface ServiceProcess {
 }
 
 /**
+ * How long a process may take to log that it started: the chart's startup probe gives a pod 120 s;
+ * on a machine running other suites beside this one a process with telemetry on took over 30 s.
+ */
+const START_TIMEOUT_MS = 90_000;
+
+/**
  * Starts a service's real entry point (`src/main.ts`) as its own process, as production does,
- * and resolves once it logs that it started. The schema must already be migrated.
+ * and resolves once it logs that it started. The schema must already be migrated. A process that
+ * does not start in time is reported with the last line it logged, so a slow start and a hang
+ * can be told apart.
  */
 export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', `services/${name}/src/main.ts`], {
@@ -30,7 +38,10 @@ export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv): Promise
   let port: number | undefined;
   const output: string[] = [];
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start in ${START_TIMEOUT_MS / 1000} s; its last log line: ${output.at(-1) ?? '(none)'}`)),
+      START_TIMEOUT_MS,
+    );
     void exit.then((code) => reject(new Error(`${name} exited with ${code} while starting`)));
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       output.push(line);

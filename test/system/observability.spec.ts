@@ -50,11 +50,12 @@ describe('traces and metrics of the running processes', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
+    // Two processes with telemetry on, started beside other suites, may take most of spawnService's 90 s.
     [gateway, inventory] = await Promise.all([
       spawnService('gateway', stackEnv(stack.iso, { ...telemetry, OTEL_SERVICE_NAME: 'gateway', PORT: '0' })),
       spawnService('inventory', stackEnv(stack.iso, { ...telemetry, OTEL_SERVICE_NAME: 'inventory' })),
     ]);
-  });
+  }, 150_000);
   afterAll(async () => {
     await Promise.all([gateway?.stop(), inventory?.stop()]);
     await receiver?.close();

@@ -62,11 +62,12 @@ describe('secrets in telemetry', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
+    // Processes with telemetry on, started beside other suites, may take most of spawnService's 90 s.
     const started = await Promise.all(
       services.map((name) => spawnService(name, stackEnv(stack.iso, { ...telemetry, OTEL_SERVICE_NAME: name, PORT: '0' }))),
     );
     services.forEach((name, i) => processes.set(name, started[i]!));
-  });
+  }, 150_000);
   afterAll(async () => {
     await Promise.all([...processes.values()].map((p) => p.stop()));
     await receiver?.close();
