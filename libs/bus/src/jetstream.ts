@@ -270,7 +270,9 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
     );
   }
   const consumer = await jetstream(bus.nc).consumers.get(stream, options.durable);
-  const messages = await consumer.consume({ max_messages: concurrency });
+  // Asks for more once a quarter of what it asked for is still to come (the client's default is
+  // three quarters): a pull request per few events, not one per event.
+  const messages = await consumer.consume({ max_messages: concurrency, threshold_messages: Math.floor(concurrency / 4) });
   const log = bus.logger.child({ consumer: options.durable });
   const prefixLength = bus.options.prefix.length + 1;
   const running = new Set<Promise<void>>();
