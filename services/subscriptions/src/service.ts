@@ -51,7 +51,7 @@ export function subscriptionsService(input: Readonly<SubscriptionsConfigInput>):
         await startSourceEventsConsumer(db, bus, {
           logger: logger.child({ component: 'event log' }),
           pollMs: config.EVENTS_POLL_MS,
-          onLogged: () => dispatcher.nudge(),
+          onOwed: () => dispatcher.nudge(),
         }),
       );
     },

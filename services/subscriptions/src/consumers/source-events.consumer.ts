@@ -35,6 +35,12 @@ export const EVENT_LOG_CONSUMER: ConsumerName<'subscriptions'> = 'subscriptions-
 const BATCH = 64;
 
 /**
+ * How long the first partner event queued waits for others before they are written: events
+ * arrive one or two per sale, and a few milliseconds make one statement of a second's worth.
+ */
+const RECEIVE_WINDOW_MS = 25;
+
+/**
  * Pause before each redelivery of an event whose write failed. A write fails when the database is
  * away, and one attempt of a batch costs one refused connection: short steps put the events in
  * the log within 5 s of its return, where the default schedule (a minute from the fifth failure on)
@@ -49,20 +55,20 @@ const LOG_BACKOFF_MS = [250, 1_000, 2_000, 5_000];
  * acknowledged once that committed. Received events enter the log only in stream order, once
  * every earlier event is settled (`startEventSequencer`): a redelivery that brings an event back
  * after later ones were handled puts it before them all the same. Partner ids derive from the source
- * event's id, so a redelivered event writes nothing twice. `onLogged` tells this process's
+ * event's id, so a redelivered event writes nothing twice. `onOwed` tells this process's
  * dispatcher that deliveries are owed (other replicas poll). Answers the sequencer, the worker to
  * register.
  */
 export async function startSourceEventsConsumer(
   db: Kysely<SubscriptionsDb>,
   bus: Bus,
-  options: { logger: Logger; pollMs: number; onLogged: () => void },
+  options: { logger: Logger; pollMs: number; onOwed: () => void },
 ): Promise<Worker> {
   const sequencer = startEventSequencer({
     db,
     settled: await settledSequence(bus, EVENT_LOG_CONSUMER),
     logger: options.logger,
-    onLogged: options.onLogged,
+    onOwed: options.onOwed,
     pollMs: options.pollMs,
   });
   const log = new EventLogWriter(db, () => sequencer.nudge());
@@ -92,10 +98,11 @@ interface Queued {
 }
 
 /**
- * Receives queued partner events, everything queued meanwhile in one transaction. A batch that
- * fails for another reason than a database that is gone is written again one event at a time: an
- * event the database refuses (a value out of its range) fails alone, and is terminated alone,
- * instead of taking every event queued with it down too.
+ * Receives queued partner events, everything queued within `RECEIVE_WINDOW_MS` of the first or
+ * while a write is under way in one statement. A batch that fails for another reason than a
+ * database that is gone is written again one event at a time: an event the database refuses (a
+ * value out of its range) fails alone, and is terminated alone, instead of taking every event
+ * queued with it down too.
  */
 class EventLogWriter {
   private queue: Queued[] = [];
@@ -109,12 +116,13 @@ class EventLogWriter {
   record(drafts: readonly PartnerEventDraft[]): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ drafts, resolve, reject });
-      if (!this.writing) void this.write();
+      if (this.writing) return;
+      this.writing = true;
+      setTimeout(() => void this.write(), RECEIVE_WINDOW_MS);
     });
   }
 
   private async write(): Promise<void> {
-    this.writing = true;
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];

@@ -44,12 +44,13 @@ export async function hasReceivedEventos(db: Db): Promise<boolean> {
  * feed pages by position and must never pass over one that commits later. The subscriptions owed
  * an event are locked as they are read (`for key share`): one deleted by a transaction that
  * commits meanwhile is left out instead of failing the delivery's foreign key, which would fail
- * the whole write. Answers how many entered the log and whether received events still wait.
+ * the whole write. Answers how many entered the log, how many deliveries they owe, and whether
+ * received events still wait.
  */
 export async function logReceivedEventos(
   trx: Transaction<SubscriptionsDb>,
   ordenLimite: number,
-): Promise<{ logged: number; waiting: boolean }> {
+): Promise<{ logged: number; owed: number; waiting: boolean }> {
   await sql`select pg_advisory_xact_lock(hashtext('subscriptions.eventos'))`.execute(trx);
   const { rows: logged } = await sql<{ id: string }>`
     with movidos as (
@@ -60,8 +61,9 @@ export async function logReceivedEventos(
     on conflict (id) do nothing
     returning id`.execute(trx);
   const ids = logged.map((r) => r.id);
+  let owed = 0;
   if (ids.length > 0) {
-    await sql`
+    const { numAffectedRows } = await sql`
       insert into ${sql.table('subscriptions.entregas')} (suscripcion_id, evento_id, recurso, orden)
       select s.id, e.id, e.recurso, e.orden
       from ${sql.table('subscriptions.eventos')} e
@@ -69,8 +71,9 @@ export async function logReceivedEventos(
       where e.id = any(${ids}::text[])
       for key share of s
       on conflict do nothing`.execute(trx);
+    owed = Number(numAffectedRows ?? 0);
   }
-  return { logged: ids.length, waiting: await hasReceivedEventos(trx) };
+  return { logged: ids.length, owed, waiting: await hasReceivedEventos(trx) };
 }
 
 /**
