@@ -11,21 +11,33 @@ export interface StockMove {
 }
 
 /**
- * Marks the products owed to every shop that shows the warehouse's stock: the first change not
- * pushed yet starts the coalescing window; later ones only count. Returns the rows marked.
+ * Marks the products owed to every shop that shows the warehouse's stock, for the stock changes
+ * of any companies at once: the first change not pushed yet starts the coalescing window; later
+ * ones only count (once per change given). Returns the rows marked.
  */
-export async function markStockChanged(db: Db, empresaId: number, moves: readonly StockMove[]): Promise<number> {
-  const unique = [...new Map(moves.map((m) => [`${m.id_producto}:${m.id_bodega}`, m])).values()];
-  if (unique.length === 0) return 0;
+export async function markStockChanged(
+  db: Db,
+  changes: ReadonlyArray<{ empresaId: number; moves: readonly StockMove[] }>,
+): Promise<number> {
+  // A product counts once per change, however many of its moves the change holds.
+  const moves = changes.flatMap((c) =>
+    [...new Map(c.moves.map((m) => [`${m.id_producto}:${m.id_bodega}`, m])).values()].map((m) => ({ ...m, empresaId: c.empresaId })),
+  );
+  if (moves.length === 0) return 0;
   const { numAffectedRows } = await sql`
     insert into webhook_ingest.stock_push (integracion_id, producto_id, empresa_id, codigo, pendiente_desde, cambios)
-    select i.id, m.producto_id, i.empresa_id, m.codigo, now(), 1
-    from unnest(${unique.map((m) => m.id_producto)}::int[], ${unique.map((m) => m.codigo)}::text[], ${unique.map((m) => m.id_bodega)}::int[])
-      as m(producto_id, codigo, bodega_id)
+    select i.id, m.producto_id, i.empresa_id, m.codigo, now(), m.cambios
+    from (
+      select empresa_id, producto_id, bodega_id, max(codigo) as codigo, count(*)::int as cambios
+      from unnest(${moves.map((m) => m.empresaId)}::int[], ${moves.map((m) => m.id_producto)}::int[],
+                  ${moves.map((m) => m.codigo)}::text[], ${moves.map((m) => m.id_bodega)}::int[])
+        as m(empresa_id, producto_id, codigo, bodega_id)
+      group by empresa_id, producto_id, bodega_id
+    ) m
     join webhook_ingest.integraciones i
-      on i.empresa_id = ${empresaId} and i.bodega_id = m.bodega_id and i.sincronizar_stock and i.activo and i.tienda_url is not null
+      on i.empresa_id = m.empresa_id and i.bodega_id = m.bodega_id and i.sincronizar_stock and i.activo and i.tienda_url is not null
     on conflict (integracion_id, producto_id) do update
-      set pendiente_desde = coalesce(stock_push.pendiente_desde, now()), cambios = stock_push.cambios + 1, codigo = excluded.codigo`.execute(
+      set pendiente_desde = coalesce(stock_push.pendiente_desde, now()), cambios = stock_push.cambios + excluded.cambios, codigo = excluded.codigo`.execute(
     db,
   );
   return Number(numAffectedRows ?? 0);
