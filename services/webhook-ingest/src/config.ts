@@ -34,8 +34,11 @@ const webhookIngestKeys = {
   WEBHOOK_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   /** Deliveries per second received by this replica above which processing slows to `WEBHOOK_CONCURRENCY_DURING_INTAKE`. */
   WEBHOOK_INTAKE_BUSY_PER_SECOND: z.coerce.number().int().min(1).default(50),
-  /** Deliveries processed at once while deliveries arrive faster than `WEBHOOK_INTAKE_BUSY_PER_SECOND`. */
-  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * Deliveries processed at once while deliveries arrive faster than `WEBHOOK_INTAKE_BUSY_PER_SECOND`
+   * (for 10 s at most). 0: none, so a burst is accepted with every core, then processed at full speed.
+   */
+  WEBHOOK_CONCURRENCY_DURING_INTAKE: z.coerce.number().int().min(0).max(64).default(0),
   /**
    * How long after its last event a delivery still waiting is given a new one: past the whole
    * retry schedule (30 attempts take about 13 minutes), so only an event lost for good is replaced.

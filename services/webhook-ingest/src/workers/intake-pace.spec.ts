@@ -2,7 +2,8 @@ import { IntakePace } from './intake-pace.worker';
 
 describe('IntakePace', () => {
   let now = 1_000_000;
-  const sut = () => new IntakePace({ concurrency: 4, concurrencyDuringIntake: 1, busyPerSecond: 50, now: () => now });
+  const sut = (concurrencyDuringIntake = 1) =>
+    new IntakePace({ concurrency: 4, concurrencyDuringIntake, busyPerSecond: 50, now: () => now });
   const flush = () => new Promise((r) => setImmediate(r));
 
   it('allows full concurrency while deliveries arrive slowly, one turn while they arrive fast, and full again a second after', () => {
@@ -42,6 +43,29 @@ describe('IntakePace', () => {
       releases[0]!();
       await flush();
       expect(started).toEqual([0, 1]);
+      now += 1_100;
+      jest.advanceTimersByTime(100);
+      await flush();
+      expect(started).toEqual([0, 1, 2, 3]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('with no turn during intake, starts nothing while a burst arrives, and everything waiting once it is over', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+    try {
+      const pace = sut(0);
+      const started: number[] = [];
+      for (let i = 0; i < 200; i++) pace.arrived();
+      for (let i = 0; i < 6; i++) void pace.acquire().then(() => started.push(i));
+      for (let tick = 0; tick < 5; tick++) {
+        now += 200;
+        for (let i = 0; i < 20; i++) pace.arrived();
+        jest.advanceTimersByTime(200);
+        await flush();
+      }
+      expect(started).toEqual([]);
       now += 1_100;
       jest.advanceTimersByTime(100);
       await flush();

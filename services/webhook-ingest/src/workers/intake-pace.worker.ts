@@ -7,7 +7,7 @@ const RECHECK_MS = 50;
 export interface IntakePaceOptions {
   /** Processings at once while deliveries arrive slowly (or not at all). */
   concurrency: number;
-  /** Processings at once while deliveries arrive faster than `busyPerSecond`. */
+  /** Processings at once while deliveries arrive faster than `busyPerSecond` (0: none until the burst is over). */
   concurrencyDuringIntake: number;
   busyPerSecond: number;
   /** Longest processing yields to an intake that stays fast: past it, the intake is no burst but the load, which processing must keep up with. */
