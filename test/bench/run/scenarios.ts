@@ -412,7 +412,7 @@ function conditionalReads(): Scenario[] {
  * `POST /sales` with a subscription to every event whose receiver on loopback answers 204 at once:
  * how late each `sale.created` arrives during the load (from the sale's `created_at`), how long
  * the events left at the end take; then a replay of the run's events as a backlog, and how fast
- * it drains.
+ * it drains. The subscription is deleted after.
  */
 function partnerEvents(next: () => LoadRequest, databaseUrl: string): Scenario {
   const arrivals: Array<{ at: number; type: string; recordedAt: number; createdAt?: string }> = [];
@@ -493,6 +493,8 @@ function partnerEvents(next: () => LoadRequest, databaseUrl: string): Scenario {
       };
     } finally {
       await client.end();
+      // The receiver closes with the run: a subscription left behind would owe it every later run's events.
+      await fetch(`${api!.root}/event-subscriptions/${api!.suscripcion}`, { method: 'DELETE', headers: api!.headers });
     }
   };
   return {
