@@ -30,9 +30,24 @@ describe('IntakePace', () => {
     expect(pace.limit()).toBe(1);
   });
 
-  it('holds processings beyond the limit until a turn is given back, and starts the waiting ones when the burst is over', async () => {
+  /** Runs `body` with fake timers (`setImmediate` real, for `flush`). */
+  const withFakeTimers = async (body: () => Promise<void>) => {
     jest.useFakeTimers({ doNotFake: ['setImmediate'] });
     try {
+      await body();
+    } finally {
+      jest.useRealTimers();
+    }
+  };
+  /** More than a second without deliveries: the burst is over, and the pace looks again. */
+  const calm = async () => {
+    now += 1_100;
+    jest.advanceTimersByTime(100);
+    await flush();
+  };
+
+  it('holds processings beyond the limit until a turn is given back, and starts the waiting ones when the burst is over', () =>
+    withFakeTimers(async () => {
       const pace = sut();
       for (let i = 0; i < 200; i++) pace.arrived();
       const started: number[] = [];
@@ -43,18 +58,12 @@ describe('IntakePace', () => {
       releases[0]!();
       await flush();
       expect(started).toEqual([0, 1]);
-      now += 1_100;
-      jest.advanceTimersByTime(100);
-      await flush();
+      await calm();
       expect(started).toEqual([0, 1, 2, 3]);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+    }));
 
-  it('with no turn during intake, starts nothing while a burst arrives, and everything waiting once it is over', async () => {
-    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
-    try {
+  it('with no turn during intake, starts nothing while a burst arrives, and everything waiting once it is over', () =>
+    withFakeTimers(async () => {
       const pace = sut(0);
       const started: number[] = [];
       for (let i = 0; i < 200; i++) pace.arrived();
@@ -66,12 +75,7 @@ describe('IntakePace', () => {
         await flush();
       }
       expect(started).toEqual([]);
-      now += 1_100;
-      jest.advanceTimersByTime(100);
-      await flush();
+      await calm();
       expect(started).toEqual([0, 1, 2, 3]);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+    }));
 });
