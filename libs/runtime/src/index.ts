@@ -2,6 +2,7 @@ export * from './config';
 export * from './logger';
 export * from './metrics';
 export * from './periodic';
+export * from './gatherer';
 export * from './worker';
 export * from './outbox-relay';
 export * from './service';

@@ -11,8 +11,7 @@ import {
   type ConsumerName,
   type EventCatalog,
 } from '@erp/contracts';
-import { pgErrorKind } from '@erp/db';
-import type { Worker } from '@erp/runtime';
+import { GatheredWrites, type Worker } from '@erp/runtime';
 import { receiveEventos } from '../db/evento.repository';
 import type { SubscriptionsDb } from '../db/tables';
 import { partnerEventsOf, type PartnerEventDraft } from '../domain/partner-events';
@@ -51,8 +50,8 @@ const LOG_BACKOFF_MS = [250, 1_000, 2_000, 5_000];
 /**
  * Feeds the company event log from the stream. One durable over `events.>` (one filter subject
  * works on every JetStream server). Up to `BATCH` events are in hand at once; each handler queues
- * its partner events, everything queued meanwhile is received in one transaction, and the event is
- * acknowledged once that committed. Received events enter the log only in stream order, once
+ * its partner events, everything queued within `RECEIVE_WINDOW_MS` or while a write is under way is
+ * received in one statement, and the event is acknowledged once that committed. Received events enter the log only in stream order, once
  * every earlier event is settled (`startEventSequencer`): a redelivery that brings an event back
  * after later ones were handled puts it before them all the same. Partner ids derive from the source
  * event's id, so a redelivered event writes nothing twice. `onOwed` tells this process's
@@ -71,7 +70,20 @@ export async function startSourceEventsConsumer(
     onOwed: options.onOwed,
     pollMs: options.pollMs,
   });
-  const log = new EventLogWriter(db, () => sequencer.nudge());
+  // The partner events of the events handled together are received in one statement
+  // (`GatheredWrites`: an event the database refuses, a value out of its range, fails and is
+  // terminated alone instead of taking every event written with it down too).
+  const log = new GatheredWrites<readonly PartnerEventDraft[]>({
+    windowMs: RECEIVE_WINDOW_MS,
+    maxBatch: BATCH,
+    write: async (batch) => {
+      // A redelivered event may sit in the same batch as its first delivery: one row per id.
+      await receiveEventos(db, [...new Map(batch.flat().map((d) => [d.id, d])).values()]);
+      // Also when every one was received before: the first copy's handler may have died before its
+      // acknowledgement, and this one's is what lets them into the log.
+      sequencer.nudge();
+    },
+  });
   try {
     await startConsumer(bus, {
       durable: EVENT_LOG_CONSUMER,
@@ -81,7 +93,7 @@ export async function startSourceEventsConsumer(
       backoffMs: LOG_BACKOFF_MS,
       handler: async (subject, payload, meta) => {
         const drafts = partnerEventsOf({ subject, payload, eventId: meta.eventId, streamSequence: meta.streamSequence });
-        if (drafts.length > 0) await log.record(drafts);
+        if (drafts.length > 0) await log.add(drafts);
       },
     });
   } catch (err) {
@@ -89,70 +101,4 @@ export async function startSourceEventsConsumer(
     throw err;
   }
   return sequencer;
-}
-
-interface Queued {
-  drafts: readonly PartnerEventDraft[];
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
-/**
- * Receives queued partner events, everything queued within `RECEIVE_WINDOW_MS` of the first or
- * while a write is under way in one statement. A batch that fails for another reason than a
- * database that is gone is written again one event at a time: an event the database refuses (a
- * value out of its range) fails alone, and is terminated alone, instead of taking every event
- * queued with it down too.
- */
-class EventLogWriter {
-  private queue: Queued[] = [];
-  private writing = false;
-
-  constructor(
-    private readonly db: Kysely<SubscriptionsDb>,
-    private readonly onReceived: () => void,
-  ) {}
-
-  record(drafts: readonly PartnerEventDraft[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ drafts, resolve, reject });
-      if (this.writing) return;
-      this.writing = true;
-      setTimeout(() => void this.write(), RECEIVE_WINDOW_MS);
-    });
-  }
-
-  private async write(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
-      try {
-        await this.commit(batch.flatMap((q) => q.drafts));
-        for (const q of batch) q.resolve();
-      } catch (err) {
-        if (batch.length === 1 || pgErrorKind(err) === 'unavailable') {
-          for (const q of batch) q.reject(err);
-          continue;
-        }
-        for (const q of batch) {
-          try {
-            await this.commit(q.drafts);
-            q.resolve();
-          } catch (alone) {
-            q.reject(alone);
-          }
-        }
-      }
-    }
-    this.writing = false;
-  }
-
-  private async commit(drafts: readonly PartnerEventDraft[]): Promise<void> {
-    // A redelivered event may sit in the same batch as its first delivery: one row per id.
-    const unique = [...new Map(drafts.map((d) => [d.id, d])).values()];
-    await receiveEventos(this.db, unique);
-    // Also when every one was received before: the first copy's handler may have died before its
-    // acknowledgement, and this one's is what lets them into the log.
-    this.onReceived();
-  }
 }

@@ -6,7 +6,7 @@ import { chunks } from '../domain/chunks';
 import type { ProcessResult } from '../flows/process-entrega.flow';
 import { processPedidoGroup } from '../flows/process-pedidos.flow';
 import type { ProcessingDeps } from '../flows/process-pedido.flow';
-import { Gatherer } from './gatherer.worker';
+import { Gatherer } from '@erp/runtime';
 import type { IntakePace } from './intake-pace.worker';
 
 export interface DeliveryGrouperOptions {

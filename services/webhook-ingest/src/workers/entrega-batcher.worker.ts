@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { dedupKey, findEntregaIds, insertEntregas, type NuevaEntrega } from '../db/entrega.repository';
 import type { WebhookDb } from '../db/tables';
-import { Gatherer } from './gatherer.worker';
+import { Gatherer } from '@erp/runtime';
 
 export type Almacenada = { estado: 'recibida' | 'duplicada'; id_entrega: number | null };
 
