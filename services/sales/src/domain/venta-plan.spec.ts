@@ -1,22 +1,8 @@
-import { SaleCreateRequest, type ResolvedProduct, type TenantContext } from '@erp/contracts';
+import { SaleCreateRequest, type TenantContext } from '@erp/contracts';
+import { resolvedProduct } from '../../test/resolved-product';
 import { planVenta, type VentaResolutions } from './venta-plan';
 
-const product = (id: number, over: Partial<ResolvedProduct> = {}): ResolvedProduct => ({
-  id,
-  codigo: `P-${id}`,
-  barcode: null,
-  nombre: `Producto ${id}`,
-  descripcion: null,
-  marca: null,
-  tipo: 'Producto',
-  enable: 1,
-  precio: '11.30',
-  costo: '5',
-  costo_promedio: '5.5',
-  porcentaje_impuesto: null,
-  stock: '10',
-  ...over,
-});
+const product = resolvedProduct;
 
 const ctx: TenantContext = {
   requestId: 'r',

@@ -1,4 +1,5 @@
 import { SaleUpdateBody, type ResolvedProduct, type TenantContext } from '@erp/contracts';
+import { resolvedProduct } from '../../test/resolved-product';
 import { planDraft, type VentaDraft, type VentaResolutions } from './venta-plan';
 import { documentoEmisor, mergeUpdate, needsCreditCheck, updateRefusal, type StoredVenta } from './venta-update';
 
@@ -233,22 +234,8 @@ describe('mergeUpdate', () => {
 });
 
 describe('planDraft of an update', () => {
-  const product = (id: number, over: Partial<ResolvedProduct> = {}): ResolvedProduct => ({
-    id,
-    codigo: `P-${id}`,
-    barcode: null,
-    nombre: `Producto ${id}`,
-    descripcion: null,
-    marca: null,
-    tipo: 'Producto',
-    enable: 1,
-    precio: '20.00',
-    costo: '5',
-    costo_promedio: '5',
-    porcentaje_impuesto: null,
-    stock: null,
-    ...over,
-  });
+  const product = (id: number, over: Partial<ResolvedProduct> = {}) =>
+    resolvedProduct(id, { precio: '20.00', costo_promedio: '5', stock: null, ...over });
   const ctx: TenantContext = {
     requestId: 'r',
     empresa: { id: 1, nombre: 'E', iva: '13', venderSinStock: true },
