@@ -110,48 +110,47 @@ export async function fuzzApi(target: FuzzTarget, options: FuzzOptions): Promise
         stats.statuses[status] = (stats.statuses[status] ?? 0) + 1;
         return { answer, problems: checkAnswer(request, answer) };
       };
-      if (endpoint.method === 'get') {
-        // Reads change nothing (checked over the whole batch below), so they run a few at a time.
-        await inParallel(cases, 4, async (request) => {
+      // A read endpoint's cases in another method (a PUT on /sales/{id}) are writes like any other.
+      const isRead = (request: FuzzCase) => endpoint.method === 'get' && (request.method === 'GET' || request.method === 'HEAD');
+      const reads = cases.filter(isRead);
+      if (reads.length > 0) {
+        // Reads change nothing (checked over the whole batch), so they run a few at a time.
+        await inParallel(reads, 4, async (request) => {
           const { answer, problems } = await run(request);
           for (const problem of problems)
             report.violations.push({ request, status: answer.status, problem, answer: answer.text.slice(0, 300) });
         });
-      } else {
-        for (const request of cases) {
-          const { answer, problems } = await run(request);
-          const write = request.method !== 'GET' && request.method !== 'HEAD';
-          if (write && answer.status >= 200 && answer.status < 300) {
-            // An accepted write changes data, also asynchronously (events, deliveries): wait for it.
-            const pending = await settle(target.databases, 30_000, 20);
-            if (pending.length > 0) problems.push(`system did not settle after an accepted write: ${pending.join(', ')}`);
-            baseline = await snapshot();
-          } else if (write) {
-            const after = await snapshot();
-            report.refusedWritesChecked++;
-            const changed = diff(baseline, after);
-            if (changed.length > 0) problems.push(`refused request changed data: ${changed.join(', ')}`);
-            baseline = after;
-          }
-          for (const problem of problems)
-            report.violations.push({ request, status: answer.status, problem, answer: answer.text.slice(0, 300) });
-          if (report.violations.length >= (options.maxViolations ?? 50)) return report;
-        }
-      }
-      stats.ms += performance.now() - started;
-      if (endpoint.method === 'get') {
-        // Reads never change data: compared once over the endpoint's whole batch.
         const after = await snapshot();
         const changed = diff(baseline, after);
         if (changed.length > 0)
           report.violations.push({
-            request: cases[0]!,
+            request: reads[0]!,
             status: 0,
             problem: `reads of ${endpoint.label} changed data: ${changed.join(', ')}`,
             answer: '',
           });
         baseline = after;
       }
+      for (const request of cases.filter((c) => !isRead(c))) {
+        const { answer, problems } = await run(request);
+        const write = request.method !== 'GET' && request.method !== 'HEAD';
+        if (write && answer.status >= 200 && answer.status < 300) {
+          // An accepted write changes data, also asynchronously (events, deliveries): wait for it.
+          const pending = await settle(target.databases, 30_000, 20);
+          if (pending.length > 0) problems.push(`system did not settle after an accepted write: ${pending.join(', ')}`);
+          baseline = await snapshot();
+        } else if (write) {
+          const after = await snapshot();
+          report.refusedWritesChecked++;
+          const changed = diff(baseline, after);
+          if (changed.length > 0) problems.push(`refused request changed data: ${changed.join(', ')}`);
+          baseline = after;
+        }
+        for (const problem of problems)
+          report.violations.push({ request, status: answer.status, problem, answer: answer.text.slice(0, 300) });
+        if (report.violations.length >= (options.maxViolations ?? 50)) return report;
+      }
+      stats.ms += performance.now() - started;
     }
     return report;
   } finally {
