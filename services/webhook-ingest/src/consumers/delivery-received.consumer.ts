@@ -12,7 +12,7 @@ export const DELIVERY_CONSUMER: ConsumerName<'webhook-ingest'> = 'webhook-ingest
 export interface DeliveryConsumerOptions {
   /** Events taken at once: those waiting for their group or their turn hold no connection. */
   concurrency: number;
-  /** Processes new orders together; what it does not finish is processed here, alone. */
+  /** Processes new orders together, and one order's deliveries one after another. */
   grouper: DeliveryGrouper;
   /** Gives each processing its turn: fewer at once while deliveries arrive fast. */
   pace: IntakePace;
@@ -27,8 +27,9 @@ export interface DeliveryConsumerOptions {
  * processed, under its row lock), so a redelivered event or a replay's new event is harmless.
  * Transient failures (a service down) are retried with backoff; the last attempt keeps the
  * delivery as failed with its reason. Up to `concurrency` events are taken at once. A delivery's
- * first attempt is offered to the grouper; a retry, or what the grouper leaves, is processed alone
- * after waiting for its turn from `pace`, so processing yields to a burst being received.
+ * first attempt goes through the grouper (in a group, or alone after its order's earlier
+ * deliveries); a retry is processed alone at once. Alone, a delivery waits for its turn from
+ * `pace`, so processing yields to a burst being received.
  */
 export async function startDeliveryConsumer(
   db: Kysely<WebhookDb>,
@@ -44,23 +45,21 @@ export async function startDeliveryConsumer(
     backoffMs: options.backoffMs,
     maxDeliver: options.maxDeliver,
     handler: async (_subject, event, meta) => {
-      // A retried delivery is processed alone: its group, if it had one, was tried.
-      const grouped = meta.deliveryCount === 1 ? await options.grouper.submit(event.id_entrega, meta.deliveryCount) : undefined;
-      if (grouped !== undefined) {
-        options.onProcessed?.(grouped);
-        return;
-      }
-      const release = await options.pace.acquire();
-      try {
-        const outcome = await processEntrega(db, deps, event.id_entrega, {
-          attempt: meta.deliveryCount,
-          lastAttempt: meta.deliveryCount >= options.maxDeliver,
-          logger: bus.logger,
-        });
-        options.onProcessed?.(outcome);
-      } finally {
-        release();
-      }
+      const alone = async () => {
+        const release = await options.pace.acquire();
+        try {
+          return await processEntrega(db, deps, event.id_entrega, {
+            attempt: meta.deliveryCount,
+            lastAttempt: meta.deliveryCount >= options.maxDeliver,
+            logger: bus.logger,
+          });
+        } finally {
+          release();
+        }
+      };
+      // A retried delivery is processed alone at once: its group, if it had one, was tried.
+      const outcome = meta.deliveryCount === 1 ? await options.grouper.submit(event.id_entrega, meta.deliveryCount, alone) : await alone();
+      options.onProcessed?.(outcome);
     },
   });
 }

@@ -25,20 +25,41 @@ export interface DeliveryGrouperOptions {
 interface Waiting {
   id: number;
   attempt: number;
-  resolve: (outcome: ProcessResult | undefined) => void;
+  /** Processes the delivery alone. */
+  alone: () => Promise<ProcessResult>;
+  resolve: (outcome: ProcessResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A delivery with its order (`integracion:referencia`). */
+interface Member {
+  w: Waiting;
+  order: string;
+}
+
+interface Group {
+  members: Member[];
+  /** Hands its members the group's outcomes (none when it failed). */
+  settle: (results: Map<number, ProcessResult>) => void;
 }
 
 /**
- * Gathers the deliveries the consumer hands over and processes new orders together: deliveries
- * that arrive together (within `windowMs`, or while `maxInFlight` groups are under way) and are orders of one
- * integration, one delivery per order, in the order they came, up to `maxGroup` at a time, go
- * through `processPedidoGroup`. Each caller is answered its delivery's outcome, or undefined when
- * it is to be processed alone: a delivery that is no new order, a later delivery of an order in a
- * group (answered once that group committed, so it applies after it), one the group left, or all
- * of a group that failed. Nothing is ever dropped: whatever a group did not finish, its caller does.
+ * Processes the deliveries the consumer hands over, new orders together, and the deliveries of
+ * one order one after another. Deliveries that arrive together (within `windowMs`, or while
+ * `maxInFlight` groups are under way) and are new orders of one integration, one delivery per
+ * order, in the order they came, up to `maxGroup` at a time, go through `processPedidoGroup`; the
+ * rest, and what a group did not finish, are processed alone (`alone`). A delivery of an order
+ * whose earlier delivery is still being processed, in a group or alone, in its batch or in one
+ * taken before, waits until that one is over: a cancellation received after its order applies
+ * after it, whatever the batches they fell in. Each caller is answered its delivery's outcome, or
+ * the error that processing it alone threw.
  */
 export class DeliveryGrouper {
   private readonly gatherer: Gatherer<Waiting>;
+  /** Per order, when the last of its deliveries handed over so far is over. */
+  private readonly tails = new Map<string, Promise<void>>();
+  /** Batches are formed one after another, so each sees the orders of those formed before it. */
+  private forming: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly db: Kysely<WebhookDb>,
@@ -54,68 +75,88 @@ export class DeliveryGrouper {
     });
   }
 
-  /** The delivery's outcome when it was processed in a group; undefined when the caller is to process it alone. */
-  submit(id: number, attempt: number): Promise<ProcessResult | undefined> {
-    if (this.options.maxGroup < 2) return Promise.resolve(undefined);
-    return new Promise((resolve) => this.gatherer.add({ id, attempt, resolve }));
+  /** The delivery's outcome, in a group or alone (`alone`), after its order's earlier deliveries. */
+  submit(id: number, attempt: number, alone: () => Promise<ProcessResult>): Promise<ProcessResult> {
+    if (this.options.maxGroup < 2) return alone();
+    return new Promise((resolve, reject) => this.gatherer.add({ id, attempt, alone, resolve, reject }));
   }
 
   private async process(taken: Waiting[]): Promise<void> {
-    let groups: Waiting[][];
-    let later: Waiting[];
+    const formed = this.forming.then(() => this.form(taken));
+    this.forming = formed.catch(() => undefined);
+    let groups: Group[];
     try {
-      ({ groups, later } = await this.form(taken));
+      groups = await formed;
     } catch (err) {
       this.logger.warn({ err }, 'could not group deliveries; each is processed alone');
-      for (const w of taken) w.resolve(undefined);
+      for (const w of taken) w.alone().then(w.resolve, w.reject);
       return;
     }
-    for (const group of groups) {
-      const release = await this.options.pace.acquire();
+    for (const { members, settle } of groups) {
       let results = new Map<number, ProcessResult>();
       try {
-        results = await processPedidoGroup(this.db, this.deps, new Map(group.map((w) => [w.id, w.attempt])));
-      } catch (err) {
-        this.logger.warn({ err, deliveries: group.length }, 'a group of deliveries failed; each is processed alone');
+        const release = await this.options.pace.acquire();
+        try {
+          results = await processPedidoGroup(this.db, this.deps, new Map(members.map(({ w }) => [w.id, w.attempt])));
+        } catch (err) {
+          this.logger.warn({ err, deliveries: members.length }, 'a group of deliveries failed; each is processed alone');
+        } finally {
+          release();
+        }
+        this.options.onGroup?.(members.length, results.size);
       } finally {
-        release();
+        settle(results);
       }
-      this.options.onGroup?.(group.length, results.size);
-      for (const w of group) w.resolve(results.get(w.id));
     }
-    for (const w of later) w.resolve(undefined);
   }
 
   /**
    * The groups of `taken`: orders of one integration still `recibida`, the first delivery of each
-   * order, in id order, at most `maxGroup` each; a group of one is no group. Deliveries that are in
-   * none are answered at once, but later deliveries of an order, which wait for the groups (`later`).
+   * order with none before it under way, in id order, at most `maxGroup` each; a group of one is
+   * no group. Every delivery of an order is queued behind the order's earlier ones; the others
+   * are processed alone at once.
    */
-  private async form(taken: Waiting[]): Promise<{ groups: Waiting[][]; later: Waiting[] }> {
+  private async form(taken: Waiting[]): Promise<Group[]> {
     const byId = new Map(taken.map((w) => [w.id, w]));
     const heads = await entregaHeads(this.db, [...byId.keys()]);
-    const alone = new Set(taken);
-    const later: Waiting[] = [];
-    const byIntegracion = new Map<number, Waiting[]>();
+    const unordered = new Set(taken);
+    const ordered: Member[] = [];
+    const candidates = new Map<number, Member[]>();
     const orders = new Set<string>();
     for (const head of heads) {
       const w = byId.get(head.id)!;
-      if (head.estado !== 'recibida' || head.recurso !== 'pedido' || head.tema === 'refunds/create' || head.referencia === null) continue;
+      if (head.estado !== 'recibida' || head.recurso !== 'pedido' || head.referencia === null) continue;
       const order = `${head.integracion_id}:${head.referencia}`;
-      alone.delete(w);
-      if (orders.has(order)) {
-        later.push(w);
-        continue;
-      }
+      unordered.delete(w);
+      ordered.push({ w, order });
+      if (head.tema === 'refunds/create' || orders.has(order) || this.tails.has(order)) continue;
       orders.add(order);
-      byIntegracion.set(head.integracion_id, [...(byIntegracion.get(head.integracion_id) ?? []), w]);
+      candidates.set(head.integracion_id, [...(candidates.get(head.integracion_id) ?? []), { w, order }]);
     }
-    const groups: Waiting[][] = [];
-    for (const group of [...byIntegracion.values()].flatMap((ws) => chunks(ws, this.options.maxGroup))) {
-      if (group.length > 1) groups.push(group);
-      else alone.add(group[0]!);
+    const groups: Group[] = [];
+    const inGroup = new Map<Waiting, Promise<Map<number, ProcessResult>>>();
+    for (const members of [...candidates.values()].flatMap((ms) => chunks(ms, this.options.maxGroup))) {
+      if (members.length < 2) continue;
+      let settle!: Group['settle'];
+      const results = new Promise<Map<number, ProcessResult>>((resolve) => (settle = resolve));
+      for (const { w } of members) inGroup.set(w, results);
+      groups.push({ members, settle });
     }
-    for (const w of alone) w.resolve(undefined);
-    return { groups, later };
+    for (const w of unordered) w.alone().then(w.resolve, w.reject);
+    for (const { w, order } of ordered) {
+      const results = inGroup.get(w);
+      this.queue(order, w, results ? async () => (await results).get(w.id) ?? w.alone() : w.alone);
+    }
+    return groups;
+  }
+
+  /** Runs `w` once its order's earlier deliveries are over; its later ones wait for it. */
+  private queue(order: string, w: Waiting, run: () => Promise<ProcessResult>): void {
+    const before = this.tails.get(order) ?? Promise.resolve();
+    const over = before.then(run).then(w.resolve, w.reject);
+    this.tails.set(order, over);
+    void over.then(() => {
+      if (this.tails.get(order) === over) this.tails.delete(order);
+    });
   }
 }
