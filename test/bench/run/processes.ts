@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +18,7 @@ export interface BenchProcess {
 
 /**
  * Starts an entry point as its own process, its output in a log file: a TypeScript one through
- * tsx (as `npm start` does), a built `.js` one with plain node as the images run it.
+ * tsx (as `npm start` does), a built `.js` one with plain node and the images' environment.
  */
 export function startProcess(
   name: string,
@@ -29,11 +29,13 @@ export function startProcess(
 ): BenchProcess {
   const logFile = path.join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
-  // A built entry point runs with the images' NODE_OPTIONS (Dockerfile).
-  const loader = script.endsWith('.ts')
-    ? ['--conditions=development', '--import', 'tsx']
-    : ['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=8'];
-  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const built = !script.endsWith('.ts');
+  const loader = built ? [] : ['--conditions=development', '--import', 'tsx'];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
+    cwd: ROOT,
+    env: built ? { ...env, ...imageEnv() } : env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   const proc: BenchProcess = { name, child, logFile, exited: Promise.resolve(0) };
@@ -192,4 +194,19 @@ export async function startBaseline(o: {
     throw err;
   }
   return { url, process: proc, stop: () => stopProcesses([proc]) };
+}
+
+/**
+ * The environment the images run their service with: the variables the Dockerfile's runtime stage
+ * sets (`ENV`, continuation lines joined), but the build argument `SERVICE`.
+ */
+export function imageEnv(dockerfile = path.join(ROOT, 'Dockerfile')): Record<string, string> {
+  const text = readFileSync(dockerfile, 'utf8').replace(/\\\n\s*/g, ' ');
+  const runtime = text.slice(text.search(/^FROM .* AS runtime$/m));
+  const env: Record<string, string> = {};
+  for (const [, pairs] of runtime.matchAll(/^ENV (.*)$/gm)) {
+    for (const [, key, quoted, bare] of pairs!.matchAll(/(\w+)=(?:"([^"]*)"|(\S+))/g)) env[key!] = quoted ?? bare!;
+  }
+  delete env.SERVICE;
+  return env;
 }
