@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { imageEnv, startProcess } from './run/processes';
+import { imageEnv } from '../support/dockerfile';
+import { startProcess } from './run/processes';
 
 describe('the processes the benchmark starts', () => {
   let dir: string;

@@ -1,20 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SERVICES } from '@erp/contracts';
+import { dockerfileInstructions } from '../support/dockerfile';
 
 const root = resolve(__dirname, '../..');
-const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-
-/** The Dockerfile's instructions, continuation lines joined, comments left out. */
-const instructions = dockerfile
-  .split('\n')
-  .filter((line) => !line.startsWith('#'))
-  .join('\n')
-  .replace(/\\\n/g, ' ')
-  .split('\n')
-  .filter((line) => line.trim().length > 0);
+const instructions = dockerfileInstructions();
 
 /** The shell of the RUN instruction that starts with `start`. */
 function run(start: string): string {

@@ -1,11 +1,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { SERVICES, type ServiceName } from '@erp/contracts';
+import { imageEnv } from '../../support/dockerfile';
 
 const ROOT = path.resolve(__dirname, '../../..');
+/** The images' environment, read from the Dockerfile once. */
+let runtimeEnv: Record<string, string> | undefined;
 
 export interface BenchProcess {
   name: string;
@@ -33,7 +36,7 @@ export function startProcess(
   const loader = built ? [] : ['--conditions=development', '--import', 'tsx'];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
     cwd: ROOT,
-    env: built ? { ...env, ...imageEnv() } : env,
+    env: built ? { ...env, ...(runtimeEnv ??= imageEnv()) } : env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.pipe(log, { end: false });
@@ -194,19 +197,4 @@ export async function startBaseline(o: {
     throw err;
   }
   return { url, process: proc, stop: () => stopProcesses([proc]) };
-}
-
-/**
- * The environment the images run their service with: the variables the Dockerfile's runtime stage
- * sets (`ENV`, continuation lines joined), but the build argument `SERVICE`.
- */
-export function imageEnv(dockerfile = path.join(ROOT, 'Dockerfile')): Record<string, string> {
-  const text = readFileSync(dockerfile, 'utf8').replace(/\\\n\s*/g, ' ');
-  const runtime = text.slice(text.search(/^FROM .* AS runtime$/m));
-  const env: Record<string, string> = {};
-  for (const [, pairs] of runtime.matchAll(/^ENV (.*)$/gm)) {
-    for (const [, key, quoted, bare] of pairs!.matchAll(/(\w+)=(?:"([^"]*)"|(\S+))/g)) env[key!] = quoted ?? bare!;
-  }
-  delete env.SERVICE;
-  return env;
 }
