@@ -7,7 +7,7 @@ import pg from 'pg';
 import { API_BASE } from '@erp/contracts';
 import { missingDependencies } from '@erp/runtime';
 import { benchDatabaseUrl } from './data/plan';
-import { handlerTimes, runLoad, scrapeHandlerTotals, withRssSampling, type LoadRequest, type LoadResult } from './run/load';
+import { handlerTimes, runLoad, scrapeHandlerTotals, withPeakRss, type LoadRequest, type LoadResult } from './run/load';
 import { buildServices, startBaseline, startStack, type Baseline, type Stack } from './run/processes';
 import { explainScenarios } from './run/explain';
 import { quiesce, quietLine } from './run/quiesce';
@@ -270,7 +270,7 @@ async function main(): Promise<void> {
       if (o.warmup > 0 && s.amount === undefined) await load(root, s, connections, o.warmup);
       const before = await scrapeHandlerTotals(stack.opsPorts);
       const startedAt = new Date();
-      const { value: full, rss } = await withRssSampling(stack.opsPorts, async () => {
+      const { value: full, rss } = await withPeakRss(stack.processes, async () => {
         const result = await timed(() => load(root, s, connections, o.duration, s.amount));
         if (s.settle) console.log(`${s.name}: ${result.requests} answered, waiting for them to be processed…`);
         return { result, settled: s.settle ? await s.settle(startedAt) : undefined };
@@ -313,7 +313,7 @@ async function main(): Promise<void> {
           apiKey: facts.apiKey,
           databaseUrl,
           empresaId: facts.empresaId,
-          opsPorts: stack!.opsPorts,
+          processes: stack!.processes,
           reads: { name: read.name, load: () => load(`${stack!.gatewayUrl}${API_BASE}`, read, o.connections, o.duration) },
         }),
       );

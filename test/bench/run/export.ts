@@ -4,7 +4,8 @@ import { createDb } from '@erp/db';
 import { API_BASE } from '@erp/contracts';
 import { ventaExportRows } from '../../../services/sales/src/db/venta-list.repository';
 import type { SalesDb } from '../../../services/sales/src/db/tables';
-import { withRssSampling, type LoadResult } from './load';
+import { withPeakRss, type LoadResult } from './load';
+import type { BenchProcess } from './processes';
 
 export interface ExportMeasure {
   objetos: number;
@@ -34,7 +35,8 @@ export async function measureExport(o: {
   apiKey: string;
   databaseUrl: string;
   empresaId: number;
-  opsPorts: Record<string, number>;
+  /** The services, whose largest resident set during the export is measured. */
+  processes: readonly BenchProcess[];
   /** A read scenario run alone and again during an export. */
   reads?: { name: string; load: () => Promise<LoadResult> };
 }): Promise<ExportMeasure> {
@@ -57,7 +59,7 @@ export async function measureExport(o: {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
-  const { value, rss } = await withRssSampling(o.opsPorts, () => exportOnce());
+  const { value, rss } = await withPeakRss(o.processes, () => exportOnce());
   let reads: ExportMeasure['reads'];
   if (o.reads) {
     const alone = await o.reads.load();

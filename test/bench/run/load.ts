@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 
 export interface LoadRequest {
@@ -77,40 +78,29 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
 }
 
 /**
- * The largest resident set of each service while `run` goes: every service's ops port is
- * scraped once a second for `process_resident_memory_bytes`.
+ * The largest resident set of each process while `run` goes, exactly: the kernel's high-water
+ * mark (`VmHWM` in /proc/<pid>/status) is reset to the current resident set before (`5` written
+ * to /proc/<pid>/clear_refs) and read after. Nothing is asked of the processes, so measuring adds
+ * no work to them, and a peak between two samples is not missed. Linux only.
  */
-export async function withRssSampling<T>(
-  opsPorts: Record<string, number>,
+export async function withPeakRss<T>(
+  processes: ReadonlyArray<{ name: string; child: { pid?: number } }>,
   run: () => Promise<T>,
 ): Promise<{ value: T; rss: Record<string, number> }> {
-  const rss: Record<string, number> = Object.fromEntries(Object.keys(opsPorts).map((name) => [name, 0]));
-  const sample = async (): Promise<void> => {
-    await Promise.all(
-      Object.entries(opsPorts).map(async ([name, port]) => {
-        try {
-          const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) })).text();
-          const match = /^process_resident_memory_bytes(?:\{[^}]*\})?\s+(\S+)/m.exec(text);
-          if (match) rss[name] = Math.max(rss[name] ?? 0, Number(match[1]));
-        } catch {
-          // a missed sample under load is not a failure of the run
-        }
-      }),
-    );
+  const pidOf = (p: (typeof processes)[number]) => {
+    if (p.child.pid === undefined) throw new Error(`${p.name} has no process to measure`);
+    return p.child.pid;
   };
-  await sample();
-  let sampling = Promise.resolve();
-  const timer = setInterval(() => {
-    sampling = sampling.then(sample);
-  }, 1_000);
-  try {
-    const value = await run();
-    return { value, rss };
-  } finally {
-    clearInterval(timer);
-    await sampling;
-    await sample();
+  await Promise.all(processes.map((p) => writeFile(`/proc/${pidOf(p)}/clear_refs`, '5')));
+  const value = await run();
+  const rss: Record<string, number> = {};
+  for (const p of processes) {
+    const status = await readFile(`/proc/${pidOf(p)}/status`, 'utf8');
+    const kb = /^VmHWM:\s+(\d+) kB$/m.exec(status);
+    if (!kb) throw new Error(`/proc/${pidOf(p)}/status of ${p.name} has no VmHWM line`);
+    rss[p.name] = Number(kb[1]) * 1024;
   }
+  return { value, rss };
 }
 
 /** Handler time of one NATS subject in one service during a run. */
