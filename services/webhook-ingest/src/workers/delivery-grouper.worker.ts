@@ -31,6 +31,9 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
+/** Processes `w` alone and answers its caller with the outcome, or the error. */
+const answerAlone = (w: Waiting): void => void w.alone().then(w.resolve, w.reject);
+
 /** A delivery with its order (`integracion:referencia`). */
 interface Member {
   w: Waiting;
@@ -89,7 +92,7 @@ export class DeliveryGrouper {
       groups = await formed;
     } catch (err) {
       this.logger.warn({ err }, 'could not group deliveries; each is processed alone');
-      for (const w of taken) w.alone().then(w.resolve, w.reject);
+      for (const w of taken) answerAlone(w);
       return;
     }
     for (const { members, settle } of groups) {
@@ -142,7 +145,7 @@ export class DeliveryGrouper {
       for (const { w } of members) inGroup.set(w, results);
       groups.push({ members, settle });
     }
-    for (const w of unordered) w.alone().then(w.resolve, w.reject);
+    for (const w of unordered) answerAlone(w);
     for (const { w, order } of ordered) {
       const results = inGroup.get(w);
       this.queue(order, w, results ? async () => (await results).get(w.id) ?? w.alone() : w.alone);
