@@ -26,7 +26,7 @@ import { PROMETHEUS, RUNBOOK_BASE_URL, alertRules, ruleGroups } from './monitori
  * must fire nothing; then each fault is induced and Prometheus' HTTP API must show its alert
  * firing: reads held behind a lock (latency), a partner receiver that fails (then its subscription disabled), a platform order that
  * cannot become a sale, Redis stopped (its own redis-server), sales stopped (5xx, platform
- * deliveries waiting, redeliveries), a planted audit violation, and the events stream lost (the
+ * deliveries waiting, redeliveries), a planted audit violation, and the intake stream lost (the
  * outbox grows). The audit runs the real CLI; its exit status reaches Prometheus as the Job
  * metrics kube-state-metrics reports for the CronJob's Jobs. Exits 1 when an alert is missing or
  * one fires on the healthy stack.
@@ -415,11 +415,11 @@ async function main(): Promise<number> {
     if (!planted.failed) failures.push('the audit did not find the planted violation');
     await expectFiring('a planted audit violation', 'ErpAuditFailed');
 
-    // The events stream lost: webhook-ingest's outbox cannot publish the next delivery's event.
+    // The intake stream lost: webhook-ingest's outbox cannot publish the next delivery's event.
     const jsm = await jetstreamManager(stack.admin.nc);
-    await jsm.streams.delete(streamName(stack.iso.subjectPrefix));
+    await jsm.streams.delete(streamName(stack.iso.subjectPrefix, 'intake'));
     await sendOrder('MOU-01');
-    await expectFiring('the events stream lost', 'ErpOutboxEventsAgeing', { service: 'webhook-ingest' });
+    await expectFiring('the intake stream lost', 'ErpOutboxEventsAgeing', { service: 'webhook-ingest' });
 
     const proven = new Set(fired.map((f) => f.alert));
     log(

@@ -173,7 +173,12 @@ export async function measureCapacity(settings: CapacitySettings, log: (line: st
         name: string;
         state: { messages: number; bytes: number };
       }>;
-      return streams.find((s) => s.name.endsWith('_EVENTS'))!.state;
+      // The events and intake streams together (the export stores' streams are files, not events).
+      const carrying = streams.filter((s) => /_(EVENTS|INTAKE)$/.test(s.name));
+      return carrying.reduce((sum, s) => ({ messages: sum.messages + s.state.messages, bytes: sum.bytes + s.state.bytes }), {
+        messages: 0,
+        bytes: 0,
+      });
     };
     const sentBefore = new Map(load.tally.sent);
     const answeredBefore = load.tally.snapshot();

@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import pg from 'pg';
 import { Bus, EXPORT_WRITERS, exportStoreName } from '@erp/bus';
-import { schemaOf, streamName, type ServiceName } from '@erp/contracts';
+import { STREAM_FAMILIES, schemaOf, streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
 import { eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
 import { seedFixture, type SeedOutput } from '@erp/back-office';
@@ -201,8 +201,9 @@ export class Stack {
         ];
         expect([`${schema}.outbox`, n]).toEqual([`${schema}.outbox`, 0]);
       }
-      for await (const info of jsm.consumers.list(streamName(this.iso.subjectPrefix)))
-        expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
+      for (const family of STREAM_FAMILIES)
+        for await (const info of jsm.consumers.list(streamName(this.iso.subjectPrefix, family)))
+          expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
     }, timeoutMs);
   }
 
@@ -236,7 +237,7 @@ export class Stack {
     this.removeSink?.();
     for (const name of [...this.running.keys()].reverse()) await this.stopService(name);
     const jsm = await jetstreamManager(this.admin.nc);
-    await jsm.streams.delete(streamName(this.iso.subjectPrefix)).catch(() => undefined);
+    for (const family of STREAM_FAMILIES) await jsm.streams.delete(streamName(this.iso.subjectPrefix, family)).catch(() => undefined);
     for (const writer of EXPORT_WRITERS)
       await jsm.streams.delete(`OBJ_${exportStoreName(this.iso.subjectPrefix, writer)}`).catch(() => undefined);
     await this.admin.drain();

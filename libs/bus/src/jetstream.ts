@@ -17,9 +17,12 @@ import {
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import {
   BUS_IDENTITIES,
+  STREAM_FAMILIES,
   isAppError,
+  streamFamilyOf,
   streamName,
   type BusIdentity,
+  type StreamFamily,
   type EventCatalog,
   type PayloadOf,
   type RequestContext,
@@ -41,19 +44,22 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
 };
 
 /**
- * Creates the one events stream of this prefix, or brings an existing one to the configured
- * replicas and limits (a stream created by an older release, or with other settings, is
- * updated in place; its events stay). Privileged: only the operator identity may create the
- * stream (the migration step runs it); services only look at it (`checkEventStream`). The
- * operator may not update it either (an update can drop every event: `max_msgs: 1`), so under the
- * generated permissions a stream whose limits differ is logged and left as it is (`updateStream`).
+ * Creates the stream of `family` under this prefix (`STREAM_FAMILIES`; both have the same limits),
+ * or brings an existing one to the configured replicas and limits (a stream created by
+ * an older release, or with other settings, is updated in place; its events stay). Privileged:
+ * only the operator identity may create a stream (the migration step runs it); services only look
+ * at them (`checkEventStream`). The operator may not update one either (an update can drop every
+ * event: `max_msgs: 1`), so under the generated permissions a stream whose limits differ is logged
+ * and left as it is (`updateStream`). The events stream keeps every event its whole age (partners
+ * replay it); the intake stream is a work queue: an event is removed once its one consumer settled
+ * it, so it holds the deliveries waiting and not a week of them.
  */
-export async function ensureEventStream(bus: Bus): Promise<string> {
+export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events'): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
-  const name = streamName(bus.options.prefix);
+  const name = streamName(bus.options.prefix, family);
   const settings = bus.options.stream ?? DEFAULT_STREAM_SETTINGS;
   const wanted: StreamLimits = {
-    subjects: [bus.subject('events.>')],
+    subjects: [bus.subject(`${family}.>`)],
     num_replicas: settings.replicas,
     max_bytes: settings.maxBytes,
     max_age: nanos(settings.maxAgeMs),
@@ -68,7 +74,8 @@ export async function ensureEventStream(bus: Bus): Promise<string> {
   let info = current;
   if (!info) {
     try {
-      info = await jsm.streams.add({ name, retention: RetentionPolicy.Limits, storage: StorageType.File, ...wanted });
+      const retention = family === 'intake' ? RetentionPolicy.Workqueue : RetentionPolicy.Limits;
+      info = await jsm.streams.add({ name, retention, storage: StorageType.File, ...wanted });
     } catch (addErr) {
       // Another migration created it between our look-up and our add: reconcile it below.
       info = await jsm.streams.info(name).catch(() => {
@@ -82,12 +89,13 @@ export async function ensureEventStream(bus: Bus): Promise<string> {
 }
 
 /**
- * What a service does at start instead of managing the stream: checks that it exists and keeps
- * as many copies as configured. Its identity may read the stream's info and nothing more.
+ * What a service does at start instead of managing the streams: checks that the stream of `family`
+ * exists and keeps as many copies as configured. Its identity may read the streams' info and
+ * nothing more.
  */
-export async function checkEventStream(bus: Bus): Promise<string> {
+export async function checkEventStream(bus: Bus, family: StreamFamily = 'events'): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
-  const name = streamName(bus.options.prefix);
+  const name = streamName(bus.options.prefix, family);
   await jsm.streams.info(name).catch((err: unknown) => {
     if (isApiError(err, JetStreamApiCodes.StreamNotFound))
       throw new Error(`The events stream ${name} does not exist: the migration step creates it (MIGRATE_STREAMS)`);
@@ -129,7 +137,7 @@ export interface PublishOptions {
   trace?: Record<string, string>;
 }
 
-/** Publishes an event on the stream and waits for the stream's acknowledgement. */
+/** Publishes an event on the stream that carries its subject and waits for the stream's acknowledgement. */
 export async function publishEvent(bus: Bus, subject: string, payload: unknown, options: PublishOptions): Promise<PubAck> {
   const headers = buildHeaders(options.ctx);
   for (const [key, value] of Object.entries(options.trace ?? {})) headers.set(key, value);
@@ -196,14 +204,14 @@ function consumerConfig(bus: Bus, durable: string, subjects: readonly string[]):
 }
 
 /**
- * Creates the durable pull consumer `durable` reading `subjects` of the events stream, or brings
- * an existing one to that configuration. Privileged like `ensureEventStream`: services may not
+ * Creates the durable pull consumer `durable` reading `subjects` of the stream that carries them,
+ * or brings an existing one to that configuration. Privileged like `ensureEventStream`: services may not
  * create consumers (a consumer's config can name a deliver subject, which no permission can
  * restrict), they bind to the ones the migration step made.
  */
 export async function ensureConsumer(bus: Bus, durable: string, subjects: readonly string[]): Promise<void> {
   const jsm = await jetstreamManager(bus.nc);
-  const stream = streamName(bus.options.prefix);
+  const stream = streamOfSubjects(bus, subjects);
   const config = consumerConfig(bus, durable, subjects);
   const exists = await jsm.consumers.info(stream, durable).then(
     () => true,
@@ -224,8 +232,15 @@ export async function ensureConsumer(bus: Bus, durable: string, subjects: readon
   });
 }
 
+/** The one stream that carries `subjects`: a consumer reads a single stream. */
+function streamOfSubjects(bus: Bus, subjects: readonly string[]): string {
+  const families = [...new Set(subjects.map(streamFamilyOf))];
+  if (families.length !== 1) throw new Error(`A consumer reads one stream, and ${subjects.join(', ')} are on ${families.length}`);
+  return streamName(bus.options.prefix, families[0]!);
+}
+
 /**
- * Reads how far `durable` has settled the stream: the sequence at and before which every event it
+ * Reads how far `durable`, a consumer of the events stream, has settled it: the sequence at and before which every event it
  * was given has been acknowledged or terminated, by whichever replica handled it (the consumer's
  * ack floor). An event past it may still be in a handler's hands, waiting a retry, or held by a
  * replica that died (until the ack wait ends).
@@ -249,7 +264,7 @@ export async function startConsumer<E extends EventCatalog, S extends keyof E & 
   options: ConsumerOptions<E, S>,
 ): Promise<void> {
   const jsm = await jetstreamManager(bus.nc);
-  const stream = streamName(bus.options.prefix);
+  const stream = streamOfSubjects(bus, options.subjects);
   const concurrency = options.concurrency ?? 8;
   const backoff = options.backoffMs ?? [250, 1_000, 5_000, 15_000, 60_000];
   const maxDeliver = options.maxDeliver ?? 50;
@@ -377,10 +392,10 @@ export async function startConsumerPerSubject<E extends EventCatalog, S extends 
 
 /**
  * What the operator identity sets up before a release's services start (the migration step): the
- * events stream and the durable consumers `BUS_IDENTITIES` declares for `services`.
+ * streams and the durable consumers `BUS_IDENTITIES` declares for `services`.
  */
 export async function provisionJetStream(bus: Bus, services: readonly string[]): Promise<void> {
-  await ensureEventStream(bus);
+  for (const family of STREAM_FAMILIES) await ensureEventStream(bus, family);
   if (services.includes('exports') && bus.options.exportStore) await ensureExportStore(bus, bus.options.exportStore);
   const identities: Readonly<Record<string, BusIdentity>> = BUS_IDENTITIES;
   for (const service of services) {

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { BUS_IDENTITIES, SERVICES } from '@erp/contracts';
+import { BUS_IDENTITIES, SERVICES, streamFamilyOf, streamName } from '@erp/contracts';
 import { natsPermissions } from './permissions';
 import { deployNatsAuthText } from './write-nats-auth';
 
@@ -26,7 +26,7 @@ describe('NATS permissions generated from the subject catalogs', () => {
     for (const service of SERVICES) {
       const requested = requestsInCode(service);
       expect({ service, calls: [...new Set(BUS_IDENTITIES[service].calls)].sort() }).toEqual({ service, calls: requested });
-      const granted = sut[service]!.publish.allow.filter((s) => !s.startsWith('$') && !s.startsWith('erp.events.'));
+      const granted = sut[service]!.publish.allow.filter((s) => !s.startsWith('$') && !/^erp\.(events|intake)\./.test(s));
       expect({ service, granted }).toEqual({ service, granted: requested.map((s) => `erp.${s}`) });
     }
     expect(sut.gateway!.publish.allow).not.toContain('erp.inventory.stock.adjust');
@@ -48,7 +48,10 @@ describe('NATS permissions generated from the subject catalogs', () => {
     expect(sut.operator!.publish.allow.filter((s) => s.startsWith('$JS.API.STREAM.') || s === '$JS.API.INFO').sort()).toEqual(
       [
         '$JS.API.INFO',
-        ...['erp_EVENTS', ...stores].flatMap((stream) => [`$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.INFO.${stream}`]),
+        ...['erp_EVENTS', 'erp_INTAKE', ...stores].flatMap((stream) => [
+          `$JS.API.STREAM.CREATE.${stream}`,
+          `$JS.API.STREAM.INFO.${stream}`,
+        ]),
       ].sort(),
     );
     expect(sut.operator!.publish.allow.filter((s) => !s.startsWith('$JS.API.'))).toEqual([]);
@@ -76,7 +79,7 @@ describe('NATS permissions generated from the subject catalogs', () => {
 
   it('lets no service create or delete any consumer, on any stream, its own durables included', () => {
     const durables = SERVICES.flatMap((service) => Object.entries(BUS_IDENTITIES[service].consumers as Record<string, string>));
-    const consumerApi = ['erp_EVENTS', 'OBJ_erp_EXPORTS_sales', 'ANY_STREAM'].flatMap((stream) => [
+    const consumerApi = ['erp_EVENTS', 'erp_INTAKE', 'OBJ_erp_EXPORTS_sales', 'ANY_STREAM'].flatMap((stream) => [
       `$JS.API.CONSUMER.CREATE.${stream}`,
       `$JS.API.CONSUMER.CREATE.${stream}.pushed`,
       `$JS.API.CONSUMER.CREATE.${stream}.pushed.erp.sales.admin.annul`,
@@ -95,10 +98,13 @@ describe('NATS permissions generated from the subject catalogs', () => {
         reaches: [],
       });
     }
-    // The operator reaches exactly the creation of each declared durable, over its one event.
-    expect(consumerApi.filter((subject) => sut.operator!.publish.allow.some((pattern) => subjectMatches(pattern, subject)))).toEqual(
-      durables.map(([durable, event]) => `$JS.API.CONSUMER.CREATE.erp_EVENTS.${durable}.erp.${event}`),
+    // The operator reaches exactly the creation of each declared durable, over its one event, on the stream that carries it.
+    expect(consumerApi.filter((subject) => sut.operator!.publish.allow.some((pattern) => subjectMatches(pattern, subject))).sort()).toEqual(
+      durables
+        .map(([durable, event]) => `$JS.API.CONSUMER.CREATE.${streamName('erp', streamFamilyOf(event))}.${durable}.erp.${event}`)
+        .sort(),
     );
+    expect(consumerApi).toContain('$JS.API.CONSUMER.CREATE.erp_INTAKE.webhook-ingest-deliveries.erp.intake.webhooks.delivery.received');
   });
 });
 

@@ -1,4 +1,14 @@
-import { ADMIN_IDENTITY, BUS_IDENTITIES, OPERATOR_IDENTITY, SERVICES, streamName, type BusIdentity, type Catalog } from '@erp/contracts';
+import {
+  ADMIN_IDENTITY,
+  BUS_IDENTITIES,
+  OPERATOR_IDENTITY,
+  SERVICES,
+  STREAM_FAMILIES,
+  streamFamilyOf,
+  streamName,
+  type BusIdentity,
+  type Catalog,
+} from '@erp/contracts';
 import { inboxPrefix } from './bus';
 import { EXPORT_WRITERS, exportStoreName, type ExportWriter } from './objects';
 
@@ -15,19 +25,23 @@ const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
 /**
  * The permissions of every bus identity under `prefix`, generated from `BUS_IDENTITIES`: a service
  * subscribes to the subjects it serves and the events it listens to; publishes the subjects it
- * calls, one by one (never an `*.admin.*` one), and its own events; may read the events stream's
- * info and pull from, and acknowledge on, its own durable consumers, and nothing else of
+ * calls, one by one (never an `*.admin.*` one), and its own events; may read the streams' info
+ * and pull from, and acknowledge on, its own durable consumers, and nothing else of
  * JetStream but the export stores it uses (`exportFilePermissions`): no stream or consumer is
  * created, changed, purged or deleted by a service (a consumer it could create could push a stream
  * to any subject, an admin one included); reads only its own inbox. The operator identity (the
- * migration step) creates the events stream, the export stores and the declared durables (each
- * under its name, over its one event), and changes, purges or deletes no stream and no other
+ * migration step) creates the streams, the export stores and the declared durables (each under
+ * its name, over its one event, on the stream that carries it), and changes, purges or deletes no stream and no other
  * consumer. The admin identity (the CLI) calls every served subject, admin ones included, and
  * nothing else.
  */
 export function natsPermissions(prefix: string): Record<string, NatsPermissions> {
   const subject = (name: string) => `${prefix}.${name}`;
-  const stream = streamName(prefix);
+  const streams = STREAM_FAMILIES.map((family) => streamName(prefix, family));
+  // The stream a durable reads: the one that carries its event.
+  const streamOf = (event: string) => streamName(prefix, streamFamilyOf(event));
+  const consumersOf = (service: (typeof SERVICES)[number]) =>
+    Object.entries(BUS_IDENTITIES[service].consumers as Readonly<Record<string, string>>);
   const subjectsOf = (catalogs: readonly Catalog[]) => catalogs.flatMap((c) => Object.keys(c));
   const permissions: Record<string, NatsPermissions> = {};
   for (const service of SERVICES) {
@@ -40,11 +54,11 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
           ...identity.calls.map(subject),
           ...identity.publishes.flatMap((events) => Object.keys(events)).map(subject),
           '$JS.API.INFO',
-          `$JS.API.STREAM.INFO.${stream}`,
-          ...Object.keys(identity.consumers).flatMap((durable) => [
-            `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
-            `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
-            `$JS.ACK.${stream}.${durable}.>`,
+          ...streams.map((stream) => `$JS.API.STREAM.INFO.${stream}`),
+          ...consumersOf(service).flatMap(([durable, event]) => [
+            `$JS.API.CONSUMER.INFO.${streamOf(event)}.${durable}`,
+            `$JS.API.CONSUMER.MSG.NEXT.${streamOf(event)}.${durable}`,
+            `$JS.ACK.${streamOf(event)}.${durable}.>`,
           ]),
           ...exportFilePermissions(prefix, identity.exportFiles ?? {}),
         ]),
@@ -55,20 +69,20 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
       allow_responses: true,
     };
   }
-  const durables = SERVICES.flatMap((service) => Object.entries(BUS_IDENTITIES[service].consumers as Readonly<Record<string, string>>));
+  const durables = SERVICES.flatMap(consumersOf);
   permissions[OPERATOR_IDENTITY] = {
     publish: {
       allow: unique([
         '$JS.API.INFO',
         // Create only: an update can drop what a stream holds (max_msgs: 1), and a create of a
         // stream that exists with another configuration is refused by the server.
-        ...[stream, ...EXPORT_WRITERS.map((writer) => `OBJ_${exportStoreName(prefix, writer)}`)].flatMap((name) =>
+        ...[...streams, ...EXPORT_WRITERS.map((writer) => `OBJ_${exportStoreName(prefix, writer)}`)].flatMap((name) =>
           ['INFO', 'CREATE'].map((op) => `$JS.API.STREAM.${op}.${name}`),
         ),
         ...durables.flatMap(([durable, event]) => [
-          `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
+          `$JS.API.CONSUMER.INFO.${streamOf(event)}.${durable}`,
           // The filter subject is part of the API subject: each durable can only ever read its event.
-          `$JS.API.CONSUMER.CREATE.${stream}.${durable}.${subject(event)}`,
+          `$JS.API.CONSUMER.CREATE.${streamOf(event)}.${durable}.${subject(event)}`,
         ]),
       ]),
     },

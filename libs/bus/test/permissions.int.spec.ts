@@ -10,15 +10,17 @@ import { z } from 'zod';
 import {
   BUS_IDENTITIES,
   SERVICES,
+  STREAM_FAMILIES,
   defineEvents,
   gatewayEvents,
   gatewaySubjects,
   returnsForSalesSubjects,
   salesEvents,
   salesForReturnsSubjects,
+  streamFamilyOf,
   streamName,
-  webhookEvents,
   webhookGatewaySubjects,
+  webhookIntakeEvents,
 } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
 import { freePort, tenant, until, waitForPort } from '@erp/testing';
@@ -173,11 +175,11 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     const seen: number[] = [];
     await startConsumer(webhooks, {
       durable: 'webhook-ingest-deliveries',
-      events: webhookEvents,
-      subjects: ['events.webhooks.delivery.received'],
+      events: webhookIntakeEvents,
+      subjects: ['intake.webhooks.delivery.received'],
       handler: async (_subject, payload) => void seen.push(payload.id_entrega),
     });
-    await publishEvent(webhooks, 'events.webhooks.delivery.received', { id_entrega: 41, empresa_id: 1 }, { msgId: 'delivery-41' });
+    await publishEvent(webhooks, 'intake.webhooks.delivery.received', { id_entrega: 41, empresa_id: 1 }, { msgId: 'delivery-41' });
     await until(() => seen.includes(41), 5_000);
   });
 
@@ -315,10 +317,15 @@ describe('bus identities on a nats-server with the generated permissions', () =>
       for (const [durable] of Object.entries(BUS_IDENTITIES.sales.consumers)) {
         expect((await operator.consumers.info(stream, durable)).config.deliver_subject).toBeUndefined();
       }
-      // No consumer but the declared ones.
-      expect((await operator.streams.info(stream)).state.consumer_count).toBe(
-        SERVICES.flatMap((service) => Object.keys(BUS_IDENTITIES[service].consumers)).length,
-      );
+      // No consumer but the declared ones, each on the stream that carries its event.
+      const declared = SERVICES.flatMap((service) => Object.values(BUS_IDENTITIES[service].consumers as Record<string, string>));
+      for (const family of STREAM_FAMILIES) {
+        expect({ family, consumers: (await operator.streams.info(streamName(PREFIX, family))).state.consumer_count }).toEqual({
+          family,
+          consumers: declared.filter((event) => streamFamilyOf(event) === family).length,
+        });
+      }
+      expect(STREAM_FAMILIES.map((family) => declared.filter((event) => streamFamilyOf(event) === family).length)).not.toContain(0);
     });
 
     it('refuses a push consumer delivering the stream to a back-office subject, for every service identity', async () => {

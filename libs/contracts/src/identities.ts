@@ -16,7 +16,7 @@ import { returnsAdminSubjects, returnsApiSubjects, returnsEvents, returnsForSale
 import { salesAdminSubjects, salesApiSubjects, salesEvents, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from './sales';
 import type { ServiceName } from './subjects';
 import { subscriptionsSubjects } from './subscriptions';
-import { webhookApiSubjects, webhookEvents, webhookGatewaySubjects, webhookSubjects } from './webhooks';
+import { webhookApiSubjects, webhookEvents, webhookGatewaySubjects, webhookIntakeEvents, webhookSubjects } from './webhooks';
 
 /**
  * What each service may do on the bus: the NATS permissions of its identity are generated from
@@ -24,8 +24,8 @@ import { webhookApiSubjects, webhookEvents, webhookGatewaySubjects, webhookSubje
  * `calls` the subjects it requests, one by one (a unit test reads every `bus.request` of the
  * service's code and fails when this list and the code differ; never a `<service>.admin.*`
  * subject: only the admin identity calls those), `publishes` its own events, `consumers` its
- * durable JetStream consumers (durable name → the one event subject it reads; the operator
- * identity creates them), `listens` events it receives as they pass without a durable (cache
+ * durable JetStream consumers (durable name → the one event subject it reads, on the stream that
+ * carries it: `streamFamilyOf`; the operator identity creates them), `listens` events it receives as they pass without a durable (cache
  * invalidation: the gateway's API keys, webhook-ingest's integration tokens).
  */
 export interface BusIdentity {
@@ -151,9 +151,9 @@ export const BUS_IDENTITIES = {
       ...callsOf(salesPlatformSubjects, 'sales.customer.find-or-create', 'sales.sale.annul', 'sales.sale.by-reference'),
       ...callsOf(webhookGatewaySubjects, 'gateway.webhook.context'),
     ],
-    publishes: [webhookEvents],
+    publishes: [webhookEvents, webhookIntakeEvents],
     consumers: {
-      'webhook-ingest-deliveries': 'events.webhooks.delivery.received',
+      'webhook-ingest-deliveries': 'intake.webhooks.delivery.received',
       'webhook-ingest-stock': 'events.inventory.stock.changed',
     },
     listens: ['events.webhooks.integration.changed'],
@@ -162,7 +162,7 @@ export const BUS_IDENTITIES = {
     serves: [subscriptionsSubjects],
     calls: [],
     publishes: [],
-    // The event log reads every event of the stream, in stream order.
+    // The event log reads every event of the events stream, in stream order.
     consumers: { 'subscriptions-event-log': 'events.>' },
     listens: [],
   },

@@ -24,7 +24,24 @@ export function readDatabaseUrlOf(service: ServiceName, env: Readonly<Record<str
   return env[`DATABASE_URL_READ_${schema}`] ?? (env[`DATABASE_URL_${schema}`] === undefined ? env.DATABASE_URL_READ : undefined);
 }
 
-/** Name of the one JetStream stream that carries every `events.>` subject under a prefix. */
-export function streamName(prefix: string): string {
-  return `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_EVENTS`;
+/**
+ * The JetStream streams under a prefix, by the first token of the subjects each carries. `events`:
+ * what happened in a company, every event of which the partners' event log reads. `intake`: work a
+ * service hands itself through a stream (a shop's deliveries, stored and waiting to become sales),
+ * which only that service reads: a sale day's burst of them costs the event log nothing.
+ */
+export const STREAM_FAMILIES = ['events', 'intake'] as const;
+export type StreamFamily = (typeof STREAM_FAMILIES)[number];
+
+/** Name of the stream of `family` under a prefix (`erp_EVENTS`, `erp_INTAKE`). */
+export function streamName(prefix: string, family: StreamFamily = 'events'): string {
+  return `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_${family.toUpperCase()}`;
+}
+
+/** The family of the stream that carries `subject` (an event subject without the prefix). */
+export function streamFamilyOf(subject: string): StreamFamily {
+  const family = STREAM_FAMILIES.find((f) => subject.startsWith(`${f}.`));
+  if (!family)
+    throw new Error(`No stream carries ${subject}: event subjects start with ${STREAM_FAMILIES.map((f) => `${f}.`).join(' or ')}`);
+  return family;
 }

@@ -327,11 +327,18 @@ export const webhookGatewaySubjects = defineCatalog({
   },
 });
 
-export const webhookEvents = defineEvents({
+/**
+ * Webhook-ingest's work handed to itself through the intake stream, which nothing else reads: a
+ * burst of deliveries is not read, and settled, by the partners' event log too.
+ */
+export const webhookIntakeEvents = defineEvents({
   /** A delivery was stored (or put back by a replay) and waits for processing. */
-  'events.webhooks.delivery.received': {
+  'intake.webhooks.delivery.received': {
     payload: z.object({ id_entrega: z.number().int().positive(), empresa_id: z.number().int().positive() }),
   },
+});
+
+export const webhookEvents = defineEvents({
   /** An integration was created or its token changed: every webhook-ingest replica drops what it cached of tokens. */
   'events.webhooks.integration.changed': {
     payload: z.object({ id_integracion: z.number().int().positive(), empresa_id: z.number().int().positive() }),

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Bus, BusObserver } from '@erp/bus';
 import type { Kysely, SnapshotExportOptions } from '@erp/db';
-import { API_VERSION, streamName } from '@erp/contracts';
+import { API_VERSION, streamFamilyOf, streamName } from '@erp/contracts';
 import type { BaseConfig } from './config';
 
 /** One Prometheus registry per service, with process metrics, the build and the bus timings. */
@@ -121,17 +121,18 @@ export function registerConsumerMetrics(
 }
 
 /**
- * Reads the state of the events stream's durable consumers `durables` (each service may ask
- * JetStream about its own). A consumer JetStream does not know is left out.
+ * Reads the state of the durable consumers `durables` (durable name → the event it reads, on the
+ * stream that carries it; each service may ask JetStream about its own). A consumer JetStream does
+ * not know is left out.
  */
 export function jetStreamConsumerStates(
   bus: Pick<Bus, 'nc' | 'options'>,
-  durables: readonly string[],
+  durables: Readonly<Record<string, string>>,
 ): () => Promise<Record<string, ConsumerState>> {
-  const stream = streamName(bus.options.prefix);
   return async () => {
     const states: Record<string, ConsumerState> = {};
-    for (const durable of durables) {
+    for (const [durable, event] of Object.entries(durables)) {
+      const stream = streamName(bus.options.prefix, streamFamilyOf(event));
       const info = (await bus.nc.request(`$JS.API.CONSUMER.INFO.${stream}.${durable}`, '', { timeout: 2_000 })).json<{
         error?: unknown;
         num_pending?: number;

@@ -8,6 +8,8 @@ import { BaseConfig, createMetrics, jetStreamConsumerStates, loadConfig, registe
 
 const DURABLE = 'consumer-metrics-probe';
 const SUBJECT = 'events.probe.thing.happened';
+const INTAKE_DURABLE = 'consumer-metrics-intake-probe';
+const INTAKE_SUBJECT = 'intake.probe.thing.received';
 
 /** Every sample of `name` (a scrape), keyed by its consumer. */
 const scrape = async (registry: Registry, name: string) => {
@@ -20,14 +22,16 @@ describe("durable consumers' lag from JetStream", () => {
   beforeAll(async () => {
     h = await harness('consumer-metrics');
     await ensureEventStream(h.bus);
+    await ensureEventStream(h.bus, 'intake');
     await ensureConsumer(h.bus, DURABLE, [SUBJECT]);
+    await ensureConsumer(h.bus, INTAKE_DURABLE, [INTAKE_SUBJECT]);
   });
   afterAll(() => h?.close());
 
   it('counts the events waiting for a consumer and times its oldest unsettled one, which grows while nothing is delivered', async () => {
     let clock = 1_000_000;
     const { registry } = createMetrics('inventory');
-    registerConsumerMetrics(registry, jetStreamConsumerStates(h.bus, [DURABLE, 'no-such-consumer']), () => clock);
+    registerConsumerMetrics(registry, jetStreamConsumerStates(h.bus, { [DURABLE]: SUBJECT, 'no-such-consumer': SUBJECT }), () => clock);
     const read = async () => ({
       pending: await scrape(registry, 'erp_consumer_pending_messages'),
       age: await scrape(registry, 'erp_consumer_oldest_pending_age_seconds'),
@@ -57,6 +61,13 @@ describe("durable consumers' lag from JetStream", () => {
     await (await consumer.next({ expires: 5_000 }))!.ackAck();
     clock += 30_000;
     expect(await read()).toEqual({ pending: { [DURABLE]: 0 }, age: { [DURABLE]: 0 } });
+  });
+
+  it('reads each consumer on the stream that carries its event', async () => {
+    const { registry } = createMetrics('webhook-ingest');
+    registerConsumerMetrics(registry, jetStreamConsumerStates(h.bus, { [INTAKE_DURABLE]: INTAKE_SUBJECT }));
+    for (let i = 0; i < 2; i++) await publishEvent(h.bus, INTAKE_SUBJECT, { i }, { msgId: `intake-probe-${i}` });
+    expect(await scrape(registry, 'erp_consumer_pending_messages')).toEqual({ [INTAKE_DURABLE]: 2 });
   });
 
   it("is served on a service's /metrics for each durable consumer of its identity", async () => {

@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { Bus, EXPORT_WRITERS, exportStoreName, type BusOptions } from '@erp/bus';
-import { streamName } from '@erp/contracts';
+import { STREAM_FAMILIES, streamName } from '@erp/contracts';
 import { createPool, migrateSchema, type Migrations } from '@erp/db';
 import { createLogger, startService, type BaseConfig, type RunningService, type ServiceSpec } from '@erp/runtime';
 import { eventually } from './eventually';
@@ -71,7 +71,7 @@ export interface Harness<DB> {
   untilConsumed(...durables: string[]): Promise<void>;
   /** A step of `close()`, run after the services stopped and before the bus and the database go (last registered first). */
   onClose(step: () => unknown): void;
-  /** Stops the services (last started first), runs the `onClose` steps, deletes the JetStream stream and store of the prefix, drains the buses, closes the pools and drops the database. */
+  /** Stops the services (last started first), runs the `onClose` steps, deletes the JetStream streams and stores of the prefix, drains the buses, closes the pools and drops the database. */
   close(): Promise<void>;
 }
 
@@ -121,7 +121,7 @@ export async function harness<DB = unknown>(label: string, options: HarnessOptio
         await attempt(async () => {
           const jsm = await jetstreamManager(client.nc);
           for (const stream of [
-            streamName(iso.subjectPrefix),
+            ...STREAM_FAMILIES.map((family) => streamName(iso.subjectPrefix, family)),
             ...EXPORT_WRITERS.map((w) => `OBJ_${exportStoreName(iso.subjectPrefix, w)}`),
           ])
             await jsm.streams.delete(stream).catch(() => undefined);

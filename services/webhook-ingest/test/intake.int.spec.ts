@@ -102,7 +102,7 @@ describe('webhook intake with two replicas', () => {
     expect((await h.pool.query('select count(*)::int as n from webhook_ingest.entregas')).rows[0].n).toBe(150);
     const events = await h.pool.query<{ id_entrega: number; n: number }>(
       `select (payload->>'id_entrega')::int as id_entrega, count(*)::int as n from webhook_ingest.outbox
-        where subject = 'events.webhooks.delivery.received' group by 1`,
+        where subject = 'intake.webhooks.delivery.received' group by 1`,
     );
     expect(events.rows).toHaveLength(150);
     expect(events.rows.every((r) => r.n === 1 && ids.has(r.id_entrega))).toBe(true);

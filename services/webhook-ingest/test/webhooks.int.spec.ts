@@ -1,9 +1,11 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { Bus } from '@erp/bus';
 import {
   AppError,
   inventorySubjects,
   salesApiSubjects,
   salesPlatformSubjects,
+  streamName,
   webhookGatewaySubjects,
   webhookSubjects,
   type ResolvedProduct,
@@ -368,6 +370,18 @@ describe('webhook-ingest against Postgres and NATS', () => {
     expect(fakes.batches.slice(batchesBefore).some((n) => n > 1)).toBe(true);
     // Three customers for 23 orders: each looked up once per group, never once per order.
     expect([...fakes.customers.keys()].filter((e) => /^cliente\d@/.test(e))).toHaveLength(3);
+    // Handed over on the intake stream, a work queue that keeps none once processed; the events
+    // stream, which the partners' event log reads whole, carried not one of them.
+    const jsm = await jetstreamManager(h.bus.nc);
+    const intake = await eventually(async () => {
+      const info = await jsm.streams.info(streamName(h.iso.subjectPrefix, 'intake'));
+      expect(info.state.messages).toBe(0);
+      return info;
+    });
+    expect(intake.config.retention).toBe('workqueue');
+    expect(intake.state.last_seq).toBeGreaterThanOrEqual(stored.length);
+    const onEvents = (await jsm.streams.info(streamName(h.iso.subjectPrefix), { subjects_filter: '>' })).state.subjects ?? {};
+    expect(Object.keys(onEvents).filter((subject) => subject.includes('delivery'))).toEqual([]);
   });
 
   it('processing → cancelled → stale processing: the sale ends annulled once', async () => {
@@ -524,7 +538,7 @@ describe('webhook-ingest against Postgres and NATS', () => {
     const events = async (id: number) =>
       (
         await h.pool.query<{ created_at: Date; published_at: Date | null }>(
-          "select created_at, published_at from webhook_ingest.outbox where subject = 'events.webhooks.delivery.received' and (payload->>'id_entrega')::int = $1",
+          "select created_at, published_at from webhook_ingest.outbox where subject = 'intake.webhooks.delivery.received' and (payload->>'id_entrega')::int = $1",
           [id],
         )
       ).rows;

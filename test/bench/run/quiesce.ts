@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
-import { SERVICES, schemaOf, streamName } from '@erp/contracts';
+import { SERVICES, STREAM_FAMILIES, schemaOf, streamName } from '@erp/contracts';
 
 /** What was still asynchronous when a scenario was about to start, and how long it took to settle. */
 export interface Quiet {
@@ -27,14 +27,15 @@ export async function quiesce(options: { databaseUrl: string; natsUrl: string; p
   const nc = await connect({ servers: options.natsUrl, name: 'bench-quiesce' });
   try {
     const jsm = await jetstreamManager(nc);
-    const stream = streamName(options.prefix);
     const outboxes = SERVICES.map((s) => `select count(*)::int as n from ${schemaOf(s)}.outbox where published_at is null`).join(
       ' union all ',
     );
     const read = async () => {
       const outbox = (await db.query<{ n: number }>(outboxes)).rows.reduce((sum, r) => sum + r.n, 0);
       let consumers = 0;
-      for await (const info of jsm.consumers.list(stream)) consumers += info.num_pending + info.num_ack_pending;
+      for (const family of STREAM_FAMILIES)
+        for await (const info of jsm.consumers.list(streamName(options.prefix, family)))
+          consumers += info.num_pending + info.num_ack_pending;
       const webhooks = (await db.query<{ n: number }>(`select count(*)::int as n from webhook_ingest.entregas where estado = 'recibida'`))
         .rows[0]!.n;
       const partners = (

@@ -54,7 +54,7 @@ export async function webhookRoutes(db: Kysely<WebhookDb>): Promise<WebhookRoute
         ),
         evento as (
           insert into ${sql.id(SCHEMA, 'outbox')} (id, subject, payload, context, trace)
-          select ${randomUUID()}::uuid, 'events.webhooks.delivery.received', jsonb_build_object('id_entrega', id, 'empresa_id', empresa_id), '{}'::jsonb, '{}'::jsonb
+          select ${randomUUID()}::uuid, 'intake.webhooks.delivery.received', jsonb_build_object('id_entrega', id, 'empresa_id', empresa_id), '{}'::jsonb, '{}'::jsonb
           from nueva
         )
         select id from nueva`.execute(db);

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { startConsumer, type Bus } from '@erp/bus';
-import { webhookEvents, type ConsumerName } from '@erp/contracts';
+import { webhookIntakeEvents, type ConsumerName } from '@erp/contracts';
 import type { WebhookDb } from '../db/tables';
 import { processEntrega, type ProcessResult } from '../flows/process-entrega.flow';
 import type { DeliveryGrouper } from '../workers/delivery-grouper.worker';
@@ -39,8 +39,8 @@ export async function startDeliveryConsumer(
 ): Promise<void> {
   await startConsumer(bus, {
     durable: DELIVERY_CONSUMER,
-    events: webhookEvents,
-    subjects: ['events.webhooks.delivery.received'],
+    events: webhookIntakeEvents,
+    subjects: ['intake.webhooks.delivery.received'],
     concurrency: options.concurrency,
     backoffMs: options.backoffMs,
     maxDeliver: options.maxDeliver,

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { EntregaResumen, EstadoEntrega, RequestContext, webhookEvents } from '@erp/contracts';
+import type { EntregaResumen, EstadoEntrega, RequestContext, webhookIntakeEvents } from '@erp/contracts';
 import { updatePedido, type PedidoUpdate } from './pedido.repository';
 import { WEBHOOK_INGEST_SCHEMA, type OrigenPedido, type WebhookDb } from './tables';
 
@@ -12,12 +12,12 @@ export type NuevaEntrega = Pick<
   /** The path that brought it; a webhook when not said. */
   origen?: OrigenPedido;
   headers: Record<string, string>;
-  /** Its `events.webhooks.delivery.received` event: outbox id, request context and trace carrier. */
+  /** Its `intake.webhooks.delivery.received` event: outbox id, request context and trace carrier. */
   evento: { id: string; context: RequestContext; trace: Record<string, string> };
 };
 
 /**
- * Stores deliveries, each with its `events.webhooks.delivery.received` outbox row, in one
+ * Stores deliveries, each with its `intake.webhooks.delivery.received` outbox row, in one
  * statement (one commit). A (integration, dedup key) already stored is skipped; the keys must
  * be distinct within the call. Returns the ids of the ones stored, by `integracion_id:clave_dedup`.
  */
@@ -49,7 +49,7 @@ export async function insertEntregas(db: Db, rows: readonly NuevaEntrega[]): Pro
   return new Map(stored.map((r) => [dedupKey(r.integracion_id, r.clave_dedup), r.id]));
 }
 
-const DELIVERY_RECEIVED: keyof typeof webhookEvents = 'events.webhooks.delivery.received';
+const DELIVERY_RECEIVED: keyof typeof webhookIntakeEvents = 'intake.webhooks.delivery.received';
 
 /** How one delivery is told from another of its integration: `integracion_id:clave_dedup`. */
 export const dedupKey = (integracionId: number, clave: string): string => `${integracionId}:${clave}`;

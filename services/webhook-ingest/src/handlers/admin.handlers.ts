@@ -1,5 +1,5 @@
 import { enqueueEvent, type Handlers } from '@erp/bus';
-import { AppError, webhookEvents, webhookPath, type webhookSubjects } from '@erp/contracts';
+import { AppError, webhookIntakeEvents, webhookPath, type webhookSubjects } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import type { Kysely } from 'kysely';
 import { listEntregas, reopenFailed } from '../db/entrega.repository';
@@ -44,7 +44,10 @@ export function adminHandlers(
       const reopened = await inTransaction(db, async (trx) => {
         const rows = await reopenFailed(trx, req);
         for (const row of rows) {
-          await enqueueEvent(trx, webhookEvents, 'events.webhooks.delivery.received', { id_entrega: row.id, empresa_id: row.empresa_id });
+          await enqueueEvent(trx, webhookIntakeEvents, 'intake.webhooks.delivery.received', {
+            id_entrega: row.id,
+            empresa_id: row.empresa_id,
+          });
         }
         return rows.map((r) => r.id).sort((a, b) => a - b);
       });

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { enqueueEvent, type Logger } from '@erp/bus';
-import { webhookEvents } from '@erp/contracts';
+import { webhookIntakeEvents } from '@erp/contracts';
 import { inTransaction } from '@erp/db';
 import { startPeriodic, type Worker } from '@erp/runtime';
 import { takeStaleRecibidas } from '../db/entrega.repository';
@@ -34,7 +34,7 @@ export function startEntregaRequeue(options: EntregaRequeueOptions): Worker {
       const requeued = await inTransaction(db, async (trx) => {
         const stale = await takeStaleRecibidas(trx, options.afterMs, batchSize);
         for (const { id, empresa_id } of stale) {
-          await enqueueEvent(trx, webhookEvents, 'events.webhooks.delivery.received', { id_entrega: id, empresa_id });
+          await enqueueEvent(trx, webhookIntakeEvents, 'intake.webhooks.delivery.received', { id_entrega: id, empresa_id });
         }
         return stale;
       });
