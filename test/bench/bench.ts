@@ -7,7 +7,16 @@ import pg from 'pg';
 import { API_BASE } from '@erp/contracts';
 import { missingDependencies } from '@erp/runtime';
 import { benchDatabaseUrl } from './data/plan';
-import { handlerTimes, runLoad, scrapeHandlerTotals, withPeakRss, type LoadRequest, type LoadResult } from './run/load';
+import {
+  cpuBetween,
+  cpuSeconds,
+  handlerTimes,
+  runLoad,
+  scrapeHandlerTotals,
+  withPeakRss,
+  type LoadRequest,
+  type LoadResult,
+} from './run/load';
 import { buildServices, startBaseline, startStack, type Baseline, type Stack } from './run/processes';
 import { explainScenarios } from './run/explain';
 import { quiesce, quietLine } from './run/quiesce';
@@ -270,11 +279,17 @@ async function main(): Promise<void> {
       if (o.warmup > 0 && s.amount === undefined) await load(root, s, connections, o.warmup);
       const before = await scrapeHandlerTotals(stack.opsPorts);
       const startedAt = new Date();
+      const cpuBefore = await cpuSeconds(stack.processes);
       const { value: full, rss } = await withPeakRss(stack.processes, async () => {
         const result = await timed(() => load(root, s, connections, o.duration, s.amount));
+        const cpuAnswered = await cpuSeconds(stack!.processes);
         if (s.settle) console.log(`${s.name}: ${result.requests} answered, waiting for them to be processed…`);
-        return { result, settled: s.settle ? await s.settle(startedAt) : undefined };
+        return { result, cpuAnswered, settled: s.settle ? await s.settle(startedAt) : undefined };
       });
+      const cpu = {
+        answering: cpuBetween(cpuBefore, full.cpuAnswered),
+        ...(s.settle ? { settling: cpuBetween(full.cpuAnswered, await cpuSeconds(stack.processes)) } : {}),
+      };
       const handlers = handlerTimes(before, await scrapeHandlerTotals(stack.opsPorts));
       const reference = measured.find((m) => m.scenario.name === s.reference)?.result?.full;
       const bytes = s.measureBytes ? await answerBytes(stack.gatewayUrl, facts.apiKey, absolute(sample).path) : undefined;
@@ -284,7 +299,7 @@ async function main(): Promise<void> {
         if (o.warmup > 0 && s.amount === undefined) await load(baselineUrl, s, connections, o.warmup);
         base = await timed(() => load(baselineUrl, s, connections, o.duration, s.amount));
       }
-      measuredSoFar.set(s.name, { full: full.result, rss, handlers });
+      measuredSoFar.set(s.name, { full: full.result, rss, cpu, handlers });
       measured.push({
         scenario: s,
         connections,
@@ -292,6 +307,7 @@ async function main(): Promise<void> {
         result: {
           full: full.result,
           rss,
+          cpu,
           handlers,
           ...(base ? { baseline: base } : {}),
           ...(full.settled ? { settled: full.settled } : {}),

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { withPeakRss } from './run/load';
+import { cpuBetween, cpuSeconds, withPeakRss } from './run/load';
 import { startProcess, stopProcesses, type BenchProcess } from './run/processes';
 
 const MB = 2 ** 20;
 
-describe('the largest resident set the benchmark reports for a run', () => {
+describe('the largest resident set and the CPU time the benchmark reports for a run', () => {
   let dir: string;
   let proc: BenchProcess;
   let lines: string[] = [];
@@ -25,6 +25,12 @@ describe('the largest resident set the benchmark reports for a run', () => {
          block = undefined;
          global.gc();
          setTimeout(() => console.log('freed'), 200);
+       });
+       // On each SIGUSR1: 400 ms of CPU, then "spun".
+       process.on('SIGUSR1', () => {
+         const until = process.cpuUsage();
+         while ((process.cpuUsage(until).user + process.cpuUsage(until).system) < 400_000);
+         console.log('spun');
        });
        console.log('ready');
        setInterval(() => {}, 1000);`,
@@ -51,5 +57,17 @@ describe('the largest resident set the benchmark reports for a run', () => {
     });
     expect(during.value).toBe('ran');
     expect(during.rss.allocator).toBeGreaterThanOrEqual(96 * MB);
+  });
+
+  it('counts the CPU time a process used between two readings, and none while it was idle', async () => {
+    const idle = await cpuSeconds([proc]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const busy = await cpuSeconds([proc]);
+    expect(cpuBetween(idle, busy).allocator).toBeLessThan(0.1);
+    proc.child.kill('SIGUSR1');
+    await printed('spun', 1);
+    const after = await cpuSeconds([proc]);
+    expect(cpuBetween(busy, after).allocator).toBeGreaterThanOrEqual(0.38);
+    expect(cpuBetween(busy, after).allocator).toBeLessThan(0.8);
   });
 });

@@ -84,13 +84,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
  * no work to them, and a peak between two samples is not missed. Linux only.
  */
 export async function withPeakRss<T>(
-  processes: ReadonlyArray<{ name: string; child: { pid?: number } }>,
+  processes: readonly MeasuredProcess[],
   run: () => Promise<T>,
 ): Promise<{ value: T; rss: Record<string, number> }> {
-  const pidOf = (p: (typeof processes)[number]) => {
-    if (p.child.pid === undefined) throw new Error(`${p.name} has no process to measure`);
-    return p.child.pid;
-  };
   await Promise.all(processes.map((p) => writeFile(`/proc/${pidOf(p)}/clear_refs`, '5')));
   const value = await run();
   const rss: Record<string, number> = {};
@@ -101,6 +97,41 @@ export async function withPeakRss<T>(
     rss[p.name] = Number(kb[1]) * 1024;
   }
   return { value, rss };
+}
+
+/** A process the benchmark reads from /proc. */
+type MeasuredProcess = { name: string; child: { pid?: number } };
+
+function pidOf(p: MeasuredProcess): number {
+  if (p.child.pid === undefined) throw new Error(`${p.name} has no process to measure`);
+  return p.child.pid;
+}
+
+/** Clock ticks of /proc/<pid>/stat's CPU times: USER_HZ, 100 a second in Linux's ABI. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time (user and system) each process has used since it started, seconds: fields 14 and
+ * 15 of /proc/<pid>/stat, read after the command name (which may hold spaces, in parentheses).
+ * Two readings around a run say what the run cost each process, however busy the machine was.
+ * Linux only.
+ */
+export async function cpuSeconds(processes: readonly MeasuredProcess[]): Promise<Record<string, number>> {
+  const used: Record<string, number> = {};
+  for (const p of processes) {
+    const stat = await readFile(`/proc/${pidOf(p)}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the name: state (field 3) first, so utime (14) and stime (15) are the 12th and 13th.
+    const [utime, stime] = [Number(fields[11]), Number(fields[12])];
+    if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`/proc/${pidOf(p)}/stat of ${p.name} has no CPU times`);
+    used[p.name] = (utime + stime) / TICKS_PER_SECOND;
+  }
+  return used;
+}
+
+/** What each process used between two `cpuSeconds` readings. */
+export function cpuBetween(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([name, seconds]) => [name, seconds - (before[name] ?? 0)]));
 }
 
 /** Handler time of one NATS subject in one service during a run. */

@@ -43,6 +43,24 @@ function rssLine(rss: Record<string, number>): string {
     .join(' · ');
 }
 
+/** The services' CPU time in one phase of a run, the busiest first, and its total per request. */
+function cpuPhase(seconds: Record<string, number>, requests: number): string {
+  const total = Object.values(seconds).reduce((a, b) => a + b, 0);
+  const each = Object.entries(seconds)
+    .filter(([, s]) => s >= 0.05)
+    .sort(([, a], [, b]) => b - a)
+    .map(([name, s]) => `${name} ${fmt(s, 1)}`)
+    .join(' · ');
+  return `${fmt(total, 1)} s, ${ms((1000 * total) / Math.max(requests, 1))} ms a request (${each || 'none over 0.05 s'})`;
+}
+
+function cpuLine(m: Measured): string | undefined {
+  const r = m.result;
+  if (!r) return undefined;
+  const settling = r.cpu.settling ? `; then until settled: ${cpuPhase(r.cpu.settling, r.full.requests)}` : '';
+  return `services' CPU while answering: ${cpuPhase(r.cpu.answering, r.full.requests)}${settling}`;
+}
+
 function handlersLine(m: Measured): string {
   const hs = m.result?.handlers ?? [];
   return hs.length === 0 ? '–' : hs.map((h) => `${h.subject} ${ms(h.meanMs)} ms (${fmt(h.count)}×)`).join(' · ');
@@ -111,6 +129,7 @@ export function printScenario(m: Measured, duration: string): void {
   const widths = HEAD.map((_, c) => Math.max(...table.map((r) => (r[c] ?? '').length)));
   for (const r of table) console.log(`  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`);
   console.log(`  RSS max: ${rssLine(m.result.rss)}`);
+  console.log(`  ${cpuLine(m)}`);
   console.log(`  NATS handlers (mean): ${handlersLine(m)}`);
   const sales = salesLine(m);
   if (sales) console.log(`  ${sales}`);
@@ -172,6 +191,8 @@ export function markdown(info: RunInfo, measured: readonly Measured[], pending: 
     lines.push(
       '',
       `RSS max during the run: ${rssLine(m.result.rss)}.`,
+      '',
+      `The ${cpuLine(m)}.`,
       '',
       `Mean handler time per NATS subject during the run: ${handlersLine(m)}.`,
     );

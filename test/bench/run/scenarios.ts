@@ -110,6 +110,11 @@ export interface ScenarioResult {
   baseline?: LoadResult;
   /** Largest RSS of each service during the full-path run, bytes. */
   rss: Record<string, number>;
+  /**
+   * CPU seconds each service used while the full path answered the requests, and, for a scenario
+   * that waits for its asynchronous work (`settle`), from then until it had settled.
+   */
+  cpu: { answering: Record<string, number>; settling?: Record<string, number> };
   /** Mean handler time of each NATS subject during the full-path run. */
   handlers: HandlerTime[];
   /** What happened after the requests were answered (the webhook burst: deliveries processed into sales). */
