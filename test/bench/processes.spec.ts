@@ -35,4 +35,8 @@ describe('the processes the benchmark starts', () => {
     });
     expect(imageEnv()).not.toHaveProperty('SERVICE');
   });
+
+  it("never take another stage's environment: a Dockerfile without a runtime stage is refused", () => {
+    expect(() => imageEnv(['FROM node:24 AS build', 'ENV NODE_ENV=development'])).toThrow(/no stage named runtime/);
+  });
 });

@@ -15,10 +15,12 @@ export function dockerfileInstructions(): string[] {
 }
 
 /** The environment the images run their service with: what the runtime stage's `ENV` sets, but the build argument `SERVICE`. */
-export function imageEnv(): Record<string, string> {
-  const instructions = dockerfileInstructions();
+export function imageEnv(instructions: readonly string[] = dockerfileInstructions()): Record<string, string> {
+  const runtime = instructions.findIndex((l) => /^FROM .* AS runtime$/.test(l));
+  if (runtime < 0)
+    throw new Error('The Dockerfile has no stage named runtime (`FROM … AS runtime`): the environment of the images is unknown');
   const env: Record<string, string> = {};
-  for (const line of instructions.slice(instructions.findIndex((l) => /^FROM .* AS runtime$/.test(l)))) {
+  for (const line of instructions.slice(runtime)) {
     if (!line.startsWith('ENV ')) continue;
     for (const [, key, quoted, bare] of line.matchAll(/(\w+)=(?:"([^"]*)"|(\S+))/g)) env[key!] = quoted ?? bare!;
   }
