@@ -4,7 +4,7 @@ import pg from 'pg';
 import { Bus, EXPORT_WRITERS, exportStoreName } from '@erp/bus';
 import { STREAM_FAMILIES, schemaOf, streamName, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
-import { eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { deleteStreamsOf, eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
 import { seedFixture, type SeedOutput } from '@erp/back-office';
 import { GatewayConfig, gatewayService, type GatewayOptions } from '@erp/gateway';
 import { inventoryService } from '@erp/inventory';
@@ -236,10 +236,7 @@ export class Stack {
   async stop(): Promise<void> {
     this.removeSink?.();
     for (const name of [...this.running.keys()].reverse()) await this.stopService(name);
-    const jsm = await jetstreamManager(this.admin.nc);
-    for (const family of STREAM_FAMILIES) await jsm.streams.delete(streamName(this.iso.subjectPrefix, family)).catch(() => undefined);
-    for (const writer of EXPORT_WRITERS)
-      await jsm.streams.delete(`OBJ_${exportStoreName(this.iso.subjectPrefix, writer)}`).catch(() => undefined);
+    await deleteStreamsOf(this.admin.nc, this.iso.subjectPrefix);
     await this.admin.drain();
     await this.iso.drop();
     // OPENAPI_EXAMPLES=path collects the document's examples from this run (see README, "First call").

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { freePort, isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { connect } from '@nats-io/transport-node';
+import { deleteStreamsOf, freePort, isolate, serviceEnv, type Isolation } from '@erp/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** `npm start`'s own command (package.json), run with this Node so that a signal reaches it, not npm. */
@@ -62,7 +63,13 @@ describe('npm start', () => {
     iso = await isolate('npmstart');
     env = serviceEnv(iso, { LOG_LEVEL: 'warn' });
   });
-  afterAll(() => iso?.drop());
+  afterAll(async () => {
+    if (!iso) return;
+    // The stack it started made the prefix's streams and export stores: they go with the database.
+    const nc = await connect({ servers: iso.natsUrl });
+    await deleteStreamsOf(nc, iso.subjectPrefix).finally(() => nc.close());
+    await iso.drop();
+  });
 
   it('names the gateway port that is taken and starts nothing', async () => {
     const taken = await occupy();

@@ -1,12 +1,13 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
-import { Bus, EXPORT_WRITERS, exportStoreName, type BusOptions } from '@erp/bus';
-import { STREAM_FAMILIES, streamName } from '@erp/contracts';
+import { Bus, type BusOptions } from '@erp/bus';
+import { streamName } from '@erp/contracts';
 import { createPool, migrateSchema, type Migrations } from '@erp/db';
 import { createLogger, startService, type BaseConfig, type RunningService, type ServiceSpec } from '@erp/runtime';
 import { eventually } from './eventually';
 import { isolate, serviceEnv, type Isolation } from './isolation';
+import { deleteStreamsOf } from './streams';
 
 export interface HarnessOptions {
   /** The schema `db` is bound to: unqualified table names are its tables. */
@@ -118,14 +119,7 @@ export async function harness<DB = unknown>(label: string, options: HarnessOptio
       for (const step of [...closeSteps].reverse()) await attempt(step);
       const client = buses.find((bus) => !bus.nc.isClosed());
       if (client) {
-        await attempt(async () => {
-          const jsm = await jetstreamManager(client.nc);
-          for (const stream of [
-            ...STREAM_FAMILIES.map((family) => streamName(iso.subjectPrefix, family)),
-            ...EXPORT_WRITERS.map((w) => `OBJ_${exportStoreName(iso.subjectPrefix, w)}`),
-          ])
-            await jsm.streams.delete(stream).catch(() => undefined);
-        });
+        await attempt(() => deleteStreamsOf(client.nc, iso.subjectPrefix));
       }
       // A test may have drained a bus of its own already (to watch in-flight requests finish).
       for (const bus of [...buses].reverse()) if (!bus.nc.isClosed()) await attempt(() => bus.drain());

@@ -4,4 +4,5 @@ export * from './infra';
 export * from './isolation';
 export * from './ports';
 export * from './random';
+export * from './streams';
 export * from './tenant';
