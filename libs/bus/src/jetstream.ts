@@ -45,8 +45,8 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
 
 /**
  * Creates the stream of `family` under this prefix (`STREAM_FAMILIES`; both have the same limits),
- * or brings an existing one to the configured replicas and limits (a stream created by
- * an older release, or with other settings, is updated in place; its events stay). Privileged:
+ * or brings an existing one to the configured replicas and limits (a stream created by an older
+ * release, or with other settings, is updated in place; its events stay). Privileged:
  * only the operator identity may create a stream (the migration step runs it); services only look
  * at them (`checkEventStream`). The operator may not update one either (an update can drop every
  * event: `max_msgs: 1`), so under the generated permissions a stream whose limits differ is logged
@@ -98,7 +98,7 @@ export async function checkEventStream(bus: Bus, family: StreamFamily = 'events'
   const name = streamName(bus.options.prefix, family);
   await jsm.streams.info(name).catch((err: unknown) => {
     if (isApiError(err, JetStreamApiCodes.StreamNotFound))
-      throw new Error(`The events stream ${name} does not exist: the migration step creates it (MIGRATE_STREAMS)`);
+      throw new Error(`The stream ${name} does not exist: the migration step creates it (MIGRATE_STREAMS)`);
     throw err;
   });
   await checkReplicas(jsm, name, (bus.options.stream ?? DEFAULT_STREAM_SETTINGS).replicas);
@@ -205,9 +205,9 @@ function consumerConfig(bus: Bus, durable: string, subjects: readonly string[]):
 
 /**
  * Creates the durable pull consumer `durable` reading `subjects` of the stream that carries them,
- * or brings an existing one to that configuration. Privileged like `ensureEventStream`: services may not
- * create consumers (a consumer's config can name a deliver subject, which no permission can
- * restrict), they bind to the ones the migration step made.
+ * or brings an existing one to that configuration. Privileged like `ensureEventStream`: services
+ * may not create consumers (a consumer's config can name a deliver subject, which no permission
+ * can restrict), they bind to the ones the migration step made.
  */
 export async function ensureConsumer(bus: Bus, durable: string, subjects: readonly string[]): Promise<void> {
   const jsm = await jetstreamManager(bus.nc);
@@ -240,9 +240,9 @@ function streamOfSubjects(bus: Bus, subjects: readonly string[]): string {
 }
 
 /**
- * Reads how far `durable`, a consumer of the events stream, has settled it: the sequence at and before which every event it
- * was given has been acknowledged or terminated, by whichever replica handled it (the consumer's
- * ack floor). An event past it may still be in a handler's hands, waiting a retry, or held by a
+ * Reads how far `durable`, a consumer of the events stream, has settled it: the sequence at and
+ * before which every event it was given has been acknowledged or terminated, by whichever replica
+ * handled it (the consumer's ack floor). An event past it may still be in a handler's hands, waiting a retry, or held by a
  * replica that died (until the ack wait ends).
  */
 export async function settledSequence(bus: Bus, durable: string): Promise<() => Promise<number>> {

@@ -31,9 +31,9 @@ const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
  * created, changed, purged or deleted by a service (a consumer it could create could push a stream
  * to any subject, an admin one included); reads only its own inbox. The operator identity (the
  * migration step) creates the streams, the export stores and the declared durables (each under
- * its name, over its one event, on the stream that carries it), and changes, purges or deletes no stream and no other
- * consumer. The admin identity (the CLI) calls every served subject, admin ones included, and
- * nothing else.
+ * its name, over its one event, on the stream that carries it), and changes, purges or deletes
+ * no stream and no other consumer. The admin identity (the CLI) calls every served subject, admin
+ * ones included, and nothing else.
  */
 export function natsPermissions(prefix: string): Record<string, NatsPermissions> {
   const subject = (name: string) => `${prefix}.${name}`;

@@ -25,8 +25,9 @@ import { webhookApiSubjects, webhookEvents, webhookGatewaySubjects, webhookIntak
  * service's code and fails when this list and the code differ; never a `<service>.admin.*`
  * subject: only the admin identity calls those), `publishes` its own events, `consumers` its
  * durable JetStream consumers (durable name → the one event subject it reads, on the stream that
- * carries it: `streamFamilyOf`; the operator identity creates them), `listens` events it receives as they pass without a durable (cache
- * invalidation: the gateway's API keys, webhook-ingest's integration tokens).
+ * carries it: `streamFamilyOf`; the operator identity creates them), `listens` events it receives
+ * as they pass without a durable (cache invalidation: the gateway's API keys, webhook-ingest's
+ * integration tokens).
  */
 export interface BusIdentity {
   serves: readonly Catalog[];
