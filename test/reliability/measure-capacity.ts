@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { seedFixture } from '@erp/back-office';
 import { Bus } from '@erp/bus';
-import { schemaOf, type ServiceName } from '@erp/contracts';
+import { STREAM_FAMILIES, schemaOf, streamName, type ServiceName } from '@erp/contracts';
 import { createLogger } from '@erp/runtime';
 import { ALL_SERVICES, Cluster } from './support/cluster';
 import { companiesOf, reliabilityFixture } from './support/fixture';
@@ -174,7 +174,8 @@ export async function measureCapacity(settings: CapacitySettings, log: (line: st
         state: { messages: number; bytes: number };
       }>;
       // The events and intake streams together (the export stores' streams are files, not events).
-      const carrying = streams.filter((s) => /_(EVENTS|INTAKE)$/.test(s.name));
+      const names = STREAM_FAMILIES.map((family) => streamName(CHAOS_PREFIX, family));
+      const carrying = streams.filter((s) => names.includes(s.name));
       return carrying.reduce((sum, s) => ({ messages: sum.messages + s.state.messages, bytes: sum.bytes + s.state.bytes }), {
         messages: 0,
         bytes: 0,

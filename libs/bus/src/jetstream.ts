@@ -19,8 +19,8 @@ import {
   BUS_IDENTITIES,
   STREAM_FAMILIES,
   isAppError,
-  streamFamilyOf,
   streamName,
+  streamOfSubject,
   type BusIdentity,
   type StreamFamily,
   type EventCatalog,
@@ -234,9 +234,9 @@ export async function ensureConsumer(bus: Bus, durable: string, subjects: readon
 
 /** The one stream that carries `subjects`: a consumer reads a single stream. */
 function streamOfSubjects(bus: Bus, subjects: readonly string[]): string {
-  const families = [...new Set(subjects.map(streamFamilyOf))];
-  if (families.length !== 1) throw new Error(`A consumer reads one stream, and ${subjects.join(', ')} are on ${families.length}`);
-  return streamName(bus.options.prefix, families[0]!);
+  const streams = [...new Set(subjects.map((subject) => streamOfSubject(bus.options.prefix, subject)))];
+  if (streams.length !== 1) throw new Error(`A consumer reads one stream, and ${subjects.join(', ')} are on ${streams.length}`);
+  return streams[0]!;
 }
 
 /**

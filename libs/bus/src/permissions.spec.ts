@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { BUS_IDENTITIES, SERVICES, streamFamilyOf, streamName } from '@erp/contracts';
+import { BUS_IDENTITIES, SERVICES, streamOfSubject } from '@erp/contracts';
 import { natsPermissions } from './permissions';
 import { deployNatsAuthText } from './write-nats-auth';
 
@@ -100,9 +100,7 @@ describe('NATS permissions generated from the subject catalogs', () => {
     }
     // The operator reaches exactly the creation of each declared durable, over its one event, on the stream that carries it.
     expect(consumerApi.filter((subject) => sut.operator!.publish.allow.some((pattern) => subjectMatches(pattern, subject))).sort()).toEqual(
-      durables
-        .map(([durable, event]) => `$JS.API.CONSUMER.CREATE.${streamName('erp', streamFamilyOf(event))}.${durable}.erp.${event}`)
-        .sort(),
+      durables.map(([durable, event]) => `$JS.API.CONSUMER.CREATE.${streamOfSubject('erp', event)}.${durable}.erp.${event}`).sort(),
     );
     expect(consumerApi).toContain('$JS.API.CONSUMER.CREATE.erp_INTAKE.webhook-ingest-deliveries.erp.intake.webhooks.delivery.received');
   });

@@ -4,8 +4,8 @@ import {
   OPERATOR_IDENTITY,
   SERVICES,
   STREAM_FAMILIES,
-  streamFamilyOf,
   streamName,
+  streamOfSubject,
   type BusIdentity,
   type Catalog,
 } from '@erp/contracts';
@@ -39,7 +39,7 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
   const subject = (name: string) => `${prefix}.${name}`;
   const streams = STREAM_FAMILIES.map((family) => streamName(prefix, family));
   // The stream a durable reads: the one that carries its event.
-  const streamOf = (event: string) => streamName(prefix, streamFamilyOf(event));
+  const streamOf = (event: string) => streamOfSubject(prefix, event);
   const consumersOf = (service: (typeof SERVICES)[number]) =>
     Object.entries(BUS_IDENTITIES[service].consumers as Readonly<Record<string, string>>);
   const subjectsOf = (catalogs: readonly Catalog[]) => catalogs.flatMap((c) => Object.keys(c));

@@ -1,4 +1,4 @@
-import { databaseUrlOf, readDatabaseUrlOf } from './subjects';
+import { databaseUrlOf, readDatabaseUrlOf, streamOfSubject } from './subjects';
 
 describe('where a service reads and writes its schema', () => {
   const shared = 'postgres://db/erp';
@@ -23,5 +23,13 @@ describe('where a service reads and writes its schema', () => {
     };
     expect(readDatabaseUrlOf('sales', withItsReplica)).toBe('postgres://sales-ro/erp');
     expect(readDatabaseUrlOf('webhook-ingest', withItsReplica)).toBe('postgres://wi-ro/erp');
+  });
+});
+
+describe('the stream that carries an event subject', () => {
+  it('is named by the subject’s first token under the prefix, and an event of no stream is refused', () => {
+    expect(streamOfSubject('erp', 'events.sales.sale.created')).toBe('erp_EVENTS');
+    expect(streamOfSubject('erp.prod', 'intake.webhooks.delivery.received')).toBe('erp_prod_INTAKE');
+    expect(() => streamOfSubject('erp', 'eventsx.sales.sale.created')).toThrow(/No stream carries eventsx\.sales\.sale\.created/);
   });
 });

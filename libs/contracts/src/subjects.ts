@@ -45,3 +45,8 @@ export function streamFamilyOf(subject: string): StreamFamily {
     throw new Error(`No stream carries ${subject}: event subjects start with ${STREAM_FAMILIES.map((f) => `${f}.`).join(' or ')}`);
   return family;
 }
+
+/** Name of the stream under a prefix that carries `subject` (an event subject without the prefix). */
+export function streamOfSubject(prefix: string, subject: string): string {
+  return streamName(prefix, streamFamilyOf(subject));
+}

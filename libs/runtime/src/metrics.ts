@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Bus, BusObserver } from '@erp/bus';
 import type { Kysely, SnapshotExportOptions } from '@erp/db';
-import { API_VERSION, streamFamilyOf, streamName } from '@erp/contracts';
+import { API_VERSION, streamOfSubject } from '@erp/contracts';
 import type { BaseConfig } from './config';
 
 /** One Prometheus registry per service, with process metrics, the build and the bus timings. */
@@ -132,7 +132,7 @@ export function jetStreamConsumerStates(
   return async () => {
     const states: Record<string, ConsumerState> = {};
     for (const [durable, event] of Object.entries(durables)) {
-      const stream = streamName(bus.options.prefix, streamFamilyOf(event));
+      const stream = streamOfSubject(bus.options.prefix, event);
       const info = (await bus.nc.request(`$JS.API.CONSUMER.INFO.${stream}.${durable}`, '', { timeout: 2_000 })).json<{
         error?: unknown;
         num_pending?: number;
