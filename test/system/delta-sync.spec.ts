@@ -89,6 +89,9 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
     let done = false;
     const writer = (async () => {
       let version = 1;
+      // A sale is edited by one worker only (its position in `ids`, modulo 3), so its labels are
+      // taken in the order its edits commit. Two workers editing one sale at once could commit v3
+      // before v2: the feed would rightly give 3 then 2, and the labels could not tell order apart.
       const workers = [0, 1, 2].map(async (w) => {
         for (let k = 0; k < 12; k++) {
           if ((k + w) % 4 === 0) {
@@ -96,7 +99,8 @@ describe('GET /sales and /returns with updated_since, order_by=updated_at and cu
             expect(created.status).toBe(201);
             ids.push(created.body.data.id);
           } else {
-            const id = ids[(k * 7 + w) % ids.length]!;
+            const mine = ids.filter((_, i) => i % 3 === w);
+            const id = mine[(k * 7) % mine.length]!;
             const res = await edit(id, `v${version++}`, 1 + (k % 3));
             expect(res.status).toBe(200);
           }
