@@ -19,7 +19,7 @@ describe('every endpoint under generated input', () => {
   it('never answers 5xx, always the error envelope with code = status and a documented reason, and a refused request changes no data', async () => {
     const companies = companiesOf(await stack.seed(reliabilityFixture()));
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 100_000);
-    const runs = Number(process.env.FUZZ_RUNS ?? 200);
+    const runs = Number(process.env.FUZZ_RUNS ?? 100);
     const report = await fuzzApi(
       { baseUrl: stack.baseUrl, databases: { databaseUrl: stack.iso.databaseUrl }, companies },
       { runs, webhookRuns: Math.ceil(runs / 2), seed },

@@ -215,6 +215,12 @@ export async function dataSnapshot(stack: Stack): Promise<unknown> {
 }
 
 /**
+ * The gateway's settings for a test that kills the service answering a request: that request is
+ * answered 504 at the gateway's timeout, so a crash test waits 5 s for it rather than the stack's 15.
+ */
+export const CRASH_GATEWAY = { REQUEST_TIMEOUT_MS: '5000' };
+
+/**
  * Starts (or restarts) the stack's inventory in this process with a short reservation sweep,
  * so an orphaned reservation is resolved within a second or two instead of a minute.
  */

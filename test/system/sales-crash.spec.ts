@@ -3,6 +3,7 @@ import { spawnService } from '../support/processes';
 import { Stack, stackEnv } from '../support/stack';
 import { eventually } from '@erp/testing';
 import {
+  CRASH_GATEWAY,
   SALES_KEY_A,
   ledgerOf,
   postSale,
@@ -25,7 +26,7 @@ describe('a sales crash in the middle of the invoicing saga', () => {
   let a: SalesRefs;
 
   beforeAll(async () => {
-    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales'] });
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales'], gateway: CRASH_GATEWAY });
     seeded = await stack.seed(salesFixture());
     a = refsOf(seeded, 'a');
     await stack.stopService('sales'); // the sales under test runs as its own process

@@ -4,6 +4,7 @@ import { eventually } from '@erp/testing';
 import { spawnService } from '../support/processes';
 import { Stack, json, stackEnv } from '../support/stack';
 import {
+  CRASH_GATEWAY,
   API,
   SALES_KEY_A,
   SALES_KEY_B,
@@ -28,7 +29,7 @@ describe('PUT /sales/{id}: editing Pendiente sales and quotations, stock moving 
   let d: SalesRefs;
 
   beforeAll(async () => {
-    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales'] });
+    stack = await Stack.start({ services: ['gateway', 'inventory', 'sales'], gateway: CRASH_GATEWAY });
     seeded = await stack.seed(salesFixture());
     a = refsOf(seeded, 'a');
     b = refsOf(seeded, 'b');
