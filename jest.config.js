@@ -20,7 +20,9 @@ const infra = {
 
 /** @type {import('jest').Config} */
 module.exports = {
-  maxWorkers: 2,
+  // Three files at once on two cores: much of a system test's time is spent waiting (on Postgres,
+  // NATS, a sweeper, a restart), and a third worker fills it (docs/testing.md has the figures).
+  maxWorkers: 3,
   testTimeout: 60_000,
   projects: [
     {
