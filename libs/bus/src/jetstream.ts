@@ -90,8 +90,8 @@ export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events
 
 /**
  * What a service does at start instead of managing the streams: checks that the stream of `family`
- * exists and keeps as many copies as configured. Its identity may read the streams' info and
- * nothing more.
+ * exists and keeps as many copies as configured; it checks those it uses (`streamFamiliesOf`). Its
+ * identity may read their info and nothing more of them.
  */
 export async function checkEventStream(bus: Bus, family: StreamFamily = 'events'): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);

@@ -5,6 +5,7 @@ import {
   SERVICES,
   STREAM_FAMILIES,
   streamName,
+  streamFamiliesOf,
   streamOfSubject,
   type BusIdentity,
   type Catalog,
@@ -25,9 +26,10 @@ const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
 /**
  * The permissions of every bus identity under `prefix`, generated from `BUS_IDENTITIES`: a service
  * subscribes to the subjects it serves and the events it listens to; publishes the subjects it
- * calls, one by one (never an `*.admin.*` one), and its own events; may read the streams' info
- * and pull from, and acknowledge on, its own durable consumers, and nothing else of
- * JetStream but the export stores it uses (`exportFilePermissions`): no stream or consumer is
+ * calls, one by one (never an `*.admin.*` one), and its own events; may read the info of the
+ * streams it uses (`streamFamiliesOf`) and pull from, and acknowledge on, its own durable
+ * consumers, and nothing else of JetStream but the export stores it uses
+ * (`exportFilePermissions`): no stream or consumer is
  * created, changed, purged or deleted by a service (a consumer it could create could push a stream
  * to any subject, an admin one included); reads only its own inbox. The operator identity (the
  * migration step) creates the streams, the export stores and the declared durables (each under
@@ -54,7 +56,7 @@ export function natsPermissions(prefix: string): Record<string, NatsPermissions>
           ...identity.calls.map(subject),
           ...identity.publishes.flatMap((events) => Object.keys(events)).map(subject),
           '$JS.API.INFO',
-          ...streams.map((stream) => `$JS.API.STREAM.INFO.${stream}`),
+          ...streamFamiliesOf(identity).map((family) => `$JS.API.STREAM.INFO.${streamName(prefix, family)}`),
           ...consumersOf(service).flatMap(([durable, event]) => [
             `$JS.API.CONSUMER.INFO.${streamOf(event)}.${durable}`,
             `$JS.API.CONSUMER.MSG.NEXT.${streamOf(event)}.${durable}`,

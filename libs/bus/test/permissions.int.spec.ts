@@ -17,6 +17,7 @@ import {
   returnsForSalesSubjects,
   salesEvents,
   salesForReturnsSubjects,
+  streamFamiliesOf,
   streamFamilyOf,
   streamName,
   webhookGatewaySubjects,
@@ -27,6 +28,7 @@ import { freePort, tenant, until, waitForPort } from '@erp/testing';
 import {
   Bus,
   EXPORT_WRITERS,
+  checkEventStream,
   deleteObject,
   ensureExportStore,
   exportStoreName,
@@ -159,6 +161,20 @@ describe('bus identities on a nats-server with the generated permissions', () =>
     await new Promise((r) => setTimeout(r, 300));
     expect(overheard).toEqual([]);
   });
+  it('lets each service check at start the streams it uses, and read the info of no other', async () => {
+    for (const service of SERVICES) {
+      const bus = buses.find((b) => b.options.name === service) ?? (await connectAs(service));
+      const uses = streamFamiliesOf(BUS_IDENTITIES[service]);
+      for (const family of STREAM_FAMILIES) {
+        const check = checkEventStream(bus, family);
+        if (uses.includes(family)) await expect(check).resolves.toBe(streamName(PREFIX, family));
+        else await expect(check).rejects.toThrow(/[Pp]ermission/);
+      }
+    }
+    // Only the shops' intake reads the intake stream; every service publishes or reads events.
+    expect(SERVICES.filter((service) => streamFamiliesOf(BUS_IDENTITIES[service]).includes('intake'))).toEqual(['webhook-ingest']);
+  });
+
   it('lets a service call what it needs, publish its events and consume them on its own durable', async () => {
     const gateway = buses.find((b) => b.options.name === 'gateway')!;
     gateway.serve(

@@ -14,7 +14,7 @@ import { inventoryEvents, inventorySubjects } from './inventory';
 import { packagesEvents, packagesSubjects } from './packages';
 import { returnsAdminSubjects, returnsApiSubjects, returnsEvents, returnsForSalesSubjects, returnsPlatformSubjects } from './returns';
 import { salesAdminSubjects, salesApiSubjects, salesEvents, salesForReturnsSubjects, salesPlatformSubjects, salesSubjects } from './sales';
-import type { ServiceName } from './subjects';
+import { STREAM_FAMILIES, streamFamilyOf, type ServiceName, type StreamFamily } from './subjects';
 import { subscriptionsSubjects } from './subscriptions';
 import { webhookApiSubjects, webhookEvents, webhookGatewaySubjects, webhookIntakeEvents, webhookSubjects } from './webhooks';
 
@@ -190,6 +190,16 @@ export const ADMIN_IDENTITY = 'admin';
  * no stream.
  */
 export const OPERATOR_IDENTITY = 'operator';
+
+/**
+ * The streams an identity uses, by family: those that carry the events it publishes and those its
+ * durables read. A service checks only these at start, and may read the info of only these.
+ */
+export function streamFamiliesOf(identity: BusIdentity): StreamFamily[] {
+  const subjects = [...identity.publishes.flatMap((events) => Object.keys(events)), ...Object.values(identity.consumers)];
+  const used = new Set(subjects.map(streamFamilyOf));
+  return STREAM_FAMILIES.filter((family) => used.has(family));
+}
 
 /** A durable consumer name the service's identity allows (a name not declared above does not compile). */
 export type ConsumerName<S extends ServiceName> = keyof (typeof BUS_IDENTITIES)[S]['consumers'] & string;

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Registry } from 'prom-client';
 import { Bus, checkEventStream, outboxBacklog, provisionJetStream, type OutboxRelay } from '@erp/bus';
 import { createPool, dbOverPool, migrateSchema, type Migrations } from '@erp/db';
-import { BUS_IDENTITIES, STREAM_FAMILIES, type BusIdentity, type ServiceName } from '@erp/contracts';
+import { BUS_IDENTITIES, streamFamiliesOf, type BusIdentity, type ServiceName } from '@erp/contracts';
 import { natsConnection, type BaseConfig } from './config';
 import { createLogger, type AppLogger } from './logger';
 import {
@@ -146,12 +146,13 @@ export async function startService<C extends BaseConfig, DB>(
   });
   shutdown.add('bus', 'nats', () => bus.drain());
   // The lag of the durable consumers the service reads (BUS_IDENTITIES), as JetStream counts it.
-  const durables = (BUS_IDENTITIES as Readonly<Record<string, BusIdentity>>)[spec.name]?.consumers ?? {};
+  const identity: BusIdentity = BUS_IDENTITIES[spec.name];
+  const durables = identity.consumers;
   if (Object.keys(durables).length > 0) registerConsumerMetrics(registry, jetStreamConsumerStates(bus, durables));
   // Migrating at start is for local runs and tests, on a NATS without identities: the service
   // then also does the operator's part. In production the migration step did it.
   if (options.migrateOnStart) await provisionJetStream(bus, [spec.name]);
-  else for (const family of STREAM_FAMILIES) await checkEventStream(bus, family);
+  else for (const family of streamFamiliesOf(identity)) await checkEventStream(bus, family);
 
   readiness.add('postgres', async () => (await sql`select 1`.execute(rootDb), 'ok'));
   readiness.add('nats', async () => {
