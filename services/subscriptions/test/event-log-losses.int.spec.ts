@@ -169,6 +169,29 @@ describe('the event log loses no event of an acknowledged write, and keeps their
     expect(receiver.delivered().map((e) => e.id)).toEqual([createdId, updated]);
   });
 
+  it('ends a delivery event an older release left on the events stream as one without a contract, and logs those after it', async () => {
+    // Before the intake stream, a shop's delivery was handed over as events.webhooks.delivery.received.
+    const stranded = await publish('events.webhooks.delivery.received', { id_entrega: 41, empresa_id: 405 });
+    const pkg = await imported(405, [9301, 9302, 9303]);
+    await untilLogged(405, pkg);
+    expect(await feed(405)).toEqual([pkg]);
+    const { rows } = await admin.query<{ n: number }>('select count(*)::int as n from subscriptions.eventos_recibidos where id = $1', [
+      stranded,
+    ]);
+    expect(rows[0]!.n).toBe(0);
+    // Terminated, not left pending: the log's acknowledgement floor passes both.
+    const jsm = await jetstreamManager(h.bus.nc);
+    await until(
+      async () => {
+        const info = await jsm.consumers.info(streamName(h.iso.subjectPrefix), EVENT_LOG_CONSUMER);
+        return info.num_ack_pending === 0 && info.num_pending === 0;
+      },
+      10_000,
+      50,
+      'the stranded delivery event settled',
+    );
+  });
+
   it('logs an event that came while its database refused connections within seconds of its return', async () => {
     // The database refuses every connection and ends the ones it has, as a Postgres restart does.
     const server = new pg.Client({ connectionString: configuredUrls().databaseUrl });
