@@ -1,10 +1,9 @@
-import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import pg from 'pg';
 import { Bus, EXPORT_WRITERS, exportStoreName } from '@erp/bus';
-import { STREAM_FAMILIES, schemaOf, streamName, type ServiceName } from '@erp/contracts';
+import { schemaOf, type ServiceName } from '@erp/contracts';
 import { BaseConfig, createLogger, loadConfig, startService, type RunningService, type ServiceSpec } from '@erp/runtime';
-import { deleteStreamsOf, eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
+import { consumerBacklogs, deleteStreamsOf, eventually, isolate, serviceEnv, type Isolation } from '@erp/testing';
 import { seedFixture, type SeedOutput } from '@erp/back-office';
 import { GatewayConfig, gatewayService, type GatewayOptions } from '@erp/gateway';
 import { inventoryService } from '@erp/inventory';
@@ -188,11 +187,10 @@ export class Stack {
 
   /**
    * Waits until the system is at rest: every running service's outbox on the stack's database
-   * published, and every durable consumer of the stream has acknowledged all it was given. What
+   * published, and every durable consumer of the streams has acknowledged all it was given. What
    * an event changes elsewhere (the event log, a sale's returned amount) is then in place.
    */
   async settled(timeoutMs = 20_000): Promise<void> {
-    const jsm = await jetstreamManager(this.admin.nc);
     const schemas = [...this.running.keys()].filter((name) => this.databases[name] === undefined).map(schemaOf);
     await eventually(async () => {
       for (const schema of schemas) {
@@ -201,9 +199,8 @@ export class Stack {
         ];
         expect([`${schema}.outbox`, n]).toEqual([`${schema}.outbox`, 0]);
       }
-      for (const family of STREAM_FAMILIES)
-        for await (const info of jsm.consumers.list(streamName(this.iso.subjectPrefix, family)))
-          expect([info.name, info.num_pending, info.num_ack_pending]).toEqual([info.name, 0, 0]);
+      for (const c of await consumerBacklogs(this.admin.nc, this.iso.subjectPrefix))
+        expect([c.name, c.pending, c.unacknowledged]).toEqual([c.name, 0, 0]);
     }, timeoutMs);
   }
 

@@ -1,13 +1,11 @@
-import { jetstreamManager } from '@nats-io/jetstream';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { Bus, type BusOptions } from '@erp/bus';
-import { streamName } from '@erp/contracts';
 import { createPool, migrateSchema, type Migrations } from '@erp/db';
 import { createLogger, startService, type BaseConfig, type RunningService, type ServiceSpec } from '@erp/runtime';
 import { eventually } from './eventually';
 import { isolate, serviceEnv, type Isolation } from './isolation';
-import { deleteStreamsOf } from './streams';
+import { consumerBacklogs, deleteStreamsOf } from './streams';
 
 export interface HarnessOptions {
   /** The schema `db` is bound to: unqualified table names are its tables. */
@@ -150,14 +148,15 @@ export async function harness<DB = unknown>(label: string, options: HarnessOptio
         return service;
       },
       untilConsumed: async (...durables) => {
-        const jsm = await jetstreamManager(bus.nc);
-        for (const durable of durables) {
-          await eventually(async () => {
-            const info = await jsm.consumers.info(streamName(iso.subjectPrefix), durable);
-            if (info.num_pending + info.num_ack_pending > 0)
-              throw new Error(`${durable} busy: ${info.num_pending} pending, ${info.num_ack_pending} unacknowledged`);
-          });
-        }
+        await eventually(async () => {
+          const backlogs = await consumerBacklogs(bus.nc, iso.subjectPrefix);
+          for (const durable of durables) {
+            const backlog = backlogs.find((b) => b.name === durable);
+            if (!backlog) throw new Error(`${durable} is no consumer of the streams of ${iso.subjectPrefix}`);
+            if (backlog.pending + backlog.unacknowledged > 0)
+              throw new Error(`${durable} busy: ${backlog.pending} pending, ${backlog.unacknowledged} unacknowledged`);
+          }
+        });
       },
       onClose: (step) => void closeSteps.push(step),
       close,

@@ -1,11 +1,11 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { z } from 'zod';
-import { createOutboxTables } from '@erp/bus';
-import { defineCatalog, streamName } from '@erp/contracts';
+import { createOutboxTables, ensureConsumer, ensureEventStream, publishEvent, startConsumer } from '@erp/bus';
+import { defineCatalog, defineEvents, streamName } from '@erp/contracts';
 import { sql, type Generated, type Migrations } from '@erp/db';
 import { BaseConfig, loadConfig } from '@erp/runtime';
-import { configuredUrls, harness, tenant, type Harness } from '../src';
+import { configuredUrls, consumerBacklogs, harness, tenant, type Harness } from '../src';
 
 interface NotasDb {
   notas: { id: Generated<number>; texto: string };
@@ -86,6 +86,37 @@ describe('the integration harness', () => {
     expect(await sut.bus.request(catalog, 'notas.count', {}, tenant(4))).toEqual({ n: 1, empresa: 4 });
     const jsm = await jetstreamManager(sut.bus.nc);
     expect((await jsm.streams.info(streamName(sut.iso.subjectPrefix))).config.name).toBe(streamName(sut.iso.subjectPrefix));
+  });
+
+  it('waits for a durable consumer of either stream to settle what it was given, and counts it among the backlogs', async () => {
+    const intake = defineEvents({ 'intake.notas.nota.recibida': { payload: z.object({ id: z.number() }) } });
+    await ensureEventStream(sut.bus, 'intake');
+    await ensureConsumer(sut.bus, 'notas-intake', ['intake.notas.nota.recibida']);
+    await ensureConsumer(sut.bus, 'notas-events', ['events.notas.nota.creada']);
+    await publishEvent(sut.bus, 'intake.notas.nota.recibida', { id: 1 }, { msgId: 'nota-1' });
+    const backlogOf = async (name: string) => (await consumerBacklogs(sut.bus.nc, sut.iso.subjectPrefix)).find((b) => b.name === name);
+    expect(await backlogOf('notas-intake')).toEqual({
+      stream: streamName(sut.iso.subjectPrefix, 'intake'),
+      name: 'notas-intake',
+      pending: 1,
+      unacknowledged: 0,
+    });
+    expect(await backlogOf('notas-events')).toEqual({
+      stream: streamName(sut.iso.subjectPrefix),
+      name: 'notas-events',
+      pending: 0,
+      unacknowledged: 0,
+    });
+    const handled: number[] = [];
+    await startConsumer(sut.bus, {
+      durable: 'notas-intake',
+      events: intake,
+      subjects: ['intake.notas.nota.recibida'],
+      handler: async (_subject, payload) => void handled.push(payload.id),
+    });
+    await sut.untilConsumed('notas-intake', 'notas-events');
+    expect(handled).toEqual([1]);
+    expect(await backlogOf('notas-intake')).toMatchObject({ pending: 0, unacknowledged: 0 });
   });
 
   it('takes down on close the services, then its own steps, the stream of its prefix, the bus and the database', async () => {

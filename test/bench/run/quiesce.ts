@@ -1,7 +1,7 @@
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
-import { SERVICES, STREAM_FAMILIES, schemaOf, streamName } from '@erp/contracts';
+import { SERVICES, schemaOf } from '@erp/contracts';
+import { consumerBacklogs } from '@erp/testing';
 
 /** What was still asynchronous when a scenario was about to start, and how long it took to settle. */
 export interface Quiet {
@@ -16,7 +16,7 @@ const POLL_MS = 250;
 
 /**
  * Waits until the previous scenario's asynchronous work has settled, so the next one is measured
- * alone: every service's outbox published, every durable consumer of the events stream caught up
+ * alone: every service's outbox published, every durable consumer of the streams caught up
  * (nothing pending, nothing unacknowledged), every platform delivery processed and every partner
  * delivery due now sent. Gives up after `timeoutMs` and says what was left.
  */
@@ -26,16 +26,12 @@ export async function quiesce(options: { databaseUrl: string; natsUrl: string; p
   await db.connect();
   const nc = await connect({ servers: options.natsUrl, name: 'bench-quiesce' });
   try {
-    const jsm = await jetstreamManager(nc);
     const outboxes = SERVICES.map((s) => `select count(*)::int as n from ${schemaOf(s)}.outbox where published_at is null`).join(
       ' union all ',
     );
     const read = async () => {
       const outbox = (await db.query<{ n: number }>(outboxes)).rows.reduce((sum, r) => sum + r.n, 0);
-      let consumers = 0;
-      for (const family of STREAM_FAMILIES)
-        for await (const info of jsm.consumers.list(streamName(options.prefix, family)))
-          consumers += info.num_pending + info.num_ack_pending;
+      const consumers = (await consumerBacklogs(nc, options.prefix)).reduce((sum, c) => sum + c.pending + c.unacknowledged, 0);
       const webhooks = (await db.query<{ n: number }>(`select count(*)::int as n from webhook_ingest.entregas where estado = 'recibida'`))
         .rows[0]!.n;
       const partners = (
