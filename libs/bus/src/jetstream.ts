@@ -44,15 +44,20 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
 };
 
 /**
+ * How long each stream keeps an event: the events stream to its limits (partners replay it), the
+ * intake stream until its one consumer settled it (a work queue).
+ */
+const STREAM_RETENTION: Record<StreamFamily, RetentionPolicy> = { events: RetentionPolicy.Limits, intake: RetentionPolicy.Workqueue };
+
+/**
  * Creates the stream of `family` under this prefix (`STREAM_FAMILIES`; both have the same limits),
  * or brings an existing one to the configured replicas and limits (a stream created by an older
  * release, or with other settings, is updated in place; its events stay). Privileged:
  * only the operator identity may create a stream (the migration step runs it); services only look
  * at them (`checkEventStream`). The operator may not update one either (an update can drop every
  * event: `max_msgs: 1`), so under the generated permissions a stream whose limits differ is logged
- * and left as it is (`updateStream`). The events stream keeps every event its whole age (partners
- * replay it); the intake stream is a work queue: an event is removed once its one consumer settled
- * it, so it holds the deliveries waiting and not a week of them.
+ * and left as it is (`updateStream`). Each is created with its retention (`STREAM_RETENTION`): the
+ * intake stream holds the deliveries waiting, not a week of them.
  */
 export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events'): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
@@ -74,8 +79,7 @@ export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events
   let info = current;
   if (!info) {
     try {
-      const retention = family === 'intake' ? RetentionPolicy.Workqueue : RetentionPolicy.Limits;
-      info = await jsm.streams.add({ name, retention, storage: StorageType.File, ...wanted });
+      info = await jsm.streams.add({ name, retention: STREAM_RETENTION[family], storage: StorageType.File, ...wanted });
     } catch (addErr) {
       // Another migration created it between our look-up and our add: reconcile it below.
       info = await jsm.streams.info(name).catch(() => {

@@ -28,10 +28,9 @@ const isAdminSubject = (subject: string) => /^[^.]+\.admin\./.test(subject);
  * subscribes to the subjects it serves and the events it listens to; publishes the subjects it
  * calls, one by one (never an `*.admin.*` one), and its own events; may read the info of the
  * streams it uses (`streamFamiliesOf`) and pull from, and acknowledge on, its own durable
- * consumers, and nothing else of JetStream but the export stores it uses
- * (`exportFilePermissions`): no stream or consumer is
- * created, changed, purged or deleted by a service (a consumer it could create could push a stream
- * to any subject, an admin one included); reads only its own inbox. The operator identity (the
+ * consumers, and nothing else of JetStream but the export stores it uses (`exportFilePermissions`):
+ * no stream or consumer is created, changed, purged or deleted by a service (a consumer it could
+ * create could push a stream to any subject, an admin one included); reads only its own inbox. The operator identity (the
  * migration step) creates the streams, the export stores and the declared durables (each under
  * its name, over its one event, on the stream that carries it), and changes, purges or deletes
  * no stream and no other consumer. The admin identity (the CLI) calls every served subject, admin
