@@ -57,7 +57,8 @@ const STREAM_RETENTION: Record<StreamFamily, RetentionPolicy> = { events: Retent
  * at them (`checkEventStream`). The operator may not update one either (an update can drop every
  * event: `max_msgs: 1`), so under the generated permissions a stream whose limits differ is logged
  * and left as it is (`updateStream`). Each is created with its retention (`STREAM_RETENTION`): the
- * intake stream holds the deliveries waiting, not a week of them.
+ * intake stream holds the deliveries waiting, not a week of them. JetStream cannot change a
+ * stream's retention, so one found with another is refused (`checkRetention`), not adopted.
  */
 export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events'): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
@@ -87,6 +88,7 @@ export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events
       });
     }
   }
+  checkRetention(info.config, family);
   await reconcileStream(bus, jsm, info.config, wanted);
   await checkReplicas(jsm, name, settings.replicas);
   return name;
@@ -100,13 +102,30 @@ export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events
 export async function checkEventStream(bus: Bus, family: StreamFamily = 'events'): Promise<string> {
   const jsm = await jetstreamManager(bus.nc);
   const name = streamName(bus.options.prefix, family);
-  await jsm.streams.info(name).catch((err: unknown) => {
+  const info = await jsm.streams.info(name).catch((err: unknown) => {
     if (isApiError(err, JetStreamApiCodes.StreamNotFound))
       throw new Error(`The stream ${name} does not exist: the migration step creates it (MIGRATE_STREAMS)`);
     throw err;
   });
+  checkRetention(info.config, family);
   await checkReplicas(jsm, name, (bus.options.stream ?? DEFAULT_STREAM_SETTINGS).replicas);
   return name;
+}
+
+/**
+ * A stream made by other means with another retention would break a promise: the events stream
+ * as a work queue drops each event once one consumer settles it (partners could not replay it, and
+ * every other durable would be refused), the intake stream under limits keeps every delivery for
+ * the stream's age. JetStream refuses to change the retention in place, so the stream has to be
+ * made again: the error says so.
+ */
+function checkRetention(config: StreamConfig, family: StreamFamily): void {
+  const wanted = STREAM_RETENTION[family];
+  if (config.retention === wanted) return;
+  throw new Error(
+    `The stream ${config.name} has ${config.retention} retention but its events need ${wanted}, and JetStream cannot change it in place: ` +
+      'docs/operations.md ("Events (JetStream)") says how to make it again',
+  );
 }
 
 const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;

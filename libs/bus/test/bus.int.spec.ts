@@ -447,6 +447,27 @@ describe('the events stream', () => {
     expect((await jsm.streams.info(name)).config.max_bytes).toBe(settings.maxBytes);
   });
 
+  it('refuses a stream made with another retention, at the migration step and at a start, and leaves it as it was', async () => {
+    const jsm = await jetstreamManager(bus.nc);
+    const name = streamName(h.iso.subjectPrefix, 'intake');
+    // Made by hand under limits: every delivery would be kept for the stream's age, not until processed.
+    await jsm.streams.add({ name, subjects: [bus.subject('intake.>')], retention: RetentionPolicy.Limits, storage: StorageType.File });
+    await publishEvent(bus, 'intake.test.thing.stored', { n: 1 }, { msgId: 'intake-kept-1' });
+
+    const refusal = `The stream ${name} has limits retention but its events need workqueue`;
+    await expect(ensureEventStream(bus, 'intake')).rejects.toThrow(refusal);
+    await expect(checkEventStream(bus, 'intake')).rejects.toThrow(refusal);
+    const after = await jsm.streams.info(name);
+    expect(after.config.retention).toBe(RetentionPolicy.Limits);
+    expect(after.state.messages).toBe(1);
+
+    // Made again by the migration step, it is a work queue and a start accepts it.
+    await jsm.streams.delete(name);
+    expect(await ensureEventStream(bus, 'intake')).toBe(name);
+    expect((await jsm.streams.info(name)).config.retention).toBe(RetentionPolicy.Workqueue);
+    await expect(checkEventStream(bus, 'intake')).resolves.toBe(name);
+  });
+
   it('lets a service start only once the stream exists, without creating it', async () => {
     const elsewhere = await Bus.connect({
       servers: h.iso.natsUrl,
