@@ -345,12 +345,13 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
     },
     { name: 'GET /returns/summary', baseline: true, next: () => get('/returns/summary'), targets: [ratioAtLeast(0.75)] },
     ...conditionalReads(),
-    { name: 'POST /sales (3 lines, one document type)', baseline: true, next: saleBody(() => oneDocument), targets: [ratioAtLeast(0.6)] },
+    // The single write paths: issue 38 asks 70 % of the baseline (issue 19 asked 60 %).
+    { name: 'POST /sales (3 lines, one document type)', baseline: true, next: saleBody(() => oneDocument), targets: [ratioAtLeast(0.7)] },
     {
       name: SINGLE_SALES,
       baseline: true,
       next: saleBody(spread),
-      targets: [rateAtLeast(250), ratioAtLeast(0.6)],
+      targets: [rateAtLeast(250), ratioAtLeast(0.7)],
     },
     {
       name: `POST /sales/batch (${BATCH_SIZE} sales of 3 lines, four document types)`,
@@ -368,7 +369,7 @@ export function scenarios(f: Facts, runTag: string, databaseUrl: string): Scenar
             name: 'PUT /sales/{id} (one more unit on a line of a pending sale)',
             baseline: true,
             next: updateBody,
-            targets: [ratioAtLeast(0.6)],
+            targets: [ratioAtLeast(0.7)],
           },
         ]
       : []),
