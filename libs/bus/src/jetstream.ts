@@ -13,6 +13,7 @@ import {
   type PubAck,
   type ConsumerConfig,
   type StreamConfig,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import {
@@ -90,7 +91,8 @@ export async function ensureEventStream(bus: Bus, family: StreamFamily = 'events
   }
   checkRetention(info.config, family);
   await reconcileStream(bus, jsm, info.config, wanted);
-  await checkReplicas(jsm, name, settings.replicas);
+  // Read again: the reconciliation may have changed the replicas.
+  checkReplicas(await jsm.streams.info(name), settings.replicas);
   return name;
 }
 
@@ -108,7 +110,7 @@ export async function checkEventStream(bus: Bus, family: StreamFamily = 'events'
     throw err;
   });
   checkRetention(info.config, family);
-  await checkReplicas(jsm, name, (bus.options.stream ?? DEFAULT_STREAM_SETTINGS).replicas);
+  checkReplicas(info, (bus.options.stream ?? DEFAULT_STREAM_SETTINGS).replicas);
   return name;
 }
 
@@ -132,12 +134,11 @@ const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiEr
 
 // A server that is not clustered accepts R3 and keeps one copy: starting anyway would promise a
 // durability it lacks. The copies are the leader and the replicas its cluster info lists.
-async function checkReplicas(jsm: JetStreamManager, name: string, wanted: number): Promise<void> {
-  const cluster = (await jsm.streams.info(name)).cluster;
+function checkReplicas({ config, cluster }: StreamInfo, wanted: number): void {
   const replicas = 1 + (cluster?.replicas?.length ?? 0);
   if (replicas < wanted) {
     throw new Error(
-      `The events stream ${name} keeps ${replicas} replica(s) but ${wanted} are configured: run JetStream as a cluster of at least ${wanted} servers`,
+      `The events stream ${config.name} keeps ${replicas} replica(s) but ${wanted} are configured: run JetStream as a cluster of at least ${wanted} servers`,
     );
   }
 }
